@@ -1,0 +1,27 @@
+"""ddssp: differentially private marginals, regressions (DD-SSP) and synthetic data.
+
+Heavy modules are imported lazily: ``import ddssp`` does not import JAX.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (filled in as features land)
+_LAZY = {
+    "Ledger": "ddssp.privacy",
+    "rho_from_eps_delta": "ddssp.privacy",
+    "eps_from_rho_delta": "ddssp.privacy",
+    "DDSSPError": "ddssp.errors",
+    "run_bench": "ddssp.bench",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'ddssp' has no attribute {name!r}")

@@ -1,0 +1,3 @@
+from ddssp.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Sub-commands of the ``ddssp`` CLI (one module each; see ddssp.cli)."""

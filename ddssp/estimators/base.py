@@ -1,0 +1,105 @@
+"""The one estimator interface every regression method in ddssp implements.
+
+scikit-learn style:
+- the constructor holds hyper-parameters, privacy parameters (eps, delta, ...) and declared bounds
+  (never bounds computed from the data), and does no work;
+- ``fit(X, y)`` (or, for estimators that learn from a release, ``fit(release, target=...)``) returns self
+  and sets ``coef_`` (1-D array), ``intercept_`` (float), ``feature_names_in_`` (names or None) and
+  ``privacy_`` (a dict describing what the fit spent, e.g. {"eps": 1.0, "delta": 1e-5});
+- ``predict(X)``: regression values, or class labels for classifiers; classifiers also have
+  ``decision_function`` and ``predict_proba`` (columns: P(class 0), P(class 1)).
+
+X may be a numpy array or a pandas DataFrame (its column names become ``feature_names_in_``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from ddssp.errors import DDSSPError
+
+
+def as_matrix(X: Any) -> tuple[np.ndarray, list[str] | None]:
+    """X as a 2-D float array, and its column names when it has them."""
+    names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
+    arr = np.asarray(X, dtype=float)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise DDSSPError(f"X must be 2-dimensional, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise DDSSPError("X contains NaN or infinite values")
+    return arr, names
+
+
+def as_vector(y: Any, n: int | None = None) -> np.ndarray:
+    arr = np.asarray(y, dtype=float).reshape(-1)
+    if n is not None and arr.shape[0] != n:
+        raise DDSSPError(f"y has {arr.shape[0]} values but X has {n} rows")
+    if not np.all(np.isfinite(arr)):
+        raise DDSSPError("y contains NaN or infinite values")
+    return arr
+
+
+class DPEstimator:
+    """Base class: parameter introspection and the linear decision function."""
+
+    coef_: np.ndarray
+    intercept_: float
+    feature_names_in_: list[str] | None
+    privacy_: dict[str, Any]
+
+    def get_params(self) -> dict[str, Any]:
+        sig = inspect.signature(type(self).__init__)
+        return {k: getattr(self, k) for k in sig.parameters if k != "self" and hasattr(self, k)}
+
+    def set_params(self, **params: Any) -> "DPEstimator":
+        valid = self.get_params()
+        for k, v in params.items():
+            if k not in valid:
+                raise DDSSPError(f"unknown parameter {k!r} for {type(self).__name__}")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            raise DDSSPError(f"{type(self).__name__} is not fitted yet; call fit first")
+
+    def _design(self, X: Any) -> np.ndarray:
+        """The matrix the coefficients apply to. Estimators that encode raw tables override this."""
+        arr, _ = as_matrix(X)
+        if arr.shape[1] != self.coef_.shape[0]:
+            raise DDSSPError(f"X has {arr.shape[1]} columns, the model has {self.coef_.shape[0]} coefficients")
+        return arr
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        self._check_fitted()
+        return self._design(X) @ self.coef_ + self.intercept_
+
+
+class DPRegressor(DPEstimator):
+    def predict(self, X: Any) -> np.ndarray:
+        return self.decision_function(X)
+
+
+class DPClassifier(DPEstimator):
+    """Binary classifier; ``classes_`` holds the two labels (default [0, 1])."""
+
+    classes_: np.ndarray
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        p1 = special.expit(self.decision_function(X))
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict(self, X: Any) -> np.ndarray:
+        classes = getattr(self, "classes_", np.array([0, 1]))
+        return classes[(self.decision_function(X) > 0).astype(int)]

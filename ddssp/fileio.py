@@ -1,0 +1,54 @@
+"""Safe file output: refuse to clobber, never overwrite an input, write atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import IO, Iterator, Iterable
+
+from ddssp.errors import OutputExistsError
+
+
+def check_output_path(
+    path: str | os.PathLike, force: bool = False, inputs: Iterable[str | os.PathLike] = ()
+) -> Path:
+    """Validate an output path before any work is done.
+
+    Refuses an existing file unless ``force``, always refuses a path that is one of ``inputs``,
+    a directory, or a path whose parent directory does not exist.
+    """
+    out = Path(path)
+    if out.is_dir():
+        raise OutputExistsError(f"output path {out} is a directory; give a file name")
+    for inp in inputs:
+        inp = Path(inp)
+        if inp.exists() and out.exists() and os.path.samefile(inp, out):
+            raise OutputExistsError(f"output path {out} is also an input; refusing to overwrite it")
+    if out.exists() and not force:
+        raise OutputExistsError(f"output file {out} already exists; pass --force to replace it")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputExistsError(f"output directory {parent} does not exist")
+    return out
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator[IO]:
+    """Write to a temporary file beside ``path`` and rename it into place only on success.
+
+    On any exception the temporary file is removed and ``path`` is left untouched.
+    """
+    out = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
+    try:
+        with os.fdopen(fd, mode, **kwargs) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
