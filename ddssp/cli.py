@@ -18,6 +18,9 @@ from ddssp.errors import DDSSPError
 
 #: (command name, module). Add a line here to add a command.
 COMMANDS: list[tuple[str, str]] = [
+    ("release", "ddssp.commands.release"),
+    ("inspect", "ddssp.commands.inspect"),
+    ("synth", "ddssp.commands.synth"),
     ("bench", "ddssp.commands.bench"),
 ]
 

@@ -1,0 +1,32 @@
+HELP = "show what a release file holds and what it cost (columns, cliques and sigmas, eps/delta/rho)"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args) -> int:
+    import json
+
+    from ddssp.release import Release
+
+    rel = Release.load(args.release)
+    s = rel.summary()
+    if args.json:
+        print(json.dumps(s, indent=2))
+        return 0
+    print(f"{args.release}: {s['format']} v{s['format_version']}, written by ddssp {s['ddssp_version']} at {s['created']}")
+    print(f"privacy: eps={s['eps']:g} delta={s['delta']:g}  rho budget {s['rho_budget']:.6g}, "
+          f"spent {s['rho_spent']:.6g} (eps spent {s['eps_spent']:.4g})")
+    if s["target"]:
+        print(f"target: {s['target']}")
+    print(f"columns ({len(s['columns'])}):")
+    for name, c in s["columns"].items():
+        print(f"  {name:<24} {c['kind']:<12} {c['size']:>6} levels")
+    print(f"measured marginals ({len(s['cliques'])}), {s['selections']} selections:")
+    for c in s["cliques"]:
+        sig = ", ".join(f"{x:.4g}" for x in c["sigma"])
+        print(f"  {' x '.join(c['clique']):<48} sigma {sig}")
+    print(f"model: {len(s['model_cliques'])} cliques, estimated total {s['model_total']:.1f} rows")
+    return 0
