@@ -22,6 +22,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("inspect", "ddssp.commands.inspect"),
     ("synth", "ddssp.commands.synth"),
     ("bench", "ddssp.commands.bench"),
+    ("schema", "ddssp.commands.schema"),
 ]
 
 
