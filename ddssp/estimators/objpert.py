@@ -1,0 +1,184 @@
+"""ObjPert: (eps, delta)-DP logistic regression by generalised objective perturbation.
+
+Kifer, Smith and Thakurta (2012), Theorem 2, as used by the DD-SSP paper (Appendix C, Algorithm 3) and
+ddssp-method.md section 7. With the per-row loss l(theta; x, y) = log(1 + exp(-y x.theta)), y in {-1, +1}:
+
+    Delta = B^2 / (2 eps)
+    b ~ N(0, B^2 (8 log(2/delta) + 4 eps) / eps^2 * I_d)
+    theta = argmin (1/n) sum_i l(theta; x_i, y_i) + (1/n) r(theta) + Delta/(2n) ||theta||^2 + b.theta / n
+
+where B = ``x_bound`` is the declared bound on the row norm ||x|| (rows beyond it are scaled down to
+it, never measured on the data) and r(theta) = ``ridge``/2 ||theta||^2 an optional extra convex
+regulariser.
+
+Smoothness constant (checked against the paper's Appendix C): Kifer et al. require
+Delta >= 2 lambda / eps, where lambda bounds the eigenvalues of the Hessian of one row's loss, and
+the gradient norm ||grad l|| <= zeta. For the logistic loss, Hessian = phi''(s) x x^T with
+phi'' <= 1/4, so lambda = B^2 / 4 and Delta >= 2 (B^2/4) / eps = B^2 / (2 eps): the note's
+Delta already contains the 1/4 factor (without it one would use 2 B^2 / eps, four times more
+regularisation than needed). The gradient bound is zeta = |phi'| |y| ||x|| <= B, giving the noise
+variance zeta^2 (8 log(2/delta) + 4 eps) / eps^2 above. Both bounds need |y| = 1 (labels are mapped
+to -1/+1) and a Hessian of rank at most one (true for any linear model loss).
+
+Intercept: as for AdaSSP, the caller decides. No separate intercept is fitted (``intercept_`` = 0);
+include a constant column in X, counted in ``x_bound``, to fit one.
+
+The noise vector b is not stored: together with theta and the data it would reveal the exact
+(non-private) gradient sum; only theta is released.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+
+from ddssp.errors import DDSSPError
+from ddssp.estimators.adassp import check_bound, clip_rows
+from ddssp.estimators.base import DPClassifier, as_matrix
+from ddssp.privacy import check_delta, check_eps, make_rng
+
+
+def binary_labels(y: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(classes_, labels in {-1, +1}) for y coded 0/1, -1/+1 or boolean.
+
+    ``classes_`` is [0, 1] or [-1, 1] following the coding (a y holding only 1s counts as 0/1);
+    the larger label is the positive class.
+    """
+    arr = np.asarray(y).reshape(-1)
+    if n is not None and arr.shape[0] != n:
+        raise DDSSPError(f"y has {arr.shape[0]} values but X has {n} rows")
+    if arr.dtype == bool:
+        arr = arr.astype(int)
+    try:
+        vals = arr.astype(float)
+    except (TypeError, ValueError):
+        raise DDSSPError("logistic regression needs labels coded 0/1 or -1/+1 (numbers)") from None
+    if not np.all(np.isfinite(vals)):
+        raise DDSSPError("y contains NaN or infinite values")
+    levels = set(np.unique(vals).tolist())
+    if levels <= {0.0, 1.0}:
+        classes = np.array([0, 1])
+    elif levels <= {-1.0, 1.0}:
+        classes = np.array([-1, 1])
+    else:
+        shown = sorted(levels)[:5]
+        raise DDSSPError(f"logistic regression needs labels coded 0/1 or -1/+1, got values {shown}")
+    return classes, np.where(vals == 1.0, 1.0, -1.0)
+
+
+def logistic_objective(theta: np.ndarray, X: np.ndarray, ypm: np.ndarray, reg, lin: np.ndarray | None):
+    """sum_i log(1 + exp(-y_i x_i.theta)) + 1/2 sum_j reg_j theta_j^2 + lin.theta, and its gradient.
+
+    ``reg`` is a number or one penalty per coordinate."""
+    m = ypm * (X @ theta)
+    val = float(np.sum(np.logaddexp(0.0, -m))) + 0.5 * float(theta @ (reg * theta))
+    grad = -(X.T @ (ypm * special.expit(-m))) + reg * theta
+    if lin is not None:
+        val += float(lin @ theta)
+        grad = grad + lin
+    return val, grad
+
+
+def minimize_logistic(
+    X: np.ndarray, ypm: np.ndarray, reg, lin: np.ndarray | None = None, *, max_iter: int = 2000, tol: float = 1e-10
+) -> np.ndarray:
+    """L-BFGS on :func:`logistic_objective` (scaled by 1/n for conditioning), from theta = 0."""
+    n = max(X.shape[0], 1)
+
+    def f(theta):
+        v, g = logistic_objective(theta, X, ypm, reg, lin)
+        return v / n, g / n
+
+    res = optimize.minimize(
+        f, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15}
+    )
+    return np.asarray(res.x, dtype=float)
+
+
+class ObjectivePerturbation(DPClassifier):
+    """(eps, delta)-DP logistic regression (generalised objective perturbation, Kifer et al. 2012).
+
+    Parameters
+    ----------
+    eps, delta : privacy budget of the fit.
+    x_bound : declared bound B on the Euclidean norm of a row of X (rows beyond it are clipped).
+    ridge : extra convex regulariser r(theta) = ridge/2 ||theta||^2 (default 0; the mechanism's own
+        Delta/2 ||theta||^2 is always added).
+    seed : int, numpy Generator, or None (fresh OS entropy).
+    max_iter, tol : L-BFGS settings.
+
+    Labels: 0/1, -1/+1 or boolean; ``classes_`` follows the coding. Fitted attributes: ``coef_``,
+    ``intercept_`` (0.0), ``classes_``, ``feature_names_in_``, ``privacy_``, ``Delta_`` (the
+    mechanism's regularisation strength) and ``sigma_`` (standard deviation of each entry of b).
+    """
+
+    def __init__(
+        self,
+        eps: float,
+        delta: float,
+        x_bound: float,
+        ridge: float = 0.0,
+        seed: int | np.random.Generator | None = None,
+        max_iter: int = 2000,
+        tol: float = 1e-10,
+    ) -> None:
+        self.eps = eps
+        self.delta = delta
+        self.x_bound = x_bound
+        self.ridge = ridge
+        self.seed = seed
+        self.max_iter = max_iter
+        self.tol = tol
+        self._checked_params()
+
+    def _checked_params(self) -> tuple[float, float, float, float]:
+        eps = check_eps(self.eps)
+        delta = check_delta(self.delta)
+        xb = check_bound(self.x_bound, "x_bound")
+        try:
+            ridge = float(self.ridge)
+        except (TypeError, ValueError):
+            ridge = float("nan")
+        if not (math.isfinite(ridge) and ridge >= 0):
+            raise DDSSPError(f"ridge must be a non-negative number, got {self.ridge!r}")
+        return eps, delta, xb, ridge
+
+    @staticmethod
+    def mechanism_parameters(eps: float, delta: float, x_bound: float) -> tuple[float, float]:
+        """(Delta, sigma): the regularisation B^2/(2 eps) and the std of each entry of b."""
+        Delta = x_bound**2 / (2.0 * eps)
+        sigma = x_bound * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * eps) / eps
+        return Delta, sigma
+
+    def fit(self, X: Any, y: Any) -> "ObjectivePerturbation":
+        eps, delta, xb, ridge = self._checked_params()
+        arr, names = as_matrix(X)
+        n, d = arr.shape
+        if d == 0:
+            raise DDSSPError("X has no columns")
+        classes, ypm = binary_labels(y, n)
+        rng = make_rng(self.seed)
+        Xc = clip_rows(arr, xb)
+        Delta, sigma = self.mechanism_parameters(eps, delta, xb)
+        b = sigma * rng.standard_normal(d)
+        theta = minimize_logistic(Xc, ypm, Delta + ridge, b, max_iter=int(self.max_iter), tol=float(self.tol))
+        self.coef_ = theta
+        self.intercept_ = 0.0
+        self.classes_ = classes
+        self.feature_names_in_ = names
+        self.n_features_in_ = d
+        self.Delta_ = Delta
+        self.sigma_ = sigma
+        self.privacy_ = {
+            "eps": eps,
+            "delta": delta,
+            "mechanism": "objective perturbation (Kifer et al. 2012, Gaussian)",
+            "x_bound": xb,
+        }
+        return self
+
+
+__all__ = ["ObjectivePerturbation", "binary_labels", "minimize_logistic"]
