@@ -1,0 +1,411 @@
+"""Encodings A_j and the sufficient statistics Z^T Z of a regression, from marginals alone.
+
+DD-SSP (Ferrando et al., paper section 3.1-3.2; ../shared/notes/ddssp-method.md sections 3-4).
+
+Every attribute j with m_j levels is encoded by a fixed matrix A_j (p_j x m_j) applied to its one-hot
+vector: a record's encoded features are z_[j] = A_j[:, code_j].
+
+- categorical, reduced one-hot (drop the first level): A_j = [0 | I_{m_j - 1}], names "col=label";
+- numeric (or ordinal) scalar: A_j = v_j^T with the level values rescaled linearly to [-1, 1]
+  (smallest level value -> -1, largest -> +1). Level values come from the schema (public), never
+  from the data;
+- intercept: a constant 1 (name "intercept");
+- target: a numeric target is rescaled to [-1, 1] like a numeric feature; a binary target of a
+  logistic model is coded -1 (first level) / +1 (second level).
+
+Then block (j, k) of Z^T Z, Z = [X, y], is A_j <mu_jk> A_k^T with <mu_jk> the (j, k) two-way marginal
+as an m_j x m_k count matrix, <mu_jj> = diag(mu_j) (one-way marginal), and the intercept blocks are the
+total and A_j mu_j. With exact marginals this is exactly Z^T Z of the encoded rows.
+
+A *marginal source* is any object with ``.schema``, ``.total`` and ``.marginal(cols) -> counts``:
+a :class:`ddssp.release.Release` (noisy, private) or :class:`ExactMarginals` (exact counts of a table of
+integer codes: the non-private reference and the test oracle).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ddssp.errors import DataError, DDSSPError, SchemaError
+
+INTERCEPT = "intercept"
+_ENCODINGS = ("onehot", "numeric")
+_KINDS = ("linear", "logistic")
+
+
+# ---------------------------------------------------------------------------------------------- codes
+def check_codes(codes: pd.DataFrame, domain: Mapping[str, int], columns: Sequence[str]) -> pd.DataFrame:
+    """``codes[columns]`` as int64 after checking every value is an integer code in 0..size-1."""
+    if not isinstance(codes, pd.DataFrame):
+        raise DataError(f"expected a pandas DataFrame of integer codes, got {type(codes).__name__}")
+    missing = [c for c in columns if c not in codes.columns]
+    if missing:
+        raise DataError(f"columns {missing} are missing from the table (it has {list(codes.columns)})")
+    out = {}
+    for c in columns:
+        col = codes[c]
+        if col.isna().any():
+            raise DataError(f"column {c!r} has missing values; expected integer codes")
+        vals = col.to_numpy()
+        if not np.issubdtype(vals.dtype, np.integer):
+            as_float = np.asarray(vals, dtype=float) if np.issubdtype(vals.dtype, np.number) else None
+            if as_float is None or not np.all(as_float == np.round(as_float)):
+                raise DataError(f"column {c!r} is not integer-coded (dtype {col.dtype}); encode it with the schema first")
+        vals = np.asarray(vals, dtype=np.int64)
+        size = int(domain[c])
+        if len(vals) and (vals.min() < 0 or vals.max() >= size):
+            raise DataError(f"column {c!r} has codes outside 0..{size - 1}")
+        out[c] = vals
+    return pd.DataFrame(out, index=codes.index)
+
+
+class ExactMarginals:
+    """Exact marginal counts of a table of integer codes (not private: the reference and test oracle).
+
+    ``ExactMarginals(codes, schema)``: ``codes`` holds one integer column per schema column (extra
+    columns are ignored). ``.marginal(cols)`` returns the count array of shape (sizes of cols).
+    """
+
+    def __init__(self, codes: pd.DataFrame, schema: Any):
+        self.schema = schema
+        self.domain = dict(schema.domain)
+        self._codes = check_codes(codes, self.domain, list(self.domain))
+        self.total = float(len(self._codes))
+
+    def marginal(self, cols: str | Sequence[str]) -> np.ndarray:
+        cols = (cols,) if isinstance(cols, str) else tuple(cols)
+        unknown = [c for c in cols if c not in self.domain]
+        if unknown:
+            raise SchemaError(f"unknown column(s) {unknown}; the schema has {list(self.domain)}")
+        if len(set(cols)) != len(cols):
+            raise SchemaError(f"repeated column in marginal query {cols}")
+        shape = tuple(self.domain[c] for c in cols)
+        if not cols:
+            return np.array(self.total)
+        idx = np.ravel_multi_index(tuple(self._codes[c].to_numpy() for c in cols), shape)
+        return np.bincount(idx, minlength=math.prod(shape)).astype(float).reshape(shape)
+
+
+# ------------------------------------------------------------------------------------------- encoding
+@dataclass(frozen=True)
+class AttributeEncoding:
+    """One attribute's encoding: ``matrix`` (p_j x m_j) maps its one-hot vector to ``names``."""
+
+    column: str
+    how: str  # "onehot" | "numeric" | "intercept" | "target"
+    matrix: np.ndarray
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def width(self) -> int:
+        return self.matrix.shape[0]
+
+
+def _level_values(column: Any) -> np.ndarray:
+    """Public level values of a column (its numeric representatives, else the codes 0..m-1).
+    A declared missing level has value NaN."""
+    vals = getattr(column, "values", None)
+    if vals is None:
+        return np.arange(column.size, dtype=float)
+    vals = np.asarray(vals, dtype=float).reshape(-1)
+    if vals.shape[0] != column.size or np.any(np.isinf(vals)) or np.all(np.isnan(vals)):
+        raise SchemaError(f"column {column.name!r}: its level values are not {column.size} finite numbers")
+    return vals
+
+
+def _unit_scale(values: np.ndarray, name: str = "") -> np.ndarray:
+    """Rescale linearly so min -> -1 and max -> +1 (a single distinct value maps to 0).
+
+    A missing level (value NaN) is encoded 0, the centre of the range, with a warning."""
+    finite = values[np.isfinite(values)]
+    lo, hi = float(finite.min()), float(finite.max())
+    out = np.zeros_like(values) if hi == lo else 2.0 * (values - lo) / (hi - lo) - 1.0
+    if np.any(np.isnan(values)):
+        warnings.warn(
+            f"numeric column {name!r} has a missing level; it is encoded as 0 (the centre of [-1, 1]). "
+            "Encode the column one-hot (categorical) to give missingness its own coefficient",
+            stacklevel=4,
+        )
+        out = np.where(np.isnan(values), 0.0, out)
+    return out
+
+
+def _column_name(column: Any, default: str) -> str:
+    return str(getattr(column, "name", default))
+
+
+class Encoding:
+    """The numeric encoding of features and target, fixed from public schema data only.
+
+    ``Encoding(schema, features, target, kind="linear"|"logistic", overrides={col: "onehot"|"numeric"},
+    intercept=True)``. Features default to the schema's kinds (categorical -> reduced one-hot,
+    numeric -> scalar in [-1, 1]); ``overrides`` changes that per column.
+
+    ``names`` are the columns of X (``"intercept"`` first, then e.g. ``"workclass=Private"``, ``"age"``);
+    ``transform(codes)`` gives X, ``target_vector(codes)`` gives y, ``matrices`` the A_j.
+    """
+
+    def __init__(
+        self,
+        schema: Any,
+        features: Sequence[str] | None,
+        target: str,
+        kind: str = "linear",
+        overrides: Mapping[str, str] | None = None,
+        intercept: bool = True,
+    ):
+        if kind not in _KINDS:
+            raise DDSSPError(f"unknown model kind {kind!r}; use 'linear' or 'logistic'")
+        self.schema = schema
+        self.kind = kind
+        self.domain = dict(schema.domain)
+        names = list(self.domain)
+        if not isinstance(target, str) or target not in self.domain:
+            raise SchemaError(f"unknown target column {target!r}; the columns are {names}")
+        if features is None:
+            features = [c for c in names if c != target]
+        elif isinstance(features, str):
+            features = [features]
+        features = list(features)
+        unknown = [c for c in features if c not in self.domain]
+        if unknown:
+            raise SchemaError(f"unknown feature column(s) {unknown}; the columns are {names}")
+        if target in features:
+            raise SchemaError(f"the target {target!r} cannot also be a feature")
+        if len(set(features)) != len(features):
+            raise SchemaError(f"repeated feature column(s) in {features}")
+        overrides = dict(overrides or {})
+        for c, how in overrides.items():
+            if c not in self.domain:
+                raise SchemaError(f"encoding override for unknown column {c!r}; the columns are {names}")
+            if how not in _ENCODINGS:
+                raise SchemaError(f"encoding override {c}={how!r}: use 'onehot' or 'numeric'")
+            if c not in features and c != target:
+                raise SchemaError(f"encoding override for {c!r}, which is neither a feature nor the target")
+        self.features = features
+        self.target = target
+        self.overrides = overrides
+        self.intercept = bool(intercept)
+
+        self.attributes: list[AttributeEncoding] = []
+        for c in features:
+            self.attributes.append(self._feature(c, overrides.get(c)))
+        self.target_encoding = self._target(target, overrides.get(target))
+        self.names: list[str] = ([INTERCEPT] if self.intercept else []) + [
+            n for a in self.attributes for n in a.names
+        ]
+        if len(set(self.names)) != len(self.names):
+            dup = sorted({n for n in self.names if self.names.count(n) > 1})
+            raise SchemaError(f"encoded feature names collide: {dup}; rename the columns or labels")
+
+    # ------------------------------------------------------------------ construction
+    def _default_how(self, c: str) -> str:
+        return "onehot" if self.schema.column(c).kind == "categorical" else "numeric"
+
+    def _feature(self, c: str, how: str | None) -> AttributeEncoding:
+        col = self.schema.column(c)
+        how = how or self._default_how(c)
+        m = int(col.size)
+        if how == "onehot":
+            labels = [str(x) for x in getattr(col, "labels", None) or range(m)]
+            A = np.hstack([np.zeros((m - 1, 1)), np.eye(m - 1)]) if m > 1 else np.zeros((0, 1))
+            return AttributeEncoding(c, "onehot", A, [f"{c}={lab}" for lab in labels[1:]])
+        if m < 2:
+            warnings.warn(f"numeric feature {c!r} has a single level; it carries no information and is dropped",
+                          stacklevel=3)
+            return AttributeEncoding(c, "numeric", np.zeros((0, m)), [])
+        return AttributeEncoding(c, "numeric", _unit_scale(_level_values(col), c)[None, :], [c])
+
+    def _target(self, c: str, how: str | None) -> AttributeEncoding:
+        col = self.schema.column(c)
+        m = int(col.size)
+        if self.kind == "logistic":
+            if m != 2:
+                raise SchemaError(
+                    f"logistic regression needs a binary target; {c!r} has {m} levels "
+                    f"(recode it to two levels, or use --model linear)"
+                )
+            return AttributeEncoding(c, "target", np.array([[-1.0, 1.0]]), [c])
+        how = how or self._default_how(c)
+        if how != "numeric":
+            raise SchemaError(
+                f"linear regression needs a numeric target; {c!r} is categorical "
+                f"(declare it numeric to regress on its codes, e.g. --numeric {c})"
+            )
+        if m < 2:
+            raise SchemaError(f"the target {c!r} has a single level; there is nothing to predict")
+        return AttributeEncoding(c, "target", _unit_scale(_level_values(col), c)[None, :], [c])
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def feature_names(self) -> list[str]:
+        """Names of the columns of X without the intercept."""
+        return [n for n in self.names if n != INTERCEPT] if self.intercept else list(self.names)
+
+    @property
+    def matrices(self) -> dict[str, np.ndarray]:
+        """{column: A_j} for the features and the target (the intercept is the constant 1)."""
+        out = {a.column: a.matrix for a in self.attributes}
+        out[self.target] = self.target_encoding.matrix
+        return out
+
+    @property
+    def target_levels(self) -> np.ndarray:
+        """Encoded value of each target code (numeric: in [-1, 1]; logistic: -1, +1)."""
+        return self.target_encoding.matrix[0].copy()
+
+    def decode_target(self, y: Any) -> np.ndarray:
+        """Map encoded target values (in [-1, 1]) back to the target's level-value scale (linear only)."""
+        if self.kind != "linear":
+            raise DDSSPError("decode_target applies to a numeric (linear) target only")
+        vals = _level_values(self.schema.column(self.target))
+        lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
+        return lo + (np.asarray(y, dtype=float) + 1.0) * (hi - lo) / 2.0
+
+    def transform(self, codes: pd.DataFrame, intercept: bool | None = None) -> np.ndarray:
+        """X (n x len(names)) for a DataFrame of integer codes; ``intercept=False`` drops that column."""
+        codes = check_codes(codes, self.domain, self.features)
+        blocks = []
+        if self.intercept if intercept is None else intercept:
+            blocks.append(np.ones((len(codes), 1)))
+        for a in self.attributes:
+            if a.width:
+                blocks.append(a.matrix[:, codes[a.column].to_numpy()].T)
+        return np.hstack(blocks) if blocks else np.zeros((len(codes), 0))
+
+    def frame(self, codes: pd.DataFrame) -> pd.DataFrame:
+        """``transform`` as a DataFrame with the encoded names as columns."""
+        return pd.DataFrame(self.transform(codes), columns=self.names, index=codes.index)
+
+    def target_vector(self, codes: pd.DataFrame) -> np.ndarray:
+        """y for a DataFrame of integer codes (numeric target in [-1, 1]; logistic target -1/+1)."""
+        t = check_codes(codes, self.domain, [self.target])[self.target].to_numpy()
+        return self.target_encoding.matrix[0, t]
+
+    def row_norm_bound(self) -> float:
+        """Bound on ||x|| for every possible row (paper Prop 3.1: sqrt(||U||^2 + c), intercept included).
+
+        Computed from the A_j as sqrt(sum_j max_s ||A_j e_s||^2 + [intercept]): each scalar feature
+        contributes max |v_j| = 1, each one-hot attribute at most 1, the intercept 1."""
+        sq = float(self.intercept)
+        for a in self.attributes:
+            if a.width:
+                sq += float(np.max(np.sum(a.matrix**2, axis=0)))
+        return math.sqrt(sq)
+
+    def label_bound(self) -> float:
+        """Bound on |y| (1: targets are coded in [-1, 1])."""
+        return float(np.max(np.abs(self.target_encoding.matrix)))
+
+    def describe(self) -> dict[str, str]:
+        """{column: how it is encoded} for features and target."""
+        out = {a.column: a.how for a in self.attributes}
+        out[self.target] = "target(-1/+1)" if self.kind == "logistic" else "target(numeric in [-1,1])"
+        return out
+
+    def __repr__(self) -> str:
+        return (f"Encoding(kind={self.kind!r}, target={self.target!r}, features={self.features!r}, "
+                f"width={len(self.names)})")
+
+
+# -------------------------------------------------------------------------------------- Z^T Z
+@dataclass
+class SuffStats:
+    """Z^T Z for Z = [X, y] with named rows/columns (``names`` = X's names + [target]) and total ``n``."""
+
+    matrix: np.ndarray
+    names: list[str]
+    target: str
+    n: float
+
+    @property
+    def p(self) -> int:
+        return len(self.names) - 1
+
+    @property
+    def xtx(self) -> np.ndarray:
+        return self.matrix[: self.p, : self.p]
+
+    @property
+    def xty(self) -> np.ndarray:
+        return self.matrix[: self.p, self.p]
+
+    @property
+    def yty(self) -> float:
+        return float(self.matrix[self.p, self.p])
+
+    @property
+    def feature_names(self) -> list[str]:
+        return self.names[: self.p]
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.matrix, index=self.names, columns=self.names)
+
+
+def _marginal(source: Any, cols: Sequence[str], domain: Mapping[str, int]) -> np.ndarray:
+    shape = tuple(int(domain[c]) for c in cols)
+    arr = np.asarray(source.marginal(list(cols)), dtype=float)
+    if arr.size != math.prod(shape):
+        raise DDSSPError(f"marginal {tuple(cols)} has {arr.size} cells, expected shape {shape}")
+    arr = arr.reshape(shape)
+    if not np.all(np.isfinite(arr)):
+        raise DDSSPError(f"marginal {tuple(cols)} has NaN or infinite counts")
+    return arr
+
+
+def sufficient_statistics(source: Any, encoding: Encoding) -> SuffStats:
+    """Z^T Z from a marginal source: every one-way marginal and every pair marginal queried once."""
+    check_source(source)
+    dom = dict(source.schema.domain)
+    if dom != encoding.domain:
+        raise SchemaError("the encoding was built for a different schema than the marginal source's")
+    attrs = [a for a in encoding.attributes if a.width] + [encoding.target_encoding]
+    cols = [a.column for a in attrs]
+    total = float(source.total)
+    one = {c: _marginal(source, [c], dom) for c in cols}
+
+    offsets, start = [], 1 if encoding.intercept else 0
+    for a in attrs:
+        offsets.append(start)
+        start += a.width
+    dim = start
+    Z = np.zeros((dim, dim))
+    if encoding.intercept:
+        Z[0, 0] = total
+        for a, o in zip(attrs, offsets):
+            v = a.matrix @ one[a.column]
+            Z[0, o : o + a.width] = v
+            Z[o : o + a.width, 0] = v
+    for i, (a, o) in enumerate(zip(attrs, offsets)):
+        Z[o : o + a.width, o : o + a.width] = (a.matrix * one[a.column]) @ a.matrix.T
+        for b, q in zip(attrs[i + 1 :], offsets[i + 1 :]):
+            block = a.matrix @ _marginal(source, [a.column, b.column], dom) @ b.matrix.T
+            Z[o : o + a.width, q : q + b.width] = block
+            Z[q : q + b.width, o : o + a.width] = block.T
+    names = ([INTERCEPT] if encoding.intercept else []) + [n for a in attrs[:-1] for n in a.names]
+    assert names == encoding.names
+    return SuffStats(matrix=Z, names=names + [encoding.target], target=encoding.target, n=total)
+
+
+def suffstats_from_codes(codes: pd.DataFrame, encoding: Encoding) -> SuffStats:
+    """Z^T Z computed row by row from integer codes (reference for tests; not private)."""
+    X = encoding.transform(codes)
+    Z = np.column_stack([X, encoding.target_vector(codes)])
+    return SuffStats(matrix=Z.T @ Z, names=encoding.names + [encoding.target], target=encoding.target,
+                     n=float(len(codes)))
+
+
+def check_source(source: Any) -> None:
+    """Refuse an object that is not a marginal source (needs .schema, .total, .marginal)."""
+    missing = [a for a in ("schema", "total", "marginal") if not hasattr(source, a)]
+    if missing:
+        raise DDSSPError(
+            f"{type(source).__name__} is not a marginal source (missing {missing}); pass a Release "
+            "(ddssp.release.Release.load(path)) or ExactMarginals(codes, schema)"
+        )
