@@ -340,8 +340,8 @@ class Column:
         if bounds is not None:
             if (not isinstance(bounds, list) or len(bounds) != 2
                     or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bounds)
-                    or not bounds[0] < bounds[1]):
-                raise SchemaError(f"column {name!r}: \"bounds\" must be [low, high] with low < high")
+                    or not bounds[0] <= bounds[1]):
+                raise SchemaError(f"column {name!r}: \"bounds\" must be [low, high] with low <= high")
         labels = d.get("labels")
         if "bins" in d:
             bins = d["bins"]
@@ -349,6 +349,8 @@ class Column:
                 raise SchemaError(f"column {name!r}: \"bins\" needs \"bounds\"")
             if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
                 raise SchemaError(f"column {name!r}: \"bins\" must be a positive integer")
+            if not bounds[0] < bounds[1]:
+                raise SchemaError(f"column {name!r}: \"bins\" needs bounds [low, high] with low < high")
             edges = np.linspace(bounds[0], bounds[1], bins + 1).tolist()
             return cls.binned(name, edges, d.get("values"), missing, labels)
         if "edges" in d:
@@ -694,6 +696,20 @@ class Schema:
         """
         if not isinstance(domain, dict) or not domain:
             raise SchemaError("a domain must be a non-empty mapping {column: size}")
+        names = [str(n) for n in domain]
+        if categorical is None:
+            cat = set(names)
+        else:
+            cat = {str(c) for c in categorical}
+            unknown = sorted(cat - set(names))
+            if unknown:
+                raise SchemaError(
+                    f"categorical column(s) not in the domain file: {_few(unknown)}; "
+                    f"the domain has {_few(names, 20)}"
+                )
+        cols = []
+        for name, size in zip(names, domain.values()):
+            cols.append(Column.coded(name, size) if name in cat else Column.ordinal(name, size))
         if categorical is None:
             warnings.warn(
                 f"the domain file does not say which of its {len(domain)} columns are categorical; "
@@ -702,19 +718,6 @@ class Schema:
                 DomainKindsWarning,
                 stacklevel=2,
             )
-            cat = set(domain)
-        else:
-            cat = {str(c) for c in categorical}
-            unknown = sorted(cat - set(map(str, domain)))
-            if unknown:
-                raise SchemaError(
-                    f"categorical column(s) not in the domain file: {_few(unknown)}; "
-                    f"the domain has {_few(list(domain), 20)}"
-                )
-        cols = []
-        for name, size in domain.items():
-            name = str(name)
-            cols.append(Column.coded(name, size) if name in cat else Column.ordinal(name, size))
         return cls(cols, source="domain")
 
     @classmethod
