@@ -1,0 +1,469 @@
+"""The fitted graphical model as plain numpy arrays (no JAX): marginals and sampling.
+
+A :class:`GraphicalModel` is a discrete Markov random field given by log-potentials on the maximal
+cliques of a junction tree (a tree of cliques with the running-intersection property). It is
+calibrated once (log-space belief propagation, numpy); after that
+
+- a marginal over attributes inside one clique is a sum over that clique's belief;
+- a marginal spanning several cliques multiplies the beliefs of the smallest subtree that covers
+  the attributes, divided by their separators (the junction-tree factorisation), and sums out the
+  rest with ``numpy.einsum`` (results cached);
+- sampling is forward sampling: the root clique jointly, then each clique's new attributes given
+  its separator with the parent.
+
+Everything here is post-processing of released numbers and runs in a fresh process from
+:meth:`GraphicalModel.to_arrays` output. This module must not import JAX (or mbi).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import deque
+from typing import Any, Iterable, Sequence
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from ddssp.errors import ReleaseFileError
+
+Clique = tuple[str, ...]
+
+#: Format tag of :meth:`GraphicalModel.to_arrays` metadata.
+MODEL_FORMAT = "ddssp.graphical-model/1"
+
+
+# --------------------------------------------------------------------------- small helpers
+def canonical(domain: dict[str, int], attrs: Iterable[str]) -> Clique:
+    """``attrs`` as a tuple in domain order (duplicates removed)."""
+    s = set(attrs)
+    return tuple(a for a in domain if a in s)
+
+
+def cells(domain: dict[str, int], attrs: Iterable[str]) -> int:
+    return math.prod(int(domain[a]) for a in attrs)
+
+
+def bcast(arr: np.ndarray, attrs: Clique, target: Clique) -> np.ndarray:
+    """View ``arr`` (axes = ``attrs``, a domain-ordered subset of ``target``) broadcastable to
+    an array with axes ``target``."""
+    if attrs == target:
+        return arr
+    pos = {a: i for i, a in enumerate(attrs)}
+    shape = [arr.shape[pos[a]] if a in pos else 1 for a in target]
+    return arr.reshape(shape)
+
+
+def sum_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
+    """Sum ``arr`` (axes ``attrs``) down to the domain-ordered subset ``keep``."""
+    if keep == attrs:
+        return arr
+    axes = tuple(i for i, a in enumerate(attrs) if a not in keep)
+    return arr.sum(axis=axes)
+
+
+def logsumexp_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
+    """Stable log-sum-exp of ``arr`` (axes ``attrs``) down to the subset ``keep``."""
+    if keep == attrs:
+        return arr
+    axes = tuple(i for i, a in enumerate(attrs) if a not in keep)
+    m = arr.max(axis=axes, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.exp(arr - m).sum(axis=axes, keepdims=True)) + m
+    return out.reshape([arr.shape[i] for i, a in enumerate(attrs) if a in keep])
+
+
+# --------------------------------------------------------------------------- junction trees
+def greedy_order(domain: dict[str, int], cliques: Sequence[Clique]) -> list[str]:
+    """Greedy elimination order (eliminate the attribute whose neighbourhood table is smallest);
+    the same rule as private-pgm's ``greedy_order``."""
+    clique_set = {frozenset(c) for c in cliques if c}
+    unmarked = list(domain)
+    order = []
+    while unmarked:
+        best, best_cost = None, None
+        for a in unmarked:
+            nb = set().union(*[c for c in clique_set if a in c]) if clique_set else set()
+            cost = cells(domain, nb | {a})
+            if best_cost is None or cost < best_cost:
+                best, best_cost = a, cost
+        order.append(best)
+        unmarked.remove(best)
+        touching = [c for c in clique_set if best in c]
+        merged = frozenset(set().union(*touching) - {best}) if touching else frozenset()
+        clique_set -= set(touching)
+        if merged:
+            clique_set.add(merged)
+    return order
+
+
+def junction_tree(
+    domain: dict[str, int], cliques: Sequence[Clique]
+) -> tuple[list[Clique], list[tuple[int, int]]]:
+    """Maximal cliques (domain-ordered, sorted) of a triangulation of the graph that has an edge
+    for every pair inside a clique, and the edges (index pairs) of a junction tree over them.
+    Attributes in no clique become singleton cliques; components are joined by empty separators,
+    so the tree is always connected."""
+    graph = nx.Graph()
+    graph.add_nodes_from(domain)
+    for cl in cliques:
+        graph.add_edges_from(itertools.combinations(cl, 2))
+    tri = nx.Graph(graph)
+    work = nx.Graph(graph)
+    for node in greedy_order(domain, [tuple(c) for c in cliques]):
+        nbrs = list(work.neighbors(node))
+        fill = list(itertools.combinations(nbrs, 2))
+        tri.add_edges_from(fill)
+        work.add_edges_from(fill)
+        work.remove_node(node)
+    maxcl = sorted(canonical(domain, c) for c in nx.find_cliques(tri))
+    return maxcl, tree_edges(maxcl)
+
+
+def tree_edges(maxcl: Sequence[Clique]) -> list[tuple[int, int]]:
+    """Maximum-weight spanning tree (weight = separator size) over the cliques of a chordal graph."""
+    complete = nx.Graph()
+    complete.add_nodes_from(range(len(maxcl)))
+    sets = [set(c) for c in maxcl]
+    for i, j in itertools.combinations(range(len(maxcl)), 2):
+        complete.add_edge(i, j, weight=len(sets[i] & sets[j]))
+    tree = nx.maximum_spanning_tree(complete, weight="weight")
+    return sorted((min(i, j), max(i, j)) for i, j in tree.edges())
+
+
+def model_size_mb(domain: dict[str, int], cliques: Sequence[Clique]) -> float:
+    """Size in MB (float64) of the junction-tree tables the given cliques would need."""
+    maxcl, _ = junction_tree(domain, cliques)
+    return sum(cells(domain, c) for c in maxcl) * 8 / 2**20
+
+
+class CalibratedTree:
+    """Junction tree + log-space belief propagation (HUGIN schedule) in numpy.
+
+    ``theta`` holds log-potentials on the tree's cliques. :meth:`calibrate` returns normalised
+    log-beliefs (each sums, after exp, to 1)."""
+
+    def __init__(self, domain: dict[str, int], maxcl: list[Clique], edges: list[tuple[int, int]]):
+        self.domain = domain
+        self.cliques = list(maxcl)
+        self.edges = list(edges)
+        n = len(maxcl)
+        self.nbrs: list[list[int]] = [[] for _ in range(n)]
+        for i, j in edges:
+            self.nbrs[i].append(j)
+            self.nbrs[j].append(i)
+        # BFS order from root 0 (the tree is connected by construction)
+        self.parent = [-1] * n
+        order, seen, dq = [], {0}, deque([0])
+        while dq:
+            u = dq.popleft()
+            order.append(u)
+            for v in self.nbrs[u]:
+                if v not in seen:
+                    seen.add(v)
+                    self.parent[v] = u
+                    dq.append(v)
+        if len(order) != n:
+            raise ReleaseFileError("the junction tree of the model is not connected")
+        self.order = order
+        self.sep = {}
+        for i, j in edges:
+            s = tuple(a for a in maxcl[i] if a in set(maxcl[j]))
+            self.sep[(i, j)] = self.sep[(j, i)] = s
+
+    def calibrate(self, theta: list[np.ndarray]) -> tuple[list[np.ndarray], float]:
+        """Log-beliefs normalised to probability 1, and log Z."""
+        cl = self.cliques
+        b = [t.copy() for t in theta]
+        up = {}
+        for v in reversed(self.order[1:]):  # collect: children before parents
+            p = self.parent[v]
+            s = self.sep[(v, p)]
+            msg = logsumexp_to(b[v], cl[v], s)
+            up[v] = msg
+            b[p] = b[p] + bcast(msg, s, cl[p])
+        root = self.order[0]
+        logz = float(logsumexp_to(b[root], cl[root], ()))
+        for v in self.order[1:]:  # distribute: parents before children
+            p = self.parent[v]
+            s = self.sep[(v, p)]
+            msg = logsumexp_to(b[p], cl[p], s) - up[v]
+            msg = np.where(np.isnan(msg), -np.inf, msg)
+            b[v] = b[v] + bcast(msg, s, cl[v])
+        return [x - logz for x in b], logz
+
+
+def _map_to_cliques(domain, maxcl: Sequence[Clique], cliques: Iterable[Clique]) -> dict[Clique, int]:
+    """Each clique -> index of the smallest tree clique containing it."""
+    out = {}
+    sets = [set(c) for c in maxcl]
+    for c in cliques:
+        cand = [i for i, s in enumerate(sets) if set(c) <= s]
+        if not cand:
+            raise ReleaseFileError(f"clique {c} is not contained in any clique of the junction tree")
+        out[c] = min(cand, key=lambda i: cells(domain, maxcl[i]))
+    return out
+
+
+# --------------------------------------------------------------------------- the model
+class GraphicalModel:
+    """A fitted discrete graphical model (numpy only).
+
+    Attributes: ``domain`` (ordered ``{column: size}``), ``cliques`` (the junction tree's maximal
+    cliques, columns in domain order), ``edges`` (junction tree edges as index pairs), ``total``
+    (the model's record count; every marginal sums to it).
+    """
+
+    def __init__(
+        self,
+        domain: dict[str, int],
+        potentials: dict[Clique, np.ndarray],
+        total: float,
+        *,
+        cliques: list[Clique] | None = None,
+        edges: list[tuple[int, int]] | None = None,
+    ):
+        self.domain = {str(a): int(n) for a, n in domain.items()}
+        self.total = float(total)
+        pots = {}
+        for c, arr in potentials.items():
+            cc = canonical(self.domain, c)
+            arr = np.asarray(arr, dtype=float)
+            if tuple(c) != cc:  # reorder axes to domain order
+                arr = np.transpose(arr, [tuple(c).index(a) for a in cc])
+            pots[cc] = pots[cc] + arr if cc in pots else arr
+        if cliques is None:
+            cliques, edges = junction_tree(self.domain, list(pots))
+        elif edges is None:
+            edges = tree_edges(cliques)
+        self.cliques: list[Clique] = [tuple(c) for c in cliques]
+        self.edges: list[tuple[int, int]] = [tuple(e) for e in edges]
+        self._tree = CalibratedTree(self.domain, self.cliques, self.edges)
+        mapping = _map_to_cliques(self.domain, self.cliques, pots)
+        theta = [np.zeros([self.domain[a] for a in c]) for c in self.cliques]
+        for c, arr in pots.items():
+            i = mapping[c]
+            theta[i] = theta[i] + bcast(arr, c, self.cliques[i])
+        self.log_potentials = theta
+        logb, _ = self._tree.calibrate(theta)
+        self.beliefs = [np.exp(x) * self.total for x in logb]  # counts, each sums to total
+        self._cache: dict[Clique, np.ndarray] = {}
+        self._cond: dict[tuple[int, int], np.ndarray] = {}
+
+    # ------------------------------------------------------------------ queries
+    def _check_attrs(self, attrs: Sequence[str]) -> tuple[str, ...]:
+        if isinstance(attrs, str):
+            attrs = (attrs,)
+        attrs = tuple(attrs)
+        unknown = [a for a in attrs if a not in self.domain]
+        if unknown:
+            raise KeyError(f"unknown column(s) {unknown}; the model has {list(self.domain)}")
+        if len(set(attrs)) != len(attrs):
+            raise ValueError(f"repeated column in {attrs}")
+        return attrs
+
+    def marginal(self, attrs: Sequence[str]) -> np.ndarray:
+        """Counts over ``attrs`` (axes in the given order); sums to :attr:`total`."""
+        attrs = self._check_attrs(attrs)
+        cc = canonical(self.domain, attrs)
+        if cc not in self._cache:
+            self._cache[cc] = self._marginal_canonical(cc)
+        out = self._cache[cc]
+        if attrs != cc:
+            out = np.transpose(out, [cc.index(a) for a in attrs])
+        return out.copy()
+
+    def _conditional(self, child: int, parent: int) -> np.ndarray:
+        """belief_child / belief_sep (separator with ``parent``), 0 where the separator is 0."""
+        key = (child, parent)
+        if key not in self._cond:
+            c = self.cliques[child]
+            s = self._tree.sep[(child, parent)]
+            b = self.beliefs[child]
+            den = bcast(sum_to(b, c, s), s, c)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                self._cond[key] = np.where(den > 0, b / np.where(den > 0, den, 1.0), 0.0)
+        return self._cond[key]
+
+    def _marginal_canonical(self, q: Clique) -> np.ndarray:
+        qs = set(q)
+        sets = [set(c) for c in self.cliques]
+        home = [i for i, s in enumerate(sets) if qs <= s]
+        if home:
+            i = min(home, key=lambda i: cells(self.domain, self.cliques[i]))
+            return sum_to(self.beliefs[i], self.cliques[i], q)
+        # Smallest subtree covering q: root at the clique holding most of q, then for every other
+        # attribute add the path to the nearest clique that holds it.
+        root = max(range(len(sets)), key=lambda i: (len(qs & sets[i]), -cells(self.domain, self.cliques[i])))
+        tree = nx.Graph()
+        tree.add_nodes_from(range(len(sets)))
+        tree.add_edges_from(self.edges)
+        paths = nx.single_source_shortest_path(tree, root)
+        nodes = {root}
+        for a in q:
+            if any(a in sets[i] for i in nodes):
+                continue
+            best = min((i for i in range(len(sets)) if a in sets[i]), key=lambda i: len(paths[i]))
+            nodes.update(paths[best])
+        parent = {}
+        for i in nodes:
+            if i != root:
+                parent[i] = paths[i][-2]
+        index = {a: k for k, a in enumerate(self.domain)}
+        operands: list = [self.beliefs[root], [index[a] for a in self.cliques[root]]]
+        for i, p in parent.items():
+            operands += [self._conditional(i, p), [index[a] for a in self.cliques[i]]]
+        operands.append([index[a] for a in q])
+        return np.einsum(*operands, optimize="greedy")
+
+    # ------------------------------------------------------------------ sampling
+    def sample(self, rows: int, rng: np.random.Generator) -> pd.DataFrame:
+        """``rows`` iid records from the model (integer codes; columns in domain order)."""
+        rows = int(rows)
+        if rows < 0:
+            raise ValueError(f"rows must be >= 0, got {rows}")
+        tree = self._tree
+        out: dict[str, np.ndarray] = {}
+        for v in tree.order:
+            c = self.cliques[v]
+            p = tree.parent[v]
+            if p < 0:
+                prob = self.beliefs[v].ravel()
+                prob = prob / prob.sum()
+                idx = _draw(prob, rows, rng)
+                for a, col in zip(c, np.unravel_index(idx, [self.domain[a] for a in c])):
+                    out[a] = col.astype(np.int64)
+                continue
+            s = tree.sep[(v, p)]
+            new = tuple(a for a in c if a not in s)
+            if not new:
+                continue
+            # conditional table, axes (sep..., new...) flattened to (n_sep, n_new)
+            b = self.beliefs[v]
+            perm = [c.index(a) for a in s] + [c.index(a) for a in new]
+            table = np.transpose(b, perm).reshape(cells(self.domain, s), cells(self.domain, new))
+            if s:
+                key = np.ravel_multi_index([out[a] for a in s], [self.domain[a] for a in s])
+            else:
+                key = np.zeros(rows, dtype=np.int64)
+            draws = np.empty(rows, dtype=np.int64)
+            order = np.argsort(key, kind="stable")
+            sk = key[order]
+            bounds = np.flatnonzero(np.diff(sk)) + 1
+            starts = np.concatenate([[0], bounds])
+            ends = np.concatenate([bounds, [rows]])
+            for st, en in zip(starts, ends):
+                if en <= st:
+                    continue
+                row = table[sk[st]]
+                tot = row.sum()
+                prob = row / tot if tot > 0 else np.full(row.size, 1.0 / row.size)
+                draws[order[st:en]] = _draw(prob, en - st, rng)
+            for a, col in zip(new, np.unravel_index(draws, [self.domain[a] for a in new])):
+                out[a] = col.astype(np.int64)
+        return pd.DataFrame({a: out[a] for a in self.domain}, columns=list(self.domain))
+
+    # ------------------------------------------------------------------ (de)serialisation
+    def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """JSON-able metadata and named float64 arrays (``theta_<i>``: log-potential of clique i)."""
+        meta = {
+            "format": MODEL_FORMAT,
+            "domain": [[a, n] for a, n in self.domain.items()],
+            "cliques": [list(c) for c in self.cliques],
+            "edges": [list(e) for e in self.edges],
+            "total": self.total,
+        }
+        arrays = {f"theta_{i}": np.asarray(t, dtype=np.float64) for i, t in enumerate(self.log_potentials)}
+        return meta, arrays
+
+    @classmethod
+    def from_arrays(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "GraphicalModel":
+        """Rebuild from :meth:`to_arrays` output; raises :class:`ReleaseFileError` on any mismatch."""
+        try:
+            if meta.get("format") != MODEL_FORMAT:
+                raise ReleaseFileError(f"unknown model format {meta.get('format')!r} (expected {MODEL_FORMAT})")
+            domain = {}
+            for a, n in meta["domain"]:
+                if not isinstance(a, str) or int(n) != n or int(n) < 1 or a in domain:
+                    raise ReleaseFileError(f"bad domain entry {a!r}: {n!r}")
+                domain[a] = int(n)
+            cliques = [tuple(c) for c in meta["cliques"]]
+            edges = [tuple(int(x) for x in e) for e in meta["edges"]]
+            total = float(meta["total"])
+        except ReleaseFileError:
+            raise
+        except (KeyError, TypeError, ValueError) as e:
+            raise ReleaseFileError(f"model metadata is malformed: {e!r}") from None
+        if not math.isfinite(total) or total <= 0:
+            raise ReleaseFileError(f"model total must be positive and finite, got {total}")
+        covered = set()
+        for c in cliques:
+            if not c or any(a not in domain for a in c) or tuple(c) != canonical(domain, c):
+                raise ReleaseFileError(f"model clique {list(c)} does not fit the domain")
+            covered |= set(c)
+        if covered != set(domain):
+            raise ReleaseFileError(f"model cliques do not cover the columns {sorted(set(domain) - covered)}")
+        n = len(cliques)
+        if len(edges) != max(n - 1, 0) or any(not (0 <= i < n and 0 <= j < n and i != j) for i, j in edges):
+            raise ReleaseFileError("model junction tree edges are malformed")
+        g = nx.Graph()
+        g.add_nodes_from(range(n))
+        g.add_edges_from(edges)
+        if n and not nx.is_tree(g):
+            raise ReleaseFileError("model junction tree edges do not form a tree")
+        for a in domain:
+            holding = [i for i, c in enumerate(cliques) if a in c]
+            if not nx.is_connected(g.subgraph(holding)):
+                raise ReleaseFileError(f"model junction tree violates running intersection for {a!r}")
+        pots = {}
+        for i, c in enumerate(cliques):
+            key = f"theta_{i}"
+            if key not in arrays:
+                raise ReleaseFileError(f"model array {key} is missing")
+            arr = np.asarray(arrays[key])
+            shape = tuple(domain[a] for a in c)
+            if arr.shape != shape:
+                raise ReleaseFileError(f"model array {key} has shape {arr.shape}, expected {shape} for {list(c)}")
+            if not np.issubdtype(arr.dtype, np.floating) and not np.issubdtype(arr.dtype, np.integer):
+                raise ReleaseFileError(f"model array {key} is not numeric")
+            arr = arr.astype(np.float64)
+            if np.isnan(arr).any() or np.isposinf(arr).any():
+                raise ReleaseFileError(f"model array {key} has NaN or +inf values")
+            if np.isneginf(arr).all():
+                raise ReleaseFileError(f"model array {key} gives zero probability everywhere")
+            pots[c] = arr
+        model = cls(domain, pots, total, cliques=cliques, edges=edges)
+        if not all(np.isfinite(b).all() for b in model.beliefs):
+            raise ReleaseFileError("model potentials give non-finite marginals")
+        return model
+
+    @classmethod
+    def from_mbi(cls, mrf: Any) -> "GraphicalModel":
+        """Convert an ``mbi.MarkovRandomField`` (log-potentials on its cliques) to numpy."""
+        domain = {a: int(n) for a, n in mrf.domain.config.items()}
+        pots = {}
+        for cl in mrf.potentials.cliques:
+            f = mrf.potentials[cl]
+            pots[tuple(f.domain.attributes)] = np.asarray(f.values, dtype=np.float64)
+        return cls(domain, pots, float(mrf.total))
+
+    # ------------------------------------------------------------------ info
+    @property
+    def size_mb(self) -> float:
+        return sum(cells(self.domain, c) for c in self.cliques) * 8 / 2**20
+
+    def __repr__(self) -> str:
+        return (
+            f"GraphicalModel({len(self.domain)} columns, {len(self.cliques)} cliques, "
+            f"{self.size_mb:.3g} MB, total={self.total:.6g})"
+        )
+
+
+def _draw(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n iid draws from a categorical distribution (inverse CDF)."""
+    cdf = np.cumsum(prob)
+    cdf /= cdf[-1]
+    idx = np.searchsorted(cdf, rng.random(n), side="right")
+    return np.minimum(idx, prob.size - 1)

@@ -1,0 +1,146 @@
+"""Marginal workloads: which marginals the release should answer well, with weights.
+
+A workload is a list of ``(clique, weight)`` pairs; a clique is a tuple of column names.
+AIM selects among the *downward closure* of the workload (every non-empty subset of a workload
+clique), scoring candidate r with weight w_r = sum over workload cliques s of c_s * |r & s|.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable
+
+from ddssp.errors import WorkloadError
+
+Workload = list[tuple[tuple[str, ...], float]]
+
+
+def _cells(domain: dict[str, int], clique: Iterable[str]) -> int:
+    return math.prod(int(domain[a]) for a in clique)
+
+
+def all_pairs(domain: dict[str, int], max_cells: int | None = None) -> Workload:
+    """Every two-way marginal (columns in domain order), weight 1; optionally capped in cells."""
+    cols = list(domain)
+    if len(cols) < 2:
+        raise WorkloadError(
+            f"all pairs needs at least two columns, the domain has {len(cols)}: {cols}"
+        )
+    wl: Workload = [((a, b), 1.0) for a, b in itertools.combinations(cols, 2)]
+    return cap_cells(wl, domain, max_cells) if max_cells is not None else wl
+
+
+def target_pairs(domain: dict[str, int], target: str, max_cells: int | None = None) -> Workload:
+    """The target's one-way marginal plus every pair (target, other column), weight 1."""
+    if target not in domain:
+        raise WorkloadError(
+            f"target column {target!r} is not in the domain (columns: {', '.join(domain)})"
+        )
+    wl: Workload = [((target,), 1.0)]
+    wl += [((target, c), 1.0) for c in domain if c != target]
+    return cap_cells(wl, domain, max_cells) if max_cells is not None else wl
+
+
+def cap_cells(workload: Workload, domain: dict[str, int], max_cells: int) -> Workload:
+    """Drop workload cliques whose marginal has more than ``max_cells`` cells."""
+    if max_cells is None or max_cells < 1:
+        raise WorkloadError(f"max_cells must be a positive integer, got {max_cells!r}")
+    kept = [(cl, w) for cl, w in workload if _cells(domain, cl) <= max_cells]
+    if not kept:
+        raise WorkloadError(
+            f"no workload marginal has at most {max_cells} cells; raise the cell cap"
+        )
+    return kept
+
+
+def load_workload(path: str | Path, domain: dict[str, int]) -> Workload:
+    """Read a workload from JSON: ``[{"clique": ["a", "b"], "weight": 1.0}, ...]`` or
+    ``[["a", "b"], ...]`` (weight 1), then validate it against ``domain``."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise WorkloadError(f"workload file not found: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise WorkloadError(f"cannot read workload file {path}: {e}") from None
+    if not isinstance(raw, list):
+        raise WorkloadError(f"workload file {path} must hold a JSON list of cliques")
+    wl: Workload = []
+    for i, item in enumerate(raw):
+        weight: Any = 1.0
+        if isinstance(item, dict):
+            if "clique" not in item:
+                raise WorkloadError(f"workload entry {i} in {path} has no 'clique' key")
+            clique, weight = item["clique"], item.get("weight", 1.0)
+        else:
+            clique = item
+        if isinstance(clique, str):
+            clique = [clique]
+        if not isinstance(clique, list) or not all(isinstance(c, str) for c in clique):
+            raise WorkloadError(
+                f"workload entry {i} in {path} must be a list of column names, got {clique!r}"
+            )
+        try:
+            weight = float(weight)
+        except (TypeError, ValueError):
+            raise WorkloadError(f"workload entry {i} in {path} has a non-numeric weight {weight!r}") from None
+        wl.append((tuple(clique), weight))
+    return validate_workload(wl, domain)
+
+
+def validate_workload(workload: Workload, domain: dict[str, int]) -> Workload:
+    """Check a workload against a domain; return it with cliques as tuples and float weights.
+
+    Raises :class:`WorkloadError` for an empty workload, an empty clique, a column not in the domain
+    (named in the message), a column repeated in a clique, or a weight that is not finite and > 0.
+    """
+    if workload is None or len(workload) == 0:
+        raise WorkloadError("the workload is empty: give at least one marginal (clique)")
+    out: Workload = []
+    for item in workload:
+        try:
+            clique, weight = item
+        except (TypeError, ValueError):
+            raise WorkloadError(f"workload entries must be (clique, weight) pairs, got {item!r}") from None
+        if isinstance(clique, str):
+            clique = (clique,)
+        clique = tuple(clique)
+        if len(clique) == 0:
+            raise WorkloadError("the workload contains an empty clique")
+        unknown = [c for c in clique if c not in domain]
+        if unknown:
+            raise WorkloadError(
+                f"workload clique {list(clique)} names unknown column(s) {unknown}; "
+                f"known columns: {', '.join(domain)}"
+            )
+        if len(set(clique)) != len(clique):
+            raise WorkloadError(f"workload clique {list(clique)} repeats a column")
+        try:
+            weight = float(weight)
+        except (TypeError, ValueError):
+            raise WorkloadError(f"workload clique {list(clique)} has a non-numeric weight {weight!r}") from None
+        if not math.isfinite(weight) or weight <= 0:
+            raise WorkloadError(f"workload clique {list(clique)} has weight {weight}; weights must be > 0")
+        out.append((clique, weight))
+    return out
+
+
+def downward_closure(workload: Workload) -> dict[tuple[str, ...], float]:
+    """AIM candidates: every non-empty subset r of a workload clique, with weight
+    w_r = sum over workload cliques s of c_s * |r & s|.
+
+    Subsets keep the column order of the first workload clique they come from; cliques that are
+    permutations of each other count as the same candidate.
+    """
+    seen: dict[frozenset, tuple[str, ...]] = {}
+    for clique, _ in workload:
+        for k in range(1, len(clique) + 1):
+            for sub in itertools.combinations(clique, k):
+                seen.setdefault(frozenset(sub), sub)
+    return {
+        r: math.fsum(float(w) * len(key & set(s)) for s, w in workload)
+        for key, r in seen.items()
+    }
