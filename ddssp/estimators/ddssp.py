@@ -1,0 +1,303 @@
+"""DD-SSP: linear and (Chebyshev-approximate) logistic regression from released marginals.
+
+Ferrando et al., "Private regression via data-dependent sufficient statistic perturbation";
+../shared/notes/ddssp-method.md sections 3-6. The fit reads only marginals of a *marginal source*
+(a :class:`ddssp.release.Release`, or :class:`ddssp.suffstats.ExactMarginals` for the non-private
+reference), builds Z^T Z (:func:`ddssp.suffstats.sufficient_statistics`) and solves:
+
+- linear:   theta = (X^T X + ridge * I')^{-1} X^T y   (I' = identity without the intercept entry);
+- logistic: phi(s) = -log(1 + exp(-s)) is replaced on [-R, R] by its degree-2 Chebyshev interpolant
+  b0 + b1 s + b2 s^2 (power-basis coefficients computed with numpy.polynomial; for R = 6:
+  -log 2, 0.5, -0.0707575). The approximate log-likelihood n b0 + b1 theta^T X^T y
+  + b2 theta^T X^T X theta is maximised by theta = -b1 / (2 b2) (X^T X + ridge * I')^{-1} X^T y.
+  (FIX from the method note: the authors' code used the Chebyshev-series coefficients as if they were
+  power coefficients, which shrinks theta by 1/3.)
+
+The fit is post-processing of the release: it spends no privacy budget.
+
+A noisy X^T X can be indefinite. It is then projected onto the PSD cone (``psd="clip"``: negative
+eigenvalues set to 0, then the minimum-norm solution) or shifted by the smallest ridge that makes it
+positive definite (``psd="ridge"``), with a warning saying which and by how much.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from numpy.polynomial import Chebyshev, Polynomial
+
+from ddssp.errors import DDSSPError
+from ddssp.estimators.base import DPClassifier, DPRegressor, as_matrix
+from ddssp.suffstats import INTERCEPT, Encoding, SuffStats, check_source, sufficient_statistics
+
+#: relative eigenvalue tolerance: |lambda| <= _EIG_TOL * max|lambda| counts as zero
+_EIG_TOL = 1e-11
+
+
+# ------------------------------------------------------------------------------------- Chebyshev
+def log_sigmoid(s: Any) -> np.ndarray:
+    """phi(s) = -log(1 + exp(-s)) = log(sigmoid(s)), computed stably."""
+    return -np.logaddexp(0.0, -np.asarray(s, dtype=float))
+
+
+def chebyshev_coefficients(degree: int = 2, R: float = 6.0) -> np.ndarray:
+    """Power-basis coefficients [b0, ..., b_degree] of the Chebyshev interpolant of phi on [-R, R].
+
+    The interpolant is taken at the degree+1 Chebyshev points of the first kind (numpy's
+    ``Chebyshev.interpolate``) and converted to the power basis in s itself (not in s / R)."""
+    if not isinstance(degree, (int, np.integer)) or isinstance(degree, bool) or degree < 1:
+        raise DDSSPError(f"Chebyshev degree must be a positive integer, got {degree!r}")
+    R = float(R)
+    if not math.isfinite(R) or R <= 0:
+        raise DDSSPError(f"the approximation range R must be a positive number, got {R}")
+    cheb = Chebyshev.interpolate(log_sigmoid, int(degree), domain=[-R, R])
+    poly = cheb.convert(kind=Polynomial, domain=[-1.0, 1.0], window=[-1.0, 1.0])
+    coef = np.zeros(int(degree) + 1)
+    coef[: len(poly.coef)] = poly.coef
+    return coef
+
+
+def chebyshev_error_bound(degree: int, R: float) -> float:
+    """Interpolation-error bound at Chebyshev nodes on [-R, R] for degree 2:
+    |phi - p| <= max|phi'''| / (3! 2^2) * R^3, with max|phi'''| = max_p p(1-p)|1-2p| = 1/(6 sqrt 3)."""
+    if degree != 2:
+        raise DDSSPError("the closed-form error bound is implemented for degree 2 only")
+    return (1.0 / (6.0 * math.sqrt(3.0))) / (math.factorial(3) * 2**2) * float(R) ** 3
+
+
+# ------------------------------------------------------------------------------------- solving
+def solve_normal_equations(
+    xtx: np.ndarray, xty: np.ndarray, ridge: float = 0.0, penalized: np.ndarray | None = None, psd: str = "clip"
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """theta solving (xtx + ridge * diag(penalized)) theta = xty, robust to a noisy indefinite xtx.
+
+    Returns theta and a dict ``info`` (``min_eig``, ``max_eig``, ``rank``, ``action``). A PSD but singular
+    matrix gives the minimum-norm solution (as numpy's lstsq on the rows would)."""
+    if psd not in ("clip", "ridge"):
+        raise DDSSPError(f"psd must be 'clip' or 'ridge', got {psd!r}")
+    ridge = float(ridge)
+    if not math.isfinite(ridge) or ridge < 0:
+        raise DDSSPError(f"ridge must be a non-negative number, got {ridge}")
+    A = np.array(xtx, dtype=float)
+    b = np.asarray(xty, dtype=float)
+    p = A.shape[0]
+    if p == 0:
+        return np.zeros(0), {"action": "none", "rank": 0, "min_eig": 0.0, "max_eig": 0.0}
+    A = (A + A.T) / 2.0
+    if ridge:
+        pen = np.ones(p) if penalized is None else np.asarray(penalized, dtype=float)
+        A = A + ridge * np.diag(pen)
+    w, V = np.linalg.eigh(A)
+    scale = max(float(np.max(np.abs(w))), np.finfo(float).tiny)
+    tol = _EIG_TOL * scale * p
+    info: dict[str, Any] = {"min_eig": float(w[0]), "max_eig": float(w[-1]), "action": "none"}
+    if w[0] < -tol:
+        neg = int(np.sum(w < -tol))
+        if psd == "clip":
+            info["action"] = f"clipped {neg} negative eigenvalue(s) to 0 (PSD projection), minimum-norm solution"
+            w = np.where(w < 0, 0.0, w)
+        else:
+            shift = -float(w[0]) * (1 + 1e-6) + tol
+            info["action"] = f"added ridge {shift:.6g} (the smallest that makes it positive definite)"
+            info["extra_ridge"] = shift
+            w = w + shift
+        warnings.warn(
+            f"X^T X from the marginals is not positive semi-definite (smallest eigenvalue {info['min_eig']:.4g}, "
+            f"largest {info['max_eig']:.4g}; noise does this): {info['action']}",
+            stacklevel=3,
+        )
+    keep = w > tol
+    info["rank"] = int(keep.sum())
+    if info["rank"] < p and info["action"] == "none":
+        info["action"] = "singular: minimum-norm solution"
+        warnings.warn(
+            f"X^T X is singular (rank {info['rank']} of {p}; e.g. a level that never occurs or collinear "
+            "features); using the minimum-norm solution",
+            stacklevel=3,
+        )
+    coef = V[:, keep].T @ b
+    theta = V[:, keep] @ (coef / w[keep])
+    return theta, info
+
+
+# ------------------------------------------------------------------------------------- estimators
+class _DDSSPMixin:
+    """Shared fit/predict plumbing: encoding from the source's schema, Z^T Z, named coefficients."""
+
+    kind = "linear"
+    features: Sequence[str] | None
+    encoding: Any
+    ridge: float
+    psd: str
+
+    def _make_encoding(self, source: Any, target: str | None) -> Encoding:
+        enc = self.encoding
+        if isinstance(enc, Encoding):
+            if target is not None and target != enc.target:
+                raise DDSSPError(f"target {target!r} differs from the encoding's target {enc.target!r}")
+            if enc.kind != self.kind:
+                raise DDSSPError(f"the encoding was built for a {enc.kind} model, this is a {self.kind} model")
+            if self.features is not None and list(self.features) != enc.features:
+                raise DDSSPError("features given both in the estimator and (differently) in the encoding")
+            return enc
+        if target is None:
+            target = getattr(source, "target", None)
+            if target is None:
+                raise DDSSPError("fit needs the target column: fit(source, target='...')")
+        if enc is not None and not isinstance(enc, Mapping):
+            raise DDSSPError("encoding must be an Encoding, a {column: 'onehot'|'numeric'} dict, or None")
+        return Encoding(source.schema, self.features, target, kind=self.kind, overrides=enc)
+
+    def _fit_stats(self, source: Any, target: str | None) -> tuple[Encoding, SuffStats]:
+        check_source(source)
+        enc = self._make_encoding(source, target)
+        stats = sufficient_statistics(source, enc)
+        if not stats.n > 0:
+            raise DDSSPError(f"the source's total is {stats.n}; there is no data to fit")
+        return enc, stats
+
+    def _solve(self, stats: SuffStats, enc: Encoding) -> np.ndarray:
+        pen = np.array([0.0 if n == INTERCEPT else 1.0 for n in enc.names])
+        theta, info = solve_normal_equations(stats.xtx, stats.xty, self.ridge, pen, self.psd)
+        self.solve_info_ = info
+        return theta
+
+    def _finish(self, theta: np.ndarray, enc: Encoding, stats: SuffStats, source: Any) -> None:
+        names = enc.names
+        if enc.intercept:
+            i = names.index(INTERCEPT)
+            self.intercept_ = float(theta[i])
+            self.coef_ = np.delete(theta, i)
+        else:
+            self.intercept_ = 0.0
+            self.coef_ = theta
+        self.feature_names_in_ = enc.feature_names
+        self.encoding_ = enc
+        self.suffstats_ = stats
+        self.n_ = stats.n
+        self.target_ = enc.target
+        privacy: dict[str, Any] = {"post_processing": True}
+        for k in ("eps", "delta", "rho"):
+            v = getattr(source, k, None)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                privacy[k] = float(v)
+        self.privacy_ = privacy
+        self.schema_ = source.schema
+
+    def coef_table(self) -> pd.Series:
+        """Coefficients by encoded name, intercept first."""
+        self._check_fitted()  # type: ignore[attr-defined]
+        return pd.Series(
+            np.concatenate([[self.intercept_], self.coef_]), index=[INTERCEPT] + list(self.feature_names_in_)
+        )
+
+    def _design(self, X: Any) -> np.ndarray:
+        """Encoded features (without the intercept) for codes, raw values or an encoded matrix."""
+        enc: Encoding = self.encoding_
+        if isinstance(X, pd.DataFrame):
+            cols = [str(c) for c in X.columns]
+            if set(enc.features) <= set(cols):
+                return enc.transform(self._codes(X), intercept=False)
+            if cols == enc.feature_names:
+                return as_matrix(X)[0]
+            if cols == enc.names:
+                return as_matrix(X)[0][:, 1:] if enc.intercept else as_matrix(X)[0]
+            missing = [c for c in enc.features if c not in cols]
+            raise DDSSPError(f"the table lacks feature column(s) {missing}")
+        arr, _ = as_matrix(X)
+        if arr.shape[1] == len(self.coef_):
+            return arr
+        if enc.intercept and arr.shape[1] == len(enc.names):
+            return arr[:, 1:]
+        raise DDSSPError(
+            f"X has {arr.shape[1]} columns; expected the {len(self.coef_)} encoded features "
+            f"{enc.feature_names[:5]}{'...' if len(self.coef_) > 5 else ''} or a DataFrame with columns {enc.features}"
+        )
+
+    def _codes(self, X: pd.DataFrame) -> pd.DataFrame:
+        """X[features] as codes: integer columns within the domain are codes; otherwise the schema
+        encodes raw values (labels / numeric values) first."""
+        enc: Encoding = self.encoding_
+        sub = X[enc.features]
+        is_codes = all(
+            pd.api.types.is_integer_dtype(sub[c]) and (len(sub) == 0 or (sub[c].min() >= 0 and sub[c].max() < enc.domain[c]))
+            for c in enc.features
+        )
+        if is_codes:
+            return sub
+        schema = self.schema_
+        if not hasattr(schema, "encode"):
+            raise DDSSPError("the table is not integer codes and the schema cannot encode raw values")
+        full = X.copy()
+        for c in schema.names:  # encode needs every schema column; fill the unused ones with a valid value
+            if c not in full.columns:
+                col = schema.column(c)
+                full[c] = col.values[0] if getattr(col, "values", None) is not None else col.labels[0]
+        return schema.encode(full[list(schema.names)])[enc.features]
+
+
+class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
+    """DD-SSP linear regression from a marginal source.
+
+    ``fit(source, target=...)``; the target is encoded in [-1, 1] (its level values rescaled), so
+    ``predict`` returns values on that scale (``predict_original`` maps them back)."""
+
+    kind = "linear"
+
+    def __init__(self, ridge: float = 0.0, features: Sequence[str] | None = None, encoding: Any = None,
+                 psd: str = "clip"):
+        self.ridge = ridge
+        self.features = features
+        self.encoding = encoding
+        self.psd = psd
+
+    def fit(self, source: Any, target: str | None = None) -> "DDSSPLinearRegression":
+        enc, stats = self._fit_stats(source, target)
+        theta = self._solve(stats, enc)
+        self._finish(theta, enc, stats, source)
+        return self
+
+    def predict_original(self, X: Any) -> np.ndarray:
+        """Predictions on the target's level-value scale (undoing the [-1, 1] rescaling)."""
+        return self.encoding_.decode_target(self.predict(X))
+
+
+class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
+    """DD-SSP logistic regression (degree-2 Chebyshev approximation of the log-likelihood on [-R, R]).
+
+    The binary target's first level is class 0 (encoded -1), its second level class 1 (+1);
+    ``classes_`` = [0, 1] are the target's codes, ``target_labels_`` their schema labels.
+    Degree > 2 needs moments of order > 2 (k-way marginals) and is refused."""
+
+    kind = "logistic"
+
+    def __init__(self, degree: int = 2, R: float = 6.0, ridge: float = 0.0, features: Sequence[str] | None = None,
+                 encoding: Any = None, psd: str = "clip"):
+        self.degree = degree
+        self.R = R
+        self.ridge = ridge
+        self.features = features
+        self.encoding = encoding
+        self.psd = psd
+
+    def fit(self, source: Any, target: str | None = None) -> "DDSSPLogisticRegression":
+        if self.degree != 2:
+            raise DDSSPError(
+                f"Chebyshev degree {self.degree!r} is not supported: DD-SSP from two-way marginals gives the "
+                "moments of degree 2 only (a degree-M approximation needs M-way marginals); use degree=2"
+            )
+        b = chebyshev_coefficients(2, self.R)
+        if not b[2] < 0:
+            raise DDSSPError(f"the Chebyshev approximation on [-{self.R}, {self.R}] is not concave (b2={b[2]})")
+        enc, stats = self._fit_stats(source, target)
+        theta = (-b[1] / (2.0 * b[2])) * self._solve(stats, enc)
+        self._finish(theta, enc, stats, source)
+        self.chebyshev_coef_ = b
+        self.classes_ = np.array([0, 1])
+        labels = getattr(source.schema.column(enc.target), "labels", None)
+        self.target_labels_ = list(labels) if labels is not None else ["0", "1"]
+        return self
