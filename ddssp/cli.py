@@ -23,6 +23,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("synth", "ddssp.commands.synth"),
     ("bench", "ddssp.commands.bench"),
     ("schema", "ddssp.commands.schema"),
+    ("fit", "ddssp.commands.fit"),
 ]
 
 
