@@ -536,7 +536,8 @@ def weighted_ssp(
     ledger: Ledger | None = None,
     X: np.ndarray | None = None,
     round: int | None = None,
-) -> np.ndarray:
+    return_stats: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Algorithm 1 (task-weighted SSP), zCDP cost beta (charged to ``ledger`` before any noise is drawn).
 
     x clipped to ||x|| <= clip_x, y to |y| <= clip_x clip_star;
@@ -545,7 +546,8 @@ def weighted_ssp(
     theta_i = (PSD(A_i) + ridge I)^+ b_i  (the ridge is data-independent and added after the noise).
     Sensitivity: removing user j moves the stacked upper triangles of (A_i) by at most
     sqrt(sum_i w_ij^2) clip_x^2 <= sqrt(beta) clip_x^2 in L2, so each release costs beta/2; the same for b.
-    ``X`` replaces data.X (DP-ALS passes the user embeddings here).
+    ``X`` replaces data.X (DP-ALS passes the user embeddings here). ``return_stats=True`` also returns the
+    noisy (A_hat, b_hat) (already released quantities; used by the calibration tests).
     """
     beta = check_rho(beta, "beta")
     clip_x = _check_bound(clip_x, "clip_x (declared bound on ||x||)")
@@ -575,7 +577,8 @@ def weighted_ssp(
     m, d = data.n_tasks, X.shape[1]
     A_hat = A + sigma_A * sym_noise(m, d, rng)
     b_hat = b + sigma_b * rng.normal(size=(m, d))
-    return solve_ridge(psd_project(A_hat), b_hat, ridge)
+    theta = solve_ridge(psd_project(A_hat), b_hat, ridge)
+    return (theta, A_hat, b_hat) if return_stats else theta
 
 
 # =========================================================================== Algorithm 2: noisy GD
