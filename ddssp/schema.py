@@ -39,6 +39,8 @@ from ddssp.errors import SchemaError
 
 FORMAT = "ddssp-schema/1"
 KINDS = ("categorical", "numeric")
+#: no column may have more levels than this (a typo in a domain file should not exhaust memory)
+MAX_LEVELS = 1_000_000
 #: default label of the missing level :meth:`Schema.infer` adds when a column has empty cells
 INFER_MISSING_LABEL = "<missing>"
 
@@ -73,6 +75,18 @@ def _as_label(v: Any) -> str:
             return str(int(f))
         return repr(f)
     return str(v)
+
+
+def _numeric_label(label: str) -> str | None:
+    """'1.0' -> '1', ' 7 ' -> '7' (an integral number written differently); None otherwise. Used only
+    when a label has no exact match, so it can never change which level an exact label maps to."""
+    try:
+        f = float(label)
+    except (TypeError, ValueError):
+        return None
+    if math.isfinite(f) and f == int(f):
+        return str(int(f))
+    return None
 
 
 def _few(values: Iterable[Any], k: int = 5) -> str:
@@ -327,6 +341,9 @@ class Column:
             levels = d["levels"]
             if not isinstance(levels, list):
                 raise SchemaError(f"column {name!r}: \"levels\" must be a list")
+            odd = [v for v in levels if isinstance(v, bool) or not isinstance(v, (str, int, float))]
+            if odd:
+                raise SchemaError(f"column {name!r}: levels must be strings or numbers, got {_few(odd)}")
             return cls.categorical(name, levels, missing=missing)
         # numeric
         forms = [k for k in ("edges", "bins", "size") if k in d]
@@ -392,6 +409,10 @@ def _int_if_whole(xs):
 def _check_size(name: str, size: Any) -> int:
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise SchemaError(f"column {name!r}: domain size must be a positive integer, got {size!r}")
+    if size > MAX_LEVELS:
+        raise SchemaError(
+            f"column {name!r}: domain size {size} is more than {MAX_LEVELS} levels; group or bin the column"
+        )
     return int(size)
 
 
@@ -509,7 +530,8 @@ class Schema:
         present = s[~isna]
         uniq = pd.unique(present)
         ulabels = [_as_label(v) for v in uniq]
-        ucodes = np.array([lookup.get(lab, -1) for lab in ulabels], dtype=np.int64)
+        ucodes = np.array([lookup.get(lab, lookup.get(_numeric_label(lab), -1)) for lab in ulabels],
+                          dtype=np.int64)
         if len(uniq):
             idx = pd.Index(uniq).get_indexer(present)
             codes[~isna] = ucodes[idx]

@@ -94,6 +94,20 @@ def test_categorical_labels_match_as_strings_from_csv_and_numbers(tmp_path):
         assert s.encode(df).to_numpy().tolist() == expected
 
 
+def test_integral_numbers_written_differently_match_integer_labels():
+    s = Schema([Column.coded("a", 3), Column.categorical("b", ["1", "1.0", "x"])])
+    df = pd.DataFrame({"a": ["0", "2.0", " 1"], "b": ["1", "1.0", "x"]})
+    # exact labels always win: "1.0" is its own level in b
+    assert s.encode(df).to_numpy().tolist() == [[0, 0], [2, 1], [1, 2]]
+    with pytest.raises(SchemaError, match="'1.5'"):
+        s.encode(pd.DataFrame({"a": ["1.5"], "b": ["x"]}))
+
+
+def test_huge_domain_size_refused():
+    with pytest.raises(SchemaError, match="more than"):
+        Schema.from_domain({"a": 10**12}, categorical=["a"])
+
+
 def test_clipping_warns_once_per_column_with_count():
     s = Schema([Column.binned("age", [20, 40, 60]), Column.levels("k", [1, 2, 3])])
     df = pd.DataFrame({"age": [10, 25, 70, 80, 60], "k": [0, 1, 2, 3, 9]})
