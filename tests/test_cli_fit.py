@@ -92,3 +92,23 @@ def test_fit_missing_release_file(tmp_path, capsys):
     assert main(["fit", str(tmp_path / "absent.release"), "--target", "y"]) == 1
     err = capsys.readouterr().err
     assert "not found" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_fit_real_release_end_to_end(tmp_path, capsys):
+    """A real (small) AIM release saved to disk, then `ddssp fit` on the file alone."""
+    schema, codes = mixed_schema(), mixed_codes(4000, seed=12)
+    rel = release_mod.release(codes, schema, eps=4.0, delta=1e-6, seed=0, rounds=24, target="member", encoded=True)
+    path = tmp_path / "mixed.release"
+    rel.save(path)
+    assert main(["fit", str(path), "--target", "member", "--model", "logistic", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    est = DDSSPLogisticRegression().fit(release_mod.Release.load(path), target="member")
+    np.testing.assert_allclose(list(out["coef"].values()), est.coef_, rtol=1e-9)
+    assert out["privacy"]["eps"] == 4.0 and out["privacy"]["post_processing"] is True
+    # the release's model total is a noisy estimate of the number of rows
+    assert abs(out["n"] - len(codes)) < 0.1 * len(codes)
+    exact = DDSSPLogisticRegression().fit(ExactMarginals(codes, schema), target="member")
+    # the strong effects (age, rank, y drive member) are recovered close to the exact-marginal fit
+    idx = [est.feature_names_in_.index(c) for c in ("age", "rank", "y")]
+    assert np.max(np.abs(est.coef_[idx] - exact.coef_[idx])) < 0.4
