@@ -471,3 +471,16 @@ def test_runner_paper_protocol_and_errors(tmp_path):
         run_bench(p, tmp_path / "o4", quiet=True)
     with pytest.raises(WorkloadError, match="unknown method"):
         run_bench(_write_spec(tmp_path), tmp_path / "o5", quiet=True, methods=["OLS"])
+
+
+@pytest.mark.slow
+def test_example_script_runs(repo_root, capsys):
+    """examples/pdp_op_on_synthetic.py end to end (AIM release of the census example, ~10 s)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("pdp_example", repo_root / "examples" / "pdp_op_on_synthetic.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--rows", "3000"]) == 0
+    out = capsys.readouterr().out
+    assert "PDP-OP on synthetic" in out and "NonPers on real rows" in out
