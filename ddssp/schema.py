@@ -245,6 +245,8 @@ class Column:
 
     @classmethod
     def _numeric(cls, name, labs, v, e, bounds, missing, clip, custom) -> "Column":
+        if len(labs) != len(v):
+            raise SchemaError(f"column {name!r}: {len(v)} levels but {len(labs)} labels")
         vals = np.asarray(v, dtype=float)
         if missing is not None:
             missing = _as_label(missing)
@@ -360,14 +362,21 @@ class Column:
                     or not bounds[0] <= bounds[1]):
                 raise SchemaError(f"column {name!r}: \"bounds\" must be [low, high] with low <= high")
         labels = d.get("labels")
+        if labels is not None and (not isinstance(labels, list)
+                                   or not all(isinstance(x, str) for x in labels)):
+            raise SchemaError(f"column {name!r}: \"labels\" must be a list of strings")
         if "bins" in d:
             bins = d["bins"]
             if bounds is None:
                 raise SchemaError(f"column {name!r}: \"bins\" needs \"bounds\"")
             if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
                 raise SchemaError(f"column {name!r}: \"bins\" must be a positive integer")
+            if bins > MAX_LEVELS:
+                raise SchemaError(f"column {name!r}: \"bins\" {bins} is more than {MAX_LEVELS}")
             if not bounds[0] < bounds[1]:
                 raise SchemaError(f"column {name!r}: \"bins\" needs bounds [low, high] with low < high")
+            if "clip" in d and d["clip"] is not True:
+                raise SchemaError(f"column {name!r}: binned columns always clip to their edges")
             edges = np.linspace(bounds[0], bounds[1], bins + 1).tolist()
             return cls.binned(name, edges, d.get("values"), missing, labels)
         if "edges" in d:

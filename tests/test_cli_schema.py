@@ -194,6 +194,7 @@ def test_non_numeric_value_in_numeric_column(table, capsys):
     assert_clean_failure(rc, err, "'forty'")
 
 
+@pytest.mark.filterwarnings("ignore::ddssp.schema.DomainKindsWarning")
 @pytest.mark.parametrize("categorical", [None, "b"])
 def test_domain_smaller_than_codes(tmp_path, capsys, categorical):
     data = tmp_path / "codes.csv"

@@ -296,6 +296,13 @@ def test_json_compact_forms(tmp_path):
      '"bounds": [0, 6]}]}', "outer edges"),
     ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "categorical", "levels": ["x"], '
      '"colour": 1}]}', "unknown keys"),
+    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric", "values": [1, 2], '
+     '"labels": ["one"]}]}', "2 levels but 1 labels"),
+    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric", "bins": 4}]}', "bounds"),
+    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "categorical", "levels": [[1]]}]}',
+     "strings or numbers"),
+    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "categorical", "levels": ["x"]}, '
+     '{"name": "a", "kind": "categorical", "levels": ["y"]}]}', "twice"),
     ('{"a": 3, "b": 0}', "positive integer"),
     ('{"a": 3, "b": "x"}', "neither"),
 ])
