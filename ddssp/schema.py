@@ -135,6 +135,13 @@ class Column:
                 and np.array_equal(self.values, np.arange(self.size, dtype=float)))
 
     @property
+    def integral_values(self) -> bool:
+        """Numeric, no missing level, and every representative value is a whole number: decode
+        returns int64 (so codes 0..m-1 of a domain file come back as 0..m-1, not 0.0..)."""
+        return (self.kind == "numeric" and self.missing is None
+                and bool(np.all(np.mod(self.values, 1) == 0)) and bool(np.all(np.abs(self.values) < 2**53)))
+
+    @property
     def is_binned(self) -> bool:
         return self.kind == "numeric" and self.edges is not None
 
@@ -632,7 +639,8 @@ class Schema:
         return codes
 
     def decode(self, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
-        """Labels (categorical, as strings) and representative values (numeric, float; NaN for a
+        """Labels (categorical, as strings) and representative values (numeric: int64 when every
+        level value is a whole number and there is no missing level, else float with NaN for a
         missing level) from integer codes. A DataFrame may hold any subset of the schema's columns
         (output in schema order); an array must have one column per schema column, in order."""
         if isinstance(codes, pd.DataFrame):
@@ -673,7 +681,8 @@ class Schema:
             if col.kind == "categorical":
                 out[n] = np.asarray(col.labels, dtype=object)[ai]
             else:
-                out[n] = col.values[ai]
+                v = col.values[ai]
+                out[n] = v.astype(np.int64) if col.integral_values else v
         return pd.DataFrame(out, index=index, columns=names)
 
     # ----------------------------------------------------------------- JSON

@@ -72,6 +72,16 @@ def test_decode_gives_labels_and_representative_values():
     assert dec["edu"].tolist() == [8.0, 12.0, 16.0, 16.0, 8.0, 12.0]
 
 
+def test_decode_dtypes():
+    s = Schema([Column.ordinal("o", 4), Column.levels("w", [1, 2.5]), Column.binned("b", [0, 2, 4]),
+                Column.binned("h", [0, 1, 2]), Column.levels("m", [1, 2], missing="NA")])
+    dec = s.decode(np.array([[3, 1, 1, 1, 2]]))
+    assert dec["o"].dtype == np.int64 and dec["o"][0] == 3  # domain codes come back as integers
+    assert dec["b"].dtype == np.int64 and dec["b"][0] == 3  # midpoints 1 and 3
+    assert dec["w"].dtype == float and dec["h"].dtype == float and dec["h"][0] == 1.5
+    assert dec["m"].dtype == float and np.isnan(dec["m"][0])
+
+
 def test_round_trip_exact_on_codes_from_array():
     s = small_schema()
     rng = np.random.default_rng(0)
