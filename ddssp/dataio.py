@@ -9,6 +9,7 @@ match whether the table came from CSV (text) or Parquet / a DataFrame (numbers).
 from __future__ import annotations
 
 import csv
+import json
 import os
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pandas as pd
 from ddssp.errors import DataError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
+NOT_CSV_SUFFIXES = (".json", ".xlsx", ".xls", ".ods", ".zip", ".gz", ".bz2", ".xz", ".pdf", ".npy", ".pkl")
 
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
@@ -57,7 +59,13 @@ def _read_csv(p: Path) -> pd.DataFrame:
     if not head.strip():
         raise DataError(f"{p} is empty: no header and no rows")
     if b"\x00" in head:
-        raise DataError(f"{p} is not a CSV file (it contains binary data)")
+        raise DataError(f"{p} is not a CSV file (it contains binary data; if it is compressed, "
+                        "decompress it first)")
+    suffix = p.suffix.lower()
+    if suffix in NOT_CSV_SUFFIXES or _is_json(p, head):
+        kind = suffix.lstrip(".").upper() if suffix in NOT_CSV_SUFFIXES else "JSON"
+        raise DataError(f"{p} is not a CSV file (it looks like {kind}); "
+                        "give a CSV with a header row, or a Parquet file")
     # one pass with the csv module: decoding, header and row lengths
     try:
         with open(p, newline="", encoding="utf-8-sig") as fh:
@@ -102,6 +110,17 @@ def _read_csv(p: Path) -> pd.DataFrame:
         raise DataError(f"{p} is not a well-formed CSV: {str(exc).strip().splitlines()[0]}") from None
     df.columns = [str(c).strip() for c in df.columns]
     return df
+
+
+def _is_json(p: Path, head: bytes) -> bool:
+    """The file parses as JSON (only tried when it starts with '{' or '[' and is not huge)."""
+    if not head.lstrip().startswith((b"{", b"[")) or p.stat().st_size > 50_000_000:
+        return False
+    try:
+        json.loads(p.read_bytes())
+    except ValueError:
+        return False
+    return True
 
 
 def _check_frame(df: pd.DataFrame, p: Path) -> None:

@@ -54,10 +54,22 @@ def test_directory(tmp_path):
     (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "not a CSV"),
     (b"PK\x03\x04\x14\x00\x00\x00\x08\x00", "not a CSV"),
     (b"a,b\n\xff\xfe\xfa,1\n", "not a CSV"),
+    (b'{"a": 3,\n "b": 4}\n', "looks like JSON"),
 ])
 def test_not_a_csv(tmp_path, content, match):
     p = write(tmp_path / "t.csv", content)
     with pytest.raises(DataError, match=match):
+        read_table(p)
+
+
+def test_header_starting_with_bracket_is_still_csv(tmp_path):
+    df = read_table(write(tmp_path / "t.csv", "[id],b\n1,2\n"))
+    assert list(df.columns) == ["[id]", "b"]
+
+
+def test_json_file_by_suffix(tmp_path):
+    p = write(tmp_path / "adult-domain.json", "a,b\n1,2\n")
+    with pytest.raises(DataError, match="not a CSV"):
         read_table(p)
 
 
