@@ -208,4 +208,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ddssp.errors import DDSSPError
+
+    try:
+        sys.exit(main())
+    except DDSSPError as exc:
+        print(f"make_census: error: {exc}", file=sys.stderr)
+        sys.exit(1)
