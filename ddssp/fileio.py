@@ -42,6 +42,9 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator
     """
     out = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the mode open() would
     try:
         with os.fdopen(fd, mode, **kwargs) as fh:
             yield fh
