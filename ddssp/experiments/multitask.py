@@ -63,10 +63,59 @@ def _rmse(pred: np.ndarray, y: np.ndarray) -> float:
 def run(spec: dict, ctx) -> pd.DataFrame:
     mode = spec.get("mode", "regression")
     if mode == "regression":
-        return _run_regression(spec, ctx)
+        df = _run_regression(spec, ctx)
+        _plot_panels(df, ctx.outdir / "rmse_vs_mu.png", x="mu", panel=("method", "a"), line="epsilon")
+        return df
     if mode == "als":
-        return _run_als(spec, ctx)
+        df = _run_als(spec, ctx)
+        _plot_panels(df[df.bucket != "all"], ctx.outdir / "rmse_by_bucket.png", x="bucket",
+                     panel=("epsilon",), line="name")
+        return df
     raise WorkloadError(f"multitask-synthetic: unknown mode {mode!r}; use 'regression' or 'als'")
+
+
+def _plot_panels(df: pd.DataFrame, path, x: str, panel: tuple[str, ...], line: str) -> None:
+    """Mean metric vs ``x``, one panel per ``panel`` setting and metric, one line per ``line`` value.
+    (The generic bench plot overlays every setting of a method; this one keeps them apart.)"""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return
+    df = df.dropna(subset=[c for c in (x, *panel) if c != "bucket"]).copy()
+    if df.empty:
+        return
+    if "name" not in df.columns:
+        df["name"] = df["method"]
+    if line == "name" and "mu" in df.columns:
+        df["name"] = [m + ("" if (isinstance(u, float) and math.isnan(u)) else f" mu={u:g}")
+                      for m, u in zip(df["method"], df["mu"])]
+    groups = list(df.groupby(["metric", *panel], sort=True))
+    if not groups:
+        return
+    cols = min(4, len(groups))
+    rows_ = math.ceil(len(groups) / cols)
+    fig, axes = plt.subplots(rows_, cols, figsize=(4.2 * cols, 3.4 * rows_), squeeze=False)
+    for ax, (key, g) in zip(axes.ravel(), groups):
+        mean = g.groupby([line, x])["value"].mean().reset_index()
+        for lv, gg in mean.groupby(line, sort=True):
+            ax.plot(gg[x].astype(str) if x == "bucket" else gg[x], gg["value"], marker="o", label=f"{line}={lv}"
+                    if line != "name" else str(lv))
+        ax.set_title(", ".join(f"{k}={v}" for k, v in zip(("metric", *panel), key)), fontsize=9)
+        ax.set_xlabel(x)
+        ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes.ravel()[len(groups):]:
+        ax.axis("off")
+    fig.tight_layout()
+    from ddssp.fileio import atomic_write
+
+    with atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=100)
+    plt.close(fig)
 
 
 # --------------------------------------------------------------------------- regression (Appendix C)
