@@ -189,7 +189,8 @@ class CalibratedTree:
         for v in self.order[1:]:  # distribute: parents before children
             p = self.parent[v]
             s = self.sep[(v, p)]
-            msg = logsumexp_to(b[p], cl[p], s) - up[v]
+            with np.errstate(invalid="ignore"):
+                msg = logsumexp_to(b[p], cl[p], s) - up[v]
             msg = np.where(np.isnan(msg), -np.inf, msg)
             b[v] = b[v] + bcast(msg, s, cl[v])
         return [x - logz for x in b], logz
