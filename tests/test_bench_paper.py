@@ -91,6 +91,10 @@ def test_objpert_on_example_logistic(tmp_path):
     assert 0.5 < auc[("public", 0.5)] <= 1.0
     # ObjPert at eps -> infinity approaches the non-private fit (public has a tiny ridge of 1)
     assert auc[("objpert", 1e9)] == pytest.approx(auc[("public", 0.5)], abs=0.01)
+    # the release-based methods run on a logistic task too (one release, DD-SSP via Chebyshev)
+    results, _ = bench.run_bench(spec, tmp_path / "out2", eps=[1.0], methods=["ddssp", "aim-synth"], quiet=True)
+    assert set(results["method"]) == {"ddssp", "aim-synth"}
+    assert np.all((results["value"] > 0.5) & (results["value"] <= 1.0))
 
 
 def test_release_methods_share_one_release(tmp_path, monkeypatch):
