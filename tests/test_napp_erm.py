@@ -12,6 +12,9 @@ from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.napp_erm import (
     LOSSES,
     NAPPERM,
+    NAPPApproximationWarning,
+    dp_shift,
+    linear_ey,
     augmented_rows,
     curvature,
     gaussian_b_sigma,
@@ -205,18 +208,21 @@ def test_vs_plus_is_sparser_at_moderate_noise():
 
 def test_interface_and_prediction():
     X, y = sim("poisson", 300, 16)
-    m = NAPPERM(loss="poisson", Lambda=2.0, eps=1.0, y_bound=50, theta_bound=3.0, max_iter=3, n_e=1000,
-                seed=0).fit(X, y)
+    with pytest.warns(NAPPApproximationWarning):  # eps = 1 with n_e = 1000: the DP term is not realised
+        m = NAPPERM(loss="poisson", Lambda=2.0, eps=1.0, y_bound=50, theta_bound=3.0, max_iter=3, n_e=1000,
+                    seed=0).fit(X, y)
+    assert m.privacy_["dp_term_shift"] > 0.1
     assert m.coef_.shape == (P,) and m.intercept_ == 0.0
     np.testing.assert_allclose(m.predict(X), np.exp(X @ m.coef_))
     assert m.privacy_["eps"] == 1.0 and m.privacy_["noise"] == "spherical Laplace"
     assert np.linalg.norm(m.coef_) <= 3.0 + 1e-9  # the parameter ball is respected
     Xl, yl = sim("logistic", 300, 17)
-    c = NAPPERM(loss="logistic", Lambda=2.0, eps=1.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0).fit(Xl, yl)
+    c = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0).fit(Xl, yl)
+    assert c.privacy_["dp_term_shift"] < 0.1
     assert set(np.unique(c.predict(Xl))) <= {0, 1}
     assert c.predict_proba(Xl).shape == (300, 2)
     # same seed -> same fit
-    c2 = NAPPERM(loss="logistic", Lambda=2.0, eps=1.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0).fit(Xl, yl)
+    c2 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0).fit(Xl, yl)
     np.testing.assert_array_equal(c.coef_, c2.coef_)
 
 
@@ -257,3 +263,37 @@ def test_lambda0_at_minimum_is_accepted_and_logistic_y_checked():
     assert m.privacy_["Lambda0"] == 1.0
     with pytest.raises(DDSSPError):
         NAPPERM(loss="logistic", eps=1.0, n_e=100, max_iter=2).fit(X, y)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_dp_term_is_realised_to_first_order(loss):
+    """The augmented rows' loss, as a function of theta along a direction, has slope b . u at 0 and its
+    deviation from b^T theta + theta^T diag(M) theta is second order in the shift |e* . theta|."""
+    rng = np.random.default_rng(20)
+    n_e = 10000
+    M = np.full(P, 3.0)
+    b = rng.normal(0, 40, P)
+    E, ey = augmented_rows(loss, M, b, n_e, rng)
+    _, _, H0 = loss_grad_hess(loss, E, ey, np.zeros(P))
+    f0 = loss_grad_hess(loss, E, ey, np.zeros(P))[0]
+    u = rng.normal(size=P)
+    u /= np.linalg.norm(u)
+    for s in (0.05, 0.2):
+        th = s * u
+        f = loss_grad_hess(loss, E, ey, th)[0]
+        quad = b @ th + 0.5 * th @ H0 @ th
+        shift = dp_shift(loss, b, th, n_e)
+        assert shift < 0.01
+        assert abs(f - f0 - quad) < 0.02 * abs(quad)
+
+
+def test_linear_ey_keeps_rank_one_term_small():
+    rng = np.random.default_rng(21)
+    b = rng.normal(0, 300, P)
+    n_e = 10000
+    c0 = linear_ey(b, n_e)
+    assert c0 > 1.0
+    E, ey = augmented_rows("linear", np.ones(P), b, n_e, rng)
+    _, g, H = loss_grad_hess("linear", E, ey, np.zeros(P))
+    np.testing.assert_allclose(g, b, atol=1e-8 * np.linalg.norm(b))
+    assert np.linalg.norm(np.outer(b, b)) / (n_e * c0**2) <= 0.01 + 1e-12
