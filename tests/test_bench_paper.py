@@ -104,9 +104,9 @@ def test_release_methods_share_one_release(tmp_path, monkeypatch):
     calls = []
     real = ddssp_paper._release
 
-    def counting(codes, schema, eps, s, target, rng):
+    def counting(codes, schema, eps, s, target, rng, callback=None):
         calls.append(eps)
-        return real(codes, schema, eps, s, target, rng)
+        return real(codes, schema, eps, s, target, rng, callback)
 
     monkeypatch.setattr(ddssp_paper, "_release", counting)
     results, _ = bench.run_bench(EXAMPLE_SPEC, tmp_path / "out", eps=[1.0], trials=1, quiet=True)

@@ -252,7 +252,14 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
 
             rel, rel_seconds = None, 0.0
             if any(m in s["methods"] for m in RELEASE_METHODS):
-                rel, rel_seconds = _release(train_codes, schema, eps, s, target, np.random.default_rng(rel_ss))
+
+                def show(p, eps=eps, trial=trial) -> None:
+                    spent = 100.0 * p.rho_spent / p.rho_budget if p.rho_budget else 0.0
+                    bar.set_postfix_str(f"eps={eps:g} trial={trial}: AIM round {p.round}, {spent:.0f}% of budget")
+
+                rel, rel_seconds = _release(
+                    train_codes, schema, eps, s, target, np.random.default_rng(rel_ss), callback=show
+                )
             for method in s["methods"]:
                 t0 = time.perf_counter()
                 if method == "ddssp":
@@ -308,12 +315,15 @@ def _ddssp_model(task: str, enc: Any, options: dict):
     return DDSSPLogisticRegression(encoding=enc, **options)
 
 
-def _release(codes: pd.DataFrame, schema: Any, eps: float, s: dict, target: str, rng: np.random.Generator):
+def _release(codes: pd.DataFrame, schema: Any, eps: float, s: dict, target: str, rng: np.random.Generator,
+             callback=None):
     from ddssp.release import release
 
     aim = dict(s["aim"])
     t0 = time.perf_counter()
-    rel = release(codes, schema, eps=eps, delta=s["delta"], target=target, seed=rng, encoded=True, **aim)
+    rel = release(
+        codes, schema, eps=eps, delta=s["delta"], target=target, seed=rng, encoded=True, callback=callback, **aim
+    )
     return rel, time.perf_counter() - t0
 
 
