@@ -93,5 +93,5 @@ def run(args) -> int:
     width = max(len(n) for n, _ in rows)
     print(f"  {'feature':<{width}}  {'coef':>12}")
     for n, v in rows:
-        print(f"  {n:<{width}}  {v:>12.6f}")
+        print(f"  {n:<{width}}  {(v if abs(v) >= 5e-7 else 0.0):>12.6f}")  # no "-0.000000"
     return 0
