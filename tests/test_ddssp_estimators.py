@@ -279,3 +279,12 @@ def test_adult_exact_marginals(shared_data):
     print(f"\nAdult exact marginals: linear MSE DD-SSP {mse_dd:.5f} lstsq {mse_ls:.5f}; "
           f"logistic AUC DD-SSP {auc_dd:.4f} MLE {auc_lr:.4f}")
     assert auc_dd > 0.85 and auc_lr > 0.85
+
+
+def test_target_defaults_to_the_sources_declared_target():
+    schema, codes = mixed_schema(), mixed_codes(300, seed=13)
+    src = ExactMarginals(codes, schema)
+    src.target = "member"
+    est = DDSSPLogisticRegression().fit(src)
+    assert est.target_ == "member"
+    np.testing.assert_allclose(est.coef_, DDSSPLogisticRegression().fit(src, target="member").coef_)
