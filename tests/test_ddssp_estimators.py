@@ -83,11 +83,11 @@ def test_linear_equals_lstsq_with_exact_marginals():
     assert est.n_ == len(codes)
     # predict: codes, encoded matrix (with or without intercept), encoded DataFrame all agree with X theta
     pred = X @ theta
-    np.testing.assert_allclose(est.predict(codes), pred, atol=1e-9)
+    np.testing.assert_allclose(est.predict(codes, codes=True), pred, atol=1e-9)
     np.testing.assert_allclose(est.predict(X[:, 1:]), pred, atol=1e-9)
     np.testing.assert_allclose(est.predict(X), pred, atol=1e-9)
     np.testing.assert_allclose(est.predict(est.encoding_.frame(codes)), pred, atol=1e-9)
-    np.testing.assert_allclose(est.predict_original(codes), est.encoding_.decode_target(pred))
+    np.testing.assert_allclose(est.predict_original(codes, codes=True), est.encoding_.decode_target(pred))
     assert est.coef_table()["intercept"] == est.intercept_
 
 
@@ -127,7 +127,7 @@ def test_raw_values_are_encoded_with_the_schema():
     est = DDSSPLinearRegression(features=["color", "score", "member"]).fit(ExactMarginals(codes, schema), target="y")
     raw = schema.decode(codes)[["color", "score", "member"]]
     assert not pd.api.types.is_integer_dtype(raw["color"])
-    np.testing.assert_allclose(est.predict(raw), est.predict(codes), atol=1e-12)
+    np.testing.assert_allclose(est.predict(raw), est.predict(codes, codes=True), atol=1e-12)
 
 
 def test_singular_design_gives_min_norm_solution_with_warning():
@@ -204,11 +204,11 @@ def test_logistic_equals_scaled_least_squares():
     theta = -b[1] / (2 * b[2]) * np.linalg.solve(X.T @ X, X.T @ y)
     np.testing.assert_allclose(np.r_[est.intercept_, est.coef_], theta, rtol=1e-8)
     np.testing.assert_allclose(est.chebyshev_coef_, b)
-    proba = est.predict_proba(codes)
+    proba = est.predict_proba(codes, codes=True)
     assert proba.shape == (len(codes), 2)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
     np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-(X @ theta))), rtol=1e-9)
-    assert set(np.unique(est.predict(codes))) <= {0, 1}
+    assert set(np.unique(est.predict(codes, codes=True))) <= {0, 1}
     assert est.target_labels_ == ["no", "yes"]
     # the signal is there: members have higher predicted probability on average
     assert proba[codes["member"] == 1, 1].mean() > proba[codes["member"] == 0, 1].mean()

@@ -81,14 +81,14 @@ class DPEstimator:
             raise DDSSPError(f"X has {arr.shape[1]} columns, the model has {self.coef_.shape[0]} coefficients")
         return arr
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def decision_function(self, X: Any, **kw: Any) -> np.ndarray:
         self._check_fitted()
-        return self._design(X) @ self.coef_ + self.intercept_
+        return self._design(X, **kw) @ self.coef_ + self.intercept_
 
 
 class DPRegressor(DPEstimator):
-    def predict(self, X: Any) -> np.ndarray:
-        return self.decision_function(X)
+    def predict(self, X: Any, **kw: Any) -> np.ndarray:
+        return self.decision_function(X, **kw)
 
 
 class DPClassifier(DPEstimator):
@@ -96,10 +96,10 @@ class DPClassifier(DPEstimator):
 
     classes_: np.ndarray
 
-    def predict_proba(self, X: Any) -> np.ndarray:
-        p1 = special.expit(self.decision_function(X))
+    def predict_proba(self, X: Any, **kw: Any) -> np.ndarray:
+        p1 = special.expit(self.decision_function(X, **kw))
         return np.column_stack([1.0 - p1, p1])
 
-    def predict(self, X: Any) -> np.ndarray:
+    def predict(self, X: Any, **kw: Any) -> np.ndarray:
         classes = getattr(self, "classes_", np.array([0, 1]))
-        return classes[(self.decision_function(X) > 0).astype(int)]
+        return classes[(self.decision_function(X, **kw) > 0).astype(int)]

@@ -195,13 +195,15 @@ class _DDSSPMixin:
             np.concatenate([[self.intercept_], self.coef_]), index=[INTERCEPT] + list(self.feature_names_in_)
         )
 
-    def _design(self, X: Any) -> np.ndarray:
-        """Encoded features (without the intercept) for codes, raw values or an encoded matrix."""
+    def _design(self, X: Any, codes: bool = False) -> np.ndarray:
+        """Encoded features (without the intercept) for a table of raw values (or, with
+        ``codes=True``, of integer codes) or an already encoded matrix."""
         enc: Encoding = self.encoding_
         if isinstance(X, pd.DataFrame):
             cols = [str(c) for c in X.columns]
             if set(enc.features) <= set(cols):
-                return enc.transform(self._codes(X), intercept=False)
+                sub = X[enc.features] if codes else self._codes(X)
+                return enc.transform(sub, intercept=False)
             if cols == enc.feature_names:
                 return as_matrix(X)[0]
             if cols == enc.names:
@@ -219,16 +221,11 @@ class _DDSSPMixin:
         )
 
     def _codes(self, X: pd.DataFrame) -> pd.DataFrame:
-        """X[features] as codes: integer columns within the domain are codes; otherwise the schema
-        encodes raw values (labels / numeric values) first."""
+        """X[features] encoded to codes by the schema. A DataFrame always holds raw values (labels,
+        numeric values); for a domain-file schema those are the codes themselves. Never guessed from
+        dtypes: raw integers (e.g. ages) can fall inside a code range. Pass ``encoding_.transform(codes)``
+        to predict from codes of a full schema."""
         enc: Encoding = self.encoding_
-        sub = X[enc.features]
-        is_codes = all(
-            pd.api.types.is_integer_dtype(sub[c]) and (len(sub) == 0 or (sub[c].min() >= 0 and sub[c].max() < enc.domain[c]))
-            for c in enc.features
-        )
-        if is_codes:
-            return sub
         schema = self.schema_
         if not hasattr(schema, "encode"):
             raise DDSSPError("the table is not integer codes and the schema cannot encode raw values")
@@ -261,9 +258,9 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
         self._finish(theta, enc, stats, source)
         return self
 
-    def predict_original(self, X: Any) -> np.ndarray:
+    def predict_original(self, X: Any, codes: bool = False) -> np.ndarray:
         """Predictions on the target's level-value scale (undoing the [-1, 1] rescaling)."""
-        return self.encoding_.decode_target(self.predict(X))
+        return self.encoding_.decode_target(self.predict(X, codes=codes))
 
 
 class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
