@@ -297,3 +297,12 @@ def test_linear_ey_keeps_rank_one_term_small():
     _, g, H = loss_grad_hess("linear", E, ey, np.zeros(P))
     np.testing.assert_allclose(g, b, atol=1e-8 * np.linalg.norm(b))
     assert np.linalg.norm(np.outer(b, b)) / (n_e * c0**2) <= 0.01 + 1e-12
+
+
+def test_auto_zero_threshold_when_everything_is_zero():
+    X, y = sim("linear", 300, 22)
+    m = NAPPERM(loss="linear", Lambda=200.0, eps=1e12, Lambda0=1.0, y_bound=2.0, theta_bound=3.0,
+                max_iter=30, seed=0).fit(X, y)
+    assert np.abs(m.coef_).max() < 1e-7
+    assert not m.selected_.any()
+    assert penalized_fit("linear", X, y, 200.0).any() == False  # noqa: E712 - the lasso is all zero too

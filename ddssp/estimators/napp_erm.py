@@ -69,6 +69,8 @@ LINEAR_EY = 1.0
 #: gives the augmented Hessian random off-diagonal terms of relative size n_e^-1/2, which keep a coefficient
 #: whose target is 0 at about ||theta||_1 / n_e times a chi-square(1) variable instead of letting it decay.
 AUTO_ZERO_FACTOR = 20.0
+#: ... but never below this (when every coefficient is zero they all sit near THETA_FLOOR).
+AUTO_ZERO_MIN = 1e-7
 #: derivatives of the loss are capped here in the Newton model (see loss_grad_hess).
 DERIV_CAP = 1e100
 #: |theta_j| is floored here before it enters a weight |theta_j|^-gamma.
@@ -388,7 +390,7 @@ class NAPPERM(DPRegressor):
         rows are redrawn every iteration, so that change fluctuates around 1e-3 and a tolerance near that
         level stops the lasso before its zero coefficients have decayed.
       zero_threshold: |theta_j| <= zero_threshold counts as not selected (``selected_``); "auto" (default)
-        is 20 ||theta||_1 / n_e, above the O(||theta||_1 / n_e) level at which the redrawn augmented rows
+        is max(20 ||theta||_1 / n_e, 1e-7), above the O(||theta||_1 / n_e) level at which the redrawn augmented rows
         hold a coefficient whose target is zero (see AUTO_ZERO_FACTOR). In VS/VS+ a coefficient with
         |theta_j| <= 1e-10 keeps its previous sign.
       selection: None | "vs" | "vs+" (NAPP-VS: sign-flipped DP term, b^T|theta|; VS+: b drawn from the
@@ -606,7 +608,7 @@ class NAPPERM(DPRegressor):
         self.n_iter_ = out["n_iter"]
         zt = P["zero_threshold"]
         if zt is None:
-            zt = AUTO_ZERO_FACTOR * float(np.sum(np.abs(self.coef_))) / self.n_e
+            zt = max(AUTO_ZERO_FACTOR * float(np.sum(np.abs(self.coef_))) / self.n_e, AUTO_ZERO_MIN)
         self.zero_threshold_ = zt
         self.selected_ = np.abs(self.coef_) > zt
         self.feature_names_in_ = names
