@@ -306,3 +306,25 @@ def test_auto_zero_threshold_when_everything_is_zero():
     assert np.abs(m.coef_).max() < 1e-7
     assert not m.selected_.any()
     assert penalized_fit("linear", X, y, 200.0).any() == False  # noqa: E712 - the lasso is all zero too
+
+
+def test_simulation_runner_small(tmp_path):
+    from ddssp.bench import BenchContext
+    from ddssp.errors import WorkloadError
+    from ddssp.experiments.napp_erm import run
+
+    spec = {"kind": "napp-erm-simulation", "epsilons": [1.0], "trials": 1, "n_e": 200, "max_iter": 2,
+            "n_test": 100, "methods": ["NAPP-ERM", "MOOR(b=0)", "lasso"],
+            "designs": [{"loss": "linear", "n": 50, "Lambda": [1.0, 5.0], "y_bound": 1.7, "theta_bound": 2.0}]}
+    ctx = BenchContext(spec_path=tmp_path / "s.toml", outdir=tmp_path, quiet=True)
+    df = run(spec, ctx)
+    for c in ("method", "loss", "n", "lambda", "epsilon", "trial", "metric", "value", "seconds"):
+        assert c in df.columns
+    assert set(df["method"]) == {"NAPP-ERM", "MOOR(b=0)", "lasso"}
+    assert set(df.loc[df.method == "NAPP-ERM", "metric"]) == {
+        "test_mse", "tpr", "fpr", "l2_to_lasso", "retrieved_frac", "dp_term_shift"}
+    assert (df.loc[df.method == "lasso", "metric"] == "l2_to_lasso").sum() == 2
+    with pytest.raises(WorkloadError):
+        run(dict(spec, methods=["nope"]), ctx)
+    with pytest.raises(WorkloadError):
+        run(dict(spec, designs=[{"loss": "probit", "n": 50, "Lambda": 1.0}]), ctx)

@@ -14,7 +14,8 @@ Methods (spec ``methods`` or ``ddssp bench --methods``):
   DP-ERM            the same without MOOR (sum form: Kifer et al.'s objective, Claim 2)
   NAPP-VS, NAPP-VS+ sign-flipped DP term (VS+: half distribution), with MOOR
   NAPP-VS/noMOOR, NAPP-VS+/noMOOR   the same without MOOR
-  NAPP-ERM/recycle  NAPP-ERM with one round of budget recycling (Algorithm 2)
+  NAPP-ERM/recycle  NAPP-ERM with one round of budget recycling (Algorithm 2; reported privacy is the
+                    paper's accounting, eps; see the estimator's caveat)
   MOOR(b=0), noMOOR(b=0)   non-private noise augmentation (Sec. 5.1, Fig. 3): DP noise off
                     (eps_internal = 1e12), Lambda0 = zeta3 / (2 (1-r) eps) of the row's eps
   lasso             non-private lasso at the same Lambda (FISTA), the reference
