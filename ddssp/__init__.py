@@ -16,9 +16,17 @@ _LAZY = {
     "eps_from_rho_delta": "ddssp.privacy",
     "DDSSPError": "ddssp.errors",
     "run_bench": "ddssp.bench",
+    "Schema": "ddssp.schema",
+    "load_schema": "ddssp.schema",
+    "read_table": "ddssp.dataio",
 }
 
-__all__ = ["__version__", *_LAZY]
+# ``ddssp.release(...)`` is the function; importing it here, eagerly, keeps the name bound to the
+# function even after the submodule ``ddssp.release`` is imported (use ``from ddssp.release import ...``
+# for the module's other names). It imports numpy/pandas, not JAX.
+from ddssp.release import Release, release  # noqa: E402
+
+__all__ = ["__version__", "release", "Release", *_LAZY]
 
 
 def __getattr__(name: str):

@@ -317,3 +317,11 @@ def test_cli_synth_and_inspect_bad_input(saved, tmp_path, capsys):
         code, _, se = run_cli(cmd, capsys)
         assert_one_line_error(code, se)
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_package_level_api_is_the_function():
+    import ddssp
+    import ddssp.release as _  # noqa: F401  importing the submodule must not shadow the function
+
+    assert callable(ddssp.release) and ddssp.release.__name__ == "release"
+    assert ddssp.Release is Release
