@@ -63,6 +63,36 @@ def sum_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
     return arr.sum(axis=axes)
 
 
+def marginals_from(
+    table: np.ndarray, attrs: Clique, queries: Iterable[Clique], sizes: dict[str, int]
+) -> dict[Clique, np.ndarray]:
+    """Marginals of ``table`` (axes ``attrs``) onto several domain-ordered subsets at once.
+
+    Sums out one attribute at a time and shares the partial sums between queries, so k queries
+    cost a few passes over the table instead of k passes."""
+    out: dict[Clique, np.ndarray] = {}
+    todo = set(queries)
+    if attrs in todo:
+        out[attrs] = table
+        todo.discard(attrs)
+    if not todo:
+        return out
+    if len(todo) == 1:
+        q = todo.pop()
+        out[q] = sum_to(table, attrs, q)
+        return out
+    # eliminate the attribute needed by the fewest queries (ties: the largest)
+    cand = [a for a in attrs if any(a not in q for q in todo)]
+    a = min(cand, key=lambda x: (sum(x in q for q in todo), -sizes[x]))
+    without = [q for q in todo if a not in q]
+    within = [q for q in todo if a in q]
+    rest = tuple(x for x in attrs if x != a)
+    out.update(marginals_from(table.sum(axis=attrs.index(a)), rest, without, sizes))
+    if within:
+        out.update(marginals_from(table, attrs, within, sizes))
+    return out
+
+
 def logsumexp_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
     """Stable log-sum-exp of ``arr`` (axes ``attrs``) down to the subset ``keep``."""
     if keep == attrs:
@@ -173,8 +203,13 @@ class CalibratedTree:
             s = tuple(a for a in maxcl[i] if a in set(maxcl[j]))
             self.sep[(i, j)] = self.sep[(j, i)] = s
 
-    def calibrate(self, theta: list[np.ndarray]) -> tuple[list[np.ndarray], float]:
-        """Log-beliefs normalised to probability 1, and log Z."""
+    def calibrate(self, theta: list[np.ndarray]) -> list[np.ndarray]:
+        """Calibrated beliefs (probabilities; each table sums to 1) from log-potentials ``theta``.
+
+        Collect pass in log space with per-slice maxima (exact), distribute pass in probability
+        space: each clique is exponentiated once, relative to its own maximum. Mass that falls
+        more than ~700 nats below a clique's maximum underflows to 0; such mass is below 1e-300
+        of the distribution either way."""
         cl = self.cliques
         b = [t.copy() for t in theta]
         up = {}
@@ -183,17 +218,27 @@ class CalibratedTree:
             s = self.sep[(v, p)]
             msg = logsumexp_to(b[v], cl[v], s)
             up[v] = msg
-            b[p] = b[p] + bcast(msg, s, cl[p])
-        root = self.order[0]
-        logz = float(logsumexp_to(b[root], cl[root], ()))
-        for v in self.order[1:]:  # distribute: parents before children
+            b[p] += bcast(msg, s, cl[p])
+        probs: list = [None] * len(cl)
+        shift = [0.0] * len(cl)
+        for v in self.order:  # distribute: parents before children
             p = self.parent[v]
-            s = self.sep[(v, p)]
-            with np.errstate(invalid="ignore"):
-                msg = logsumexp_to(b[p], cl[p], s) - up[v]
-            msg = np.where(np.isnan(msg), -np.inf, msg)
-            b[v] = b[v] + bcast(msg, s, cl[v])
-        return [x - logz for x in b], logz
+            if p >= 0:
+                s = self.sep[(v, p)]
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    msg = np.log(sum_to(probs[p], cl[p], s)) + shift[p] - up[v]
+                msg = np.where(np.isnan(msg), -np.inf, msg)
+                b[v] += bcast(msg, s, cl[v])
+            m = float(b[v].max())
+            if not np.isfinite(m):
+                raise FloatingPointError("a junction-tree clique has no probability mass")
+            shift[v] = m
+            probs[v] = np.exp(b[v] - m)
+        root = self.order[0]
+        logz = float(np.log(probs[root].sum())) + shift[root]
+        for v in range(len(cl)):
+            probs[v] *= math.exp(shift[v] - logz)
+        return probs
 
 
 def _map_to_cliques(domain, maxcl: Sequence[Clique], cliques: Iterable[Clique]) -> dict[Clique, int]:
@@ -248,8 +293,7 @@ class GraphicalModel:
             i = mapping[c]
             theta[i] = theta[i] + bcast(arr, c, self.cliques[i])
         self.log_potentials = theta
-        logb, _ = self._tree.calibrate(theta)
-        self.beliefs = [np.exp(x) * self.total for x in logb]  # counts, each sums to total
+        self.beliefs = [p * self.total for p in self._tree.calibrate(theta)]  # counts, sum to total
         self._cache: dict[Clique, np.ndarray] = {}
         self._cond: dict[tuple[int, int], np.ndarray] = {}
 
@@ -435,7 +479,10 @@ class GraphicalModel:
             if np.isneginf(arr).all():
                 raise ReleaseFileError(f"model array {key} gives zero probability everywhere")
             pots[c] = arr
-        model = cls(domain, pots, total, cliques=cliques, edges=edges)
+        try:
+            model = cls(domain, pots, total, cliques=cliques, edges=edges)
+        except FloatingPointError:
+            raise ReleaseFileError("model potentials give zero probability to every record") from None
         if not all(np.isfinite(b).all() for b in model.beliefs):
             raise ReleaseFileError("model potentials give non-finite marginals")
         return model
