@@ -40,11 +40,12 @@ from ddssp.model import (
     bcast,
     canonical,
     cells,
+    expand_sum,
     junction_tree,
     marginals_from,
     sum_to,
 )
-from ddssp.privacy import Ledger, check_rho
+from ddssp.privacy import Ledger, check_rho, make_rng
 from ddssp.workload import Workload, downward_closure, validate_workload
 
 Clique = tuple[str, ...]
@@ -151,12 +152,12 @@ class MirrorDescentNumpy:
             self.structure_changes += 1
         self._jt_key = (tuple(maxcl), tuple(edges))
         self.tree = CalibratedTree(self.domain, maxcl, edges)
-        self._jt_shapes = [tuple(self.domain[a] for a in c) for c in maxcl]
         self.jt_of = {c: maxcl.index(_smallest_container(self.domain, maxcl, c)) for c in set(measured) | set(mcl)}
         self.m_of = {c: _smallest_container(self.domain, mcl, c) for c in measured}
         self._jt_groups: dict[int, list[Clique]] = {}
         for m in mcl:
             self._jt_groups.setdefault(self.jt_of[m], []).append(m)
+        self._jt_pot_groups = self._jt_groups
         self.ybar = {c: self.wsum[c] / self.prec[c] for c in measured}
         # Lipschitz constant of the gradient (exact for identity queries, as mbi computes it)
         blocks: dict[Clique, float] = {}
@@ -168,11 +169,11 @@ class MirrorDescentNumpy:
 
     def _oracle(self, theta: dict[Clique, np.ndarray], total: float):
         tree = self.tree
-        th = [np.zeros(shape) for shape in self._jt_shapes]
-        for m, arr in theta.items():
-            i = self.jt_of[m]
-            th[i] += bcast(arr, m, tree.cliques[i])
-        probs = tree.calibrate(th)
+        th = [
+            expand_sum([(m, theta[m]) for m in self._jt_pot_groups.get(i, [])], c, self.domain)
+            for i, c in enumerate(tree.cliques)
+        ]
+        probs = tree.calibrate(th, overwrite=True)
         mu = {}
         for i, group in self._jt_groups.items():  # maximal measured cliques, grouped by tree clique
             for m, arr in marginals_from(probs[i], tree.cliques[i], group, self.domain).items():
@@ -294,6 +295,7 @@ def run_aim(
     """
     t_start = time.perf_counter()
     rho = check_rho(rho)
+    rng = make_rng(rng)
     if not isinstance(domain, dict) or not domain:
         raise WorkloadError("the domain is empty")
     domain = {str(a): int(n) for a, n in domain.items()}

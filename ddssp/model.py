@@ -93,6 +93,37 @@ def marginals_from(
     return out
 
 
+def expand_sum(
+    parts: Sequence[tuple[Clique, np.ndarray]], attrs: Clique, sizes: dict[str, int]
+) -> np.ndarray:
+    """Sum of several tables (each over a domain-ordered subset of ``attrs``), as one new table
+    over ``attrs``. Tables that lack an attribute are first summed at the smaller size, so k
+    tables cost a few passes over the result instead of k."""
+    shape = tuple(sizes[a] for a in attrs)
+    if not parts:
+        return np.zeros(shape)
+    if len(parts) == 1:
+        c, arr = parts[0]
+        out = np.zeros(shape)
+        out += bcast(arr, c, attrs)
+        return out
+    full = [arr for c, arr in parts if c == attrs]
+    rest = [(c, arr) for c, arr in parts if c != attrs]
+    if not rest:
+        out = full[0].copy()
+        for arr in full[1:]:
+            out += arr
+        return out
+    cand = [a for a in attrs if any(a not in c for c, _ in rest)]
+    a = min(cand, key=lambda x: (sum(x in c for c, _ in rest), -sizes[x]))
+    without = [(c, arr) for c, arr in rest if a not in c]
+    within = [(c, arr) for c, arr in rest if a in c] + [(attrs, arr) for arr in full]
+    sub_attrs = tuple(x for x in attrs if x != a)
+    out = expand_sum(within, attrs, sizes) if within else np.zeros(shape)
+    out += bcast(expand_sum(without, sub_attrs, sizes), sub_attrs, attrs)
+    return out
+
+
 def logsumexp_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
     """Stable log-sum-exp of ``arr`` (axes ``attrs``) down to the subset ``keep``."""
     if keep == attrs:
@@ -184,9 +215,11 @@ class CalibratedTree:
         for i, j in edges:
             self.nbrs[i].append(j)
             self.nbrs[j].append(i)
-        # BFS order from root 0 (the tree is connected by construction)
+        # BFS order from the largest clique (it then sends no collect message: one exp fewer
+        # over the biggest table); the tree is connected by construction
+        root = max(range(n), key=lambda i: (cells(domain, maxcl[i]), -i)) if n else 0
         self.parent = [-1] * n
-        order, seen, dq = [], {0}, deque([0])
+        order, seen, dq = [], {root}, deque([root])
         while dq:
             u = dq.popleft()
             order.append(u)
@@ -198,20 +231,23 @@ class CalibratedTree:
         if len(order) != n:
             raise ReleaseFileError("the junction tree of the model is not connected")
         self.order = order
+        self.children: list[list[int]] = [[] for _ in range(n)]
+        for v in order[1:]:
+            self.children[self.parent[v]].append(v)
         self.sep = {}
         for i, j in edges:
             s = tuple(a for a in maxcl[i] if a in set(maxcl[j]))
             self.sep[(i, j)] = self.sep[(j, i)] = s
 
-    def calibrate(self, theta: list[np.ndarray]) -> list[np.ndarray]:
+    def calibrate(self, theta: list[np.ndarray], overwrite: bool = False) -> list[np.ndarray]:
         """Calibrated beliefs (probabilities; each table sums to 1) from log-potentials ``theta``.
 
         Collect pass in log space with per-slice maxima (exact), distribute pass in probability
         space: each clique is exponentiated once, relative to its own maximum. Mass that falls
         more than ~700 nats below a clique's maximum underflows to 0; such mass is below 1e-300
-        of the distribution either way."""
+        of the distribution either way. ``overwrite=True`` lets it reuse the ``theta`` arrays."""
         cl = self.cliques
-        b = [t.copy() for t in theta]
+        b = list(theta) if overwrite else [t.copy() for t in theta]
         up = {}
         for v in reversed(self.order[1:]):  # collect: children before parents
             p = self.parent[v]
@@ -221,19 +257,25 @@ class CalibratedTree:
             b[p] += bcast(msg, s, cl[p])
         probs: list = [None] * len(cl)
         shift = [0.0] * len(cl)
+        sepm: dict[int, dict[Clique, np.ndarray]] = {}
         for v in self.order:  # distribute: parents before children
             p = self.parent[v]
             if p >= 0:
                 s = self.sep[(v, p)]
+                if p not in sepm:  # all separator sums of p at once
+                    seps = [self.sep[(k, p)] for k in self.children[p]]
+                    sepm[p] = marginals_from(probs[p], cl[p], seps, self.domain)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    msg = np.log(sum_to(probs[p], cl[p], s)) + shift[p] - up[v]
+                    msg = np.log(sepm[p][s]) + shift[p] - up[v]
                 msg = np.where(np.isnan(msg), -np.inf, msg)
                 b[v] += bcast(msg, s, cl[v])
             m = float(b[v].max())
             if not np.isfinite(m):
                 raise FloatingPointError("a junction-tree clique has no probability mass")
             shift[v] = m
-            probs[v] = np.exp(b[v] - m)
+            x = b[v]
+            np.subtract(x, m, out=x)
+            probs[v] = np.exp(x, out=x)
         root = self.order[0]
         logz = float(np.log(probs[root].sum())) + shift[root]
         for v in range(len(cl)):
