@@ -278,11 +278,19 @@ def fit_glm(loss: str, X: np.ndarray, y: np.ndarray, theta0: np.ndarray, radius:
     With a ball the Newton model is minimised over the ball (exact trust-region subproblem) and the
     step is a line search along the feasible segment. Returns (theta, loss value).
     """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite trials are rejected
+        return _fit_glm(loss, X, y, theta0, radius, max_newton, tol)
+
+
+def _fit_glm(loss: str, X: np.ndarray, y: np.ndarray, theta0: np.ndarray, radius: float | None,
+             max_newton: int, tol: float) -> tuple[np.ndarray, float]:
     theta = np.array(theta0, dtype=float)
     if radius is not None and np.linalg.norm(theta) > radius:
         theta *= radius / np.linalg.norm(theta)
     f, g, H = loss_grad_hess(loss, X, y, theta)
     for _ in range(max_newton):
+        if not (np.all(np.isfinite(H)) and np.all(np.isfinite(g))):
+            break  # the Newton model overflowed (only far outside the data's scale): keep the iterate
         if radius is None:
             step = -_newton_direction(H, g)
         else:
