@@ -325,3 +325,66 @@ def test_package_level_api_is_the_function():
 
     assert callable(ddssp.release) and ddssp.release.__name__ == "release"
     assert ddssp.Release is Release
+
+
+@pytest.fixture
+def census_schema(repo_root) -> Path:
+    return repo_root / "examples" / "census.schema.json"
+
+
+def _census_like(tmp_path, repo_root, edit) -> Path:
+    df = pd.read_csv(repo_root / "examples" / "census.csv", dtype=str, nrows=200)
+    p = tmp_path / "data.csv"
+    edit(df).to_csv(p, index=False)
+    return p
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["missing-file", "not-csv", "empty", "extra-column", "missing-column", "unknown-label", "non-numeric",
+     "bad-schema-json"],
+)
+def test_cli_release_bad_tables(case, tmp_path, repo_root, census_schema, capsys):
+    schema = census_schema
+    if case == "missing-file":
+        data = tmp_path / "nope.csv"
+    elif case == "not-csv":
+        data = tmp_path / "data.csv"
+        data.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00binary")
+    elif case == "empty":
+        data = tmp_path / "data.csv"
+        data.write_text("")
+    elif case == "extra-column":
+        data = _census_like(tmp_path, repo_root, lambda d: d.assign(secret="1"))
+    elif case == "missing-column":
+        data = _census_like(tmp_path, repo_root, lambda d: d.drop(columns=["sex"]))
+    elif case == "unknown-label":
+        data = _census_like(tmp_path, repo_root, lambda d: d.assign(sex=["Robot"] * len(d)))
+    elif case == "non-numeric":
+        data = _census_like(tmp_path, repo_root, lambda d: d.assign(age=["old"] * len(d)))
+    else:
+        data = _census_like(tmp_path, repo_root, lambda d: d)
+        schema = tmp_path / "bad.schema.json"
+        schema.write_text('{"format": "ddssp-schema/1", "columns": [')
+    out = tmp_path / "out.release"
+    code, _, se = run_cli(["release", data, "--schema", schema, "--eps", "1", "-o", out], capsys)
+    assert_one_line_error(code, se)
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.release")]  # no temp left
+
+
+def test_release_census_decodes_to_schema_labels(repo_root, census_schema, tmp_path):
+    from ddssp.dataio import read_table
+    from ddssp.schema import load_schema
+
+    schema = load_schema(census_schema)
+    df = read_table(repo_root / "examples" / "census.csv").iloc[:4000]
+    rel = release(df, schema, eps=1.0, delta=1e-9, seed=0, rounds=24)
+    syn = rel.synthesize(500, seed=0)
+    assert list(syn.columns) == schema.names and len(syn) == 500
+    for col in schema.columns:
+        if col.kind == "categorical":
+            assert set(syn[col.name]) <= set(col.labels)
+        else:
+            assert set(syn[col.name].astype(float)) <= set(col.values.astype(float))
+    assert schema.encode(syn).shape == (500, len(schema.names))  # synthetic rows re-encode exactly
