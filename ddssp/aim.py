@@ -245,7 +245,13 @@ def _validate_data(data: pd.DataFrame, domain: dict[str, int]) -> dict[str, np.n
         raise DataError(f"the data has no column(s) {missing} named in the domain")
     codes = {}
     for a, n in domain.items():
-        col = data[a].to_numpy()
+        series = data[a]
+        if series.isna().any():
+            raise DataError(f"column {a!r} has missing values; AIM needs integer codes 0..{n - 1}")
+        if pd.api.types.is_integer_dtype(series.dtype):
+            col = series.to_numpy(dtype=np.int64)
+        else:
+            col = series.to_numpy()
         if not np.issubdtype(col.dtype, np.integer):
             if np.issubdtype(col.dtype, np.floating) and np.all(np.isfinite(col)) and np.all(col == np.round(col)):
                 col = col.astype(np.int64)

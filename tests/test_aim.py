@@ -195,6 +195,12 @@ def test_bad_data():
         run_aim(bad, DOM, all_pairs(DOM), 1.0, rng=np.random.default_rng(0))
     with pytest.raises(DataError, match="'e'"):
         run_aim(df.drop(columns="e"), DOM, all_pairs(DOM), 1.0, rng=np.random.default_rng(0))
+    with pytest.raises(DataError, match="missing"):
+        run_aim(df.astype({"b": "Int64"}).assign(b=pd.array([None] + [1] * 99, dtype="Int64")), DOM,
+                all_pairs(DOM), 1.0, rng=np.random.default_rng(0))
+    ok = run_aim(df.astype({"b": "Int64"}), DOM, all_pairs(DOM), 1.0, rng=np.random.default_rng(0),
+                 rounds=7, iters=2, final_iters=2)
+    assert ok.rounds >= 1
     with pytest.raises(DataError, match="integer"):
         run_aim(df.astype({"b": float}).assign(b=0.5), DOM, all_pairs(DOM), 1.0, rng=np.random.default_rng(0))
 
