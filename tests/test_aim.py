@@ -292,3 +292,30 @@ def test_mbi_engine_matches_numpy_engine():
     assert [m.clique for m in r_np.measurements] == [m.clique for m in r_mbi.measurements]
     for cl, _ in all_pairs(dom):
         np.testing.assert_allclose(r_np.model.marginal(cl), r_mbi.model.marginal(cl), rtol=1e-6, atol=1e-6)
+
+
+def test_model_size_filter_is_respected():
+    df = make_data(8, n=2000)
+    limit = 0.0012  # MB: room for the one-way tables and a few small pairs only
+    res = run_aim(df, DOM, all_pairs(DOM), 5.0, rng=np.random.default_rng(2), max_model_size=limit,
+                  final_iters=50)
+    check_ledger(res)
+    assert res.model.size_mb <= limit
+    assert any(len(m.clique) == 2 for m in res.measurements)
+    # without the limit the same run grows a larger model
+    big = run_aim(df, DOM, all_pairs(DOM), 5.0, rng=np.random.default_rng(2), final_iters=50)
+    assert big.model.size_mb > limit
+
+
+def test_forced_iterations_and_progress(small_run):
+    _, res, progress = small_run
+    assert all(1 <= i <= 250 for i in res.info["iterations"])  # fast mode: capped, tolerance-stopped
+    assert res.info["final_iterations"] == 1000
+    df = make_data(9, n=500)
+    dom = {k: DOM[k] for k in ["a", "b", "c"]}
+    forced = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), rounds=8,
+                     iters=37, final_iters=11)
+    assert set(forced.info["iterations"]) == {37}
+    assert forced.info["final_iterations"] == 11
+    assert all(p.rho_spent <= p.rho_budget * (1 + 1e-12) for p in progress)
+    assert all(p.clique is None or p.clique in {m.clique for m in res.measurements} for p in progress)
