@@ -15,8 +15,9 @@ Design (why it is fast):
 - ``engine="numpy"`` (default) never imports JAX. ``engine="mbi"`` runs every estimation (per
   round and final) on mbi 2.x ``MirrorDescent`` (JAX) - the reference path, compiled per clique
   structure (measured: 15-20 s per compile here, vs. tens of ms per numpy iteration).
-  On an 11 MB Adult model one numpy iteration took 77 ms, one compiled mbi iteration 37-100 ms
-  (after a 16 s compile), so even the final fit does not gain from JAX on this machine.
+  On an 11 MB Adult model one compiled mbi iteration took 37-100 ms (after a 16 s compile); one
+  numpy iteration on a 1.3M-cell clique takes ~22 ms, so even the final fit does not gain from JAX
+  on this machine.
 
 Privacy: every noisy release goes through the :class:`~ddssp.privacy.Ledger`. Each regular round
 charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement); the last round spends exactly what
