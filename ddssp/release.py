@@ -348,6 +348,7 @@ def release(
     iters: int | None = None,
     callback: Callable[[Any], None] | None = None,
     encoded: bool = False,
+    engine: str = "numpy",
 ) -> Release:
     """Run AIM on ``data`` (raw values per ``schema``, or integer codes with ``encoded=True``) and return
     the release. The privacy budget (eps, delta) is converted to zCDP and spent in full."""
@@ -364,7 +365,8 @@ def release(
     rho = rho_from_eps_delta(eps, delta)
     rng = make_rng(seed)
     result = run_aim(
-        codes, domain, w, rho, rng=rng, max_model_size=max_model_size, rounds=rounds, iters=iters, callback=callback
+        codes, domain, w, rho, rng=rng, max_model_size=max_model_size, rounds=rounds, iters=iters, callback=callback,
+        engine=engine,
     )
     info = {k: v for k, v in dict(result.info).items() if _jsonable(v)}
     info["rounds"] = int(result.rounds)

@@ -24,6 +24,9 @@ def add_arguments(p) -> None:
     p.add_argument("--max-model-size", type=float, default=80.0, help="model size limit in MB (default 80)")
     p.add_argument("--rounds", type=int, help="AIM rounds (default 16 x number of columns)")
     p.add_argument("--iters", type=int, help="estimation iterations per round (default: adaptive)")
+    p.add_argument("--engine", choices=["numpy", "mbi"], default="numpy",
+                   help="estimation engine: numpy mirror descent (default, nothing compiled) or mbi's "
+                        "JAX MirrorDescent (the slow reference path)")
     p.add_argument("--seed", type=int, help="random seed (default: fresh OS entropy)")
     p.add_argument("-o", "--output", required=True, help="release file to write")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
@@ -69,7 +72,7 @@ def run(args) -> int:
     try:
         rel = release(df, schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
                       max_cells=args.max_cells, max_model_size=args.max_model_size, seed=args.seed,
-                      rounds=args.rounds, iters=args.iters, callback=progress)
+                      rounds=args.rounds, iters=args.iters, callback=progress, engine=args.engine)
     finally:
         if bar is not None:
             bar.close()
