@@ -24,14 +24,28 @@ LEDGER_RTOL = 1e-12
 
 
 # --------------------------------------------------------------------------- parameter checks
-def check_eps(eps: float, name: str = "eps") -> float:
+def check_positive(value: Any, name: str, hint: str = "") -> float:
+    """``value`` as a positive finite float, else :class:`PrivacyParameterError` naming it.
+
+    Used for privacy parameters and for declared bounds (``hint`` says e.g. "a declared bound")."""
+    what = f" ({hint})" if hint else ""
+    if isinstance(value, bool):
+        raise PrivacyParameterError(f"{name} must be a number{what}, got {value!r}")
     try:
-        eps = float(eps)
+        v = float(value)
     except (TypeError, ValueError):
-        raise PrivacyParameterError(f"{name} must be a number, got {eps!r}") from None
-    if not math.isfinite(eps) or eps <= 0:
-        raise PrivacyParameterError(f"{name} must be a positive finite number, got {eps!r}")
-    return eps
+        raise PrivacyParameterError(f"{name} must be a number{what}, got {value!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise PrivacyParameterError(f"{name} must be a positive finite number{what}, got {value!r}")
+    return v
+
+
+def check_eps(eps: float, name: str = "eps") -> float:
+    return check_positive(eps, name)
+
+
+def check_rho(rho: float, name: str = "rho") -> float:
+    return check_positive(rho, name)
 
 
 def check_delta(delta: float, name: str = "delta") -> float:
@@ -44,14 +58,18 @@ def check_delta(delta: float, name: str = "delta") -> float:
     return delta
 
 
-def check_rho(rho: float, name: str = "rho") -> float:
-    try:
-        rho = float(rho)
-    except (TypeError, ValueError):
-        raise PrivacyParameterError(f"{name} must be a number, got {rho!r}") from None
-    if not math.isfinite(rho) or rho <= 0:
-        raise PrivacyParameterError(f"{name} must be a positive finite number, got {rho!r}")
-    return rho
+def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
+    """Rows of X scaled down to L2 norm <= ``bound`` (x * min(1, bound / ||x||)); others unchanged.
+
+    The guarantee holds in floating point: a scaled row never exceeds ``bound`` by an ulp."""
+    X = np.asarray(X, dtype=float)
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    scale = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+    out = X * scale[:, None]
+    over = np.sqrt(np.einsum("ij,ij->i", out, out)) > bound
+    if np.any(over):
+        out[over] *= 1.0 - 4 * np.finfo(float).eps
+    return out
 
 
 # --------------------------------------------------------------------------- zCDP <-> (eps, delta)

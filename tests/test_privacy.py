@@ -105,3 +105,27 @@ def test_seeds():
     assert not np.array_equal(make_rng(None).normal(size=5), make_rng(None).normal(size=5))
     with pytest.raises(PrivacyParameterError):
         make_rng(-1)
+
+
+def test_clip_rows_never_exceeds_bound():
+    from ddssp.privacy import clip_rows
+
+    rng = make_rng(0)
+    X = rng.normal(size=(2000, 7)) * rng.exponential(5, size=(2000, 1))
+    for bound in [1e-3, 0.7, 1.0, 3.3]:
+        C = clip_rows(X, bound)
+        norms = np.linalg.norm(C, axis=1)
+        assert np.all(norms <= bound)
+        inside = np.linalg.norm(X, axis=1) <= bound
+        assert np.array_equal(C[inside], X[inside])  # rows within the bound are untouched
+        assert np.allclose(norms[~inside], bound)  # the others land on it
+        assert np.allclose(C[~inside] / norms[~inside, None], X[~inside] / np.linalg.norm(X[~inside], axis=1)[:, None])
+
+
+@pytest.mark.parametrize("bad", [0, -2, float("nan"), float("inf"), "x", None, True])
+def test_check_positive(bad):
+    from ddssp.privacy import check_positive
+
+    with pytest.raises(PrivacyParameterError, match="x_bound"):
+        check_positive(bad, "x_bound", "a declared bound")
+    assert check_positive("2.5", "x") == 2.5

@@ -32,9 +32,7 @@ from ddssp.multitask import (
     als_predict,
     allocate_weights,
     dp_als,
-    _check_bound,
     adaptive_weights,
-    clip_rows,
     epsilon_spent,
     per_user_weights,
     plan_budget,
@@ -43,7 +41,7 @@ from ddssp.multitask import (
     weighted_noisy_gd,
     weighted_ssp,
 )
-from ddssp.privacy import make_rng
+from ddssp.privacy import check_positive, clip_rows, make_rng
 
 
 def _check_data(data: Any) -> MultiTaskData:
@@ -219,9 +217,9 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         data = _check_data(data)
         rng = make_rng(self.random_state)
         plan, ledger, counts, omega, w = self._weights(data, 1, rng)
-        clip_x = _check_bound(self.clip_x, "clip_x")
-        clip_star = _check_bound(self.clip_star, "clip_star")
-        radius = _check_bound(self.radius, "radius")
+        clip_x = check_positive(self.clip_x, "clip_x", "a declared bound")
+        clip_star = check_positive(self.clip_star, "clip_star", "a declared bound")
+        radius = check_positive(self.radius, "radius", "a declared bound")
         gclip = clip_x**2 * (radius + clip_star) if self.grad_clip is None else self.grad_clip
         # the declared bounds are enforced on the data before any gradient is taken
         Xc = clip_rows(data.X, clip_x)

@@ -48,7 +48,7 @@ from scipy import linalg, optimize, special
 
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.privacy import check_delta, check_eps, make_rng
+from ddssp.privacy import check_delta, check_eps, check_positive, make_rng
 
 LOSSES = ("linear", "logistic", "poisson")
 
@@ -439,15 +439,7 @@ class NAPPERM(DPRegressor):
 
     # ----------------------------------------------------------------- validation
     def _positive(self, name: str, value: Any, allow_none: bool = False) -> float | None:
-        if value is None and allow_none:
-            return None
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise PrivacyParameterError(f"{name} must be a number, got {value!r}") from None
-        if not (math.isfinite(v) and v > 0):
-            raise PrivacyParameterError(f"{name} must be positive and finite, got {value!r}")
-        return v
+        return None if (value is None and allow_none) else check_positive(value, name)
 
     def _validate(self) -> dict[str, Any]:
         if self.loss not in LOSSES:

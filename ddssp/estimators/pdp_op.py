@@ -52,7 +52,9 @@ import pandas as pd
 
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.privacy import make_rng
+from ddssp.privacy import check_positive, make_rng
+
+_DECLARED = "declared, not computed from the data"
 
 __all__ = [
     "PDPOutputPerturbation",
@@ -207,18 +209,6 @@ def _check_lam(lam: Any) -> float:
     return v
 
 
-def _check_positive(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise PrivacyParameterError(f"{name} must be a positive number (a declared bound), got {value!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise PrivacyParameterError(
-            f"{name} must be a positive finite number (declared, not computed from the data), got {value!r}"
-        )
-    return v
-
-
 def _check_eps_vector(eps: Any, n: int) -> np.ndarray:
     try:
         arr = np.asarray(eps, dtype=float).reshape(-1)
@@ -297,11 +287,11 @@ class PDPOutputPerturbation(DPRegressor):
             if self.x_bound != "unit-cube":
                 raise PrivacyParameterError(f"x_bound must be 'unit-cube' or a positive number R, got {self.x_bound!r}")
             return math.sqrt(p + (1 if self.fit_intercept else 0))
-        R = _check_positive(self.x_bound, "x_bound")
+        R = check_positive(self.x_bound, "x_bound", _DECLARED)
         return math.sqrt(R * R + 1.0) if self.fit_intercept else R
 
     def _apply_bounds(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        Y = _check_positive(self.y_bound, "y_bound")
+        Y = check_positive(self.y_bound, "y_bound", _DECLARED)
         msgs = []
         if isinstance(self.x_bound, str):
             if self.x_bound != "unit-cube":
@@ -311,7 +301,7 @@ class PDPOutputPerturbation(DPRegressor):
                 msgs.append(f"{int(out.sum())} feature value(s) outside the declared unit cube [0, 1]")
                 X = np.clip(X, 0.0, 1.0)
         else:
-            R = _check_positive(self.x_bound, "x_bound")
+            R = check_positive(self.x_bound, "x_bound", _DECLARED)
             norms = np.sqrt(np.einsum("ij,ij->i", X, X))
             out = norms > R * (1 + 1e-12)
             if out.any():
@@ -387,7 +377,7 @@ class PDPOutputPerturbation(DPRegressor):
         lam = _check_lam(self.lam)
         Xa, ya, requested, names = self._prepare(X, y, eps)
         if self.theta_bound is not None:
-            _check_positive(self.theta_bound, "theta_bound")
+            check_positive(self.theta_bound, "theta_bound", _DECLARED)
         rng = make_rng(self.seed)
         n, p = Xa.shape
         R = self._feature_radius(p - (1 if self.fit_intercept else 0))
@@ -487,13 +477,13 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
             if t == "mean":
                 return float(eps.mean())
             raise PrivacyParameterError(f"threshold must be 'max', 'mean' or a positive number, got {t!r}")
-        return _check_positive(t, "threshold")
+        return check_positive(t, "threshold", _DECLARED)
 
     def fit(self, X: Any, y: Any, eps: Any = None) -> "JorgensenSampleMechanism":
         lam = _check_lam(self.lam)
         Xa, ya, requested, names = self._prepare(X, y, eps)
         if self.theta_bound is not None:
-            _check_positive(self.theta_bound, "theta_bound")
+            check_positive(self.theta_bound, "theta_bound", _DECLARED)
         rng = make_rng(self.seed)
         n, p = Xa.shape
         R = self._feature_radius(p - (1 if self.fit_intercept else 0))
