@@ -32,7 +32,7 @@ import numpy as np
 
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.privacy import check_delta, check_eps, make_rng
+from ddssp.privacy import check_delta, check_eps, clip_rows, make_rng  # clip_rows: rows scaled to norm <= bound
 
 
 def check_bound(value: Any, name: str) -> float:
@@ -46,13 +46,6 @@ def check_bound(value: Any, name: str) -> float:
             f"{name} must be a positive finite number (a declared bound, not computed from the data), got {value!r}"
         )
     return v
-
-
-def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
-    """Scale every row whose Euclidean norm exceeds ``bound`` down to norm ``bound`` (others unchanged)."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    scale = np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
-    return X * scale[:, None]
 
 
 class AdaSSP(DPRegressor):
