@@ -1,5 +1,40 @@
-"""DP regression estimators behind one scikit-learn style interface (see :mod:`ddssp.estimators.base`)."""
+"""DP regression estimators behind one scikit-learn style interface (see :mod:`ddssp.estimators.base`).
+
+Every estimator is importable from here (loaded on first use):
+
+- from a release (post-processing): ``DDSSPLinearRegression``, ``DDSSPLogisticRegression``;
+- from rows: ``AdaSSP``, ``ObjectivePerturbation``, ``PDPOutputPerturbation`` with its baselines
+  ``NonPersonalizedOutputPerturbation`` and ``JorgensenSampleMechanism``, ``NAPPERM``;
+- multi-task (user-level DP): ``MultiTaskSSP``, ``MultiTaskNoisyGD``, ``DPALS``;
+- non-private references: ``PublicLinearRegression``, ``PublicLogisticRegression``.
+"""
+
+from __future__ import annotations
+
+import importlib
 
 from ddssp.estimators.base import DPClassifier, DPEstimator, DPRegressor
 
-__all__ = ["DPEstimator", "DPRegressor", "DPClassifier"]
+_LAZY = {
+    "DDSSPLinearRegression": "ddssp.estimators.ddssp",
+    "DDSSPLogisticRegression": "ddssp.estimators.ddssp",
+    "AdaSSP": "ddssp.estimators.adassp",
+    "ObjectivePerturbation": "ddssp.estimators.objpert",
+    "PDPOutputPerturbation": "ddssp.estimators.pdp_op",
+    "NonPersonalizedOutputPerturbation": "ddssp.estimators.pdp_op",
+    "JorgensenSampleMechanism": "ddssp.estimators.pdp_op",
+    "NAPPERM": "ddssp.estimators.napp_erm",
+    "MultiTaskSSP": "ddssp.estimators.multitask",
+    "MultiTaskNoisyGD": "ddssp.estimators.multitask",
+    "DPALS": "ddssp.estimators.multitask",
+    "PublicLinearRegression": "ddssp.estimators.public",
+    "PublicLogisticRegression": "ddssp.estimators.public",
+}
+
+__all__ = ["DPEstimator", "DPRegressor", "DPClassifier", *_LAZY]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'ddssp.estimators' has no attribute {name!r}")
