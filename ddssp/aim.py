@@ -182,11 +182,11 @@ class MirrorDescentNumpy:
             expand_sum([(m, theta[m]) for m in self._jt_pot_groups.get(i, [])], c, self.domain)
             for i, c in enumerate(tree.cliques)
         ]
-        probs = tree.calibrate(th, overwrite=True)
+        probs, scales = tree.calibrate(th, overwrite=True, normalize=False)
         mu = {}
         for i, group in self._jt_groups.items():  # maximal measured cliques, grouped by tree clique
             for m, arr in marginals_from(probs[i], tree.cliques[i], group, self.domain).items():
-                mu[m] = arr * total
+                mu[m] = arr * (scales[i] * total)
         for c in self.prec:
             if c not in mu:
                 m = self.m_of[c]

@@ -239,13 +239,19 @@ class CalibratedTree:
             s = tuple(a for a in maxcl[i] if a in set(maxcl[j]))
             self.sep[(i, j)] = self.sep[(j, i)] = s
 
-    def calibrate(self, theta: list[np.ndarray], overwrite: bool = False) -> list[np.ndarray]:
+    def calibrate(
+        self, theta: list[np.ndarray], overwrite: bool = False, normalize: bool = True
+    ) -> list[np.ndarray] | tuple[list[np.ndarray], list[float]]:
         """Calibrated beliefs (probabilities; each table sums to 1) from log-potentials ``theta``.
 
         Collect pass in log space with per-slice maxima (exact), distribute pass in probability
         space: each clique is exponentiated once, relative to its own maximum. Mass that falls
         more than ~700 nats below a clique's maximum underflows to 0; such mass is below 1e-300
-        of the distribution either way. ``overwrite=True`` lets it reuse the ``theta`` arrays."""
+        of the distribution either way. ``overwrite=True`` lets it reuse the ``theta`` arrays.
+
+        ``normalize=False`` skips the final rescaling pass over every table and returns
+        ``(tables, scales)``: the calibrated beliefs are ``tables[v] * scales[v]`` (for callers
+        that only need small marginals of the beliefs: two passes fewer over the largest table)."""
         cl = self.cliques
         b = list(theta) if overwrite else [t.copy() for t in theta]
         up = {}
@@ -277,7 +283,13 @@ class CalibratedTree:
             np.subtract(x, m, out=x)
             probs[v] = np.exp(x, out=x)
         root = self.order[0]
-        logz = float(np.log(probs[root].sum())) + shift[root]
+        if root in sepm and sepm[root]:  # the root's total from a (small) separator marginal
+            root_sum = float(next(iter(sepm[root].values())).sum())
+        else:
+            root_sum = float(probs[root].sum())
+        logz = float(np.log(root_sum)) + shift[root]
+        if not normalize:
+            return probs, [math.exp(shift[v] - logz) for v in range(len(cl))]
         for v in range(len(cl)):
             probs[v] *= math.exp(shift[v] - logz)
         return probs
