@@ -1,3 +1,5 @@
+from ddssp.commands import comma_list
+
 HELP = "fit a DD-SSP linear or logistic regression from a release file (post-processing, no privacy cost)"
 
 DESCRIPTION = (
@@ -9,17 +11,14 @@ DESCRIPTION = (
 )
 
 
-def _names(text: str) -> list[str]:
-    return [c.strip() for c in text.split(",") if c.strip()]
-
 
 def add_arguments(p) -> None:
     p.add_argument("release", help="release file written by `ddssp release`")
     p.add_argument("--target", required=True, help="target column")
     p.add_argument("--model", choices=["linear", "logistic"], default="linear", help="regression model (default linear)")
-    p.add_argument("--features", type=_names, help="comma-separated feature columns (default: all but the target)")
-    p.add_argument("--categorical", type=_names, default=[], help="columns to encode one-hot (override the schema)")
-    p.add_argument("--numeric", type=_names, default=[], help="columns to encode as a scalar in [-1, 1] (override)")
+    p.add_argument("--features", type=comma_list, help="comma-separated feature columns (default: all but the target)")
+    p.add_argument("--categorical", type=comma_list, default=[], help="columns to encode one-hot (override the schema)")
+    p.add_argument("--numeric", type=comma_list, default=[], help="columns to encode as a scalar in [-1, 1] (override)")
     p.add_argument("--ridge", type=float, default=0.0, help="ridge penalty added to X^T X (not on the intercept)")
     p.add_argument("--R", type=float, default=6.0, dest="R",
                    help="logistic only: Chebyshev approximation range [-R, R] (default 6)")

@@ -1,12 +1,11 @@
+from ddssp.commands import comma_list
+
 HELP = "run AIM on a sensitive table and write a DP release file (the only command that reads the data)"
 DESCRIPTION = """Measure noisy marginals of DATA with AIM under (eps, delta)-DP and write one release file
 holding the schema, the ledger, the noisy measurements and the fitted model. Everything else
 (fit, synth, inspect) works from that file alone. The schema (levels, bins, bounds) must come from
 public knowledge: it is published as is and is not protected by the privacy budget."""
 
-
-def _names(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
 
 
 def add_arguments(p) -> None:
@@ -16,7 +15,7 @@ def add_arguments(p) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--schema", help="schema JSON (from `ddssp schema`, reviewed) or a domain file")
     src.add_argument("--domain", help='domain file {"column": levels}: DATA holds integer codes 0..levels-1')
-    p.add_argument("--categorical", type=_names, help="with a domain file: the categorical columns (a,b,...)")
+    p.add_argument("--categorical", type=comma_list, help="with a domain file: the categorical columns (a,b,...)")
     p.add_argument("--target", help="regression target column (recorded; needed by --workload target)")
     p.add_argument("--workload", default="all-pairs",
                    help="all-pairs (default), target (pairs with --target), or a JSON file of cliques")

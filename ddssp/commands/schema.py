@@ -1,3 +1,5 @@
+from ddssp.commands import comma_list
+
 HELP = "draft a schema (column kinds, levels, bins) from a table, or --check a table against a schema"
 
 DESCRIPTION = """Draft a schema JSON from a table (CSV or Parquet), or with --check SCHEMA check that
@@ -14,9 +16,6 @@ WARNING = (
     "legal/physical ranges, round numbers) before using this schema for a release."
 )
 
-
-def _names(text: str) -> list[str]:
-    return [n.strip() for n in text.split(",") if n.strip()]
 
 
 def _positive_int(text: str) -> int:
@@ -40,7 +39,7 @@ def add_arguments(p) -> None:
     p.add_argument("--bins", type=_positive_int, default=10,
                    help="equal-width bins per numeric column (default 10); numeric columns with at most "
                         "this many distinct values keep them as explicit levels")
-    p.add_argument("--categorical", type=_names, default=None, metavar="A,B",
+    p.add_argument("--categorical", type=comma_list, default=None, metavar="A,B",
                    help="columns to treat as categorical even if they hold numbers (with --check and a "
                         "domain file: the categorical columns of the domain)")
     p.add_argument("--max-levels", type=_positive_int, default=100,
