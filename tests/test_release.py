@@ -388,3 +388,28 @@ def test_release_census_decodes_to_schema_labels(repo_root, census_schema, tmp_p
         else:
             assert set(syn[col.name].astype(float)) <= set(col.values.astype(float))
     assert schema.encode(syn).shape == (500, len(schema.names))  # synthetic rows re-encode exactly
+
+
+ADULT_CATEGORICAL = "workclass,education,marital-status,occupation,relationship,race,sex,native-country,income>50K"
+
+
+@pytest.mark.slow
+def test_adult_end_to_end_cli(shared_data, tmp_path, capsys):
+    out = tmp_path / "adult.release"
+    code, so, se = run_cli(
+        ["release", shared_data / "adult.csv", "--domain", shared_data / "adult-domain.json",
+         "--categorical", ADULT_CATEGORICAL, "--eps", "1", "--seed", "0", "--quiet", "-o", out], capsys)
+    assert code == 0, se
+    code, so, _ = run_cli(["inspect", out, "--json"], capsys)
+    info = json.loads(so)
+    assert info["rho_spent"] <= info["rho_budget"] * (1 + 1e-12)
+    assert info["rho_spent"] == pytest.approx(info["rho_budget"], rel=1e-9)
+    domain = json.loads((shared_data / "adult-domain.json").read_text())
+    assert {c: v["size"] for c, v in info["columns"].items()} == domain
+    syn = tmp_path / "syn.csv"
+    code, _, _ = run_cli(["synth", out, "--rows", "2000", "-o", syn, "--seed", "1"], capsys)
+    assert code == 0
+    df = pd.read_csv(syn)
+    assert len(df) == 2000 and list(df.columns) == list(Release.load(out).schema.names)
+    for c, m in domain.items():
+        assert df[c].between(0, m - 1).all()
