@@ -86,6 +86,16 @@ class BenchContext:
         if not self.quiet:
             print(msg, file=sys.stderr)
 
+    @property
+    def partial_path(self) -> Path:
+        return self.outdir / "results.partial.csv"
+
+    def checkpoint(self, rows: list[dict], columns: list[str]) -> None:
+        """Save the rows finished so far to ``results.partial.csv`` (atomically), so a long run that is
+        stopped keeps its finished cells. ``run_bench`` removes the file once ``results.csv`` is written."""
+        with atomic_write(self.partial_path, "w", newline="") as fh:
+            pd.DataFrame(rows, columns=columns).to_csv(fh, index=False)
+
 
 def load_spec(path: str | Path) -> dict:
     path = Path(path)
@@ -201,6 +211,7 @@ def run_bench(
         raise RuntimeError(f"runner for {spec['kind']} returned no {missing} columns")
     with atomic_write(outdir / "results.csv", "w", newline="") as fh:
         results.to_csv(fh, index=False)
+    ctx.partial_path.unlink(missing_ok=True)
     summary = summarize(results)
     with atomic_write(outdir / "summary.csv", "w", newline="") as fh:
         summary.to_csv(fh, index=False)

@@ -124,6 +124,37 @@ def test_release_methods_share_one_release(tmp_path, monkeypatch):
     assert calls == []
 
 
+def test_stopped_run_keeps_finished_cells(tmp_path, monkeypatch):
+    """A run that dies part-way leaves the finished cells in results.partial.csv (and no results.csv);
+    a finished run leaves results.csv and no partial file."""
+    from ddssp.estimators import adassp
+
+    out = tmp_path / "out"
+    real_fit, fits = adassp.AdaSSP.fit, []
+
+    def failing_fit(self, X, y):
+        fits.append(self.eps)
+        if len(fits) == 3:
+            raise KeyboardInterrupt
+        return real_fit(self, X, y)
+
+    monkeypatch.setattr(adassp.AdaSSP, "fit", failing_fit)
+    with pytest.raises(KeyboardInterrupt):
+        bench.run_bench(EXAMPLE_SPEC, out, methods=["public", "adassp"], eps=[0.5, 1.0], trials=2, quiet=True)
+    assert not (out / "results.csv").exists()
+    partial = pd.read_csv(out / "results.partial.csv")
+    assert len(partial) == 2 * 2  # two finished (eps, trial) cells x two methods
+    assert set(zip(partial.epsilon, partial.trial)) == {(0.5, 0), (0.5, 1)}
+
+    monkeypatch.setattr(adassp.AdaSSP, "fit", real_fit)
+    results, _ = bench.run_bench(EXAMPLE_SPEC, out, methods=["public", "adassp"], eps=[0.5, 1.0], trials=2, quiet=True)
+    assert (out / "results.csv").exists() and not (out / "results.partial.csv").exists()
+    # the finished cells of the stopped run are the same numbers as in the full run (same seeds)
+    full = results.set_index(["method", "epsilon", "trial"])["value"]
+    for row in partial.itertuples():
+        assert full[(row.method, row.epsilon, row.trial)] == pytest.approx(row.value, rel=1e-12)
+
+
 @pytest.mark.parametrize(
     "changes,match",
     [

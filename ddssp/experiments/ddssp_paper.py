@@ -240,6 +240,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
         return _WithInterceptColumn(m)
 
     rows: list[dict] = []
+    columns = ["method", "epsilon", "trial", "metric", "value", "seconds"]
     public_result: tuple[float, float] | None = None
     cells = [(e, t) for e in s["eps"] for t in range(s["trials"])]
     bar = ctx.progress(len(cells), s["name"])
@@ -288,9 +289,11 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                         public_result = (score(model), time.perf_counter() - t0)
                     add(method, *public_result)
             bar.update(1)
+            if hasattr(ctx, "checkpoint"):
+                ctx.checkpoint(rows, columns)
     finally:
         bar.close()
-    return pd.DataFrame(rows, columns=["method", "epsilon", "trial", "metric", "value", "seconds"])
+    return pd.DataFrame(rows, columns=columns)
 
 
 class _WithInterceptColumn:
