@@ -111,6 +111,15 @@ def _smallest_container(domain, containers: list[Clique], c: Clique) -> Clique:
     return min(cand, key=lambda m: (cells(domain, m), m))
 
 
+def _canonical_measurement(domain: dict[str, int], clique: Clique, y: np.ndarray) -> tuple[Clique, np.ndarray]:
+    """A noisy marginal ``y`` over ``clique`` as (domain-ordered clique, ``y`` with its axes in that order)."""
+    c = canonical(domain, clique)
+    y = np.asarray(y, dtype=float)
+    if tuple(clique) != c:
+        y = np.transpose(y, [tuple(clique).index(a) for a in c])
+    return c, y
+
+
 class MirrorDescentNumpy:
     """Private-PGM mirror descent (Armijo line search, as ``mbi.estimation.MirrorDescent``) on
     the L2 loss sum_i ||mu_{c_i} - y_i||^2 / (2 sigma_i^2), in numpy.
@@ -129,10 +138,7 @@ class MirrorDescentNumpy:
         self._structure: tuple | None = None
 
     def add(self, clique: Clique, y: np.ndarray, sigma: float) -> None:
-        c = canonical(self.domain, clique)
-        y = np.asarray(y, dtype=float)
-        if tuple(clique) != c:
-            y = np.transpose(y, [tuple(clique).index(a) for a in c])
+        c, y = _canonical_measurement(self.domain, clique, y)
         p = 1.0 / sigma**2
         self.prec[c] = self.prec.get(c, 0.0) + p
         self.wsum[c] = self.wsum.get(c, 0.0) + p * y
@@ -166,7 +172,6 @@ class MirrorDescentNumpy:
         self._jt_groups: dict[int, list[Clique]] = {}
         for m in mcl:
             self._jt_groups.setdefault(self.jt_of[m], []).append(m)
-        self._jt_pot_groups = self._jt_groups
         self.ybar = {c: self.wsum[c] / self.prec[c] for c in measured}
         # Lipschitz constant of the gradient (exact for identity queries, as mbi computes it)
         blocks: dict[Clique, float] = {}
@@ -179,7 +184,7 @@ class MirrorDescentNumpy:
     def _oracle(self, theta: dict[Clique, np.ndarray], total: float):
         tree = self.tree
         th = [
-            expand_sum([(m, theta[m]) for m in self._jt_pot_groups.get(i, [])], c, self.domain)
+            expand_sum([(m, theta[m]) for m in self._jt_groups.get(i, [])], c, self.domain)
             for i, c in enumerate(tree.cliques)
         ]
         probs, scales = tree.calibrate(th, overwrite=True, normalize=False)
@@ -515,10 +520,7 @@ class _MbiEngine:
         self._last_structure: frozenset | None = None
 
     def add(self, clique: Clique, y: np.ndarray, sigma: float) -> None:
-        c = canonical(self.domain, clique)
-        y = np.asarray(y, dtype=float)
-        if tuple(clique) != c:
-            y = np.transpose(y, [tuple(clique).index(a) for a in c])
+        c, y = _canonical_measurement(self.domain, clique, y)
         self.meas.append(self._LM(y.ravel(), c, float(sigma)))
         self.cliques.add(c)
 
