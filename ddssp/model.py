@@ -63,6 +63,14 @@ def sum_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
     return arr.sum(axis=axes)
 
 
+def _attribute_to_eliminate(attrs: Clique, subsets: Iterable[Clique], sizes: dict[str, int]) -> str:
+    """Of the attributes in ``attrs`` that some subset lacks, the one the fewest subsets contain
+    (ties: the largest): summing it out first shares the most work between the subsets."""
+    subsets = list(subsets)
+    cand = [a for a in attrs if any(a not in q for q in subsets)]
+    return min(cand, key=lambda x: (sum(x in q for q in subsets), -sizes[x]))
+
+
 def marginals_from(
     table: np.ndarray, attrs: Clique, queries: Iterable[Clique], sizes: dict[str, int]
 ) -> dict[Clique, np.ndarray]:
@@ -81,9 +89,7 @@ def marginals_from(
         q = todo.pop()
         out[q] = sum_to(table, attrs, q)
         return out
-    # eliminate the attribute needed by the fewest queries (ties: the largest)
-    cand = [a for a in attrs if any(a not in q for q in todo)]
-    a = min(cand, key=lambda x: (sum(x in q for q in todo), -sizes[x]))
+    a = _attribute_to_eliminate(attrs, todo, sizes)
     without = [q for q in todo if a not in q]
     within = [q for q in todo if a in q]
     rest = tuple(x for x in attrs if x != a)
@@ -114,8 +120,7 @@ def expand_sum(
         for arr in full[1:]:
             out += arr
         return out
-    cand = [a for a in attrs if any(a not in c for c, _ in rest)]
-    a = min(cand, key=lambda x: (sum(x in c for c, _ in rest), -sizes[x]))
+    a = _attribute_to_eliminate(attrs, [c for c, _ in rest], sizes)
     without = [(c, arr) for c, arr in rest if a not in c]
     within = [(c, arr) for c, arr in rest if a in c] + [(attrs, arr) for arr in full]
     sub_attrs = tuple(x for x in attrs if x != a)
