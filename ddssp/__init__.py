@@ -5,7 +5,7 @@ Heavy modules are imported lazily: ``import ddssp`` does not import JAX.
 
 from __future__ import annotations
 
-import importlib
+from ddssp._lazy import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -28,8 +28,4 @@ from ddssp.release import Release, release  # noqa: E402
 
 __all__ = ["__version__", "release", "Release", *_LAZY]
 
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'ddssp' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -11,8 +11,7 @@ Every estimator is importable from here (loaded on first use):
 
 from __future__ import annotations
 
-import importlib
-
+from ddssp._lazy import lazy_getattr
 from ddssp.estimators.base import DPClassifier, DPEstimator, DPRegressor
 
 _LAZY = {
@@ -33,8 +32,4 @@ _LAZY = {
 
 __all__ = ["DPEstimator", "DPRegressor", "DPClassifier", *_LAZY]
 
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'ddssp.estimators' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)
