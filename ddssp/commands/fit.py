@@ -11,7 +11,6 @@ DESCRIPTION = (
 )
 
 
-
 def add_arguments(p) -> None:
     p.add_argument("release", help="release file written by `ddssp release`")
     p.add_argument("--target", required=True, help="target column")

@@ -7,7 +7,6 @@ holding the schema, the ledger, the noisy measurements and the fitted model. Eve
 public knowledge: it is published as is and is not protected by the privacy budget."""
 
 
-
 def add_arguments(p) -> None:
     p.add_argument("data", metavar="DATA", help="sensitive table (.csv or .parquet)")
     p.add_argument("--eps", type=float, required=True, help="privacy parameter epsilon (> 0)")

@@ -17,7 +17,6 @@ WARNING = (
 )
 
 
-
 def _positive_int(text: str) -> int:
     import argparse
 
