@@ -35,9 +35,9 @@ from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.privacy import (
     Ledger,
     LedgerEntry,
+    check_bound,
     check_delta,
     check_eps,
-    check_positive,
     check_rho,
     clip_rows,
     eps_from_rho_delta,
@@ -300,7 +300,7 @@ def private_task_counts(
     to the user count. L2 sensitivity: sqrt(count_clip + 1). Returns (n_hat, n_users_hat, sigma).
     """
     rho = check_rho(rho, "rho for the task counts")
-    count_clip = check_positive(count_clip, "count_clip", "a declared bound")
+    count_clip = check_bound(count_clip, "count_clip")
     deg = data.user_counts.astype(float)
     contrib = np.minimum(1.0, np.sqrt(count_clip / np.maximum(deg, 1.0)))
     exact = np.bincount(data.task_idx, weights=contrib[data.user_idx], minlength=data.n_tasks)
@@ -329,8 +329,8 @@ def adaptive_weights(counts: Any, mu: float, beta: float, n_users: float, beta_b
     if not (math.isfinite(mu) and 0.0 <= mu <= 4.0):
         raise DDSSPError(f"mu must lie in [0, 4] (0 = uniform, 1/4 or 1/2 recommended), got {mu!r}")
     beta = check_rho(beta, "beta")
-    beta_bar = check_positive(beta_bar, "beta_bar", "a declared bound")
-    n_users = check_positive(n_users, "n_users", "a declared bound")
+    beta_bar = check_bound(beta_bar, "beta_bar")
+    n_users = check_bound(n_users, "n_users")
     raw = counts ** (-mu)
     scale2 = n_users * beta_bar * beta / np.sum(counts * raw**2)
     return raw * math.sqrt(scale2)
@@ -530,8 +530,8 @@ def weighted_ssp(
     noisy (A_hat, b_hat) (already released quantities; used by the calibration tests).
     """
     beta = check_rho(beta, "beta")
-    clip_x = check_positive(clip_x, "clip_x (declared bound on ||x||)", "a declared bound")
-    clip_star = check_positive(clip_star, "clip_star (declared bound: |y| <= clip_x * clip_star)", "a declared bound")
+    clip_x = check_bound(clip_x, "clip_x (declared bound on ||x||)")
+    clip_star = check_bound(clip_star, "clip_star (declared bound: |y| <= clip_x * clip_star)")
     try:
         ridge = float(ridge)
     except (TypeError, ValueError):
@@ -587,8 +587,8 @@ def weighted_noisy_gd(
     beta = check_rho(beta, "beta")
     if not isinstance(steps, (int, np.integer)) or steps < 1:
         raise DDSSPError(f"steps must be a positive integer, got {steps!r}")
-    grad_clip = check_positive(grad_clip, "grad_clip", "a declared bound")
-    radius = check_positive(radius, "radius", "a declared bound")
+    grad_clip = check_bound(grad_clip, "grad_clip")
+    radius = check_bound(radius, "radius")
     check_weights(data, w, beta)
     m, d = data.n_tasks, data.n_features
     if d == 0:

@@ -40,6 +40,11 @@ def check_positive(value: Any, name: str, hint: str = "") -> float:
     return v
 
 
+def check_bound(value: Any, name: str) -> float:
+    """A declared bound (norm, clip, radius, ...): positive and finite, and never computed from the data."""
+    return check_positive(value, name, "a declared bound, not computed from the data")
+
+
 def check_eps(eps: float, name: str = "eps") -> float:
     return check_positive(eps, name)
 

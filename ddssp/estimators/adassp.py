@@ -32,7 +32,7 @@ import numpy as np
 
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.privacy import check_delta, check_eps, check_positive, clip_rows, make_rng
+from ddssp.privacy import check_bound, check_delta, check_eps, clip_rows, make_rng
 
 
 class AdaSSP(DPRegressor):
@@ -72,8 +72,8 @@ class AdaSSP(DPRegressor):
     def _checked_params(self) -> tuple[float, float, float, float, float]:
         eps = check_eps(self.eps)
         delta = check_delta(self.delta)
-        xb = check_positive(self.x_bound, "x_bound", "a declared bound, not computed from the data")
-        yb = check_positive(self.y_bound, "y_bound", "a declared bound, not computed from the data")
+        xb = check_bound(self.x_bound, "x_bound")
+        yb = check_bound(self.y_bound, "y_bound")
         try:
             rho = float(self.rho_fail)
         except (TypeError, ValueError):

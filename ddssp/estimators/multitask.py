@@ -41,7 +41,7 @@ from ddssp.multitask import (
     weighted_noisy_gd,
     weighted_ssp,
 )
-from ddssp.privacy import check_positive, clip_rows, make_rng
+from ddssp.privacy import check_bound, clip_rows, make_rng
 
 
 def _check_data(data: Any) -> MultiTaskData:
@@ -217,9 +217,9 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         data = _check_data(data)
         rng = make_rng(self.random_state)
         plan, ledger, counts, omega, w = self._weights(data, 1, rng)
-        clip_x = check_positive(self.clip_x, "clip_x", "a declared bound")
-        clip_star = check_positive(self.clip_star, "clip_star", "a declared bound")
-        radius = check_positive(self.radius, "radius", "a declared bound")
+        clip_x = check_bound(self.clip_x, "clip_x")
+        clip_star = check_bound(self.clip_star, "clip_star")
+        radius = check_bound(self.radius, "radius")
         gclip = clip_x**2 * (radius + clip_star) if self.grad_clip is None else self.grad_clip
         # the declared bounds are enforced on the data before any gradient is taken
         Xc = clip_rows(data.X, clip_x)

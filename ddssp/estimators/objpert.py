@@ -37,7 +37,7 @@ from scipy import optimize, special
 
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPClassifier, as_matrix
-from ddssp.privacy import check_delta, check_eps, check_positive, clip_rows, make_rng
+from ddssp.privacy import check_bound, check_delta, check_eps, clip_rows, make_rng
 
 
 def binary_labels(y: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -160,7 +160,7 @@ class ObjectivePerturbation(DPClassifier):
     def _checked_params(self) -> tuple[float, float, float, float]:
         eps = check_eps(self.eps)
         delta = check_delta(self.delta)
-        xb = check_positive(self.x_bound, "x_bound", "a declared bound, not computed from the data")
+        xb = check_bound(self.x_bound, "x_bound")
         try:
             ridge = float(self.ridge)
         except (TypeError, ValueError):

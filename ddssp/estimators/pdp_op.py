@@ -52,9 +52,7 @@ import pandas as pd
 
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.privacy import check_positive, make_rng
-
-_DECLARED = "declared, not computed from the data"
+from ddssp.privacy import check_bound, make_rng
 
 __all__ = [
     "PDPOutputPerturbation",
@@ -287,11 +285,11 @@ class PDPOutputPerturbation(DPRegressor):
             if self.x_bound != "unit-cube":
                 raise PrivacyParameterError(f"x_bound must be 'unit-cube' or a positive number R, got {self.x_bound!r}")
             return math.sqrt(p + (1 if self.fit_intercept else 0))
-        R = check_positive(self.x_bound, "x_bound", _DECLARED)
+        R = check_bound(self.x_bound, "x_bound")
         return math.sqrt(R * R + 1.0) if self.fit_intercept else R
 
     def _apply_bounds(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        Y = check_positive(self.y_bound, "y_bound", _DECLARED)
+        Y = check_bound(self.y_bound, "y_bound")
         msgs = []
         if isinstance(self.x_bound, str):
             if self.x_bound != "unit-cube":
@@ -301,7 +299,7 @@ class PDPOutputPerturbation(DPRegressor):
                 msgs.append(f"{int(out.sum())} feature value(s) outside the declared unit cube [0, 1]")
                 X = np.clip(X, 0.0, 1.0)
         else:
-            R = check_positive(self.x_bound, "x_bound", _DECLARED)
+            R = check_bound(self.x_bound, "x_bound")
             norms = np.sqrt(np.einsum("ij,ij->i", X, X))
             out = norms > R * (1 + 1e-12)
             if out.any():
@@ -377,7 +375,7 @@ class PDPOutputPerturbation(DPRegressor):
         lam = _check_lam(self.lam)
         Xa, ya, requested, names = self._prepare(X, y, eps)
         if self.theta_bound is not None:
-            check_positive(self.theta_bound, "theta_bound", _DECLARED)
+            check_bound(self.theta_bound, "theta_bound")
         rng = make_rng(self.seed)
         n, p = Xa.shape
         R = self._feature_radius(p - (1 if self.fit_intercept else 0))
@@ -477,13 +475,13 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
             if t == "mean":
                 return float(eps.mean())
             raise PrivacyParameterError(f"threshold must be 'max', 'mean' or a positive number, got {t!r}")
-        return check_positive(t, "threshold", _DECLARED)
+        return check_bound(t, "threshold")
 
     def fit(self, X: Any, y: Any, eps: Any = None) -> "JorgensenSampleMechanism":
         lam = _check_lam(self.lam)
         Xa, ya, requested, names = self._prepare(X, y, eps)
         if self.theta_bound is not None:
-            check_positive(self.theta_bound, "theta_bound", _DECLARED)
+            check_bound(self.theta_bound, "theta_bound")
         rng = make_rng(self.seed)
         n, p = Xa.shape
         R = self._feature_radius(p - (1 if self.fit_intercept else 0))
