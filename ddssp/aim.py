@@ -36,7 +36,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from ddssp.errors import DataError, PrivacyParameterError, WorkloadError
+from ddssp.errors import DataError, WorkloadError
 from ddssp.model import (
     CalibratedTree,
     GraphicalModel,

@@ -30,7 +30,6 @@ from ddssp.multitask import (
     Ledger,
     MultiTaskData,
     als_predict,
-    allocate_weights,
     dp_als,
     adaptive_weights,
     epsilon_spent,
