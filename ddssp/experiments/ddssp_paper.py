@@ -288,8 +288,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                         public_result = (score(model), time.perf_counter() - t0)
                     add(method, *public_result)
             bar.update(1)
-            if hasattr(ctx, "checkpoint"):
-                ctx.checkpoint(rows, columns)
+            ctx.checkpoint(rows, columns)
     finally:
         bar.close()
     return pd.DataFrame(rows, columns=columns)
