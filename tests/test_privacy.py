@@ -129,3 +129,12 @@ def test_check_positive(bad):
     with pytest.raises(PrivacyParameterError, match="x_bound"):
         check_positive(bad, "x_bound", "a declared bound")
     assert check_positive("2.5", "x") == 2.5
+
+
+@pytest.mark.parametrize("bad", [0, -2, float("nan"), float("inf"), "x", None, True])
+def test_check_bound_says_declared(bad):
+    from ddssp.privacy import check_bound
+
+    with pytest.raises(PrivacyParameterError, match=r"clip_x .*a declared bound, not computed from the data"):
+        check_bound(bad, "clip_x")
+    assert check_bound(3, "clip_x") == 3.0
