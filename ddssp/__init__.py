@@ -11,14 +11,14 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it (filled in as features land)
 _LAZY = {
-    "Ledger": "ddssp.privacy",
-    "rho_from_eps_delta": "ddssp.privacy",
-    "eps_from_rho_delta": "ddssp.privacy",
+    "Ledger": "ddssp.dp",
+    "rho_from_eps_delta": "ddssp.dp",
+    "eps_from_rho_delta": "ddssp.dp",
     "DDSSPError": "ddssp.errors",
     "run_bench": "ddssp.bench",
-    "Schema": "ddssp.schema",
-    "load_schema": "ddssp.schema",
-    "read_table": "ddssp.dataio",
+    "Schema": "ddssp.data",
+    "load_schema": "ddssp.data",
+    "read_table": "ddssp.data.tables",
 }
 
 # ``ddssp.release(...)`` is the function; importing it here, eagerly, keeps the name bound to the

@@ -31,8 +31,8 @@ import pandas as pd
 
 from ddssp import __version__
 from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError, WorkloadError
-from ddssp.fileio import atomic_write, check_output_path
-from ddssp.privacy import Ledger, check_delta, check_eps, eps_from_rho_delta, make_rng, rho_from_eps_delta
+from ddssp.data.fileio import atomic_write, check_output_path
+from ddssp.dp import Ledger, check_delta, check_eps, eps_from_rho_delta, make_rng, rho_from_eps_delta
 
 FORMAT = "ddssp-release"
 FORMAT_VERSION = 1
@@ -45,13 +45,13 @@ class Release:
     """A published DP release: schema, privacy parameters and ledger, workload, noisy measurements and
     the fitted graphical model that answers any marginal. Holds no rows and no exact counts."""
 
-    schema: Any  # ddssp.schema.Schema
-    model: Any  # ddssp.model.GraphicalModel
+    schema: Any  # ddssp.data.schema.Schema
+    model: Any  # ddssp.marginals.model.GraphicalModel
     ledger: Ledger
     eps: float
     delta: float
     workload: list[tuple[tuple[str, ...], float]]
-    measurements: list[Any]  # ddssp.aim.Measurement
+    measurements: list[Any]  # ddssp.marginals.aim.Measurement
     target: str | None = None
     created: str = ""
     ddssp_version: str = __version__
@@ -177,9 +177,9 @@ class Release:
     @classmethod
     def load(cls, path: str | Path) -> "Release":
         """Read and validate a release file. Any problem raises :class:`ReleaseFileError`."""
-        from ddssp.aim import Measurement
-        from ddssp.model import GraphicalModel
-        from ddssp.schema import Schema
+        from ddssp.marginals.aim import Measurement
+        from ddssp.marginals.model import GraphicalModel
+        from ddssp.data import Schema
 
         path = Path(path)
         if not path.exists():
@@ -316,7 +316,7 @@ def _check_rows(rows: Any) -> int:
 
 def build_workload(workload: Any, domain: dict[str, int], target: str | None, max_cells: int | None = None):
     """'all-pairs', 'target' (pairs with the target), a JSON file path, or an explicit list."""
-    from ddssp import workload as wl
+    from ddssp.marginals import workload as wl
 
     if isinstance(workload, str) and workload == "all-pairs":
         w = wl.all_pairs(domain, max_cells=max_cells)
@@ -352,7 +352,7 @@ def release(
 ) -> Release:
     """Run AIM on ``data`` (raw values per ``schema``, or integer codes with ``encoded=True``) and return
     the release. The privacy budget (eps, delta) is converted to zCDP and spent in full."""
-    from ddssp.aim import run_aim
+    from ddssp.marginals.aim import run_aim
 
     eps, delta = check_eps(eps), check_delta(delta)
     if target is not None:

@@ -86,7 +86,7 @@ HIGH_INCOME = [0, 1]
 
 
 def make_schema():
-    from ddssp.schema import Column, Schema
+    from ddssp.data import Column, Schema
 
     return Schema([
         Column.binned("age", AGE_EDGES),
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--force", action="store_true", help="replace existing files")
     args = ap.parse_args(argv)
 
-    from ddssp.fileio import atomic_write, check_output_path
+    from ddssp.data.fileio import atomic_write, check_output_path
 
     outdir = Path(args.outdir)
     csv_path = check_output_path(outdir / "census.csv", force=args.force)

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         weighted_ridge,
     )
     from ddssp.release import release
-    from ddssp.schema import load_schema
+    from ddssp.data import load_schema
 
     rng = np.random.default_rng(args.seed)
     schema = load_schema(HERE / "census.schema.json")

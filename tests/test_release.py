@@ -18,7 +18,7 @@ import pytest
 from ddssp.cli import main
 from ddssp.errors import DDSSPError, PrivacyParameterError, ReleaseFileError, SchemaError
 from ddssp.release import FORMAT_VERSION, Release, release
-from ddssp.schema import Schema
+from ddssp.data import Schema
 
 DOMAIN = {"a": 3, "b": 4, "x": 5, "y": 2}
 
@@ -374,8 +374,8 @@ def test_cli_release_bad_tables(case, tmp_path, repo_root, census_schema, capsys
 
 
 def test_release_census_decodes_to_schema_labels(repo_root, census_schema, tmp_path):
-    from ddssp.dataio import read_table
-    from ddssp.schema import load_schema
+    from ddssp.data.tables import read_table
+    from ddssp.data import load_schema
 
     schema = load_schema(census_schema)
     df = read_table(repo_root / "examples" / "census.csv").iloc[:4000]

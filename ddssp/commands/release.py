@@ -35,11 +35,11 @@ def run(args) -> int:
     import sys
     import time
 
-    from ddssp.dataio import read_table
-    from ddssp.fileio import check_output_path
-    from ddssp.privacy import check_delta, check_eps, rho_from_eps_delta
+    from ddssp.data.tables import read_table
+    from ddssp.data.fileio import check_output_path
+    from ddssp.dp import check_delta, check_eps, rho_from_eps_delta
     from ddssp.release import DEFAULT_DELTA, release
-    from ddssp.schema import load_schema
+    from ddssp.data import load_schema
 
     t0 = time.perf_counter()
     eps = check_eps(args.eps)

@@ -56,8 +56,8 @@ def _check(args) -> int:
     import sys
     import warnings
 
-    from ddssp.dataio import read_table
-    from ddssp.schema import load_schema
+    from ddssp.data.tables import read_table
+    from ddssp.data import load_schema
 
     schema = load_schema(args.check, categorical=args.categorical)
     df = read_table(args.data)
@@ -75,9 +75,9 @@ def _check(args) -> int:
 def _draft(args) -> int:
     import sys
 
-    from ddssp.dataio import read_table
-    from ddssp.fileio import check_output_path
-    from ddssp.schema import Schema
+    from ddssp.data.tables import read_table
+    from ddssp.data.fileio import check_output_path
+    from ddssp.data import Schema
 
     out = check_output_path(args.output, force=args.force, inputs=[args.data])
     df = read_table(args.data)

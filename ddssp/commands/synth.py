@@ -12,7 +12,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from ddssp.errors import DDSSPError
-    from ddssp.fileio import atomic_write, check_output_path
+    from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.release import Release
 
     if args.rows < 1:

@@ -32,7 +32,7 @@ import numpy as np
 
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.privacy import check_bound, check_delta, check_eps, clip_rows, make_rng
+from ddssp.dp import check_bound, check_delta, check_eps, clip_rows, make_rng
 
 
 class AdaSSP(DPRegressor):

@@ -2,8 +2,8 @@
 
 Ferrando et al., "Private regression via data-dependent sufficient statistic perturbation";
 ../shared/notes/ddssp-method.md sections 3-6. The fit reads only marginals of a *marginal source*
-(a :class:`ddssp.release.Release`, or :class:`ddssp.suffstats.ExactMarginals` for the non-private
-reference), builds Z^T Z (:func:`ddssp.suffstats.sufficient_statistics`) and solves:
+(a :class:`ddssp.release.Release`, or :class:`ddssp.estimators.suffstats.ExactMarginals` for the non-private
+reference), builds Z^T Z (:func:`ddssp.estimators.suffstats.sufficient_statistics`) and solves:
 
 - linear:   theta = (X^T X + ridge * I')^{-1} X^T y   (I' = identity without the intercept entry);
 - logistic: phi(s) = -log(1 + exp(-s)) is replaced on [-R, R] by its degree-2 Chebyshev interpolant
@@ -32,7 +32,7 @@ from numpy.polynomial import Chebyshev, Polynomial
 
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPClassifier, DPRegressor, as_matrix
-from ddssp.suffstats import INTERCEPT, Encoding, SuffStats, check_source, sufficient_statistics
+from ddssp.estimators.suffstats import INTERCEPT, Encoding, SuffStats, check_source, sufficient_statistics
 
 #: relative eigenvalue tolerance: |lambda| <= _EIG_TOL * max|lambda| counts as zero
 _EIG_TOL = 1e-11

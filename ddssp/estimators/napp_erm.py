@@ -48,7 +48,7 @@ from scipy import linalg, optimize, special
 
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.privacy import check_delta, check_eps, check_positive, make_rng
+from ddssp.dp import check_delta, check_eps, check_positive, make_rng
 
 LOSSES = ("linear", "logistic", "poisson")
 

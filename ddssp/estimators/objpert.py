@@ -37,7 +37,7 @@ from scipy import optimize, special
 
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPClassifier, as_matrix
-from ddssp.privacy import check_bound, check_delta, check_eps, clip_rows, make_rng
+from ddssp.dp import check_bound, check_delta, check_eps, clip_rows, make_rng
 
 
 def binary_labels(y: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:

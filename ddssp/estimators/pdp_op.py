@@ -52,7 +52,7 @@ import pandas as pd
 
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.privacy import check_bound, make_rng
+from ddssp.dp import check_bound, make_rng
 
 __all__ = [
     "PDPOutputPerturbation",

@@ -1,0 +1,130 @@
+"""Reading input tables (CSV or Parquet) with clear errors.
+
+CSV cells are read as text (``dtype=str``); only empty cells are missing (``NA``, ``null`` and the
+like stay strings, since they may be real labels). :meth:`ddssp.data.schema.Schema.encode` converts
+numeric columns and compares categorical labels as strings, so ``1`` in a CSV and the label ``"1"``
+match whether the table came from CSV (text) or Parquet / a DataFrame (numbers).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from ddssp.errors import DataError
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+NOT_CSV_SUFFIXES = (".json", ".xlsx", ".xls", ".ods", ".zip", ".gz", ".bz2", ".xz", ".pdf", ".npy", ".pkl")
+
+
+def read_table(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a CSV (cells as strings) or Parquet file (by suffix).
+
+    Raises DataError for a missing file, a directory, a file that is not a CSV (binary or
+    undecodable), an empty table (no rows or no columns), ragged rows, and duplicate or empty
+    column names.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise DataError(f"input file {p} not found")
+    if p.is_dir():
+        raise DataError(f"input path {p} is a directory; give a CSV or Parquet file")
+    if p.suffix.lower() in PARQUET_SUFFIXES:
+        df = _read_parquet(p)
+    else:
+        df = _read_csv(p)
+    _check_frame(df, p)
+    return df
+
+
+def _read_parquet(p: Path) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(p)
+    except ImportError as exc:  # pragma: no cover - pyarrow is a dependency
+        raise DataError(f"cannot read Parquet file {p}: {exc}") from None
+    except Exception as exc:  # pyarrow raises many types for corrupt files
+        raise DataError(f"{p} is not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+
+
+def _read_csv(p: Path) -> pd.DataFrame:
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(65536)
+    except OSError as exc:
+        raise DataError(f"cannot read {p}: {exc.strerror or exc}") from None
+    if not head.strip():
+        raise DataError(f"{p} is empty: no header and no rows")
+    if b"\x00" in head:
+        raise DataError(f"{p} is not a CSV file (it contains binary data; if it is compressed, "
+                        "decompress it first)")
+    suffix = p.suffix.lower()
+    if suffix in NOT_CSV_SUFFIXES or _is_json(p, head):
+        kind = suffix.lstrip(".").upper() if suffix in NOT_CSV_SUFFIXES else "JSON"
+        raise DataError(f"{p} is not a CSV file (it looks like {kind}); "
+                        "give a CSV with a header row, or a Parquet file")
+    # one pass with the csv module: decoding, header and row lengths
+    try:
+        with open(p, newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh, skipinitialspace=True)
+            header = None
+            for row in reader:
+                if not row or all(not c.strip() for c in row) and len(row) <= 1:
+                    continue  # blank line (pandas skips these too)
+                if header is None:
+                    header = row
+                    continue
+                if len(row) != len(header):
+                    raise DataError(
+                        f"{p} is not a well-formed CSV: line {reader.line_num} has {len(row)} field(s), "
+                        f"the header has {len(header)}"
+                    )
+    except UnicodeDecodeError:
+        raise DataError(f"{p} is not a CSV file (not UTF-8 text)") from None
+    except csv.Error as exc:
+        raise DataError(f"{p} is not a well-formed CSV: {exc}") from None
+    if header is None:
+        raise DataError(f"{p} is empty: no header and no rows")
+    names = [h.strip() for h in header]
+    if any(not n for n in names):
+        raise DataError(f"{p}: the header has an empty column name (column {names.index('') + 1})")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise DataError(f"{p}: duplicate column name(s) in the header: {', '.join(map(repr, dup))}")
+    try:
+        df = pd.read_csv(
+            p,
+            dtype=str,
+            keep_default_na=False,
+            na_values=[""],
+            skipinitialspace=True,
+            encoding="utf-8-sig",
+            index_col=False,
+        )
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{p} is empty: no header and no rows") from None
+    except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as exc:
+        raise DataError(f"{p} is not a well-formed CSV: {str(exc).strip().splitlines()[0]}") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    return df
+
+
+def _is_json(p: Path, head: bytes) -> bool:
+    """The file parses as JSON (only tried when it starts with '{' or '[' and is not huge)."""
+    if not head.lstrip().startswith((b"{", b"[")) or p.stat().st_size > 50_000_000:
+        return False
+    try:
+        json.loads(p.read_bytes())
+    except ValueError:
+        return False
+    return True
+
+
+def _check_frame(df: pd.DataFrame, p: Path) -> None:
+    if df.shape[1] == 0:
+        raise DataError(f"{p} has no columns")
+    if df.shape[0] == 0:
+        raise DataError(f"{p} has a header but no rows")

@@ -1,0 +1,32 @@
+"""DP primitives: parameter checks, zCDP accounting and the ledger, mechanisms, the random source.
+
+Import from here (``from ddssp.dp import Ledger, check_eps``); the submodules are an implementation
+detail. This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
+"""
+
+from ddssp.dp.accounting import (
+    LEDGER_RTOL,
+    Ledger,
+    LedgerEntry,
+    cks_delta,
+    eps_from_rho_delta,
+    rho_from_eps_delta,
+)
+from ddssp.dp.accounting import (
+    clip_rows,
+    exponential_mechanism,
+    exponential_probabilities,
+    exponential_rho,
+    gaussian_mechanism,
+    gaussian_rho,
+    gaussian_sigma,
+)
+from ddssp.dp.accounting import check_bound, check_delta, check_eps, check_positive, check_rho
+from ddssp.dp.accounting import make_rng
+
+__all__ = [
+    "LEDGER_RTOL", "Ledger", "LedgerEntry", "cks_delta", "eps_from_rho_delta", "rho_from_eps_delta",
+    "clip_rows", "exponential_mechanism", "exponential_probabilities", "exponential_rho",
+    "gaussian_mechanism", "gaussian_rho", "gaussian_sigma",
+    "check_bound", "check_delta", "check_eps", "check_positive", "check_rho", "make_rng",
+]

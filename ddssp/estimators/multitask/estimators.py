@@ -1,0 +1,321 @@
+"""Multi-task estimators with user-level DP and adaptive budget allocation (Krichene et al.).
+
+A multi-task estimator learns one coefficient vector per task: ``coef_`` has shape (m, d) and
+``intercept_`` shape (m,) (zeros: fit an intercept by adding a constant feature). The single-task
+interface (``predict(X)``) does not fit, so these subclass :class:`DPEstimator` (parameters, repr,
+``privacy_``) but not DPRegressor: ``fit(data)`` takes a :class:`ddssp.estimators.multitask.model.MultiTaskData` and
+``predict(task_ids, X)`` takes task labels (as in ``data.tasks``) and one feature row per prediction.
+
+- :class:`MultiTaskSSP`: Algorithm 1 (task-weighted sufficient statistics perturbation);
+- :class:`MultiTaskNoisyGD`: Algorithm 2 (task-weighted noisy gradient descent);
+- :class:`DPALS`: DP alternating least squares for matrix completion (items are the tasks).
+
+Budget: (epsilon, delta) -> rho (CKS). A share ``count_share`` pays for noisy task counts when the weights
+need them (unless ``public_counts`` are declared); the rest is the per-user budget beta of the training
+releases. ``ledger_`` holds every charge; ``privacy_`` summarises it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ddssp.errors import DDSSPError
+from ddssp.estimators.base import DPEstimator, as_matrix
+from ddssp.estimators.multitask.model import (
+    ALLOCATIONS,
+    PER_USER_MODES,
+    Ledger,
+    MultiTaskData,
+    als_predict,
+    dp_als,
+    adaptive_weights,
+    epsilon_spent,
+    per_user_weights,
+    plan_budget,
+    private_task_counts,
+    user_solve,
+    weighted_noisy_gd,
+    weighted_ssp,
+)
+from ddssp.dp import check_bound, clip_rows, make_rng
+
+
+def _check_data(data: Any) -> MultiTaskData:
+    if not isinstance(data, MultiTaskData):
+        raise DDSSPError("fit expects a MultiTaskData (see MultiTaskData.from_frame)")
+    return data
+
+
+class _MultiTaskBase(DPEstimator):
+    """Shared: budget plan, counts, weights, prediction."""
+
+    def _needs_counts(self) -> bool:
+        return self.public_counts is None and not (self.per_user == "normalize" and float(self.mu) == 0.0)
+
+    def _weights(self, data: MultiTaskData, rounds: int, rng: np.random.Generator, force_counts: bool = False):
+        if self.per_user not in PER_USER_MODES:
+            raise DDSSPError(f"per_user must be one of {PER_USER_MODES}, got {self.per_user!r}")
+        needs = self._needs_counts() or (force_counts and self.public_counts is None)
+        plan = plan_budget(self.epsilon, self.delta, rounds, self.count_share if needs else 0.0)
+        ledger = Ledger(plan.rho_total)
+        counts, n_hat = None, None
+        if self.public_counts is not None:
+            counts = np.asarray(self.public_counts, dtype=float)
+            if counts.shape != (data.n_tasks,):
+                raise DDSSPError(f"public_counts must have one count per task ({data.n_tasks})")
+            n_hat = float(data.n_users)
+        elif needs:
+            counts, n_hat, _ = private_task_counts(data, plan.rho_counts, rng, ledger, self.count_clip)
+        if counts is None:  # per_user="normalize" with mu = 0: every user spreads beta evenly
+            omega = np.ones(data.n_tasks)
+        else:
+            omega = adaptive_weights(counts, self.mu, plan.beta, n_hat, self.beta_bar)
+        w = per_user_weights(data.task_idx, data.user_idx, omega, plan.beta, data.n_users, self.per_user)
+        return plan, ledger, counts, omega, w
+
+    def _finish(self, data: MultiTaskData, coef: np.ndarray, plan, ledger: Ledger) -> None:
+        self.coef_ = coef
+        self.intercept_ = np.zeros(coef.shape[0])
+        self.tasks_ = data.tasks
+        self.feature_names_in_ = data.feature_names
+        self.ledger_ = ledger
+        self.privacy_ = {
+            **plan.to_dict(),
+            "rho_spent": ledger.spent,
+            "epsilon_spent": epsilon_spent(ledger, plan.delta),
+            "level": "user",
+            "counts": "public (declared)" if self.public_counts is not None else
+                      ("private" if any(e.kind == "task-counts" for e in ledger.entries) else "not used"),
+        }
+
+    def _task_index(self, task_ids: Any) -> np.ndarray:
+        self._check_fitted()
+        pos = {t: i for i, t in enumerate(self.tasks_.tolist())}
+        try:
+            return np.array([pos[t] for t in np.asarray(task_ids).reshape(-1).tolist()], dtype=np.int64)
+        except KeyError as exc:
+            raise DDSSPError(f"unknown task {exc.args[0]!r} (not seen in fit)") from None
+
+    def decision_function(self, task_ids: Any, X: Any = None) -> np.ndarray:  # type: ignore[override]
+        idx = self._task_index(task_ids)
+        arr, _ = as_matrix(X)
+        if arr.shape != (idx.size, self.coef_.shape[1]):
+            raise DDSSPError(f"X must have shape ({idx.size}, {self.coef_.shape[1]}), got {arr.shape}")
+        return np.einsum("ed,ed->e", arr, self.coef_[idx]) + self.intercept_[idx]
+
+    def predict(self, task_ids: Any, X: Any) -> np.ndarray:
+        """theta_{task} . x for each (task id, feature row)."""
+        return self.decision_function(task_ids, X)
+
+
+class MultiTaskSSP(_MultiTaskBase):
+    """Task-weighted SSP for multi-task ridge regression (Algorithm 1), user-level (epsilon, delta)-DP.
+
+    clip_x, clip_star: declared bounds (x clipped to ||x|| <= clip_x, y to |y| <= clip_x clip_star).
+    mu: weight exponent (omega_i ~ n_i^-mu; 0 = uniform, 1/2 is the strongly convex optimum).
+    ridge: added to the PSD-projected noisy A_i (None: clip_x^2 sqrt(d), the scale of the noise's spectrum).
+    per_user: "clip" (paper: w_ij = omega_i min(1, sqrt(beta / S_j))) or "normalize" (every user spends beta).
+    beta_bar: sum_i n_i omega_i^2 = n * beta_bar * beta.
+    count_share: fraction of rho for the noisy counts (when needed); count_clip: per-user L2^2 clip of the
+    count contributions (a user with more tasks counts fractionally).
+    public_counts: task sizes you declare public (then nothing is spent on counts).
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float,
+        mu: float = 0.5,
+        clip_x: float = 1.0,
+        clip_star: float = 1.0,
+        ridge: float | None = None,
+        per_user: str = "clip",
+        beta_bar: float = 1.0,
+        count_share: float = 0.15,
+        count_clip: float = 32.0,
+        public_counts: Any = None,
+        random_state: int | None = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mu = mu
+        self.clip_x = clip_x
+        self.clip_star = clip_star
+        self.ridge = ridge
+        self.per_user = per_user
+        self.beta_bar = beta_bar
+        self.count_share = count_share
+        self.count_clip = count_clip
+        self.public_counts = public_counts
+        self.random_state = random_state
+
+    def fit(self, data: MultiTaskData) -> "MultiTaskSSP":
+        data = _check_data(data)
+        rng = make_rng(self.random_state)
+        plan, ledger, _, _, w = self._weights(data, 1, rng)
+        ridge = float(self.clip_x) ** 2 * math.sqrt(data.n_features) if self.ridge is None else self.ridge
+        coef = weighted_ssp(data, w, plan.beta, self.clip_x, self.clip_star, ridge, rng, ledger, round=0)
+        self.weights_ = w
+        self._finish(data, coef, plan, ledger)
+        return self
+
+
+class MultiTaskNoisyGD(_MultiTaskBase):
+    """Task-weighted noisy gradient descent (Algorithm 2) on the squared loss, user-level (epsilon, delta)-DP.
+
+    Per-example gradients (theta.x - y) x are clipped to ``grad_clip`` (None: clip_x^2 (radius + clip_star),
+    which never binds for data within the declared bounds); parameters stay in the ball of ``radius``.
+    Step size of task i: lr / (n_hat_i omega_i clip_x^2) from the noisy counts, so noisy counts are always
+    released (count_share) unless public_counts are declared. Returns the average of the last half of the
+    iterates. Other parameters as in :class:`MultiTaskSSP`.
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float,
+        mu: float = 0.5,
+        steps: int = 20,
+        lr: float = 0.5,
+        radius: float = 1.0,
+        clip_x: float = 1.0,
+        clip_star: float = 1.0,
+        grad_clip: float | None = None,
+        ridge: float = 0.0,
+        per_user: str = "clip",
+        beta_bar: float = 1.0,
+        count_share: float = 0.15,
+        count_clip: float = 32.0,
+        public_counts: Any = None,
+        random_state: int | None = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mu = mu
+        self.steps = steps
+        self.lr = lr
+        self.radius = radius
+        self.clip_x = clip_x
+        self.clip_star = clip_star
+        self.grad_clip = grad_clip
+        self.ridge = ridge
+        self.per_user = per_user
+        self.beta_bar = beta_bar
+        self.count_share = count_share
+        self.count_clip = count_clip
+        self.public_counts = public_counts
+        self.random_state = random_state
+
+    def _needs_counts(self) -> bool:
+        return self.public_counts is None
+
+    def fit(self, data: MultiTaskData) -> "MultiTaskNoisyGD":
+        data = _check_data(data)
+        rng = make_rng(self.random_state)
+        plan, ledger, counts, omega, w = self._weights(data, 1, rng)
+        clip_x = check_bound(self.clip_x, "clip_x")
+        clip_star = check_bound(self.clip_star, "clip_star")
+        radius = check_bound(self.radius, "radius")
+        gclip = clip_x**2 * (radius + clip_star) if self.grad_clip is None else self.grad_clip
+        # the declared bounds are enforced on the data before any gradient is taken
+        Xc = clip_rows(data.X, clip_x)
+        yc = np.clip(data.y, -clip_x * clip_star, clip_x * clip_star)
+        clipped = MultiTaskData(data.users, data.tasks, Xc, yc, data.membership, data.feature_names)
+        # sum_j w_ij is estimated by n_hat_i omega_i: released (or declared) quantities only
+        wsum = np.maximum(np.asarray(counts, dtype=float), 1.0) * omega
+        step = float(self.lr) / np.maximum(wsum * clip_x**2 / max(data.n_features, 1), 1e-12)
+        coef = weighted_noisy_gd(clipped, w, plan.beta, int(self.steps), gclip, step, radius, rng, ledger,
+                                 ridge=float(self.ridge))
+        self.weights_ = w
+        self._finish(data, coef, plan, ledger)
+        return self
+
+
+class DPALS(DPEstimator):
+    """DP alternating least squares for matrix completion (the paper's Algorithm 3 / Appendix D).
+
+    ``fit(data)`` takes ratings as a MultiTaskData (tasks = items, y = centred ratings; X is ignored) and
+    publishes only the item embeddings ``coef_`` (m, rank). User embeddings are recomputed by each user from
+    the published items and their own ratings (:meth:`user_factors`), as in the paper's Remark D.1.
+
+    allocation: "adaptive" (AdaDPALS: weights omega_i ~ n_hat_i^-mu with per-user clipping),
+    "uniform" (DPALS: each user keeps k random ratings) or "tail" (each user keeps their k ratings of
+    least popular items by noisy count). Budget: rho(epsilon, delta) = rho_counts + rounds * beta.
+    clip_x bounds the user embeddings used as features; |y| is clipped to clip_x * clip_star.
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float,
+        rank: int = 5,
+        rounds: int = 5,
+        allocation: str = "adaptive",
+        mu: float = 0.25,
+        k: int | None = None,
+        clip_x: float = 1.0,
+        clip_star: float = 1.0,
+        item_ridge: float | None = None,
+        user_ridge: float = 0.1,
+        per_user: str = "clip",
+        beta_bar: float = 1.0,
+        count_share: float = 0.15,
+        count_clip: float = 32.0,
+        public_counts: Any = None,
+        random_state: int | None = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.rank = rank
+        self.rounds = rounds
+        self.allocation = allocation
+        self.mu = mu
+        self.k = k
+        self.clip_x = clip_x
+        self.clip_star = clip_star
+        self.item_ridge = item_ridge
+        self.user_ridge = user_ridge
+        self.per_user = per_user
+        self.beta_bar = beta_bar
+        self.count_share = count_share
+        self.count_clip = count_clip
+        self.public_counts = public_counts
+        self.random_state = random_state
+
+    def fit(self, data: MultiTaskData) -> "DPALS":
+        data = _check_data(data)
+        if self.allocation not in ALLOCATIONS:
+            raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}")
+        rng = make_rng(self.random_state)
+        U, ledger, plan = dp_als(
+            data, self.epsilon, self.delta, self.rank, self.rounds, rng,
+            allocation=self.allocation, mu=self.mu, k=self.k, count_share=self.count_share,
+            count_clip=self.count_clip, clip_x=self.clip_x, clip_star=self.clip_star,
+            item_ridge=self.item_ridge, user_ridge=self.user_ridge, beta_bar=self.beta_bar,
+            per_user=self.per_user, public_counts=self.public_counts,
+        )
+        self.coef_ = U
+        self.intercept_ = np.zeros(U.shape[0])
+        self.tasks_ = data.tasks
+        self.feature_names_in_ = None
+        self.ledger_ = ledger
+        self.privacy_ = {**plan.to_dict(), "rho_spent": ledger.spent,
+                         "epsilon_spent": epsilon_spent(ledger, plan.delta), "level": "user"}
+        return self
+
+    def user_factors(self, data: MultiTaskData) -> np.ndarray:
+        """Each user's embedding from the published items and their own ratings in ``data``."""
+        self._check_fitted()
+        data = _check_data(data)
+        if data.n_tasks != self.coef_.shape[0]:
+            raise DDSSPError(f"data has {data.n_tasks} items, the model {self.coef_.shape[0]}")
+        return user_solve(data, self.coef_, float(self.user_ridge))
+
+    def predict(self, task_idx: Any, user_idx: Any, V: np.ndarray) -> np.ndarray:  # type: ignore[override]
+        """Predicted ratings u_i . v_j for integer item / user positions, given user factors V."""
+        self._check_fitted()
+        return als_predict(self.coef_, np.asarray(V, dtype=float), np.asarray(task_idx, dtype=np.int64),
+                           np.asarray(user_idx, dtype=np.int64))

@@ -1,1 +1,0 @@
-"""Experiment runners for `ddssp bench` (one module per spec kind; see ddssp.bench)."""

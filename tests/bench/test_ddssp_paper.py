@@ -1,0 +1,204 @@
+"""The ddssp-paper benchmark runner on the bundled example (fast settings)."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddssp import bench
+from ddssp.cli import main
+from ddssp.errors import WorkloadError
+from ddssp.bench.ddssp_paper import auc_score, mse
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_SPEC = ROOT / "workloads" / "example-linear.toml"
+
+
+def _brute_auc(y, s):
+    pos, neg = s[y == 1], s[y == 0]
+    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return wins / (len(pos) * len(neg))
+
+
+def test_auc_matches_pair_counting_with_ties():
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        n = int(rng.integers(5, 60))
+        y = rng.integers(0, 2, n)
+        if y.min() == y.max():
+            continue
+        s = rng.integers(0, 6, n).astype(float)  # many ties
+        assert auc_score(y, s) == pytest.approx(_brute_auc(y, s), abs=1e-12)
+        assert auc_score(2 * y - 1, s) == pytest.approx(_brute_auc(y, s), abs=1e-12)
+    y = np.array([0, 0, 1, 1])
+    assert auc_score(y, [0.1, 0.2, 0.8, 0.9]) == 1.0
+    assert auc_score(y, [0.9, 0.8, 0.2, 0.1]) == 0.0
+    assert auc_score(y, [1, 1, 1, 1]) == 0.5
+    assert math.isnan(auc_score([1, 1, 1], [0.1, 0.2, 0.3]))
+    assert mse([1, 2], [1, 4]) == 2.0
+
+
+def _spec_file(tmp_path, **changes):
+    text = EXAMPLE_SPEC.read_text()
+    lines = []
+    for line in text.splitlines():
+        key = line.split("=")[0].strip()
+        if key in changes:
+            continue
+        lines.append(line)
+    head = [f"{k} = {v}" for k, v in changes.items() if v is not None]
+    p = tmp_path / "spec.toml"
+    # top-level keys must come before the [aim] table
+    p.write_text("\n".join(head) + "\n" + "\n".join(lines).replace('"../examples/', f'"{ROOT}/examples/') + "\n")
+    return p
+
+
+def test_baselines_on_example(tmp_path):
+    out = tmp_path / "out"
+    results, summary = bench.run_bench(
+        EXAMPLE_SPEC, out, methods=["public", "adassp"], eps=[0.5, 1e9], trials=2, quiet=True
+    )
+    assert list(results.columns) == ["method", "epsilon", "trial", "metric", "value", "seconds"]
+    assert len(results) == 2 * 2 * 2
+    assert set(results["metric"]) == {"mse"}
+    assert np.all(np.isfinite(results["value"])) and np.all(results["seconds"] >= 0)
+    pub = results[results.method == "public"]["value"]
+    assert pub.nunique() == 1  # the public fit is computed once
+    # AdaSSP at eps -> infinity is the public least-squares fit (same encoding, intercept column)
+    ada_big = results[(results.method == "adassp") & (results.epsilon == 1e9)]["value"]
+    assert np.allclose(ada_big, pub.iloc[0], rtol=1e-5)
+    ada_small = results[(results.method == "adassp") & (results.epsilon == 0.5)]["value"]
+    assert ada_small.mean() > pub.iloc[0]
+    for name in ("results.csv", "summary.csv", "plot.png"):
+        assert (out / name).exists()
+    # same seed, same numbers
+    again, _ = bench.run_bench(
+        EXAMPLE_SPEC, tmp_path / "again", methods=["public", "adassp"], eps=[0.5, 1e9], trials=2, quiet=True
+    )
+    assert np.array_equal(again["value"].to_numpy(), results["value"].to_numpy())
+
+
+def test_objpert_on_example_logistic(tmp_path):
+    spec = _spec_file(
+        tmp_path, task='"logistic"', target='"high_income"', methods='["objpert", "public"]',
+        drop='["education", "income_score", "capital_gain"]', train_rows=2000,
+    )
+    results, _ = bench.run_bench(spec, tmp_path / "out", eps=[0.5, 1e9], quiet=True)
+    assert set(results["metric"]) == {"auc"}
+    auc = results.set_index(["method", "epsilon"])["value"]
+    assert 0.5 < auc[("public", 0.5)] <= 1.0
+    # ObjPert at eps -> infinity approaches the non-private fit (public has a tiny ridge of 1)
+    assert auc[("objpert", 1e9)] == pytest.approx(auc[("public", 0.5)], abs=0.01)
+    # the release-based methods run on a logistic task too (one release, DD-SSP via Chebyshev)
+    results, _ = bench.run_bench(spec, tmp_path / "out2", eps=[1.0], methods=["ddssp", "aim-synth"], quiet=True)
+    assert set(results["method"]) == {"ddssp", "aim-synth"}
+    assert np.all((results["value"] > 0.5) & (results["value"] <= 1.0))
+
+
+def test_release_methods_share_one_release(tmp_path, monkeypatch):
+    """ddssp and aim-synth use ONE release per (eps, trial); adassp/public need none."""
+    from ddssp.bench import ddssp_paper
+
+    calls = []
+    real = ddssp_paper._release
+
+    def counting(codes, schema, eps, s, target, rng, callback=None):
+        calls.append(eps)
+        return real(codes, schema, eps, s, target, rng, callback)
+
+    monkeypatch.setattr(ddssp_paper, "_release", counting)
+    results, _ = bench.run_bench(EXAMPLE_SPEC, tmp_path / "out", eps=[1.0], trials=1, quiet=True)
+    assert calls == [1.0]
+    assert set(results["method"]) == {"ddssp", "aim-synth", "adassp", "public"}
+    assert np.all(np.isfinite(results["value"]))
+    vals = results.set_index("method")["value"]
+    # every private method is worse than or about as good as the public fit, and not absurd:
+    # the target lies in [-1, 1], so predicting 0 gives an MSE of at most 1
+    for m in ("ddssp", "aim-synth", "adassp"):
+        assert vals[m] > vals["public"] * 0.9
+        assert vals[m] < 1.0
+    calls.clear()
+    bench.run_bench(EXAMPLE_SPEC, tmp_path / "out2", eps=[1.0], trials=1, methods=["adassp", "public"], quiet=True)
+    assert calls == []
+
+
+def test_stopped_run_keeps_finished_cells(tmp_path, monkeypatch):
+    """A run that dies part-way leaves the finished cells in results.partial.csv (and no results.csv);
+    a finished run leaves results.csv and no partial file."""
+    from ddssp.estimators import adassp
+
+    out = tmp_path / "out"
+    real_fit, fits = adassp.AdaSSP.fit, []
+
+    def failing_fit(self, X, y):
+        fits.append(self.eps)
+        if len(fits) == 3:
+            raise KeyboardInterrupt
+        return real_fit(self, X, y)
+
+    monkeypatch.setattr(adassp.AdaSSP, "fit", failing_fit)
+    with pytest.raises(KeyboardInterrupt):
+        bench.run_bench(EXAMPLE_SPEC, out, methods=["public", "adassp"], eps=[0.5, 1.0], trials=2, quiet=True)
+    assert not (out / "results.csv").exists()
+    partial = pd.read_csv(out / "results.partial.csv")
+    assert len(partial) == 2 * 2  # two finished (eps, trial) cells x two methods
+    assert set(zip(partial.epsilon, partial.trial)) == {(0.5, 0), (0.5, 1)}
+
+    monkeypatch.setattr(adassp.AdaSSP, "fit", real_fit)
+    results, _ = bench.run_bench(EXAMPLE_SPEC, out, methods=["public", "adassp"], eps=[0.5, 1.0], trials=2, quiet=True)
+    assert (out / "results.csv").exists() and not (out / "results.partial.csv").exists()
+    # the finished cells of the stopped run are the same numbers as in the full run (same seeds)
+    full = results.set_index(["method", "epsilon", "trial"])["value"]
+    for row in partial.itertuples():
+        assert full[(row.method, row.epsilon, row.trial)] == pytest.approx(row.value, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "changes,match",
+    [
+        (dict(colour='"red"'), "unknown key"),
+        (dict(methods='["objpert"]'), "not available"),
+        (dict(task='"poisson"'), "task"),
+        (dict(drop='["years_education"]'), "target"),
+        (dict(drop='["nope"]'), "not in the schema"),
+        (dict(eps="[0.0]"), "positive"),
+        (dict(delta="1.0"), "delta"),
+        (dict(trials="0"), "trials"),
+        (dict(train_rows="-3"), "train_rows"),
+        (dict(domain='"x.json"'), "exactly one"),
+    ],
+)
+def test_bad_specs(tmp_path, changes, match):
+    spec = _spec_file(tmp_path, **changes)
+    with pytest.raises(WorkloadError, match=match):
+        bench.run_bench(spec, tmp_path / "out", quiet=True)
+
+
+def test_bad_aim_key_and_missing_data(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text(EXAMPLE_SPEC.read_text().replace("[aim]", "[aim]\nbogus = 1").replace(
+        '"../examples/', f'"{ROOT}/examples/'))
+    with pytest.raises(WorkloadError, match="bogus"):
+        bench.run_bench(spec, tmp_path / "out", quiet=True)
+    spec.write_text(EXAMPLE_SPEC.read_text().replace("../examples/census.csv", "nowhere.csv").replace(
+        '"../examples/', f'"{ROOT}/examples/'))
+    code = main(["bench", str(spec), "-o", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 and "nowhere.csv" in err and "Traceback" not in err
+
+
+def test_adult_specs_parse(shared_data):
+    """The shipped Adult specs load, resolve their files and encode the data (no fitting)."""
+    from ddssp.bench.ddssp_paper import load_data, parse_spec
+
+    for name in ("adult-linear.toml", "adult-logistic.toml"):
+        path = ROOT / "workloads" / name
+        spec = bench.load_spec(path)
+        ctx = bench.BenchContext(spec_path=path, outdir=Path("."), data_dir=shared_data, quiet=True)
+        s = parse_spec(spec, ctx)
+        assert s["eps"] == [0.05, 0.1, 0.5, 1.0, 2.0] and s["delta"] == 1e-5 and s["trials"] == 5
+        schema, train, test = load_data(spec, s, ctx, np.random.default_rng(0))
+        assert len(test) == 1000 and 1000 < len(train) <= 50000
+        assert s["target"] in schema.names and not set(s["drop"]) & set(schema.names)

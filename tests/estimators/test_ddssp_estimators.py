@@ -1,0 +1,290 @@
+"""DD-SSP linear and Chebyshev-logistic regression from marginals."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddssp.errors import DDSSPError
+from ddssp.estimators.ddssp import (
+    DDSSPLinearRegression,
+    DDSSPLogisticRegression,
+    chebyshev_coefficients,
+    chebyshev_error_bound,
+    log_sigmoid,
+    solve_normal_equations,
+)
+from ddssp.data import Column, Schema
+from ddssp.estimators.suffstats import Encoding, ExactMarginals, sufficient_statistics
+from tests.estimators.test_suffstats import mixed_codes, mixed_schema
+
+
+# ------------------------------------------------------------------------------------- Chebyshev
+def test_chebyshev_coefficients_R6():
+    b = chebyshev_coefficients(2, 6.0)
+    np.testing.assert_allclose(b, [-0.693147, 0.5, -0.0707575], atol=5e-7)
+    assert -b[1] / (2 * b[2]) == pytest.approx(3.53320, abs=5e-5)
+
+
+@pytest.mark.parametrize("R", [1.0, 3.0, 6.0, 10.0])
+def test_chebyshev_coefficients_closed_form(R):
+    # 3 Chebyshev nodes 0, +-a with a = R cos(pi/6); phi(a) - phi(-a) = a exactly, so b1 = 1/2
+    a = R * math.cos(math.pi / 6)
+    phi = lambda s: -math.log1p(math.exp(-s))  # noqa: E731
+    b = chebyshev_coefficients(2, R)
+    assert b[0] == pytest.approx(-math.log(2), rel=1e-12)
+    assert b[1] == pytest.approx(0.5, rel=1e-12)
+    assert b[2] == pytest.approx((phi(a) + phi(-a) - 2 * phi(0.0)) / (2 * a * a), rel=1e-12)
+    # the polynomial interpolates phi at the nodes
+    p = np.polynomial.Polynomial(b)
+    np.testing.assert_allclose(p(np.array([-a, 0.0, a])), log_sigmoid([-a, 0.0, a]), rtol=1e-12, atol=1e-13)
+
+
+def test_chebyshev_error_on_range():
+    b = chebyshev_coefficients(2, 6.0)
+    s = np.linspace(-6, 6, 200001)
+    err = np.max(np.abs(log_sigmoid(s) - np.polynomial.Polynomial(b)(s)))
+    bound = chebyshev_error_bound(2, 6.0)  # max|phi'''| R^3 / (3! 2^2) = 9 / (6 sqrt 3)
+    assert bound == pytest.approx(9 / (6 * math.sqrt(3)))
+    assert err <= bound
+    assert 0.23 < err < 0.245  # measured: 0.2379, attained at the ends of the range
+    # the authors' raw Chebyshev-series coefficients used as power coefficients are far off (the FIX)
+    raw = np.polynomial.chebyshev.Chebyshev.interpolate(log_sigmoid, 2, domain=[-6, 6]).coef
+    assert np.max(np.abs(log_sigmoid(s) - np.polynomial.Polynomial(raw)(s))) > 10 * bound
+
+
+def test_chebyshev_bad_parameters():
+    with pytest.raises(DDSSPError, match="positive"):
+        chebyshev_coefficients(2, -1.0)
+    with pytest.raises(DDSSPError, match="degree"):
+        chebyshev_coefficients(0, 6.0)
+
+
+# ------------------------------------------------------------------------------------- linear
+def encoded(codes, enc):
+    return enc.transform(codes), enc.target_vector(codes)
+
+
+def test_linear_equals_lstsq_with_exact_marginals():
+    schema, codes = mixed_schema(), mixed_codes()
+    src = ExactMarginals(codes, schema)
+    est = DDSSPLinearRegression().fit(src, target="y")
+    X, y = encoded(codes, est.encoding_)
+    theta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    np.testing.assert_allclose(est.intercept_, theta[0], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(est.coef_, theta[1:], rtol=1e-8, atol=1e-10)
+    assert est.feature_names_in_ == est.encoding_.names[1:]
+    assert est.privacy_ == {"post_processing": True}
+    assert est.n_ == len(codes)
+    # predict: codes, encoded matrix (with or without intercept), encoded DataFrame all agree with X theta
+    pred = X @ theta
+    np.testing.assert_allclose(est.predict(codes, codes=True), pred, atol=1e-9)
+    np.testing.assert_allclose(est.predict(X[:, 1:]), pred, atol=1e-9)
+    np.testing.assert_allclose(est.predict(X), pred, atol=1e-9)
+    np.testing.assert_allclose(est.predict(est.encoding_.frame(codes)), pred, atol=1e-9)
+    np.testing.assert_allclose(est.predict_original(codes, codes=True), est.encoding_.decode_target(pred))
+    assert est.coef_table()["intercept"] == est.intercept_
+
+
+def test_linear_ridge_and_features():
+    schema, codes = mixed_schema(), mixed_codes(seed=1)
+    est = DDSSPLinearRegression(ridge=50.0, features=["age", "color"]).fit(ExactMarginals(codes, schema), target="y")
+    X, y = encoded(codes, est.encoding_)
+    pen = np.eye(X.shape[1])
+    pen[0, 0] = 0.0  # intercept not penalised
+    theta = np.linalg.solve(X.T @ X + 50.0 * pen, X.T @ y)
+    np.testing.assert_allclose(np.r_[est.intercept_, est.coef_], theta, rtol=1e-9)
+    assert est.feature_names_in_ == ["age", "color=green", "color=blue", "color=yellow"]
+    with pytest.raises(DDSSPError, match="lacks feature"):
+        est.predict(codes[["age"]])
+    with pytest.raises(DDSSPError, match="columns"):
+        est.predict(np.zeros((3, 2)))
+
+
+def test_linear_encoding_argument():
+    schema, codes = mixed_schema(), mixed_codes(seed=2)
+    src = ExactMarginals(codes, schema)
+    est = DDSSPLinearRegression(encoding={"score": "onehot"}).fit(src, target="y")
+    assert "score=5" in est.feature_names_in_
+    enc = Encoding(schema, ["age"], "y")
+    est2 = DDSSPLinearRegression(encoding=enc).fit(src)
+    assert est2.feature_names_in_ == ["age"]
+    with pytest.raises(DDSSPError, match="differs"):
+        DDSSPLinearRegression(encoding=enc).fit(src, target="score")
+    with pytest.raises(DDSSPError, match="logistic"):
+        DDSSPLogisticRegression(encoding=enc).fit(src)
+    with pytest.raises(DDSSPError, match="target"):
+        DDSSPLinearRegression().fit(src)
+
+
+def test_raw_values_are_encoded_with_the_schema():
+    schema, codes = mixed_schema(), mixed_codes(400, seed=4)
+    est = DDSSPLinearRegression(features=["color", "score", "member"]).fit(ExactMarginals(codes, schema), target="y")
+    raw = schema.decode(codes)[["color", "score", "member"]]
+    assert not pd.api.types.is_integer_dtype(raw["color"])
+    np.testing.assert_allclose(est.predict(raw), est.predict(codes, codes=True), atol=1e-12)
+
+
+def test_singular_design_gives_min_norm_solution_with_warning():
+    schema, codes = mixed_schema(), mixed_codes(seed=5)
+    codes = codes[codes["color"] != 2]  # level "blue" never occurs: a zero column
+    with pytest.warns(UserWarning, match="singular"):
+        est = DDSSPLinearRegression().fit(ExactMarginals(codes, schema), target="y")
+    X, y = encoded(codes, est.encoding_)
+    theta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    np.testing.assert_allclose(np.r_[est.intercept_, est.coef_], theta, rtol=1e-7, atol=1e-9)
+    assert est.coef_[est.feature_names_in_.index("color=blue")] == pytest.approx(0.0, abs=1e-9)
+
+
+# ------------------------------------------------------------------------------------- non-PD
+def indefinite_system():
+    rng = np.random.default_rng(7)
+    Q, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    w = np.array([-3.0, -0.5, 2.0, 5.0, 10.0])
+    return Q @ np.diag(w) @ Q.T, rng.normal(size=5), Q, w
+
+
+def test_indefinite_matrix_clip_projection():
+    A, b, Q, w = indefinite_system()
+    with pytest.warns(UserWarning, match=r"not positive semi-definite.*clipped 2 negative"):
+        theta, info = solve_normal_equations(A, b, psd="clip")
+    expect = np.linalg.pinv(Q @ np.diag(np.maximum(w, 0)) @ Q.T) @ b
+    np.testing.assert_allclose(theta, expect, rtol=1e-10, atol=1e-12)
+    assert info["min_eig"] == pytest.approx(-3.0) and info["rank"] == 3
+
+
+def test_indefinite_matrix_smallest_ridge():
+    A, b, _, _ = indefinite_system()
+    with pytest.warns(UserWarning, match=r"added ridge 3"):
+        theta, info = solve_normal_equations(A, b, psd="ridge")
+    shift = info["extra_ridge"]
+    assert 3.0 < shift < 3.001
+    assert np.all(np.linalg.eigvalsh(A + shift * np.eye(5)) > 0)
+    np.testing.assert_allclose((A + shift * np.eye(5)) @ theta, b, rtol=1e-6)
+    with pytest.raises(DDSSPError, match="psd"):
+        solve_normal_equations(A, b, psd="eh")
+
+
+class NoisySource:
+    """Exact marginals plus large Gaussian noise on every query (seeded): makes X^T X indefinite."""
+
+    def __init__(self, inner, sigma, seed):
+        self.inner, self.schema, self.total = inner, inner.schema, inner.total
+        self.rng, self.sigma = np.random.default_rng(seed), sigma
+        self.eps, self.delta = 0.5, 1e-6
+
+    def marginal(self, cols):
+        m = self.inner.marginal(cols)
+        return m + self.rng.normal(0, self.sigma, m.shape)
+
+
+def test_estimator_warns_on_indefinite_noisy_marginals():
+    schema, codes = mixed_schema(), mixed_codes(200, seed=8)
+    enc = Encoding(schema, None, "member", kind="logistic")
+    xtx = sufficient_statistics(NoisySource(ExactMarginals(codes, schema), 200.0, 9), enc).xtx
+    assert np.linalg.eigvalsh(xtx)[0] < 0  # precondition: the noisy matrix really is indefinite
+    with pytest.warns(UserWarning, match="not positive semi-definite"):
+        est = DDSSPLogisticRegression().fit(NoisySource(ExactMarginals(codes, schema), 200.0, 9), target="member")
+    assert np.all(np.isfinite(est.coef_)) and math.isfinite(est.intercept_)
+    assert est.privacy_ == {"post_processing": True, "eps": 0.5, "delta": 1e-6}
+
+
+# ------------------------------------------------------------------------------------- logistic
+def test_logistic_equals_scaled_least_squares():
+    schema, codes = mixed_schema(), mixed_codes(seed=10)
+    src = ExactMarginals(codes, schema)
+    est = DDSSPLogisticRegression().fit(src, target="member")
+    X, y = encoded(codes, est.encoding_)
+    b = chebyshev_coefficients(2, 6.0)
+    theta = -b[1] / (2 * b[2]) * np.linalg.solve(X.T @ X, X.T @ y)
+    np.testing.assert_allclose(np.r_[est.intercept_, est.coef_], theta, rtol=1e-8)
+    np.testing.assert_allclose(est.chebyshev_coef_, b)
+    proba = est.predict_proba(codes, codes=True)
+    assert proba.shape == (len(codes), 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-(X @ theta))), rtol=1e-9)
+    assert set(np.unique(est.predict(codes, codes=True))) <= {0, 1}
+    assert est.target_labels_ == ["no", "yes"]
+    # the signal is there: members have higher predicted probability on average
+    assert proba[codes["member"] == 1, 1].mean() > proba[codes["member"] == 0, 1].mean()
+
+
+def test_logistic_degree_other_than_2_refused():
+    schema, codes = mixed_schema(), mixed_codes(100)
+    with pytest.raises(DDSSPError, match="degree 4 is not supported"):
+        DDSSPLogisticRegression(degree=4).fit(ExactMarginals(codes, schema), target="member")
+    with pytest.raises(DDSSPError, match="binary"):
+        DDSSPLogisticRegression().fit(ExactMarginals(codes, schema), target="y")
+
+
+def test_not_a_source():
+    with pytest.raises(DDSSPError, match="not a marginal source"):
+        DDSSPLinearRegression().fit(np.zeros((3, 3)), target="y")
+
+
+# ------------------------------------------------------------------------------------- real data
+ADULT_CATEGORICAL = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
+                     "native-country", "income>50K"]
+
+
+def auc(scores, labels):
+    from scipy.stats import rankdata
+
+    r = rankdata(scores)
+    pos = labels == 1
+    n1, n0 = pos.sum(), (~pos).sum()
+    return (r[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
+
+
+@pytest.mark.slow
+def test_adult_exact_marginals(shared_data):
+    """DD-SSP with EXACT train marginals vs the non-private fits on the same encoding (Adult)."""
+    from scipy.optimize import minimize
+
+    domain = json.loads((shared_data / "adult-domain.json").read_text())
+    schema = Schema.from_domain(domain, categorical=ADULT_CATEGORICAL)
+    train = pd.read_csv(shared_data / "adult_train.csv")[schema.names]
+    test = pd.read_csv(shared_data / "adult_test.csv")[schema.names]
+    src = ExactMarginals(train, schema)
+    feats = [c for c in schema.names if c not in ("education", "education-num")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # empty levels make X^T X singular: min-norm, as lstsq
+        lin = DDSSPLinearRegression(features=feats).fit(src, target="education-num")
+    X, y = encoded(train, lin.encoding_)
+    theta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    Xt, yt = encoded(test, lin.encoding_)
+    mse_dd = np.mean((lin.predict(test) - yt) ** 2)
+    mse_ls = np.mean((Xt @ theta - yt) ** 2)
+    assert mse_dd == pytest.approx(mse_ls, rel=1e-6)
+
+    feats = [c for c in schema.names if c != "income>50K"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        log = DDSSPLogisticRegression(features=feats).fit(src, target="income>50K")
+    X, y = encoded(train, log.encoding_)
+    Xt, yt = encoded(test, log.encoding_)
+
+    def nll(t):
+        m = y * (X @ t)
+        return np.sum(np.logaddexp(0, -m)), -X.T @ (y * (1 / (1 + np.exp(m))))
+
+    opt = minimize(nll, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 2000})
+    auc_dd = auc(log.decision_function(test), test["income>50K"].to_numpy())
+    auc_lr = auc(Xt @ opt.x, test["income>50K"].to_numpy())
+    print(f"\nAdult exact marginals: linear MSE DD-SSP {mse_dd:.5f} lstsq {mse_ls:.5f}; "
+          f"logistic AUC DD-SSP {auc_dd:.4f} MLE {auc_lr:.4f}")
+    assert auc_dd > 0.85 and auc_lr > 0.85
+
+
+def test_target_defaults_to_the_sources_declared_target():
+    schema, codes = mixed_schema(), mixed_codes(300, seed=13)
+    src = ExactMarginals(codes, schema)
+    src.target = "member"
+    est = DDSSPLogisticRegression().fit(src)
+    assert est.target_ == "member"
+    np.testing.assert_allclose(est.coef_, DDSSPLogisticRegression().fit(src, target="member").coef_)

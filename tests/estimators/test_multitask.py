@@ -1,0 +1,378 @@
+"""Multi-task DP with adaptive budget allocation: exact budget constraint, noise calibration, accounting,
+convergence to the non-private solutions at very large eps, and bad-input behaviour."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import sparse, stats
+
+from ddssp.errors import BudgetExceededError, DataError, DDSSPError, PrivacyParameterError
+from ddssp.estimators.multitask import DPALS, MultiTaskNoisyGD, MultiTaskSSP
+from ddssp.estimators.multitask.model import (
+    Ledger,
+    MultiTaskData,
+    adaptive_weights,
+    allocate_weights,
+    als_predict,
+    dp_als,
+    per_user_weights,
+    plan_budget,
+    private_task_counts,
+    sym_noise,
+    synthetic_multitask,
+    synthetic_ratings,
+    user_budgets,
+    user_solve,
+    weighted_ridge,
+    weighted_ssp,
+)
+from ddssp.dp import rho_from_eps_delta
+
+
+def random_graph(rng: np.random.Generator, m: int, n: int, density: float, d: int = 3) -> MultiTaskData:
+    member = rng.random((m, n)) < density
+    t, u = np.nonzero(member)
+    return MultiTaskData.from_entries(t, u, rng.normal(size=(t.size, d)), rng.normal(size=t.size),
+                                      n_tasks=m, n_users=n)
+
+
+@pytest.fixture(scope="module")
+def small_data():
+    data, theta = synthetic_multitask(n_tasks=20, n_features=5, n_users=2000, a=1.0, tasks_per_user=5,
+                                      rng=np.random.default_rng(11))
+    return data, theta
+
+
+# --------------------------------------------------------------------------- data model
+def test_from_frame_counts_and_order():
+    df = pd.DataFrame({
+        "user": ["b", "a", "a", "c", "b"], "task": ["t2", "t1", "t2", "t1", "t1"],
+        "f1": [1.0, 2.0, 3.0, 4.0, 5.0], "f2": [0.0, 1.0, 0.0, 1.0, 0.0], "y": [1.0, 2.0, 3.0, 4.0, 5.0],
+    })
+    data = MultiTaskData.from_frame(df)
+    assert list(data.tasks) == ["t1", "t2"] and list(data.users) == ["a", "b", "c"]
+    assert data.task_counts.tolist() == [3, 2]
+    assert data.user_counts.tolist() == [2, 2, 1]
+    assert sparse.issparse(data.membership) and data.membership.shape == (2, 3)
+    # every entry keeps its own (x, y)
+    for e in range(data.n_entries):
+        row = df[(df.user == data.users[data.user_idx[e]]) & (df.task == data.tasks[data.task_idx[e]])]
+        assert row.y.item() == data.y[e] and row.f1.item() == data.X[e, 0]
+
+
+def test_bad_data_raises():
+    df = pd.DataFrame({"user": [1, 1], "task": [0, 0], "x": [1.0, 2.0], "y": [0.0, 1.0]})
+    with pytest.raises(DataError, match="duplicate"):
+        MultiTaskData.from_frame(df)
+    with pytest.raises(DataError, match="not in the table"):
+        MultiTaskData.from_frame(df, target="label")
+    M = sparse.csr_matrix(np.eye(2))
+    with pytest.raises(DataError, match="one row per membership entry"):
+        MultiTaskData([0, 1], [0, 1], np.zeros((3, 1)), np.zeros(2), M)
+    with pytest.raises(DataError, match="finite"):
+        MultiTaskData([0, 1], [0, 1], np.array([[np.nan], [0.0]]), np.zeros(2), M)
+    with pytest.raises(DataError, match="scipy.sparse"):
+        MultiTaskData([0, 1], [0, 1], np.zeros((2, 1)), np.zeros(2), np.eye(2))
+
+
+# --------------------------------------------------------------------------- weights
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    m=st.integers(1, 30),
+    n=st.integers(1, 60),
+    density=st.floats(0.02, 1.0),
+    mu=st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0]),
+    log_beta=st.floats(-12, 8),
+    beta_bar=st.floats(0.01, 100.0),
+    mode=st.sampled_from(["clip", "normalize"]),
+)
+def test_per_user_budget_holds_exactly(seed, m, n, density, mu, log_beta, beta_bar, mode):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, m, n, density, d=1)
+    beta = math.exp(log_beta)
+    counts = np.maximum(data.task_counts + rng.normal(0, 3, size=m), 1.0)  # noisy counts
+    omega = adaptive_weights(counts, mu, beta, n_users=n, beta_bar=beta_bar)
+    w = per_user_weights(data.task_idx, data.user_idx, omega, beta, n, mode)
+    s = user_budgets(data.user_idx, w, n)
+    assert np.all(np.isfinite(w)) and np.all(w >= 0)
+    assert s.max(initial=0.0) <= beta  # exact float comparison, no tolerance
+    if mode == "normalize" and data.n_entries:
+        # every user with data spends (numerically) all of beta
+        active = data.user_counts > 0
+        np.testing.assert_allclose(s[active], beta, rtol=1e-9)
+    if mode == "clip":
+        # the clipped weights never exceed omega_i and equal it for users within budget
+        assert np.all(w <= omega[data.task_idx] * (1 + 1e-12))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 8), alloc=st.sampled_from(["uniform", "tail"]),
+       log_beta=st.floats(-10, 6))
+def test_sampling_allocations_respect_budget(seed, k, alloc, log_beta):
+    rng = np.random.default_rng(seed)
+    data = random_graph(rng, 15, 40, 0.4, d=1)
+    beta = math.exp(log_beta)
+    w = allocate_weights(data, beta, allocation=alloc, k=k, counts=data.task_counts.astype(float), rng=rng)
+    assert user_budgets(data.user_idx, w, data.n_users).max() <= beta
+    kept = np.bincount(data.user_idx, weights=(w > 0).astype(float), minlength=data.n_users)
+    np.testing.assert_array_equal(kept, np.minimum(data.user_counts, k))
+    if alloc == "tail":  # each user keeps its k rarest tasks
+        c = data.task_counts
+        for j in range(data.n_users):
+            sel = data.user_idx == j
+            if sel.sum() > k:
+                assert c[data.task_idx[sel & (w > 0)]].max() <= c[data.task_idx[sel & (w == 0)]].min()
+
+
+def test_adaptive_weights_normalisation_and_uniform():
+    counts = np.array([1.0, 4.0, 16.0, 100.0])
+    for mu in (0.0, 0.25, 0.5, 1.0):
+        om = adaptive_weights(counts, mu, beta=0.3, n_users=50, beta_bar=2.0)
+        assert math.isclose(np.sum(counts * om**2), 50 * 2.0 * 0.3, rel_tol=1e-12)
+        np.testing.assert_allclose(om / om[0], (counts / counts[0]) ** (-mu), rtol=1e-12)
+    om0 = adaptive_weights(counts, 0.0, beta=0.3, n_users=50)
+    assert np.all(om0 == om0[0])
+    # counts below 1 are clamped
+    np.testing.assert_allclose(adaptive_weights([-5.0, 0.2, 1.0], 0.5, 1.0, 3),
+                               adaptive_weights([1.0, 1.0, 1.0], 0.5, 1.0, 3))
+
+
+# --------------------------------------------------------------------------- calibration
+def test_ssp_noise_scales_match_formula():
+    rng = np.random.default_rng(5)
+    data = random_graph(rng, 400, 200, 0.1, d=3)
+    data = MultiTaskData(data.users, data.tasks, 3.0 * data.X, 5.0 * data.y, data.membership)
+    beta = 0.02
+    w = per_user_weights(data.task_idx, data.user_idx, np.full(data.n_tasks, 1.0), beta, data.n_users)
+    clip_x, clip_star = 1.5, 0.7
+    ledger = Ledger(1.0)
+    _, A_hat, b_hat = weighted_ssp(data, w, beta, clip_x, clip_star, 0.1, rng, ledger, return_stats=True)
+    # the exact (clipped) statistics
+    from ddssp.estimators.multitask.model import clip_rows, weighted_stats
+
+    A, b = weighted_stats(data, w, clip_rows(data.X, clip_x), np.clip(data.y, -clip_x * clip_star,
+                                                                     clip_x * clip_star))
+    EA, Eb = A_hat - A, b_hat - b
+    assert np.allclose(EA, np.swapaxes(EA, 1, 2))  # symmetric noise
+    iu = np.triu_indices(3)
+    noise_A = EA[:, iu[0], iu[1]].ravel() / clip_x**2
+    noise_b = Eb.ravel() / (clip_x**2 * clip_star)
+    for z in (noise_A, noise_b):
+        assert stats.kstest(z, "norm").pvalue > 1e-3
+    # the charge is beta (beta/2 for A, beta/2 for b)
+    assert ledger.entries[0].kind == "ssp-round" and math.isclose(ledger.spent, beta, rel_tol=1e-12)
+
+
+def test_sym_noise_upper_triangle_iid():
+    Z = sym_noise(3000, 4, np.random.default_rng(1))
+    assert np.array_equal(Z, np.swapaxes(Z, 1, 2))
+    iu = np.triu_indices(4)
+    vals = Z[:, iu[0], iu[1]]
+    assert stats.kstest(vals.ravel(), "norm").pvalue > 1e-3
+    assert np.abs(np.corrcoef(vals.T) - np.eye(vals.shape[1])).max() < 0.08
+
+
+def test_count_noise_scale_matches_formula():
+    rng = np.random.default_rng(3)
+    data = random_graph(rng, 300, 400, 0.05, d=1)
+    rho, K = 0.5, 4.0
+    ledger = Ledger(rho)
+    n_hat, _, sigma = private_task_counts(data, rho, rng, ledger, count_clip=K)
+    assert math.isclose(sigma, math.sqrt(K + 1) / math.sqrt(2 * rho), rel_tol=1e-12)
+    assert ledger.entries[0].kind == "task-counts" and math.isclose(ledger.spent, rho, rel_tol=1e-12)
+    # residuals against the clipped exact counts, where the clamp at 1 did not bind
+    deg = data.user_counts.astype(float)
+    contrib = np.minimum(1.0, np.sqrt(K / np.maximum(deg, 1)))
+    exact = np.bincount(data.task_idx, weights=contrib[data.user_idx], minlength=data.n_tasks)
+    reps = []
+    for _ in range(20):
+        nh, _, _ = private_task_counts(data, rho, rng, None, count_clip=K)
+        reps.append(nh - exact)
+    z = np.concatenate(reps)[np.tile(exact > 1 + 5 * sigma, 20)] / sigma
+    assert z.size > 1000 and stats.kstest(z, "norm").pvalue > 1e-3
+    assert np.all(n_hat >= 1.0)
+
+
+def test_gd_ledger_composes_to_beta(small_data):
+    data, _ = small_data
+    est = MultiTaskNoisyGD(2.0, 1e-5, mu=0.25, steps=7, random_state=0).fit(data)
+    kinds = [e.kind for e in est.ledger_.entries]
+    assert kinds == ["task-counts"] + ["gd-step"] * 7
+    plan = plan_budget(2.0, 1e-5, 1, 0.15)
+    gd = math.fsum(e.rho for e in est.ledger_.entries if e.kind == "gd-step")
+    assert math.isclose(gd, plan.beta, rel_tol=1e-12)
+    assert est.ledger_.spent <= est.ledger_.rho_budget * (1 + 1e-12)
+    sig = est.ledger_.entries[1].sigma
+    # sigma = Gamma sqrt(T/2) with Gamma = clip_x^2 (radius + clip_star) = 2
+    assert math.isclose(sig, 2.0 * math.sqrt(7 / 2), rel_tol=1e-12)
+
+
+# --------------------------------------------------------------------------- accounting
+def test_budget_plan_and_ledger_ssp(small_data):
+    data, _ = small_data
+    est = MultiTaskSSP(1.0, 1e-5, mu=0.5, count_share=0.2, random_state=0).fit(data)
+    rho = rho_from_eps_delta(1.0, 1e-5)
+    kinds = [e.kind for e in est.ledger_.entries]
+    assert kinds == ["task-counts", "ssp-round"]
+    assert math.isclose(est.ledger_.entries[0].rho, 0.2 * rho, rel_tol=1e-12)
+    assert math.isclose(est.ledger_.entries[1].rho, 0.8 * rho, rel_tol=1e-12)
+    assert est.ledger_.spent <= rho * (1 + 1e-12)
+    assert est.privacy_["epsilon_spent"] <= 1.0 + 1e-9 and est.privacy_["level"] == "user"
+    assert user_budgets(data.user_idx, est.weights_, data.n_users).max() <= est.privacy_["beta"]
+    # uniform, per-user normalised weights need no counts: all rho goes to the SSP round
+    est0 = MultiTaskSSP(1.0, 1e-5, mu=0.0, per_user="normalize", random_state=0).fit(data)
+    assert [e.kind for e in est0.ledger_.entries] == ["ssp-round"]
+    assert math.isclose(est0.ledger_.spent, rho, rel_tol=1e-12)
+
+
+def test_dp_als_ledger_rounds():
+    data = synthetic_ratings(60, 400, 3, 8, rng=np.random.default_rng(2))
+    U, ledger, plan = dp_als(data, 2.0, 1e-5, 3, 4, np.random.default_rng(0), allocation="tail", k=4)
+    kinds = [e.kind for e in ledger.entries]
+    assert kinds == ["task-counts"] + ["ssp-round"] * 4
+    assert [e.round for e in ledger.entries[1:]] == [0, 1, 2, 3]
+    assert math.isclose(ledger.spent, rho_from_eps_delta(2.0, 1e-5), rel_tol=1e-12)
+    U2, ledger2, _ = dp_als(data, 2.0, 1e-5, 3, 4, np.random.default_rng(0), allocation="uniform", k=4)
+    assert [e.kind for e in ledger2.entries] == ["ssp-round"] * 4  # uniform sampling needs no counts
+
+
+def test_ledger_refuses_overspend(small_data):
+    data, _ = small_data
+    w = np.full(data.n_entries, 0.01)
+    beta = float(user_budgets(data.user_idx, w, data.n_users).max())
+    with pytest.raises(BudgetExceededError):
+        weighted_ssp(data, w, beta, 1.0, 1.0, 1.0, np.random.default_rng(0), Ledger(beta / 2))
+
+
+# --------------------------------------------------------------------------- large eps
+def test_ssp_large_eps_matches_nonprivate_ridge(small_data):
+    data, theta = small_data
+    est = MultiTaskSSP(1e6, 1e-5, mu=0.5, ridge=1.0, public_counts=data.task_counts, random_state=1).fit(data)
+    ref = weighted_ridge(data, est.weights_, 1.0)  # same weights and ridge, no noise
+    assert np.abs(est.coef_ - ref).max() < 2e-3
+    assert np.abs(est.coef_ - theta).max() < 2e-2
+    # at small eps the same estimator is far off: the test can fail
+    noisy = MultiTaskSSP(0.1, 1e-5, mu=0.5, ridge=1.0, random_state=1).fit(data)
+    assert np.abs(noisy.coef_ - ref).max() > 1e-1
+    pred = est.predict(data.tasks[data.task_idx], data.X)
+    assert np.sqrt(np.mean((pred - data.y) ** 2)) < 0.01
+
+
+def test_gd_large_eps_matches_ols(small_data):
+    data, theta = small_data
+    est = MultiTaskNoisyGD(1e6, 1e-5, mu=0.25, steps=60, public_counts=data.task_counts,
+                           random_state=2).fit(data)
+    wls = weighted_ridge(data, est.weights_, 0.0)  # the minimiser of the weighted objective GD runs on
+    assert np.abs(est.coef_ - wls).max() < 1e-2
+    assert np.abs(est.coef_ - theta).max() < 2e-2
+    noisy = MultiTaskNoisyGD(0.1, 1e-5, mu=0.25, steps=60, random_state=2).fit(data)
+    assert np.abs(noisy.coef_ - wls).max() > 1e-1
+
+
+def test_dp_als_large_eps_matches_nonprivate_als():
+    rng = np.random.default_rng(4)
+    data = synthetic_ratings(80, 1500, 3, 15, rng=rng)
+    train, test = data.split(0.2, rng)
+
+    def rmse(U):
+        V = user_solve(train, U, 0.1)
+        return float(np.sqrt(np.mean((als_predict(U, V, test.task_idx, test.user_idx) - test.y) ** 2)))
+
+    U_np, _, _ = dp_als(train, None, 1e-5, 3, 8, np.random.default_rng(0))
+    # uniform weights with no per-user clipping binding (beta_bar small): the same objective and the same
+    # initial U (same seed) as the non-private run, so at huge eps the iterates must follow it
+    est = DPALS(1e8, 1e-5, rank=3, rounds=8, allocation="adaptive", mu=0.0, beta_bar=0.01, clip_x=3.0,
+                clip_star=1.0, item_ridge=1.0, random_state=0).fit(train)
+    r_np, r_dp = rmse(U_np), rmse(est.coef_)
+    assert r_np < 0.2  # the generator's noise sd is 0.1
+    assert abs(r_dp - r_np) < 0.01
+    low = DPALS(0.5, 1e-5, rank=3, rounds=8, allocation="uniform", k=5, random_state=0).fit(train)
+    assert rmse(low.coef_) > r_np + 0.05  # and the comparison can fail
+
+
+# --------------------------------------------------------------------------- bad input
+def test_bad_privacy_parameters(small_data):
+    data, _ = small_data
+    for kw in (dict(epsilon=0.0, delta=1e-5), dict(epsilon=-1, delta=1e-5), dict(epsilon=1, delta=1.0),
+               dict(epsilon=1, delta=0.0), dict(epsilon=float("nan"), delta=1e-5)):
+        with pytest.raises(PrivacyParameterError):
+            MultiTaskSSP(**kw).fit(data)
+    with pytest.raises(PrivacyParameterError, match="count_share"):
+        MultiTaskSSP(1.0, 1e-5, count_share=1.0).fit(data)
+    with pytest.raises(PrivacyParameterError, match="clip_x"):
+        MultiTaskSSP(1.0, 1e-5, clip_x=0.0).fit(data)
+    with pytest.raises(PrivacyParameterError, match="count_clip"):
+        MultiTaskSSP(1.0, 1e-5, count_clip=-3).fit(data)
+    with pytest.raises(DDSSPError, match="mu"):
+        MultiTaskSSP(1.0, 1e-5, mu=-1).fit(data)
+    with pytest.raises(DDSSPError, match="per_user"):
+        MultiTaskSSP(1.0, 1e-5, per_user="bogus").fit(data)
+    with pytest.raises(DDSSPError, match="MultiTaskData"):
+        MultiTaskSSP(1.0, 1e-5).fit(np.zeros((3, 2)))
+    with pytest.raises(DDSSPError, match="allocation"):
+        DPALS(1.0, 1e-5, allocation="random").fit(data)
+    with pytest.raises(DDSSPError, match="needs k"):
+        DPALS(1.0, 1e-5, allocation="tail").fit(data)
+    with pytest.raises(PrivacyParameterError, match="rounds"):
+        plan_budget(1.0, 1e-5, rounds=0)
+
+
+def test_weights_over_budget_rejected(small_data):
+    data, _ = small_data
+    w = np.ones(data.n_entries)
+    with pytest.raises(PrivacyParameterError, match="per-user budget"):
+        weighted_ssp(data, w, 0.5, 1.0, 1.0, 1.0, np.random.default_rng(0))
+
+
+def test_predict_checks(small_data):
+    data, _ = small_data
+    est = MultiTaskSSP(1.0, 1e-5, random_state=0)
+    with pytest.raises(DDSSPError, match="not fitted"):
+        est.predict([0], np.zeros((1, 5)))
+    est.fit(data)
+    with pytest.raises(DDSSPError, match="unknown task"):
+        est.predict([999], np.zeros((1, 5)))
+    with pytest.raises(DDSSPError, match="shape"):
+        est.predict([0, 1], np.zeros((1, 5)))
+    assert est.coef_.shape == (20, 5) and est.intercept_.shape == (20,)
+
+
+def test_seeded_fit_is_reproducible(small_data):
+    data, _ = small_data
+    a = MultiTaskSSP(1.0, 1e-5, random_state=7).fit(data).coef_
+    b = MultiTaskSSP(1.0, 1e-5, random_state=7).fit(data).coef_
+    c = MultiTaskSSP(1.0, 1e-5, random_state=8).fit(data).coef_
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+# --------------------------------------------------------------------------- bench runner
+def test_runner_small_specs(tmp_path):
+    from ddssp.bench import BenchContext
+    from ddssp.bench.multitask import run
+
+    ctx = BenchContext(spec_path=tmp_path / "x.toml", outdir=tmp_path, quiet=True, seed=0)
+    spec = dict(kind="multitask-synthetic", n_tasks=8, n_users=300, tasks_per_user=3, a=[1.0],
+                mu=[0.0, 0.5], epsilon=[1.0], trials=1, gd_steps=3)
+    df = run(spec, ctx)
+    for c in ("method", "a", "epsilon", "mu", "trial", "metric", "value", "seconds"):
+        assert c in df.columns
+    assert set(df.method) == {"ssp", "gd", "ridge-nonprivate"}
+    assert len(df) == 2 * (1 + 2 * 2)
+    spec = dict(kind="multitask-synthetic", mode="als", n_items=30, n_users=300, ratings_per_user=5,
+                epsilon=[2.0], trials=1, rounds=2, k=3, buckets=3, mu=[0.25])
+    df = run(spec, ctx)
+    assert set(df.method) == {"als-nonprivate", "dpals-uniform", "dpals-tail", "adadpals"}
+    assert set(df.bucket) == {"all", "0", "1", "2"}
+    from ddssp.errors import WorkloadError
+
+    with pytest.raises(WorkloadError):
+        run(dict(spec, mode="nope"), ctx)
+    with pytest.raises(WorkloadError):
+        run(dict(spec, methods=["bogus"]), ctx)

@@ -1,0 +1,177 @@
+"""GraphicalModel (numpy): exact marginals vs a brute-force joint, sampling, serialisation."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ddssp.errors import ReleaseFileError
+from ddssp.marginals.model import GraphicalModel, junction_tree, model_size_mb
+
+DOM = {"a": 3, "b": 2, "c": 4, "d": 2, "e": 3}
+
+
+def random_potentials(domain, cliques, seed):
+    rng = np.random.default_rng(seed)
+    return {c: rng.normal(0, 1.5, [domain[a] for a in c]) for c in cliques}
+
+
+def brute_joint(domain, pots, total):
+    """The joint table (axes in domain order) by summing every potential over the full grid."""
+    cols = list(domain)
+    logp = np.zeros([domain[a] for a in cols])
+    for c, arr in pots.items():
+        perm = sorted(range(len(c)), key=lambda i: cols.index(c[i]))
+        sorted_c = [c[i] for i in perm]
+        shape = [domain[a] if a in c else 1 for a in cols]
+        logp = logp + np.transpose(arr, perm).reshape(shape)
+        assert sorted_c == [a for a in cols if a in c]
+    p = np.exp(logp - logp.max())
+    return p / p.sum() * total
+
+
+def brute_marginal(joint, domain, attrs):
+    cols = list(domain)
+    out = joint.sum(axis=tuple(i for i, a in enumerate(cols) if a not in attrs))
+    kept = [a for a in cols if a in attrs]
+    return np.transpose(out, [kept.index(a) for a in attrs])
+
+
+STRUCTURES = {
+    "chain": [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e")],
+    "tree": [("a", "b"), ("a", "c"), ("a", "d"), ("d", "e")],
+    "cycle": [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a"), ("e",)],  # needs triangulation
+    "forest": [("b", "a"), ("e", "c")],  # reversed axis order, d in no clique, two components
+    "triple": [("a", "b", "c"), ("c", "d"), ("b", "e")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_marginals_match_brute_force(name):
+    pots = random_potentials(DOM, STRUCTURES[name], seed=len(name))
+    total = 1234.5
+    model = GraphicalModel(DOM, pots, total)
+    joint = brute_joint(DOM, pots, total)
+    cols = list(DOM)
+    for k in (1, 2, 3):
+        for attrs in itertools.permutations(cols, k):
+            got = model.marginal(attrs)
+            assert got.shape == tuple(DOM[a] for a in attrs)
+            np.testing.assert_allclose(got, brute_marginal(joint, DOM, attrs), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(model.marginal(tuple(cols)), joint, rtol=1e-9, atol=1e-9)
+    assert model.marginal(("e", "a")).sum() == pytest.approx(total)
+
+
+def test_junction_tree_running_intersection_and_size():
+    cliques, edges = junction_tree(DOM, STRUCTURES["cycle"])
+    assert len(edges) == len(cliques) - 1
+    # the 4-cycle a-b-c-d needs one chord: two triangles
+    assert sorted(len(c) for c in cliques if len(c) > 1) == [3, 3]
+    assert model_size_mb(DOM, [("a", "b")]) == pytest.approx(
+        (3 * 2 + 4 + 2 + 3) * 8 / 2**20
+    )
+
+
+def test_marginal_rejects_unknown_or_repeated_columns():
+    model = GraphicalModel(DOM, random_potentials(DOM, STRUCTURES["chain"], 0), 10.0)
+    with pytest.raises(KeyError, match="zz"):
+        model.marginal(("a", "zz"))
+    with pytest.raises(ValueError):
+        model.marginal(("a", "a"))
+
+
+def test_zero_probability_cells_are_handled():
+    pots = random_potentials(DOM, STRUCTURES["chain"], 3)
+    pots[("b", "c")][1, :] = -np.inf  # b = 1 impossible
+    model = GraphicalModel(DOM, pots, 100.0)
+    joint = brute_joint(DOM, {k: np.where(np.isinf(v), -1e300, v) for k, v in pots.items()}, 100.0)
+    for attrs in [("a", "e"), ("b", "d"), ("a", "b", "e")]:
+        np.testing.assert_allclose(model.marginal(attrs), brute_marginal(joint, DOM, attrs), atol=1e-9)
+    df = model.sample(2000, np.random.default_rng(0))
+    assert (df["b"] == 0).all()
+
+
+@pytest.mark.parametrize("name", ["tree", "cycle", "forest"])
+def test_sample_frequencies_match_chi_square(name):
+    pots = random_potentials(DOM, STRUCTURES[name], seed=11)
+    model = GraphicalModel(DOM, pots, 1.0)
+    rows = 30_000
+    df = model.sample(rows, np.random.default_rng(5))
+    assert list(df.columns) == list(DOM)
+    assert len(df) == rows
+    for a, n in DOM.items():
+        assert df[a].min() >= 0 and df[a].max() < n
+    joint = brute_joint(DOM, pots, 1.0).ravel()
+    idx = np.ravel_multi_index([df[a].to_numpy() for a in DOM], list(DOM.values()))
+    observed = np.bincount(idx, minlength=joint.size)
+    expected = joint * rows
+    keep = expected >= 5  # pool the rare cells into one bin
+    obs = np.append(observed[keep], observed[~keep].sum())
+    exp = np.append(expected[keep], expected[~keep].sum())
+    _, pval = stats.chisquare(obs, exp)
+    assert pval > 1e-4
+
+
+def test_sample_is_reproducible():
+    model = GraphicalModel(DOM, random_potentials(DOM, STRUCTURES["triple"], 2), 1.0)
+    a = model.sample(500, np.random.default_rng(1))
+    b = model.sample(500, np.random.default_rng(1))
+    c = model.sample(500, np.random.default_rng(2))
+    assert a.equals(b)
+    assert not a.equals(c)
+
+
+def roundtrip(model):
+    meta, arrays = model.to_arrays()
+    meta = json.loads(json.dumps(meta))
+    return meta, arrays
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_to_from_arrays_round_trip(name):
+    model = GraphicalModel(DOM, random_potentials(DOM, STRUCTURES[name], 4), 77.0)
+    meta, arrays = roundtrip(model)
+    assert all(isinstance(v, np.ndarray) and v.dtype == np.float64 for v in arrays.values())
+    back = GraphicalModel.from_arrays(meta, arrays)
+    assert back.domain == model.domain and list(back.domain) == list(model.domain)
+    assert back.cliques == model.cliques and back.total == model.total
+    for attrs in [("a",), ("e", "b"), ("a", "c", "e"), tuple(DOM)]:
+        np.testing.assert_allclose(back.marginal(attrs), model.marginal(attrs), rtol=1e-12, atol=1e-12)
+
+
+def test_from_arrays_rejects_corruption():
+    model = GraphicalModel(DOM, random_potentials(DOM, STRUCTURES["chain"], 4), 77.0)
+    meta, arrays = roundtrip(model)
+
+    def bad(change_meta=None, change_arrays=None, match=None):
+        m, a = json.loads(json.dumps(meta)), dict(arrays)
+        if change_meta:
+            change_meta(m)
+        if change_arrays:
+            change_arrays(a)
+        with pytest.raises(ReleaseFileError, match=match):
+            GraphicalModel.from_arrays(m, a)
+
+    bad(lambda m: m.update(format="other/9"), match="format")
+    bad(lambda m: m["domain"][0].__setitem__(1, 4), match="shape")
+    bad(lambda m: m.update(total=float("nan")), match="total")
+    bad(lambda m: m.update(total=-1.0), match="total")
+    bad(lambda m: m.update(edges=m["edges"][:-1]), match="edges")
+    bad(lambda m: m.update(edges=[[0, 0]] * (len(m["cliques"]) - 1)), match="edges")
+    bad(lambda m: m["cliques"].append(["zz"]), match="zz")
+    bad(lambda m: m.pop("cliques"), match="malformed")
+    bad(change_arrays=lambda a: a.pop("theta_0"), match="missing")
+    bad(change_arrays=lambda a: a.__setitem__("theta_1", np.full(a["theta_1"].shape, np.nan)), match="NaN")
+    bad(change_arrays=lambda a: a.__setitem__("theta_1", np.zeros((1, 1))), match="shape")
+    bad(change_arrays=lambda a: a.__setitem__("theta_1", np.full(a["theta_1"].shape, -np.inf)), match="zero")
+
+
+def test_model_module_does_not_import_jax():
+    code = "import sys, ddssp.marginals.model; sys.exit(1 if 'jax' in sys.modules else 0)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -1,0 +1,120 @@
+"""Workloads: all pairs, target pairs, cell caps, JSON loading, validation, downward closure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ddssp.errors import WorkloadError
+from ddssp.marginals.workload import (
+    all_pairs,
+    cap_cells,
+    downward_closure,
+    load_workload,
+    target_pairs,
+    validate_workload,
+)
+
+DOM = {"a": 2, "b": 3, "c": 40, "d": 50}
+
+
+def test_all_pairs_in_domain_order_with_unit_weights():
+    wl = all_pairs(DOM)
+    assert [c for c, _ in wl] == [("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"), ("c", "d")]
+    assert all(w == 1.0 for _, w in wl)
+
+
+def test_all_pairs_cap_drops_large_marginals():
+    wl = all_pairs(DOM, max_cells=150)
+    assert ("c", "d") not in [c for c, _ in wl]  # 2000 cells
+    assert ("b", "d") in [c for c, _ in wl]  # 150 cells: kept (cap is inclusive)
+    assert len(wl) == 5
+
+
+def test_all_pairs_needs_two_columns():
+    with pytest.raises(WorkloadError):
+        all_pairs({"a": 2})
+
+
+def test_target_pairs():
+    wl = target_pairs(DOM, "c")
+    assert wl[0] == (("c",), 1.0)
+    assert [c for c, _ in wl[1:]] == [("c", "a"), ("c", "b"), ("c", "d")]
+    with pytest.raises(WorkloadError, match="zzz"):
+        target_pairs(DOM, "zzz")
+    assert [c for c, _ in target_pairs(DOM, "c", max_cells=100)] == [("c",), ("c", "a")]
+
+
+def test_cap_cells_rejects_everything_removed_and_bad_cap():
+    with pytest.raises(WorkloadError, match="no workload marginal"):
+        cap_cells([(("c", "d"), 1.0)], DOM, 10)
+    with pytest.raises(WorkloadError):
+        cap_cells([(("a",), 1.0)], DOM, 0)
+
+
+def test_load_workload_both_formats(tmp_path):
+    p = tmp_path / "w.json"
+    p.write_text(json.dumps([{"clique": ["a", "b"], "weight": 2.5}, {"clique": ["c"]}]))
+    assert load_workload(p, DOM) == [(("a", "b"), 2.5), (("c",), 1.0)]
+    p.write_text(json.dumps([["a", "b"], ["b", "d"], "c"]))
+    assert load_workload(p, DOM) == [(("a", "b"), 1.0), (("b", "d"), 1.0), (("c",), 1.0)]
+
+
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("[]", "empty"),
+        ('[["a", "zz"]]', "zz"),
+        ('[["a", "a"]]', "repeats"),
+        ('{"a": 1}', "list"),
+        ("not json", "cannot read"),
+        ('[{"weight": 1}]', "clique"),
+        ('[{"clique": ["a"], "weight": "x"}]', "weight"),
+        ('[{"clique": ["a"], "weight": -1}]', "weight"),
+        ("[[1, 2]]", "column names"),
+    ],
+)
+def test_load_workload_errors(tmp_path, content, match):
+    p = tmp_path / "w.json"
+    p.write_text(content)
+    with pytest.raises(WorkloadError, match=match):
+        load_workload(p, DOM)
+
+
+def test_load_workload_missing_file(tmp_path):
+    with pytest.raises(WorkloadError, match="not found"):
+        load_workload(tmp_path / "nope.json", DOM)
+
+
+def test_validate_workload():
+    with pytest.raises(WorkloadError, match="empty"):
+        validate_workload([], DOM)
+    with pytest.raises(WorkloadError, match="'x'"):
+        validate_workload([(("a", "x"), 1.0)], DOM)
+    with pytest.raises(WorkloadError, match="repeats"):
+        validate_workload([(("b", "b"), 1.0)], DOM)
+    with pytest.raises(WorkloadError, match="empty clique"):
+        validate_workload([((), 1.0)], DOM)
+    assert validate_workload([(["a", "b"], 1)], DOM) == [(("a", "b"), 1.0)]
+
+
+def test_downward_closure_weights():
+    wl = [(("a", "b"), 1.0), (("b", "c"), 2.0)]
+    cands = downward_closure(wl)
+    # w_r = sum_s c_s |r & s|
+    assert cands == {
+        ("a",): 1.0,
+        ("b",): 3.0,
+        ("c",): 2.0,
+        ("a", "b"): 1.0 * 2 + 2.0 * 1,
+        ("b", "c"): 1.0 * 1 + 2.0 * 2,
+    }
+
+
+def test_downward_closure_merges_permutations_and_three_way():
+    cands = downward_closure([(("a", "b", "c"), 1.0), (("c", "a"), 1.0)])
+    assert len(cands) == 7  # all non-empty subsets of {a, b, c}
+    assert cands[("a", "c")] == 2 + 2
+    assert cands[("a", "b", "c")] == 3 + 2
+    assert ("c", "a") not in cands
