@@ -1,23 +1,26 @@
-"""Reading data: the schema (columns, encode/decode, schema files, drafting), tables, safe output.
+"""Reading data: the schema (column model, encode/decode, schema files, drafting), tables, safe output.
 
 This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
+
+- :mod:`ddssp.data.columns`: the column model (:class:`Column`: kinds, levels, bins, missing level)
+- :mod:`ddssp.data.schema`: :class:`Schema`, an ordered list of columns, and its JSON form
+- :mod:`ddssp.data.encoding`: DataFrame <-> integer codes
+- :mod:`ddssp.data.schemafile`: reading schema files and private-pgm domain files
+- :mod:`ddssp.data.draft`: drafting a schema from data (NOT private)
+- :mod:`ddssp.data.tables`: reading CSV / Parquet tables with one clear error per problem
+- :mod:`ddssp.data.fileio`: atomic writes and output-path checks
 """
 
+from ddssp.data.columns import INFER_MISSING_LABEL, KINDS, MAX_LEVELS, Column
+from ddssp.data.draft import draft_schema
+from ddssp.data.encoding import ClipWarning, decode, encode
 from ddssp.data.fileio import atomic_write, check_output_path
-from ddssp.data.schema import (
-    FORMAT,
-    INFER_MISSING_LABEL,
-    KINDS,
-    MAX_LEVELS,
-    ClipWarning,
-    Column,
-    DomainKindsWarning,
-    Schema,
-    load_schema,
-)
+from ddssp.data.schema import FORMAT, Schema
+from ddssp.data.schemafile import DomainKindsWarning, load_schema, schema_from_domain
 from ddssp.data.tables import read_table
 
 __all__ = [
-    "INFER_MISSING_LABEL", "KINDS", "MAX_LEVELS", "Column", "ClipWarning", "atomic_write",
-    "check_output_path", "FORMAT", "Schema", "DomainKindsWarning", "load_schema", "read_table",
+    "INFER_MISSING_LABEL", "KINDS", "MAX_LEVELS", "Column", "draft_schema", "ClipWarning", "decode",
+    "encode", "atomic_write", "check_output_path", "FORMAT", "Schema", "DomainKindsWarning",
+    "load_schema", "schema_from_domain", "read_table",
 ]

@@ -1,0 +1,413 @@
+"""The column model: one :class:`Column` per schema column (kind, levels, bins, bounds, missing level).
+
+A column has ``size`` levels with codes ``0..size-1``:
+
+* ``categorical``: an ordered list of labels (strings). Data values are compared as strings, so a CSV
+  cell ``1`` matches the label ``"1"`` whether the table was read as text or as numbers.
+* ``numeric``: either bins (edges ``e_0 < ... < e_m``; bin ``i`` is ``[e_i, e_{i+1})``, the last one
+  closed) with a representative value per bin (the midpoint unless given), or explicit levels
+  (``values``; a data value must equal one of them). Values outside the declared ``bounds`` are
+  clipped to them. Columns that come from a private-pgm domain file are ordinal codes and are never
+  clipped.
+* ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
+  and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
+  is the last code and its representative value is NaN.
+
+Nothing here reads data. The schema container is :mod:`ddssp.data.schema`; encoding and decoding
+:mod:`ddssp.data.encoding`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+
+from ddssp.errors import SchemaError
+
+KINDS = ("categorical", "numeric")
+#: no column may have more levels than this (a typo in a domain file should not exhaust memory)
+MAX_LEVELS = 1_000_000
+#: default label of the missing level :func:`ddssp.data.draft.draft_schema` adds when a column has empty cells
+INFER_MISSING_LABEL = "<missing>"
+
+
+def _fmt(x: float) -> str:
+    """Short printable number: 20 -> '20', 2.5 -> '2.5'."""
+    x = float(x)
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.6g}"
+
+
+def _as_label(v: Any) -> str:
+    """A data value as a categorical label: ints and integral floats without '.0', strings as is."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isfinite(f) and f == int(f):
+            return str(int(f))
+        return repr(f)
+    return str(v)
+
+
+def _numeric_label(label: str) -> str | None:
+    """'1.0' -> '1', ' 7 ' -> '7' (an integral number written differently); None otherwise. Used only
+    when a label has no exact match, so it can never change which level an exact label maps to."""
+    try:
+        f = float(label)
+    except (TypeError, ValueError):
+        return None
+    if math.isfinite(f) and f == int(f):
+        return str(int(f))
+    return None
+
+
+def _few(values: Iterable[Any], k: int = 5) -> str:
+    vals = list(values)
+    shown = ", ".join(repr(v) for v in vals[:k])
+    more = f" (and {len(vals) - k} more)" if len(vals) > k else ""
+    return shown + more
+
+
+@dataclass(eq=False)
+class Column:
+    """One column of a schema. Build through the helpers (:meth:`categorical`, :meth:`binned`,
+    :meth:`levels`, :meth:`ordinal`) or ``Schema.from_dict``; they validate."""
+
+    name: str
+    kind: str
+    labels: list[str]
+    values: np.ndarray | None = None
+    edges: list[float] | None = None
+    bounds: tuple[float, float] | None = None
+    missing: str | None = None
+    #: numeric only: clip values outside ``bounds`` (True) or treat them as an error (False;
+    #: domain-file / ordinal-code columns)
+    clip: bool = True
+    #: labels were given explicitly for a numeric column (kept in the schema file)
+    custom_labels: bool = field(default=False, repr=False)
+
+    @property
+    def size(self) -> int:
+        return len(self.labels)
+
+    @property
+    def missing_code(self) -> int | None:
+        return None if self.missing is None else self.labels.index(self.missing)
+
+    @property
+    def is_codes(self) -> bool:
+        """Integer codes 0..size-1 already in the data (a domain-file column)."""
+        if self.missing is not None or self.custom_labels:
+            return False
+        if self.labels != [str(i) for i in range(self.size)]:
+            return False
+        if self.kind == "categorical":
+            return True
+        return (self.edges is None and not self.clip
+                and np.array_equal(self.values, np.arange(self.size, dtype=float)))
+
+    @property
+    def integral_values(self) -> bool:
+        """Numeric, no missing level, and every representative value is a whole number: decode
+        returns int64 (so codes 0..m-1 of a domain file come back as 0..m-1, not 0.0..)."""
+        return (self.kind == "numeric" and self.missing is None
+                and bool(np.all(np.mod(self.values, 1) == 0)) and bool(np.all(np.abs(self.values) < 2**53)))
+
+    @property
+    def is_binned(self) -> bool:
+        return self.kind == "numeric" and self.edges is not None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Column):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def categorical(cls, name: str, levels: Iterable[Any], missing: Any = None) -> "Column":
+        labels = [_as_label(v) for v in levels]
+        if missing is not None:
+            missing = _as_label(missing)
+            if missing not in labels:
+                labels.append(missing)
+        col = cls(name=str(name), kind="categorical", labels=labels, missing=missing)
+        col.validate()
+        return col
+
+    @classmethod
+    def binned(
+        cls,
+        name: str,
+        edges: Iterable[float],
+        values: Iterable[float] | None = None,
+        missing: Any = None,
+        labels: Iterable[str] | None = None,
+    ) -> "Column":
+        """Numeric column with bins ``[e_i, e_{i+1})`` (last closed); bounds are the outer edges."""
+        try:
+            e = [float(x) for x in edges]
+        except (TypeError, ValueError):
+            raise SchemaError(f"column {name!r}: edges must be numbers, got {edges!r}") from None
+        if len(e) < 2:
+            raise SchemaError(f"column {name!r}: need at least 2 edges (1 bin), got {len(e)}")
+        if not all(math.isfinite(x) for x in e):
+            raise SchemaError(f"column {name!r}: edges must be finite numbers")
+        if any(b <= a for a, b in zip(e, e[1:])):
+            raise SchemaError(f"column {name!r}: edges must be strictly increasing, got {e}")
+        m = len(e) - 1
+        if values is None:
+            v = [(a + b) / 2 for a, b in zip(e, e[1:])]
+        else:
+            try:
+                v = [float(x) for x in values]
+            except (TypeError, ValueError):
+                raise SchemaError(f"column {name!r}: values must be numbers") from None
+            if len(v) != m:
+                raise SchemaError(f"column {name!r}: {m} bins but {len(v)} representative values")
+            for i, x in enumerate(v):
+                hi_ok = x <= e[i + 1] if i == m - 1 else x < e[i + 1]
+                if not (e[i] <= x and hi_ok):
+                    raise SchemaError(
+                        f"column {name!r}: representative value {_fmt(x)} is outside its bin "
+                        f"[{_fmt(e[i])}, {_fmt(e[i + 1])}{']' if i == m - 1 else ')'}"
+                    )
+        if labels is None:
+            labs = [f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(e, e[1:])]
+            labs[-1] = labs[-1][:-1] + "]"
+            if len(set(labs)) < len(labs):  # edges too close for 6 digits
+                labs = [f"[{a!r}, {b!r})" for a, b in zip(e, e[1:])]
+                labs[-1] = labs[-1][:-1] + "]"
+            custom = False
+        else:
+            labs = [str(x) for x in labels]
+            custom = True
+        return cls._numeric(name, labs, v, e, (e[0], e[-1]), missing, True, custom)
+
+    @classmethod
+    def levels(
+        cls,
+        name: str,
+        values: Iterable[float],
+        missing: Any = None,
+        labels: Iterable[str] | None = None,
+        clip: bool = True,
+    ) -> "Column":
+        """Numeric column with explicit levels (sorted); a data value must equal one of them
+        after clipping to ``[min, max]`` of the levels."""
+        try:
+            v = [float(x) for x in values]
+        except (TypeError, ValueError):
+            raise SchemaError(f"column {name!r}: values must be numbers, got {values!r}") from None
+        if not v:
+            raise SchemaError(f"column {name!r}: needs at least one value")
+        if not all(math.isfinite(x) for x in v):
+            raise SchemaError(f"column {name!r}: values must be finite numbers")
+        if any(b <= a for a, b in zip(v, v[1:])):
+            raise SchemaError(f"column {name!r}: values must be strictly increasing, got {v}")
+        custom = labels is not None
+        labs = [str(x) for x in labels] if labels is not None else [_fmt(x) for x in v]
+        if not custom and len(set(labs)) < len(labs):
+            labs = [repr(x) for x in v]
+        return cls._numeric(name, labs, v, None, (v[0], v[-1]), missing, clip, custom)
+
+    @classmethod
+    def ordinal(cls, name: str, size: int) -> "Column":
+        """Integer codes 0..size-1 already in the data, used as numbers (domain files)."""
+        size = _check_size(name, size)
+        return cls.levels(name, range(size), clip=False)
+
+    @classmethod
+    def coded(cls, name: str, size: int) -> "Column":
+        """Integer codes 0..size-1 already in the data, as categories labelled '0'..'size-1'."""
+        size = _check_size(name, size)
+        return cls.categorical(name, [str(i) for i in range(size)])
+
+    @classmethod
+    def _numeric(cls, name, labs, v, e, bounds, missing, clip, custom) -> "Column":
+        if len(labs) != len(v):
+            raise SchemaError(f"column {name!r}: {len(v)} levels but {len(labs)} labels")
+        vals = np.asarray(v, dtype=float)
+        if missing is not None:
+            missing = _as_label(missing)
+            if missing in labs:
+                raise SchemaError(
+                    f"column {name!r}: missing label {missing!r} clashes with a numeric level label"
+                )
+            labs = [*labs, missing]
+            vals = np.append(vals, np.nan)
+        col = cls(
+            name=str(name),
+            kind="numeric",
+            labels=list(labs),
+            values=vals,
+            edges=e,
+            bounds=(float(bounds[0]), float(bounds[1])),
+            missing=missing,
+            clip=bool(clip),
+            custom_labels=custom,
+        )
+        col.validate()
+        return col
+
+    def validate(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise SchemaError(f"column names must be non-empty strings, got {self.name!r}")
+        if self.kind not in KINDS:
+            raise SchemaError(f"column {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.size < 1:
+            raise SchemaError(f"column {self.name!r}: needs at least one level")
+        if len(set(self.labels)) < len(self.labels):
+            dup = sorted({x for x in self.labels if self.labels.count(x) > 1})
+            raise SchemaError(f"column {self.name!r}: duplicate labels {_few(dup)}")
+        if self.missing is not None and self.missing not in self.labels:
+            raise SchemaError(f"column {self.name!r}: missing label {self.missing!r} is not a level")
+        if self.kind == "numeric":
+            if self.values is None or len(self.values) != self.size:
+                raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")
+
+    # ----------------------------------------------------------------- JSON
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        if self.is_codes:
+            d["size"] = self.size
+            return d
+        if self.kind == "categorical":
+            d["levels"] = list(self.labels)
+        else:
+            n = self.size - (self.missing is not None)
+            vals = [float(x) for x in self.values[:n]]
+            if self.edges is not None:
+                d["edges"] = [float(x) for x in self.edges]
+                mids = [(a + b) / 2 for a, b in zip(self.edges, self.edges[1:])]
+                if vals != mids:
+                    d["values"] = vals
+            else:
+                d["values"] = vals
+            d["bounds"] = [float(self.bounds[0]), float(self.bounds[1])]
+            if not self.clip:
+                d["clip"] = False
+            if self.custom_labels:
+                d["labels"] = list(self.labels[:n])
+            d = {k: (_int_if_whole(v) if k in ("edges", "values", "bounds") else v) for k, v in d.items()}
+        if self.missing is not None:
+            d["missing"] = self.missing
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "Column":
+        if not isinstance(d, dict):
+            raise SchemaError(f"each column must be a JSON object, got {d!r}")
+        name = d.get("name")
+        if not isinstance(name, str) or not name:
+            raise SchemaError(f"column without a valid \"name\": {d!r}")
+        kind = d.get("kind")
+        if kind not in KINDS:
+            raise SchemaError(f"column {name!r}: \"kind\" must be one of {KINDS}, got {kind!r}")
+        allowed = {
+            "categorical": {"name", "kind", "levels", "size", "missing", "description"},
+            "numeric": {"name", "kind", "edges", "values", "bounds", "bins", "size", "clip",
+                        "labels", "missing", "description"},
+        }[kind]
+        extra = sorted(set(d) - allowed)
+        if extra:
+            raise SchemaError(f"column {name!r}: unknown keys {extra} for a {kind} column")
+        missing = d.get("missing")
+        if kind == "categorical":
+            if ("levels" in d) == ("size" in d):
+                raise SchemaError(f"column {name!r}: give exactly one of \"levels\" or \"size\"")
+            if "size" in d:
+                if missing is not None:
+                    raise SchemaError(f"column {name!r}: \"missing\" needs explicit \"levels\"")
+                return cls.coded(name, d["size"])
+            levels = d["levels"]
+            if not isinstance(levels, list):
+                raise SchemaError(f"column {name!r}: \"levels\" must be a list")
+            odd = [v for v in levels if isinstance(v, bool) or not isinstance(v, (str, int, float))]
+            if odd:
+                raise SchemaError(f"column {name!r}: levels must be strings or numbers, got {_few(odd)}")
+            return cls.categorical(name, levels, missing=missing)
+        # numeric
+        forms = [k for k in ("edges", "bins", "size") if k in d]
+        if "size" in d:
+            if len(d) - ("description" in d) != 3:
+                raise SchemaError(f"column {name!r}: \"size\" (ordinal codes) takes no other keys")
+            return cls.ordinal(name, d["size"])
+        if len(forms) > 1:
+            raise SchemaError(f"column {name!r}: give only one of \"edges\" or \"bins\"")
+        bounds = d.get("bounds")
+        if bounds is not None:
+            if (not isinstance(bounds, list) or len(bounds) != 2
+                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bounds)
+                    or not bounds[0] <= bounds[1]):
+                raise SchemaError(f"column {name!r}: \"bounds\" must be [low, high] with low <= high")
+        labels = d.get("labels")
+        if labels is not None and (not isinstance(labels, list)
+                                   or not all(isinstance(x, str) for x in labels)):
+            raise SchemaError(f"column {name!r}: \"labels\" must be a list of strings")
+        if "bins" in d:
+            bins = d["bins"]
+            if bounds is None:
+                raise SchemaError(f"column {name!r}: \"bins\" needs \"bounds\"")
+            if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
+                raise SchemaError(f"column {name!r}: \"bins\" must be a positive integer")
+            if bins > MAX_LEVELS:
+                raise SchemaError(f"column {name!r}: \"bins\" {bins} is more than {MAX_LEVELS}")
+            if not bounds[0] < bounds[1]:
+                raise SchemaError(f"column {name!r}: \"bins\" needs bounds [low, high] with low < high")
+            if "clip" in d and d["clip"] is not True:
+                raise SchemaError(f"column {name!r}: binned columns always clip to their edges")
+            edges = np.linspace(bounds[0], bounds[1], bins + 1).tolist()
+            return cls.binned(name, edges, d.get("values"), missing, labels)
+        if "edges" in d:
+            if not isinstance(d["edges"], list):
+                raise SchemaError(f"column {name!r}: \"edges\" must be a list")
+            col = cls.binned(name, d["edges"], d.get("values"), missing, labels)
+            if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
+                raise SchemaError(
+                    f"column {name!r}: \"bounds\" {bounds} must equal the outer edges "
+                    f"[{_fmt(col.bounds[0])}, {_fmt(col.bounds[1])}]"
+                )
+            if "clip" in d and d["clip"] is not True:
+                raise SchemaError(f"column {name!r}: binned columns always clip to their edges")
+            return col
+        if "values" in d:
+            if not isinstance(d["values"], list):
+                raise SchemaError(f"column {name!r}: \"values\" must be a list")
+            clip = d.get("clip", True)
+            if not isinstance(clip, bool):
+                raise SchemaError(f"column {name!r}: \"clip\" must be true or false")
+            col = cls.levels(name, d["values"], missing, labels, clip=clip)
+            if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
+                raise SchemaError(
+                    f"column {name!r}: \"bounds\" {bounds} must equal [min, max] of the values "
+                    f"[{_fmt(col.bounds[0])}, {_fmt(col.bounds[1])}]"
+                )
+            return col
+        raise SchemaError(
+            f"column {name!r}: a numeric column needs \"edges\", \"bins\" + \"bounds\", \"values\" or \"size\""
+        )
+
+
+def _int_if_whole(xs):
+    if isinstance(xs, list):
+        return [int(x) if float(x).is_integer() and abs(x) < 1e15 else x for x in xs]
+    return xs
+
+
+def _check_size(name: str, size: Any) -> int:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise SchemaError(f"column {name!r}: domain size must be a positive integer, got {size!r}")
+    if size > MAX_LEVELS:
+        raise SchemaError(
+            f"column {name!r}: domain size {size} is more than {MAX_LEVELS} levels; group or bin the column"
+        )
+    return int(size)

@@ -1,0 +1,75 @@
+"""Drafting a schema from data: NOT PRIVATE.
+
+:func:`draft_schema` reads levels, bounds and bin edges from the data itself, to save typing. Its
+output must be reviewed and replaced with public knowledge before any release (the ``ddssp schema``
+command says so loudly).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ddssp.data.columns import INFER_MISSING_LABEL, Column, _as_label, _few
+from ddssp.data.schema import Schema
+from ddssp.errors import SchemaError
+
+
+def draft_schema(
+    df: pd.DataFrame,
+    bins: int = 10,
+    categorical: list[str] | None = None,
+    max_categorical_levels: int = 100,
+) -> "Schema":
+    """Draft a schema from data. NOT PRIVATE: levels, bounds and edges come from the data and
+    must be reviewed or replaced with public knowledge before any release.
+
+    Columns in ``categorical`` or with non-numeric values are categorical (levels sorted, numbers
+    in numeric order). Numeric columns with at most ``bins`` distinct values get explicit levels;
+    others get ``bins`` equal-width bins between the observed min and max. Columns with empty
+    cells get a missing level ``"<missing>"``.
+    """
+    if not isinstance(df, pd.DataFrame) or df.shape[0] == 0 or df.shape[1] == 0:
+        raise SchemaError("cannot infer a schema from an empty table")
+    if not isinstance(bins, int) or bins < 1:
+        raise SchemaError(f"bins must be a positive integer, got {bins!r}")
+    names = [str(c) for c in df.columns]
+    cat = set(map(str, categorical or []))
+    unknown = sorted(cat - set(names))
+    if unknown:
+        raise SchemaError(f"categorical column(s) not in the data: {_few(unknown)}")
+    cols = []
+    for name, (_, s) in zip(names, df.items()):
+        isna = s.isna()
+        present = s[~isna]
+        missing = INFER_MISSING_LABEL if isna.any() else None
+        if present.empty:
+            raise SchemaError(f"column {name!r} has no values; cannot infer its levels")
+        x = pd.to_numeric(present, errors="coerce")
+        numeric_ok = not x.isna().any() and np.isfinite(x.to_numpy(dtype=float)).all()
+        if name in cat or not numeric_ok:
+            labels = sorted({_as_label(v) for v in present})
+            if numeric_ok:
+                labels = sorted(labels, key=float)
+            if len(labels) > max_categorical_levels:
+                raise SchemaError(
+                    f"column {name!r} has {len(labels)} distinct values (more than "
+                    f"{max_categorical_levels}); group them, or mark it numeric if it is a number"
+                )
+            if missing is not None and missing in labels:
+                missing = None  # the label already exists; empty cells stay an error
+            cols.append(Column.categorical(name, labels, missing=missing))
+            continue
+        xv = x.to_numpy(dtype=float)
+        distinct = np.unique(xv)
+        if len(distinct) <= bins:
+            cols.append(Column.levels(name, distinct, missing=missing))
+        else:
+            lo, hi = float(distinct[0]), float(distinct[-1])
+            edges = np.linspace(lo, hi, bins + 1)
+            short = np.array([float(f"{x:.6g}") for x in edges])
+            if np.all(np.diff(short) > 0):
+                edges = short  # readable inner edges for the reviewer
+            edges[0], edges[-1] = lo, hi
+            cols.append(Column.binned(name, edges, missing=missing))
+    return Schema(cols, source="inferred")
