@@ -12,7 +12,7 @@ from ddssp.dp.accounting import (
     eps_from_rho_delta,
     rho_from_eps_delta,
 )
-from ddssp.dp.accounting import (
+from ddssp.dp.mechanisms import (
     clip_rows,
     exponential_mechanism,
     exponential_probabilities,
@@ -21,8 +21,8 @@ from ddssp.dp.accounting import (
     gaussian_rho,
     gaussian_sigma,
 )
-from ddssp.dp.accounting import check_bound, check_delta, check_eps, check_positive, check_rho
-from ddssp.dp.accounting import make_rng
+from ddssp.dp.params import check_bound, check_delta, check_eps, check_positive, check_rho
+from ddssp.dp.random import make_rng
 
 __all__ = [
     "LEDGER_RTOL", "Ledger", "LedgerEntry", "cks_delta", "eps_from_rho_delta", "rho_from_eps_delta",

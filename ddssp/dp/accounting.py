@@ -1,10 +1,9 @@
-"""Privacy core: zCDP accounting, the Gaussian and exponential mechanisms, the budget ledger.
+"""zCDP accounting: (eps, delta) <-> rho conversions and the budget ledger.
 
 Conventions (see README "Privacy accounting"):
 - Neighbouring datasets differ by adding or removing one row.
 - Budgets are tracked in rho-zCDP; (eps, delta) is converted with the Canonne-Kamath-Steinke bound.
 - Every noisy release goes through a :class:`Ledger`, which refuses to spend past its budget.
-- Randomness comes from one ``numpy.random.Generator`` (see :func:`make_rng`).
 """
 
 from __future__ import annotations
@@ -14,66 +13,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
+from ddssp.dp.mechanisms import exponential_mechanism, exponential_rho, gaussian_mechanism, gaussian_rho
+from ddssp.dp.params import check_delta, check_eps, check_rho
 from ddssp.errors import BudgetExceededError, PrivacyParameterError
 
 #: Relative slack allowed when the ledger compares spent with budget. It only absorbs the rounding
 #: of float sums (a final round spends "exactly what remains", computed as budget - spent).
 LEDGER_RTOL = 1e-12
 
-
-# --------------------------------------------------------------------------- parameter checks
-def check_positive(value: Any, name: str, hint: str = "") -> float:
-    """``value`` as a positive finite float, else :class:`PrivacyParameterError` naming it.
-
-    Used for privacy parameters and for declared bounds (``hint`` says e.g. "a declared bound")."""
-    what = f" ({hint})" if hint else ""
-    if isinstance(value, bool):
-        raise PrivacyParameterError(f"{name} must be a number{what}, got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise PrivacyParameterError(f"{name} must be a number{what}, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise PrivacyParameterError(f"{name} must be a positive finite number{what}, got {value!r}")
-    return v
-
-
-def check_bound(value: Any, name: str) -> float:
-    """A declared bound (norm, clip, radius, ...): positive and finite, and never computed from the data."""
-    return check_positive(value, name, "a declared bound, not computed from the data")
-
-
-def check_eps(eps: float, name: str = "eps") -> float:
-    return check_positive(eps, name)
-
-
-def check_rho(rho: float, name: str = "rho") -> float:
-    return check_positive(rho, name)
-
-
-def check_delta(delta: float, name: str = "delta") -> float:
-    try:
-        delta = float(delta)
-    except (TypeError, ValueError):
-        raise PrivacyParameterError(f"{name} must be a number, got {delta!r}") from None
-    if not (0.0 < delta < 1.0):
-        raise PrivacyParameterError(f"{name} must lie strictly between 0 and 1, got {delta!r}")
-    return delta
-
-
-def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
-    """Rows of X scaled down to L2 norm <= ``bound`` (x * min(1, bound / ||x||)); others unchanged.
-
-    The guarantee holds in floating point, whichever way the norm is then computed: a scaled row is
-    put a few ulps inside the bound rather than on it."""
-    X = np.asarray(X, dtype=float)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    over = norms > bound
-    scale = np.ones(len(X))
-    scale[over] = bound / norms[over] * (1.0 - 8 * np.finfo(float).eps)
-    return X * scale[:, None]
 
 
 # --------------------------------------------------------------------------- zCDP <-> (eps, delta)
@@ -141,61 +90,6 @@ def eps_from_rho_delta(rho: float, delta: float) -> float:
         if hi - lo <= 1e-15 * hi:
             break
     return hi  # the feasible end: never under-reports the loss
-
-
-# --------------------------------------------------------------------------- mechanisms
-def make_rng(seed: int | np.random.Generator | None = None) -> np.random.Generator:
-    """One Generator for a whole run. ``None`` draws fresh OS entropy; an int makes a run reproducible."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise PrivacyParameterError(f"seed must be a non-negative integer or None, got {seed!r}")
-    return np.random.default_rng(seed)
-
-
-def gaussian_sigma(rho: float, sensitivity: float = 1.0) -> float:
-    """Noise scale of the Gaussian mechanism that costs ``rho`` zCDP: sigma = Delta_2 / sqrt(2 rho)."""
-    return float(sensitivity) / math.sqrt(2.0 * check_rho(rho))
-
-
-def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
-    """zCDP cost of Gaussian noise of scale ``sigma``: rho = Delta_2^2 / (2 sigma^2)."""
-    sigma = float(sigma)
-    if not math.isfinite(sigma) or sigma <= 0:
-        raise PrivacyParameterError(f"sigma must be positive and finite, got {sigma!r}")
-    return float(sensitivity) ** 2 / (2.0 * sigma**2)
-
-
-def exponential_rho(eps_em: float) -> float:
-    """zCDP cost of the exponential mechanism run at parameter eps_em: eps_em^2 / 8."""
-    return check_eps(eps_em, "eps_em") ** 2 / 8.0
-
-
-def gaussian_mechanism(values: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """``values`` plus iid N(0, sigma^2) noise per entry (does not charge: see :meth:`Ledger.measure`)."""
-    values = np.asarray(values, dtype=float)
-    return values + rng.normal(0.0, sigma, size=values.shape)
-
-
-def exponential_probabilities(scores: Iterable[float], eps_em: float, sensitivity: float) -> np.ndarray:
-    """Selection probabilities P(r) proportional to exp(eps_em * q_r / (2 Delta))."""
-    q = np.asarray(list(scores), dtype=float)
-    if q.size == 0:
-        raise PrivacyParameterError("the exponential mechanism needs at least one candidate")
-    if not np.all(np.isfinite(q)):
-        raise PrivacyParameterError("exponential mechanism scores must be finite")
-    if not sensitivity > 0:
-        raise PrivacyParameterError(f"quality sensitivity must be positive, got {sensitivity!r}")
-    logits = check_eps(eps_em, "eps_em") * q / (2.0 * float(sensitivity))
-    return np.exp(logits - special.logsumexp(logits))
-
-
-def exponential_mechanism(
-    scores: Iterable[float], eps_em: float, sensitivity: float, rng: np.random.Generator
-) -> int:
-    """Index drawn with probability proportional to exp(eps_em * q_r / (2 Delta))."""
-    p = exponential_probabilities(scores, eps_em, sensitivity)
-    return int(rng.choice(p.size, p=p))
 
 
 # --------------------------------------------------------------------------- ledger

@@ -1,0 +1,75 @@
+"""The Gaussian and exponential mechanisms (noise scales, zCDP costs, sampling) and row clipping.
+
+The mechanisms here do not charge anything: every use is paid through a
+:class:`~ddssp.dp.accounting.Ledger`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+from scipy import special
+
+from ddssp.dp.params import check_eps, check_rho
+from ddssp.errors import PrivacyParameterError
+
+
+# --------------------------------------------------------------------------- mechanisms
+def gaussian_sigma(rho: float, sensitivity: float = 1.0) -> float:
+    """Noise scale of the Gaussian mechanism that costs ``rho`` zCDP: sigma = Delta_2 / sqrt(2 rho)."""
+    return float(sensitivity) / math.sqrt(2.0 * check_rho(rho))
+
+
+def gaussian_rho(sigma: float, sensitivity: float = 1.0) -> float:
+    """zCDP cost of Gaussian noise of scale ``sigma``: rho = Delta_2^2 / (2 sigma^2)."""
+    sigma = float(sigma)
+    if not math.isfinite(sigma) or sigma <= 0:
+        raise PrivacyParameterError(f"sigma must be positive and finite, got {sigma!r}")
+    return float(sensitivity) ** 2 / (2.0 * sigma**2)
+
+
+def exponential_rho(eps_em: float) -> float:
+    """zCDP cost of the exponential mechanism run at parameter eps_em: eps_em^2 / 8."""
+    return check_eps(eps_em, "eps_em") ** 2 / 8.0
+
+
+def gaussian_mechanism(values: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """``values`` plus iid N(0, sigma^2) noise per entry (does not charge: see :meth:`Ledger.measure`)."""
+    values = np.asarray(values, dtype=float)
+    return values + rng.normal(0.0, sigma, size=values.shape)
+
+
+def exponential_probabilities(scores: Iterable[float], eps_em: float, sensitivity: float) -> np.ndarray:
+    """Selection probabilities P(r) proportional to exp(eps_em * q_r / (2 Delta))."""
+    q = np.asarray(list(scores), dtype=float)
+    if q.size == 0:
+        raise PrivacyParameterError("the exponential mechanism needs at least one candidate")
+    if not np.all(np.isfinite(q)):
+        raise PrivacyParameterError("exponential mechanism scores must be finite")
+    if not sensitivity > 0:
+        raise PrivacyParameterError(f"quality sensitivity must be positive, got {sensitivity!r}")
+    logits = check_eps(eps_em, "eps_em") * q / (2.0 * float(sensitivity))
+    return np.exp(logits - special.logsumexp(logits))
+
+
+def exponential_mechanism(
+    scores: Iterable[float], eps_em: float, sensitivity: float, rng: np.random.Generator
+) -> int:
+    """Index drawn with probability proportional to exp(eps_em * q_r / (2 Delta))."""
+    p = exponential_probabilities(scores, eps_em, sensitivity)
+    return int(rng.choice(p.size, p=p))
+
+
+def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:
+    """Rows of X scaled down to L2 norm <= ``bound`` (x * min(1, bound / ||x||)); others unchanged.
+
+    The guarantee holds in floating point, whichever way the norm is then computed: a scaled row is
+    put a few ulps inside the bound rather than on it."""
+    X = np.asarray(X, dtype=float)
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    over = norms > bound
+    scale = np.ones(len(X))
+    scale[over] = bound / norms[over] * (1.0 - 8 * np.finfo(float).eps)
+    return X * scale[:, None]

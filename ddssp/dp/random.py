@@ -1,0 +1,16 @@
+"""The random source for everything that is not DP noise (fitting, synthetic sampling, benchmarks)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ddssp.errors import PrivacyParameterError
+
+
+def make_rng(seed: int | np.random.Generator | None = None) -> np.random.Generator:
+    """One Generator for a whole run. ``None`` draws fresh OS entropy; an int makes a run reproducible."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise PrivacyParameterError(f"seed must be a non-negative integer or None, got {seed!r}")
+    return np.random.default_rng(seed)
