@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ddssp._lazy import lazy_getattr
 
-__version__ = "0.1.0"
+from ddssp._version import __version__
 
 # public name -> module that defines it (filled in as features land)
 _LAZY = {

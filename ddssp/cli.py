@@ -13,7 +13,7 @@ import os
 import sys
 import warnings
 
-from ddssp import __version__
+from ddssp._version import __version__
 from ddssp.errors import DDSSPError
 
 #: (command name, module). Add a line here to add a command.

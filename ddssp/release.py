@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ddssp import __version__
+from ddssp._version import __version__
 from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError, WorkloadError
 from ddssp.data.fileio import atomic_write, check_output_path
 from ddssp.dp import Ledger, check_delta, check_eps, eps_from_rho_delta, make_rng, rho_from_eps_delta

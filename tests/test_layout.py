@@ -1,0 +1,159 @@
+"""The package's layers: imports point down the data flow, and there are no import cycles.
+
+Layers, lowest first (a module may import its own layer and any layer below it):
+
+    errors, _lazy, _version, jaxconf  (leaves: import nothing of ddssp but each other)
+    data, dp                        (reading data; DP primitives: import only the leaves)
+    marginals                       (workloads, the junction-tree model, AIM)
+    release                         (the release file)
+    estimators                      (DD-SSP and the other DP regressions)
+    bench                           (the spec runner and experiment kinds)
+    commands, cli, __init__         (the CLI; the package's public names)
+
+data and dp are independent of each other; the CLI modules (rank 6) may import each other. The walk reads every ``import`` statement of every
+module (including imports inside functions, which is how heavy modules are loaded lazily), so a
+function-level upward import is a violation too. Cycles are checked on module-level imports, the ones
+that run when a module is imported.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "ddssp"
+
+RANK = {
+    "errors": 0, "_lazy": 0, "_version": 0, "jaxconf": 0,
+    "data": 1, "dp": 1,
+    "marginals": 2,
+    "release": 3,
+    "estimators": 4,
+    "bench": 5,
+    "commands": 6, "cli": 6, "__main__": 6, "__init__": 6,
+}
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _layer(module: str) -> str:
+    """'ddssp.data.schema' -> 'data'; 'ddssp' -> '__init__'."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(imported ddssp module, at module level?) for every import in the file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    module = _module_name(path)
+    top = set(map(id, tree.body))
+    out = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative import
+                base = module.split(".")
+                if path.name != "__init__.py":
+                    base = base[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                names = [".".join(base + ([node.module] if node.module else []))]
+            elif node.module:
+                names = [node.module]
+            # ``from ddssp.x import y`` may name a submodule y
+            names += [f"{names[0]}.{a.name}" for a in node.names] if names else []
+        for n in names:
+            if n == "ddssp" or n.startswith("ddssp."):
+                out.append((n, id(node) in top))
+    return out
+
+
+def _package_modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PKG.rglob("*.py")}
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The module an imported dotted name refers to (a name inside a module resolves to it)."""
+    while name:
+        if name in modules:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _edges(module_level_only: bool) -> list[tuple[str, str]]:
+    modules = _package_modules()
+    edges = []
+    for mod, path in modules.items():
+        for name, at_top in _imports(path):
+            if module_level_only and not at_top:
+                continue
+            target = _resolve(name, modules)
+            if target is not None and target != mod:
+                edges.append((mod, target))
+    return edges
+
+
+def test_every_top_level_name_has_a_layer():
+    names = {p.stem if p.is_file() else p.name for p in PKG.iterdir()
+             if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))}
+    missing = sorted(names - set(RANK))
+    assert not missing, f"modules/packages without a layer in tests/test_layout.py: {missing}"
+
+
+def test_imports_point_down():
+    bad = []
+    for src, dst in _edges(module_level_only=False):
+        ls, ld = _layer(src), _layer(dst)
+        if ls == ld:
+            continue
+        if RANK[ld] > RANK[ls] or {ls, ld} == {"data", "dp"}:
+            bad.append(f"{src} imports {dst} ({ls} -> {ld})")
+    assert not bad, "upward or sideways imports:\n" + "\n".join(sorted(set(bad)))
+
+
+def test_no_import_cycles():
+    g = nx.DiGraph(_edges(module_level_only=True))
+    cycles = list(nx.simple_cycles(g))
+    # a package's __init__ importing its own submodules is the package, not a cycle, unless a
+    # submodule imports the package's __init__ back at module level
+    assert not cycles, f"import cycles: {cycles[:5]}"
+
+
+@pytest.mark.parametrize("low", ["data", "dp"])
+def test_lowest_layers_import_nothing_above(low):
+    for src, dst in _edges(module_level_only=False):
+        if _layer(src) == low:
+            assert _layer(dst) in (low, "errors", "_lazy", "_version", "jaxconf"), (src, dst)
+
+
+def test_estimators_never_import_bench_or_commands():
+    for src, dst in _edges(module_level_only=False):
+        if _layer(src) == "estimators":
+            assert _layer(dst) not in ("bench", "commands", "cli"), (src, dst)
+
+
+def test_the_walk_sees_a_violation(tmp_path, monkeypatch):
+    """The checker is not vacuous: an upward import planted in a copy of the tree is reported."""
+    import shutil
+
+    fake = tmp_path / "ddssp"
+    shutil.copytree(PKG, fake, ignore=shutil.ignore_patterns("__pycache__"))
+    (fake / "data" / "planted.py").write_text("def f():\n    from ddssp.bench import runner\n")
+    (fake / "dp" / "cyc_a.py").write_text("import ddssp.dp.cyc_b\n")
+    (fake / "dp" / "cyc_b.py").write_text("import ddssp.dp.cyc_a\n")
+    monkeypatch.setattr(__import__(__name__, fromlist=["PKG"]), "PKG", fake)
+    with pytest.raises(AssertionError, match="ddssp.data.planted imports ddssp.bench"):
+        test_imports_point_down()
+    with pytest.raises(AssertionError, match="cycles"):
+        test_no_import_cycles()
