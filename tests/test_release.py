@@ -265,6 +265,8 @@ def test_cli_release_inspect_synth(codes_csv, tmp_path, capsys):
          "--seed", "1", "-o", out], capsys)
     assert code == 0, se
     assert "delta = 1e-09" in se and "Wrote" in so
+    # stderr is not a terminal here (captured): no progress bar, no carriage-return lines in a log
+    assert "AIM:" not in se and "\r" not in se
     code, so, _ = run_cli(["inspect", out, "--json"], capsys)
     assert code == 0
     info = json.loads(so)

@@ -56,7 +56,8 @@ def run(args) -> int:
     if not args.quiet:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=100, desc="AIM", unit="% budget", file=sys.stderr,
+        # disable=None: no bar when stderr is not a terminal (a redirected log gets no \r lines)
+        bar = tqdm(total=100, desc="AIM", unit="% budget", file=sys.stderr, disable=None,
                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}")
 
     def progress(p) -> None:
