@@ -5,13 +5,27 @@ and returns a :class:`Release`. ``Release.save`` writes one portable file; ``Rel
 fresh process without the data. Post-processing (marginals, synthetic rows, DD-SSP fits) needs nothing
 else.
 
-File format ``ddssp-release`` version 1 (see README "The release file"): a ZIP archive with
-- ``manifest.json``: {"format": "ddssp-release", "format_version": 1, "files": {member: sha256}};
-- ``release.json``: parameters, schema, ledger, workload, measurement index, model metadata;
-- ``arrays/<name>.npy``: plain numeric arrays (model parameters, noisy measurements), loaded with
-  ``allow_pickle=False``.
-Loading checks the format and version, that the member list equals the manifest, every checksum, and
-that arrays are numeric and fit the schema. It never unpickles or executes anything.
+File format ``ddssp-release`` version 2 (see README "The release file"): a ZIP archive with
+- ``manifest.json``: {"format": "ddssp-release", "format_version": 2,
+  "files": {member: {"sha256": hex, "size": bytes}}};
+- ``release.json``: parameters, schema, ledger, workload, measurement index, model metadata, the noise
+  source (secure, or the insecure-seed stamp) and public settings. Nothing in it depends on the data
+  except the noisy outputs listed in :data:`NOISY_FIELDS` (no timings, row counts or iteration counts);
+- ``arrays/<name>.npy``: plain numeric arrays (model parameters, noisy measurements).
+
+Loading is defensive, in this order, and refuses with one :class:`ReleaseFileError` line:
+1. the archive's central directory only: no duplicate names, the sum of the members' declared sizes
+   under a total cap (:data:`MAX_TOTAL_BYTES`), each size equal to the manifest's;
+2. ``release.json`` (capped, streamed, checksummed); from it the exact shape of every array is known
+   (schema domain x clique), so an array member whose declared size does not fit its shape, or a member
+   nobody references, is refused *before it is decompressed*;
+3. arrays are streamed into a preallocated array of that shape while their checksum is computed
+   (float64/int64 only, never pickle);
+4. the self-check: every ledger entry is consistent with itself (rho = 1/(2 sigma^2) for a Gaussian
+   measurement of sensitivity 1, eps_em^2/8 for a selection), the measure entries match the
+   measurements one to one (clique, sigma, round), one selection per round, the entries sum to the
+   stated rho, rho converts to the stated (eps, delta), noisy counts are integers (discrete Gaussian).
+It never unpickles or executes anything.
 """
 
 from __future__ import annotations
@@ -32,18 +46,56 @@ import pandas as pd
 from ddssp._version import __version__
 from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError, WorkloadError
 from ddssp.data.fileio import atomic_write, check_output_path
-from ddssp.dp import Ledger, check_delta, check_eps, eps_from_rho_delta, make_rng, rho_from_eps_delta
+from ddssp.dp import (
+    Ledger,
+    check_delta,
+    check_eps,
+    entry_problem,
+    eps_from_rho_delta,
+    make_rng,
+    rho_from_eps_delta,
+)
+from ddssp.dp.noise import INSECURE_STAMP, make_noise
 
 FORMAT = "ddssp-release"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 DEFAULT_DELTA = 1e-9
-_MAX_MEMBER_BYTES = 4 << 30  # refuse absurd members before reading them
+#: Cap on the sum of the members' declared (uncompressed) sizes, checked before anything is read.
+MAX_TOTAL_BYTES = 2 << 30
+#: Cap on manifest.json and release.json, each.
+MAX_JSON_BYTES = 64 << 20
+#: Room for a .npy header (version 1/2 headers are padded to 64 bytes; 64 KiB is far above any shape).
+_NPY_HEADER_MAX = 1 << 16
+_ARRAY_DTYPES = (np.dtype("<f8"), np.dtype("<i8"))
+_CHUNK = 1 << 20
+
+#: The fields of release.json that depend on the data, each a noisy output paid for in the ledger or
+#: post-processing of noisy outputs only. Every other field is a public input: equal for any two tables
+#: released with the same schema, settings and ddssp version (tests/test_release.py checks this).
+NOISY_FIELDS: dict[str, str] = {
+    "ledger.entries": "one entry per paid mechanism: which cliques the (noisy) selections chose and the "
+    "sigma each was measured with (AIM halves sigma after a noisy test)",
+    "ledger.rho_spent": "the float sum of the entries (equal to the budget up to rounding)",
+    "measurements": "index of the noisy marginals (clique, sigma, round), as in the ledger",
+    "model": "the graphical model fitted to the noisy marginals alone: cliques, tree, estimated total",
+    "created": "the UTC date the release was started (public, not data; no time of day)",
+}
+
+#: Every field of release.json (dotted paths down to the noisy ones): anything else is refused by the
+#: field test, so a new field must be declared public or noisy here.
+PUBLIC_FIELDS = ("format", "format_version", "ddssp_version", "eps", "delta", "target", "schema",
+                 "ledger.rho_budget", "ledger.delta_budget", "ledger.delta_spent", "workload", "noise",
+                 "info.settings")
 
 
 @dataclass
 class Release:
     """A published DP release: schema, privacy parameters and ledger, workload, noisy measurements and
-    the fitted graphical model that answers any marginal. Holds no rows and no exact counts."""
+    the fitted graphical model that answers any marginal. Holds no rows and no exact counts.
+
+    ``noise`` describes the noise source (``{"source": "opendp", "secure": True}``, or the insecure
+    seeded source with its :attr:`stamp`). ``local_info`` (timings, iteration counts) is for the
+    terminal of the data holder and is never written to the file."""
 
     schema: Any  # ddssp.data.schema.Schema
     model: Any  # ddssp.marginals.model.GraphicalModel
@@ -56,8 +108,15 @@ class Release:
     created: str = ""
     ddssp_version: str = __version__
     info: dict[str, Any] = field(default_factory=dict)
+    noise: dict[str, Any] = field(default_factory=lambda: {"source": "opendp", "secure": True})
+    local_info: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ analyst API
+    @property
+    def stamp(self) -> str | None:
+        """:data:`~ddssp.dp.noise.INSECURE_STAMP` when the noise is reproducible from a seed, else None."""
+        return None if self.noise.get("secure") is True else INSECURE_STAMP
+
     @property
     def rho_budget(self) -> float:
         return self.ledger.rho_budget
@@ -69,7 +128,9 @@ class Release:
     @property
     def eps_spent(self) -> float:
         """The (eps, delta) guarantee actually used (<= eps), by the same CKS conversion."""
-        return min(eps_from_rho_delta(self.rho_spent, self.delta), self.eps) if self.rho_spent > 0 else 0.0
+        if self.rho_spent <= 0:
+            return 0.0
+        return min(eps_from_rho_delta(self.rho_spent, self.delta - self.ledger.delta_budget), self.eps)
 
     @property
     def domain(self) -> dict[str, int]:
@@ -109,17 +170,21 @@ class Release:
             "format_version": FORMAT_VERSION,
             "ddssp_version": self.ddssp_version,
             "created": self.created,
+            "stamp": self.stamp,
+            "noise": dict(self.noise),
             "eps": self.eps,
             "delta": self.delta,
             "eps_spent": self.eps_spent,
             "rho_budget": self.rho_budget,
             "rho_spent": self.rho_spent,
+            "delta_budget_approx_zcdp": self.ledger.delta_budget,
             "target": self.target,
             "columns": {c.name: {"kind": c.kind, "size": c.size} for c in self.schema.columns},
             "cliques": [
                 {"clique": list(c), "measurements": len(s), "sigma": s} for c, s in by_clique.items()
             ],
             "selections": n_select,
+            "rounds": max((int(m.round) for m in self.measurements), default=0),
             "model_cliques": [list(c) for c in self.model.cliques],
             "model_total": self.total,
             "workload_size": len(self.workload),
@@ -127,20 +192,20 @@ class Release:
         }
 
     # ------------------------------------------------------------------ file I/O
-    def save(self, path: str | Path, force: bool = False, inputs: Sequence[str | Path] = ()) -> Path:
-        """Write the release atomically (temporary file + rename). Refuses to overwrite unless ``force``."""
-        out = check_output_path(path, force=force, inputs=inputs)
+    def to_document(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """release.json as a dict, and the arrays by name (what :meth:`save` writes)."""
         arrays: dict[str, np.ndarray] = {}
         model_meta, model_arrays = self.model.to_arrays()
         model_names = {}
         for k, a in model_arrays.items():
             name = f"model/{len(model_names)}"
             model_names[k] = name
-            arrays[name] = np.asarray(a, dtype=float)
+            arrays[name] = np.asarray(a, dtype="<f8")
         meas_index = []
         for i, m in enumerate(self.measurements):
             name = f"measurements/{i}"
-            arrays[name] = np.asarray(m.values, dtype=float)
+            v = np.asarray(m.values)
+            arrays[name] = v.astype("<i8") if _is_integral(v) else v.astype("<f8")
             meas_index.append({"clique": list(m.clique), "sigma": float(m.sigma), "round": int(m.round), "array": name})
         doc = {
             "format": FORMAT,
@@ -150,6 +215,7 @@ class Release:
             "eps": self.eps,
             "delta": self.delta,
             "target": self.target,
+            "noise": dict(self.noise),
             "schema": self.schema.to_dict(),
             "ledger": self.ledger.to_dict(),
             "workload": [{"clique": list(c), "weight": float(w)} for c, w in self.workload],
@@ -157,6 +223,12 @@ class Release:
             "model": {"meta": model_meta, "arrays": model_names},
             "info": self.info,
         }
+        return doc, arrays
+
+    def save(self, path: str | Path, force: bool = False, inputs: Sequence[str | Path] = ()) -> Path:
+        """Write the release atomically (temporary file + rename). Refuses to overwrite unless ``force``."""
+        out = check_output_path(path, force=force, inputs=inputs)
+        doc, arrays = self.to_document()
         members: dict[str, bytes] = {"release.json": _json_bytes(doc)}
         for name, a in arrays.items():
             buf = io.BytesIO()
@@ -165,7 +237,7 @@ class Release:
         manifest = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
-            "files": {k: hashlib.sha256(v).hexdigest() for k, v in members.items()},
+            "files": {k: {"sha256": hashlib.sha256(v).hexdigest(), "size": len(v)} for k, v in members.items()},
         }
         with atomic_write(out, "wb") as fh:
             with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
@@ -175,54 +247,34 @@ class Release:
         return out
 
     @classmethod
-    def load(cls, path: str | Path) -> "Release":
-        """Read and validate a release file. Any problem raises :class:`ReleaseFileError`."""
+    def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> "Release":
+        """Read, bound, checksum and self-check a release file (see the module docstring).
+        Any problem raises :class:`ReleaseFileError` with one line."""
+        from ddssp.data import Schema
         from ddssp.marginals.aim import Measurement
         from ddssp.marginals.model import GraphicalModel
-        from ddssp.data import Schema
 
         path = Path(path)
         if not path.exists():
             raise ReleaseFileError(f"release file {path} not found")
         if path.is_dir():
             raise ReleaseFileError(f"{path} is a directory, not a release file")
-        members = _read_members(path)
-        try:
-            doc = json.loads(members["release.json"])
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ReleaseFileError(f"{path}: release.json is not valid JSON ({exc})") from None
-
-        def arr(name: str) -> np.ndarray:
-            key = f"arrays/{name}.npy"
-            if key not in members:
-                raise ReleaseFileError(f"{path}: array {name!r} is missing")
-            try:
-                a = np.load(io.BytesIO(members[key]), allow_pickle=False)
-            except ValueError as exc:
-                raise ReleaseFileError(
-                    f"{path}: array {name!r} holds Python objects (pickle); refusing to load it ({exc})"
-                ) from None
-            except Exception as exc:  # noqa: BLE001 - any decoding failure is a corrupt file
-                raise ReleaseFileError(f"{path}: array {name!r} is not a valid .npy array ({exc})") from None
-            if a.dtype.kind not in "fiu":
-                raise ReleaseFileError(f"{path}: array {name!r} has non-numeric dtype {a.dtype}")
-            if not np.all(np.isfinite(a)):
-                raise ReleaseFileError(f"{path}: array {name!r} has NaN or infinite values")
-            return a
-
+        doc, arrays = _read_release(path, max_bytes)
         try:
             schema = Schema.from_dict(doc["schema"])
             ledger = Ledger.from_dict(doc["ledger"])
             eps, delta = check_eps(doc["eps"]), check_delta(doc["delta"])
             workload = [(tuple(w["clique"]), float(w["weight"])) for w in doc["workload"]]
             measurements = [
-                Measurement(
-                    clique=tuple(m["clique"]), sigma=float(m["sigma"]), values=arr(m["array"]), round=int(m["round"])
-                )
+                Measurement(clique=tuple(m["clique"]), sigma=float(m["sigma"]),
+                            values=arrays[m["array"]].astype(float), round=int(m["round"]))
                 for m in doc["measurements"]
             ]
-            model_arrays = {k: arr(v) for k, v in doc["model"]["arrays"].items()}
+            model_arrays = {k: arrays[v] for k, v in doc["model"]["arrays"].items()}
             model = GraphicalModel.from_arrays(doc["model"]["meta"], model_arrays)
+            noise = doc["noise"]
+            if not isinstance(noise, dict) or not isinstance(noise.get("secure"), bool):
+                raise ValueError("the noise source is not described")
             rel = cls(
                 schema=schema,
                 model=model,
@@ -235,22 +287,21 @@ class Release:
                 created=str(doc.get("created", "")),
                 ddssp_version=str(doc.get("ddssp_version", "")),
                 info=dict(doc.get("info", {})),
+                noise=dict(noise),
             )
         except ReleaseFileError:
             raise
         except (KeyError, TypeError, ValueError, DDSSPError) as exc:
             raise ReleaseFileError(f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})") from None
         rel._validate(path)
+        problem = rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent"))
+        if problem:
+            raise ReleaseFileError(f"{path}: self-check failed: {problem}; refusing a corrupt or tampered release")
         return rel
 
     def _validate(self, path: Path) -> None:
         if dict(self.model.domain) != dict(self.schema.domain):
             raise ReleaseFileError(f"{path}: the model's domain does not match the release's schema")
-        if self.ledger.spent > self.ledger.rho_budget * (1 + 1e-9):
-            raise ReleaseFileError(f"{path}: ledger spends more than its budget; the file is not trustworthy")
-        budget = rho_from_eps_delta(self.eps, self.delta)
-        if not math.isclose(budget, self.ledger.rho_budget, rel_tol=1e-9):
-            raise ReleaseFileError(f"{path}: rho budget does not match eps={self.eps}, delta={self.delta}")
         names = set(self.schema.names)
         for m in self.measurements:
             if not set(m.clique) <= names:
@@ -259,24 +310,214 @@ class Release:
             if m.values.size != math.prod(shape):
                 raise ReleaseFileError(f"{path}: measurement {m.clique} has {m.values.size} cells, expected {shape}")
 
+    def self_check(self, stated_rho_spent: Any = None) -> str | None:
+        """The ledger against itself, the measurements and (eps, delta); the first problem found, or None.
+
+        - every entry passes its kind's check (:func:`ddssp.dp.entry_problem`: e.g. rho = 1/(2 sigma^2)
+          for a Gaussian measurement of sensitivity 1, rho = eps_em^2/8 for a selection);
+        - the 'measure' entries and the measurements agree one to one, in order (clique, sigma, round);
+        - one 'select' entry for each round >= 1, one measurement per such round, none in round 0;
+        - noisy counts are integers (the discrete Gaussian's outputs);
+        - the entries sum to the stated rho_spent, which equals the budget (AIM spends all of it);
+        - the budget is what (eps, delta) convert to, and the approximate-zCDP delta stays in its budget.
+        """
+        led = self.ledger
+        for i, e in enumerate(led.entries):
+            p = entry_problem(e)
+            if p:
+                return f"ledger entry {i} ({e.kind}): {p}"
+        meas_entries = [e for e in led.entries if e.kind == "measure"]
+        if len(meas_entries) != len(self.measurements):
+            return (f"the ledger pays for {len(meas_entries)} measurements but the file holds "
+                    f"{len(self.measurements)}")
+        for i, (e, m) in enumerate(zip(meas_entries, self.measurements)):
+            if tuple(e.clique or ()) != tuple(m.clique) or e.round != m.round:
+                return f"measurement {i} ({','.join(m.clique)}, round {m.round}) is not the one its ledger entry paid for"
+            if not math.isclose(float(e.sigma), float(m.sigma), rel_tol=1e-12):
+                return f"measurement {i} ({','.join(m.clique)}) has sigma {m.sigma:.6g} but its ledger entry paid for {e.sigma:.6g}"
+            if not _is_integral(m.values):
+                return f"measurement {i} ({','.join(m.clique)}) holds non-integer counts (not discrete Gaussian noise)"
+        sel_rounds = sorted(int(e.round) for e in led.entries if e.kind == "select" and e.round is not None)
+        if len([e for e in led.entries if e.kind == "select"]) != len(sel_rounds):
+            return "a selection entry has no round"
+        meas_rounds = sorted(int(m.round) for m in self.measurements if m.round >= 1)
+        if sel_rounds != meas_rounds or len(set(sel_rounds)) != len(sel_rounds):
+            return "selections and measured rounds do not match (one selection and one measurement per round)"
+        spent = led.spent
+        if stated_rho_spent is not None:
+            try:
+                stated = float(stated_rho_spent)
+            except (TypeError, ValueError):
+                return f"stated rho_spent {stated_rho_spent!r} is not a number"
+            if not math.isclose(stated, spent, rel_tol=1e-9):
+                return f"the ledger entries sum to rho={spent:.9g} but the file states {stated:.9g}"
+        if not math.isclose(spent, led.rho_budget, rel_tol=1e-9):
+            return f"the ledger entries sum to rho={spent:.9g}, not the budget {led.rho_budget:.9g}"
+        if led.delta_spent > led.delta_budget * (1 + 1e-9):
+            return f"approximate-zCDP delta spent {led.delta_spent:.3g} exceeds its budget {led.delta_budget:.3g}"
+        if not led.delta_budget < self.delta:
+            return f"approximate-zCDP delta budget {led.delta_budget:.3g} is not below delta={self.delta:g}"
+        budget = rho_from_eps_delta(self.eps, self.delta - led.delta_budget)
+        if not math.isclose(budget, led.rho_budget, rel_tol=1e-9):
+            return (f"rho budget {led.rho_budget:.9g} is not what eps={self.eps:g}, delta={self.delta:g} "
+                    f"convert to ({budget:.9g})")
+        return None
+
+
+def _is_integral(v: np.ndarray) -> bool:
+    v = np.asarray(v)
+    if v.dtype.kind in "iu":
+        return True
+    return bool(v.dtype.kind == "f" and np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.abs(v) < 2**62))
+
 
 def _json_bytes(obj: Any) -> bytes:
     return json.dumps(obj, indent=1, sort_keys=False, allow_nan=False).encode("utf-8")
 
 
-def _read_members(path: Path) -> dict[str, bytes]:
+# --------------------------------------------------------------------------- defensive reading
+class _HashingReader:
+    """A read-only stream that feeds every byte it hands out into a hash and counts them."""
+
+    def __init__(self, raw, h):
+        self.raw, self.h, self.count = raw, h, 0
+
+    def read(self, n: int = -1) -> bytes:
+        b = self.raw.read(n)
+        self.h.update(b)
+        self.count += len(b)
+        return b
+
+    def readinto(self, buf) -> int:
+        n = self.raw.readinto(buf)
+        if n:
+            self.h.update(memoryview(buf)[:n])
+            self.count += n
+        return n
+
+
+def _read_json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, digest: str | None) -> Any:
+    if info.file_size > MAX_JSON_BYTES:
+        raise ReleaseFileError(f"{path}: {info.filename} declares {info.file_size:,} bytes, more than the "
+                               f"{MAX_JSON_BYTES >> 20} MiB cap; refusing it")
+    h = hashlib.sha256()
+    try:
+        with zf.open(info) as raw:
+            data = _HashingReader(raw, h).read(MAX_JSON_BYTES + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ReleaseFileError(f"{path}: member {info.filename} is corrupt ({exc})") from None
+    if len(data) > MAX_JSON_BYTES:
+        raise ReleaseFileError(f"{path}: {info.filename} is larger than the {MAX_JSON_BYTES >> 20} MiB cap")
+    if digest is not None and h.hexdigest() != digest:
+        raise ReleaseFileError(f"{path}: checksum mismatch in {info.filename}; the file is corrupt or was modified")
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReleaseFileError(f"{path}: {info.filename} is not valid JSON ({exc})") from None
+
+
+def _expected_arrays(doc: Any, path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """{member name: (array name, shape)} of every array release.json refers to, shapes from the schema."""
+    from ddssp.data import Schema
+
+    try:
+        domain = Schema.from_dict(doc["schema"]).domain
+        out: dict[str, tuple[str, tuple[int, ...]]] = {}
+
+        def add(name: Any, shape: tuple[int, ...]) -> None:
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"bad array name {name!r}")
+            member = f"arrays/{name}.npy"
+            if member in out:
+                raise ValueError(f"array {name!r} is referenced twice")
+            out[member] = (name, shape)
+
+        for m in doc["measurements"]:
+            clique = m["clique"]
+            if not isinstance(clique, list) or not clique or any(c not in domain for c in clique):
+                raise ValueError(f"measurement on unknown columns {clique!r}")
+            add(m["array"], tuple(domain[c] for c in clique))
+        meta = doc["model"]["meta"]
+        mdomain = {str(a): int(n) for a, n in meta["domain"]}
+        if mdomain != dict(domain):
+            raise ValueError("the model's domain does not match the schema")
+        cliques = meta["cliques"]
+        arrays = doc["model"]["arrays"]
+        if not isinstance(arrays, dict) or set(arrays) != {f"theta_{i}" for i in range(len(cliques))}:
+            raise ValueError("model arrays do not match the model's cliques")
+        for i, c in enumerate(cliques):
+            if not isinstance(c, list) or not c or any(a not in mdomain for a in c):
+                raise ValueError(f"model clique {c!r} does not fit the domain")
+            add(arrays[f"theta_{i}"], tuple(mdomain[a] for a in c))
+        return out
+    except ReleaseFileError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, DDSSPError) as exc:
+        raise ReleaseFileError(f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})") from None
+
+
+def _read_array(zf: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ...], digest: str, path: Path) -> np.ndarray:
+    """Stream one .npy member into a preallocated array of the expected ``shape``, hashing as it goes."""
+    name = info.filename
+    h = hashlib.sha256()
+    try:
+        with zf.open(info) as raw:
+            fp = _HashingReader(raw, h)
+            version = np.lib.format.read_magic(fp)
+            if version == (1, 0):
+                got_shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+            elif version == (2, 0):
+                got_shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+            else:
+                raise ValueError(f"unsupported .npy version {version}")
+            if dtype not in _ARRAY_DTYPES:
+                raise ReleaseFileError(f"{path}: array {name} has dtype {dtype}; only float64/int64 are allowed "
+                                       "(never pickled objects)")
+            if tuple(got_shape) != tuple(shape) or fortran:
+                raise ReleaseFileError(f"{path}: array {name} has shape {tuple(got_shape)}, expected {tuple(shape)}")
+            nbytes = math.prod(shape) * dtype.itemsize
+            if fp.count + nbytes != info.file_size:
+                raise ReleaseFileError(f"{path}: array {name} declares {info.file_size:,} bytes, but its shape "
+                                       f"{tuple(shape)} needs {fp.count + nbytes:,}")
+            out = np.empty(shape, dtype=dtype)
+            view = memoryview(out.reshape(-1).view(np.uint8))
+            pos = 0
+            while pos < nbytes:
+                n = fp.readinto(view[pos : pos + _CHUNK])
+                if not n:
+                    raise ValueError("unexpected end of data")
+                pos += n
+            if raw.read(1):
+                raise ValueError("trailing data")
+    except ReleaseFileError:
+        raise
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise ReleaseFileError(f"{path}: array {name} is corrupt or not a valid .npy array ({exc})") from None
+    if h.hexdigest() != digest:
+        raise ReleaseFileError(f"{path}: checksum mismatch in {name}; the file is corrupt or was modified")
+    if dtype.kind == "f" and not np.all(np.isfinite(out)):
+        raise ReleaseFileError(f"{path}: array {name} has NaN or infinite values")
+    return out
+
+
+def _read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """release.json and its arrays (by array name), read defensively: see the module docstring."""
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise ReleaseFileError(f"{path} is not a ddssp release file (not a readable archive: {exc})") from None
     with zf:
-        names = zf.namelist()
-        if "manifest.json" not in names:
+        infos = zf.infolist()
+        by_name = {i.filename: i for i in infos}
+        if len(by_name) != len(infos):
+            raise ReleaseFileError(f"{path} holds two members with the same name; refusing a tampered file")
+        total = sum(i.file_size for i in infos)
+        if total > max_bytes:
+            raise ReleaseFileError(f"{path}: members declare {total / 2**20:,.0f} MiB uncompressed, more than the "
+                                   f"{max_bytes / 2**20:,.0f} MiB cap; refusing it without decompressing")
+        if "manifest.json" not in by_name:
             raise ReleaseFileError(f"{path} is not a ddssp release file (no manifest.json)")
-        try:
-            manifest = json.loads(zf.read("manifest.json"))
-        except Exception as exc:  # noqa: BLE001
-            raise ReleaseFileError(f"{path}: manifest is unreadable ({exc})") from None
+        manifest = _read_json_member(zf, by_name["manifest.json"], path, None)
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise ReleaseFileError(f"{path} is not a ddssp release file (format {manifest.get('format')!r})"
                                    if isinstance(manifest, dict) else f"{path}: manifest is not an object")
@@ -287,25 +528,40 @@ def _read_members(path: Path) -> dict[str, bytes]:
                 f"version {FORMAT_VERSION} only"
             )
         files = manifest.get("files")
-        if not isinstance(files, dict) or "release.json" not in files:
-            raise ReleaseFileError(f"{path}: manifest lists no release.json")
-        extra = sorted(set(names) - set(files) - {"manifest.json"})
+        if (not isinstance(files, dict) or "release.json" not in files
+                or not all(isinstance(f, dict) and isinstance(f.get("sha256"), str) and isinstance(f.get("size"), int)
+                           for f in files.values())):
+            raise ReleaseFileError(f"{path}: manifest lists no release.json or is malformed")
+        extra = sorted(set(by_name) - set(files) - {"manifest.json"})
         if extra:
             raise ReleaseFileError(f"{path} contains unexpected members {extra[:3]}; refusing a tampered file")
-        out: dict[str, bytes] = {}
-        for name, digest in files.items():
-            if name not in names:
+        for name, f in files.items():
+            if name not in by_name:
                 raise ReleaseFileError(f"{path}: member {name} is missing (truncated file?)")
-            if zf.getinfo(name).file_size > _MAX_MEMBER_BYTES:
-                raise ReleaseFileError(f"{path}: member {name} is implausibly large")
-            try:
-                data = zf.read(name)
-            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-                raise ReleaseFileError(f"{path}: member {name} is corrupt ({exc})") from None
-            if hashlib.sha256(data).hexdigest() != digest:
-                raise ReleaseFileError(f"{path}: checksum mismatch in {name}; the file is corrupt or was modified")
-            out[name] = data
-        return out
+            if by_name[name].file_size != f["size"]:
+                raise ReleaseFileError(f"{path}: member {name} declares {by_name[name].file_size:,} bytes, the "
+                                       f"manifest {f['size']:,}; refusing a tampered file")
+        doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"])
+        if not isinstance(doc, dict):
+            raise ReleaseFileError(f"{path}: release.json is not an object")
+        expected = _expected_arrays(doc, path)
+        unreferenced = sorted(set(files) - set(expected) - {"release.json"})
+        if unreferenced:
+            raise ReleaseFileError(f"{path}: member {unreferenced[0]} is not referenced by release.json; "
+                                   "refusing a tampered file")
+        missing = sorted(set(expected) - set(files))
+        if missing:
+            raise ReleaseFileError(f"{path}: array member {missing[0]} is missing (truncated file?)")
+        for member, (_, shape) in expected.items():  # every size against its shape, before any decompression
+            size, need = by_name[member].file_size, 8 * math.prod(shape)
+            if not need <= size <= need + _NPY_HEADER_MAX:
+                raise ReleaseFileError(f"{path}: member {member} declares {size:,} bytes but its shape {shape} "
+                                       f"needs {need:,} (+ header); refusing it without decompressing")
+        arrays = {
+            name: _read_array(zf, by_name[member], shape, files[member]["sha256"], path)
+            for member, (name, shape) in expected.items()
+        }
+        return doc, arrays
 
 
 def _check_rows(rows: Any) -> int:
@@ -349,12 +605,21 @@ def release(
     callback: Callable[[Any], None] | None = None,
     encoded: bool = False,
     engine: str = "numpy",
+    insecure_seed: int | None = None,
 ) -> Release:
     """Run AIM on ``data`` (raw values per ``schema``, or integer codes with ``encoded=True``) and return
-    the release. The privacy budget (eps, delta) is converted to zCDP and spent in full."""
+    the release. The privacy budget (eps, delta) is converted to zCDP and spent in full.
+
+    seed: reproducibility of everything that is not DP noise (AIM itself draws nothing else today).
+        It never reaches the noise: that comes from OpenDP's secure samplers.
+    insecure_seed: FOR TESTS ONLY. Draw the noise from ``numpy.random.default_rng(insecure_seed)``:
+        the release is then reproducible, NOT PRIVATE (anyone with the seed can subtract the noise),
+        and stamped so (:attr:`Release.stamp`) in the file and by every command that reads it."""
     from ddssp.marginals.aim import run_aim
 
     eps, delta = check_eps(eps), check_delta(delta)
+    created = _dt.datetime.now(_dt.timezone.utc).date().isoformat()  # taken before the data is read
+    noise = make_noise(insecure_seed)
     if target is not None:
         schema.column(target)
     codes = schema.encode(data) if not encoded else _check_codes(data, schema)
@@ -366,10 +631,11 @@ def release(
     rng = make_rng(seed)
     result = run_aim(
         codes, domain, w, rho, rng=rng, max_model_size=max_model_size, rounds=rounds, iters=iters, callback=callback,
-        engine=engine,
+        engine=engine, noise=noise,
     )
-    info = {k: v for k, v in dict(result.info).items() if _jsonable(v)}
-    info["rounds"] = int(result.rounds)
+    # Only public settings go to the file; timings and iteration counts stay on the terminal.
+    settings = dict(result.info.get("settings", {}))
+    info = {"settings": settings} if _jsonable(settings) else {}
     return Release(
         schema=schema,
         model=result.model,
@@ -379,8 +645,10 @@ def release(
         workload=list(result.workload),
         measurements=list(result.measurements),
         target=target,
-        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        created=created,
         info=info,
+        noise=noise.describe(),
+        local_info={k: v for k, v in dict(result.info).items() if k != "settings"} | {"rounds": int(result.rounds)},
     )
 
 

@@ -109,10 +109,14 @@ def test_marginal_unknown_column(rel):
         rel.marginal(("a", "nope"))
 
 
-def test_same_seed_same_release(codes, schema, rel):
-    again = release(codes, schema, eps=2.0, delta=1e-6, seed=11, rounds=8, target="y", encoded=True)
-    assert [m.clique for m in again.measurements] == [m.clique for m in rel.measurements]
-    assert all(np.array_equal(m1.values, m2.values) for m1, m2 in zip(again.measurements, rel.measurements))
+def test_same_seed_same_release_only_with_insecure_seed(codes, schema, rel):
+    kw = dict(eps=2.0, delta=1e-6, seed=11, rounds=8, target="y", encoded=True)
+    a, b = (release(codes, schema, insecure_seed=4, **kw) for _ in range(2))
+    assert [m.clique for m in a.measurements] == [m.clique for m in b.measurements]
+    assert all(np.array_equal(m1.values, m2.values) for m1, m2 in zip(a.measurements, b.measurements))
+    # --seed alone never reaches the noise
+    again = release(codes, schema, **kw)
+    assert not np.array_equal(again.measurements[0].values, rel.measurements[0].values)
 
 
 @pytest.mark.parametrize("eps,delta", [(0, 1e-6), (-1, 1e-6), (1, 0), (1, 1), (1, 1.5)])
@@ -171,7 +175,7 @@ def test_tampered_content_refused(saved, tmp_path):
 
     bad = tmp_path / "tampered.release"
     _rewrite(saved, bad, edit)
-    with pytest.raises(ReleaseFileError, match="checksum"):
+    with pytest.raises(ReleaseFileError, match="checksum|manifest"):
         Release.load(bad)
 
 
@@ -182,12 +186,13 @@ def test_tampered_with_rehashed_manifest_still_checked(saved, tmp_path):
         doc["eps"] = 100.0
         m["release.json"] = json.dumps(doc).encode()
         man = _manifest(m)
-        man["files"]["release.json"] = hashlib.sha256(m["release.json"]).hexdigest()
+        man["files"]["release.json"] = {"sha256": hashlib.sha256(m["release.json"]).hexdigest(),
+                                        "size": len(m["release.json"])}
         m["manifest.json"] = json.dumps(man).encode()
 
     bad = tmp_path / "rehashed.release"
     _rewrite(saved, bad, edit)
-    with pytest.raises(ReleaseFileError, match="budget"):
+    with pytest.raises(ReleaseFileError, match="self-check.*eps=100"):
         Release.load(bad)
 
 
@@ -216,12 +221,12 @@ def test_pickle_bearing_file_refused(saved, tmp_path):
         np.save(buf, np.array([Boom()], dtype=object), allow_pickle=True)
         m[name] = buf.getvalue()
         man = _manifest(m)
-        man["files"][name] = hashlib.sha256(m[name]).hexdigest()
+        man["files"][name] = {"sha256": hashlib.sha256(m[name]).hexdigest(), "size": len(m[name])}
         m["manifest.json"] = json.dumps(man).encode()
 
     bad = tmp_path / "pickle.release"
     _rewrite(saved, bad, add_pickled_array)
-    with pytest.raises(ReleaseFileError, match="pickle"):
+    with pytest.raises(ReleaseFileError, match="pickle|needs"):
         Release.load(bad)
 
     def add_member(m):

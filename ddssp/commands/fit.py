@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list
+from ddssp.commands import comma_list, warn_stamp
 
 HELP = "fit a DD-SSP linear or logistic regression from a release file (post-processing, no privacy cost)"
 
@@ -74,6 +74,7 @@ def run(args) -> int:
     from ddssp.release import Release
 
     source = Release.load(args.release)
+    warn_stamp(source, args.release)
     est = fit_release(source, args)
     res = result_dict(est, args.model)
     if args.json:

@@ -1,3 +1,5 @@
+from ddssp.commands import warn_stamp
+
 HELP = "show what a release file holds and what it cost (columns, cliques and sigmas, eps/delta/rho)"
 
 
@@ -12,11 +14,16 @@ def run(args) -> int:
     from ddssp.release import Release
 
     rel = Release.load(args.release)
+    warn_stamp(rel, args.release)
     s = rel.summary()
     if args.json:
         print(json.dumps(s, indent=2))
         return 0
     print(f"{args.release}: {s['format']} v{s['format_version']}, written by ddssp {s['ddssp_version']} at {s['created']}")
+    if s["stamp"]:
+        print(f"*** {s['stamp']} ***")
+    else:
+        print("noise: OpenDP exact samplers (discrete Gaussian counts, Gumbel noisy-max selection), no seed")
     print(f"privacy: eps={s['eps']:g} delta={s['delta']:g}  rho budget {s['rho_budget']:.6g}, "
           f"spent {s['rho_spent']:.6g} (eps spent {s['eps_spent']:.4g})")
     if s["target"]:
@@ -24,7 +31,7 @@ def run(args) -> int:
     print(f"columns ({len(s['columns'])}):")
     for name, c in s["columns"].items():
         print(f"  {name:<24} {c['kind']:<12} {c['size']:>6} levels")
-    print(f"measured marginals ({len(s['cliques'])}), {s['selections']} selections:")
+    print(f"measured marginals ({len(s['cliques'])}), {s['selections']} selections in {s['rounds']} rounds:")
     for c in s["cliques"]:
         sig = ", ".join(f"{x:.4g}" for x in c["sigma"])
         print(f"  {' x '.join(c['clique']):<48} sigma {sig}")

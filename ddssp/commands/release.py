@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list
+from ddssp.commands import comma_list, warn_stamp
 
 HELP = "run AIM on a sensitive table and write a DP release file (the only command that reads the data)"
 DESCRIPTION = """Measure noisy marginals of DATA with AIM under (eps, delta)-DP and write one release file
@@ -25,7 +25,12 @@ def add_arguments(p) -> None:
     p.add_argument("--engine", choices=["numpy", "mbi"], default="numpy",
                    help="estimation engine: numpy mirror descent (default, nothing compiled) or mbi's "
                         "JAX MirrorDescent (the slow reference path)")
-    p.add_argument("--seed", type=int, help="random seed (default: fresh OS entropy)")
+    p.add_argument("--seed", type=int,
+                   help="seed for what is not DP noise (default: fresh OS entropy); the noise itself always "
+                        "comes from OpenDP's secure samplers and no seed reaches it")
+    p.add_argument("--insecure-seed", type=int, metavar="N",
+                   help="TESTING ONLY: draw the DP noise from a numpy generator seeded with N. The release is "
+                        "then NOT PRIVATE (anyone with N can subtract the noise) and is stamped so")
     p.add_argument("-o", "--output", required=True, help="release file to write")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
@@ -71,17 +76,24 @@ def run(args) -> int:
     try:
         rel = release(df, schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
                       max_cells=args.max_cells, max_model_size=args.max_model_size, seed=args.seed,
-                      rounds=args.rounds, iters=args.iters, callback=progress, engine=args.engine)
+                      rounds=args.rounds, iters=args.iters, callback=progress, engine=args.engine,
+                      insecure_seed=args.insecure_seed)
     finally:
         if bar is not None:
             bar.close()
     rel.save(out, force=args.force, inputs=[args.data])
+    warn_stamp(rel, out)
     if not args.quiet:
         s = rel.summary()
         n_meas = sum(c["measurements"] for c in s["cliques"])
+        t = rel.local_info.get("timings", {})
+        if t:  # the data holder's terminal only: timings grow with the data and are never saved
+            print("Timings (not saved in the release): "
+                  + ", ".join(f"{k} {v:.2f} s" for k, v in t.items() if isinstance(v, (int, float))),
+                  file=sys.stderr)
         print(
             f"Released {len(df)} rows x {len(schema.names)} columns: {n_meas} noisy measurements of "
-            f"{len(s['cliques'])} marginals in {s['info'].get('rounds', '?')} rounds, model of "
+            f"{len(s['cliques'])} marginals in {s['rounds']} rounds, model of "
             f"{len(s['model_cliques'])} cliques. Privacy: eps={eps:g}, delta={delta:g} "
             f"(rho budget {rho:.6g}, spent {rel.rho_spent:.6g}). Wall time {time.perf_counter() - t0:.1f} s. "
             f"Wrote {out}; inspect it with `ddssp inspect {out}`."

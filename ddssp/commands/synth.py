@@ -1,3 +1,5 @@
+from ddssp.commands import warn_stamp
+
 HELP = "draw synthetic microdata from a release file (decoded to the schema's labels)"
 
 
@@ -19,6 +21,7 @@ def run(args) -> int:
         raise DDSSPError(f"--rows must be at least 1, got {args.rows}")
     out = check_output_path(args.output, force=args.force, inputs=[args.release])
     rel = Release.load(args.release)
+    warn_stamp(rel, args.release)
     df = rel.synthesize_codes(args.rows, args.seed) if args.codes else rel.synthesize(args.rows, args.seed)
     with atomic_write(out, "w", newline="") as fh:
         df.to_csv(fh, index=False)

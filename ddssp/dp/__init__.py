@@ -8,25 +8,34 @@ from ddssp.dp.accounting import (
     LEDGER_RTOL,
     Ledger,
     LedgerEntry,
+    entry_problem,
+    register_entry_check,
     cks_delta,
     eps_from_rho_delta,
     rho_from_eps_delta,
 )
 from ddssp.dp.mechanisms import (
     clip_rows,
-    exponential_mechanism,
     exponential_probabilities,
     exponential_rho,
-    gaussian_mechanism,
     gaussian_rho,
     gaussian_sigma,
+)
+from ddssp.dp.noise import (
+    INSECURE_STAMP,
+    InsecureSeededNoise,
+    NoiseSource,
+    SecureNoise,
+    make_noise,
 )
 from ddssp.dp.params import check_bound, check_delta, check_eps, check_positive, check_rho
 from ddssp.dp.random import make_rng
 
 __all__ = [
     "LEDGER_RTOL", "Ledger", "LedgerEntry", "cks_delta", "eps_from_rho_delta", "rho_from_eps_delta",
-    "clip_rows", "exponential_mechanism", "exponential_probabilities", "exponential_rho",
-    "gaussian_mechanism", "gaussian_rho", "gaussian_sigma",
+    "entry_problem", "register_entry_check",
+    "INSECURE_STAMP", "InsecureSeededNoise", "NoiseSource", "SecureNoise", "make_noise",
+    "clip_rows", "exponential_probabilities", "exponential_rho",
+    "gaussian_rho", "gaussian_sigma",
     "check_bound", "check_delta", "check_eps", "check_positive", "check_rho", "make_rng",
 ]

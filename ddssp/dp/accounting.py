@@ -3,19 +3,30 @@
 Conventions (see README "Privacy accounting"):
 - Neighbouring datasets differ by adding or removing one row.
 - Budgets are tracked in rho-zCDP; (eps, delta) is converted with the Canonne-Kamath-Steinke bound.
-- Every noisy release goes through a :class:`Ledger`, which refuses to spend past its budget.
+- Every noisy release goes through a :class:`Ledger`, which refuses to spend past its budget. The
+  ledger charges OpenDP's own privacy map for the mechanisms it runs, and runs them with noise from a
+  :class:`~ddssp.dp.noise.NoiseSource` (see :mod:`ddssp.dp.noise`).
+
+Adding a mechanism kind (e.g. schema discovery's thresholded key release, DP quantiles):
+1. build the OpenDP measurement (its input distance ``d_in`` is the public sensitivity);
+2. ``ledger.charge_opendp("threshold", meas, d_in, params={...public parameters...})`` charges OpenDP's
+   map ((rho, delta) for approximate zCDP; the ledger's ``delta_budget`` must cover the delta);
+3. ``noise.run_opendp(meas, arg, fallback=...)`` runs it (the fallback draws from the insecure seeded
+   source in tests);
+4. ``register_entry_check("threshold", fn)`` so that a release holding such entries can verify them
+   on load (``fn(entry)`` recomputes the charge from ``entry.params`` and returns a problem or None).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 from scipy import optimize
 
-from ddssp.dp.mechanisms import exponential_mechanism, exponential_rho, gaussian_mechanism, gaussian_rho
+from ddssp.dp.mechanisms import exponential_rho, gaussian_rho
 from ddssp.dp.params import check_delta, check_eps, check_rho
 from ddssp.errors import BudgetExceededError, PrivacyParameterError
 
@@ -95,8 +106,18 @@ def eps_from_rho_delta(rho: float, delta: float) -> float:
 # --------------------------------------------------------------------------- ledger
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One paid-for release. ``kind`` is 'measure' (Gaussian), 'select' (exponential) or another
-    mechanism name; ``clique`` names the marginal measured, when there is one."""
+    """One paid-for mechanism run.
+
+    kind: 'measure' (discrete Gaussian on a marginal), 'select' (exponential mechanism / Gumbel noisy
+        max) or another mechanism's name (e.g. 'threshold', 'quantile' for schema discovery);
+    rho, delta: its cost in approximate zCDP (delta = 0 for plain zCDP mechanisms). When the
+        mechanism is an OpenDP measurement the charge is OpenDP's own privacy map at the declared
+        input distance (:meth:`Ledger.charge_opendp`), so the ledger never pays less than OpenDP says;
+    sigma / eps_em: the noise parameter of a 'measure' / 'select' entry;
+    clique, round: what was measured and when (AIM);
+    params: any other public mechanism parameters (sensitivity, scale, threshold, candidates, ...),
+        JSON-able; kept in the file so that the release's self-check can recompute the charge.
+    """
 
     kind: str
     rho: float
@@ -105,10 +126,13 @@ class LedgerEntry:
     clique: tuple[str, ...] | None = None
     round: int | None = None
     note: str = ""
+    delta: float = 0.0
+    params: dict[str, Any] = field(default_factory=dict, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["clique"] = list(self.clique) if self.clique is not None else None
+        d["params"] = dict(self.params)
         return d
 
     @classmethod
@@ -116,87 +140,229 @@ class LedgerEntry:
         d = dict(d)
         if d.get("clique") is not None:
             d["clique"] = tuple(d["clique"])
-        return cls(**d)
+        e = cls(**d)
+        for name in ("rho", "delta"):
+            v = getattr(e, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise PrivacyParameterError(f"ledger entry {name} must be a non-negative number, got {v!r}")
+        if not isinstance(e.params, dict):
+            raise PrivacyParameterError("ledger entry params must be an object")
+        return e
+
+
+#: kind -> check(entry) returning a problem (str) or None; used by :func:`entry_problem` (and thus by
+#: the release self-check). Register a check for every new entry kind with :func:`register_entry_check`.
+_ENTRY_CHECKS: dict[str, Callable[[LedgerEntry], str | None]] = {}
+
+
+def register_entry_check(kind: str, check: Callable[[LedgerEntry], str | None]) -> None:
+    """Declare how an entry of ``kind`` is verified from its own fields (its charge recomputed from
+    its parameters). Entries of an unregistered kind fail :func:`entry_problem`."""
+    _ENTRY_CHECKS[kind] = check
+
+
+def entry_problem(entry: LedgerEntry) -> str | None:
+    """Why ``entry`` is not self-consistent, or None. Unknown kinds are a problem."""
+    if not (isinstance(entry.rho, (int, float)) and math.isfinite(entry.rho) and entry.rho >= 0):
+        return f"rho {entry.rho!r} is not a non-negative number"
+    check = _ENTRY_CHECKS.get(entry.kind)
+    if check is None:
+        return f"unknown mechanism kind {entry.kind!r}"
+    return check(entry)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9)
+
+
+def _check_measure(e: LedgerEntry) -> str | None:
+    sens = e.params.get("sensitivity", 1)
+    if e.sigma is None or not (isinstance(e.sigma, (int, float)) and math.isfinite(e.sigma) and e.sigma > 0):
+        return f"sigma {e.sigma!r} is not a positive number"
+    if sens != 1:
+        return f"sensitivity {sens!r}: a count marginal has L2 sensitivity 1 (add/remove one row)"
+    if e.delta != 0:
+        return "a Gaussian measurement has delta 0"
+    want = gaussian_rho(e.sigma, 1.0)
+    if not _close(e.rho, want):
+        return f"rho {e.rho:.9g} is not 1/(2 sigma^2) = {want:.9g} for sigma {e.sigma:.9g}"
+    return None
+
+
+def _check_select(e: LedgerEntry) -> str | None:
+    if e.eps_em is None or not (isinstance(e.eps_em, (int, float)) and math.isfinite(e.eps_em) and e.eps_em > 0):
+        return f"eps_em {e.eps_em!r} is not a positive number"
+    if e.delta != 0:
+        return "a selection has delta 0"
+    want = exponential_rho(e.eps_em)
+    if not _close(e.rho, want):
+        return f"rho {e.rho:.9g} is not eps_em^2/8 = {want:.9g} for eps_em {e.eps_em:.9g}"
+    sens, scale = e.params.get("sensitivity"), e.params.get("scale")
+    if sens is not None and scale is not None:
+        try:
+            if not _close(float(scale), 2.0 * float(sens) / e.eps_em):
+                return f"noise scale {scale!r} is not 2 * sensitivity / eps_em"
+        except (TypeError, ValueError, ZeroDivisionError):
+            return "sensitivity/scale are not numbers"
+    return None
+
+
+register_entry_check("measure", _check_measure)
+register_entry_check("select", _check_select)
+
+
+def _agree(kind: str, ours: float, opendp: float) -> None:
+    """Our formula and OpenDP's map must agree (OpenDP rounds up by a few ulps)."""
+    if not math.isclose(ours, opendp, rel_tol=1e-9):  # pragma: no cover - a bug, not bad input
+        raise RuntimeError(f"{kind}: ledger formula rho={ours!r} disagrees with OpenDP's map rho={opendp!r}")
 
 
 @dataclass
 class Ledger:
-    """A zCDP budget and the list of everything charged against it.
+    """An approximate-zCDP budget (rho, plus ``delta_budget`` for mechanisms such as thresholding that
+    are (rho, delta)-approximate zCDP; 0 by default) and the list of everything charged against it.
 
-    ``charge`` raises :class:`BudgetExceededError` instead of letting the total pass the budget.
+    ``charge`` raises :class:`BudgetExceededError` instead of letting either total pass its budget.
+    Mechanisms are run *after* they are charged, with noise from a
+    :class:`~ddssp.dp.noise.NoiseSource` (never a numpy Generator):
+
+    - :meth:`measure`: discrete Gaussian on integer counts (OpenDP ``make_gaussian``);
+    - :meth:`select`: exponential mechanism as Gumbel noisy max (OpenDP ``make_noisy_max``, zCDP);
+    - :meth:`charge_opendp` + ``noise.run_opendp``: any other OpenDP measurement, charged by its map.
     """
 
     rho_budget: float
     entries: list[LedgerEntry] = field(default_factory=list)
+    delta_budget: float = 0.0
 
     def __post_init__(self) -> None:
         self.rho_budget = check_rho(self.rho_budget, "rho budget")
+        d = self.delta_budget
+        if isinstance(d, bool) or not isinstance(d, (int, float)) or not (0.0 <= d < 1.0):
+            raise PrivacyParameterError(f"the ledger's delta budget must lie in [0, 1), got {d!r}")
+        self.delta_budget = float(d)
 
     @property
     def spent(self) -> float:
         return math.fsum(e.rho for e in self.entries)
 
     @property
+    def delta_spent(self) -> float:
+        return math.fsum(e.delta for e in self.entries)
+
+    @property
     def remaining(self) -> float:
         return max(self.rho_budget - self.spent, 0.0)
 
-    def can_afford(self, rho: float) -> bool:
-        return self.spent + rho <= self.rho_budget * (1.0 + LEDGER_RTOL)
+    def can_afford(self, rho: float, delta: float = 0.0) -> bool:
+        return (self.spent + rho <= self.rho_budget * (1.0 + LEDGER_RTOL)
+                and self.delta_spent + delta <= self.delta_budget * (1.0 + LEDGER_RTOL))
 
     def charge(self, entry: LedgerEntry) -> LedgerEntry:
         if not (math.isfinite(entry.rho) and entry.rho > 0):
             raise PrivacyParameterError(f"a ledger charge must be positive and finite, got {entry.rho!r}")
-        if not self.can_afford(entry.rho):
+        if not (math.isfinite(entry.delta) and entry.delta >= 0):
+            raise PrivacyParameterError(f"a ledger delta must be non-negative and finite, got {entry.delta!r}")
+        if not self.can_afford(entry.rho, entry.delta):
             raise BudgetExceededError(
-                f"{entry.kind} would spend rho={entry.rho:.6g} but only {self.remaining:.6g} of "
-                f"{self.rho_budget:.6g} is left"
+                f"{entry.kind} would spend rho={entry.rho:.6g}, delta={entry.delta:.3g} but only "
+                f"rho={self.remaining:.6g} of {self.rho_budget:.6g} and delta="
+                f"{max(self.delta_budget - self.delta_spent, 0.0):.3g} of {self.delta_budget:.3g} are left"
             )
         self.entries.append(entry)
         return entry
+
+    def charge_opendp(self, kind: str, measurement: Any, d_in: Any, **fields: Any) -> LedgerEntry:
+        """Charge an OpenDP ``measurement`` at input distance ``d_in`` by its own privacy map
+        ((rho, delta) for approximate zCDP) as an entry of ``kind`` (other entry fields, e.g.
+        ``params``, ``clique``, ``round``, ``note``, as keywords). Run it afterwards with
+        ``noise.run_opendp(measurement, arg)``."""
+        from ddssp.dp.noise import opendp_charge
+
+        rho, delta = opendp_charge(measurement, d_in)
+        return self.charge(LedgerEntry(kind, rho, delta=delta, **fields))
 
     def measure(
         self,
         values: np.ndarray,
         sigma: float,
-        rng: np.random.Generator,
+        noise: Any,
         clique: Iterable[str] | None = None,
         round: int | None = None,
-        sensitivity: float = 1.0,
+        sensitivity: int = 1,
     ) -> np.ndarray:
-        """Charge for, then run, the Gaussian mechanism on ``values`` (L2 sensitivity ``sensitivity``)."""
+        """Charge for, then run, the discrete Gaussian mechanism on integer ``values`` (L2 sensitivity
+        ``sensitivity``, an integer). Returns integer noisy counts (int64), shaped like ``values``."""
+        from ddssp.dp.noise import NoiseSource, gaussian_measurement, opendp_charge
+
+        _check_noise(noise, NoiseSource)
+        if isinstance(sensitivity, bool) or int(sensitivity) != sensitivity or sensitivity < 1:
+            raise PrivacyParameterError(f"the L2 sensitivity of counts must be a positive integer, got {sensitivity!r}")
+        sigma = float(sigma)
+        rho, _ = opendp_charge(gaussian_measurement(sigma), int(sensitivity))
+        _agree("measure", gaussian_rho(sigma, sensitivity), rho)
         self.charge(
             LedgerEntry(
                 "measure",
-                gaussian_rho(sigma, sensitivity),
-                sigma=float(sigma),
+                rho,
+                sigma=sigma,
                 clique=tuple(clique) if clique is not None else None,
                 round=round,
+                params={"sensitivity": int(sensitivity), "noise": "discrete_gaussian"},
             )
         )
-        return gaussian_mechanism(values, sigma, rng)
+        return noise.gaussian_int(values, sigma)
 
     def select(
         self,
         scores: Iterable[float],
         eps_em: float,
         sensitivity: float,
-        rng: np.random.Generator,
+        noise: Any,
         round: int | None = None,
     ) -> int:
-        """Charge for, then run, the exponential mechanism."""
-        scores = list(scores)
-        self.charge(LedgerEntry("select", exponential_rho(eps_em), eps_em=float(eps_em), round=round))
-        return exponential_mechanism(scores, eps_em, sensitivity, rng)
+        """Charge for, then run, the exponential mechanism at ``eps_em`` on ``scores`` of L-inf
+        sensitivity ``sensitivity``: Gumbel noisy max with scale 2 * sensitivity / eps_em, whose
+        zCDP cost is eps_em^2 / 8 (OpenDP's map of ``make_noisy_max`` with a zCDP output measure)."""
+        from ddssp.dp.noise import NoiseSource, noisy_max_measurement, opendp_charge
+
+        _check_noise(noise, NoiseSource)
+        scores = np.asarray(list(scores), dtype=float)
+        if scores.size == 0:
+            raise PrivacyParameterError("the exponential mechanism needs at least one candidate")
+        if not np.all(np.isfinite(scores)):
+            raise PrivacyParameterError("exponential mechanism scores must be finite")
+        eps_em = check_eps(eps_em, "eps_em")
+        sens = float(sensitivity)
+        if not (math.isfinite(sens) and sens > 0):
+            raise PrivacyParameterError(f"quality sensitivity must be positive, got {sensitivity!r}")
+        scale = 2.0 * sens / eps_em
+        rho, _ = opendp_charge(noisy_max_measurement(scale), sens)
+        _agree("select", exponential_rho(eps_em), rho)
+        self.charge(LedgerEntry("select", rho, eps_em=eps_em, round=round,
+                                params={"sensitivity": sens, "scale": scale, "candidates": int(scores.size),
+                                        "noise": "gumbel"}))
+        return noise.noisy_max(scores, scale)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "rho_budget": self.rho_budget,
             "rho_spent": self.spent,
+            "delta_budget": self.delta_budget,
+            "delta_spent": self.delta_spent,
             "entries": [e.to_dict() for e in self.entries],
         }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Ledger":
-        ledger = cls(float(d["rho_budget"]))
+        ledger = cls(float(d["rho_budget"]), delta_budget=float(d.get("delta_budget", 0.0)))
         ledger.entries = [LedgerEntry.from_dict(e) for e in d["entries"]]
         return ledger
+
+
+def _check_noise(noise: Any, cls: type) -> None:
+    if not isinstance(noise, cls):
+        raise TypeError(
+            f"DP noise must come from a ddssp.dp.noise.NoiseSource (secure by default), not {type(noise).__name__}; "
+            "numpy generators never draw DP noise"
+        )

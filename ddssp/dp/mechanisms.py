@@ -1,7 +1,8 @@
-"""The Gaussian and exponential mechanisms (noise scales, zCDP costs, sampling) and row clipping.
+"""The Gaussian and exponential mechanisms' noise scales and zCDP costs, and row clipping.
 
-The mechanisms here do not charge anything: every use is paid through a
-:class:`~ddssp.dp.accounting.Ledger`.
+Nothing here draws noise: sampling is done by :mod:`ddssp.dp.noise` (OpenDP's exact samplers) and
+every use is paid through a :class:`~ddssp.dp.accounting.Ledger`. ``exponential_probabilities`` is the
+selection law, for tests and analysis.
 """
 
 from __future__ import annotations
@@ -35,12 +36,6 @@ def exponential_rho(eps_em: float) -> float:
     return check_eps(eps_em, "eps_em") ** 2 / 8.0
 
 
-def gaussian_mechanism(values: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """``values`` plus iid N(0, sigma^2) noise per entry (does not charge: see :meth:`Ledger.measure`)."""
-    values = np.asarray(values, dtype=float)
-    return values + rng.normal(0.0, sigma, size=values.shape)
-
-
 def exponential_probabilities(scores: Iterable[float], eps_em: float, sensitivity: float) -> np.ndarray:
     """Selection probabilities P(r) proportional to exp(eps_em * q_r / (2 Delta))."""
     q = np.asarray(list(scores), dtype=float)
@@ -52,14 +47,6 @@ def exponential_probabilities(scores: Iterable[float], eps_em: float, sensitivit
         raise PrivacyParameterError(f"quality sensitivity must be positive, got {sensitivity!r}")
     logits = check_eps(eps_em, "eps_em") * q / (2.0 * float(sensitivity))
     return np.exp(logits - special.logsumexp(logits))
-
-
-def exponential_mechanism(
-    scores: Iterable[float], eps_em: float, sensitivity: float, rng: np.random.Generator
-) -> int:
-    """Index drawn with probability proportional to exp(eps_em * q_r / (2 Delta))."""
-    p = exponential_probabilities(scores, eps_em, sensitivity)
-    return int(rng.choice(p.size, p=p))
 
 
 def clip_rows(X: np.ndarray, bound: float) -> np.ndarray:

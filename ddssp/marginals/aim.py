@@ -21,7 +21,9 @@ Design (why it is fast):
   numpy iteration on a 1.3M-cell clique takes ~22 ms, so even the final fit does not gain from JAX
   on this machine.
 
-Privacy: every noisy release goes through the :class:`~ddssp.dp.Ledger`. Each regular round
+Privacy: every noisy release goes through the :class:`~ddssp.dp.Ledger`, with noise from ``noise``
+(:class:`~ddssp.dp.noise.SecureNoise`, OpenDP's exact samplers, unless a test passes the insecure
+seeded source): discrete Gaussian noise on integer counts, Gumbel noisy max for selection. Each regular round
 charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement); the last round spends exactly what
 remains, so the ledger total equals the budget.
 """
@@ -49,6 +51,7 @@ from ddssp.marginals.model import (
     sum_to,
 )
 from ddssp.dp import Ledger, check_rho, make_rng
+from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.marginals.workload import Workload, downward_closure, validate_workload
 
 Clique = tuple[str, ...]
@@ -298,6 +301,7 @@ def run_aim(
     rho: float,
     *,
     rng: np.random.Generator,
+    noise: NoiseSource | None = None,
     max_model_size: float = 80.0,
     rounds: int | None = None,
     iters: int | None = None,
@@ -319,10 +323,13 @@ def run_aim(
         ``final_iters``, the reference setting) when ``iters`` is given or ``engine="mbi"``.
         Deterministic either way.
     engine: "numpy" (default; never imports JAX) or "mbi" (mbi MirrorDescent for every fit).
+    rng: randomness that is not DP noise (none is drawn today); it never reaches the noise.
+    noise: the DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`).
     """
     t_start = time.perf_counter()
     rho = check_rho(rho)
     rng = make_rng(rng)
+    noise = SecureNoise() if noise is None else noise
     if not isinstance(domain, dict) or not domain:
         raise WorkloadError("the domain is empty")
     domain = {str(a): int(n) for a, n in domain.items()}
@@ -383,7 +390,7 @@ def run_aim(
     iters_log: list[int] = []
 
     def measure(c: Clique, sig: float, rnd: int) -> None:
-        y = ledger.measure(answers[c], sig, rng, clique=c, round=rnd)
+        y = ledger.measure(answers[c], sig, noise, clique=c, round=rnd).astype(float)
         measurements.append(Measurement(c, float(sig), y, rnd))
         est.add(c, y, sig)
 
@@ -439,7 +446,7 @@ def run_aim(
             n = z.size
             scores.append(candidates[c] * (np.abs(answers[c] - z).sum() - bias_factor * sig_score * n))
         sens = max(abs(candidates[c]) for c in small)
-        k = ledger.select(scores, eps_em, sens, rng, round=rnd)
+        k = ledger.select(scores, eps_em, sens, noise, round=rnd)
         timings["select"] += time.perf_counter() - t
         chosen = small[k]
         if terminate:

@@ -10,10 +10,11 @@ from ddssp.dp import (
     LedgerEntry,
     cks_delta,
     eps_from_rho_delta,
-    exponential_mechanism,
     exponential_probabilities,
     gaussian_rho,
     gaussian_sigma,
+    InsecureSeededNoise,
+    SecureNoise,
     make_rng,
     rho_from_eps_delta,
 )
@@ -60,15 +61,25 @@ def test_gaussian_calibration():
     assert gaussian_rho(gaussian_sigma(0.3)) == pytest.approx(0.3)
     assert gaussian_sigma(0.5) == pytest.approx(1.0)
     ledger = Ledger(1.0)
-    rng = make_rng(1)
     sigma = 3.0
-    noisy = ledger.measure(np.zeros(200_000), sigma, rng, clique=("a", "b"))
-    # sample sd within 4 standard errors of sigma; mean ~ 0
+    noisy = ledger.measure(np.zeros(50_000, dtype=np.int64), sigma, SecureNoise(), clique=("a", "b"))
+    assert noisy.dtype == np.int64
+    # sample sd within 5 standard errors of sigma (the discrete Gaussian's variance is sigma^2 to
+    # within 1e-80 at sigma = 3); mean ~ 0
     se = sigma / math.sqrt(2 * noisy.size)
-    assert abs(noisy.std() - sigma) < 4 * se
-    assert abs(noisy.mean()) < 4 * sigma / math.sqrt(noisy.size)
+    assert abs(noisy.std() - sigma) < 5 * se
+    assert abs(noisy.mean()) < 5 * sigma / math.sqrt(noisy.size)
     assert ledger.entries[0].sigma == sigma and ledger.entries[0].clique == ("a", "b")
-    assert ledger.spent == pytest.approx(1 / (2 * sigma**2))
+    assert ledger.spent == pytest.approx(1 / (2 * sigma**2), rel=1e-12)
+
+
+def test_ledger_refuses_numpy_generators_as_noise():
+    ledger = Ledger(1.0)
+    with pytest.raises(TypeError, match="NoiseSource"):
+        ledger.measure(np.zeros(3, dtype=np.int64), 1.0, make_rng(0))
+    with pytest.raises(TypeError, match="NoiseSource"):
+        ledger.select([0.0, 1.0], 1.0, 1.0, make_rng(0))
+    assert ledger.entries == []
 
 
 def test_exponential_mechanism_frequencies():
@@ -76,11 +87,13 @@ def test_exponential_mechanism_frequencies():
     p = exponential_probabilities(scores, eps_em=1.0, sensitivity=1.0)
     expect = np.exp(np.array(scores) / 2)
     assert np.allclose(p, expect / expect.sum())
-    rng = make_rng(7)
-    n = 20_000
-    draws = np.bincount([exponential_mechanism(scores, 1.0, 1.0, rng) for _ in range(n)], minlength=4)
+    ledger = Ledger(1e6)
+    noise = InsecureSeededNoise(7)
+    n = 5_000
+    draws = np.bincount([ledger.select(scores, 1.0, 1.0, noise) for _ in range(n)], minlength=4)
     chi2 = stats.chisquare(draws, n * p)
-    assert chi2.pvalue > 1e-4
+    assert chi2.pvalue > 1e-6  # false-alarm rate 1e-6
+    assert ledger.spent == pytest.approx(n / 8, rel=1e-9)
 
 
 def test_ledger_refuses_overspend_and_sums():

@@ -16,7 +16,8 @@ from scipy import stats
 from ddssp.marginals.aim import AIMProgress, MirrorDescentNumpy, run_aim
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError, WorkloadError
 from ddssp.marginals.model import GraphicalModel
-from ddssp.dp import LEDGER_RTOL
+from ddssp.dp import LEDGER_RTOL, InsecureSeededNoise, SecureNoise
+from ddssp.dp.noise import discrete_gaussian_pmf
 from ddssp.marginals.workload import all_pairs, target_pairs
 
 DOM = {"a": 6, "b": 5, "c": 4, "d": 3, "e": 2}
@@ -95,17 +96,27 @@ def test_measured_noise_has_recorded_sigma(small_run):
 
 
 def test_noise_calibration_many_draws():
-    """Many independent runs of the initial measurement: each cell's noise ~ N(0, sigma^2)."""
+    """Many independent runs (secure noise): each cell's noise is an integer ~ N_Z(0, sigma^2), the
+    discrete Gaussian (its variance is computed from the pmf: below sigma^2 for sigma < 1).
+    z-tests at 5.3 standard errors (false-alarm rate ~1e-7 each)."""
     df = make_data(1, n=500)
     dom = {"a": 6, "b": 5}
-    z = []
+    sq, var, m4 = [], [], []
     for seed in range(30):
         res = run_aim(df[["a", "b"]], dom, [(("a", "b"), 1.0)], 2.0, rng=np.random.default_rng(seed),
                       rounds=3, iters=2, final_iters=2)
-        z += [((m.values - exact(df, dom, m.clique)) / m.sigma).ravel() for m in res.measurements]
-    z = np.concatenate(z)
-    assert stats.kstest(z, "norm").pvalue > 1e-3
-    assert np.std(z) == pytest.approx(1.0, abs=0.1)
+        for m in res.measurements:
+            e = (m.values - exact(df, dom, m.clique)).ravel()
+            assert np.array_equal(e, np.round(e))
+            zs = np.arange(-200, 201)
+            p = discrete_gaussian_pmf(m.sigma, zs)
+            v, k4 = float(np.sum(p * zs**2.0)), float(np.sum(p * zs**4.0))
+            sq.append(e**2)
+            var.append(np.full(e.size, v))
+            m4.append(np.full(e.size, k4))
+    sq, var, m4 = np.concatenate(sq), np.concatenate(var), np.concatenate(m4)
+    assert sq.size > 200
+    assert abs(np.sum(sq - var)) <= 5.3 * math.sqrt(np.sum(m4 - var**2))
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -134,9 +145,9 @@ def test_final_tol_stops_early_and_none_runs_exactly_final_iters():
     df = make_data(9, n=500)
     dom = {k: DOM[k] for k in ["a", "b", "c"]}
     kw = dict(rounds=8, final_iters=400)
-    loose = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), final_tol=1e-2, **kw)
-    exact_n = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), final_tol=None, **kw)
-    again = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), final_tol=1e-2, **kw)
+    loose = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), noise=InsecureSeededNoise(0), final_tol=1e-2, **kw)
+    exact_n = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), noise=InsecureSeededNoise(0), final_tol=None, **kw)
+    again = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), noise=InsecureSeededNoise(0), final_tol=1e-2, **kw)
     assert exact_n.info["final_iterations"] == 400
     assert loose.info["final_iterations"] < 400 and loose.info["final_iterations"] % 10 == 0
     assert loose.info["settings"]["final_tol"] == 1e-2
@@ -160,18 +171,23 @@ def test_large_eps_tiny_domain_converges_to_exact():
 
 
 def test_same_seed_same_result_different_seed_differs():
+    """Noise is reproducible only from the insecure seeded source; --seed (rng) never reaches it."""
     df = make_data(2, n=1000)
     dom = {k: DOM[k] for k in ["a", "b", "c"]}
     df = df[list(dom)]
     kw = dict(rounds=12, final_iters=100)
-    r1 = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(42), **kw)
-    r2 = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(42), **kw)
-    r3 = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(43), **kw)
+    r1 = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(42), noise=InsecureSeededNoise(42), **kw)
+    r2 = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(42), noise=InsecureSeededNoise(42), **kw)
+    r3 = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(42), noise=InsecureSeededNoise(43), **kw)
     assert [m.clique for m in r1.measurements] == [m.clique for m in r2.measurements]
     for m1, m2 in zip(r1.measurements, r2.measurements):
         np.testing.assert_array_equal(m1.values, m2.values)
     np.testing.assert_array_equal(r1.model.marginal(("a", "c")), r2.model.marginal(("a", "c")))
     assert not np.allclose(r1.measurements[0].values, r3.measurements[0].values)
+    # the default (secure) noise differs between runs with the same rng seed
+    s1 = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(42), **kw)
+    s2 = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(42), **kw)
+    assert not np.array_equal(s1.measurements[0].values, s2.measurements[0].values)
 
 
 def test_workload_not_covering_all_columns_and_weights():
