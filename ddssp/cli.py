@@ -20,6 +20,7 @@ from ddssp.errors import DDSSPError
 COMMANDS: list[tuple[str, str]] = [
     ("release", "ddssp.commands.release"),
     ("inspect", "ddssp.commands.inspect"),
+    ("verify", "ddssp.commands.verify"),
     ("synth", "ddssp.commands.synth"),
     ("bench", "ddssp.commands.bench"),
     ("schema", "ddssp.commands.schema"),

@@ -30,6 +30,7 @@ It never unpickles or executes anything.
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
 import hashlib
 import io
@@ -68,6 +69,8 @@ MAX_JSON_BYTES = 64 << 20
 _NPY_HEADER_MAX = 1 << 16
 _ARRAY_DTYPES = (np.dtype("<f8"), np.dtype("<i8"))
 _CHUNK = 1 << 20
+#: Optional member holding an Ed25519 signature of manifest.json (see :meth:`Release.verify`).
+SIGNATURE_MEMBER = "signature.json"
 
 #: The fields of release.json that depend on the data, each a noisy output paid for in the ledger or
 #: post-processing of noisy outputs only. Every other field is a public input: equal for any two tables
@@ -109,6 +112,7 @@ class Release:
     ddssp_version: str = __version__
     info: dict[str, Any] = field(default_factory=dict)
     noise: dict[str, Any] = field(default_factory=lambda: {"source": "opendp", "secure": True})
+    signature: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     local_info: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ analyst API
@@ -116,6 +120,16 @@ class Release:
     def stamp(self) -> str | None:
         """:data:`~ddssp.dp.noise.INSECURE_STAMP` when the noise is reproducible from a seed, else None."""
         return None if self.noise.get("secure") is True else INSECURE_STAMP
+
+    @property
+    def signed_by(self) -> str | None:
+        """Fingerprint of the key embedded in the signature (NOT verified: see :meth:`verify`)."""
+        if not self.signature:
+            return None
+        try:
+            return "ed25519:" + hashlib.sha256(base64.b64decode(self.signature["public_key"])).hexdigest()[:16]
+        except (ValueError, KeyError):
+            return "malformed"
 
     @property
     def rho_budget(self) -> float:
@@ -171,6 +185,7 @@ class Release:
             "ddssp_version": self.ddssp_version,
             "created": self.created,
             "stamp": self.stamp,
+            "signed_by_unverified": self.signed_by,
             "noise": dict(self.noise),
             "eps": self.eps,
             "delta": self.delta,
@@ -225,9 +240,13 @@ class Release:
         }
         return doc, arrays
 
-    def save(self, path: str | Path, force: bool = False, inputs: Sequence[str | Path] = ()) -> Path:
-        """Write the release atomically (temporary file + rename). Refuses to overwrite unless ``force``."""
+    def save(self, path: str | Path, force: bool = False, inputs: Sequence[str | Path] = (),
+             sign_key: str | Path | bytes | None = None) -> Path:
+        """Write the release atomically (temporary file + rename). Refuses to overwrite unless ``force``.
+        With ``sign_key`` (an unencrypted Ed25519 private key in PEM), add an Ed25519 signature of
+        manifest.json (needs the ``cryptography`` package: ``pip install 'ddssp[sign]'``)."""
         out = check_output_path(path, force=force, inputs=inputs)
+        private = _load_private_key(sign_key) if sign_key is not None else None
         doc, arrays = self.to_document()
         members: dict[str, bytes] = {"release.json": _json_bytes(doc)}
         for name, a in arrays.items():
@@ -241,7 +260,16 @@ class Release:
         }
         with atomic_write(out, "wb") as fh:
             with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-                zf.writestr("manifest.json", _json_bytes(manifest))
+                manifest_bytes = _json_bytes(manifest)
+                zf.writestr("manifest.json", manifest_bytes)
+                if private is not None:
+                    pub = private.public_key()
+                    zf.writestr(SIGNATURE_MEMBER, _json_bytes({
+                        "algorithm": "ed25519",
+                        "public_key": base64.b64encode(_raw_public(pub)).decode(),
+                        "fingerprint": _fingerprint(pub),
+                        "signature": base64.b64encode(private.sign(manifest_bytes)).decode(),
+                    }))
                 for k, v in members.items():
                     zf.writestr(k, v)
         return out
@@ -260,6 +288,7 @@ class Release:
         if path.is_dir():
             raise ReleaseFileError(f"{path} is a directory, not a release file")
         doc, arrays = _read_release(path, max_bytes)
+        sig = doc.pop("__signature__")
         try:
             schema = Schema.from_dict(doc["schema"])
             ledger = Ledger.from_dict(doc["ledger"])
@@ -297,7 +326,35 @@ class Release:
         problem = rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent"))
         if problem:
             raise ReleaseFileError(f"{path}: self-check failed: {problem}; refusing a corrupt or tampered release")
+        rel._manifest_bytes = sig["manifest"]
+        rel.signature = sig["signature"]
         return rel
+
+    # ------------------------------------------------------------------ signatures (optional)
+    def verify(self, public_key: str | Path | bytes) -> str:
+        """Check this (loaded) release's Ed25519 signature against ``public_key`` (a PEM file or PEM
+        bytes). Returns the key's fingerprint; raises :class:`ReleaseFileError` if the release is not
+        signed, or not by that key. The signature covers manifest.json, which holds the SHA-256 and
+        size of every other member, so it covers the whole release."""
+        if not self.signature or getattr(self, "_manifest_bytes", None) is None:
+            raise ReleaseFileError("the release is not signed (it was written without --sign-key)")
+        pub = _load_public_key(public_key)
+        fp = _fingerprint(pub)
+        from cryptography.exceptions import InvalidSignature
+
+        try:
+            embedded = base64.b64decode(self.signature["public_key"], validate=True)
+            sig = base64.b64decode(self.signature["signature"], validate=True)
+        except ValueError:
+            raise ReleaseFileError("the release's signature is malformed") from None
+        if embedded != _raw_public(pub):
+            other = "ed25519:" + hashlib.sha256(embedded).hexdigest()[:16]
+            raise ReleaseFileError(f"the release was signed by another key ({other}), not by {fp}")
+        try:
+            pub.verify(sig, self._manifest_bytes)
+        except InvalidSignature:
+            raise ReleaseFileError(f"the signature does not match key {fp}: the release was modified or forged") from None
+        return fp
 
     def _validate(self, path: Path) -> None:
         if dict(self.model.domain) != dict(self.schema.domain):
@@ -396,7 +453,8 @@ class _HashingReader:
         return n
 
 
-def _read_json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, digest: str | None) -> Any:
+def _read_json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, digest: str | None,
+                      raw_out: list | None = None) -> Any:
     if info.file_size > MAX_JSON_BYTES:
         raise ReleaseFileError(f"{path}: {info.filename} declares {info.file_size:,} bytes, more than the "
                                f"{MAX_JSON_BYTES >> 20} MiB cap; refusing it")
@@ -410,6 +468,8 @@ def _read_json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, di
         raise ReleaseFileError(f"{path}: {info.filename} is larger than the {MAX_JSON_BYTES >> 20} MiB cap")
     if digest is not None and h.hexdigest() != digest:
         raise ReleaseFileError(f"{path}: checksum mismatch in {info.filename}; the file is corrupt or was modified")
+    if raw_out is not None:
+        raw_out.append(data)
     try:
         return json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -517,7 +577,8 @@ def _read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES) -> tuple[dict[st
                                    f"{max_bytes / 2**20:,.0f} MiB cap; refusing it without decompressing")
         if "manifest.json" not in by_name:
             raise ReleaseFileError(f"{path} is not a ddssp release file (no manifest.json)")
-        manifest = _read_json_member(zf, by_name["manifest.json"], path, None)
+        manifest_raw: list[bytes] = []
+        manifest = _read_json_member(zf, by_name["manifest.json"], path, None, manifest_raw)
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise ReleaseFileError(f"{path} is not a ddssp release file (format {manifest.get('format')!r})"
                                    if isinstance(manifest, dict) else f"{path}: manifest is not an object")
@@ -532,7 +593,7 @@ def _read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES) -> tuple[dict[st
                 or not all(isinstance(f, dict) and isinstance(f.get("sha256"), str) and isinstance(f.get("size"), int)
                            for f in files.values())):
             raise ReleaseFileError(f"{path}: manifest lists no release.json or is malformed")
-        extra = sorted(set(by_name) - set(files) - {"manifest.json"})
+        extra = sorted(set(by_name) - set(files) - {"manifest.json", SIGNATURE_MEMBER})
         if extra:
             raise ReleaseFileError(f"{path} contains unexpected members {extra[:3]}; refusing a tampered file")
         for name, f in files.items():
@@ -561,7 +622,80 @@ def _read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES) -> tuple[dict[st
             name: _read_array(zf, by_name[member], shape, files[member]["sha256"], path)
             for member, (name, shape) in expected.items()
         }
+        signature = None
+        if SIGNATURE_MEMBER in by_name:
+            if by_name[SIGNATURE_MEMBER].file_size > 4096:
+                raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is implausibly large; refusing it")
+            signature = _read_json_member(zf, by_name[SIGNATURE_MEMBER], path, None)
+            if not (isinstance(signature, dict) and signature.get("algorithm") == "ed25519"
+                    and isinstance(signature.get("signature"), str) and isinstance(signature.get("public_key"), str)):
+                raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is malformed")
+        doc["__signature__"] = {"manifest": manifest_raw[0], "signature": signature}
         return doc, arrays
+
+
+# --------------------------------------------------------------------------- Ed25519 keys (optional)
+def _crypto():
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        raise DDSSPError("signing needs the 'cryptography' package: pip install 'ddssp[sign]'") from None
+    return serialization, ed25519
+
+
+def _read_key_bytes(key: str | Path | bytes, what: str) -> bytes:
+    if isinstance(key, bytes):
+        return key
+    p = Path(key)
+    if not p.is_file():
+        raise DDSSPError(f"{what} {p} not found")
+    if p.stat().st_size > 64 << 10:
+        raise DDSSPError(f"{what} {p} is not a PEM key (too large)")
+    return p.read_bytes()
+
+
+def load_signing_key(key: Any):
+    """An Ed25519 private key from a PEM file (or PEM bytes, or a key object), checked before any work."""
+    return _load_private_key(key)
+
+
+def _load_private_key(key: Any):
+    serialization, ed25519 = _crypto()
+    if isinstance(key, ed25519.Ed25519PrivateKey):
+        return key
+    data = _read_key_bytes(key, "signing key")
+    try:
+        k = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise DDSSPError(f"the signing key is not an unencrypted PEM private key ({exc}); make one with "
+                         "`openssl genpkey -algorithm ed25519 -out key.pem`") from None
+    if not isinstance(k, ed25519.Ed25519PrivateKey):
+        raise DDSSPError("the signing key is not an Ed25519 key; make one with "
+                         "`openssl genpkey -algorithm ed25519 -out key.pem`")
+    return k
+
+
+def _load_public_key(key: str | Path | bytes):
+    serialization, ed25519 = _crypto()
+    data = _read_key_bytes(key, "public key")
+    try:
+        k = serialization.load_pem_public_key(data)
+    except (ValueError, TypeError) as exc:
+        raise DDSSPError(f"the public key is not a PEM public key ({exc}); export it with "
+                         "`openssl pkey -in key.pem -pubout -out key.pub.pem`") from None
+    if not isinstance(k, ed25519.Ed25519PublicKey):
+        raise DDSSPError("the public key is not an Ed25519 key")
+    return k
+
+
+def _raw_public(pub) -> bytes:
+    serialization, _ = _crypto()
+    return pub.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def _fingerprint(pub) -> str:
+    return "ed25519:" + hashlib.sha256(_raw_public(pub)).hexdigest()[:16]
 
 
 def _check_rows(rows: Any) -> int:

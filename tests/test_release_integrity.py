@@ -376,3 +376,58 @@ def test_real_zip_bomb_refused(saved, tmp_path, monkeypatch):
     _NoDecompress(monkeypatch, ["arrays/bomb.npy"])
     with pytest.raises(ReleaseFileError, match="not referenced"):
         Release.load(dst)
+
+
+# --------------------------------------------------------------------------- Ed25519 signatures
+def _keypair(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    ser = pytest.importorskip("cryptography.hazmat.primitives.serialization")
+    ed = pytest.importorskip("cryptography.hazmat.primitives.asymmetric.ed25519")
+    k = ed.Ed25519PrivateKey.generate()
+    priv, pub = tmp_path / f"{name}.pem", tmp_path / f"{name}.pub.pem"
+    priv.write_bytes(k.private_bytes(ser.Encoding.PEM, ser.PrivateFormat.PKCS8, ser.NoEncryption()))
+    pub.write_bytes(k.public_key().public_bytes(ser.Encoding.PEM, ser.PublicFormat.SubjectPublicKeyInfo))
+    return priv, pub
+
+
+def test_signed_release_verifies_and_a_consistent_forgery_does_not(insecure_rel, tmp_path, capsys):
+    priv, pub = _keypair(tmp_path, "pub")
+    _, other_pub = _keypair(tmp_path, "other")
+    p = tmp_path / "signed.release"
+    insecure_rel.save(p, sign_key=priv)
+    rel = Release.load(p)
+    assert rel.verify(pub).startswith("ed25519:") and rel.signed_by == rel.verify(pub)
+    with pytest.raises(ReleaseFileError, match="another key"):
+        rel.verify(other_pub)
+    # the forgery the self-check cannot see (stamp flipped off, manifest rehashed) breaks the signature
+    forged = _forge(p, tmp_path / "flip.release", lambda d: d.__setitem__("noise", {"source": "opendp", "secure": True}))
+    f = Release.load(forged)
+    assert f.stamp is None
+    with pytest.raises(ReleaseFileError, match="does not match"):
+        f.verify(pub)
+    # CLI: one line each way
+    assert main(["verify", str(p), "--public-key", str(pub)]) == 0
+    out, _ = capsys.readouterr()
+    assert "signature OK" in out and "self-check OK" in out
+    for argv in (["verify", str(forged), "--public-key", str(pub)], ["verify", str(p), "--public-key", str(other_pub)]):
+        assert main(argv) == 1
+        _, err = capsys.readouterr()
+        lines = err.strip().splitlines()  # the error, after the NOT PRIVATE stamp when the file has one
+        assert lines[-1].startswith("ddssp: error:") and all(INSECURE_STAMP in x for x in lines[:-1]), err
+    unsigned = tmp_path / "unsigned.release"
+    insecure_rel.save(unsigned)
+    assert main(["verify", str(unsigned), "--public-key", str(pub)]) == 1
+    assert "not signed" in capsys.readouterr()[1]
+
+
+def test_cli_sign_key_bad_key_refused_before_reading_data(tmp_path, capsys):
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a key")
+    data = tmp_path / "t.csv"
+    make_codes(50, 0).to_csv(data, index=False)
+    dom = tmp_path / "d.json"
+    dom.write_text(json.dumps(DOMAIN))
+    out = tmp_path / "r.release"
+    code = main(["release", str(data), "--domain", str(dom), "--eps", "1", "-o", str(out), "--sign-key", str(bad), "--quiet"])
+    _, err = capsys.readouterr()
+    assert code == 1 and err.strip().splitlines()[-1].startswith("ddssp: error: the signing key")
+    assert not out.exists()

@@ -31,6 +31,9 @@ def add_arguments(p) -> None:
     p.add_argument("--insecure-seed", type=int, metavar="N",
                    help="TESTING ONLY: draw the DP noise from a numpy generator seeded with N. The release is "
                         "then NOT PRIVATE (anyone with N can subtract the noise) and is stamped so")
+    p.add_argument("--sign-key", metavar="KEY.pem",
+                   help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
+                        "-out key.pem`); readers check it with `ddssp verify --public-key`")
     p.add_argument("-o", "--output", required=True, help="release file to write")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
@@ -53,6 +56,11 @@ def run(args) -> int:
     if not delta_given and not args.quiet:
         print(f"ddssp: delta not given; using delta = {delta:g}", file=sys.stderr)
     out = check_output_path(args.output, force=args.force, inputs=[args.data, args.schema or args.domain])
+    sign_key = None
+    if args.sign_key:
+        from ddssp.release import load_signing_key
+
+        sign_key = load_signing_key(args.sign_key)  # a bad key fails before the data is read
     schema = load_schema(args.schema or args.domain, categorical=args.categorical)
     df = read_table(args.data)
     rho = rho_from_eps_delta(eps, delta)
@@ -81,7 +89,7 @@ def run(args) -> int:
     finally:
         if bar is not None:
             bar.close()
-    rel.save(out, force=args.force, inputs=[args.data])
+    rel.save(out, force=args.force, inputs=[args.data], sign_key=sign_key)
     warn_stamp(rel, out)
     if not args.quiet:
         s = rel.summary()

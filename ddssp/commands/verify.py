@@ -1,0 +1,30 @@
+HELP = "check a release file: bounded load, ledger self-check and (optionally) its Ed25519 signature"
+
+DESCRIPTION = """Load RELEASE with every check `inspect` and `fit` run (sizes capped before decompressing,
+checksums, the ledger's self-check against the measurements and (eps, delta)) and, with --public-key,
+check that the release was signed (`ddssp release --sign-key`) by the holder of that key. The self-check
+catches inconsistent edits; only a signature tells a publisher's file from a consistent forgery."""
+
+
+def add_arguments(p) -> None:
+    p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
+    p.add_argument("--public-key", metavar="KEY.pub.pem",
+                   help="the publisher's Ed25519 public key (PEM); without it only the self-check runs")
+
+
+def run(args) -> int:
+    from ddssp.commands import warn_stamp
+    from ddssp.release import Release
+
+    rel = Release.load(args.release)
+    warn_stamp(rel, args.release)
+    parts = [f"self-check OK (eps={rel.eps:g}, delta={rel.delta:g}, {len(rel.ledger.entries)} ledger entries)"]
+    if args.public_key:
+        fp = rel.verify(args.public_key)
+        parts.append(f"signature OK ({fp})")
+    elif rel.signature:
+        parts.append(f"signed by {rel.signed_by} (not verified: pass --public-key)")
+    else:
+        parts.append("not signed")
+    print(f"{args.release}: " + "; ".join(parts))
+    return 0
