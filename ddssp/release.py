@@ -49,6 +49,7 @@ from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError, WorkloadErro
 from ddssp.data.fileio import atomic_write, check_output_path
 from ddssp.dp import (
     Ledger,
+    approx_zcdp_rho_budget,
     check_delta,
     check_eps,
     entry_problem,
@@ -414,7 +415,7 @@ class Release:
             return f"approximate-zCDP delta spent {led.delta_spent:.3g} exceeds its budget {led.delta_budget:.3g}"
         if not led.delta_budget < self.delta:
             return f"approximate-zCDP delta budget {led.delta_budget:.3g} is not below delta={self.delta:g}"
-        budget = rho_from_eps_delta(self.eps, self.delta - led.delta_budget)
+        budget = approx_zcdp_rho_budget(self.eps, self.delta, led.delta_budget)
         if not math.isclose(budget, led.rho_budget, rel_tol=1e-9):
             return (f"rho budget {led.rho_budget:.9g} is not what eps={self.eps:g}, delta={self.delta:g} "
                     f"convert to ({budget:.9g})")

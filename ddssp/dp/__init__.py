@@ -8,6 +8,7 @@ from ddssp.dp.accounting import (
     LEDGER_RTOL,
     Ledger,
     LedgerEntry,
+    approx_zcdp_rho_budget,
     entry_problem,
     register_entry_check,
     cks_delta,
@@ -33,7 +34,7 @@ from ddssp.dp.random import make_rng
 
 __all__ = [
     "LEDGER_RTOL", "Ledger", "LedgerEntry", "cks_delta", "eps_from_rho_delta", "rho_from_eps_delta",
-    "entry_problem", "register_entry_check",
+    "entry_problem", "register_entry_check", "approx_zcdp_rho_budget",
     "INSECURE_STAMP", "InsecureSeededNoise", "NoiseSource", "SecureNoise", "make_noise",
     "clip_rows", "exponential_probabilities", "exponential_rho",
     "gaussian_rho", "gaussian_sigma",

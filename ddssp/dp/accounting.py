@@ -15,6 +15,9 @@ Adding a mechanism kind (e.g. schema discovery's thresholded key release, DP qua
    source in tests);
 4. ``register_entry_check("threshold", fn)`` so that a release holding such entries can verify them
    on load (``fn(entry)`` recomputes the charge from ``entry.params`` and returns a problem or None).
+The ledger of such a release is ``Ledger(approx_zcdp_rho_budget(eps, delta, d_a), delta_budget=d_a)``:
+(rho, d_a)-approximate zCDP implies (eps, d_a + delta_CKS)-DP, and the release's self-check converts
+the same way.
 """
 
 from __future__ import annotations
@@ -101,6 +104,18 @@ def eps_from_rho_delta(rho: float, delta: float) -> float:
         if hi - lo <= 1e-15 * hi:
             break
     return hi  # the feasible end: never under-reports the loss
+
+
+def approx_zcdp_rho_budget(eps: float, delta: float, delta_approx: float = 0.0) -> float:
+    """The rho budget of an (eps, delta)-DP release whose ledger also spends ``delta_approx`` of
+    approximate-zCDP delta (e.g. thresholded key release): (rho, delta_approx)-approximate zCDP
+    implies (eps, delta_approx + delta_CKS(rho, eps))-DP, so rho = rho_from_eps_delta(eps,
+    delta - delta_approx). ``delta_approx`` must be below ``delta``."""
+    eps, delta = check_eps(eps), check_delta(delta)
+    da = float(delta_approx)
+    if not (0.0 <= da < delta):
+        raise PrivacyParameterError(f"the approximate-zCDP delta {delta_approx!r} must lie in [0, delta={delta:g})")
+    return rho_from_eps_delta(eps, delta - da)
 
 
 # --------------------------------------------------------------------------- ledger

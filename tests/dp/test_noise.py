@@ -161,3 +161,49 @@ def test_selection_charge_matches_opendp_map(eps_em, sens):
     rho, delta = nz.opendp_charge(nz.noisy_max_measurement(2 * sens / eps_em), sens)
     assert delta == 0.0
     assert exponential_rho(eps_em) == pytest.approx(rho, rel=1e-12)
+
+
+def test_noisy_max_output_measures():
+    """Which OpenDP output measure gives AIM's charge: with zero_concentrated_divergence make_noisy_max
+    adds Gumbel noise (the exponential mechanism) and its map is (2 d/scale)^2 / 8 = eps^2/8; with
+    max_divergence it adds exponential noise (permute-and-flip-like) and its map is pure eps = 2 d/scale.
+    ddssp uses the zCDP one."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
+    scale, d = 4.0, 1.5
+    eps = 2 * d / scale
+    zcdp = dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=scale)
+    pure = dp.m.make_noisy_max(*space, dp.max_divergence(), scale=scale)
+    assert zcdp.map(d) == pytest.approx(eps**2 / 8, rel=1e-12)
+    assert pure.map(d) == pytest.approx(eps, rel=1e-12)
+    assert str(nz.noisy_max_measurement(scale).output_measure).startswith("ZeroConcentratedDivergence")
+
+
+def test_ledger_charge_opendp_generic_entry_and_approximate_zcdp():
+    """The hook schema discovery uses: any OpenDP measurement charged by its own map, (rho, delta)
+    for approximate zCDP, refused past either budget; unknown kinds fail entry_problem until registered."""
+    import opendp.prelude as dp
+
+    from ddssp.dp import Ledger, LedgerEntry, entry_problem, register_entry_check
+    from ddssp.errors import BudgetExceededError
+
+    dp.enable_features("contrib")
+    space = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=dp.i32)), dp.l02inf_distance(dp.absolute_distance(T=dp.i32))
+    meas = dp.m.make_gaussian_threshold(*space, scale=10.0, threshold=60)
+    rho, delta = nz.opendp_charge(meas, (1, 1, 1))
+    assert rho > 0 and 0 < delta < 1e-3
+    led = Ledger(1.0, delta_budget=1e-3)
+    e = led.charge_opendp("threshold-test", meas, (1, 1, 1), params={"scale": 10.0, "threshold": 60})
+    assert (e.rho, e.delta) == (rho, delta) and led.delta_spent == delta
+    out = nz.SecureNoise().run_opendp(meas, {"a": 1000, "b": 1})
+    assert "a" in out and set(out) <= {"a", "b"}
+    assert entry_problem(e) == "unknown mechanism kind 'threshold-test'"
+    register_entry_check("threshold-test", lambda entry: None)
+    assert entry_problem(e) is None
+    assert LedgerEntry.from_dict(e.to_dict()) == e
+    tight = Ledger(1.0, delta_budget=delta / 2)
+    with pytest.raises(BudgetExceededError, match="delta"):
+        tight.charge_opendp("threshold-test", meas, (1, 1, 1))
+    assert tight.entries == []
