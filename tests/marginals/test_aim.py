@@ -322,8 +322,10 @@ def test_mbi_engine_matches_numpy_engine():
     dom = {"a": 3, "b": 4, "c": 2}
     df = make_data(6, n=500, domain=dom)
     kw = dict(rounds=5, iters=50, final_iters=50)
-    r_np = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(3), engine="numpy", **kw)
-    r_mbi = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(3), engine="mbi", **kw)
+    r_np = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(3), engine="numpy",
+                   noise=InsecureSeededNoise(3), **kw)
+    r_mbi = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(3), engine="mbi",
+                    noise=InsecureSeededNoise(3), **kw)
     assert [m.clique for m in r_np.measurements] == [m.clique for m in r_mbi.measurements]
     for cl, _ in all_pairs(dom):
         np.testing.assert_allclose(r_np.model.marginal(cl), r_mbi.model.marginal(cl), rtol=1e-6, atol=1e-6)
