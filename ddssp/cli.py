@@ -49,6 +49,26 @@ def _format_warning(message, category, filename, lineno, line=None):  # noqa: AR
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        try:
+            code = _main(argv)
+        except SystemExit:  # argparse's --help / --version / usage errors print, then exit
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()  # inside the try: a reader that went away is seen here, not at exit
+        return code
+    except BrokenPipeError:
+        # the reader went away (``ddssp inspect X | head``): stop quietly, like any Unix tool that
+        # gets SIGPIPE; point stdout at /dev/null so the interpreter's final flush does not fail again
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = bool(os.environ.get("DDSSP_DEBUG"))
@@ -66,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"ddssp: error: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise  # not an error of ours: main() handles it
     except KeyboardInterrupt:
         print("ddssp: interrupted; nothing was written", file=sys.stderr)
         return 130
