@@ -246,9 +246,16 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     try:
         for (eps, trial), ss in zip(cells, cell_root):
             rel_ss, synth_ss, base_ss = ss.spawn(3)
+            done = ctx.cell({"epsilon": eps, "trial": trial})  # finished in the run being resumed
+            if done is not None:
+                rows.extend(done)
+                bar.update(1)
+                continue
+            cell_rows: list[dict] = []
 
             def add(method: str, value: float, seconds: float) -> None:
-                rows.append(dict(method=method, epsilon=eps, trial=trial, metric=metric, value=value, seconds=seconds))
+                cell_rows.append(dict(method=method, epsilon=eps, trial=trial, metric=metric, value=value,
+                                      seconds=seconds))
 
             rel, rel_seconds = None, 0.0
             if any(m in s["methods"] for m in RELEASE_METHODS):
@@ -287,8 +294,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                         model = nonprivate(X_train, y_train)
                         public_result = (score(model), time.perf_counter() - t0)
                     add(method, *public_result)
+            rows.extend(cell_rows)
+            ctx.save_cell(cell_rows)
             bar.update(1)
-            ctx.checkpoint(rows, columns)
     finally:
         bar.close()
     return pd.DataFrame(rows, columns=columns)

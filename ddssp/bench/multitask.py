@@ -154,6 +154,12 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
     with ctx.progress(total, "multitask") as bar:
         for ai, a in enumerate(skews):
             for trial in range(trials):
+                done = ctx.cell({"a": a, "trial": trial})  # finished in the run being resumed
+                if done is not None:
+                    rows.extend(done)
+                    bar.update(1 + len(eps_grid) * len(mus) * len(methods))
+                    continue
+                cell_rows: list[dict[str, Any]] = []
                 rng = _rng(ctx.seed, 1, ai, trial)
                 data, _ = synthetic_multitask(m, d, n, a, tpu, noise, rng)
                 train, test = data.split(test_fraction, rng)
@@ -167,7 +173,7 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
 
                 def record(method, eps, mu, pred, secs):
                     for metric, mask in (("rmse", slice(None)), ("rmse_tail", tail_mask)):
-                        rows.append(dict(method=method, a=a, epsilon=eps, mu=mu, trial=trial, metric=metric,
+                        cell_rows.append(dict(method=method, a=a, epsilon=eps, mu=mu, trial=trial, metric=metric,
                                          value=_rmse(pred[mask], test.y[mask]), seconds=secs))
 
                 t0 = time.perf_counter()
@@ -190,6 +196,8 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
                             pred = np.einsum("ed,ed->e", test.X, est.coef_[test.task_idx])
                             record(method, eps, mu, pred, time.perf_counter() - t0)
                             bar.update(1)
+                rows.extend(cell_rows)
+                ctx.save_cell(cell_rows)
     return pd.DataFrame(rows)
 
 
@@ -228,6 +236,12 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
     total = trials * (1 + len(eps_grid) * len(settings))
     with ctx.progress(total, "dp-als") as bar:
         for trial in range(trials):
+            done = ctx.cell({"trial": trial})  # finished in the run being resumed
+            if done is not None:
+                rows.extend(done)
+                bar.update(1 + len(eps_grid) * len(settings))
+                continue
+            cell_rows: list[dict[str, Any]] = []
             rng = _rng(ctx.seed, 3, trial)
             data = synthetic_ratings(n_items, n_users, rank, rpu, zipf, noise, rng)
             train, test = data.split(test_fraction, rng)
@@ -244,10 +258,10 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
                 V = user_solve(train, U, common["user_ridge"])
                 pred = als_predict(U, V, test.task_idx, test.user_idx)
                 base = dict(method=method, epsilon=eps, mu=mu, trial=trial, metric="rmse", seconds=secs)
-                rows.append(dict(base, bucket="all", value=_rmse(pred, test.y)))
+                cell_rows.append(dict(base, bucket="all", value=_rmse(pred, test.y)))
                 for b in range(n_buckets):
                     sel = tb == b
-                    rows.append(dict(base, bucket=str(b), value=_rmse(pred[sel], test.y[sel])))
+                    cell_rows.append(dict(base, bucket=str(b), value=_rmse(pred[sel], test.y[sel])))
 
             t0 = time.perf_counter()
             U, _, _ = dp_als(train, None, delta, rank, rounds, _rng(ctx.seed, 4, trial),
@@ -261,4 +275,6 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
                     est = DPALS(eps, delta, random_state=seed, **common, **kw).fit(train)
                     record(method, eps, mu, est.coef_, time.perf_counter() - t0)
                     bar.update(1)
+            rows.extend(cell_rows)
+            ctx.save_cell(cell_rows)
     return pd.DataFrame(rows)

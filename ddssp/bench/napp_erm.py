@@ -14,25 +14,43 @@ Methods (spec ``methods`` or ``ddssp bench --methods``):
   DP-ERM            the same without MOOR (sum form: Kifer et al.'s objective, Claim 2)
   NAPP-VS, NAPP-VS+ sign-flipped DP term (VS+: half distribution), with MOOR
   NAPP-VS/noMOOR, NAPP-VS+/noMOOR   the same without MOOR
-  NAPP-ERM/recycle  NAPP-ERM with one round of budget recycling (Algorithm 2; reported privacy is the
-                    paper's accounting, eps; see the estimator's caveat)
+  NAPP-ERM/recycle  NAPP-ERM with one round of budget recycling, Algorithm 2 as printed: step 6 rescales
+                    the first run's e* by r eps / (r eps + Delta_eps) (reported privacy is the paper's
+                    accounting, eps; see the estimator's caveat)
+  NAPP-ERM/recycle-fresh  the same with a fresh draw of b at budget r eps + Delta_eps (our earlier variant)
   MOOR(b=0), noMOOR(b=0)   non-private noise augmentation (Sec. 5.1, Fig. 3): DP noise off
                     (eps_internal = 1e12), Lambda0 = zeta3 / (2 (1-r) eps) of the row's eps
   lasso             non-private lasso at the same Lambda (FISTA), the reference
 Every method of a trial sees the same training and test rows (paired comparison).
 
+Lambda: the spec's ``Lambda`` is the code's scale (the target penalty Lambda ||theta||_1 on the summed loss).
+The paper's Table 2 weight Lambda_paper |theta_j|^-1 realises 2 Lambda_paper ||theta||_1, so
+Lambda_paper = Lambda / 2 (bridge: (2 - gamma) Lambda / 2); every output row carries both, columns
+``lambda`` and ``lambda_paper``. Lambda0 = zeta3 / (2 (1 - r) eps) of the row's eps (the minimum the
+guarantee needs; the estimator's default).
+
+Iterations: ``max_iter`` (T, a cap; the paper used T = 80 on Adult) and ``tol`` (stop when the relative
+change of the augmented objective falls below it; 0 = always T). Selection: ``selection_rule`` =
+"sign" (default: a coefficient whose sign changed in the last ``sign_window`` = K iterations is set to 0,
+the paper's Sec 3.5) or "threshold" (the earlier magnitude rule).
+
+A ``Lambda`` list traces the paper's Figure 4 ROC (one common sweep for every method): with
+``plot = "roc"`` the runner also draws ``roc.png``, mean FPR vs mean TPR over the sweep, one panel per
+(loss, n, eps), one line per method.
+
 Metrics per fit: ``test_mse`` (linear, Poisson: mean squared error of the predicted mean on ``n_test``
 fresh rows) or ``misclass`` (logistic); ``tpr`` / ``fpr`` of the selected support (``selected_``;
-lasso: non-zero); ``l2_to_lasso`` (distance to the non-private lasso on the same rows); for private
+lasso: non-zero); ``n_iter`` (iterations run, private methods); ``l2_to_lasso`` (distance to the non-private lasso on the same rows); for private
 methods ``retrieved_frac`` = Delta_eps / ((1 - r) eps) (Proposition 6, corrected) and ``dp_term_shift``
 = |e* . theta| (above ~0.1 the augmented rows no longer realise the DP term b^T theta and the paper's
 privacy argument does not cover the fit; see :func:`ddssp.estimators.napp_erm.dp_shift`).
 
-Output rows: method, loss, n, lambda, epsilon, trial, metric, value, seconds.
+Output rows: method, loss, n, lambda, lambda_paper, epsilon, trial, metric, value, seconds.
 """
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from typing import Any
@@ -53,7 +71,8 @@ METHODS: dict[str, dict[str, Any]] = {
     "NAPP-VS+": dict(moor=True, selection="vs+"),
     "NAPP-VS/noMOOR": dict(moor=False, selection="vs"),
     "NAPP-VS+/noMOOR": dict(moor=False, selection="vs+"),
-    "NAPP-ERM/recycle": dict(moor=True, selection=None, budget="recycle"),
+    "NAPP-ERM/recycle": dict(moor=True, selection=None, budget="recycle", recycle_noise="rescale"),
+    "NAPP-ERM/recycle-fresh": dict(moor=True, selection=None, budget="recycle", recycle_noise="fresh"),
     "MOOR(b=0)": dict(moor=True, selection=None, nonprivate=True),
     "noMOOR(b=0)": dict(moor=False, selection=None, nonprivate=True),
     "lasso": {},
@@ -148,6 +167,15 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     n_e = int(spec.get("n_e", 10000))
     r = float(spec.get("r", 0.5))
     max_iter = int(spec.get("max_iter", 80))
+    tol = float(spec.get("tol", 0.0))
+    rule = spec.get("selection_rule", "sign")
+    if rule not in ("sign", "threshold"):
+        raise WorkloadError(f"selection_rule must be 'sign' or 'threshold', got {rule!r}")
+    K = spec.get("sign_window", 10)
+    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
+        raise WorkloadError(f"sign_window must be an integer >= 1, got {K!r}")
+    if not (tol >= 0 and max_iter >= 1):
+        raise WorkloadError("tol must be >= 0 and max_iter >= 1")
     n_test = int(spec.get("n_test", 10000))
     base_seed = 0 if ctx.seed is None else int(ctx.seed)
 
@@ -160,18 +188,24 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         zeta3 = declared_constants(loss, d["zeta1"], d["y_bound"], d["theta_bound"])[1]
         for li, Lam in enumerate(d["lambdas"]):
             for trial in range(trials):
+                done = ctx.cell({"loss": loss, "n": d["n"], "lambda": Lam, "trial": trial})
+                if done is not None:  # finished in the run being resumed
+                    rows.extend(done)
+                    bar.update(1)
+                    continue
+                cell_rows: list[dict[str, Any]] = []
                 rng = np.random.default_rng([base_seed, di, li, trial])
                 X, y = simulate(loss, d["n"], rng)
                 Xt, yt = simulate(loss, n_test, rng)
                 t0 = time.perf_counter()
                 ref = penalized_fit(loss, X, y, Lam, "lasso")
                 t_ref = time.perf_counter() - t0
-                common = dict(loss=loss, n=d["n"], **{"lambda": Lam}, trial=trial)
+                common = dict(loss=loss, n=d["n"], **{"lambda": Lam, "lambda_paper": Lam / 2.0}, trial=trial)
                 for eps in eps_grid:
                     for mi, name in enumerate(methods):
                         cfg = METHODS[name]
                         t0 = time.perf_counter()
-                        retrieved = None
+                        retrieved = n_iter = None
                         if name == "lasso":
                             theta, sel, secs = ref, np.abs(ref) > 1e-8, t_ref
                         else:
@@ -179,6 +213,8 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                                       n_e=n_e, zeta1=d["zeta1"], y_bound=d["y_bound"],
                                       theta_bound=d["theta_bound"], moor=cfg["moor"],
                                       selection=cfg["selection"], budget=cfg.get("budget", "none"),
+                                      recycle_noise=cfg.get("recycle_noise", "rescale"),
+                                      selection_rule=rule, sign_window=K, tol=tol,
                                       max_iter=max_iter, seed=[base_seed, di, li, trial, mi, int(eps * 1e6)])
                             if cfg.get("nonprivate"):
                                 kw.update(eps=EPS_NONPRIVATE, Lambda0=zeta3 / (2 * (1 - r) * float(eps)))
@@ -187,6 +223,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                                 warnings.simplefilter("ignore", NAPPApproximationWarning)
                                 m = NAPPERM(**kw).fit(X, y)
                             theta, sel = m.coef_, m.selected_
+                            n_iter = m.n_iter_
                             secs = time.perf_counter() - t0
                             if not cfg.get("nonprivate"):
                                 retrieved = m.privacy_["retrievable_eps"] / ((1 - r) * float(eps))
@@ -195,13 +232,72 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                         err_name, err = _test_error(loss, theta, Xt, yt)
                         vals = {err_name: err, "tpr": tpr, "fpr": fpr,
                                 "l2_to_lasso": float(np.linalg.norm(theta - ref))}
+                        if n_iter is not None:
+                            vals["n_iter"] = float(n_iter)
                         if retrieved is not None:
                             vals["retrieved_frac"] = retrieved
                             vals["dp_term_shift"] = shift
                         for metric, value in vals.items():
-                            rows.append(dict(method=name, epsilon=float(eps), metric=metric, value=value,
-                                             seconds=secs, **common))
+                            cell_rows.append(dict(method=name, epsilon=float(eps), metric=metric, value=value,
+                                                  seconds=secs, **common))
+                rows.extend(cell_rows)
+                ctx.save_cell(cell_rows)
                 bar.update(1)
     bar.close()
-    cols = ["method", "loss", "n", "lambda", "epsilon", "trial", "metric", "value", "seconds"]
-    return pd.DataFrame(rows)[cols]
+    cols = ["method", "loss", "n", "lambda", "lambda_paper", "epsilon", "trial", "metric", "value", "seconds"]
+    df = pd.DataFrame(rows)[cols]
+    if spec.get("plot") == "roc":
+        plot_roc(df, ctx.outdir / "roc.png")
+    return df
+
+
+def roc_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean TPR and FPR per (loss, n, eps, method, Lambda) with the number of repeats."""
+    sub = df[df.metric.isin(["tpr", "fpr"])]
+    t = sub.pivot_table(index=["loss", "n", "epsilon", "method", "lambda", "lambda_paper"], columns="metric",
+                        values="value", aggfunc="mean").reset_index()
+    reps = sub[sub.metric == "tpr"].groupby(["loss", "n", "epsilon", "method", "lambda"]).size()
+    t["repeats"] = reps.to_numpy()
+    return t
+
+
+def plot_roc(df: pd.DataFrame, path) -> bool:
+    """The paper's Figure 4: mean (FPR, TPR) over the Lambda sweep, one panel per (loss, n, eps)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return False
+    from ddssp.fileio import atomic_write
+
+    t = roc_table(df)
+    panels = list(t.groupby(["loss", "n", "epsilon"], sort=True))
+    if not panels:
+        return False
+    cols = len(sorted(set(t.epsilon)))
+    rows_ = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows_, cols, figsize=(3.3 * cols, 3.1 * rows_), squeeze=False)
+    styles = {"NAPP-VS+": ("tab:red", "-"), "NAPP-VS": ("tab:blue", "-"), "NAPP-ERM": ("tab:green", "-"),
+              "DP-ERM": ("tab:gray", "--"), "NAPP-VS+/noMOOR": ("tab:red", "--"),
+              "NAPP-VS/noMOOR": ("tab:blue", "--"), "lasso": ("black", ":")}
+    for ax, ((loss, n, eps), g) in zip(axes.ravel(), panels):
+        for method, gm in g.groupby("method", sort=False):
+            gm = gm.sort_values("lambda")
+            color, ls = styles.get(method, (None, "-."))
+            ax.plot(gm["fpr"], gm["tpr"], marker=".", color=color, linestyle=ls, label=method)
+        ax.plot([0, 1], [0, 1], color="0.8", lw=0.5)
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(f"{loss} n={n} eps={eps:g}", fontsize=9)
+        ax.set_xlabel("FPR", fontsize=8)
+        ax.set_ylabel("TPR", fontsize=8)
+    for ax in axes.ravel()[len(panels):]:
+        ax.axis("off")
+    axes.ravel()[0].legend(fontsize=6)
+    fig.tight_layout()
+    with atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=100)
+    plt.close(fig)
+    return True

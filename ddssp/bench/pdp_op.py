@@ -52,7 +52,6 @@ from ddssp.estimators.pdp_op import (
     sensitivity_constant,
     weighted_ridge,
 )
-from ddssp.dp import make_rng
 
 METHODS = ("PDP-OP", "NonPers", "J-max", "J-mean", "non-private")
 DEFAULT_METHODS = METHODS
@@ -163,7 +162,9 @@ def _estimates(
 
 def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     s = _settings(spec, ctx)
-    rng = make_rng(ctx.seed)
+    root = np.random.SeedSequence(ctx.seed)
+    base_ss, *chunk_ss = root.spawn(1 + math.ceil(s["trials"] / s["chunk"]))
+    rng = np.random.default_rng(base_ss)
     d, n, n_train, trials, chunk = s["d"], s["n"], s["n_train"], s["trials"], s["chunk"]
     ctx.log(
         f"pdp-op-synthetic: d={d}, n={n} ({n_train} train / {n - n_train} test), {trials} trials, "
@@ -181,11 +182,19 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         for c in range(n_chunks):
             start = c * chunk
             T = min(chunk, trials - start)
+            trial_ids = np.arange(start, start + T)
+            # each chunk has its own random stream, so a resumed run skips finished chunks exactly
+            done = ctx.cell({"trial": range(start, start + T)})
+            if done is not None:
+                frames.append(pd.DataFrame(done))
+                bar.update(len(s["lambdas"]))
+                continue
+            rng = np.random.default_rng(chunk_ss[c])
+            cell_frames: list[pd.DataFrame] = []
             if base is None:
                 data = simulate_chunk(rng, T, d, n, n_train, s["fractions"], s["levels"])
             else:  # the one dataset, repeated: only the noise / the sampling varies
                 data = {k: np.broadcast_to(v, (T,) + v.shape[1:]) for k, v in base.items()}
-            trial_ids = np.arange(start, start + T)
             for lam in s["lambdas"]:
                 C = sensitivity_constant(lam, R, 1.0, s["theta_bound"])
                 for method in s["methods"]:
@@ -196,7 +205,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                     reg = mse + lam * np.sum(theta**2, axis=1)
                     sec = (time.perf_counter() - t0) / T
                     for metric, vals in (("mse", mse), ("mse_reg", reg)):
-                        frames.append(
+                        cell_frames.append(
                             pd.DataFrame(
                                 {
                                     "method": method,
@@ -209,6 +218,9 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                             )
                         )
                 bar.update(1)
+            cell = pd.concat(cell_frames, ignore_index=True)
+            frames.append(cell)
+            ctx.save_cell(cell.to_dict("records"))
     finally:
         bar.close()
     return pd.concat(frames, ignore_index=True)

@@ -77,24 +77,60 @@ class BenchContext:
         )
 
     def progress(self, total: int, desc: str):
-        """A progress bar over ``total`` steps (silent with --quiet)."""
+        """A progress bar over ``total`` steps: silent with --quiet, and when stderr is not a terminal
+        (tqdm's ``disable=None``), so a redirected log gets no carriage-return lines."""
         from tqdm.auto import tqdm
 
-        return tqdm(total=total, desc=desc, disable=self.quiet, file=sys.stderr, leave=False)
+        return tqdm(total=total, desc=desc, disable=True if self.quiet else None, file=sys.stderr, leave=False)
 
     def log(self, msg: str) -> None:
         if not self.quiet:
             print(msg, file=sys.stderr)
 
-    @property
-    def partial_path(self) -> Path:
-        return self.outdir / "results.partial.csv"
+    # ----------------------------------------------------------------- incremental results / resume
+    #: rows of every cell finished so far (this run's and the resumed run's), in loop order
+    rows: list[dict] = field(default_factory=list)
+    #: the results.csv of the stopped run being resumed (None when not resuming)
+    previous: pd.DataFrame | None = None
 
-    def checkpoint(self, rows: list[dict], columns: list[str]) -> None:
-        """Save the rows finished so far to ``results.partial.csv`` (atomically), so a long run that is
-        stopped keeps its finished cells. ``run_bench`` removes the file once ``results.csv`` is written."""
-        with atomic_write(self.partial_path, "w", newline="") as fh:
-            pd.DataFrame(rows, columns=columns).to_csv(fh, index=False)
+    @property
+    def results_path(self) -> Path:
+        return self.outdir / "results.csv"
+
+    def cell(self, key: dict[str, Any]) -> list[dict] | None:
+        """The rows of a cell the resumed run already finished (and adds them to ``rows``), else None.
+
+        A cell is a runner's unit of work whose random streams depend only on the base seed and the
+        cell's own key (e.g. ``{"epsilon": 1.0, "trial": 3}``), so skipping it leaves every other cell
+        unchanged. Keys are matched on their CSV text (how results.csv stores them)."""
+        prev = self.previous
+        if prev is None or prev.empty:
+            return None
+        mask = np.ones(len(prev), dtype=bool)
+        for col, val in key.items():
+            if col not in prev.columns:
+                return None
+            text = prev[col].astype(str)
+            if isinstance(val, (list, tuple, set, range)):  # any of these values (e.g. a chunk of trials)
+                mask &= text.isin([str(v) for v in val]).to_numpy()
+            else:
+                mask &= (text == str(val)).to_numpy()
+        if not mask.any():
+            return None
+        done = prev[mask].to_dict("records")
+        self.rows.extend(done)
+        return done
+
+    def save_cell(self, rows: list[dict]) -> None:
+        """Record a finished cell: append its rows and rewrite results.csv (atomically), so a run that is
+        stopped keeps every finished cell and ``--resume`` continues from there."""
+        self.rows.extend(rows)
+        if self.rows:
+            with atomic_write(self.results_path, "w", newline="") as fh:
+                pd.DataFrame(self.rows).to_csv(fh, index=False)
+
+
+RUN_FILE = "run.json"
 
 
 def load_spec(path: str | Path) -> dict:
@@ -170,9 +206,29 @@ def plot_results(summary: pd.DataFrame, path: Path, x: str = "epsilon", logx: bo
     return True
 
 
+def default_outdir(spec_path: str | Path) -> Path:
+    """Where ``ddssp bench`` writes when no ``-o`` is given: ``bench-out/<spec stem>``."""
+    return Path("bench-out") / Path(spec_path).stem
+
+
+def _run_identity(spec_path: Path, spec: dict, trials, eps, methods, seed) -> dict[str, Any]:
+    """What must be equal for ``--resume`` to continue a stopped run: the spec's text and the overrides."""
+    import hashlib
+
+    return {
+        "spec": str(spec_path),
+        "spec_sha256": hashlib.sha256(spec_path.read_bytes()).hexdigest(),
+        "kind": spec["kind"],
+        "trials": trials,
+        "eps": eps,
+        "methods": methods,
+        "seed": seed,
+    }
+
+
 def run_bench(
     spec_path: str | Path,
-    outdir: str | Path,
+    outdir: str | Path | None = None,
     *,
     data_dir: str | Path | None = None,
     trials: int | None = None,
@@ -181,21 +237,66 @@ def run_bench(
     seed: int | None = 0,
     quiet: bool = False,
     force: bool = False,
+    resume: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run a spec; write ``results.csv``, ``summary.csv`` and ``plot.png`` into ``outdir``."""
+    """Run a spec; write ``results.csv``, ``summary.csv`` and ``plot.png`` into ``outdir``.
+
+    ``results.csv`` grows as the run goes: every finished cell (a runner's unit of work, e.g. one
+    (eps, trial)) is written at once, so a stopped run keeps what it finished. ``resume=True`` continues
+    such a run: cells already in ``results.csv`` are read back, not recomputed, and since every cell's
+    random streams come from the base seed and the cell's key, the finished file is the one an
+    uninterrupted run writes (up to the ``seconds`` column). ``outdir`` defaults to
+    ``bench-out/<spec stem>``.
+    """
+    import json
+
     spec = load_spec(spec_path)
-    outdir = Path(outdir)
+    spec_path = Path(spec_path)
+    outdir = Path(outdir) if outdir is not None else default_outdir(spec_path)
     if outdir.exists() and not outdir.is_dir():
         raise WorkloadError(f"output {outdir} exists and is not a directory")
-    if (outdir / "results.csv").exists() and not force:
-        raise WorkloadError(f"{outdir / 'results.csv'} already exists; pass --force to replace it")
+    if force and resume:
+        raise WorkloadError("--force (start over) and --resume (continue) exclude each other; choose one")
     if trials is not None and trials < 1:
         raise WorkloadError("--trials must be at least 1")
     if eps is not None and any(not (e > 0 and math.isfinite(e)) for e in eps):
         raise WorkloadError("every --eps value must be positive and finite")
+    identity = _run_identity(spec_path, spec, trials, eps, methods, seed)
+    results_path, run_path = outdir / "results.csv", outdir / RUN_FILE
+    previous = None
+    if resume:
+        if not results_path.exists():
+            raise WorkloadError(f"nothing to resume: {results_path} does not exist (run without --resume)")
+        if (outdir / "summary.csv").exists():
+            raise WorkloadError(f"the run in {outdir} already finished (summary.csv exists); pass --force to redo it")
+        try:
+            before = json.loads(run_path.read_text())
+        except (OSError, ValueError):
+            raise WorkloadError(f"cannot resume: {run_path} is missing or unreadable (pass --force to start over)") from None
+        diff = sorted(k for k in identity if k != "spec" and before.get(k) != identity[k])
+        if diff:
+            raise WorkloadError(
+                f"cannot resume: the stopped run in {outdir} used different {', '.join(diff)} "
+                "(resume with the same spec file, --trials, --eps, --methods and --seed, or pass --force)"
+            )
+        try:
+            previous = pd.read_csv(results_path)
+        except (OSError, ValueError, pd.errors.EmptyDataError):
+            raise WorkloadError(f"cannot resume: {results_path} is unreadable (pass --force to start over)") from None
+    elif results_path.exists() and not force:
+        if (outdir / "summary.csv").exists():
+            raise WorkloadError(f"{results_path} already exists; pass --force to replace it")
+        raise WorkloadError(
+            f"{results_path} holds a stopped run; pass --resume to continue it or --force to start over"
+        )
     outdir.mkdir(parents=True, exist_ok=True)
+    if not resume:
+        for name in ("results.csv", "summary.csv", RUN_FILE):
+            (outdir / name).unlink(missing_ok=True)
+        with atomic_write(run_path, "w") as fh:
+            json.dump(identity, fh, indent=1)
     ctx = BenchContext(
-        spec_path=Path(spec_path),
+        spec_path=spec_path,
         outdir=outdir,
         data_dir=Path(data_dir) if data_dir is not None else None,
         trials=trials,
@@ -203,22 +304,26 @@ def run_bench(
         methods=methods,
         seed=seed,
         quiet=quiet,
+        previous=previous,
     )
+    if previous is not None:
+        ctx.log(f"resuming {outdir}: {len(previous)} result rows of finished cells are kept")
     t0 = time.perf_counter()
     results = get_runner(spec["kind"])(spec, ctx)
     missing = [c for c in REQUIRED_COLUMNS if c not in results.columns]
     if missing:  # pragma: no cover - a runner bug
         raise RuntimeError(f"runner for {spec['kind']} returned no {missing} columns")
-    with atomic_write(outdir / "results.csv", "w", newline="") as fh:
+    with atomic_write(results_path, "w", newline="") as fh:
         results.to_csv(fh, index=False)
-    ctx.partial_path.unlink(missing_ok=True)
+    # one parse for every run, so a resumed run's table has the same types as an uninterrupted one's
+    results = pd.read_csv(results_path)
     summary = summarize(results)
     with atomic_write(outdir / "summary.csv", "w", newline="") as fh:
         summary.to_csv(fh, index=False)
     x = spec.get("plot_x", "epsilon")
     plot_results(summary, outdir / "plot.png", x=x, logx=bool(spec.get("plot_logx", True)))
     if not quiet:
-        print(f"# {spec.get('name', Path(spec_path).stem)}: {spec['kind']}")
+        print(f"# {spec.get('name', spec_path.stem)}: {spec['kind']}")
     print(format_summary(summary))
     if not quiet:
         print(f"# total wall time {time.perf_counter() - t0:.1f} s; results in {outdir}")

@@ -12,7 +12,8 @@ def _floats(text: str) -> list[float]:
 
 def add_arguments(p) -> None:
     p.add_argument("spec", help="benchmark spec (TOML), e.g. workloads/adult-linear.toml")
-    p.add_argument("-o", "--outdir", required=True, help="directory for results.csv, summary.csv, plot.png")
+    p.add_argument("-o", "--outdir",
+                   help="directory for results.csv, summary.csv, plot.png (default: bench-out/<spec stem>)")
     p.add_argument("--data-dir", help="directory holding the spec's data files (e.g. ../shared/data)")
     p.add_argument("--trials", type=int, help="override the spec's number of trials")
     p.add_argument("--eps", type=_floats, help="override the spec's eps grid, e.g. 0.1,1")
@@ -21,6 +22,8 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--force", action="store_true", help="replace existing results in OUTDIR")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a stopped run in OUTDIR (finished cells are kept; same seeds, same results)")
 
 
 def run(args) -> int:
@@ -36,5 +39,6 @@ def run(args) -> int:
         seed=args.seed,
         quiet=args.quiet,
         force=args.force,
+        resume=args.resume,
     )
     return 0

@@ -60,6 +60,12 @@ class NAPPApproximationWarning(UserWarning):
 PENALTIES = ("ridge", "bridge", "lasso", "elasticnet")
 SELECTIONS = (None, "vs", "vs+")
 BUDGETS = ("none", "return", "recycle")
+#: how ``selected_`` is decided: "sign" (default; Sec 3.5: a coefficient whose sign changed in the last
+#: ``sign_window`` iterations "fluctuates around 0" and is set to 0) or "threshold" (|theta_j| > zero_threshold).
+SELECTION_RULES = ("sign", "threshold")
+#: how Algorithm 2's recycled run gets its DP noise: "rescale" (step 6 as printed: the same draw times
+#: r eps / (r eps + Delta eps)) or "fresh" (a new draw at budget r eps + Delta eps).
+RECYCLE_NOISE = ("rescale", "fresh")
 
 #: l''(0) of each loss: the augmented-row variance is V_j = 2 M_j / (n_e l''(0)).
 L2_AT_ZERO = {"linear": 1.0, "logistic": 0.25, "poisson": 1.0}
@@ -397,17 +403,35 @@ class NAPPERM(DPRegressor):
         penalties). Default tol = 0: always max_iter iterations (80, as the paper on Adult). The augmented
         rows are redrawn every iteration, so that change fluctuates around 1e-3 and a tolerance near that
         level stops the lasso before its zero coefficients have decayed.
-      zero_threshold: |theta_j| <= zero_threshold counts as not selected (``selected_``); "auto" (default)
-        is max(20 ||theta||_1 / n_e, 1e-7), above the O(||theta||_1 / n_e) level at which the redrawn augmented rows
-        hold a coefficient whose target is zero (see AUTO_ZERO_FACTOR). In VS/VS+ a coefficient with
-        |theta_j| <= 1e-10 keeps its previous sign.
+      selection_rule: how ``selected_`` is decided.
+        "sign" (default; the paper's Sec 3.5 "fluctuates around 0 after convergence"): a coefficient is
+        selected only if its sign was the same (and non-zero) at each of the last ``sign_window`` + 1
+        iterates, i.e. it did not change sign in the last K = ``sign_window`` iterations; every other
+        coefficient is set to exactly 0 in ``coef_`` (the unthresholded last iterate is ``coef_last_``).
+        Why: with VS / VS+ a DP term larger than the data gradient flips a coefficient's sign at every
+        iteration (the whole vector can alternate), so a magnitude threshold counts it as selected.
+        The fit never stops on ``tol`` before iteration K + 1 with this rule.
+        "threshold" (the earlier rule, kept as an option): |theta_j| > zero_threshold; ``coef_`` is the
+        last iterate, unchanged.
+      sign_window: K for the "sign" rule (default 10; K = 5, 10, 20 gave the same TPR/FPR in our runs).
+      zero_threshold: for the "threshold" rule: |theta_j| <= zero_threshold counts as not selected; "auto"
+        (default) is max(20 ||theta||_1 / n_e, 1e-7), above the O(||theta||_1 / n_e) level at which the
+        redrawn augmented rows hold a coefficient whose target is zero (see AUTO_ZERO_FACTOR). In VS/VS+ a
+        coefficient with |theta_j| <= 1e-10 keeps its previous sign.
       selection: None | "vs" | "vs+" (NAPP-VS: sign-flipped DP term, b^T|theta|; VS+: b drawn from the
         half distribution, b_j >= 0).
       budget: "none" | "return" | "recycle" (Proposition 6 / Algorithm 2; one recycle round).
+      recycle_noise: the recycled run's DP noise. "rescale" (default; Algorithm 2 step 6 as printed: e*, i.e.
+        the first draw b, times r eps / (r eps + Delta_eps); for eps-DP (spherical Laplace, scale
+        proportional to 1/eps) this has exactly the distribution of a fresh draw at r eps + Delta_eps; for
+        the Gaussian b it is slightly smaller than a fresh draw, since sigma is not proportional to 1/eps)
+        or "fresh" (a new, independent draw at budget r eps + Delta_eps).
       seed: int or None (OS entropy).
 
     Fitted attributes: coef_, intercept_ (0.0: no intercept; add a constant column, counted in zeta1),
-    selected_ (bool mask), n_iter_, privacy_ (eps spent, retrieved amount, ...), curvature_ (final M_j).
+    selected_ (bool mask), coef_last_ (last iterate before the selection rule), n_iter_, privacy_ (eps spent,
+    retrieved amount, ...), curvature_ (final M_j), sign_changes_ (per coefficient: sign changes in the
+    last K iterations; "sign" rule only).
     """
 
     def __init__(self, loss: str = "linear", penalty: str = "lasso", Lambda: float = 1.0, gamma: float = 1.0,
@@ -415,7 +439,8 @@ class NAPPERM(DPRegressor):
                  n_e: int = 10000, Lambda0: float | None = None, zeta1: float = 1.0,
                  y_bound: float | None = None, theta_bound: float | None = None, moor: bool = True,
                  max_iter: int = 80, tol: float = 0.0, zero_threshold: float | str = "auto",
-                 selection: str | None = None, budget: str = "none", seed: int | None = None):
+                 selection: str | None = None, budget: str = "none", seed: int | None = None,
+                 selection_rule: str = "sign", sign_window: int = 10, recycle_noise: str = "rescale"):
         self.loss = loss
         self.penalty = penalty
         self.Lambda = Lambda
@@ -436,6 +461,9 @@ class NAPPERM(DPRegressor):
         self.selection = selection
         self.budget = budget
         self.seed = seed
+        self.selection_rule = selection_rule
+        self.sign_window = sign_window
+        self.recycle_noise = recycle_noise
 
     # ----------------------------------------------------------------- validation
     def _positive(self, name: str, value: Any, allow_none: bool = False) -> float | None:
@@ -450,6 +478,13 @@ class NAPPERM(DPRegressor):
             raise DDSSPError(f"selection must be None, 'vs' or 'vs+', got {self.selection!r}")
         if self.budget not in BUDGETS:
             raise DDSSPError(f"budget must be one of {', '.join(BUDGETS)}, got {self.budget!r}")
+        if self.selection_rule not in SELECTION_RULES:
+            raise DDSSPError(f"selection_rule must be one of {', '.join(SELECTION_RULES)}, got {self.selection_rule!r}")
+        if self.recycle_noise not in RECYCLE_NOISE:
+            raise DDSSPError(f"recycle_noise must be one of {', '.join(RECYCLE_NOISE)}, got {self.recycle_noise!r}")
+        if (isinstance(self.sign_window, bool) or not isinstance(self.sign_window, (int, np.integer))
+                or self.sign_window < 1):
+            raise DDSSPError(f"sign_window (K) must be an integer >= 1, got {self.sign_window!r}")
         eps = check_eps(self.eps)
         delta = None if self.delta is None else check_delta(self.delta)
         try:
@@ -530,6 +565,9 @@ class NAPPERM(DPRegressor):
         sign = np.ones(p)
         obj_prev = None
         M = curvature(pen, P["Lambda"], Lambda0, None, p, P["kappa"], self.moor)
+        K = int(self.sign_window)
+        min_iter = K + 1 if self.selection_rule == "sign" else (3 if adaptive else 2)
+        signs: list[np.ndarray] = []  # signs of the last K + 1 iterates (0 where |theta_j| <= THETA_FLOOR)
         it = 0
         for it in range(1, int(self.max_iter) + 1):
             if it >= 2:
@@ -552,11 +590,17 @@ class NAPPERM(DPRegressor):
                 theta_new, obj = fit_glm(loss, Xa, ya, theta, radius=radius)
             gain = obj - (data0 + aug_const)  # objective net of its (constant) value at theta = 0
             theta = theta_new
-            if obj_prev is not None and (not adaptive or it >= 3):
+            signs.append(np.where(np.abs(theta) > THETA_FLOOR, np.sign(theta), 0.0))
+            del signs[:-(K + 1)]
+            if obj_prev is not None and it >= min_iter:
                 if abs(gain - obj_prev) <= self.tol * max(abs(obj_prev), 1e-12):
                     break
             obj_prev = gain
-        return dict(theta=theta, M=M, n_iter=it, dp_shift=dp_shift(loss, b_eff, theta, self.n_e))
+        S = np.array(signs)
+        changes = np.sum(S[1:] != S[:-1], axis=0) if len(S) > 1 else np.zeros(p, dtype=int)
+        stable = (changes == 0) & (S[-1] != 0)
+        return dict(theta=theta, M=M, n_iter=it, dp_shift=dp_shift(loss, b_eff, theta, self.n_e),
+                    sign_changes=changes, sign_stable=stable)
 
     def fit(self, X: Any, y: Any) -> "NAPPERM":
         P = self._validate()
@@ -584,12 +628,16 @@ class NAPPERM(DPRegressor):
                                     "the a-priori guarantee is eps_planned")
         elif self.budget == "recycle" and delta_eps > 0:
             Mmin = float(np.min(out["M"]))
-            b2 = sample_b(p, r * eps + delta_eps, P["zeta1"], P["zeta2"], delta, rng)
-            if self.selection == "vs+":
-                b2 = np.abs(b2)
+            if self.recycle_noise == "rescale":  # Algorithm 2 step 6: e* <- e* r eps / (r eps + Delta_eps)
+                b2 = b * (r * eps) / (r * eps + delta_eps)
+            else:
+                b2 = sample_b(p, r * eps + delta_eps, P["zeta1"], P["zeta2"], delta, rng)
+                if self.selection == "vs+":
+                    b2 = np.abs(b2)
             out = self._run(X, y, b2, max(Mmin, P["Lambda0"]), P, rng)
             privacy.update(
                 retrieved_eps=delta_eps, eps_noise=r * eps + delta_eps, Lambda0_recycled=Mmin,
+                recycle_noise=self.recycle_noise,
                 eps_composition_bound=2.0 * eps,
                 guarantee=("paper's Algorithm 2 accounting (eps); the first run's output sets the second "
                            "run's budget, so plain composition only gives eps_composition_bound"),
@@ -602,15 +650,22 @@ class NAPPERM(DPRegressor):
                 "argument does not cover this fit. Increase n_e, eps, or tighten the declared bounds.",
                 NAPPApproximationWarning, stacklevel=2,
             )
-        self.coef_ = out["theta"]
+        self.coef_last_ = out["theta"]
         self.intercept_ = 0.0
         self.curvature_ = out["M"]
         self.n_iter_ = out["n_iter"]
-        zt = P["zero_threshold"]
-        if zt is None:
-            zt = max(AUTO_ZERO_FACTOR * float(np.sum(np.abs(self.coef_))) / self.n_e, AUTO_ZERO_MIN)
-        self.zero_threshold_ = zt
-        self.selected_ = np.abs(self.coef_) > zt
+        if self.selection_rule == "sign":
+            self.sign_changes_ = out["sign_changes"]
+            self.zero_threshold_ = None
+            self.selected_ = out["sign_stable"]
+            self.coef_ = np.where(self.selected_, out["theta"], 0.0)
+        else:
+            zt = P["zero_threshold"]
+            if zt is None:
+                zt = max(AUTO_ZERO_FACTOR * float(np.sum(np.abs(out["theta"]))) / self.n_e, AUTO_ZERO_MIN)
+            self.zero_threshold_ = zt
+            self.selected_ = np.abs(out["theta"]) > zt
+            self.coef_ = out["theta"]
         self.feature_names_in_ = names
         self.privacy_ = privacy
         return self

@@ -124,9 +124,9 @@ def test_release_methods_share_one_release(tmp_path, monkeypatch):
     assert calls == []
 
 
-def test_stopped_run_keeps_finished_cells(tmp_path, monkeypatch):
-    """A run that dies part-way leaves the finished cells in results.partial.csv (and no results.csv);
-    a finished run leaves results.csv and no partial file."""
+def test_stopped_run_keeps_finished_cells_and_resumes(tmp_path, monkeypatch):
+    """A run that dies part-way leaves its finished cells in results.csv (no summary.csv); a plain rerun
+    is refused with a hint, ``resume=True`` finishes it and recomputes only the missing cells."""
     from ddssp.estimators import adassp
 
     out = tmp_path / "out"
@@ -138,21 +138,33 @@ def test_stopped_run_keeps_finished_cells(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real_fit(self, X, y)
 
+    kw = dict(methods=["public", "adassp"], eps=[0.5, 1.0], trials=2, quiet=True)
     monkeypatch.setattr(adassp.AdaSSP, "fit", failing_fit)
     with pytest.raises(KeyboardInterrupt):
-        bench.run_bench(EXAMPLE_SPEC, out, methods=["public", "adassp"], eps=[0.5, 1.0], trials=2, quiet=True)
-    assert not (out / "results.csv").exists()
-    partial = pd.read_csv(out / "results.partial.csv")
+        bench.run_bench(EXAMPLE_SPEC, out, **kw)
+    assert not (out / "summary.csv").exists()
+    partial = pd.read_csv(out / "results.csv")
     assert len(partial) == 2 * 2  # two finished (eps, trial) cells x two methods
     assert set(zip(partial.epsilon, partial.trial)) == {(0.5, 0), (0.5, 1)}
+    with pytest.raises(WorkloadError, match="--resume"):
+        bench.run_bench(EXAMPLE_SPEC, out, **kw)
+    with pytest.raises(WorkloadError, match="different trials"):
+        bench.run_bench(EXAMPLE_SPEC, out, resume=True, **dict(kw, trials=3))
 
-    monkeypatch.setattr(adassp.AdaSSP, "fit", real_fit)
-    results, _ = bench.run_bench(EXAMPLE_SPEC, out, methods=["public", "adassp"], eps=[0.5, 1.0], trials=2, quiet=True)
-    assert (out / "results.csv").exists() and not (out / "results.partial.csv").exists()
+    def counting_fit(self, X, y):
+        fits.append(self.eps)
+        return real_fit(self, X, y)
+
+    monkeypatch.setattr(adassp.AdaSSP, "fit", counting_fit)
+    fits.clear()
+    results, _ = bench.run_bench(EXAMPLE_SPEC, out, resume=True, **kw)
+    assert fits == [1.0, 1.0]  # only the two missing cells were computed
+    assert (out / "summary.csv").exists()
     # the finished cells of the stopped run are the same numbers as in the full run (same seeds)
     full = results.set_index(["method", "epsilon", "trial"])["value"]
     for row in partial.itertuples():
         assert full[(row.method, row.epsilon, row.trial)] == pytest.approx(row.value, rel=1e-12)
+    assert len(results) == 2 * 2 * 2
 
 
 @pytest.mark.parametrize(

@@ -322,7 +322,7 @@ def test_simulation_runner_small(tmp_path):
         assert c in df.columns
     assert set(df["method"]) == {"NAPP-ERM", "MOOR(b=0)", "lasso"}
     assert set(df.loc[df.method == "NAPP-ERM", "metric"]) == {
-        "test_mse", "tpr", "fpr", "l2_to_lasso", "retrieved_frac", "dp_term_shift"}
+        "test_mse", "tpr", "fpr", "l2_to_lasso", "n_iter", "retrieved_frac", "dp_term_shift"}
     assert (df.loc[df.method == "lasso", "metric"] == "l2_to_lasso").sum() == 2
     with pytest.raises(WorkloadError):
         run(dict(spec, methods=["nope"]), ctx)
