@@ -65,3 +65,90 @@ def test_bad_overrides(spec, tmp_path):
         bench.run_bench(spec, tmp_path / "o", trials=0, quiet=True)
     with pytest.raises(WorkloadError):
         bench.run_bench(spec, tmp_path / "o", eps=[0.0], quiet=True)
+
+
+# ------------------------------------------------------------------ incremental results and --resume
+NAPP_SPEC = """
+kind = "napp-erm-simulation"
+epsilons = [0.5, 1.0]
+trials = 3
+n_e = 200
+max_iter = 12
+n_test = 200
+methods = ["NAPP-ERM", "NAPP-VS+", "lasso"]
+[[designs]]
+loss = "linear"
+n = 80
+Lambda = [1.0, 4.0]
+y_bound = 1.7
+theta_bound = 2.0
+"""
+
+
+def _without_seconds(path):
+    return pd.read_csv(path).drop(columns="seconds")
+
+
+def test_killed_run_resumes_to_the_uninterrupted_results(tmp_path, monkeypatch):
+    """A bench run killed after its first trial (cell) resumes with --resume and finishes with the same
+    results.csv as an uninterrupted run with the same seed (up to the seconds column)."""
+    spec = tmp_path / "napp.toml"
+    spec.write_text(NAPP_SPEC)
+    full_out, out = tmp_path / "full", tmp_path / "stopped"
+    bench.run_bench(spec, full_out, quiet=True, seed=7)
+
+    real_save, saved = bench.BenchContext.save_cell, []
+
+    def save_then_die(self, rows):
+        real_save(self, rows)
+        saved.append(len(rows))
+        raise KeyboardInterrupt  # killed right after the first trial is on disk
+
+    monkeypatch.setattr(bench.BenchContext, "save_cell", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        bench.run_bench(spec, out, quiet=True, seed=7)
+    monkeypatch.setattr(bench.BenchContext, "save_cell", real_save)
+    first = pd.read_csv(out / "results.csv")
+    assert len(saved) == 1 and len(first) == saved[0] and set(first.trial) == {0}
+    assert not (out / "summary.csv").exists()
+
+    # a plain rerun refuses (and says what to do); a resume with another seed refuses
+    with pytest.raises(WorkloadError, match="--resume"):
+        bench.run_bench(spec, out, quiet=True, seed=7)
+    with pytest.raises(WorkloadError, match="different seed"):
+        bench.run_bench(spec, out, quiet=True, seed=8, resume=True)
+
+    computed = []
+
+    def counting_save(self, rows):
+        computed.append(len(rows))
+        real_save(self, rows)
+
+    monkeypatch.setattr(bench.BenchContext, "save_cell", counting_save)
+    bench.run_bench(spec, out, quiet=True, seed=7, resume=True)
+    assert len(computed) == 2 * 3 - 1  # every cell but the finished one
+    pd.testing.assert_frame_equal(_without_seconds(out / "results.csv"), _without_seconds(full_out / "results.csv"))
+    pd.testing.assert_frame_equal(pd.read_csv(out / "summary.csv").drop(columns="seconds"),
+                                  pd.read_csv(full_out / "summary.csv").drop(columns="seconds"))
+    with pytest.raises(WorkloadError, match="already finished"):
+        bench.run_bench(spec, out, quiet=True, seed=7, resume=True)
+
+
+def test_resume_errors_and_default_outdir(spec, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(WorkloadError, match="nothing to resume"):
+        bench.run_bench(spec, resume=True, quiet=True)
+    with pytest.raises(WorkloadError, match="exclude"):
+        bench.run_bench(spec, force=True, resume=True, quiet=True)
+    assert main(["bench", str(spec), "--quiet"]) == 0  # -o defaults to bench-out/<spec stem>
+    assert (tmp_path / "bench-out" / "s" / "results.csv").exists()
+    capsys.readouterr()
+
+
+def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, capsys):
+    ctx = bench.BenchContext(spec_path=tmp_path / "s.toml", outdir=tmp_path)
+    bar = ctx.progress(100, "work")
+    for _ in range(100):
+        bar.update(1)
+    bar.close()
+    assert capsys.readouterr().err == ""  # pytest's captured stderr is not a tty

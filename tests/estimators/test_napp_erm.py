@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -328,3 +329,83 @@ def test_simulation_runner_small(tmp_path):
         run(dict(spec, methods=["nope"]), ctx)
     with pytest.raises(WorkloadError):
         run(dict(spec, designs=[{"loss": "probit", "n": 50, "Lambda": 1.0}]), ctx)
+
+
+# ------------------------------------------------------------------ selection rule (issue 17)
+def test_alternating_coefficient_is_not_selected():
+    """VS+ with a DP term larger than the data gradient flips a coefficient's sign at every iteration
+    (the issue's case: linear n = 500, Lambda = 1.5, eps = 1). The sign rule does not select such a
+    coefficient (and sets it to 0); the old magnitude threshold did."""
+    from ddssp.experiments.napp_erm import simulate
+
+    X, y = simulate("linear", 500, np.random.default_rng(0))
+    kw = dict(loss="linear", Lambda=1.5, eps=1.0, delta=1e-4, zeta1=1.0, y_bound=1.7, theta_bound=2.0,
+              selection="vs+", max_iter=40, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NAPPApproximationWarning)
+        m = NAPPERM(selection_rule="sign", sign_window=10, **kw).fit(X, y)
+        old = NAPPERM(selection_rule="threshold", **kw).fit(X, y)
+    alternating = m.sign_changes_ == 10  # changed sign at each of the last 10 iterations
+    assert alternating.sum() >= 3
+    assert not m.selected_[alternating].any()
+    assert np.all(m.coef_[alternating] == 0.0) and np.all(m.coef_last_[alternating] != 0.0)
+    assert not m.selected_[m.sign_changes_ > 0].any()  # any change in the window: not selected
+    assert old.selected_[alternating].all()  # the magnitude rule counted them
+
+
+def test_sign_window_validated_and_rule_choices():
+    X, y = np.ones((4, 2)) * 0.1, np.zeros(4)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(DDSSPError, match="sign_window"):
+            NAPPERM(y_bound=1.0, theta_bound=1.0, sign_window=bad).fit(X, y)
+    with pytest.raises(DDSSPError, match="selection_rule"):
+        NAPPERM(y_bound=1.0, theta_bound=1.0, selection_rule="magnitude").fit(X, y)
+    with pytest.raises(DDSSPError, match="recycle_noise"):
+        NAPPERM(y_bound=1.0, theta_bound=1.0, recycle_noise="again").fit(X, y)
+
+
+@pytest.mark.parametrize("loss", ["linear", "logistic"])
+def test_vs_plus_selects_nothing_without_true_effects(loss):
+    """Paper Sec 5.2, claim 2: with all coefficients 0, NAPP-VS+ finds all of them at large Lambda.
+    Here n = 5000, eps = 5, Lambda = 100 (code scale), 3 seeds: nothing selected, coef_ exactly 0."""
+    half = 0.5 if loss == "logistic" else 0.25
+    kw = dict(y_bound=1.7, theta_bound=2.0, zeta1=1.0) if loss == "linear" else dict(zeta1=2.0)
+    for k in range(3):
+        rng = np.random.default_rng(k)
+        X = rng.uniform(-half, half, (5000, 16))
+        y = (rng.normal(0, 0.25, 5000).clip(-0.5, 0.5) if loss == "linear"
+             else (rng.uniform(size=5000) < 0.5).astype(float))
+        m = NAPPERM(loss=loss, Lambda=100.0, eps=5.0, delta=1e-4, selection="vs+", n_e=2000, max_iter=30,
+                    seed=k, **kw).fit(X, y)
+        assert not m.selected_.any()
+        assert np.all(m.coef_ == 0.0)
+
+
+def test_recycle_rescale_is_step_6():
+    """Algorithm 2 step 6: the recycled run's DP term is the first draw times r eps / (r eps + Delta_eps)."""
+    from ddssp.estimators import napp_erm
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-0.25, 0.25, (300, 4))
+    y = X @ np.array([1.0, 0.5, 0.0, 0.0]) + rng.normal(0, 0.1, 300)
+    seen = []
+    real_run = napp_erm.NAPPERM._run
+
+    def spy(self, X, y, b, Lambda0, P, rng):
+        seen.append(b.copy())
+        return real_run(self, X, y, b, Lambda0, P, rng)
+
+    kw = dict(loss="linear", Lambda=40.0, eps=1.0, y_bound=2.0, theta_bound=2.0, budget="recycle", max_iter=5,
+              seed=3, n_e=200)
+    napp_erm.NAPPERM._run = spy
+    try:
+        m = NAPPERM(recycle_noise="rescale", **kw).fit(X, y)
+        assert len(seen) == 2
+        d = m.privacy_["retrieved_eps"]
+        assert d > 0
+        np.testing.assert_allclose(seen[1], seen[0] * 0.5 / (0.5 + d), rtol=1e-12)
+        seen.clear()
+        NAPPERM(recycle_noise="fresh", **kw).fit(X, y)
+        assert len(seen) == 2 and not np.allclose(seen[1] / seen[0], (seen[1] / seen[0])[0])
+    finally:
+        napp_erm.NAPPERM._run = real_run
