@@ -182,67 +182,70 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     rows: list[dict[str, Any]] = []
     total = trials * sum(len(d["lambdas"]) for d in designs)
     bar = ctx.progress(total, "napp-erm trials")
-    for di, d in enumerate(designs):
-        loss = d["loss"]
+    # repeats outermost: a run stopped part-way holds complete repeats of every design (each cell's
+    # random streams depend only on (seed, design, Lambda, trial), so the order changes no number)
+    cells = [(trial, di, li) for trial in range(trials) for di, d in enumerate(designs)
+             for li in range(len(d["lambdas"]))]
+    for trial, di, li in cells:
+        d = designs[di]
+        loss, Lam = d["loss"], d["lambdas"][li]
         truth = true_beta(loss) != 0
         zeta3 = declared_constants(loss, d["zeta1"], d["y_bound"], d["theta_bound"])[1]
-        for li, Lam in enumerate(d["lambdas"]):
-            for trial in range(trials):
-                done = ctx.cell({"loss": loss, "n": d["n"], "lambda": Lam, "trial": trial})
-                if done is not None:  # finished in the run being resumed
-                    rows.extend(done)
-                    bar.update(1)
-                    continue
-                cell_rows: list[dict[str, Any]] = []
-                rng = np.random.default_rng([base_seed, di, li, trial])
-                X, y = simulate(loss, d["n"], rng)
-                Xt, yt = simulate(loss, n_test, rng)
+        done = ctx.cell({"loss": loss, "n": d["n"], "lambda": Lam, "trial": trial})
+        if done is not None:  # finished in the run being resumed
+            rows.extend(done)
+            bar.update(1)
+            continue
+        cell_rows: list[dict[str, Any]] = []
+        rng = np.random.default_rng([base_seed, di, li, trial])
+        X, y = simulate(loss, d["n"], rng)
+        Xt, yt = simulate(loss, n_test, rng)
+        t0 = time.perf_counter()
+        ref = penalized_fit(loss, X, y, Lam, "lasso")
+        t_ref = time.perf_counter() - t0
+        common = dict(loss=loss, n=d["n"], **{"lambda": Lam, "lambda_paper": Lam / 2.0}, trial=trial)
+        for eps in eps_grid:
+            for mi, name in enumerate(methods):
+                cfg = METHODS[name]
                 t0 = time.perf_counter()
-                ref = penalized_fit(loss, X, y, Lam, "lasso")
-                t_ref = time.perf_counter() - t0
-                common = dict(loss=loss, n=d["n"], **{"lambda": Lam, "lambda_paper": Lam / 2.0}, trial=trial)
-                for eps in eps_grid:
-                    for mi, name in enumerate(methods):
-                        cfg = METHODS[name]
-                        t0 = time.perf_counter()
-                        retrieved = n_iter = None
-                        if name == "lasso":
-                            theta, sel, secs = ref, np.abs(ref) > 1e-8, t_ref
-                        else:
-                            kw = dict(loss=loss, penalty="lasso", Lambda=Lam, eps=float(eps), delta=delta, r=r,
-                                      n_e=n_e, zeta1=d["zeta1"], y_bound=d["y_bound"],
-                                      theta_bound=d["theta_bound"], moor=cfg["moor"],
-                                      selection=cfg["selection"], budget=cfg.get("budget", "none"),
-                                      recycle_noise=cfg.get("recycle_noise", "rescale"),
-                                      selection_rule=rule, sign_window=K, tol=tol,
-                                      max_iter=max_iter, seed=[base_seed, di, li, trial, mi, int(eps * 1e6)])
-                            if cfg.get("nonprivate"):
-                                kw.update(eps=EPS_NONPRIVATE, Lambda0=zeta3 / (2 * (1 - r) * float(eps)))
-                            kw["seed"] = int(np.random.SeedSequence(kw["seed"]).generate_state(1)[0])
-                            with warnings.catch_warnings():  # recorded as the dp_term_shift metric
-                                warnings.simplefilter("ignore", NAPPApproximationWarning)
-                                m = NAPPERM(**kw).fit(X, y)
-                            theta, sel = m.coef_, m.selected_
-                            n_iter = m.n_iter_
-                            secs = time.perf_counter() - t0
-                            if not cfg.get("nonprivate"):
-                                retrieved = m.privacy_["retrievable_eps"] / ((1 - r) * float(eps))
-                                shift = m.privacy_["dp_term_shift"]
-                        tpr, fpr = _support_rates(sel, truth)
-                        err_name, err = _test_error(loss, theta, Xt, yt)
-                        vals = {err_name: err, "tpr": tpr, "fpr": fpr,
-                                "l2_to_lasso": float(np.linalg.norm(theta - ref))}
-                        if n_iter is not None:
-                            vals["n_iter"] = float(n_iter)
-                        if retrieved is not None:
-                            vals["retrieved_frac"] = retrieved
-                            vals["dp_term_shift"] = shift
-                        for metric, value in vals.items():
-                            cell_rows.append(dict(method=name, epsilon=float(eps), metric=metric, value=value,
-                                                  seconds=secs, **common))
-                rows.extend(cell_rows)
-                ctx.save_cell(cell_rows)
-                bar.update(1)
+                retrieved = n_iter = None
+                if name == "lasso":
+                    theta, sel, secs = ref, np.abs(ref) > 1e-8, t_ref
+                else:
+                    kw = dict(loss=loss, penalty="lasso", Lambda=Lam, eps=float(eps), delta=delta, r=r,
+                              n_e=n_e, zeta1=d["zeta1"], y_bound=d["y_bound"],
+                              theta_bound=d["theta_bound"], moor=cfg["moor"],
+                              selection=cfg["selection"], budget=cfg.get("budget", "none"),
+                              recycle_noise=cfg.get("recycle_noise", "rescale"),
+                              selection_rule=rule, sign_window=K, tol=tol,
+                              max_iter=max_iter, seed=[base_seed, di, li, trial, mi, int(eps * 1e6)])
+                    if cfg.get("nonprivate"):
+                        kw.update(eps=EPS_NONPRIVATE, Lambda0=zeta3 / (2 * (1 - r) * float(eps)))
+                    kw["seed"] = int(np.random.SeedSequence(kw["seed"]).generate_state(1)[0])
+                    with warnings.catch_warnings():  # recorded as the dp_term_shift metric
+                        warnings.simplefilter("ignore", NAPPApproximationWarning)
+                        m = NAPPERM(**kw).fit(X, y)
+                    theta, sel = m.coef_, m.selected_
+                    n_iter = m.n_iter_
+                    secs = time.perf_counter() - t0
+                    if not cfg.get("nonprivate"):
+                        retrieved = m.privacy_["retrievable_eps"] / ((1 - r) * float(eps))
+                        shift = m.privacy_["dp_term_shift"]
+                tpr, fpr = _support_rates(sel, truth)
+                err_name, err = _test_error(loss, theta, Xt, yt)
+                vals = {err_name: err, "tpr": tpr, "fpr": fpr,
+                        "l2_to_lasso": float(np.linalg.norm(theta - ref))}
+                if n_iter is not None:
+                    vals["n_iter"] = float(n_iter)
+                if retrieved is not None:
+                    vals["retrieved_frac"] = retrieved
+                    vals["dp_term_shift"] = shift
+                for metric, value in vals.items():
+                    cell_rows.append(dict(method=name, epsilon=float(eps), metric=metric, value=value,
+                                          seconds=secs, **common))
+        rows.extend(cell_rows)
+        ctx.save_cell(cell_rows)
+        bar.update(1)
     bar.close()
     cols = ["method", "loss", "n", "lambda", "lambda_paper", "epsilon", "trial", "metric", "value", "seconds"]
     df = pd.DataFrame(rows)[cols]
