@@ -64,7 +64,7 @@ def run(spec: dict, ctx) -> pd.DataFrame:
     mode = spec.get("mode", "regression")
     if mode == "regression":
         df = _run_regression(spec, ctx)
-        _plot_panels(df, ctx.outdir / "rmse_vs_mu.png", x="mu", panel=("method", "a"), line="epsilon")
+        _plot_panels(df, ctx.outdir / "rmse_vs_mu.png", x="mu", panel=("method", "per_user", "a"), line="epsilon")
         return df
     if mode == "als":
         df = _run_als(spec, ctx)
@@ -138,11 +138,15 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
     common = dict(
         clip_x=float(spec.get("clip_x", 1.0)),
         clip_star=float(spec.get("clip_star", 1.0)),
-        per_user=str(spec.get("per_user", "clip")),
         beta_bar=float(spec.get("beta_bar", 1.0)),
         count_share=float(spec.get("count_share", 0.15)),
         count_clip=float(spec.get("count_clip", 32)),
     )
+    per_user_modes = spec.get("per_user", "clip")
+    per_user_modes = per_user_modes if isinstance(per_user_modes, list) else [per_user_modes]
+    bad = [u for u in per_user_modes if u not in ("clip", "normalize")]
+    if bad or not per_user_modes:
+        raise WorkloadError(f"per_user must be 'clip', 'normalize' or a list of them, got {spec.get('per_user')!r}")
     public_counts = bool(spec.get("public_counts", False))
     ssp_ridge = spec.get("ridge")
     gd_kw = dict(steps=int(spec.get("gd_steps", 20)), lr=float(spec.get("gd_lr", 0.5)),
@@ -150,14 +154,15 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
     tail_q = float(spec.get("tail_quantile", 0.25))
 
     rows: list[dict[str, Any]] = []
-    total = len(skews) * trials * (1 + len(eps_grid) * len(mus) * len(methods))
+    n_fits = len(eps_grid) * len(mus) * len(methods) * len(per_user_modes)
+    total = len(skews) * trials * (1 + n_fits)
     with ctx.progress(total, "multitask") as bar:
         for ai, a in enumerate(skews):
             for trial in range(trials):
                 done = ctx.cell({"a": a, "trial": trial})  # finished in the run being resumed
                 if done is not None:
                     rows.extend(done)
-                    bar.update(1 + len(eps_grid) * len(mus) * len(methods))
+                    bar.update(1 + n_fits)
                     continue
                 cell_rows: list[dict[str, Any]] = []
                 rng = _rng(ctx.seed, 1, ai, trial)
@@ -171,10 +176,11 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
                     ctx.log(f"a={a:g}: task sizes min {counts.min()}, median {int(np.median(counts))}, "
                             f"max {counts.max()}; R1 = {r1:.2f}")
 
-                def record(method, eps, mu, pred, secs):
+                def record(method, eps, mu, pred, secs, per_user=""):
                     for metric, mask in (("rmse", slice(None)), ("rmse_tail", tail_mask)):
-                        cell_rows.append(dict(method=method, a=a, epsilon=eps, mu=mu, trial=trial, metric=metric,
-                                         value=_rmse(pred[mask], test.y[mask]), seconds=secs))
+                        cell_rows.append(dict(method=method, per_user=per_user, a=a, epsilon=eps, mu=mu,
+                                              trial=trial, metric=metric,
+                                              value=_rmse(pred[mask], test.y[mask]), seconds=secs))
 
                 t0 = time.perf_counter()
                 ref = weighted_ridge(train, np.ones(train.n_entries), 1e-6)
@@ -183,9 +189,9 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
                 bar.update(1)
                 for ei, eps in enumerate(eps_grid):
                     for mi, mu in enumerate(mus):
-                        for method in methods:
+                        for method, pu in ((m_, u_) for m_ in methods for u_ in per_user_modes):
                             seed = int(_rng(ctx.seed, 2, ai, trial, ei, mi).integers(2**31))
-                            kw = dict(common, mu=mu, random_state=seed,
+                            kw = dict(common, mu=mu, random_state=seed, per_user=pu,
                                       public_counts=counts if public_counts else None)
                             if method == "ssp":
                                 est = MultiTaskSSP(eps, delta, ridge=ssp_ridge, **kw)
@@ -194,7 +200,7 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
                             t0 = time.perf_counter()
                             est.fit(train)
                             pred = np.einsum("ed,ed->e", test.X, est.coef_[test.task_idx])
-                            record(method, eps, mu, pred, time.perf_counter() - t0)
+                            record(method, eps, mu, pred, time.perf_counter() - t0, pu)
                             bar.update(1)
                 rows.extend(cell_rows)
                 ctx.save_cell(cell_rows)
