@@ -23,7 +23,9 @@ logistic target coded -1/+1). Metrics on the test rows: ``mse`` (linear; on the 
 from __future__ import annotations
 
 import math
+import re
 import time
+import warnings
 from typing import Any
 
 import numpy as np
@@ -39,8 +41,11 @@ RELEASE_METHODS = ("ddssp", "aim-synth")
 SPEC_KEYS = {
     "name", "kind", "description", "train", "test", "test_rows", "domain", "schema", "categorical", "drop",
     "target", "task", "eps", "delta", "trials", "methods", "aim", "ddssp", "train_rows", "synth_rows",
-    "public_ridge", "encoding", "plot_x", "plot_logx",
+    "public_ridge", "encoding", "plot_x", "plot_logx", "filter", "recode", "metrics",
 }
+METRICS = {"linear": ("mse",), "logistic": ("auc", "accuracy", "log_loss")}
+#: test rows held out when the table is too small for ``test_rows`` (and no test table is given)
+SMALL_TABLE_TEST_FRACTION = 0.2
 AIM_KEYS = {"max_model_size", "iters", "rounds", "workload", "max_cells"}
 DDSSP_KEYS = {"ridge", "psd", "R"}
 
@@ -62,6 +67,23 @@ def auc_score(y: Any, score: Any) -> float:
     n0 = y.size - n1
     ranks = stats.rankdata(score)  # average ranks for ties
     return float((ranks[pos].sum() - n1 * (n1 + 1) / 2.0) / (n1 * n0))
+
+
+def accuracy(y: Any, score: Any) -> float:
+    """Share of rows whose label (-1/+1 or 0/1; positive = the larger value) has the sign of ``score``."""
+    y = np.asarray(y, dtype=float).reshape(-1)
+    score = np.asarray(score, dtype=float).reshape(-1)
+    pos = y == np.max(y) if np.unique(y).size == 2 else y > 0
+    return float(np.mean((score > 0) == pos))
+
+
+def log_loss(y: Any, score: Any) -> float:
+    """Mean negative log-likelihood of a logistic model with decision values ``score`` (natural log);
+    labels -1/+1 or 0/1 (positive = the larger value)."""
+    y = np.asarray(y, dtype=float).reshape(-1)
+    score = np.asarray(score, dtype=float).reshape(-1)
+    sign = np.where(y == np.max(y), 1.0, -1.0) if np.unique(y).size == 2 else np.where(y > 0, 1.0, -1.0)
+    return float(np.mean(np.logaddexp(0.0, -sign * score)))
 
 
 def mse(y: Any, pred: Any) -> float:
@@ -133,13 +155,22 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
         raise WorkloadError("give exactly one of 'domain' (a domain file) or 'schema' (a ddssp schema file)")
     if "schema" in spec and "categorical" in spec:
         raise WorkloadError("'categorical' applies to a domain file; a ddssp schema declares kinds itself")
-    for key in ("train_rows", "test_rows", "synth_rows"):
+    for key in ("train_rows", "synth_rows") + (() if isinstance(spec.get("test_rows"), float) else ("test_rows",)):
         v = spec.get(key)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise WorkloadError(f"{key} must be a positive integer, got {v!r}")
     enc = spec.get("encoding", {})
     if not isinstance(enc, dict):
         raise WorkloadError("'encoding' must be a table {column = 'onehot' | 'numeric'}")
+    metrics = spec.get("metrics", list(METRICS[task]))
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if (not isinstance(metrics, list) or not metrics
+            or any(m not in METRICS[task] for m in metrics)):
+        raise WorkloadError(f"metrics for task {task!r}: a non-empty list from {list(METRICS[task])}, got {metrics!r}")
+    test_rows = spec.get("test_rows", 1000)
+    if isinstance(test_rows, float) and not (0 < test_rows < 1):
+        raise WorkloadError(f"test_rows must be a positive integer or a fraction in (0, 1), got {test_rows!r}")
     return {
         "name": spec.get("name", "ddssp-paper"),
         "task": task,
@@ -153,11 +184,124 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
         "drop": _str_list(spec, "drop"),
         "categorical": _str_list(spec, "categorical") if "categorical" in spec else None,
         "train_rows": spec.get("train_rows", 50000),
-        "test_rows": spec.get("test_rows", 1000),
+        "test_rows": test_rows,
+        "test_rows_given": "test_rows" in spec,
+        "metrics": list(metrics),
+        "filter": parse_filter(spec.get("filter")),
+        "recode": parse_recode(spec.get("recode")),
         "synth_rows": spec.get("synth_rows"),
         "public_ridge": float(spec.get("public_ridge", 1.0)),
         "encoding": enc,
     }
+
+
+# ------------------------------------------------------------------------------ filter and recode
+_FILTER_RE = re.compile(r"^\s*(`[^`]+`|[^\s<>=!`]+)\s*(==|!=|<=|>=|<|>)\s*(.+?)\s*$")
+
+
+def _filter_value(text: str) -> Any:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_filter(raw: Any) -> list[tuple[str, str, Any]]:
+    """``filter`` = one condition or a list of them (all must hold): ``column OP value`` with OP one of
+    ``== != < <= > >=``; a column name with spaces or operators goes in backticks; a value in quotes is
+    text, otherwise a number if it reads as one (compared with the table's raw values)."""
+    if raw is None:
+        return []
+    conds = [raw] if isinstance(raw, str) else raw
+    if not isinstance(conds, list) or not all(isinstance(c, str) for c in conds):
+        raise WorkloadError("'filter' must be a condition string or a list of them, e.g. \"Survived != 2\"")
+    out = []
+    for c in conds:
+        m = _FILTER_RE.match(c)
+        if not m:
+            raise WorkloadError(f"filter {c!r}: expected 'column OP value' with OP one of == != < <= > >=")
+        col = m.group(1).strip("`")
+        out.append((col, m.group(2), _filter_value(m.group(3))))
+    return out
+
+
+def parse_recode(raw: Any) -> dict[str, dict[str, str]]:
+    """``recode`` = ``{column = {old = new, ...}}``: the column's levels become the distinct new values
+    (in order of first appearance); every value left after ``filter`` must be an old value listed."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) and v for v in raw.values()):
+        raise WorkloadError("'recode' must be a table {column = {old = new, ...}}, e.g. recode.Survived = {0 = 0, 1 = 1}")
+    out = {}
+    for col, mapping in raw.items():
+        for new in mapping.values():
+            if isinstance(new, (dict, list)):
+                raise WorkloadError(f"recode.{col}: new values must be numbers or text, got {new!r}")
+        out[str(col)] = {str(k): v for k, v in mapping.items()}
+    return out
+
+
+def _label(v: Any) -> str:
+    from ddssp.schema import _as_label
+
+    return _as_label(v)
+
+
+def apply_filter(df: pd.DataFrame, conds: list[tuple[str, str, Any]], what: str) -> pd.DataFrame:
+    import operator
+
+    ops = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+           ">=": operator.ge}
+    keep = np.ones(len(df), dtype=bool)
+    for col, op, val in conds:
+        if col not in df.columns:
+            raise WorkloadError(f"filter: column {col!r} is not in the {what} table ({', '.join(map(str, df.columns))})")
+        s = df[col]
+        if isinstance(val, float) and not pd.api.types.is_numeric_dtype(s):
+            s = pd.to_numeric(s, errors="coerce")
+        elif isinstance(val, str) and op in ("==", "!="):
+            s = s.map(lambda v: None if pd.isna(v) else _label(v))
+        try:
+            hit = ops[op](s, val)
+            keep &= np.asarray(hit.fillna(False) if isinstance(hit, pd.Series) else hit, dtype=bool)
+        except TypeError:
+            raise WorkloadError(f"filter: cannot compare column {col!r} with {val!r} by {op}") from None
+    return df[keep].reset_index(drop=True)
+
+
+def apply_recode(df: pd.DataFrame, recode: dict[str, dict[str, Any]], what: str) -> pd.DataFrame:
+    df = df.copy()
+    for col, mapping in recode.items():
+        if col not in df.columns:
+            raise WorkloadError(f"recode: column {col!r} is not in the {what} table")
+        labels = df[col].map(lambda v: None if pd.isna(v) else _label(v))
+        unmapped = sorted({str(v) for v in labels if v not in mapping})
+        if unmapped:
+            raise WorkloadError(
+                f"recode.{col}: value(s) {unmapped[:5]} in the {what} table have no new value; list them in "
+                f"recode.{col} or remove those rows with a filter (e.g. filter = \"{col} != {unmapped[0]}\")"
+            )
+        df[col] = labels.map(lambda v: mapping[v])
+    return df
+
+
+def recode_schema(schema: Any, recode: dict[str, dict[str, Any]]) -> Any:
+    """The schema with each recoded column replaced: categorical with the new values as levels, or numeric
+    levels when the column was numeric and every new value is a number."""
+    from ddssp.schema import Column, Schema
+
+    cols = []
+    for c in schema:
+        if c.name not in recode:
+            cols.append(c)
+            continue
+        news = list(dict.fromkeys(recode[c.name].values()))
+        numeric = c.kind == "numeric" and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in news)
+        cols.append(Column.levels(c.name, sorted(float(v) for v in news)) if numeric
+                    else Column.categorical(c.name, news))
+    return Schema(cols, source=schema.source)
 
 
 # ------------------------------------------------------------------------------------------- data
@@ -172,6 +316,22 @@ def load_data(spec: dict, settings: dict, ctx: Any, rng: np.random.Generator):
         schema = load_schema(ctx.data_path(spec["schema"]))
     train = read_table(ctx.data_path(_require(spec, "train")))
     test = read_table(ctx.data_path(spec["test"])) if "test" in spec else None
+    for col in [c for c, _, _ in settings["filter"]] + list(settings["recode"]):
+        if col not in schema:
+            raise WorkloadError(f"filter/recode: column {col!r} is not in the schema ({schema.names})")
+    if settings["filter"]:
+        n0 = len(train)
+        train = apply_filter(train, settings["filter"], "train")
+        if test is not None:
+            test = apply_filter(test, settings["filter"], "test")
+        ctx.log(f"filter keeps {len(train)} of {n0} training rows")
+        if len(train) == 0:
+            raise WorkloadError("the filter leaves no training rows")
+    if settings["recode"]:
+        train = apply_recode(train, settings["recode"], "train")
+        if test is not None:
+            test = apply_recode(test, settings["recode"], "test")
+        schema = recode_schema(schema, settings["recode"])
     drop = settings["drop"]
     missing = [c for c in drop if c not in schema]
     if missing:
@@ -182,17 +342,31 @@ def load_data(spec: dict, settings: dict, ctx: Any, rng: np.random.Generator):
     schema = schema.subset(keep)
     train_codes = schema.encode(train.drop(columns=[c for c in drop if c in train.columns]))
     if test is None:
-        # hold out test_rows random training rows
-        n_test = settings["test_rows"]
-        if n_test >= len(train_codes):
-            raise WorkloadError(f"test_rows = {n_test} leaves no training rows (the table has {len(train_codes)})")
+        # hold out test_rows random training rows (a fraction of the table when test_rows is one, or when
+        # the table is too small for the number)
+        n_rows, n_test = len(train_codes), settings["test_rows"]
+        if isinstance(n_test, float):
+            n_test = int(round(n_test * n_rows))
+        elif 2 * n_test > n_rows:
+            frac = SMALL_TABLE_TEST_FRACTION
+            msg = (f"the table has {n_rows} rows, too few for test_rows = {n_test}"
+                   f"{'' if settings['test_rows_given'] else ' (the default)'}: holding out {frac:.0%} "
+                   f"({int(round(frac * n_rows))} rows) as test rows instead (set test_rows to a number or "
+                   "a fraction to choose)")
+            warnings.warn(msg, UserWarning, stacklevel=2)
+            n_test = int(round(frac * n_rows))
+        if not 1 <= n_test < n_rows:
+            raise WorkloadError(f"test_rows = {settings['test_rows']} leaves no training or no test rows "
+                                f"(the table has {n_rows})")
         perm = rng.permutation(len(train_codes))
         test_codes = train_codes.iloc[perm[:n_test]].reset_index(drop=True)
         train_codes = train_codes.iloc[perm[n_test:]].reset_index(drop=True)
     else:
         test_codes = schema.encode(test.drop(columns=[c for c in drop if c in test.columns]))
-        if len(test_codes) > settings["test_rows"]:
-            idx = np.sort(rng.choice(len(test_codes), settings["test_rows"], replace=False))
+        cap = settings["test_rows"]
+        cap = int(round(cap * len(test_codes))) if isinstance(cap, float) else cap
+        if len(test_codes) > cap:
+            idx = np.sort(rng.choice(len(test_codes), cap, replace=False))
             test_codes = test_codes.iloc[idx].reset_index(drop=True)
     if len(train_codes) > settings["train_rows"]:
         idx = np.sort(rng.choice(len(train_codes), settings["train_rows"], replace=False))
@@ -224,11 +398,11 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
         f"{s['name']}: {len(train_codes)} train / {len(test_codes)} test rows, {X_train.shape[1]} encoded "
         f"features (||x|| <= {x_bound:.4g}), target {target!r} ({task}); methods {', '.join(s['methods'])}"
     )
-    metric = "mse" if task == "linear" else "auc"
+    scorers = {"mse": mse, "auc": auc_score, "accuracy": accuracy, "log_loss": log_loss}
 
-    def score(model) -> float:
+    def score(model) -> dict[str, float]:
         pred = model.decision_function(X_test) if task == "logistic" else model.predict(X_test)
-        return mse(y_test, pred) if task == "linear" else auc_score(y_test, pred)
+        return {m: scorers[m](y_test, pred) for m in s["metrics"]}
 
     def nonprivate(X, y):
         # the intercept is column 0 of the encoding; fit it as an unpenalised intercept
@@ -253,9 +427,10 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                 continue
             cell_rows: list[dict] = []
 
-            def add(method: str, value: float, seconds: float) -> None:
-                cell_rows.append(dict(method=method, epsilon=eps, trial=trial, metric=metric, value=value,
-                                      seconds=seconds))
+            def add(method: str, values: dict[str, float], seconds: float) -> None:
+                for metric, value in values.items():
+                    cell_rows.append(dict(method=method, epsilon=eps, trial=trial, metric=metric, value=value,
+                                          seconds=seconds))
 
             rel, rel_seconds = None, 0.0
             if any(m in s["methods"] for m in RELEASE_METHODS):
@@ -267,7 +442,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                 rel, rel_seconds = _release(
                     train_codes, schema, eps, s, target, np.random.default_rng(rel_ss), callback=show
                 )
-            for method in s["methods"]:
+
+            def _run_method(method: str) -> None:
+                nonlocal public_result
                 t0 = time.perf_counter()
                 if method == "ddssp":
                     model = _ddssp_model(task, enc, s["ddssp"]).fit(rel, target=target)
@@ -277,9 +454,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     synth = rel.synthesize_codes(n_synth, np.random.default_rng(synth_ss))
                     Xs, ys = enc.transform(synth), enc.target_vector(synth)
                     if task == "logistic" and np.unique(ys).size < 2:
-                        add(method, 0.5, rel_seconds + time.perf_counter() - t0)  # constant classifier
-                        continue
-                    model = nonprivate(Xs, ys)
+                        model = _Constant(ys)  # one class in the synthetic rows: a constant classifier
+                    else:
+                        model = nonprivate(Xs, ys)
                     add(method, score(model), rel_seconds + time.perf_counter() - t0)
                 elif method == "adassp":
                     model = AdaSSP(eps, s["delta"], x_bound, y_bound, seed=np.random.default_rng(base_ss))
@@ -294,12 +471,33 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                         model = nonprivate(X_train, y_train)
                         public_result = (score(model), time.perf_counter() - t0)
                     add(method, *public_result)
+            for method in s["methods"]:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    _run_method(method)
+                for w in caught:  # say which method, eps and trial raised it
+                    warnings.warn(f"{method}, eps={eps:g}, trial {trial}: {w.message}", w.category, stacklevel=2)
             rows.extend(cell_rows)
             ctx.save_cell(cell_rows)
             bar.update(1)
     finally:
         bar.close()
     return pd.DataFrame(rows, columns=columns)
+
+
+class _Constant:
+    """The classifier a one-class synthetic sample gives: every row gets the smoothed share of that class
+    (AUC 0.5, finite log loss)."""
+
+    def __init__(self, y):
+        y = np.asarray(y, dtype=float)
+        p = (np.sum(y > 0) + 0.5) / (y.size + 1.0)
+        self.logit = math.log(p / (1.0 - p))
+
+    def decision_function(self, X):
+        return np.full(X.shape[0], self.logit)
+
+    predict = decision_function
 
 
 class _WithInterceptColumn:
@@ -336,4 +534,4 @@ def _release(codes: pd.DataFrame, schema: Any, eps: float, s: dict, target: str,
     return rel, time.perf_counter() - t0
 
 
-__all__ = ["run", "auc_score", "mse", "parse_spec", "load_data"]
+__all__ = ["run", "auc_score", "accuracy", "log_loss", "mse", "parse_spec", "load_data"]

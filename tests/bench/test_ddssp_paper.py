@@ -10,7 +10,7 @@ import pytest
 from ddssp import bench
 from ddssp.cli import main
 from ddssp.errors import WorkloadError
-from ddssp.bench.ddssp_paper import auc_score, mse
+from ddssp.bench.ddssp_paper import accuracy, auc_score, log_loss, mse
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_SPEC = ROOT / "workloads" / "example-linear.toml"
@@ -86,15 +86,21 @@ def test_objpert_on_example_logistic(tmp_path):
         drop='["education", "income_score", "capital_gain"]', train_rows=2000,
     )
     results, _ = bench.run_bench(spec, tmp_path / "out", eps=[0.5, 1e9], quiet=True)
-    assert set(results["metric"]) == {"auc"}
-    auc = results.set_index(["method", "epsilon"])["value"]
+    assert set(results["metric"]) == {"auc", "accuracy", "log_loss"}  # the logistic default
+    acc = results[results.metric == "accuracy"].set_index(["method", "epsilon"])["value"]
+    assert 0.5 < acc[("public", 0.5)] <= 1.0
+    assert acc[("objpert", 1e9)] == pytest.approx(acc[("public", 0.5)], abs=0.02)
+    ll = results[results.metric == "log_loss"].set_index(["method", "epsilon"])["value"]
+    assert 0 < ll[("public", 0.5)] < math.log(2)  # better than the coin
+    auc = results[results.metric == "auc"].set_index(["method", "epsilon"])["value"]
     assert 0.5 < auc[("public", 0.5)] <= 1.0
     # ObjPert at eps -> infinity approaches the non-private fit (public has a tiny ridge of 1)
     assert auc[("objpert", 1e9)] == pytest.approx(auc[("public", 0.5)], abs=0.01)
     # the release-based methods run on a logistic task too (one release, DD-SSP via Chebyshev)
     results, _ = bench.run_bench(spec, tmp_path / "out2", eps=[1.0], methods=["ddssp", "aim-synth"], quiet=True)
     assert set(results["method"]) == {"ddssp", "aim-synth"}
-    assert np.all((results["value"] > 0.5) & (results["value"] <= 1.0))
+    auc = results[results.metric == "auc"]["value"]
+    assert np.all((auc > 0.5) & (auc <= 1.0))
 
 
 def test_release_methods_share_one_release(tmp_path, monkeypatch):
@@ -214,3 +220,68 @@ def test_adult_specs_parse(shared_data):
         schema, train, test = load_data(spec, s, ctx, np.random.default_rng(0))
         assert len(test) == 1000 and 1000 < len(train) <= 50000
         assert s["target"] in schema.names and not set(s["drop"]) & set(schema.names)
+
+
+def test_accuracy_and_log_loss():
+    y = np.array([-1, -1, 1, 1])
+    assert accuracy(y, [-2.0, 0.5, 1.0, -1.0]) == 0.5
+    assert accuracy([0, 0, 1, 1], [-2.0, -0.5, 1.0, 3.0]) == 1.0
+    assert log_loss(y, np.zeros(4)) == pytest.approx(math.log(2))
+    s = np.array([-1.0, 2.0, 0.5, 3.0])
+    p = 1 / (1 + np.exp(-s))
+    want = -np.mean(np.log(np.where(y > 0, p, 1 - p)))
+    assert log_loss(y, s) == pytest.approx(want, rel=1e-12)
+
+
+def test_filter_recode_metrics_and_small_table(tmp_path):
+    """A 3-level target whose third code marks unlabelled rows: `filter` drops them, `recode` makes the
+    target binary (no hand-edited domain); `metrics` selects; a small table holds out a fraction and says so."""
+    rng = np.random.default_rng(0)
+    n = 889
+    x = rng.integers(0, 4, n)
+    surv = np.where(rng.uniform(size=n) < 0.15, 2, (rng.uniform(size=n) < 0.2 + 0.2 * x).astype(int))
+    pd.DataFrame({"x": x, "z": rng.integers(0, 3, n), "Survived": surv}).to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "t.domain.json").write_text('{"x": 4, "z": 3, "Survived": 3}')
+    base = (
+        'train = "t.csv"\ndomain = "t.domain.json"\ncategorical = ["z", "Survived"]\ntarget = "Survived"\n'
+        'task = "logistic"\neps = [1.0]\ndelta = 1e-6\nmethods = ["objpert", "public"]\n'
+    )
+    spec = tmp_path / "s.toml"
+    spec.write_text(base)
+    with pytest.raises(Exception, match="binary target"):
+        bench.run_bench(spec, tmp_path / "o0", quiet=True)
+    spec.write_text(base + 'filter = "Survived != 2"\nmetrics = ["accuracy", "log_loss"]\n'
+                    '[recode.Survived]\n0 = "died"\n1 = "survived"\n')
+    with pytest.warns(UserWarning, match=r"752 rows.*holding out 20% \(150 rows\)"):
+        results, _ = bench.run_bench(spec, tmp_path / "o1", quiet=True)
+    assert set(results.metric) == {"accuracy", "log_loss"}
+    assert 0.5 < results[(results.metric == "accuracy") & (results.method == "public")]["value"].iloc[0] <= 1
+    # without the filter the unlabelled code has no new value: the error says what to do
+    spec.write_text(base + '[recode.Survived]\n0 = "died"\n1 = "survived"\n')
+    with pytest.raises(WorkloadError, match=r"recode.Survived.*filter = \"Survived != 2\""):
+        bench.run_bench(spec, tmp_path / "o2", quiet=True)
+    for bad, match in (('filter = "Survived ~ 2"', "column OP value"), ('filter = "nope == 1"', "not in the schema"),
+                       ('metrics = ["mse"]', "metrics"), ("test_rows = 1.5", "fraction")):
+        spec.write_text(base + bad + "\n")
+        with pytest.raises(WorkloadError, match=match):
+            bench.run_bench(spec, tmp_path / "o3", quiet=True, force=True)
+    # an explicit fraction is taken as asked
+    spec.write_text(base + 'filter = "Survived != 2"\ntest_rows = 0.5\n[recode.Survived]\n0 = 0\n1 = 1\n')
+    results, _ = bench.run_bench(spec, tmp_path / "o4", quiet=True)
+    assert set(results.metric) == {"auc", "accuracy", "log_loss"}
+
+
+def test_method_warnings_name_method_eps_and_trial(tmp_path, monkeypatch):
+    from ddssp.estimators import adassp
+
+    real_fit = adassp.AdaSSP.fit
+
+    def noisy_fit(self, X, y):
+        import warnings
+
+        warnings.warn("X^T X is singular (test)")
+        return real_fit(self, X, y)
+
+    monkeypatch.setattr(adassp.AdaSSP, "fit", noisy_fit)
+    with pytest.warns(UserWarning, match=r"^adassp, eps=0\.5, trial 1: X\^T X is singular"):
+        bench.run_bench(EXAMPLE_SPEC, tmp_path / "o", methods=["adassp"], eps=[0.5], trials=2, quiet=True)
