@@ -267,13 +267,16 @@ def run_bench(
     if resume:
         if not results_path.exists():
             raise WorkloadError(f"nothing to resume: {results_path} does not exist (run without --resume)")
-        if (outdir / "summary.csv").exists():
-            raise WorkloadError(f"the run in {outdir} already finished (summary.csv exists); pass --force to redo it")
         try:
             before = json.loads(run_path.read_text())
         except (OSError, ValueError):
             raise WorkloadError(f"cannot resume: {run_path} is missing or unreadable (pass --force to start over)") from None
-        diff = sorted(k for k in identity if k != "spec" and before.get(k) != identity[k])
+        if (outdir / "summary.csv").exists() and before.get("trials") == identity["trials"]:
+            raise WorkloadError(f"the run in {outdir} already finished (summary.csv exists); pass --force to "
+                                "redo it, or --resume --trials N to extend it to N trials")
+        # --trials may change: a trial's cells depend on its own index only, so a stopped run can be
+        # finished with fewer trials (those it completed) or extended with more
+        diff = sorted(k for k in identity if k not in ("spec", "trials") and before.get(k) != identity[k])
         if diff:
             raise WorkloadError(
                 f"cannot resume: the stopped run in {outdir} used different {', '.join(diff)} "
@@ -293,8 +296,10 @@ def run_bench(
     if not resume:
         for name in ("results.csv", "summary.csv", RUN_FILE):
             (outdir / name).unlink(missing_ok=True)
-        with atomic_write(run_path, "w") as fh:
-            json.dump(identity, fh, indent=1)
+    else:
+        (outdir / "summary.csv").unlink(missing_ok=True)
+    with atomic_write(run_path, "w") as fh:
+        json.dump(identity, fh, indent=1)
     ctx = BenchContext(
         spec_path=spec_path,
         outdir=outdir,

@@ -23,7 +23,8 @@ def add_arguments(p) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--force", action="store_true", help="replace existing results in OUTDIR")
     p.add_argument("--resume", action="store_true",
-                   help="continue a stopped run in OUTDIR (finished cells are kept; same seeds, same results)")
+                   help="continue a stopped run in OUTDIR (finished cells are kept; same seeds, same results); "
+                        "with --trials N it finishes with N trials (fewer or more than the stopped run's)")
 
 
 def run(args) -> int:

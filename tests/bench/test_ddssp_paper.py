@@ -154,8 +154,8 @@ def test_stopped_run_keeps_finished_cells_and_resumes(tmp_path, monkeypatch):
     assert set(zip(partial.epsilon, partial.trial)) == {(0.5, 0), (0.5, 1)}
     with pytest.raises(WorkloadError, match="--resume"):
         bench.run_bench(EXAMPLE_SPEC, out, **kw)
-    with pytest.raises(WorkloadError, match="different trials"):
-        bench.run_bench(EXAMPLE_SPEC, out, resume=True, **dict(kw, trials=3))
+    with pytest.raises(WorkloadError, match="different eps"):
+        bench.run_bench(EXAMPLE_SPEC, out, resume=True, **dict(kw, eps=[0.5, 2.0]))
 
     def counting_fit(self, X, y):
         fits.append(self.eps)

@@ -132,6 +132,12 @@ def test_killed_run_resumes_to_the_uninterrupted_results(tmp_path, monkeypatch):
                                   pd.read_csv(full_out / "summary.csv").drop(columns="seconds"))
     with pytest.raises(WorkloadError, match="already finished"):
         bench.run_bench(spec, out, quiet=True, seed=7, resume=True)
+    # --resume --trials N shrinks or extends a run; the trials it keeps are unchanged
+    computed.clear()
+    results, _ = bench.run_bench(spec, out, quiet=True, seed=7, resume=True, trials=2)
+    assert computed == [] and set(results.trial) == {0, 1}
+    full = _without_seconds(full_out / "results.csv")
+    pd.testing.assert_frame_equal(results.drop(columns="seconds"), full[full.trial < 2].reset_index(drop=True))
 
 
 def test_resume_errors_and_default_outdir(spec, tmp_path, monkeypatch, capsys):
