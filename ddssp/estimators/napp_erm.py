@@ -103,9 +103,10 @@ def loss_value(loss: str, X: np.ndarray, y: np.ndarray, theta: np.ndarray) -> fl
     return float(np.sum(loss_terms(loss, X @ theta, y)[0]))
 
 
-def loss_grad_hess(loss: str, X: np.ndarray, y: np.ndarray, theta: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-    """Summed loss, its gradient and Hessian in theta."""
-    v, d1, d2 = loss_terms(loss, X @ theta, y)
+def loss_grad_hess(loss: str, X: np.ndarray, y: np.ndarray, theta: np.ndarray,
+                   terms: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+    """Summed loss, its gradient and Hessian in theta (``terms``: loss_terms at theta, if already known)."""
+    v, d1, d2 = loss_terms(loss, X @ theta, y) if terms is None else terms
     # Poisson far from the data (huge DP noise) can reach e^eta ~ 1e300: cap the derivatives (not the
     # value, which the line search uses) so the Newton model stays finite.
     d1 = np.clip(d1, -DERIV_CAP, DERIV_CAP)
@@ -307,14 +308,15 @@ def _fit_glm(loss: str, X: np.ndarray, y: np.ndarray, theta0: np.ndarray, radius
         t = 1.0
         while True:
             cand = theta + t * step
-            fc = loss_value(loss, X, y, cand)
+            terms = loss_terms(loss, X @ cand, y)
+            fc = float(np.sum(terms[0]))
             if np.isfinite(fc) and fc <= f - 1e-4 * t * dec:
                 break
             t *= 0.5
             if t < 1e-12:
                 return theta, f
         theta = cand
-        f, g, H = loss_grad_hess(loss, X, y, theta)
+        f, g, H = loss_grad_hess(loss, X, y, theta, terms)  # reuses the line search's terms at theta
         if loss == "linear" and radius is None:
             break  # quadratic: one Newton step is exact
     return theta, f
