@@ -244,7 +244,7 @@ def parse_recode(raw: Any) -> dict[str, dict[str, str]]:
 
 
 def _label(v: Any) -> str:
-    from ddssp.schema import _as_label
+    from ddssp.data.columns import _as_label
 
     return _as_label(v)
 
@@ -290,7 +290,8 @@ def apply_recode(df: pd.DataFrame, recode: dict[str, dict[str, Any]], what: str)
 def recode_schema(schema: Any, recode: dict[str, dict[str, Any]]) -> Any:
     """The schema with each recoded column replaced: categorical with the new values as levels, or numeric
     levels when the column was numeric and every new value is a number."""
-    from ddssp.schema import Column, Schema
+    from ddssp.data.columns import Column
+    from ddssp.data.schema import Schema
 
     cols = []
     for c in schema:

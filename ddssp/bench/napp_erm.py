@@ -273,7 +273,7 @@ def plot_roc(df: pd.DataFrame, path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover
         return False
-    from ddssp.fileio import atomic_write
+    from ddssp.data.fileio import atomic_write
 
     t = roc_table(df)
     panels = list(t.groupby(["loss", "n", "epsilon"], sort=True))

@@ -336,7 +336,7 @@ def test_alternating_coefficient_is_not_selected():
     """VS+ with a DP term larger than the data gradient flips a coefficient's sign at every iteration
     (the issue's case: linear n = 500, Lambda = 1.5, eps = 1). The sign rule does not select such a
     coefficient (and sets it to 0); the old magnitude threshold did."""
-    from ddssp.experiments.napp_erm import simulate
+    from ddssp.bench.napp_erm import simulate
 
     X, y = simulate("linear", 500, np.random.default_rng(0))
     kw = dict(loss="linear", Lambda=1.5, eps=1.0, delta=1e-4, zeta1=1.0, y_bound=1.7, theta_bound=2.0,
