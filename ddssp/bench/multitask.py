@@ -142,7 +142,7 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
         count_share=float(spec.get("count_share", 0.15)),
         count_clip=float(spec.get("count_clip", 32)),
     )
-    per_user_modes = spec.get("per_user", "clip")
+    per_user_modes = spec.get("per_user", "normalize")
     per_user_modes = per_user_modes if isinstance(per_user_modes, list) else [per_user_modes]
     bad = [u for u in per_user_modes if u not in ("clip", "normalize")]
     if bad or not per_user_modes:
