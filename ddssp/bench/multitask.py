@@ -230,7 +230,7 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
     common = dict(rank=rank, rounds=rounds, clip_x=float(spec.get("clip_x", 1.0)),
                   clip_star=float(spec.get("clip_star", 1.0)), user_ridge=float(spec.get("user_ridge", 0.1)),
                   count_share=float(spec.get("count_share", 0.15)), count_clip=float(spec.get("count_clip", 32)),
-                  per_user=str(spec.get("per_user", "clip")), beta_bar=float(spec.get("beta_bar", 1.0)))
+                  per_user=str(spec.get("per_user", "normalize")), beta_bar=float(spec.get("beta_bar", 1.0)))
     settings: list[tuple[str, float, dict]] = []
     for method in methods:
         if method == "adadpals":

@@ -263,7 +263,7 @@ class DPALS(DPEstimator):
         clip_star: float = 1.0,
         item_ridge: float | None = None,
         user_ridge: float = 0.1,
-        per_user: str = "clip",
+        per_user: str = "normalize",
         beta_bar: float = 1.0,
         count_share: float = 0.15,
         count_clip: float = 32.0,

@@ -392,7 +392,7 @@ def allocate_weights(
     counts: np.ndarray | None = None,
     n_users_hat: float | None = None,
     beta_bar: float = 1.0,
-    per_user: str = "clip",
+    per_user: str = "normalize",
     k: int | None = None,
     rng: np.random.Generator | None = None,
 ) -> np.ndarray:
@@ -653,7 +653,7 @@ def dp_als(
     item_ridge: float | None = None,
     user_ridge: float = 0.1,
     beta_bar: float = 1.0,
-    per_user: str = "clip",
+    per_user: str = "normalize",
     public_counts: np.ndarray | None = None,
     init_scale: float | None = None,
 ) -> tuple[np.ndarray, Ledger, BudgetPlan]:
