@@ -431,7 +431,8 @@ class NAPPERM(DPRegressor):
       seed: int or None (OS entropy).
 
     Fitted attributes: coef_, intercept_ (0.0: no intercept; add a constant column, counted in zeta1),
-    selected_ (bool mask), coef_last_ (last iterate before the selection rule), n_iter_, privacy_ (eps spent,
+    lambda_paper_ (Lambda on the paper's scale: lasso Lambda / 2, bridge (2 - gamma) Lambda / 2, ridge
+    Lambda; None for the elastic net), selected_ (bool mask), coef_last_ (last iterate before the selection rule), n_iter_, privacy_ (eps spent,
     retrieved amount, ...), curvature_ (final M_j), sign_changes_ (per coefficient: sign changes in the
     last K iterations; "sign" rule only).
     """
@@ -652,6 +653,9 @@ class NAPPERM(DPRegressor):
                 "argument does not cover this fit. Increase n_e, eps, or tighten the declared bounds.",
                 NAPPApproximationWarning, stacklevel=2,
             )
+        # the paper's scale of Lambda (Table 2 weights realise 2/(2-gamma) times our target penalty)
+        self.lambda_paper_ = {"lasso": 0.5 * P["Lambda"], "bridge": 0.5 * (2.0 - P["gamma"]) * P["Lambda"],
+                              "ridge": P["Lambda"]}.get(self.penalty)
         self.coef_last_ = out["theta"]
         self.intercept_ = 0.0
         self.curvature_ = out["M"]

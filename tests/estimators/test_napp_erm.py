@@ -351,6 +351,7 @@ def test_alternating_coefficient_is_not_selected():
     assert np.all(m.coef_[alternating] == 0.0) and np.all(m.coef_last_[alternating] != 0.0)
     assert not m.selected_[m.sign_changes_ > 0].any()  # any change in the window: not selected
     assert old.selected_[alternating].all()  # the magnitude rule counted them
+    assert m.lambda_paper_ == 0.75  # code Lambda = 2 x paper Lambda for the lasso
 
 
 def test_sign_window_validated_and_rule_choices():
