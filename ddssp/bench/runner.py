@@ -119,15 +119,28 @@ class BenchContext:
             return None
         done = prev[mask].to_dict("records")
         self.rows.extend(done)
+        self._csv = None  # the next save writes every row again
         return done
 
+    #: (columns, CSV text) of the rows saved so far: a new cell only converts its own rows
+    _csv: tuple[list, str] | None = field(default=None, init=False, repr=False)
+
     def save_cell(self, rows: list[dict]) -> None:
-        """Record a finished cell: append its rows and rewrite results.csv (atomically), so a run that is
-        stopped keeps every finished cell and ``--resume`` continues from there."""
+        """Record a finished cell: append its rows and rewrite results.csv (atomically, so a kill never
+        leaves half a cell), so a run that is stopped keeps every finished cell and ``--resume``
+        continues from there."""
         self.rows.extend(rows)
-        if self.rows:
-            with atomic_write(self.results_path, "w", newline="") as fh:
-                pd.DataFrame(self.rows).to_csv(fh, index=False)
+        if not self.rows:
+            return
+        new = pd.DataFrame(rows)
+        if self._csv is None or not set(new.columns) <= set(self._csv[0]):
+            full = pd.DataFrame(self.rows)
+            self._csv = (list(full.columns), full.to_csv(index=False))
+        elif rows:
+            cols, text = self._csv
+            self._csv = (cols, text + new.reindex(columns=cols).to_csv(index=False, header=False))
+        with atomic_write(self.results_path, "w", newline="") as fh:
+            fh.write(self._csv[1])
 
 
 RUN_FILE = "run.json"
