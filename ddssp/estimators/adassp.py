@@ -18,6 +18,24 @@ range; paper Prop 3.1) and never computed from the data: rows of X whose norm ex
 down to norm B, and y is clipped to [-Y, Y], before any statistic is computed, so the sensitivities
 B^2 (of X^T X, Frobenius) and B * Y (of X^T y) hold for every input.
 
+Noise. Every Gaussian draw is OpenDP's floating-point-safe float Gaussian mechanism run on the
+statistic itself (``noise.gaussian_float(value, sigma)``, see :mod:`ddssp.dp.noise`): lmin(X^T X), the
+upper triangle of X^T X (with the diagonal) and X^T y. No seed reaches it; ``insecure_seed=N`` (or
+``noise=InsecureSeededNoise(N)``) makes it reproducible for tests, and NOT PRIVATE.
+
+Privacy accounting (checked against OpenDP). The paper states (eps/3, delta/3) per part. With the
+paper's scale sigma = sqrt(log(6/delta)) Delta / (eps/3), the exact (analytic) Gaussian mechanism does
+*not* give (eps/3, delta/3) per part for eps >~ 1 (e.g. eps = 1, delta = 1e-5: delta_part = 3.5e-6 >
+delta/3). What holds is the guarantee of the whole fit through zCDP: the three parts (sensitivities B^2
+for lmin and for the upper triangle of X^T X, B Y for X^T y, add/remove-one-row neighbours) are each
+rho_k-zCDP by OpenDP's map, and sum(rho_k) converts to (eps', delta) with eps' <= eps for the eps and
+delta of practice (eps' = 0.62 at eps = 1, delta = 1e-5; 8.1 at eps = 10). Where it would not
+(eps >~ 15), all three sigmas are multiplied by the smallest factor ``noise_factor_`` >= 1 that makes
+eps' <= eps; otherwise the noise is exactly the paper's. The noisy eigenvalue's shift and the ridge
+are written in terms of the sigmas (shift sqrt(log(6/delta)) sigma_lmin, ridge
+sqrt(d log(2 d^2 / rho_fail)) sigma_xtx - lmin~), which is the paper's formula when the factor is 1.
+``privacy_`` records rho (from OpenDP's maps) and the eps' it converts to.
+
 Intercept: AdaSSP fits ``theta`` on the columns it is given, with no separate intercept
 (``intercept_`` is 0). To fit an intercept, include a constant column in X (e.g. the encoding's
 intercept column) and count it in ``x_bound`` (a column of ones adds 1 to ||x||^2).
@@ -26,13 +44,53 @@ intercept column) and count it in ``x_bound`` (a column of ones adds 1 to ||x||^
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.dp import check_bound, check_delta, check_eps, clip_rows, make_rng
+from ddssp.dp import check_bound, check_delta, check_eps, clip_rows
+from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp_charge, resolve_noise
+
+
+@lru_cache(maxsize=4096)
+def zcdp_to_eps(rho: float, delta: float) -> float:
+    """eps of (eps, delta)-DP implied by rho-zCDP, by OpenDP's conversion (``make_zCDP_to_approxDP``).
+
+    OpenDP's conversion overflows for very large rho (seen above ~1e4); from rho > 1000 on (and on
+    any OpenDP error) the looser, always valid bound eps = rho + 2 sqrt(rho log(1/delta)) of Bun and
+    Steinke (2016) is returned instead (within 7% of OpenDP's at rho = 1000)."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    if rho > 1000.0:
+        return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    try:
+        meas = dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
+                                  scale=1.0 / math.sqrt(2.0 * rho))
+        return float(dp.c.make_zCDP_to_approxDP(meas).map(1.0).epsilon(float(delta)))
+    except dp.OpenDPException:
+        return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+@lru_cache(maxsize=256)
+def calibration_factor(eps: float, delta: float) -> float:
+    """Smallest c >= 1 such that the paper's three sigmas times c are (eps, delta)-DP together by
+    OpenDP's zCDP map and conversion (1.0 whenever the paper's calibration already is)."""
+    rho_paper = eps**2 / (6.0 * math.log(6.0 / delta))  # 3 parts, each (Delta/sigma)^2 / 2
+    if zcdp_to_eps(rho_paper * (1 + 1e-6), delta) <= eps:
+        return 1.0
+    lo, hi = 0.0, rho_paper  # zcdp_to_eps(hi) > eps; find the largest rho with eps' <= eps
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if zcdp_to_eps(mid, delta) <= eps:
+            lo = mid
+        else:
+            hi = mid
+    rho_ok = lo * (1 - 1e-6)  # margin for the float grid's rounding term in OpenDP's map
+    return math.sqrt(rho_paper / rho_ok)
 
 
 class AdaSSP(DPRegressor):
@@ -44,12 +102,14 @@ class AdaSSP(DPRegressor):
     x_bound : declared bound B on the Euclidean norm of a row of X (rows beyond it are clipped).
     y_bound : declared bound Y on |y| (values beyond it are clipped).
     rho_fail : failure probability of the eigenvalue bound used to set the ridge (0.05 in the paper).
-    seed : int, numpy Generator, or None (fresh OS entropy).
+    noise : the DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP, no seed).
+    insecure_seed : FOR TESTS ONLY: reproducible noise from ``numpy.random.default_rng(insecure_seed)``,
+        NOT PRIVATE (``privacy_["stamp"]`` says so). Give at most one of ``noise`` and ``insecure_seed``.
 
     Fitted attributes: ``coef_``, ``intercept_`` (0.0), ``feature_names_in_``, ``privacy_``, and the
     released (noisy, hence public) quantities ``xtx_`` (X^T X^), ``xty_`` (X^T y^), ``lambda_min_``
     (lmin~), ``lambda_`` (the ridge used), and the noise scales ``sigma_xtx_``, ``sigma_xty_``,
-    ``sigma_lambda_``.
+    ``sigma_lambda_``, and ``noise_factor_`` (>= 1, see the module docstring).
     """
 
     def __init__(
@@ -59,14 +119,16 @@ class AdaSSP(DPRegressor):
         x_bound: float,
         y_bound: float,
         rho_fail: float = 0.05,
-        seed: int | np.random.Generator | None = None,
+        noise: NoiseSource | None = None,
+        insecure_seed: int | None = None,
     ) -> None:
         self.eps = eps
         self.delta = delta
         self.x_bound = x_bound
         self.y_bound = y_bound
         self.rho_fail = rho_fail
-        self.seed = seed
+        self.noise = noise
+        self.insecure_seed = insecure_seed
         self._checked_params()
 
     def _checked_params(self) -> tuple[float, float, float, float, float]:
@@ -84,14 +146,28 @@ class AdaSSP(DPRegressor):
 
     @staticmethod
     def noise_scales(eps: float, delta: float, x_bound: float, y_bound: float) -> dict[str, float]:
-        """Standard deviations of the three Gaussian noises (lmin~, entries of X^T X^, of X^T y^)."""
+        """Standard deviations of the three Gaussian noises (lmin~, entries of X^T X^, of X^T y^): the
+        paper's, times :func:`calibration_factor` (1 unless eps is very large; key ``factor``)."""
         e3 = eps / 3.0
         log_term = math.log(6.0 / delta)
+        c = calibration_factor(float(eps), float(delta))
         return {
-            "lambda_min": math.sqrt(log_term) / e3 * x_bound**2,
-            "xtx": math.sqrt(log_term) * x_bound**2 / e3,
-            "xty": math.sqrt(log_term) * x_bound * y_bound / e3,
+            "lambda_min": c * math.sqrt(log_term) / e3 * x_bound**2,
+            "xtx": c * math.sqrt(log_term) * x_bound**2 / e3,
+            "xty": c * math.sqrt(log_term) * x_bound * y_bound / e3,
+            "factor": c,
         }
+
+    @staticmethod
+    def opendp_rho(d: int, scales: dict[str, float], x_bound: float, y_bound: float) -> float:
+        """Total zCDP rho of the three parts by OpenDP's maps of the measurements the fit runs (float
+        Gaussian on vectors of length 1, d(d+1)/2 and d; sensitivities B^2, B^2, B Y)."""
+        parts = (
+            (scales["lambda_min"], 1, x_bound**2),
+            (scales["xtx"], d * (d + 1) // 2, x_bound**2),
+            (scales["xty"], d, x_bound * y_bound),
+        )
+        return sum(opendp_charge(gaussian_float_measurement(s, n), float(sens))[0] for s, n, sens in parts)
 
     def fit(self, X: Any, y: Any) -> "AdaSSP":
         eps, delta, xb, yb, rho_fail = self._checked_params()
@@ -100,28 +176,29 @@ class AdaSSP(DPRegressor):
         n, d = arr.shape
         if d == 0:
             raise DDSSPError("X has no columns")
-        rng = make_rng(self.seed)
+        noise = resolve_noise(self.noise, self.insecure_seed)
 
         Xc = clip_rows(arr, xb)
         yc = np.clip(yv, -yb, yb)
         xtx = Xc.T @ Xc
         xty = Xc.T @ yc
 
-        e3 = eps / 3.0
         log_term = math.log(6.0 / delta)
         s = self.noise_scales(eps, delta, xb, yb)
 
-        # 1. noisy minimum eigenvalue (eps/3, delta/3)
+        # 1. noisy minimum eigenvalue (sensitivity B^2), shifted down by sqrt(log(6/delta)) sigma
         lmin = float(np.linalg.eigvalsh(xtx)[0]) if d > 0 else 0.0
-        lmin_t = max(lmin + s["lambda_min"] * rng.standard_normal() - log_term / e3 * xb**2, 0.0)
+        lmin_noisy = float(noise.gaussian_float(np.array([lmin]), s["lambda_min"])[0])
+        lmin_t = max(lmin_noisy - math.sqrt(log_term) * s["lambda_min"], 0.0)
         # 2. ridge from the noisy eigenvalue (post-processing)
-        lam = max(0.0, math.sqrt(d * log_term * math.log(2.0 * d**2 / rho_fail)) * xb**2 / e3 - lmin_t)
-        # 3. noisy Gram matrix: symmetric noise, upper triangle (with diagonal) iid N(0, 1)
-        upper = np.triu(rng.standard_normal((d, d)))
-        zsym = upper + np.triu(upper, 1).T
-        xtx_hat = xtx + s["xtx"] * zsym
+        lam = max(0.0, math.sqrt(d * math.log(2.0 * d**2 / rho_fail)) * s["xtx"] - lmin_t)
+        # 3. noisy Gram matrix: the upper triangle (with diagonal) gets iid noise, then mirrored
+        iu = np.triu_indices(d)
+        xtx_hat = np.zeros((d, d))
+        xtx_hat[iu] = noise.gaussian_float(xtx[iu], s["xtx"])
+        xtx_hat = xtx_hat + np.triu(xtx_hat, 1).T
         # 4. noisy moments
-        xty_hat = xty + s["xty"] * rng.standard_normal(d)
+        xty_hat = noise.gaussian_float(xty, s["xty"])
         # 5. the estimate
         A = xtx_hat + lam * np.eye(d)
         try:
@@ -140,11 +217,19 @@ class AdaSSP(DPRegressor):
         self.sigma_lambda_ = s["lambda_min"]
         self.sigma_xtx_ = s["xtx"]
         self.sigma_xty_ = s["xty"]
+        self.noise_factor_ = s["factor"]
+        rho = self.opendp_rho(d, s, xb, yb)
         self.privacy_ = {
             "eps": eps,
             "delta": delta,
-            "mechanism": "AdaSSP (Gaussian; eps/3, delta/3 each for lambda_min, X^T X, X^T y)",
+            "mechanism": "AdaSSP (OpenDP float Gaussian on lambda_min, X^T X, X^T y; zCDP composition)",
+            "rho": rho,
+            "eps_from_opendp": zcdp_to_eps(rho, delta),
+            "noise_factor": s["factor"],
             "x_bound": xb,
             "y_bound": yb,
+            "noise": noise.describe(),
         }
+        if noise.stamp:
+            self.privacy_["stamp"] = noise.stamp
         return self

@@ -23,6 +23,13 @@ to -1/+1) and a Hessian of rank at most one (true for any linear model loss).
 Intercept: as for AdaSSP, the caller decides. No separate intercept is fitted (``intercept_`` = 0);
 include a constant column in X, counted in ``x_bound``, to fit one.
 
+Noise. b is drawn by OpenDP's float Gaussian sampler (``noise.gaussian_float(zeros(d), sigma)``, see
+:mod:`ddssp.dp.noise`): secret, no seed reaches it. ``insecure_seed=N`` (or
+``noise=InsecureSeededNoise(N)``) makes it reproducible for tests, NOT PRIVATE. There is no OpenDP
+privacy map for objective perturbation (b enters an optimisation, not a released sum), so the charge
+is Kifer et al.'s theorem as stated above; OpenDP only supplies the draws. The released theta is the
+output of a float optimiser, so it is no more floating-point exact than any ERM solution.
+
 The noise vector b is not stored: together with theta and the data it would reveal the exact
 (non-private) gradient sum; only theta is released.
 """
@@ -37,7 +44,8 @@ from scipy import optimize, special
 
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPClassifier, as_matrix
-from ddssp.dp import check_bound, check_delta, check_eps, clip_rows, make_rng
+from ddssp.dp import check_bound, check_delta, check_eps, clip_rows
+from ddssp.dp.noise import NoiseSource, resolve_noise
 
 
 def binary_labels(y: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -130,7 +138,9 @@ class ObjectivePerturbation(DPClassifier):
     x_bound : declared bound B on the Euclidean norm of a row of X (rows beyond it are clipped).
     ridge : extra convex regulariser r(theta) = ridge/2 ||theta||^2 (default 0; the mechanism's own
         Delta/2 ||theta||^2 is always added).
-    seed : int, numpy Generator, or None (fresh OS entropy).
+    noise : the DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP, no seed).
+    insecure_seed : FOR TESTS ONLY: reproducible noise from ``numpy.random.default_rng(insecure_seed)``,
+        NOT PRIVATE (``privacy_["stamp"]`` says so). Give at most one of ``noise`` and ``insecure_seed``.
     max_iter, tol : L-BFGS settings.
 
     Labels: 0/1, -1/+1 or boolean; ``classes_`` follows the coding. Fitted attributes: ``coef_``,
@@ -144,7 +154,8 @@ class ObjectivePerturbation(DPClassifier):
         delta: float,
         x_bound: float,
         ridge: float = 0.0,
-        seed: int | np.random.Generator | None = None,
+        noise: NoiseSource | None = None,
+        insecure_seed: int | None = None,
         max_iter: int = 2000,
         tol: float = 1e-10,
     ) -> None:
@@ -152,7 +163,8 @@ class ObjectivePerturbation(DPClassifier):
         self.delta = delta
         self.x_bound = x_bound
         self.ridge = ridge
-        self.seed = seed
+        self.noise = noise
+        self.insecure_seed = insecure_seed
         self.max_iter = max_iter
         self.tol = tol
         self._checked_params()
@@ -183,10 +195,10 @@ class ObjectivePerturbation(DPClassifier):
         if d == 0:
             raise DDSSPError("X has no columns")
         classes, ypm = binary_labels(y, n)
-        rng = make_rng(self.seed)
+        noise = resolve_noise(self.noise, self.insecure_seed)
         Xc = clip_rows(arr, xb)
         Delta, sigma = self.mechanism_parameters(eps, delta, xb)
-        b = sigma * rng.standard_normal(d)
+        b = noise.gaussian_float(np.zeros(d), sigma)
         theta = minimize_logistic(Xc, ypm, Delta + ridge, b, max_iter=int(self.max_iter), tol=float(self.tol))
         self.coef_ = theta
         self.intercept_ = 0.0
@@ -198,9 +210,12 @@ class ObjectivePerturbation(DPClassifier):
         self.privacy_ = {
             "eps": eps,
             "delta": delta,
-            "mechanism": "objective perturbation (Kifer et al. 2012, Gaussian)",
+            "mechanism": "objective perturbation (Kifer et al. 2012, Gaussian; b from OpenDP's sampler)",
             "x_bound": xb,
+            "noise": noise.describe(),
         }
+        if noise.stamp:
+            self.privacy_["stamp"] = noise.stamp
         return self
 
 

@@ -24,6 +24,17 @@ Sensitivity (re-derived for general declared bounds; the paper's case is R = sqr
 (paper Assumption 3.3, Thm 3.4), ``||theta_bar|| <= theta_bound`` too, and we use the smaller of the two
 bounds. Then ``eta = S / C`` gives row i the loss ``eta * Delta_i = eps_i`` exactly.
 
+Noise (see :mod:`ddssp.dp.noise`). Every random draw of the mechanisms comes from a
+:class:`~ddssp.dp.noise.NoiseSource`, by default :class:`~ddssp.dp.noise.SecureNoise` (no seed reaches
+it): the L2-Laplace vector from OpenDP's exact float Laplace and Gaussian samplers (radius = sum of d
+exponentials, direction = normalised Gaussian vector; OpenDP has no multivariate L2-Laplace, so the
+assembly and the final ``theta_bar + Z`` are float arithmetic: the seed attack is closed, the
+distribution is exact up to float rounding, but the output is NOT floating-point safe in OpenDP's
+sense), and the Jorgensen coin flips (which *are* that mechanism) from exact Bernoulli draws on the
+OS's CSPRNG. ``insecure_seed=N`` / ``noise=InsecureSeededNoise(N)`` make them reproducible for tests,
+NOT PRIVATE (``privacy_["stamp"]``). No OpenDP privacy map exists for these mechanisms; the charge is
+the theorem above (tests check eta * Delta_i = eps_i).
+
 Features: ``x_bound="unit-cube"`` declares x in [0, 1]^d (so R = sqrt(d)); a number R declares
 ``||x||_2 <= R``. Labels: ``|y| <= y_bound``. Values outside the declared bounds are clipped (with a
 :class:`BoundsClipWarning` saying how many) when ``clip=True`` and refused (:class:`DataError`) when
@@ -53,6 +64,7 @@ import pandas as pd
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 from ddssp.dp import check_bound, make_rng
+from ddssp.dp.noise import NoiseSource, resolve_noise
 
 __all__ = [
     "PDPOutputPerturbation",
@@ -168,19 +180,18 @@ def weighted_ridge(X: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float) -> n
     return np.linalg.solve(A, b)[..., 0]
 
 
-def sample_l2_laplace(d: int, eta: float | np.ndarray, rng: np.random.Generator, size: Any = None) -> np.ndarray:
+def sample_l2_laplace(d: int, eta: float | np.ndarray, noise: NoiseSource, size: Any = None) -> np.ndarray:
     """Draws from the density proportional to ``exp(-eta ||z||_2)`` on R^d: radius ~ Gamma(shape=d,
     scale=1/eta) (mean d/eta, variance d/eta^2) times a direction uniform on the sphere (a normalised
-    standard Gaussian). ``eta`` may be an array (one rate per draw); the output has shape
-    ``broadcast(size, eta.shape) + (d,)``."""
-    eta = np.asarray(eta, dtype=float)
-    if np.any(~(eta > 0)):
-        raise PrivacyParameterError("the noise rate eta must be positive")
-    shape = np.broadcast_shapes(() if size is None else tuple(np.atleast_1d(size)), eta.shape)
-    radius = rng.gamma(d, 1.0, size=shape) / eta
-    g = rng.standard_normal(shape + (d,))
-    norms = np.linalg.norm(g, axis=-1, keepdims=True)
-    return radius[..., None] * g / norms
+    standard Gaussian), from ``noise`` (:meth:`~ddssp.dp.noise.NoiseSource.l2_laplace`). ``eta`` may be
+    an array (one rate per draw); the output has shape ``broadcast(size, eta.shape) + (d,)``.
+    A numpy Generator is refused: DP noise never comes from a seed (use ``InsecureSeededNoise(seed)``
+    for reproducible, NOT PRIVATE draws)."""
+    if not isinstance(noise, NoiseSource):
+        raise PrivacyParameterError(
+            f"sample_l2_laplace needs a NoiseSource (SecureNoise() or InsecureSeededNoise(seed)), got {type(noise).__name__}"
+        )
+    return noise.l2_laplace(d, eta, size)
 
 
 def jorgensen_probabilities(eps: np.ndarray, t: float) -> np.ndarray:
@@ -248,8 +259,11 @@ class PDPOutputPerturbation(DPRegressor):
         Clip values outside the declared bounds with a :class:`BoundsClipWarning` (True) or refuse (False).
     fit_intercept : bool
         Append a constant-1 feature (counted in the bounds, penalised); its coefficient is ``intercept_``.
-    seed : int, Generator or None
-        Randomness for the noise (None: fresh OS entropy).
+    noise : NoiseSource or None
+        The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP / OS CSPRNG, no seed).
+    insecure_seed : int or None
+        FOR TESTS ONLY: reproducible noise from ``numpy.random.default_rng(insecure_seed)``, NOT PRIVATE
+        (``privacy_["stamp"]`` says so). Give at most one of ``noise`` and ``insecure_seed``.
 
     After ``fit``: ``coef_``, ``intercept_``, ``feature_names_in_``, ``weights_`` (w_i, public: a function
     of the eps_i only), ``noise_rate_`` (eta), ``sensitivity_`` (per-row bound w_i C) and ``privacy_``.
@@ -267,7 +281,8 @@ class PDPOutputPerturbation(DPRegressor):
         theta_bound: float | None = None,
         clip: bool = True,
         fit_intercept: bool = False,
-        seed: int | np.random.Generator | None = None,
+        noise: NoiseSource | None = None,
+        insecure_seed: int | None = None,
     ):
         self.lam = lam
         self.eps = eps
@@ -276,7 +291,8 @@ class PDPOutputPerturbation(DPRegressor):
         self.theta_bound = theta_bound
         self.clip = clip
         self.fit_intercept = fit_intercept
-        self.seed = seed
+        self.noise = noise
+        self.insecure_seed = insecure_seed
 
     # ---------------------------------------------------------------- helpers
     def _feature_radius(self, p: int) -> float:
@@ -376,7 +392,7 @@ class PDPOutputPerturbation(DPRegressor):
         Xa, ya, requested, names = self._prepare(X, y, eps)
         if self.theta_bound is not None:
             check_bound(self.theta_bound, "theta_bound")
-        rng = make_rng(self.seed)
+        noise = resolve_noise(self.noise, self.insecure_seed)
         n, p = Xa.shape
         R = self._feature_radius(p - (1 if self.fit_intercept else 0))
         eff = self._effective_eps(requested)
@@ -385,12 +401,13 @@ class PDPOutputPerturbation(DPRegressor):
         C = sensitivity_constant(lam, R, float(self.y_bound), self.theta_bound)
         S = float(eff.sum())
         eta = S / C
-        theta = theta_bar + sample_l2_laplace(p, eta, rng)
+        theta = theta_bar + sample_l2_laplace(p, eta, noise)
         self._finish(theta, names)
         self.weights_ = w
         self.noise_rate_ = eta
         self.sensitivity_ = w * C
         self.privacy_ = self._privacy(eff, requested, eta, R)
+        _stamp(self.privacy_, noise)
         return self
 
     def _privacy(self, eff: np.ndarray, requested: np.ndarray, eta: float, R: float) -> dict[str, Any]:
@@ -410,6 +427,12 @@ class PDPOutputPerturbation(DPRegressor):
             "x_radius": float(R),
             "y_bound": float(self.y_bound),
         }
+
+
+def _stamp(privacy: dict[str, Any], noise: NoiseSource) -> None:
+    privacy["noise"] = noise.describe()
+    if noise.stamp:
+        privacy["stamp"] = noise.stamp
 
 
 class NonPersonalizedOutputPerturbation(PDPOutputPerturbation):
@@ -462,9 +485,10 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
         theta_bound: float | None = None,
         clip: bool = True,
         fit_intercept: bool = False,
-        seed: int | np.random.Generator | None = None,
+        noise: NoiseSource | None = None,
+        insecure_seed: int | None = None,
     ):
-        super().__init__(lam, eps, x_bound, y_bound, theta_bound, clip, fit_intercept, seed)
+        super().__init__(lam, eps, x_bound, y_bound, theta_bound, clip, fit_intercept, noise, insecure_seed)
         self.threshold = threshold
 
     def _threshold(self, eps: np.ndarray) -> float:
@@ -482,12 +506,12 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
         Xa, ya, requested, names = self._prepare(X, y, eps)
         if self.theta_bound is not None:
             check_bound(self.theta_bound, "theta_bound")
-        rng = make_rng(self.seed)
+        noise = resolve_noise(self.noise, self.insecure_seed)
         n, p = Xa.shape
         R = self._feature_radius(p - (1 if self.fit_intercept else 0))
         t = self._threshold(requested)
         probs = jorgensen_probabilities(requested, t)
-        keep = rng.random(n) < probs
+        keep = noise.bernoulli(probs)  # the sampling IS the mechanism: exact coins from the OS's CSPRNG
         ns = int(keep.sum())
         C = sensitivity_constant(lam, R, float(self.y_bound), self.theta_bound)
         if ns == 0:
@@ -503,7 +527,7 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
             w = keep / ns
             theta_bar = weighted_ridge(Xa, ya, w, lam)
             eta = t * ns / C
-            theta = theta_bar + sample_l2_laplace(p, eta, rng)
+            theta = theta_bar + sample_l2_laplace(p, eta, noise)
         self._finish(theta, names)
         self.sampled_ = keep
         self.n_sampled_ = ns
@@ -526,4 +550,5 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
             "note": "personalized_eps is Jorgensen et al.'s nominal level; guaranteed_eps (= t) is what "
             "holds for every row under replacement without the add/remove analysis",
         }
+        _stamp(self.privacy_, noise)
         return self

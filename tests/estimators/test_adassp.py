@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from ddssp.dp.noise import INSECURE_STAMP, InsecureSeededNoise, SecureNoise, gaussian_float_measurement
 from ddssp.errors import DDSSPError, PrivacyParameterError
-from ddssp.estimators.adassp import AdaSSP, clip_rows
+from ddssp.estimators.adassp import AdaSSP, calibration_factor, clip_rows, zcdp_to_eps
 from ddssp.estimators.public import PublicLinearRegression
 
 
@@ -37,8 +38,7 @@ def test_empirical_noise_covariance_matches_formula():
     X, y = _data()
     eps, delta, B, Y = 1.0, 1e-5, 1.0, 1.0
     xtx, xty = X.T @ X, X.T @ y
-    rng = np.random.default_rng(1)
-    est = AdaSSP(eps, delta, B, Y, seed=rng)
+    est = AdaSSP(eps, delta, B, Y)  # the secure (OpenDP) noise is what is tested
     reps = 3000
     dx = np.empty((reps, 3, 3))
     dy = np.empty((reps, 3))
@@ -74,7 +74,7 @@ def test_noisy_min_eigenvalue_scale():
     eps, delta = 1.0, 1e-5
     lmin = np.linalg.eigvalsh(X.T @ X)[0]
     shift = math.log(6 / delta) / (eps / 3)
-    est = AdaSSP(eps, delta, 1.0, 1.0, seed=np.random.default_rng(3))
+    est = AdaSSP(eps, delta, 1.0, 1.0)  # secure noise
     vals = []
     for _ in range(2000):
         est.fit(X, y)
@@ -93,8 +93,10 @@ def test_large_eps_converges_to_ols():
     X, y = _data(n=200)
     ols = PublicLinearRegression().fit(X, y).coef_
     prev = None
-    for eps in [1e2, 1e4, 1e8]:
-        coef = AdaSSP(eps, 1e-5, 1.0, 1.0, seed=0).fit(X, y).coef_
+    # for eps >~ 15 the noise is inflated to keep the OpenDP-checked guarantee (sigma ~ 1.2 / sqrt(eps)),
+    # so "noise-free" needs a very large eps
+    for eps in [1e2, 1e6, 1e16]:
+        coef = AdaSSP(eps, 1e-5, 1.0, 1.0, insecure_seed=0).fit(X, y).coef_
         err = np.linalg.norm(coef - ols)
         if prev is not None:
             assert err < prev
@@ -108,8 +110,8 @@ def test_rows_outside_bound_are_clipped_not_measured():
     X_out[0] = np.array([30.0, -40.0, 0.0])  # norm 50, declared bound 1
     X_clip = X.copy()
     X_clip[0] = np.array([0.6, -0.8, 0.0])
-    a = AdaSSP(1e9, 1e-5, 1.0, 1.0, seed=0).fit(X_out, y)
-    b = AdaSSP(1e9, 1e-5, 1.0, 1.0, seed=0).fit(X_clip, y)
+    a = AdaSSP(1e16, 1e-5, 1.0, 1.0, insecure_seed=0).fit(X_out, y)
+    b = AdaSSP(1e16, 1e-5, 1.0, 1.0, insecure_seed=0).fit(X_clip, y)
     assert np.allclose(a.coef_, b.coef_, atol=1e-10)
     assert np.allclose(a.xtx_, b.xtx_)
 
@@ -123,7 +125,7 @@ def test_scaling_an_outlier_changes_nothing():
         Xs[3] = np.array([1.0, 2.0, -2.0]) * scale
         ys = y.copy()
         ys[5] = 7.0 * scale
-        fits.append(AdaSSP(0.5, 1e-5, 1.0, 1.0, seed=7).fit(Xs, ys))
+        fits.append(AdaSSP(0.5, 1e-5, 1.0, 1.0, insecure_seed=7).fit(Xs, ys))
     a, b = fits
     assert a.sigma_xtx_ == b.sigma_xtx_ and a.sigma_xty_ == b.sigma_xty_ and a.sigma_lambda_ == b.sigma_lambda_
     assert np.allclose(a.xtx_, b.xtx_) and np.allclose(a.xty_, b.xty_)
@@ -136,25 +138,32 @@ def test_y_clipped_to_declared_bound():
     y2[0] = 100.0
     y3 = y.copy()
     y3[0] = 1.0
-    a = AdaSSP(1e9, 1e-5, 1.0, 1.0, seed=0).fit(X, y2)
-    b = AdaSSP(1e9, 1e-5, 1.0, 1.0, seed=0).fit(X, y3)
+    a = AdaSSP(1e16, 1e-5, 1.0, 1.0, insecure_seed=0).fit(X, y2)
+    b = AdaSSP(1e16, 1e-5, 1.0, 1.0, insecure_seed=0).fit(X, y3)
     assert np.allclose(a.coef_, b.coef_, atol=1e-10)
 
 
 def test_noise_grows_with_bounds():
     X, y = _data()
-    s1 = AdaSSP(1.0, 1e-5, 1.0, 1.0, seed=0).fit(X, y)
-    s2 = AdaSSP(1.0, 1e-5, 2.0, 3.0, seed=0).fit(X, y)
+    s1 = AdaSSP(1.0, 1e-5, 1.0, 1.0).fit(X, y)
+    s2 = AdaSSP(1.0, 1e-5, 2.0, 3.0).fit(X, y)
     assert s2.sigma_xtx_ == pytest.approx(4 * s1.sigma_xtx_)
     assert s2.sigma_xty_ == pytest.approx(6 * s1.sigma_xty_)
 
 
-def test_seed_reproducible_and_interface():
+def test_insecure_seed_reproducible_and_stamped_secure_not_and_interface():
     X, y = _data()
     df = pd.DataFrame(X, columns=["a", "b", "c"])
-    a = AdaSSP(1.0, 1e-5, 1.0, 1.0, seed=11).fit(df, y)
-    b = AdaSSP(1.0, 1e-5, 1.0, 1.0, seed=11).fit(X, y)
+    a = AdaSSP(1.0, 1e-5, 1.0, 1.0, insecure_seed=11).fit(df, y)
+    b = AdaSSP(1.0, 1e-5, 1.0, 1.0, noise=InsecureSeededNoise(11)).fit(X, y)
     assert np.allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-12)
+    assert a.privacy_["stamp"] == INSECURE_STAMP and a.privacy_["noise"]["secure"] is False
+    # the default is the secure source: two fits differ, no stamp, no seed parameter at all
+    c, e = (AdaSSP(1.0, 1e-5, 1.0, 1.0).fit(X, y) for _ in range(2))
+    assert not np.array_equal(c.xty_, e.xty_)
+    assert "stamp" not in c.privacy_ and c.privacy_["noise"] == {"source": "opendp", "secure": True}
+    with pytest.raises(TypeError):
+        AdaSSP(1.0, 1e-5, 1.0, 1.0, seed=0)
     assert a.feature_names_in_ == ["a", "b", "c"] and b.feature_names_in_ is None
     assert a.intercept_ == 0.0
     assert a.privacy_["eps"] == 1.0 and a.privacy_["delta"] == 1e-5
@@ -204,3 +213,46 @@ def test_bad_data_raise():
         AdaSSP(1.0, 1e-5, 1.0, 1.0).fit(Xn, y)
     with pytest.raises(DDSSPError):
         AdaSSP(1.0, 1e-5, 1.0, 1.0).predict(X)
+
+
+def test_noise_source_arguments_refused():
+    X, y = _data()
+    with pytest.raises(PrivacyParameterError, match="not both"):
+        AdaSSP(1.0, 1e-5, 1.0, 1.0, noise=SecureNoise(), insecure_seed=1).fit(X, y)
+    with pytest.raises(PrivacyParameterError, match="NoiseSource"):
+        AdaSSP(1.0, 1e-5, 1.0, 1.0, noise=np.random.default_rng(0)).fit(X, y)
+    with pytest.raises(PrivacyParameterError):
+        AdaSSP(1.0, 1e-5, 1.0, 1.0, insecure_seed=-1).fit(X, y)
+
+
+@pytest.mark.parametrize("eps", [0.05, 0.5, 1.0, 2.0, 10.0, 30.0, 1e3])
+@pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-9])
+def test_charge_checked_against_opendp_maps(eps, delta):
+    """The fit's three Gaussian measurements, charged by OpenDP's own privacy maps (at sensitivities
+    B^2, B^2, B Y) and converted by OpenDP's zCDP -> (eps, delta) conversion, give at most the eps
+    the fit claims; the paper's noise is kept exactly whenever that already holds."""
+    B, Y, d = 1.3, 2.0, 4
+    s = AdaSSP.noise_scales(eps, delta, B, Y)
+    rho = AdaSSP.opendp_rho(d, s, B, Y)
+    assert zcdp_to_eps(rho, delta) <= eps
+    # OpenDP's map of each part is (sensitivity / sigma)^2 / 2 up to the float grid's rounding term
+    m = gaussian_float_measurement(s["xty"], d)
+    assert m.map(B * Y) == pytest.approx((B * Y / s["xty"]) ** 2 / 2, rel=1e-8)
+    assert m.map(B * Y) >= (B * Y / s["xty"]) ** 2 / 2
+    rho_paper = eps**2 / (6 * math.log(6 / delta))
+    if zcdp_to_eps(rho_paper * 1.001, delta) <= eps:
+        assert s["factor"] == 1.0
+    else:  # inflated just enough: 1% less noise would break the guarantee
+        assert s["factor"] > 1.0
+        assert zcdp_to_eps(rho * 1.0201, delta) > eps
+    # the paper's calibration holds for the eps of practice
+    if eps <= 10 and delta <= 1e-3:
+        assert s["factor"] == 1.0
+
+
+def test_fit_records_opendp_charge():
+    X, y = _data()
+    est = AdaSSP(30.0, 1e-5, 1.0, 1.0).fit(X, y)
+    assert est.noise_factor_ == calibration_factor(30.0, 1e-5) > 1.0
+    assert est.privacy_["eps_from_opendp"] <= 30.0
+    assert est.privacy_["rho"] == pytest.approx(AdaSSP.opendp_rho(3, AdaSSP.noise_scales(30.0, 1e-5, 1, 1), 1, 1))
