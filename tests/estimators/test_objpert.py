@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 from scipy import special, stats
 
+from ddssp.dp.noise import INSECURE_STAMP
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.objpert import ObjectivePerturbation, binary_labels
 from ddssp.estimators.public import PublicLogisticRegression
@@ -39,7 +40,7 @@ def test_mechanism_parameters_match_formulas():
 def test_empirical_noise_covariance_matches_formula():
     X, y = _data()
     eps, delta, B = 1.0, 1e-5, 1.0
-    est = ObjectivePerturbation(eps, delta, B, seed=np.random.default_rng(5))
+    est = ObjectivePerturbation(eps, delta, B)  # the secure (OpenDP) noise is what is tested
     reps = 1500
     bs = np.empty((reps, X.shape[1]))
     for r in range(reps):
@@ -58,10 +59,11 @@ def test_empirical_noise_covariance_matches_formula():
 
 
 def test_recovered_b_is_exact_for_one_fit():
-    """The test's b recovery is exact: compare with the b drawn from the same seed."""
+    """The test's b recovery is exact: compare with the b drawn from the same (insecure) seed."""
     X, y = _data()
-    est = ObjectivePerturbation(0.5, 1e-5, 1.0, seed=3).fit(X, y)
-    b = est.sigma_ * np.random.default_rng(3).standard_normal(X.shape[1])
+    est = ObjectivePerturbation(0.5, 1e-5, 1.0, insecure_seed=3).fit(X, y)
+    b = np.random.default_rng(3).normal(0.0, est.sigma_, X.shape[1])
+    assert est.privacy_["stamp"] == INSECURE_STAMP
     assert np.allclose(_recovered_b(est, X, y), b, rtol=1e-5, atol=1e-6 * est.sigma_)
     assert not hasattr(est, "b_")  # the noise is never stored (it would reveal the gradient)
 
@@ -71,7 +73,7 @@ def test_large_eps_converges_to_nonprivate_mle():
     mle = PublicLogisticRegression(ridge=0.0).fit(X, y).coef_
     prev = None
     for eps in [1e2, 1e5, 1e12]:
-        coef = ObjectivePerturbation(eps, 1e-5, 1.0, seed=0).fit(X, y).coef_
+        coef = ObjectivePerturbation(eps, 1e-5, 1.0, insecure_seed=0).fit(X, y).coef_
         err = np.linalg.norm(coef - mle)
         if prev is not None:
             assert err < prev
@@ -84,8 +86,8 @@ def test_rows_outside_bound_are_clipped():
     Xa, Xb = X.copy(), X.copy()
     Xa[0] = [300.0, 400.0, 0.0]
     Xb[0] = [0.6, 0.8, 0.0]
-    a = ObjectivePerturbation(1.0, 1e-5, 1.0, seed=4).fit(Xa, y)
-    b = ObjectivePerturbation(1.0, 1e-5, 1.0, seed=4).fit(Xb, y)
+    a = ObjectivePerturbation(1.0, 1e-5, 1.0, insecure_seed=4).fit(Xa, y)
+    b = ObjectivePerturbation(1.0, 1e-5, 1.0, insecure_seed=4).fit(Xb, y)
     assert np.allclose(a.coef_, b.coef_, atol=1e-8)
 
 
@@ -95,7 +97,7 @@ def test_scaling_an_outlier_changes_nothing():
     for scale in [5.0, 5e4]:
         Xs = X.copy()
         Xs[2] = np.array([-1.0, 2.0, 0.5]) * scale
-        fits.append(ObjectivePerturbation(0.3, 1e-5, 1.0, seed=9).fit(Xs, y))
+        fits.append(ObjectivePerturbation(0.3, 1e-5, 1.0, insecure_seed=9).fit(Xs, y))
     a, b = fits
     assert a.sigma_ == b.sigma_ and a.Delta_ == b.Delta_
     assert np.allclose(a.coef_, b.coef_, atol=1e-8)
@@ -105,9 +107,9 @@ def test_label_codings_and_interface():
     X, y01 = _data()
     ypm = 2 * y01 - 1
     df = pd.DataFrame(X, columns=["u", "v", "w"])
-    a = ObjectivePerturbation(1.0, 1e-5, 1.0, seed=1).fit(df, y01)
-    b = ObjectivePerturbation(1.0, 1e-5, 1.0, seed=1).fit(X, ypm)
-    c = ObjectivePerturbation(1.0, 1e-5, 1.0, seed=1).fit(X, y01.astype(bool))
+    a = ObjectivePerturbation(1.0, 1e-5, 1.0, insecure_seed=1).fit(df, y01)
+    b = ObjectivePerturbation(1.0, 1e-5, 1.0, insecure_seed=1).fit(X, ypm)
+    c = ObjectivePerturbation(1.0, 1e-5, 1.0, insecure_seed=1).fit(X, y01.astype(bool))
     assert np.allclose(a.coef_, b.coef_) and np.allclose(a.coef_, c.coef_)
     assert list(a.classes_) == [0, 1] and list(b.classes_) == [-1, 1]
     assert set(np.unique(b.predict(X))) <= {-1, 1}
@@ -152,3 +154,14 @@ def test_bad_privacy_parameters_raise(kwargs):
 def test_bad_ridge_raises():
     with pytest.raises(DDSSPError):
         ObjectivePerturbation(1.0, 1e-5, 1.0, ridge=-1)
+
+
+def test_default_noise_is_secure_and_unseeded():
+    X, y = _data()
+    a, b = (ObjectivePerturbation(1.0, 1e-5, 1.0).fit(X, y) for _ in range(2))
+    assert not np.array_equal(a.coef_, b.coef_)
+    assert a.privacy_["noise"] == {"source": "opendp", "secure": True} and "stamp" not in a.privacy_
+    with pytest.raises(TypeError):
+        ObjectivePerturbation(1.0, 1e-5, 1.0, seed=0)
+    with pytest.raises(PrivacyParameterError):
+        ObjectivePerturbation(1.0, 1e-5, 1.0, noise=np.random.default_rng(0)).fit(X, y)
