@@ -45,10 +45,10 @@ OpenDP's float Gaussian and Laplace mechanisms are floating-point safe: the inpu
 grid of 2^k, *exact* discrete Gaussian / Laplace noise on that grid is added in exact arithmetic, and
 the result is rounded to the nearest float (post-processing), so the set of possible outputs does not
 depend on the input's low bits (no Mironov attack). We set k = floor(log2(scale)) - FLOAT_GRID_BITS
-(grid about 1e-12 of the noise scale, finer than the float spacing of most released values), which
-is about 5x faster than OpenDP's default k (k = -1074) and costs a relative excess of the privacy
-charge below 1e-9 (the rounding adds at most 2^k per entry to the sensitivity; OpenDP's map includes
-it, see :func:`gaussian_float_measurement`). A fixed k needs the vector length in the domain, so
+(grid 2^-52 to 2^-51 of the noise scale: the float spacing of numbers of the noise's size), which is
+about 5x faster than OpenDP's default k (k = -1074). The rounding adds at most 2^k per entry to the
+sensitivity (L1: size 2^k, L2: sqrt(size) 2^k); OpenDP's map includes it, so the charge exceeds the
+textbook one by a relative ~ size * 2^-52 * scale / d_in (< 1e-9 for the estimators' sizes and scales). A fixed k needs the vector length in the domain, so
 measurements are built (and cached) per (scale, length).
 
 What is exact and what is not:
@@ -209,7 +209,7 @@ def noisy_max_measurement(scale: float):
 
 
 #: the float mechanisms' grid is 2^k with k = floor(log2(scale)) - FLOAT_GRID_BITS
-FLOAT_GRID_BITS = 40
+FLOAT_GRID_BITS = 52
 
 
 def float_grid_k(scale: float) -> int:

@@ -1,6 +1,7 @@
 """PDP-OP (personalized-DP ridge by output perturbation), its baselines, profiles and bench runner.
 
-Statistical tests use fixed seeds and tolerances of 5 standard errors (stated per test), so a correct
+Statistical tests use the secure (OpenDP / CSPRNG) noise unless they compare two fits' noise (then the
+insecure seeded source, named explicitly), and tolerances of 5 standard errors (stated per test), so a correct
 implementation fails with negligible probability while a mis-scaled one (e.g. eta off by 10%) fails.
 """
 
@@ -10,6 +11,8 @@ import math
 import warnings
 
 import numpy as np
+
+from ddssp.dp.noise import INSECURE_STAMP, InsecureSeededNoise, SecureNoise
 import pandas as pd
 import pytest
 from scipy import stats
@@ -53,7 +56,7 @@ def test_weights_sum_to_one_and_follow_eps():
     rng = np.random.default_rng(0)
     X, y = _data(rng)
     eps = privacy_profile(len(X), rng=rng)
-    m = PDPOutputPerturbation(lam=2.0, seed=1).fit(X, y, eps=eps)
+    m = PDPOutputPerturbation(lam=2.0, insecure_seed=1).fit(X, y, eps=eps)
     assert m.weights_.sum() == pytest.approx(1.0, abs=1e-12)
     np.testing.assert_allclose(m.weights_ / eps, np.full(len(eps), 1.0 / eps.sum()), rtol=1e-12)
     # batched helper: every row sums to 1 and is proportional to its eps
@@ -81,9 +84,8 @@ def test_weighted_ridge_matches_independent_solver():
 def test_radius_mean_variance_and_distribution():
     """Radius of L2-Laplace noise: Gamma(d, scale 1/eta): mean d/eta, variance d/eta^2.
     Tolerance: 5 standard errors of the sample mean / sample variance; KS p-value > 1e-4."""
-    rng = np.random.default_rng(2)
-    d, eta, N = 7, 2.5, 200_000
-    r = np.linalg.norm(sample_l2_laplace(d, eta, rng, size=N), axis=1)
+    d, eta, N = 7, 2.5, 20_000
+    r = np.linalg.norm(sample_l2_laplace(d, eta, SecureNoise(), size=N), axis=1)
     mean, var = d / eta, d / eta**2
     assert abs(r.mean() - mean) < 5 * math.sqrt(var / N)
     theta4 = (1 / eta) ** 4
@@ -97,9 +99,8 @@ def test_radius_mean_variance_and_distribution():
 def test_direction_uniform_on_sphere():
     """u = Z/||Z||: E u = 0 and E u u^T = I/d (uniform on the sphere). Per-entry tolerance 5 s.e.
     (Var u_j^2 = 3/(d(d+2)) - 1/d^2, Var u_i u_j = 1/(d(d+2)))."""
-    rng = np.random.default_rng(3)
-    d, N = 4, 200_000
-    Z = sample_l2_laplace(d, 1.0, rng, size=N)
+    d, N = 4, 30_000
+    Z = sample_l2_laplace(d, 1.0, SecureNoise(), size=N)
     r = np.linalg.norm(Z, axis=1)
     u = Z / r[:, None]
     assert np.all(np.abs(u.mean(axis=0)) < 5 / math.sqrt(d * N))
@@ -116,12 +117,19 @@ def test_direction_uniform_on_sphere():
 
 
 def test_noise_rate_array_broadcasts():
-    rng = np.random.default_rng(4)
     eta = np.array([1.0, 10.0])
-    r = np.linalg.norm(sample_l2_laplace(3, np.tile(eta, 20000), rng), axis=1).reshape(-1, 2)
-    np.testing.assert_allclose(r.mean(axis=0), 3 / eta, rtol=0.03)  # s.e. ~ 0.4%
+    r = np.linalg.norm(sample_l2_laplace(3, np.tile(eta, 5000), SecureNoise()), axis=1).reshape(-1, 2)
+    np.testing.assert_allclose(r.mean(axis=0), 3 / eta, rtol=0.05)  # s.e. ~ 0.8%
     with pytest.raises(PrivacyParameterError):
-        sample_l2_laplace(3, 0.0, rng)
+        sample_l2_laplace(3, 0.0, SecureNoise())
+    # a numpy Generator is refused: DP noise never comes from a seed
+    with pytest.raises(PrivacyParameterError, match="NoiseSource"):
+        sample_l2_laplace(3, 1.0, np.random.default_rng(4))
+    # the insecure source reproduces, and has the same law (radius mean 3/eta, 5 s.e.)
+    a, b = (sample_l2_laplace(3, eta, InsecureSeededNoise(4), size=(20000, 2)) for _ in range(2))
+    assert np.array_equal(a, b)
+    ra = np.linalg.norm(a, axis=-1)
+    assert np.all(np.abs(ra.mean(axis=0) - 3 / eta) < 5 * math.sqrt(3) / eta / math.sqrt(20000))
 
 
 def test_estimator_noise_is_calibrated():
@@ -132,8 +140,8 @@ def test_estimator_noise_is_calibrated():
     lam = 4.0
     theta_bar = weighted_ridge(X, y, pdp_weights(eps), lam)
     norms, etas = [], set()
-    for s in range(2000):
-        m = PDPOutputPerturbation(lam, seed=s).fit(X, y, eps=eps)
+    for _ in range(2000):
+        m = PDPOutputPerturbation(lam).fit(X, y, eps=eps)  # the secure noise is what is tested
         norms.append(np.linalg.norm(m.coef_ - theta_bar))
         etas.add(m.noise_rate_)
     (eta,) = etas
@@ -150,18 +158,18 @@ def test_eta_matches_paper_theorems():
     d, S = 6, eps.sum()
     for lam in (0.5, 1.0, 10.0, 200.0):
         B = min(1 / math.sqrt(lam), math.sqrt(d) / lam)
-        m = PDPOutputPerturbation(lam, seed=0).fit(X, y, eps=eps)
+        m = PDPOutputPerturbation(lam, insecure_seed=0).fit(X, y, eps=eps)
         assert m.noise_rate_ == pytest.approx(lam * S / (2 * math.sqrt(d) * (1 + math.sqrt(d) * B)), rel=1e-12)
         assert m.privacy_["theorem"] == "3.2"
         # per-row privacy loss eta * Delta_i is exactly eps_i
         np.testing.assert_allclose(m.noise_rate_ * m.sensitivity_, eps, rtol=1e-12)
     # Thm 3.4 with a smaller public bound B on ||theta_bar_0||
     lam, Bp = 1.0, 0.2
-    m = PDPOutputPerturbation(lam, theta_bound=Bp, seed=0).fit(X, y, eps=eps)
+    m = PDPOutputPerturbation(lam, theta_bound=Bp, insecure_seed=0).fit(X, y, eps=eps)
     assert m.privacy_["theorem"] == "3.4"
     assert m.noise_rate_ == pytest.approx(lam * S / (2 * math.sqrt(d) * (Bp * math.sqrt(d) + 1)), rel=1e-12)
     # a theta_bound larger than Thm 3.2's bound never adds noise
-    m2 = PDPOutputPerturbation(lam, theta_bound=100.0, seed=0).fit(X, y, eps=eps)
+    m2 = PDPOutputPerturbation(lam, theta_bound=100.0, insecure_seed=0).fit(X, y, eps=eps)
     assert m2.privacy_["theorem"] == "3.2"
 
 
@@ -249,11 +257,11 @@ def test_huge_eps_gives_nonprivate_weighted_ridge():
     X, y = _data(rng, n=50, d=4)
     base = privacy_profile(50, rng=rng)
     lam = 0.3
-    m = PDPOutputPerturbation(lam, seed=0).fit(X, y, eps=base * 1e12)
+    m = PDPOutputPerturbation(lam, insecure_seed=0).fit(X, y, eps=base * 1e12)
     np.testing.assert_allclose(m.coef_, _ridge_lstsq(X, y, base / base.sum(), lam), atol=1e-8)
     assert m.intercept_ == 0.0
     # with an intercept column: the last coefficient of the weighted ridge on [X, 1]
-    m = PDPOutputPerturbation(lam, fit_intercept=True, seed=0).fit(X, y + 0.5, eps=base * 1e12)
+    m = PDPOutputPerturbation(lam, fit_intercept=True, insecure_seed=0).fit(X, y + 0.5, eps=base * 1e12)
     full = _ridge_lstsq(np.column_stack([X, np.ones(50)]), y + 0.5, base / base.sum(), lam)
     np.testing.assert_allclose(np.append(m.coef_, m.intercept_), full, atol=1e-8)
     assert m.privacy_["x_radius"] == pytest.approx(math.sqrt(5))
@@ -265,13 +273,13 @@ def test_nonpersonalized_uses_min_eps():
     X, y = _data(rng, n=40, d=3)
     eps = privacy_profile(40, rng=rng)
     lam = 2.0
-    m = NonPersonalizedOutputPerturbation(lam, seed=0).fit(X, y, eps=eps)
+    m = NonPersonalizedOutputPerturbation(lam, insecure_seed=0).fit(X, y, eps=eps)
     np.testing.assert_allclose(m.weights_, 1 / 40)
     assert m.privacy_["eps"] == eps.min()
     np.testing.assert_allclose(m.privacy_["personalized_eps"], eps.min())
     np.testing.assert_allclose(m.privacy_["requested_eps"], eps)
     assert m.noise_rate_ == pytest.approx(40 * eps.min() / sensitivity_constant(lam, math.sqrt(3)), rel=1e-12)
-    p = PDPOutputPerturbation(lam, seed=0).fit(X, y, eps=eps)
+    p = PDPOutputPerturbation(lam, insecure_seed=0).fit(X, y, eps=eps)
     assert p.noise_rate_ > 5 * m.noise_rate_  # personalization: sum eps >> n min eps here
 
 
@@ -284,8 +292,9 @@ def test_jorgensen_probabilities_and_sampling_rate():
     X = rng.random((n, 2))
     y = X @ np.array([0.3, -0.2])
     eps = np.full(n, 0.5)
-    m = JorgensenSampleMechanism(1.0, threshold=1.0, seed=0).fit(X, y, eps=eps)
+    m = JorgensenSampleMechanism(1.0, threshold=1.0).fit(X, y, eps=eps)  # secure coin flips
     p = np.expm1(0.5) / np.expm1(1.0)
+    assert m.privacy_["noise"]["secure"] and "stamp" not in m.privacy_
     assert abs(m.n_sampled_ / n - p) < 5 * math.sqrt(p * (1 - p) / n)
     assert m.n_sampled_ == m.sampled_.sum()
     assert m.noise_rate_ == pytest.approx(1.0 * m.n_sampled_ / sensitivity_constant(1.0, math.sqrt(2)), rel=1e-12)
@@ -293,8 +302,8 @@ def test_jorgensen_probabilities_and_sampling_rate():
     np.testing.assert_allclose(m.privacy_["personalized_eps"], 0.5)
     # thresholds
     e2 = np.array([0.1, 0.3, 0.8])
-    assert JorgensenSampleMechanism(1.0, threshold="max", seed=0).fit(X[:3], y[:3], eps=e2).threshold_ == 0.8
-    assert JorgensenSampleMechanism(1.0, threshold="mean", seed=0).fit(X[:3], y[:3], eps=e2).threshold_ == pytest.approx(0.4)
+    assert JorgensenSampleMechanism(1.0, threshold="max", insecure_seed=0).fit(X[:3], y[:3], eps=e2).threshold_ == 0.8
+    assert JorgensenSampleMechanism(1.0, threshold="mean", insecure_seed=0).fit(X[:3], y[:3], eps=e2).threshold_ == pytest.approx(0.4)
     with pytest.raises(PrivacyParameterError):
         JorgensenSampleMechanism(1.0, threshold="median").fit(X[:3], y[:3], eps=e2)
     with pytest.raises(PrivacyParameterError):
@@ -307,7 +316,7 @@ def test_jorgensen_no_point_sampled():
     X, y = _data(rng, n=30, d=3)
     eps = np.full(30, 1e-12)  # p_i ~ 6e-13 with t = 1
     with pytest.warns(RuntimeWarning, match="N_s = 0"):
-        m = JorgensenSampleMechanism(1.0, threshold=1.0, fit_intercept=True, seed=0).fit(X, y, eps=eps)
+        m = JorgensenSampleMechanism(1.0, threshold=1.0, fit_intercept=True, insecure_seed=0).fit(X, y, eps=eps)
     assert m.n_sampled_ == 0 and m.privacy_["n_sampled"] == 0
     np.testing.assert_array_equal(m.coef_, np.zeros(3))
     assert m.intercept_ == 0.0
@@ -315,7 +324,7 @@ def test_jorgensen_no_point_sampled():
     # with t = "max" or "mean" some row has eps_i >= t, is kept with probability 1: N_s >= 1 always
     eps2 = np.concatenate([eps[:-1], [1e-3]])
     for t in ("max", "mean"):
-        assert JorgensenSampleMechanism(1.0, threshold=t, seed=0).fit(X, y, eps=eps2).n_sampled_ >= 1
+        assert JorgensenSampleMechanism(1.0, threshold=t, insecure_seed=0).fit(X, y, eps=eps2).n_sampled_ >= 1
 
 
 # --------------------------------------------------------------------------- per-row eps sources
@@ -324,14 +333,14 @@ def test_eps_column_name_and_scalar():
     X, y = _data(rng, n=30, d=3)
     eps = rng.uniform(0.1, 1, 30)
     df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(eps_i=eps)
-    m1 = PDPOutputPerturbation(1.0, eps="eps_i", seed=3).fit(df, y)
-    m2 = PDPOutputPerturbation(1.0, seed=3).fit(df.drop(columns="eps_i"), y, eps=eps)
+    m1 = PDPOutputPerturbation(1.0, eps="eps_i", insecure_seed=3).fit(df, y)
+    m2 = PDPOutputPerturbation(1.0, insecure_seed=3).fit(df.drop(columns="eps_i"), y, eps=eps)
     np.testing.assert_array_equal(m1.coef_, m2.coef_)
     assert m1.feature_names_in_ == ["a", "b", "c"]
     np.testing.assert_allclose(m1.predict(df), m1.predict(df.drop(columns="eps_i")))
     # one number for all rows, in the constructor or in fit
-    m3 = PDPOutputPerturbation(1.0, eps=0.5, seed=3).fit(X, y)
-    m4 = PDPOutputPerturbation(1.0, seed=3).fit(X, y, eps=0.5)
+    m3 = PDPOutputPerturbation(1.0, eps=0.5, insecure_seed=3).fit(X, y)
+    m4 = PDPOutputPerturbation(1.0, insecure_seed=3).fit(X, y, eps=0.5)
     np.testing.assert_array_equal(m3.coef_, m4.coef_)
     np.testing.assert_allclose(m3.privacy_["personalized_eps"], 0.5)
     assert m3.privacy_["pure_dp"] is True and m3.privacy_["min_eps"] == m3.privacy_["max_eps"] == 0.5
@@ -386,19 +395,19 @@ def test_out_of_bounds_clipped_with_warning_or_refused():
     Xo[0, 1], Xo[3, 2], yo[5] = 1.7, -0.2, -3.0
     eps = np.ones(20)
     with pytest.warns(BoundsClipWarning, match="2 feature value.*1 label"):
-        a = PDPOutputPerturbation(1.0, seed=4).fit(Xo, yo, eps=eps)
+        a = PDPOutputPerturbation(1.0, insecure_seed=4).fit(Xo, yo, eps=eps)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        b = PDPOutputPerturbation(1.0, seed=4).fit(np.clip(Xo, 0, 1), np.clip(yo, -1, 1), eps=eps)
+        b = PDPOutputPerturbation(1.0, insecure_seed=4).fit(np.clip(Xo, 0, 1), np.clip(yo, -1, 1), eps=eps)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     with pytest.raises(DataError, match="outside the declared unit cube"):
         PDPOutputPerturbation(1.0, clip=False).fit(Xo, yo, eps=eps)
     # R-ball: rows above R are scaled down to norm R
     Xb = rng.standard_normal((20, 3))
     with pytest.warns(BoundsClipWarning, match="above the declared x_bound"):
-        c = PDPOutputPerturbation(1.0, x_bound=1.0, seed=4).fit(Xb, y, eps=eps)
+        c = PDPOutputPerturbation(1.0, x_bound=1.0, insecure_seed=4).fit(Xb, y, eps=eps)
     norms = np.linalg.norm(Xb, axis=1, keepdims=True)
-    d = PDPOutputPerturbation(1.0, x_bound=1.0, seed=4).fit(Xb / np.maximum(norms, 1.0), y, eps=eps)
+    d = PDPOutputPerturbation(1.0, x_bound=1.0, insecure_seed=4).fit(Xb / np.maximum(norms, 1.0), y, eps=eps)
     np.testing.assert_allclose(c.coef_, d.coef_, rtol=1e-12)
     with pytest.raises(DataError):
         PDPOutputPerturbation(1.0, x_bound=1.0, clip=False).fit(Xb, y, eps=eps)
