@@ -22,8 +22,8 @@ def test_unknown_name():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: est.AdaSSP(eps=1.0, delta=1e-5, x_bound=2.0, y_bound=1.0, seed=0),
-        lambda: est.PDPOutputPerturbation(lam=1.0, eps=1.0, x_bound=2.0, seed=0),
+        lambda: est.AdaSSP(eps=1.0, delta=1e-5, x_bound=2.0, y_bound=1.0),
+        lambda: est.PDPOutputPerturbation(lam=1.0, eps=1.0, x_bound=2.0),
         lambda: est.PublicLinearRegression(),
     ],
 )
