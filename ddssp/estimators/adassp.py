@@ -30,8 +30,9 @@ delta/3). What holds is the guarantee of the whole fit through zCDP: the three p
 for lmin and for the upper triangle of X^T X, B Y for X^T y, add/remove-one-row neighbours) are each
 rho_k-zCDP by OpenDP's map, and sum(rho_k) converts to (eps', delta) with eps' <= eps for the eps and
 delta of practice (eps' = 0.62 at eps = 1, delta = 1e-5; 8.1 at eps = 10). Where it would not
-(eps >~ 15), all three sigmas are multiplied by the smallest factor ``noise_factor_`` >= 1 that makes
-eps' <= eps; otherwise the noise is exactly the paper's. The noisy eigenvalue's shift and the ridge
+(eps >~ 23 at delta = 1e-5, ~18 at 1e-3, ~34 at 1e-9), all three sigmas are multiplied by the
+smallest factor ``noise_factor_`` >= 1 that makes eps' <= eps; otherwise the noise is exactly the
+paper's. The noisy eigenvalue's shift and the ridge
 are written in terms of the sigmas (shift sqrt(log(6/delta)) sigma_lmin, ridge
 sqrt(d log(2 d^2 / rho_fail)) sigma_xtx - lmin~), which is the paper's formula when the factor is 1.
 ``privacy_`` records rho (from OpenDP's maps) and the eps' it converts to.

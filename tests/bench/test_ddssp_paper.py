@@ -57,7 +57,7 @@ def _spec_file(tmp_path, **changes):
 
 def test_baselines_on_example(tmp_path):
     out = tmp_path / "out"
-    # eps = 1e16 as "no noise": AdaSSP's noise is inflated for eps >~ 15 to keep its OpenDP-checked
+    # eps = 1e16 as "no noise": AdaSSP's noise is inflated for eps >~ 23 to keep its OpenDP-checked
     # guarantee (sigma ~ 1.2 B^2 / sqrt(eps)), so 1e9 is no longer noise-free to 1e-5
     results, summary = bench.run_bench(
         EXAMPLE_SPEC, out, methods=["public", "adassp"], eps=[0.5, 1e16], trials=2, quiet=True

@@ -93,7 +93,7 @@ def test_large_eps_converges_to_ols():
     X, y = _data(n=200)
     ols = PublicLinearRegression().fit(X, y).coef_
     prev = None
-    # for eps >~ 15 the noise is inflated to keep the OpenDP-checked guarantee (sigma ~ 1.2 / sqrt(eps)),
+    # for eps >~ 23 the noise is inflated to keep the OpenDP-checked guarantee (sigma ~ 1.2 / sqrt(eps)),
     # so "noise-free" needs a very large eps
     for eps in [1e2, 1e6, 1e16]:
         coef = AdaSSP(eps, 1e-5, 1.0, 1.0, insecure_seed=0).fit(X, y).coef_
