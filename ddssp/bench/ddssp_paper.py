@@ -420,7 +420,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     bar = ctx.progress(len(cells), s["name"])
     try:
         for (eps, trial), ss in zip(cells, cell_root):
-            rel_ss, synth_ss, base_ss = ss.spawn(3)
+            rel_ss, synth_ss, _base_ss = ss.spawn(3)  # 3rd stream (once the baselines' noise) unused: DP noise is secure
             done = ctx.cell({"epsilon": eps, "trial": trial})  # finished in the run being resumed
             if done is not None:
                 rows.extend(done)

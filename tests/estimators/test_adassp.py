@@ -256,3 +256,23 @@ def test_fit_records_opendp_charge():
     assert est.noise_factor_ == calibration_factor(30.0, 1e-5) > 1.0
     assert est.privacy_["eps_from_opendp"] <= 30.0
     assert est.privacy_["rho"] == pytest.approx(AdaSSP.opendp_rho(3, AdaSSP.noise_scales(30.0, 1e-5, 1, 1), 1, 1))
+
+
+def _replay_xty(est, X, y, seed):
+    """The seed-reversal attack: replay InsecureSeededNoise(seed)'s draws in the fit's order
+    (lambda_min, upper triangle of X^T X, X^T y) and subtract them from the released X^T y^."""
+    rng = np.random.default_rng(seed)
+    d = X.shape[1]
+    rng.normal(0.0, est.sigma_lambda_, (1,))
+    rng.normal(0.0, est.sigma_xtx_, (d * (d + 1) // 2,))
+    return est.xty_ - rng.normal(0.0, est.sigma_xty_, (d,))
+
+
+def test_seed_reversal_attack_fails_on_secure_noise():
+    X, y = _data()
+    exact = X.T @ y
+    stamped = AdaSSP(1.0, 1e-5, 1.0, 1.0, insecure_seed=4).fit(X, y)
+    assert np.allclose(_replay_xty(stamped, X, y, 4), exact, rtol=0, atol=1e-9)  # the attack works here
+    secure = AdaSSP(1.0, 1e-5, 1.0, 1.0).fit(X, y)
+    for seed in range(200):  # ... and not on the default noise, whatever seed the attacker tries
+        assert not np.allclose(_replay_xty(secure, X, y, seed), exact, rtol=0, atol=1e-3)
