@@ -334,6 +334,7 @@ def test_eps_column_name_and_scalar():
     eps = rng.uniform(0.1, 1, 30)
     df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(eps_i=eps)
     m1 = PDPOutputPerturbation(1.0, eps="eps_i", insecure_seed=3).fit(df, y)
+    assert m1.privacy_["stamp"] == INSECURE_STAMP and m1.privacy_["noise"]["secure"] is False
     m2 = PDPOutputPerturbation(1.0, insecure_seed=3).fit(df.drop(columns="eps_i"), y, eps=eps)
     np.testing.assert_array_equal(m1.coef_, m2.coef_)
     assert m1.feature_names_in_ == ["a", "b", "c"]
