@@ -50,11 +50,13 @@ from ddssp.data.fileio import atomic_write, check_output_path
 from ddssp.dp import (
     Ledger,
     approx_zcdp_rho_budget,
+    LedgerEntry,
     check_delta,
     check_eps,
     entry_problem,
     eps_from_rho_delta,
     make_rng,
+    rho_for_release,
     rho_from_eps_delta,
 )
 from ddssp.dp.noise import INSECURE_STAMP, make_noise
@@ -62,6 +64,17 @@ from ddssp.dp.noise import INSECURE_STAMP, make_noise
 FORMAT = "ddssp-release"
 FORMAT_VERSION = 2
 DEFAULT_DELTA = 1e-9
+#: share of the zCDP budget spent on private schema discovery when some column is not declared
+#: (measured on Adult raw; see README "Private schema discovery")
+DEFAULT_DISCOVERY_SHARE = 0.1
+#: share of delta set aside for the key release of categorical columns (approximate zCDP) when
+#: some column is discovered; given back to the zCDP budget when no discovered column is categorical
+DISCOVERY_DELTA_SHARE = 0.5
+#: ``schema_status`` values recorded in a release
+SCHEMA_DECLARED = "declared"
+SCHEMA_DISCOVERED = "discovered"
+SCHEMA_NOT_PRIVATE = ("schema not private: a data-derived draft schema was used without review "
+                      "(--accept-draft-schema); its levels, bounds and bin edges may reveal individual rows")
 #: Cap on the sum of the members' declared (uncompressed) sizes, checked before anything is read.
 MAX_TOTAL_BYTES = 2 << 30
 #: Cap on manifest.json and release.json, each.
@@ -88,7 +101,7 @@ NOISY_FIELDS: dict[str, str] = {
 #: Every field of release.json (dotted paths down to the noisy ones): anything else is refused by the
 #: field test, so a new field must be declared public or noisy here.
 PUBLIC_FIELDS = ("format", "format_version", "ddssp_version", "eps", "delta", "target", "schema",
-                 "ledger.rho_budget", "ledger.delta_budget", "ledger.delta_spent", "workload", "noise",
+                 "ledger.rho_budget", "ledger.delta_budget", "ledger.delta_spent", "workload", "noise", "schema_status",
                  "info.settings")
 
 
@@ -115,6 +128,9 @@ class Release:
     noise: dict[str, Any] = field(default_factory=lambda: {"source": "opendp", "secure": True})
     signature: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     local_info: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: "declared" (public schema), "discovered" (all or part found under DP, in the ledger), or the
+    #: SCHEMA_NOT_PRIVATE stamp (an unreviewed data-derived draft was accepted)
+    schema_status: str = SCHEMA_DECLARED
 
     # ------------------------------------------------------------------ analyst API
     @property
@@ -146,6 +162,10 @@ class Release:
         if self.rho_spent <= 0:
             return 0.0
         return min(eps_from_rho_delta(self.rho_spent, self.delta - self.ledger.delta_budget), self.eps)
+
+    @property
+    def schema_private(self) -> bool:
+        return self.schema_status != SCHEMA_NOT_PRIVATE
 
     @property
     def domain(self) -> dict[str, int]:
@@ -180,6 +200,13 @@ class Release:
         for m in self.measurements:
             by_clique.setdefault(tuple(m.clique), []).append(float(m.sigma))
         n_select = sum(1 for e in self.ledger.entries if e.kind == "select")
+        disc = self.ledger.discovery_entries
+        discovery = {
+            "columns": sorted({c for e in disc for c in (e.clique or ())}),
+            "entries": [e.to_dict() for e in disc],
+            "rho": math.fsum(e.rho for e in disc),
+            "delta": math.fsum(e.delta for e in disc),
+        }
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -195,6 +222,10 @@ class Release:
             "rho_spent": self.rho_spent,
             "delta_budget_approx_zcdp": self.ledger.delta_budget,
             "target": self.target,
+            "schema_status": self.schema_status,
+            "delta_threshold_budget": self.ledger.delta_budget,
+            "discovery": discovery,
+            "rho_aim": math.fsum(e.rho for e in self.ledger.entries if not e.is_discovery),
             "columns": {c.name: {"kind": c.kind, "size": c.size} for c in self.schema.columns},
             "cliques": [
                 {"clique": list(c), "measurements": len(s), "sigma": s} for c, s in by_clique.items()
@@ -231,6 +262,7 @@ class Release:
             "eps": self.eps,
             "delta": self.delta,
             "target": self.target,
+            "schema_status": self.schema_status,
             "noise": dict(self.noise),
             "schema": self.schema.to_dict(),
             "ledger": self.ledger.to_dict(),
@@ -318,6 +350,7 @@ class Release:
                 ddssp_version=str(doc.get("ddssp_version", "")),
                 info=dict(doc.get("info", {})),
                 noise=dict(noise),
+                schema_status=str(doc.get("schema_status", SCHEMA_DECLARED)),
             )
         except ReleaseFileError:
             raise
@@ -724,9 +757,130 @@ def build_workload(workload: Any, domain: dict[str, int], target: str | None, ma
     return wl.validate_workload(w, domain)
 
 
+@dataclass
+class SchemaPlan:
+    """A schema ready for a release, and what it cost: ``ledger`` holds the discovery entries (and
+    those of a DP schema file), with the final zCDP budget and thresholding delta of the release."""
+
+    schema: Any
+    ledger: Ledger
+    status: str
+    notes: dict[str, str] = field(default_factory=dict)
+    discovered: list[str] = field(default_factory=list)
+
+
+def plan_schema(
+    data: pd.DataFrame,
+    schema: Any = None,
+    *,
+    eps: float,
+    delta: float,
+    discovery_share: float = DEFAULT_DISCOVERY_SHARE,
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
+    bins: int | None = None,
+    max_levels: int | None = None,
+    accept_draft: bool = False,
+    replan: bool = True,
+    noise: Any = None,
+) -> SchemaPlan:
+    """The schema of a release of ``data`` at (eps, delta): the declared columns of ``schema`` (may be
+    None or partial) as they are, every other column of ``data`` discovered under DP
+    (:func:`ddssp.data.discovery.discover`) with ``discovery_share`` of the zCDP budget and
+    ``DISCOVERY_DELTA_SHARE`` of delta for key release.
+
+    Accounting: the budget is approximate zCDP. With delta_t the delta set aside for thresholding
+    (key release; plus that recorded by a DP schema file), the zCDP budget is
+    rho = rho_from_eps_delta(eps, delta - delta_t), so that delta_t + cks_delta(rho, eps) = delta:
+    the whole release is (eps, delta)-DP, exactly. When no discovered column turns out categorical
+    (known after the scans), delta_t is given back and rho recomputed (``replan``). A DP schema
+    file's entries are charged to the same ledger (its cost counts inside eps)."""
+    from ddssp.data import Schema
+    from ddssp.data.discovery import DEFAULT_MAX_LEVELS, discover
+    from ddssp.dp.discovery import ChargedMechanisms
+
+    if noise is None:
+        noise = make_noise(None)
+
+    eps, delta = check_eps(eps), check_delta(delta)
+    if not (isinstance(discovery_share, (int, float)) and 0 < float(discovery_share) <= 1):
+        raise DDSSPError(f"--discovery-share must be in (0, 1], got {discovery_share!r}")
+    if not isinstance(data, pd.DataFrame) or data.shape[1] == 0:
+        raise SchemaError("the table has no columns")
+    if len(data) == 0:
+        raise SchemaError("the table has no rows")
+    names = [str(c) for c in data.columns]
+    status = SCHEMA_DECLARED
+    prior: list[LedgerEntry] = []
+    prior_delta = 0.0
+    declared: dict[str, Any] = {}
+    if schema is not None:
+        if getattr(schema, "draft", None) is not None:
+            if not accept_draft:
+                raise SchemaError(
+                    "the schema is a data-derived draft (it carries the draft stamp of `ddssp schema`): "
+                    "its levels and bounds were read from the data without privacy. Review it and delete "
+                    "its \"draft\" key, or discover the schema privately (`ddssp schema DATA --eps E`, or "
+                    "leave out --schema), or pass --accept-draft-schema to release it marked not private"
+                )
+            status = SCHEMA_NOT_PRIVATE
+        rec = getattr(schema, "discovery", None)
+        if rec is not None:
+            try:
+                prior = [LedgerEntry.from_dict(e) for e in rec["entries"]]
+                prior_delta = float(rec.get("delta_budget", math.fsum(e.delta for e in prior)))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise SchemaError(f"the schema's discovery record is invalid ({exc})") from None
+            if status == SCHEMA_DECLARED:
+                status = SCHEMA_DISCOVERED
+        declared = {c.name: c for c in schema.columns}
+    missing = [n for n in declared if n not in names]
+    if missing:
+        raise SchemaError(f"schema column(s) missing from the data: {missing}; the data has {names[:20]}")
+    todo = [n for n in names if n not in declared]
+    kinds: dict[str, str] = {}
+    for lst, kind in ((categorical, "categorical"), (numeric, "numeric")):
+        for n in lst or ():
+            if n not in names:
+                raise SchemaError(f"--{kind} names column {n!r}, which is not in the data (columns: {names[:20]})")
+            if n in kinds:
+                raise SchemaError(f"column {n!r} is declared both categorical and numeric")
+            kinds[n] = kind
+    reserved = DISCOVERY_DELTA_SHARE * delta if todo else 0.0
+    delta_t = prior_delta + reserved
+    if not delta_t < delta:
+        raise SchemaError(f"the schema file's thresholding delta {prior_delta:g} is not below delta={delta:g}")
+    rho = rho_for_release(eps, delta, delta_t)
+    ledger = Ledger(rho, delta_budget=delta_t)
+    for e in prior:
+        try:
+            ledger.charge(e)
+        except DDSSPError as exc:
+            raise SchemaError(f"the DP schema file costs more than this release's budget ({exc}); give a "
+                              "larger --eps or discover the schema inside this release") from None
+    found: dict[str, Any] = {}
+    notes: dict[str, str] = {}
+    used = 0.0
+    if todo:
+        rho_disc = min(float(discovery_share) * rho, ledger.remaining)
+        found, report, used = discover(
+            data, todo, ChargedMechanisms(ledger, noise), rho=rho_disc, delta=reserved, kinds=kinds, bins=bins,
+            max_levels=max_levels or DEFAULT_MAX_LEVELS,
+        )
+        notes = dict(report.notes)
+        if status == SCHEMA_DECLARED:
+            status = SCHEMA_DISCOVERED
+    if replan and todo and used == 0.0:  # no key release: give the reserved delta back to zCDP
+        final = Ledger(rho_for_release(eps, delta, prior_delta), delta_budget=prior_delta)
+        final.entries = list(ledger.entries)
+        ledger = final
+    cols = [declared[n] if n in declared else found[n] for n in names]
+    return SchemaPlan(schema=Schema(cols), ledger=ledger, status=status, notes=notes, discovered=todo)
+
+
 def release(
     data: pd.DataFrame,
-    schema: Any,
+    schema: Any = None,
     *,
     eps: float,
     delta: float = DEFAULT_DELTA,
@@ -741,6 +895,14 @@ def release(
     encoded: bool = False,
     engine: str = "numpy",
     insecure_seed: int | None = None,
+    discover: bool | None = None,
+    discovery_share: float = DEFAULT_DISCOVERY_SHARE,
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
+    bins: int | None = None,
+    max_levels: int | None = None,
+    accept_draft_schema: bool = False,
+    plan: SchemaPlan | None = None,
 ) -> Release:
     """Run AIM on ``data`` (raw values per ``schema``, or integer codes with ``encoded=True``) and return
     the release. The privacy budget (eps, delta) is converted to zCDP and spent in full.
@@ -749,12 +911,34 @@ def release(
         It never reaches the noise: that comes from OpenDP's secure samplers.
     insecure_seed: FOR TESTS ONLY. Draw the noise from ``numpy.random.default_rng(insecure_seed)``:
         the release is then reproducible, NOT PRIVATE (anyone with the seed can subtract the noise),
-        and stamped so (:attr:`Release.stamp`) in the file and by every command that reads it."""
+        and stamped so (:attr:`Release.stamp`) in the file and by every command that reads it.
+
+    Columns of ``data`` that ``schema`` does not declare are discovered under DP inside the same
+    budget (:func:`plan_schema`, with the same noise source) when ``discover`` is True (the default
+    when ``schema`` is None); with ``discover=False`` a column missing from the schema is an error.
+    ``plan`` (from :func:`plan_schema`) gives the schema and its ledger directly."""
     from ddssp.marginals.aim import run_aim
 
     eps, delta = check_eps(eps), check_delta(delta)
     created = _dt.datetime.now(_dt.timezone.utc).date().isoformat()  # taken before the data is read
     noise = make_noise(insecure_seed)
+    if discover is None:
+        discover = schema is None
+    if encoded:
+        if schema is None:
+            raise SchemaError("integer-coded data (encoded=True) needs its schema")
+        plan = SchemaPlan(schema=schema, ledger=Ledger(rho_from_eps_delta(eps, delta)), status=SCHEMA_DECLARED)
+    elif plan is None:
+        if not discover:
+            if schema is None:
+                raise SchemaError("no schema given: pass one, or discover it privately (discover=True)")
+            extra = [str(c) for c in data.columns if str(c) not in schema]
+            if extra:
+                schema.encode(data)  # the usual error naming the columns not in the schema
+        plan = plan_schema(data, schema, eps=eps, delta=delta, discovery_share=discovery_share,
+                           categorical=categorical, numeric=numeric, bins=bins, max_levels=max_levels,
+                           accept_draft=accept_draft_schema, noise=noise)
+    schema = plan.schema
     if target is not None:
         schema.column(target)
     codes = schema.encode(data) if not encoded else _check_codes(data, schema)
@@ -762,19 +946,24 @@ def release(
         raise SchemaError("the table has no rows")
     domain = schema.domain
     w = build_workload(workload, domain, target, max_cells)
-    rho = rho_from_eps_delta(eps, delta)
+    ledger = plan.ledger
+    rho_aim = ledger.rho_budget - ledger.spent
+    if not rho_aim > 0:
+        raise DDSSPError("nothing of the budget is left for the marginals after schema discovery")
     rng = make_rng(seed)
     result = run_aim(
-        codes, domain, w, rho, rng=rng, max_model_size=max_model_size, rounds=rounds, iters=iters, callback=callback,
-        engine=engine, noise=noise,
+        codes, domain, w, rho_aim, rng=rng, max_model_size=max_model_size, rounds=rounds, iters=iters,
+        callback=callback, engine=engine, noise=noise,
     )
+    full = Ledger(ledger.rho_budget, delta_budget=ledger.delta_budget)
+    full.entries = list(ledger.entries) + list(result.ledger.entries)
     # Only public settings go to the file; timings and iteration counts stay on the terminal.
     settings = dict(result.info.get("settings", {}))
     info = {"settings": settings} if _jsonable(settings) else {}
     return Release(
         schema=schema,
         model=result.model,
-        ledger=result.ledger,
+        ledger=full,
         eps=eps,
         delta=delta,
         workload=list(result.workload),
@@ -783,6 +972,7 @@ def release(
         created=created,
         info=info,
         noise=noise.describe(),
+        schema_status=plan.status,
         local_info={k: v for k, v in dict(result.info).items() if k != "settings"} | {"rounds": int(result.rounds)},
     )
 

@@ -34,14 +34,16 @@ from scipy import stats
 
 from ddssp.errors import WorkloadError
 
-METHODS_LINEAR = ("ddssp", "aim-synth", "adassp", "public")
-METHODS_LOGISTIC = ("ddssp", "aim-synth", "objpert", "public")
+METHODS_LINEAR = ("ddssp", "aim-synth", "adassp", "public", "ddssp-discovered")
+METHODS_LOGISTIC = ("ddssp", "aim-synth", "objpert", "public", "ddssp-discovered")
 RELEASE_METHODS = ("ddssp", "aim-synth")
+#: methods that discover the schema of the raw training table under DP in every trial (``raw = true``)
+DISCOVERED_METHODS = ("ddssp-discovered",)
 
 SPEC_KEYS = {
     "name", "kind", "description", "train", "test", "test_rows", "domain", "schema", "categorical", "drop",
     "target", "task", "eps", "delta", "trials", "methods", "aim", "ddssp", "train_rows", "synth_rows",
-    "public_ridge", "encoding", "plot_x", "plot_logx", "filter", "recode", "metrics",
+    "public_ridge", "encoding", "plot_x", "plot_logx", "filter", "recode", "metrics", "raw", "na_values", "discovery_share",
 }
 METRICS = {"linear": ("mse",), "logistic": ("auc", "accuracy", "log_loss")}
 #: test rows held out when the table is too small for ``test_rows`` (and no test table is given)
@@ -168,10 +170,21 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     if (not isinstance(metrics, list) or not metrics
             or any(m not in METRICS[task] for m in metrics)):
         raise WorkloadError(f"metrics for task {task!r}: a non-empty list from {list(METRICS[task])}, got {metrics!r}")
+    raw = spec.get("raw", False)
+    if not isinstance(raw, bool):
+        raise WorkloadError("'raw' must be true or false")
+    if any(m in DISCOVERED_METHODS for m in methods) and not raw:
+        raise WorkloadError("method 'ddssp-discovered' needs raw tables: set raw = true and give a raw CSV")
+    share = spec.get("discovery_share")
+    if share is not None and not (isinstance(share, (int, float)) and 0 < share <= 1):
+        raise WorkloadError(f"discovery_share must be in (0, 1], got {share!r}")
     test_rows = spec.get("test_rows", 1000)
     if isinstance(test_rows, float) and not (0 < test_rows < 1):
         raise WorkloadError(f"test_rows must be a positive integer or a fraction in (0, 1), got {test_rows!r}")
     return {
+        "raw": raw,
+        "na_values": _str_list(spec, "na_values"),
+        "discovery_share": share,
         "name": spec.get("name", "ddssp-paper"),
         "task": task,
         "target": target,
@@ -317,6 +330,10 @@ def load_data(spec: dict, settings: dict, ctx: Any, rng: np.random.Generator):
         schema = load_schema(ctx.data_path(spec["schema"]))
     train = read_table(ctx.data_path(_require(spec, "train")))
     test = read_table(ctx.data_path(spec["test"])) if "test" in spec else None
+    na = settings.get("na_values") or []
+    if na:
+        train = train.mask(train.isin(na))
+        test = test.mask(test.isin(na)) if test is not None else None
     for col in [c for c, _, _ in settings["filter"]] + list(settings["recode"]):
         if col not in schema:
             raise WorkloadError(f"filter/recode: column {col!r} is not in the schema ({schema.names})")
@@ -341,7 +358,8 @@ def load_data(spec: dict, settings: dict, ctx: Any, rng: np.random.Generator):
         raise WorkloadError(f"the target {settings['target']!r} is in 'drop'")
     keep = [c for c in schema.names if c not in drop]
     schema = schema.subset(keep)
-    train_codes = schema.encode(train.drop(columns=[c for c in drop if c in train.columns]))
+    train = train.drop(columns=[c for c in drop if c in train.columns]).reset_index(drop=True)
+    train_codes = schema.encode(train)
     if test is None:
         # hold out test_rows random training rows (a fraction of the table when test_rows is one, or when
         # the table is too small for the number)
@@ -361,17 +379,24 @@ def load_data(spec: dict, settings: dict, ctx: Any, rng: np.random.Generator):
                                 f"(the table has {n_rows})")
         perm = rng.permutation(len(train_codes))
         test_codes = train_codes.iloc[perm[:n_test]].reset_index(drop=True)
+        test = train.iloc[perm[:n_test]].reset_index(drop=True)
         train_codes = train_codes.iloc[perm[n_test:]].reset_index(drop=True)
+        train = train.iloc[perm[n_test:]].reset_index(drop=True)
     else:
-        test_codes = schema.encode(test.drop(columns=[c for c in drop if c in test.columns]))
+        test = test.drop(columns=[c for c in drop if c in test.columns]).reset_index(drop=True)
+        test_codes = schema.encode(test)
         cap = settings["test_rows"]
         cap = int(round(cap * len(test_codes))) if isinstance(cap, float) else cap
         if len(test_codes) > cap:
             idx = np.sort(rng.choice(len(test_codes), cap, replace=False))
             test_codes = test_codes.iloc[idx].reset_index(drop=True)
+            test = test.iloc[idx].reset_index(drop=True)
     if len(train_codes) > settings["train_rows"]:
         idx = np.sort(rng.choice(len(train_codes), settings["train_rows"], replace=False))
         train_codes = train_codes.iloc[idx].reset_index(drop=True)
+        train = train.iloc[idx].reset_index(drop=True)
+    if settings.get("raw"):  # the raw rows too, aligned with the codes (for discovery and scoring)
+        return schema, train_codes, test_codes, train, test
     return schema, train_codes, test_codes
 
 
@@ -389,7 +414,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     s = parse_spec(spec, ctx)
     root = _seed_sequence(ctx.seed)
     data_ss, *cell_root = root.spawn(1 + len(s["eps"]) * s["trials"])
-    schema, train_codes, test_codes = load_data(spec, s, ctx, np.random.default_rng(data_ss))
+    loaded = load_data(spec, s, ctx, np.random.default_rng(data_ss))
+    schema, train_codes, test_codes = loaded[:3]
+    train_raw, test_raw = (loaded[3], loaded[4]) if s["raw"] else (None, None)
     task, target = s["task"], s["target"]
     enc = Encoding(schema, None, target, kind=task, overrides=s["encoding"] or None)
     X_train, y_train = enc.transform(train_codes), enc.target_vector(train_codes)
@@ -401,8 +428,24 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     )
     scorers = {"mse": mse, "auc": auc_score, "accuracy": accuracy, "log_loss": log_loss}
 
-    def score(model) -> dict[str, float]:
-        pred = model.decision_function(X_test) if task == "logistic" else model.predict(X_test)
+    if s["raw"]:
+        # raw mode: score against the raw test values, so that methods whose schemas differ (declared vs
+        # discovered per trial) compare on one scale: linear MSE in the target's own units ("mse_original";
+        # predictions mapped back with each encoding's target scale), logistic metrics against the raw labels
+        if task == "linear":
+            y_truth = pd.to_numeric(test_raw[target], errors="coerce").to_numpy(dtype=float)
+        else:
+            y_truth = np.where(test_raw[target].astype(str).to_numpy() == _positive_label(schema, target), 1.0, -1.0)
+
+    def score(model, encoding=None, X=None) -> dict[str, float]:
+        encoding = encoding or enc
+        X = X_test if X is None else X
+        pred = model.decision_function(X) if task == "logistic" else model.predict(X)
+        if s["raw"]:
+            if task == "linear":
+                ok = np.isfinite(y_truth)
+                return {"mse_original": mse(y_truth[ok], encoding.decode_target(pred)[ok])}
+            return {m: scorers[m](y_truth, pred) for m in s["metrics"]}
         return {m: scorers[m](y_test, pred) for m in s["metrics"]}
 
     def nonprivate(X, y):
@@ -467,6 +510,10 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     model = ObjectivePerturbation(eps, s["delta"], x_bound)  # secure noise
                     model.fit(X_train, y_train)
                     add(method, score(model), time.perf_counter() - t0)
+                elif method == "ddssp-discovered":
+                    values, secs = _discovered_ddssp(train_raw, test_raw, eps, s, target, task,
+                                                     np.random.default_rng(rel_ss), score)
+                    add(method, values, secs)
                 elif method == "public":
                     if public_result is None:
                         model = nonprivate(X_train, y_train)
@@ -484,6 +531,34 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     finally:
         bar.close()
     return pd.DataFrame(rows, columns=columns)
+
+
+def _positive_label(schema: Any, target: str) -> str:
+    """The positive class of a two-level target: its second level (as the encoding codes it)."""
+    return schema.column(target).labels[1]
+
+
+def _discovered_ddssp(train_raw, test_raw, eps, s, target, task, rng, score):
+    """One trial of DD-SSP on the raw training table with its schema discovered under DP inside the same
+    (eps, delta) (``plan_schema`` + ``release``); returns (scores, seconds)."""
+    from ddssp.data.encoding import ClipWarning
+    from ddssp.estimators.suffstats import Encoding
+    from ddssp.release import DEFAULT_DISCOVERY_SHARE, plan_schema, release
+
+    t0 = time.perf_counter()
+    share = s["discovery_share"] or DEFAULT_DISCOVERY_SHARE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClipWarning)  # clipping into discovered ranges is by design
+        plan = plan_schema(train_raw, None, eps=eps, delta=s["delta"], discovery_share=share)
+        rel = release(train_raw, plan.schema, eps=eps, delta=s["delta"], target=target, seed=rng, plan=plan,
+                      **dict(s["aim"]))
+        if task == "logistic" and plan.schema.column(target).size != 2:
+            # the discovered target is not binary: score a constant classifier
+            return score(_Constant(np.array([-1.0, 1.0]))), time.perf_counter() - t0
+        enc = Encoding(plan.schema, None, target, kind=task, overrides=s["encoding"] or None)
+        model = _ddssp_model(task, enc, s["ddssp"]).fit(rel, target=target)
+        X = enc.transform(plan.schema.encode(test_raw))
+    return score(model, enc, X), time.perf_counter() - t0
 
 
 class _Constant:

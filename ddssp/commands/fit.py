@@ -77,11 +77,14 @@ def run(args) -> int:
     warn_stamp(source, args.release)
     est = fit_release(source, args)
     res = result_dict(est, args.model)
+    res["schema_status"] = getattr(source, "schema_status", "declared")
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
     priv = res["privacy"]
     cost = ", ".join(f"{k}={v:g}" for k, v in priv.items() if k != "post_processing")
+    if not getattr(source, "schema_private", True):
+        print(f"WARNING: {source.schema_status}")
     print(f"DD-SSP {args.model} regression of {res['target']!r} from {args.release}")
     print(f"  n (model total) = {res['n']:.1f}; release privacy: {cost or 'unknown'} (the fit is post-processing)")
     if args.model == "logistic":

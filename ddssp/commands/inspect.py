@@ -28,6 +28,18 @@ def run(args) -> int:
         print(f"signed: {s['signed_by_unverified']} (not verified here; run `ddssp verify RELEASE --public-key KEY.pub.pem`)")
     print(f"privacy: eps={s['eps']:g} delta={s['delta']:g}  rho budget {s['rho_budget']:.6g}, "
           f"spent {s['rho_spent']:.6g} (eps spent {s['eps_spent']:.4g})")
+    if not rel.schema_private:
+        print(f"WARNING: {s['schema_status']}")
+    d = s["discovery"]
+    if d["entries"]:
+        print(f"schema: discovered under DP, in the ledger: {len(d['entries'])} discovery charges on "
+              f"{len(d['columns'])} column(s), rho {d['rho']:.6g} (AIM rho {s['rho_aim']:.6g}); thresholding "
+              f"delta spent {d['delta']:.3g} of {s['delta_threshold_budget']:.3g} set aside")
+        for e in d["entries"]:
+            extra = f", delta {e['delta']:.3g}" if e["delta"] else ""
+            print(f"  {e['clique'][0]:<24} {e['kind']:<16} sigma {e['sigma']:.4g}  rho {e['rho']:.4g}{extra}  {e['note']}")
+    elif rel.schema_private:
+        print("schema: declared (public; not part of the privacy budget)")
     if s["target"]:
         print(f"target: {s['target']}")
     print(f"columns ({len(s['columns'])}):")

@@ -3,18 +3,56 @@ from ddssp.commands import comma_list, warn_stamp
 HELP = "run AIM on a sensitive table and write a DP release file (the only command that reads the data)"
 DESCRIPTION = """Measure noisy marginals of DATA with AIM under (eps, delta)-DP and write one release file
 holding the schema, the ledger, the noisy measurements and the fitted model. Everything else
-(fit, synth, inspect) works from that file alone. The schema (levels, bins, bounds) must come from
-public knowledge: it is published as is and is not protected by the privacy budget."""
+(fit, synth, inspect) works from that file alone.
+
+`ddssp release DATA --eps E` is enough on a raw table: every column the schema does not declare
+(all of them, without --schema) is discovered under DP inside the same budget (levels by a
+thresholded noisy-count key release, numeric bounds and bins from noisy counts), charged to the same
+ledger. Columns a --schema or --domain file declares are public and cost nothing. The output is
+DATA's stem + .release beside DATA unless -o is given."""
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+def add_discovery_arguments(p) -> None:
+    """Options of private schema discovery (shared with `ddssp schema --eps`)."""
+    p.add_argument("--categorical", type=comma_list, metavar="A,B",
+                   help="columns that are categorical (with a domain file: its categorical columns); "
+                        "discovery then skips deciding their kind")
+    p.add_argument("--numeric", type=comma_list, metavar="A,B", help="columns that are numeric (discovery)")
+    p.add_argument("--bins", type=_positive_int,
+                   help="bins per discovered numeric column (default: chosen for the budget, 4 to 10)")
+    p.add_argument("--max-levels", type=_positive_int, default=None,
+                   help="whole-number columns with at most this many values in their DP range become "
+                        "ordered levels instead of bins (default 32)")
+    p.add_argument("--na-values", type=comma_list, metavar="X,Y",
+                   help="cell values that mean missing, besides empty cells (e.g. '?')")
 
 
 def add_arguments(p) -> None:
     p.add_argument("data", metavar="DATA", help="sensitive table (.csv or .parquet)")
-    p.add_argument("--eps", type=float, required=True, help="privacy parameter epsilon (> 0)")
+    p.add_argument("--eps", type=float, default=None, help="privacy parameter epsilon (> 0); required")
     p.add_argument("--delta", type=float, default=None, help="privacy parameter delta, in (0, 1) (default 1e-9)")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--schema", help="schema JSON (from `ddssp schema`, reviewed) or a domain file")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--schema", help="schema JSON (reviewed, or from `ddssp schema --eps`), or a domain file; "
+                                      "may name only some columns (the rest are discovered)")
     src.add_argument("--domain", help='domain file {"column": levels}: DATA holds integer codes 0..levels-1')
-    p.add_argument("--categorical", type=comma_list, help="with a domain file: the categorical columns (a,b,...)")
+    add_discovery_arguments(p)
+    p.add_argument("--discovery-share", type=float, default=None,
+                   help="share of the zCDP budget spent discovering undeclared columns (default 0.1)")
+    p.add_argument("--accept-draft-schema", action="store_true",
+                   help="release with a data-derived draft schema (from `ddssp schema` without --eps); "
+                        "the release is then marked 'schema not private'")
     p.add_argument("--target", help="regression target column (recorded; needed by --workload target)")
     p.add_argument("--workload", default="all-pairs",
                    help="all-pairs (default), target (pairs with --target), or a JSON file of cliques")
@@ -34,36 +72,96 @@ def add_arguments(p) -> None:
     p.add_argument("--sign-key", metavar="KEY.pem",
                    help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
                         "-out key.pem`); readers check it with `ddssp verify --public-key`")
-    p.add_argument("-o", "--output", required=True, help="release file to write")
+    p.add_argument("-o", "--output", help="release file to write (default: DATA's stem + .release, beside DATA)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+
+
+def need_eps(args, command: str) -> float:
+    from ddssp.dp import check_eps
+    from ddssp.errors import PrivacyParameterError
+
+    if args.eps is None:
+        raise PrivacyParameterError(
+            f"give the privacy budget: `ddssp {command} {args.data} --eps 1` (eps > 0; smaller is more "
+            "private). Columns without a declared schema are then discovered privately inside that budget"
+        )
+    return check_eps(args.eps)
+
+
+def load_declared(path, categorical):
+    """A schema or domain file; ``categorical`` goes to a domain file, and is otherwise left for
+    discovery. Returns (schema or None, categorical columns for discovery)."""
+    import json
+    from pathlib import Path
+
+    from ddssp.data import load_schema
+
+    if path is None:
+        return None, categorical
+    is_full = False
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        is_full = isinstance(d, dict) and "format" in d
+    except (OSError, UnicodeDecodeError, ValueError):
+        pass  # load_schema says what is wrong
+    if is_full:
+        return load_schema(path), categorical
+    return load_schema(path, categorical=categorical), None
+
+
+def read_raw(path, na_values):
+    from ddssp.data import read_table
+
+    df = read_table(path)
+    if na_values:
+        df = df.mask(df.isin(list(na_values)))
+    return df
 
 
 def run(args) -> int:
     import sys
     import time
+    from pathlib import Path
 
-    from ddssp.data.tables import read_table
     from ddssp.data.fileio import check_output_path
-    from ddssp.dp import check_delta, check_eps, rho_from_eps_delta
-    from ddssp.release import DEFAULT_DELTA, release
-    from ddssp.data import load_schema
+    from ddssp.dp import check_delta
+    from ddssp.release import DEFAULT_DELTA, DEFAULT_DISCOVERY_SHARE, SCHEMA_NOT_PRIVATE, plan_schema, release
 
     t0 = time.perf_counter()
-    eps = check_eps(args.eps)
+    eps = need_eps(args, "release")
     delta_given = args.delta is not None
     delta = check_delta(args.delta if delta_given else DEFAULT_DELTA)
     if not delta_given and not args.quiet:
         print(f"ddssp: delta not given; using delta = {delta:g}", file=sys.stderr)
-    out = check_output_path(args.output, force=args.force, inputs=[args.data, args.schema or args.domain])
+    data = Path(args.data)
+    output = args.output if args.output is not None else data.with_suffix(".release")
+    decl = args.schema or args.domain
+    out = check_output_path(output, force=args.force, inputs=[args.data] + ([decl] if decl else []))
     sign_key = None
     if args.sign_key:
         from ddssp.release import load_signing_key
 
         sign_key = load_signing_key(args.sign_key)  # a bad key fails before the data is read
-    schema = load_schema(args.schema or args.domain, categorical=args.categorical)
-    df = read_table(args.data)
-    rho = rho_from_eps_delta(eps, delta)
+    schema, cat = load_declared(decl, args.categorical)
+    df = read_raw(args.data, args.na_values)
+    share = DEFAULT_DISCOVERY_SHARE if args.discovery_share is None else args.discovery_share
+    from ddssp.dp.noise import make_noise
+
+    plan = plan_schema(df, schema, eps=eps, delta=delta, discovery_share=share, categorical=cat or (),
+                       numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels,
+                       accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed))
+    if not args.quiet:
+        if plan.discovered:
+            disc = plan.ledger.discovery_entries
+            rho_d = sum(e.rho for e in disc)
+            print(f"ddssp: discovered {len(plan.discovered)} column(s) under DP (rho {rho_d:.4g} of "
+                  f"{plan.ledger.rho_budget:.4g}, thresholding delta {plan.ledger.delta_budget:.3g}):",
+                  file=sys.stderr)
+            for name, note in plan.notes.items():
+                print(f"ddssp:   {name}: {note}", file=sys.stderr)
+        if plan.status == SCHEMA_NOT_PRIVATE:
+            print(f"ddssp: WARNING: {SCHEMA_NOT_PRIVATE}", file=sys.stderr)
 
     bar = None
     if not args.quiet:
@@ -81,11 +179,18 @@ def run(args) -> int:
         clique = ",".join(p.clique) if p.clique else "one-way"
         bar.set_postfix_str(f"round {p.round}/{p.max_rounds} measured {clique} sigma={p.sigma:.3g}")
 
+    import warnings
+
+    from ddssp.data import ClipWarning
+
     try:
-        rel = release(df, schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
-                      max_cells=args.max_cells, max_model_size=args.max_model_size, seed=args.seed,
-                      rounds=args.rounds, iters=args.iters, callback=progress, engine=args.engine,
-                      insecure_seed=args.insecure_seed)
+        with warnings.catch_warnings():
+            if plan.discovered:  # clipping into discovered ranges is by design; say it once below
+                warnings.simplefilter("ignore", ClipWarning)
+            rel = release(df, plan.schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
+                          max_cells=args.max_cells, max_model_size=args.max_model_size, seed=args.seed,
+                          rounds=args.rounds, iters=args.iters, callback=progress, engine=args.engine,
+                          plan=plan, insecure_seed=args.insecure_seed)
     finally:
         if bar is not None:
             bar.close()
@@ -100,10 +205,13 @@ def run(args) -> int:
                   + ", ".join(f"{k} {v:.2f} s" for k, v in t.items() if isinstance(v, (int, float))),
                   file=sys.stderr)
         print(
-            f"Released {len(df)} rows x {len(schema.names)} columns: {n_meas} noisy measurements of "
+            f"Released {len(df)} rows x {len(rel.schema.names)} columns: {n_meas} noisy measurements of "
             f"{len(s['cliques'])} marginals in {s['rounds']} rounds, model of "
             f"{len(s['model_cliques'])} cliques. Privacy: eps={eps:g}, delta={delta:g} "
-            f"(rho budget {rho:.6g}, spent {rel.rho_spent:.6g}). Wall time {time.perf_counter() - t0:.1f} s. "
+            f"(rho budget {rel.rho_budget:.6g}, spent {rel.rho_spent:.6g}"
+            + (f", of which discovery {s['discovery']['rho']:.4g}; thresholding delta "
+               f"{rel.ledger.delta_budget:.3g}" if s["discovery"]["entries"] else "")
+            + f"). Wall time {time.perf_counter() - t0:.1f} s. "
             f"Wrote {out}; inspect it with `ddssp inspect {out}`."
         )
     return 0

@@ -1,11 +1,16 @@
 from ddssp.commands import comma_list
 
-HELP = "draft a schema (column kinds, levels, bins) from a table, or --check a table against a schema"
+HELP = "discover a schema under DP (--eps), draft one (not private), or --check a table against a schema"
 
-DESCRIPTION = """Draft a schema JSON from a table (CSV or Parquet), or with --check SCHEMA check that
-the table encodes under a reviewed schema or domain file (writes nothing).
+DESCRIPTION = """With --eps: discover a schema JSON from a table (CSV or Parquet) under (eps, delta)-DP:
+levels by a thresholded noisy-count key release, numeric bounds and bins from noisy counts. The file
+records its ledger entries; a release made with it counts that cost inside its own eps.
 
-WARNING: the levels, bounds and bin edges in the draft are read from the data. They are NOT private
+Without --eps: draft a schema from the data WITHOUT privacy (stamped as a draft; `ddssp release`
+refuses it until the stamp is removed after review, or with --accept-draft-schema). With --check
+SCHEMA: check that the table encodes under a reviewed schema or domain file (writes nothing).
+
+WARNING: the levels, bounds and bin edges in a draft are read from the data. They are NOT private
 (a bound is often one person's value). Review them and replace them with public knowledge (official
 code lists, legal or physical ranges, round numbers) before using the schema for a release."""
 
@@ -35,32 +40,73 @@ def add_arguments(p) -> None:
     mode.add_argument("-o", "--output", help="schema JSON to write, e.g. DATA.schema.json")
     mode.add_argument("--check", metavar="SCHEMA",
                       help="check that DATA encodes under this schema JSON or domain file; writes nothing")
-    p.add_argument("--bins", type=_positive_int, default=10,
-                   help="equal-width bins per numeric column (default 10); numeric columns with at most "
-                        "this many distinct values keep them as explicit levels")
+    p.add_argument("--eps", type=float, default=None,
+                   help="discover the schema under DP with this epsilon (> 0); without it, a NOT private draft")
+    p.add_argument("--delta", type=float, default=None, help="with --eps: delta, in (0, 1) (default 1e-9)")
+    p.add_argument("--bins", type=_positive_int, default=None,
+                   help="bins per numeric column (draft: equal-width, default 10, and numeric columns with at "
+                        "most this many distinct values keep them as levels; --eps: equal-frequency, default "
+                        "chosen for the budget)")
     p.add_argument("--categorical", type=comma_list, default=None, metavar="A,B",
                    help="columns to treat as categorical even if they hold numbers (with --check and a "
                         "domain file: the categorical columns of the domain)")
-    p.add_argument("--max-levels", type=_positive_int, default=100,
-                   help="refuse categorical columns with more distinct values than this (default 100)")
+    p.add_argument("--numeric", type=comma_list, default=None, metavar="A,B",
+                   help="with --eps: columns that are numeric")
+    p.add_argument("--max-levels", type=_positive_int, default=None,
+                   help="draft: refuse categorical columns with more distinct values than this (default "
+                        "100); --eps: whole-number columns with at most this many values become levels (default 32)")
+    p.add_argument("--na-values", type=comma_list, metavar="X,Y",
+                   help="cell values that mean missing, besides empty cells (e.g. '?')")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
 
 
 def run(args) -> int:
     if args.check:
         return _check(args)
+    if args.eps is not None:
+        return _discover(args)
     return _draft(args)
+
+
+def _discover(args) -> int:
+    import sys
+
+    from ddssp.commands.release import read_raw
+    from ddssp.data.fileio import check_output_path
+    from ddssp.dp import check_delta, check_eps
+    from ddssp.release import DEFAULT_DELTA, plan_schema
+
+    eps = check_eps(args.eps)
+    delta = check_delta(args.delta if args.delta is not None else DEFAULT_DELTA)
+    out = check_output_path(args.output, force=args.force, inputs=[args.data])
+    df = read_raw(args.data, args.na_values)
+    plan = plan_schema(df, None, eps=eps, delta=delta, discovery_share=1.0, categorical=args.categorical or (),
+                       numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels, replan=False)
+    led = plan.ledger
+    schema = plan.schema
+    schema.discovery = {
+        "eps": eps, "delta": delta, "rho_budget": led.rho_budget, "delta_budget": led.delta_budget,
+        "entries": [e.to_dict() for e in led.entries],
+    }
+    schema.save(out, force=args.force)
+    for name, note in plan.notes.items():
+        print(f"ddssp:   {name}: {note}", file=sys.stderr)
+    print(f"ddssp: wrote {out}: {len(schema)} columns ({len(schema.categorical)} categorical, "
+          f"{len(schema.numeric)} numeric) discovered under ({eps:g}, {delta:g})-DP (rho {led.spent:.4g}, "
+          f"thresholding delta {led.delta_budget:.3g}); a release made with it counts this cost inside its eps",
+          file=sys.stderr)
+    return 0
 
 
 def _check(args) -> int:
     import sys
     import warnings
 
-    from ddssp.data.tables import read_table
+    from ddssp.commands.release import read_raw
     from ddssp.data import load_schema
 
     schema = load_schema(args.check, categorical=args.categorical)
-    df = read_table(args.data)
+    df = read_raw(args.data, args.na_values)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         schema.encode(df)
@@ -75,14 +121,14 @@ def _check(args) -> int:
 def _draft(args) -> int:
     import sys
 
-    from ddssp.data.tables import read_table
+    from ddssp.commands.release import read_raw
     from ddssp.data.fileio import check_output_path
     from ddssp.data import Schema
 
     out = check_output_path(args.output, force=args.force, inputs=[args.data])
-    df = read_table(args.data)
-    schema = Schema.infer(df, bins=args.bins, categorical=args.categorical,
-                          max_categorical_levels=args.max_levels)
+    df = read_raw(args.data, args.na_values)
+    schema = Schema.infer(df, bins=args.bins or 10, categorical=args.categorical,
+                          max_categorical_levels=args.max_levels or 100)
     schema.encode(df)  # the draft must encode its own table (raises on a bug, writes nothing)
     schema.save(out, force=args.force)
     n_cat, n_num = len(schema.categorical), len(schema.numeric)

@@ -94,6 +94,10 @@ class Column:
     clip: bool = True
     #: labels were given explicitly for a numeric column (kept in the schema file)
     custom_labels: bool = field(default=False, repr=False)
+    #: optional label of the level that empty cells (and, numeric, non-numeric cells) are coded to,
+    #: when that is not the ``missing`` level (discovered schemas: a released missing level, or the
+    #: ``<other>`` level, or the bin of the noisy median)
+    na: str | None = None
 
     @property
     def size(self) -> int:
@@ -104,9 +108,20 @@ class Column:
         return None if self.missing is None else self.labels.index(self.missing)
 
     @property
+    def na_code(self) -> int | None:
+        """Code of empty cells: the ``na`` level if declared, else the ``missing`` level (or None)."""
+        return self.labels.index(self.na) if self.na is not None else self.missing_code
+
+    def with_na(self, label: str | None) -> "Column":
+        """This column with empty cells coded to the level ``label`` (validated)."""
+        self.na = None if label is None else str(label)
+        self.validate()
+        return self
+
+    @property
     def is_codes(self) -> bool:
         """Integer codes 0..size-1 already in the data (a domain-file column)."""
-        if self.missing is not None or self.custom_labels:
+        if self.missing is not None or self.custom_labels or self.na is not None:
             return False
         if self.labels != [str(i) for i in range(self.size)]:
             return False
@@ -270,6 +285,8 @@ class Column:
             raise SchemaError(f"column {self.name!r}: duplicate labels {_few(dup)}")
         if self.missing is not None and self.missing not in self.labels:
             raise SchemaError(f"column {self.name!r}: missing label {self.missing!r} is not a level")
+        if self.na is not None and self.na not in self.labels:
+            raise SchemaError(f"column {self.name!r}: \"na\" label {self.na!r} is not a level")
         if self.kind == "numeric":
             if self.values is None or len(self.values) != self.size:
                 raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")
@@ -300,10 +317,22 @@ class Column:
             d = {k: (_int_if_whole(v) if k in ("edges", "values", "bounds") else v) for k, v in d.items()}
         if self.missing is not None:
             d["missing"] = self.missing
+        if self.na is not None and self.na != self.missing:
+            d["na"] = self.na
         return d
 
     @classmethod
     def from_dict(cls, d: Any) -> "Column":
+        col = cls._from_dict(d)
+        na = d.get("na")
+        if na is not None:
+            if not isinstance(na, str):
+                raise SchemaError(f"column {col.name!r}: \"na\" must be a level label (a string)")
+            col.with_na(na)
+        return col
+
+    @classmethod
+    def _from_dict(cls, d: Any) -> "Column":
         if not isinstance(d, dict):
             raise SchemaError(f"each column must be a JSON object, got {d!r}")
         name = d.get("name")
@@ -313,9 +342,9 @@ class Column:
         if kind not in KINDS:
             raise SchemaError(f"column {name!r}: \"kind\" must be one of {KINDS}, got {kind!r}")
         allowed = {
-            "categorical": {"name", "kind", "levels", "size", "missing", "description"},
+            "categorical": {"name", "kind", "levels", "size", "missing", "na", "description"},
             "numeric": {"name", "kind", "edges", "values", "bounds", "bins", "size", "clip",
-                        "labels", "missing", "description"},
+                        "labels", "missing", "na", "description"},
         }[kind]
         extra = sorted(set(d) - allowed)
         if extra:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import INFER_MISSING_LABEL, Column, _as_label, _few
-from ddssp.data.schema import Schema
+from ddssp.data.schema import DRAFT_STAMP, Schema
 from ddssp.errors import SchemaError
 
 
@@ -72,4 +72,4 @@ def draft_schema(
                 edges = short  # readable inner edges for the reviewer
             edges[0], edges[-1] = lo, hi
             cols.append(Column.binned(name, edges, missing=missing))
-    return Schema(cols, source="inferred")
+    return Schema(cols, source="inferred", draft=DRAFT_STAMP)

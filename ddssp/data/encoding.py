@@ -89,11 +89,14 @@ def _encode_categorical(col: Column, s: pd.Series) -> np.ndarray:
             f"column {col.name!r}: {len(unknown)} value(s) not among the schema's levels: "
             f"{_few(sorted(unknown))}{_domain_hint(col) or '; add them to the levels or declare a missing/other level'}"
         )
-    if isna.any() and mc is None:
+    nc = col.na_code
+    if isna.any() and nc is None:
         raise SchemaError(
             f"column {col.name!r}: {int(isna.sum())} missing (empty) value(s), e.g. in row(s) "
             f"{_few(list(s.index[isna]))}; fill them or declare a \"missing\" level"
         )
+    if nc is not None:
+        codes[isna] = nc
     if mc is not None:
         codes[codes < 0] = mc
     return codes
@@ -112,13 +115,14 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
     x = x.to_numpy(dtype=float, na_value=np.nan)
     bad = np.isnan(x) & ~isna
     mc = col.missing_code
-    if bad.any() and mc is None:
+    nc = col.na_code  # empty and non-numeric cells
+    if bad.any() and nc is None:
         vals = sorted({_as_label(v) for v in s[bad]})
         raise SchemaError(
             f"column {col.name!r} is numeric but has {int(bad.sum())} non-numeric value(s): "
             f"{_few(vals)}; fix the data, declare a missing level, or make the column categorical"
         )
-    if isna.any() and mc is None:
+    if isna.any() and nc is None:
         raise SchemaError(
             f"column {col.name!r}: {int(isna.sum())} missing (empty) value(s), e.g. in row(s) "
             f"{_few(list(s.index[isna]))}; fill them or declare a \"missing\" level"
@@ -128,6 +132,9 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
     lo, hi = col.bounds
     out_lo, out_hi = xv < lo, xv > hi
     n_out = int(out_lo.sum() + out_hi.sum())
+    outside = out_lo | out_hi
+    if n_out and not col.clip and mc is not None and col.edges is None:
+        n_out = 0  # explicit levels, not clipped, with a missing/other level: outside values go there
     if n_out:
         if not col.clip:
             offending = sorted(set(xv[out_lo | out_hi].tolist()))
@@ -163,10 +170,12 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
                     + (_domain_hint(col) or "; use bin edges or declare a missing level")
                 )
             c[off] = mc
+    if not col.clip and mc is not None and col.edges is None:
+        c[outside] = mc
     codes = np.empty(len(s), dtype=np.int64)
     codes[~miss] = c
     if miss.any():
-        codes[miss] = mc
+        codes[miss] = nc
     return codes
 
 

@@ -27,13 +27,22 @@ from ddssp.data.encoding import decode, encode
 from ddssp.errors import SchemaError
 
 FORMAT = "ddssp-schema/1"
+#: the stamp ``ddssp schema`` (without --eps) puts in a schema drafted from data (key "draft")
+DRAFT_STAMP = ("data-derived draft: levels, bounds and bin edges were read from the data WITHOUT "
+               "privacy; review them, replace them with public knowledge, then delete this key")
 
 
 class Schema:
     """An ordered list of columns. See the module docstring."""
 
-    def __init__(self, columns: Iterable[Column], source: str = "schema"):
+    def __init__(self, columns: Iterable[Column], source: str = "schema", draft: str | None = None,
+                 discovery: dict | None = None):
         self.columns: list[Column] = list(columns)
+        #: the draft stamp (a schema drafted from the data without privacy and not reviewed), or None
+        self.draft = draft
+        #: for a schema discovered under DP (``ddssp schema --eps``): its privacy record
+        #: {"eps", "delta", "rho_budget", "delta_budget", "entries": [ledger entries]}, or None
+        self.discovery = discovery
         #: "schema" (a ddssp schema), "domain" (from a domain file: codes already in the data) or
         #: "inferred" (drafted from data by :meth:`infer`)
         self.source = source
@@ -92,7 +101,8 @@ class Schema:
             ) from None
 
     def subset(self, names: Iterable[str]) -> "Schema":
-        return Schema([self.column(n) for n in names], source=self.source)
+        return Schema([self.column(n) for n in names], source=self.source, draft=self.draft,
+                      discovery=self.discovery)
 
     # ----------------------------------------------------------------- encode / decode
     def encode(self, df: pd.DataFrame) -> pd.DataFrame:
@@ -106,7 +116,13 @@ class Schema:
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
-        return {"format": FORMAT, "columns": [c.to_dict() for c in self.columns]}
+        d: dict[str, Any] = {"format": FORMAT}
+        if self.draft is not None:
+            d["draft"] = self.draft
+        if self.discovery is not None:
+            d["discovery"] = self.discovery
+        d["columns"] = [c.to_dict() for c in self.columns]
+        return d
 
     @classmethod
     def from_dict(cls, d: Any) -> "Schema":
@@ -116,20 +132,31 @@ class Schema:
         fmt = d.get("format")
         if fmt != FORMAT:
             raise SchemaError(f"unknown schema format {fmt!r}; expected {FORMAT!r}")
-        extra = sorted(set(d) - {"format", "columns", "description"})
+        extra = sorted(set(d) - {"format", "columns", "description", "draft", "discovery"})
         if extra:
             raise SchemaError(f"unknown top-level schema keys {extra}")
         cols = d.get("columns")
         if not isinstance(cols, list) or not cols:
             raise SchemaError("a schema needs a non-empty \"columns\" list")
-        return cls([Column.from_dict(c) for c in cols])
+        draft = d.get("draft")
+        if draft is not None and not isinstance(draft, str):
+            raise SchemaError("\"draft\" must be a string (the draft stamp)")
+        disc = d.get("discovery")
+        if disc is not None and not (isinstance(disc, dict) and isinstance(disc.get("entries"), list)):
+            raise SchemaError("\"discovery\" must be an object with a list of ledger \"entries\"")
+        return cls([Column.from_dict(c) for c in cols], draft=draft, discovery=disc)
 
     def to_json(self) -> str:
         """JSON text, one line per column (easy to review and diff)."""
         cols = ",\n".join(
             "    " + json.dumps(c.to_dict(), allow_nan=False, ensure_ascii=False) for c in self.columns
         )
-        return f'{{\n  "format": {json.dumps(FORMAT)},\n  "columns": [\n{cols}\n  ]\n}}\n'
+        head = f'  "format": {json.dumps(FORMAT)},\n'
+        if self.draft is not None:
+            head += f'  "draft": {json.dumps(self.draft)},\n'
+        if self.discovery is not None:
+            head += f'  "discovery": {json.dumps(self.discovery, allow_nan=False)},\n'
+        return f'{{\n{head}  "columns": [\n{cols}\n  ]\n}}\n'
 
     def save(self, path: str | os.PathLike, force: bool = False) -> Path:
         """Write the schema as JSON, atomically; refuses an existing file unless ``force``."""

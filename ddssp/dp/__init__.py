@@ -9,10 +9,12 @@ from ddssp.dp.accounting import (
     Ledger,
     LedgerEntry,
     approx_zcdp_rho_budget,
+    approx_zcdp_delta,
     entry_problem,
     register_entry_check,
     cks_delta,
     eps_from_rho_delta,
+    rho_for_release,
     rho_from_eps_delta,
 )
 from ddssp.dp.mechanisms import (
@@ -31,10 +33,11 @@ from ddssp.dp.noise import (
 )
 from ddssp.dp.params import check_bound, check_delta, check_eps, check_positive, check_rho
 from ddssp.dp.random import make_rng
+from ddssp.dp import discovery as _discovery  # noqa: E402,F401  (registers the discovery entry checks)
 
 __all__ = [
     "LEDGER_RTOL", "Ledger", "LedgerEntry", "cks_delta", "eps_from_rho_delta", "rho_from_eps_delta",
-    "entry_problem", "register_entry_check", "approx_zcdp_rho_budget",
+    "entry_problem", "register_entry_check", "approx_zcdp_rho_budget", "approx_zcdp_delta", "rho_for_release",
     "INSECURE_STAMP", "InsecureSeededNoise", "NoiseSource", "SecureNoise", "make_noise",
     "clip_rows", "exponential_probabilities", "exponential_rho",
     "gaussian_rho", "gaussian_sigma",

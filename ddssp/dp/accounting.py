@@ -118,6 +118,18 @@ def approx_zcdp_rho_budget(eps: float, delta: float, delta_approx: float = 0.0) 
     return rho_from_eps_delta(eps, delta - da)
 
 
+def approx_zcdp_delta(rho: float, delta_threshold: float, eps: float) -> float:
+    """Total delta of a (delta_threshold, rho)-approximately-zCDP release at ``eps``:
+    delta_threshold + cks_delta(rho, eps)."""
+    return float(delta_threshold) + cks_delta(rho, eps)
+
+
+def rho_for_release(eps: float, delta: float, delta_threshold: float = 0.0) -> float:
+    """The zCDP budget of a release that is (eps, delta)-DP with ``delta_threshold`` of delta set
+    aside for thresholded mechanisms (:func:`approx_zcdp_rho_budget`)."""
+    return approx_zcdp_rho_budget(eps, delta, delta_threshold)
+
+
 # --------------------------------------------------------------------------- ledger
 @dataclass(frozen=True)
 class LedgerEntry:
@@ -143,6 +155,11 @@ class LedgerEntry:
     note: str = ""
     delta: float = 0.0
     params: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def is_discovery(self) -> bool:
+        """A charge of private schema discovery (kinds start with 'discover')."""
+        return self.kind.startswith("discover")
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -264,6 +281,10 @@ class Ledger:
     @property
     def delta_spent(self) -> float:
         return math.fsum(e.delta for e in self.entries)
+
+    @property
+    def discovery_entries(self) -> list[LedgerEntry]:
+        return [e for e in self.entries if e.is_discovery]
 
     @property
     def remaining(self) -> float:

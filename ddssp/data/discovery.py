@@ -1,0 +1,431 @@
+"""Private schema discovery: column kinds, categorical levels, numeric bounds and bin edges, all
+read from the data only through noisy counts charged to a privacy ledger.
+
+Per discovered column (names are public; nothing else about the data is):
+
+1. **Scan** (every column whose kind or range is unknown): one vector of counts, one cell per row,
+   noised with the discrete Gaussian (:func:`ddssp.dp.discovery.noisy_counts`). The cells are fixed
+   in advance (public): missing, text (not a number), and for numbers a signed log-spaced band
+   (four per decade from 1e-6 to 1e12, exact zero its own cell), split by whole / not whole. From
+   the noisy cells (only cells clearly above the noise count) come the kind (numeric or
+   categorical; a mix is refused), the range (outer edges of the populated bands), whether the
+   numbers are whole, and the mass at exactly zero.
+2. **Categorical**: stable key release (:func:`ddssp.dp.discovery.threshold_counts`): noisy counts
+   of the observed labels, kept when they reach a threshold chosen so that a label held by one row
+   is released with probability at most the column's delta share. Missing cells are a label like any
+   other. Labels not released (and labels never seen) map to the ``<other>`` level.
+3. **Numeric**: noisy counts on a public grid inside the range found in step 1 (one cell per whole
+   number when the numbers are whole and the range is short; else 256 cells, log-spaced when the
+   range spans decades). Whole numbers over a short range (at most ``max_levels``) become ordered
+   levels; otherwise equal-frequency bin edges are read from the cumulative noisy counts, and a
+   heavy point mass (a whole number, or zero, holding at least 1/bins of the rows) gets its own bin
+   that decodes to exactly that value. Values outside the range are clipped into the end bins.
+
+Decisions use noisy outputs only (post-processing), so the column kind, the number of levels and
+even the refusals ("a single value", "an identifier", "all missing") are DP outputs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from ddssp.data.columns import Column, _as_label
+from ddssp.errors import SchemaError
+
+OTHER_LABEL = "<other>"
+MISSING_LABEL = "<missing>"
+
+# scan bands: 10**(BAND_LO + j / BAND_PER) for j = 0..N_BANDS
+BAND_LO, BAND_HI, BAND_PER = -6, 12, 4
+N_BANDS = (BAND_HI - BAND_LO) * BAND_PER
+_B = 10.0 ** (BAND_LO + np.arange(N_BANDS + 1) / BAND_PER)
+#: slots in value order: -huge, -bands (high to low), -tiny, zero, +tiny, +bands, +huge
+N_SLOTS = 2 * N_BANDS + 5
+ZERO_SLOT = N_BANDS + 2
+SCAN_FRACTION = 0.25  # of a column's rho, when the column needs a scan
+#: noisy count a scan cell must reach to count as populated (in noise sds; ~300 cells per column,
+#: so an empty cell passes with probability ~1e-3 per column)
+POP_SDS = 4.5
+#: a slot next to the populated range joins it when its noisy count reaches this many sds
+ADJACENT_SDS = 2.0
+GRID_CELLS = 256
+MAX_INT_CELLS = 4096
+DEFAULT_MAX_LEVELS = 32
+MAX_CATEGORICAL_LEVELS = 200
+#: a categorical column keeps an ``<other>`` level when the noisy count of rows outside its released
+#: labels is at least this share of its rows (and 3 noise sds); else unknown labels join the largest level
+OTHER_MIN_SHARE = 0.01
+
+
+def _slot_bounds() -> tuple[np.ndarray, np.ndarray]:
+    lo = np.empty(N_SLOTS)
+    hi = np.empty(N_SLOTS)
+    lo[0] = hi[0] = -_B[-1]
+    for j in range(N_BANDS):  # negative band j: x in (-B[j+1], -B[j]] -> slot N_BANDS - j
+        s = N_BANDS - j
+        lo[s], hi[s] = -_B[j + 1], -_B[j]
+    lo[N_BANDS + 1], hi[N_BANDS + 1] = -_B[0], 0.0
+    lo[ZERO_SLOT] = hi[ZERO_SLOT] = 0.0
+    lo[ZERO_SLOT + 1], hi[ZERO_SLOT + 1] = 0.0, _B[0]
+    for j in range(N_BANDS):
+        s = ZERO_SLOT + 2 + j
+        lo[s], hi[s] = _B[j], _B[j + 1]
+    lo[-1] = hi[-1] = _B[-1]
+    return lo, hi
+
+
+SLOT_LO, SLOT_HI = _slot_bounds()
+
+
+# ----------------------------------------------------------------------------- counting (exact)
+# The only functions here that read the data. Each row adds one to exactly one cell.
+def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(x, isna): float values (NaN for missing or text) and the missing mask."""
+    isna = s.isna().to_numpy()
+    if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+        t = s.astype(object).where(~isna, None).map(lambda v: v.strip() if isinstance(v, str) else v)
+        x = pd.to_numeric(t, errors="coerce")
+    else:
+        x = pd.to_numeric(s, errors="coerce")
+    return np.asarray(x, dtype=float), isna
+
+
+def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
+    """Counts of the scan cells: [missing, text, whole numbers by slot, other numbers by slot]."""
+    text = np.isnan(x) & ~isna
+    num = ~np.isnan(x)
+    v = x[num]
+    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
+    a = np.abs(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        j = np.floor((np.log10(a) - BAND_LO) * BAND_PER)
+    pos, neg = v > 0, v < 0
+    tiny, huge = a < _B[0], a >= _B[-1]
+    jj = np.clip(np.nan_to_num(j, nan=0, posinf=N_BANDS - 1, neginf=0), 0, N_BANDS - 1).astype(np.int64)
+    slot[pos] = ZERO_SLOT + 2 + jj[pos]
+    slot[neg] = N_BANDS - jj[neg]
+    slot[pos & tiny] = ZERO_SLOT + 1
+    slot[neg & tiny] = N_BANDS + 1
+    slot[pos & huge] = N_SLOTS - 1
+    slot[neg & huge] = 0
+    whole = np.isfinite(v) & (v == np.floor(v))
+    cells = np.zeros(2 + 2 * N_SLOTS, dtype=np.int64)
+    cells[0] = int(isna.sum())
+    cells[1] = int(text.sum())
+    cells[2:2 + N_SLOTS] = np.bincount(slot[whole], minlength=N_SLOTS)
+    cells[2 + N_SLOTS:] = np.bincount(slot[~whole], minlength=N_SLOTS)
+    return cells
+
+
+def label_counts(s: pd.Series) -> dict[str, int]:
+    """{label: count} of a column's values as categorical labels; missing cells under one key."""
+    isna = s.isna()
+    vc = s[~isna].map(_as_label).value_counts(sort=False)
+    out = {str(k): int(v) for k, v in vc.items()}
+    if isna.any():  # a literal "<missing>" label joins the missing cells
+        out[MISSING_LABEL] = out.get(MISSING_LABEL, 0) + int(isna.sum())
+    return out
+
+
+def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Counts of the numbers in ``x`` (NaN skipped) in the grid cells, values clipped into the grid."""
+    v = x[~np.isnan(x)]
+    v = np.clip(v, edges[0], edges[-1])
+    k = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, len(edges) - 2)
+    return np.bincount(k, minlength=len(edges) - 1).astype(np.int64)
+
+
+# ----------------------------------------------------------------------------- the discovery
+@dataclass
+class ScanResult:
+    kind: str | None  # "numeric" / "categorical"
+    n_present: float  # noisy count of present (non-missing) cells, populated cells only
+    missing: float  # noisy missing + text count (numeric columns: cells that are not numbers)
+    lo: float = 0.0
+    hi: float = 0.0
+    lo_pos: float | None = None  # lower edge of the lowest populated positive band
+    whole: bool = False
+    zero: float = 0.0  # noisy count of exact zeros
+    text: float = 0.0
+    sigma: float = 0.0
+
+
+@dataclass
+class DiscoveryReport:
+    """What discovery decided, per column (printed by the CLI; the values are DP outputs)."""
+
+    notes: dict[str, str] = field(default_factory=dict)
+    categorical: list[str] = field(default_factory=list)
+
+
+def _sigma(rho: float) -> float:
+    return 1.0 / math.sqrt(2.0 * rho)
+
+
+def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, declared_kind: str | None) -> ScanResult:
+    sigma = _sigma(rho)
+    y = mech.counts(scan_cells(x, isna), sigma, column=name,
+                    note="scan: missing / text / log-band counts").astype(float)
+    thr = POP_SDS * sigma
+    miss, text = y[0], y[1]
+    whole, frac = y[2:2 + N_SLOTS], y[2 + N_SLOTS:]
+    slot = whole + frac
+    pop = slot >= POP_SDS * sigma * math.sqrt(2)
+    num = float(np.sum(slot[pop]))
+    text_c = text if text >= thr else 0.0
+    if num <= 0 and text_c <= 0:
+        raise SchemaError(
+            f"column {name!r}: no values found (all missing, or too few rows for this budget); "
+            "drop the column or declare it in a schema"
+        )
+    kind = declared_kind
+    if kind is None:
+        share = text_c / (text_c + num)
+        if share >= 0.8:
+            kind = "categorical"
+        elif share <= 0.2:
+            kind = "numeric"
+        else:
+            raise SchemaError(
+                f"column {name!r} mixes numbers and text (about {100 * share:.0f}% text); declare it "
+                "with --categorical, or mark the text as missing with --na-values"
+            )
+    res = ScanResult(kind=kind, n_present=num + text_c, missing=max(miss, 0.0) + (text_c if kind == "numeric" else 0.0),
+                     text=text_c, sigma=sigma)
+    if kind == "numeric":
+        if not pop.any():
+            raise SchemaError(
+                f"column {name!r} is declared numeric but holds (almost) no numbers; declare it "
+                "categorical or fix the data"
+            )
+        idx = np.flatnonzero(pop)
+        first, last = int(idx[0]), int(idx[-1])
+        # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
+        # next to the data is where a tail that did not clear 4.5 sds lives
+        near = ADJACENT_SDS * sigma * math.sqrt(2)
+        if first > 0 and slot[first - 1] >= near:
+            first -= 1
+        if last < N_SLOTS - 1 and slot[last + 1] >= near:
+            last += 1
+        idx = np.array(sorted(set(idx.tolist()) | {first, last}))
+        res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
+        posidx = idx[idx > ZERO_SLOT]
+        res.lo_pos = float(SLOT_LO[posidx[0]]) if posidx.size else None
+        nonwhole = float(np.sum(frac[pop]))
+        res.whole = nonwhole <= max(0.02 * num, 2.5 * sigma * math.sqrt(pop.sum()))
+        res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
+        res.n_present = num
+    return res
+
+
+def _single(name: str) -> str:
+    return f"column {name!r} holds a single value; drop it (it carries no information)"
+
+
+def _confident_single(rest: float, sd: float, n: float) -> bool:
+    """The noisy count of rows outside the one value found is within 2 sds of zero, and the noise is
+    small enough (sd below 1% of the rows) for that to mean "a single value" rather than "too noisy to see
+    the others"."""
+    return rest < 2 * sd and sd < 0.01 * max(n, 1.0)
+
+
+def _unique_label(label: str, taken: set[str]) -> str:
+    while label in taken:
+        label = label + "_"
+    return label
+
+
+def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech, scan: ScanResult | None):
+    sigma = _sigma(rho)
+    released, threshold = mech.keys(label_counts(s), sigma, delta, column=name)
+    has_missing = MISSING_LABEL in released
+    labels = {k: v for k, v in released.items() if k != MISSING_LABEL}
+    if not labels:
+        raise SchemaError(
+            f"column {name!r}: no label is held by enough rows to be released at this budget (a label "
+            f"needs about {threshold} rows); an identifier or free-text column? drop it, declare its "
+            "levels in a schema, or give more budget"
+        )
+    if len(labels) > MAX_CATEGORICAL_LEVELS:  # post-processing: keep the largest noisy counts
+        keep = sorted(labels, key=lambda k: -labels[k])[:MAX_CATEGORICAL_LEVELS]
+        labels = {k: labels[k] for k in keep}
+    if len(labels) == 1 and not has_missing and scan is not None:
+        # rows outside the one label, estimated from the scan (present + missing) minus its count
+        rest = scan.n_present + scan.missing - next(iter(labels.values()))
+        sd = math.sqrt(2 * scan.sigma ** 2 + sigma ** 2)
+        if _confident_single(rest, sd, scan.n_present):
+            raise SchemaError(_single(name))
+    keys = list(labels)
+    try:
+        keys.sort(key=float)
+    except ValueError:
+        keys.sort()
+    other = _unique_label(OTHER_LABEL, set(keys) | {MISSING_LABEL})
+    levels = list(keys)
+    keep_other = True
+    if scan is not None:
+        # rows outside the released labels, from noisy outputs only: (scan present + missing) minus
+        # the released counts. When that is clearly small, unknown labels join the largest level
+        # instead of an <other> level of their own (a binary column stays binary).
+        rest = scan.n_present + scan.missing - sum(released.values())
+        sd = math.sqrt(2 * scan.sigma ** 2 + len(released) * sigma ** 2)
+        keep_other = rest >= max(3 * sd, OTHER_MIN_SHARE * max(scan.n_present, 1.0))
+    catch = other if keep_other else max(keys, key=lambda k: labels[k])
+    if keep_other:
+        levels.append(other)
+    na = catch
+    if has_missing:
+        na = MISSING_LABEL
+        levels.insert(len(keys), na)
+    col = Column.categorical(name, levels, missing=catch).with_na(na)
+    note = (f"categorical, {len(keys)} released label(s)" + (" + missing" if has_missing else "")
+            + (f" + {other}" if keep_other else f"; other labels join {catch!r}") + f" (threshold {threshold})")
+    return col, note
+
+
+def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
+    """Edges: grid ends, cuts where the cumulative noisy count (forced cells left out) crosses
+    j / bins' of its total, and both edges of every forced cell."""
+    forced = sorted(set(int(i) for i in forced))
+    w = np.clip(y.astype(float), 0, None)
+    w_free = w.copy()
+    w_free[forced] = 0.0
+    b_free = max(1, bins - len(forced))
+    total = w_free.sum()
+    edges = {float(grid[0]), float(grid[-1])}
+    if total > 0 and b_free > 1:
+        cum = np.cumsum(w_free)
+        for j in range(1, b_free):
+            i = int(np.searchsorted(cum, j * total / b_free, side="left"))
+            edges.add(float(grid[min(i + 1, len(grid) - 1)]))
+    for i in forced:
+        edges.add(float(grid[i]))
+        edges.add(float(grid[i + 1]))
+    return sorted(edges)
+
+
+def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None,
+                     max_levels: int):
+    sigma = _sigma(rho)
+    n = max(scan.n_present, 1.0)
+    lo, hi = scan.lo, scan.hi
+    int_grid = False
+    if scan.whole:
+        lo_i = math.ceil(lo)
+        hi_i = max(lo_i, math.floor(hi) if hi <= 0 else math.ceil(hi) - 1)
+        if hi_i - lo_i + 1 <= MAX_INT_CELLS:
+            int_grid = True
+            grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
+    single = (int_grid and len(grid) == 2) or (not int_grid and hi <= lo)
+    if single:  # one value found: measure it against everything else
+        v = float(grid[0]) if int_grid else lo
+        num = x[~np.isnan(x)]
+        cnt = np.array([int(np.sum(num == v)), int(np.sum(num != v))], dtype=np.int64)
+        y = mech.counts(cnt, sigma, column=name, note="counts of the one value found vs the rest")
+        if _confident_single(float(y[1]), sigma, n):
+            raise SchemaError(_single(name))
+        col = Column.levels(name, [v], missing=OTHER_LABEL, clip=False)
+        return col, f"numeric, one value {v:g} found + {OTHER_LABEL} (everything else)"
+    if not int_grid:
+        lo_pos = scan.lo_pos
+        if lo >= 0 and lo_pos is not None and hi / lo_pos > 50:
+            g = np.geomspace(lo_pos, hi, GRID_CELLS + 1 - (lo < lo_pos))
+            grid = np.concatenate([[lo], g]) if lo < lo_pos else g
+        else:
+            grid = np.linspace(lo, hi, GRID_CELLS + 1)
+        if scan.whole:
+            grid = np.unique(np.round(grid))
+        if scan.zero > 0 and lo <= 0 <= hi:  # zero gets cell [0, next edge)
+            grid = np.unique(np.concatenate([grid, [0.0, 1.0] if scan.whole else [0.0]]))
+    y = mech.counts(grid_counts(x, grid), sigma, column=name,
+                    note=f"counts on a {len(grid) - 1}-cell grid").astype(float)
+    n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
+    missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
+    thr = 3.5 * sigma
+    if int_grid and len(grid) - 1 <= max_levels:
+        ok = np.flatnonzero(y >= thr)
+        a, b = (int(ok[0]), int(ok[-1])) if ok.size else (0, len(grid) - 2)
+        values = grid[a:b + 1]
+        if len(values) == 1:  # one whole number found: everything else is <other>, or a single value
+            rest = float(y.sum() - y[a])
+            if _confident_single(rest, sigma * math.sqrt(max(len(y) - 1, 1)), n):
+                raise SchemaError(_single(name))
+            col = Column.levels(name, values, missing=OTHER_LABEL, clip=False)
+            return col, f"numeric, one value {values[0]:g} found + {OTHER_LABEL} (everything else)"
+        col = Column.levels(name, values, missing=missing)
+        col.with_na(missing if missing is not None else col.labels[_median_index(y[a:b + 1])])
+        return col, f"numeric, whole numbers {values[0]:g}..{values[-1]:g} as {len(values)} ordered levels"
+    forced = []
+    heavy = max(n / n_bins, thr)
+    if int_grid:
+        forced = [i for i in np.flatnonzero(y >= heavy)]
+    elif scan.zero >= heavy:
+        forced = [int(np.searchsorted(grid, 0.0, side="right") - 1)]
+    edges = _equal_frequency(grid, y, n_bins, forced)
+    if len(edges) < 2:
+        raise SchemaError(f"column {name!r} holds a single value; drop it (it carries no information)")
+    values = []
+    points = {float(grid[i]) for i in forced}
+    for a, b in zip(edges, edges[1:]):
+        if a in points:
+            values.append(a)
+        elif scan.whole and b - a >= 1:
+            values.append(float(math.floor(a + (b - a - 1) / 2)) if b > a + 1 else float(a))
+        else:
+            values.append((a + b) / 2)
+    col = Column.binned(name, edges, values, missing=missing)
+    # na level: the missing level, else the bin holding the noisy median
+    if missing is None:
+        mids = 0.5 * (grid[:-1] + grid[1:])
+        med = mids[_median_index(y)]
+        col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
+    pm = ", ".join(f"{v:g}" for v in sorted(points))
+    return col, (f"numeric, {len(edges) - 1} bins over [{edges[0]:g}, {edges[-1]:g}]"
+                 + (f", point mass(es) at {pm}" if points else ""))
+
+
+def _median_index(y: np.ndarray) -> int:
+    w = np.clip(y, 0, None)
+    if w.sum() <= 0:
+        return len(y) // 2
+    return int(np.searchsorted(np.cumsum(w), w.sum() / 2))
+
+
+def discover(df: pd.DataFrame, columns: list[str], mech, *, rho: float, delta: float,
+             kinds: dict[str, str] | None = None, bins: int | None = None,
+             max_levels: int = DEFAULT_MAX_LEVELS) -> tuple[dict[str, Any], DiscoveryReport, float]:
+    """Discover ``columns`` of ``df`` through ``mech`` (:class:`ddssp.dp.discovery.ChargedMechanisms`:
+    every noisy count is charged to its ledger), spending at most ``rho`` (zCDP) and ``delta`` (key
+    release). ``kinds`` declares some kinds ({name: "numeric"|"categorical"}). Returns
+    ({name: Column}, report, delta used). The delta is split among the categorical columns only
+    (known after the scans), so it is all used when there is one, and none is used otherwise."""
+    kinds = dict(kinds or {})
+    if not columns:
+        return {}, DiscoveryReport(), 0.0
+    rho_col = rho / len(columns)
+    scans: dict[str, ScanResult | None] = {}
+    parsed = {}
+    for name in columns:
+        if kinds.get(name) == "categorical":
+            scans[name] = None
+            continue
+        x, isna = parse_numbers(df[name])
+        parsed[name] = x
+        scans[name] = scan_column(x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name))
+    cat = [n for n in columns if scans[n] is None or scans[n].kind == "categorical"]
+    report = DiscoveryReport(categorical=cat)
+    out = {}
+    for name in columns:
+        left = rho_col if scans[name] is None else (1 - SCAN_FRACTION) * rho_col
+        if name in cat:
+            col, note = discover_categorical(df[name], name, left, delta / len(cat), mech, scans[name])
+        else:
+            col, note = discover_numeric(parsed[name], name, left, mech, scans[name], bins, max_levels)
+        out[name] = col
+        report.notes[name] = note
+    return out, report, (delta if cat else 0.0)

@@ -1,0 +1,161 @@
+"""Private schema discovery (ddssp.data.discovery) and its accounting inside a release."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddssp.data import Column, Schema
+from ddssp.data.discovery import OTHER_LABEL, SLOT_HI, SLOT_LO, discover, scan_cells
+from ddssp.dp import Ledger, cks_delta, rho_from_eps_delta
+from ddssp.dp.discovery import ChargedMechanisms
+from ddssp.errors import SchemaError
+from ddssp.release import Release, release
+from tests.data.raw_table import make_raw_table
+
+# clipping into discovered ranges is by design (the CLI silences this local note too)
+pytestmark = pytest.mark.filterwarnings("ignore::ddssp.data.encoding.ClipWarning")
+
+
+@pytest.fixture(scope="module")
+def raw():
+    return make_raw_table()
+
+
+def _discover(df, eps=4.0, delta=1e-6, share=0.5, **kw):
+    rho = rho_from_eps_delta(eps, delta / 2)
+    ledger = Ledger(rho, delta_budget=delta / 2)
+    cols, report, used = discover(df, list(df.columns), ChargedMechanisms(ledger), rho=share * rho,
+                                  delta=delta / 2, **kw)
+    return cols, report, ledger
+
+
+def test_scan_cells_put_every_row_in_one_cell():
+    x = np.array([np.nan, np.nan, 0.0, 1.0, -1.0, 2.5, 1e-9, -1e-9, 1e13, -1e13, 40.0, np.inf])
+    isna = np.array([True] + [False] * 11)
+    cells = scan_cells(x, isna)
+    assert cells.sum() == len(x)
+    assert cells[0] == 1 and cells[1] == 1  # one missing, one text (NaN not missing)
+    # slot bounds are ordered
+    assert np.all(SLOT_LO <= SLOT_HI) and np.all(np.diff(SLOT_LO) >= 0)
+
+
+def test_discovered_kinds_levels_and_bins(raw):
+    cols, report, ledger = _discover(raw)
+    sch = Schema([cols[c] for c in raw.columns])
+    assert sch.column("sector").kind == "categorical"
+    assert sch.column("income").kind == "categorical"
+    # nothing outside the two released labels: unknown labels join the larger one, no <other> level
+    assert sch.column("income").labels == ["<=50K", ">50K"]
+    assert {"Private", "Public"} <= set(sch.column("sector").labels)
+    assert sch.column("sector").missing in sch.column("sector").labels  # the catch-all level
+    ed = sch.column("years_education")  # whole numbers 8..20: ordered levels, not bins
+    assert ed.kind == "numeric" and ed.edges is None and list(ed.values) == list(range(8, 21))
+    hours = sch.column("hours")  # heavy point mass at 40: its own bin, decoding to exactly 40
+    assert hours.is_binned
+    i = list(hours.edges).index(40.0)
+    assert hours.edges[i + 1] == 41.0 and hours.values[i] == 40.0
+    gain = sch.column("gain")  # 80% exact zeros: a bin decoding to exactly 0
+    assert gain.is_binned and gain.edges[0] == 0.0 and gain.values[0] == 0.0
+    # every entry is a discovery entry on one column
+    assert ledger.entries and all(e.kind.startswith("discover") for e in ledger.entries)
+    assert ledger.spent <= ledger.rho_budget * 0.5 * (1 + 1e-12)
+
+
+def test_decode_inverts_encode_on_every_level(raw):
+    cols, _, _ = _discover(raw)
+    sch = Schema([cols[c] for c in raw.columns])
+    codes = np.array([[i % c.size for c in sch.columns] for i in range(max(c.size for c in sch.columns))])
+    dec = sch.decode(codes)
+    back = sch.encode(dec)
+    assert np.array_equal(back.to_numpy(), codes)
+    # numeric bins decode to a value inside their bin
+    for c in sch.columns:
+        if c.is_binned:
+            n = len(c.edges) - 1
+            for k in range(n):
+                v = c.values[k]
+                assert c.edges[k] <= v and (v < c.edges[k + 1] or (k == n - 1 and v <= c.edges[k + 1]))
+
+
+def test_raw_table_encodes_with_missing_and_text_cells(raw):
+    cols, _, _ = _discover(raw)
+    sch = Schema([cols[c] for c in raw.columns])
+    df = raw.copy()
+    df.loc[0, "sector"] = None
+    df.loc[1, "sector"] = "never-seen"
+    df.loc[2, "age"] = None
+    df.loc[3, "age"] = "n/a"
+    codes = sch.encode(df)  # no error: unknown labels -> <other>, missing -> the na level
+    sec = sch.column("sector")
+    assert codes.loc[1, "sector"] == sec.missing_code  # the catch-all level (<other>, or the largest)
+    assert codes.loc[0, "sector"] == sec.na_code
+
+
+@pytest.mark.parametrize("bad,match", [
+    (pd.DataFrame({"a": ["x"] * 3000, "b": list("pq") * 1500}), "single value"),
+    (pd.DataFrame({"a": [None] * 3000, "b": list("pq") * 1500}), "no values"),
+    (pd.DataFrame({"a": [f"id{i}" for i in range(3000)], "b": list("pq") * 1500}), "identifier"),
+    (pd.DataFrame({"a": [str(i) if i % 2 else f"t{i % 7}" for i in range(3000)], "b": list("pq") * 1500}),
+     "mixes numbers and text"),
+    (pd.DataFrame({"a": ["7"] * 3000, "b": list("pq") * 1500}), "single value"),
+])
+def test_bad_columns_are_refused(bad, match):
+    with pytest.raises(SchemaError, match=match):
+        _discover(bad, eps=8.0)
+
+
+def _tiny(seed=0):
+    rng = np.random.default_rng(seed)
+    n = 1500
+    return pd.DataFrame({
+        "c": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+        "x": np.round(rng.normal(50, 10, n), 3).astype(str),
+        "k": rng.integers(1, 6, n).astype(str),
+    })
+
+
+DECLARED = {
+    "c": Column.categorical("c", ["a", "b", "c"]),
+    "x": Column.binned("x", [0, 40, 50, 60, 100]),
+    "k": Column.levels("k", [1, 2, 3, 4, 5]),
+}
+
+
+@pytest.mark.parametrize("declared", [s for r in range(4) for s in itertools.combinations("cxk", r)])
+def test_ledger_total_equals_budget_for_every_mix_of_declared_and_discovered(declared):
+    df = _tiny()
+    eps, delta = 1.0, 1e-6
+    schema = Schema([DECLARED[c] for c in declared]) if declared else None
+    rel = release(df, schema, eps=eps, delta=delta, rounds=4, seed=0, discover=True)
+    led = rel.ledger
+    disc = [e for e in led.entries if e.kind.startswith("discover")]
+    assert {e.clique[0] for e in disc} == set("cxk") - set(declared)
+    assert math.isclose(led.spent, led.rho_budget, rel_tol=1e-9)
+    # the whole release is (eps, delta)-DP: threshold delta + CKS conversion delta = delta
+    assert math.isclose(led.delta_budget + cks_delta(led.rho_budget, eps), delta, rel_tol=1e-6)
+    assert sum(e.delta for e in led.entries) <= led.delta_budget * (1 + 1e-12)
+    assert math.isclose(led.rho_budget, rho_from_eps_delta(eps, delta - led.delta_budget), rel_tol=1e-12)
+
+
+def test_sentinels_never_appear_in_the_release_bytes(tmp_path):
+    df = _tiny(1)
+    df.loc[17, "x"] = "987654.321"  # one row's extreme value
+    df.loc[18, "c"] = "SENTINELXQ"  # a label held by one row
+    xs = pd.to_numeric(df["x"]).drop(17)
+    rel = release(df, None, eps=1.0, delta=1e-6, rounds=4, seed=0)
+    out = rel.save(tmp_path / "r.release")
+    blob = out.read_bytes()
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        blob += b"".join(zf.read(n) for n in zf.namelist())
+    for s in ["987654", "SENTINELXQ", f"{xs.min():g}", f"{xs.max():g}"]:
+        assert s.encode() not in blob, s
+    assert rel.schema.column("c").labels[:3] == ["a", "b", "c"]
+    loaded = Release.load(out)
+    assert loaded.schema_status == "discovered"

@@ -1,0 +1,83 @@
+"""The discovery mechanisms (OpenDP): key release by thresholded noisy counts and noisy counts.
+
+Statistical tests state their false-alarm rate; each is at most 1e-6 per run."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from ddssp.dp.discovery import (
+    choose_threshold,
+    discrete_tail_bound,
+    gaussian_counts_rho,
+    noisy_counts,
+    threshold_cost,
+    threshold_counts,
+)
+from ddssp.errors import PrivacyParameterError
+
+
+def _discrete_tail(sigma: float, m: int) -> float:
+    k = np.arange(-int(60 * sigma) - 60, int(60 * sigma) + 61)
+    w = np.exp(-(k.astype(float) ** 2) / (2 * sigma**2))
+    return float(w[k >= m].sum() / w.sum())
+
+
+@pytest.mark.parametrize("sigma", [0.7, 1.0, 3.0, 20.0])
+def test_delta_bounds_the_exact_discrete_gaussian_tail(sigma):
+    # exact (brute-force) probability that a one-row label reaches the threshold, for several thresholds
+    for threshold in (2, 3, int(3 * sigma) + 2, int(6 * sigma) + 2):
+        exact = _discrete_tail(sigma, threshold - 1)
+        _, delta = threshold_cost(sigma, threshold)
+        assert delta >= exact
+        assert discrete_tail_bound(sigma, threshold - 1) >= exact
+
+
+def test_choose_threshold_is_the_smallest_feasible():
+    for sigma, delta in [(1.0, 0.02), (5.0, 1e-6), (82.0, 3e-11)]:
+        t = choose_threshold(sigma, delta)
+        assert threshold_cost(sigma, t)[1] <= delta
+        assert threshold_cost(sigma, t - 1)[1] > delta
+
+
+def test_one_row_label_released_at_most_delta_and_a_big_label_always():
+    """4,000 key releases of {big: 3000 rows, one: 1 row} at sigma 1 (delta ~ 0.006 per run).
+    The one-row label's release count must not exceed the binomial(4000, delta) upper quantile at
+    1e-6 (false-alarm rate 1e-6); a 3000-row label with threshold 4 is released every time (it fails
+    only if the noise is below -2996, probability < 1e-300 per run)."""
+    sigma = 1.0
+    threshold = choose_threshold(sigma, 0.02)
+    _, delta = threshold_cost(sigma, threshold)
+    runs, hits, big = 4000, 0, 0
+    for _ in range(runs):
+        out, _, _ = threshold_counts({"big": 3000, "one": 1}, sigma, threshold)
+        hits += "one" in out
+        big += "big" in out
+    assert hits <= stats.binom.isf(1e-6, runs, delta)
+    assert big == runs
+
+
+def test_noisy_counts_cost_and_spread():
+    """rho = 1 / (2 sigma^2) (OpenDP's map); noise mean and variance within 5 standard errors
+    (false-alarm rate < 1e-6 each)."""
+    sigma = 4.0
+    assert math.isclose(gaussian_counts_rho(sigma), 1 / (2 * sigma**2), rel_tol=1e-12)
+    counts = np.full(20000, 1000, dtype=np.int64)
+    y, rho = noisy_counts(counts, sigma)
+    assert math.isclose(rho, 1 / (2 * sigma**2), rel_tol=1e-12)
+    z = y - counts
+    assert abs(z.mean()) < 5 * sigma / math.sqrt(z.size)
+    assert abs(z.var() / sigma**2 - 1) < 5 * math.sqrt(2 / z.size)
+
+
+def test_bad_parameters():
+    with pytest.raises(PrivacyParameterError):
+        noisy_counts([1, 2], 0.0)
+    with pytest.raises(PrivacyParameterError):
+        noisy_counts([1.5, 2], 1.0)
+    with pytest.raises(PrivacyParameterError):
+        choose_threshold(1.0, 1.5)
