@@ -291,3 +291,40 @@ def test_method_warnings_name_method_eps_and_trial(tmp_path, monkeypatch):
     monkeypatch.setattr(adassp.AdaSSP, "fit", noisy_fit)
     with pytest.warns(UserWarning, match=r"^adassp, eps=0\.5, trial 1: X\^T X is singular"):
         bench.run_bench(EXAMPLE_SPEC, tmp_path / "o", methods=["adassp"], eps=[0.5], trials=2, quiet=True)
+
+
+def test_raw_table_declared_vs_discovered_schema(tmp_path):
+    """raw = true: `ddssp` uses the declared schema, `ddssp-discovered` discovers one per trial inside
+    eps; both are scored on the raw test values (MSE in the target's own units)."""
+    import json
+
+    from tests.data.raw_table import make_raw_table
+
+    make_raw_table(3000, seed=11).to_csv(tmp_path / "raw.csv", index=False)
+    (tmp_path / "raw.schema.json").write_text(json.dumps({"format": "ddssp-schema/1", "columns": [
+        {"name": "age", "kind": "numeric", "edges": [18, 30, 40, 50, 60, 70, 90]},
+        {"name": "years_education", "kind": "numeric", "values": list(range(8, 21))},
+        {"name": "hours", "kind": "numeric", "edges": [1, 20, 35, 40, 41, 50, 99]},
+        {"name": "gain", "kind": "numeric", "edges": [0, 1, 5000, 20000, 1000000]},
+        {"name": "sector", "kind": "categorical", "levels": ["Private", "Public", "Self-employed", "Nonprofit"],
+         "missing": "<missing>"},
+        {"name": "income", "kind": "categorical", "levels": ["<=50K", ">50K"]},
+    ]}))
+    spec = tmp_path / "spec.toml"
+    spec.write_text('\n'.join([
+        'name = "raw"', f'train = "{tmp_path / "raw.csv"}"', f'schema = "{tmp_path / "raw.schema.json"}"',
+        'raw = true', 'na_values = ["?"]', 'target = "years_education"', 'task = "linear"', 'eps = [2.0]',
+        'delta = 1e-6', 'trials = 1', 'methods = ["ddssp", "ddssp-discovered", "public"]', 'test_rows = 500',
+        '[aim]', 'rounds = 8', 'max_model_size = 2.0',
+    ]) + '\n')
+    results, _ = bench.run_bench(spec, tmp_path / "out", quiet=True)
+    assert set(results["method"]) == {"ddssp", "ddssp-discovered", "public"}
+    assert set(results["metric"]) == {"mse_original"}
+    v = results.set_index("method")["value"]
+    assert np.all(np.isfinite(v)) and v["public"] < 30  # years 8..20: MSE in years^2, not [-1, 1] units
+    with pytest.raises(WorkloadError, match="raw"):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(EXAMPLE_SPEC.read_text().replace(
+            'methods = ["ddssp", "aim-synth", "adassp", "public"]', 'methods = ["ddssp-discovered"]').replace(
+            '"../examples/', f'"{ROOT}/examples/'))
+        bench.run_bench(bad, tmp_path / "out2", quiet=True)
