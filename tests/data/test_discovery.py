@@ -159,3 +159,24 @@ def test_sentinels_never_appear_in_the_release_bytes(tmp_path):
     assert rel.schema.column("c").labels[:3] == ["a", "b", "c"]
     loaded = Release.load(out)
     assert loaded.schema_status == "discovered"
+
+
+def test_discovery_entries_are_checked_and_insecure_seed_reproduces():
+    """Discovery entries pass the ledger's entry checks, a forged one does not; with the (testing only)
+    insecure seed the discovered schema is reproducible."""
+    import dataclasses
+
+    from ddssp.dp import entry_problem
+
+    df = _tiny(2)
+    a = release(df, None, eps=1.0, delta=1e-6, rounds=4, insecure_seed=5)
+    b = release(df, None, eps=1.0, delta=1e-6, rounds=4, insecure_seed=5)
+    assert a.schema == b.schema and a.stamp is not None
+    entries = a.ledger.discovery_entries
+    assert {e.kind for e in entries} == {"discover-counts", "discover-keys"}
+    assert all(entry_problem(e) is None for e in entries)
+    keys = next(e for e in entries if e.kind == "discover-keys")
+    assert entry_problem(dataclasses.replace(keys, delta=keys.delta / 10)) is not None
+    counts = next(e for e in entries if e.kind == "discover-counts")
+    assert entry_problem(dataclasses.replace(counts, sigma=counts.sigma * 10)) is not None
+    assert a.self_check(a.ledger.spent) is None
