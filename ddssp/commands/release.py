@@ -84,7 +84,8 @@ def need_eps(args, command: str) -> float:
     if args.eps is None:
         raise PrivacyParameterError(
             f"give the privacy budget: `ddssp {command} {args.data} --eps 1` (eps > 0; smaller is more "
-            "private). Columns without a declared schema are then discovered privately inside that budget"
+            "private). Columns without a declared schema are then discovered privately inside that budget; "
+            "to declare one instead, see `ddssp schema --help`"
         )
     return check_eps(args.eps)
 
