@@ -6,6 +6,7 @@ A spec is TOML with a ``kind`` that names its experiment runner (default ``"ddss
     kind = "pdp-op-synthetic"   # ddssp.bench.pdp_op:run
     kind = "napp-erm-simulation"
     kind = "multitask-synthetic"
+    kind = "ci-coverage"        # ddssp.bench.ci_coverage:run  (coverage of DD-SSP confidence intervals)
 
 A runner is ``run(spec: dict, ctx: BenchContext) -> pandas.DataFrame`` with one row per measured number
 and at least the columns ``method, trial, metric, value, seconds`` plus the setting columns
@@ -35,6 +36,7 @@ RUNNERS: dict[str, str] = {
     "pdp-op-synthetic": "ddssp.bench.pdp_op:run",
     "napp-erm-simulation": "ddssp.bench.napp_erm:run",
     "multitask-synthetic": "ddssp.bench.multitask:run",
+    "ci-coverage": "ddssp.bench.ci_coverage:run",
 }
 
 REQUIRED_COLUMNS = ("method", "trial", "metric", "value", "seconds")

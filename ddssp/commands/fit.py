@@ -22,6 +22,19 @@ def add_arguments(p) -> None:
     p.add_argument("--R", type=float, default=6.0, dest="R",
                    help="logistic only: Chebyshev approximation range [-R, R] (default 6)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--ci", type=float, default=None, metavar="LEVEL",
+                   help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise by a "
+                        "parametric bootstrap over the release's measurements + sampling variance)")
+    p.add_argument("--boot", type=int, default=100, help="with --ci: bootstrap replicates (default 100)")
+    p.add_argument("--boot-iters", type=int, default=None, dest="boot_iters",
+                   help="with --ci: re-estimation iterations per replicate (default 150)")
+    p.add_argument("--no-dp-noise", action="store_true", dest="no_dp_noise",
+                   help="with --ci: sampling variance only (intervals that ignore the DP noise; not recommended)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="with --ci: seed of the bootstrap (post-processing randomness, not DP noise)")
+    p.add_argument("-o", "--output", default=None, metavar="COEF.csv",
+                   help="also write the coefficient table as CSV (refused if it exists, unless --force)")
+    p.add_argument("--force", action="store_true", help="replace an existing -o file")
 
 
 def _overrides(categorical: list[str], numeric: list[str]) -> dict[str, str]:
@@ -47,7 +60,20 @@ def fit_release(source, args):
         est = DDSSPLinearRegression(ridge=args.ridge, features=args.features, encoding=overrides)
     else:
         est = DDSSPLogisticRegression(R=args.R, ridge=args.ridge, features=args.features, encoding=overrides)
-    return est.fit(source, target=args.target)
+    ci = getattr(args, "ci", None)
+    if ci is None:
+        return est.fit(source, target=args.target)
+    if not 0.0 < ci < 1.0:
+        raise DDSSPError(f"--ci must be a confidence level in (0, 1), e.g. 0.95; got {ci}")
+    dp = not getattr(args, "no_dp_noise", False)
+    if dp and args.boot < 2:
+        raise DDSSPError(f"--boot must be at least 2 (bootstrap replicates), got {args.boot}")
+    if args.boot_iters is not None and args.boot_iters < 1:
+        raise DDSSPError(f"--boot-iters must be at least 1, got {args.boot_iters}")
+    if args.seed is not None and args.seed < 0:
+        raise DDSSPError(f"--seed must be a non-negative integer, got {args.seed}")
+    return est.fit_release(source, target=args.target, ci=ci, boot=args.boot, seed=args.seed, dp_noise=dp,
+                           boot_iters=args.boot_iters)
 
 
 def result_dict(est, model: str) -> dict:
@@ -60,6 +86,15 @@ def result_dict(est, model: str) -> dict:
         "encoding": est.encoding_.describe(),
         "privacy": est.privacy_,
     }
+    if hasattr(est, "ci_table_"):
+        tab = est.conf_int()
+        out["ci"] = dict(est.ci_info_)
+        out["coefficients"] = [
+            {"name": str(r.name), "estimate": float(r.estimate), "stderr": float(r.stderr),
+             "ci_low": float(r.ci_low), "ci_high": float(r.ci_high),
+             "stderr_dp": float(r.stderr_dp), "stderr_sampling": float(r.stderr_sampling)}
+            for r in tab.itertuples(index=False)
+        ]
     if model == "logistic":
         out["positive_class"] = est.target_labels_[1]
         out["chebyshev"] = {"R": est.R, "coef": [float(b) for b in est.chebyshev_coef_]}
@@ -68,16 +103,37 @@ def result_dict(est, model: str) -> dict:
     return out
 
 
+def coefficient_frame(est):
+    """The coefficient table (name, estimate[, stderr, ci_low, ci_high]) as a DataFrame."""
+    import pandas as pd
+
+    if hasattr(est, "ci_table_"):
+        return est.conf_int()[["name", "estimate", "stderr", "ci_low", "ci_high", "stderr_dp", "stderr_sampling"]]
+    return pd.DataFrame({"name": ["intercept"] + list(est.feature_names_in_),
+                         "estimate": [est.intercept_] + [float(v) for v in est.coef_]})
+
+
+def _num(v: float) -> float:
+    return v if abs(v) >= 5e-7 else 0.0  # no "-0.000000"
+
+
 def run(args) -> int:
     import json
 
+    from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.release import Release
 
+    out_path = None
+    if args.output is not None:
+        out_path = check_output_path(args.output, force=args.force, inputs=[args.release])
     source = Release.load(args.release)
     warn_stamp(source, args.release)
     est = fit_release(source, args)
     res = result_dict(est, args.model)
     res["schema_status"] = getattr(source, "schema_status", "declared")
+    if out_path is not None:
+        with atomic_write(out_path, "w", newline="") as fh:
+            coefficient_frame(est).to_csv(fh, index=False)
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
@@ -91,9 +147,29 @@ def run(args) -> int:
         print(f"  positive class: {res['target']} = {res['positive_class']!r}; Chebyshev degree 2 on [-{est.R:g}, {est.R:g}]")
     else:
         print("  target rescaled to [-1, 1]; numeric features in [-1, 1]; categorical one-hot (first level dropped)")
-    rows = [("intercept", res["intercept"])] + list(res["coef"].items())
-    width = max(len(n) for n, _ in rows)
-    print(f"  {'feature':<{width}}  {'coef':>12}")
-    for n, v in rows:
-        print(f"  {n:<{width}}  {(v if abs(v) >= 5e-7 else 0.0):>12.6f}")  # no "-0.000000"
+    if "coefficients" in res:
+        info = res["ci"]
+        parts = []
+        if info["dp_noise"]:
+            parts.append(f"DP noise: parametric bootstrap, {info['boot']} replicates of the release's measurements")
+        else:
+            parts.append("DP noise: NOT included (--no-dp-noise)")
+        parts.append(f"sampling: {info['sampling']} variance at n = model total")
+        print(f"  {info['level']:.0%} confidence intervals (normal); " + "; ".join(parts)
+              + f"; {info['seconds']:.1f} s")
+        rows = res["coefficients"]
+        width = max(len(r["name"]) for r in rows + [{"name": "feature"}])
+        lo, hi = f"[{(1 - info['level']) / 2:.3g}", f"{(1 + info['level']) / 2:.3g}]"
+        print(f"  {'feature':<{width}}  {'coef':>11}  {'std err':>10}  {lo:>11}  {hi:>11}")
+        for r in rows:
+            print(f"  {r['name']:<{width}}  {_num(r['estimate']):>11.6f}  {r['stderr']:>10.6f}  "
+                  f"{_num(r['ci_low']):>11.6f}  {_num(r['ci_high']):>11.6f}")
+    else:
+        rows = [("intercept", res["intercept"])] + list(res["coef"].items())
+        width = max(len(n) for n, _ in rows)
+        print(f"  {'feature':<{width}}  {'coef':>12}")
+        for n, v in rows:
+            print(f"  {n:<{width}}  {_num(v):>12.6f}")
+    if out_path is not None:
+        print(f"  coefficient table written to {out_path}")
     return 0

@@ -124,6 +124,16 @@ def solve_normal_equations(
     return theta, info
 
 
+def _check_level(ci: Any) -> float:
+    try:
+        level = float(ci)
+    except (TypeError, ValueError):
+        raise DDSSPError(f"the confidence level must be a number in (0, 1), e.g. 0.95; got {ci!r}") from None
+    if not 0.0 < level < 1.0:
+        raise DDSSPError(f"the confidence level must be in (0, 1), e.g. 0.95; got {ci!r}")
+    return level
+
+
 # ------------------------------------------------------------------------------------- estimators
 class _DDSSPMixin:
     """Shared fit/predict plumbing: encoding from the source's schema, Z^T Z, named coefficients."""
@@ -194,6 +204,141 @@ class _DDSSPMixin:
         return pd.Series(
             np.concatenate([[self.intercept_], self.coef_]), index=[INTERCEPT] + list(self.feature_names_in_)
         )
+
+    # ------------------------------------------------------------------ confidence intervals
+    def fit_release(self, source: Any, target: str | None = None, *, ci: float = 0.95, boot: int = 100,
+                    seed: int | np.random.Generator | None = None, dp_noise: bool = True,
+                    sampling: str = "sandwich", boot_iters: int | None = None,
+                    sampling_rows: int = 50_000, replicates: list | None = None):
+        """Fit from a release and attach standard errors and ``ci`` confidence intervals.
+
+        Post-processing of the release: reads its model and measurement sigmas, never the data, never
+        its ledger. The variance of each coefficient is the sum of two parts:
+
+        - DP noise (``dp_noise=True``): a parametric bootstrap over the release's measurements (same
+          cliques, same sigmas, redrawn around the released model's marginals), the model re-estimated
+          warm-started from the released one, and the fit repeated: the spread of ``boot`` refits
+          (:mod:`ddssp.estimators.bootstrap`). Needs a release (``.model`` and ``.measurements``).
+        - sampling (``sampling="sandwich"``, default): the estimator's sampling variance
+          A^-1 (sum_i e_i^2 x_i x_i^T) A^-1 with A the released (noisy) X^T X (plus ridge) and
+          e_i = y_i - x_i^T beta; the "meat" is an average over ``sampling_rows`` rows drawn from the
+          released model, scaled to the model's noisy total n. ``"ols"``: the homoskedastic
+          s^2 A^-1 from the released second moments alone; ``"none"``: no sampling part.
+          For logistic DD-SSP theta = c beta with beta the least-squares fit of the -1/+1 target and
+          c = -b1 / (2 b2), so its variance is c^2 times that of beta.
+
+        ``replicates``: bootstrap models already re-estimated from this release
+        (:func:`ddssp.estimators.bootstrap.bootstrap_models`), to share them between several fits.
+
+        Intervals are normal: estimate +- z_{(1+ci)/2} * stderr. ``seed`` seeds a numpy Generator for
+        the bootstrap and the model rows (post-processing randomness, not DP noise).
+        Sets ``stderr_`` (aligned with ``coef_``), ``intercept_stderr_``, ``ci_`` (level) and
+        ``ci_table_``; ``conf_int()`` returns the table."""
+        import time
+
+        from scipy.stats import norm
+
+        from ddssp.estimators.bootstrap import BOOT_ITERS, ModelSource, bootstrap_models
+        from ddssp.dp import make_rng
+
+        level = _check_level(ci)
+        if sampling not in ("sandwich", "ols", "none"):
+            raise DDSSPError(f"sampling must be 'sandwich', 'ols' or 'none', got {sampling!r}")
+        if isinstance(boot, bool) or not isinstance(boot, (int, np.integer)) or boot < (2 if dp_noise else 0):
+            raise DDSSPError(f"boot must be an integer >= 2 (bootstrap replicates), got {boot!r}")
+        boot_iters = BOOT_ITERS if boot_iters is None else int(boot_iters)
+        rng = make_rng(seed)
+        t0 = time.perf_counter()
+        self.fit(source, target)
+        enc: Encoding = self.encoding_
+        theta = np.concatenate([[self.intercept_], self.coef_])
+        p = len(theta)
+        var_dp = np.zeros(p)
+        reps = np.zeros((0, p))
+        info: dict[str, Any] = {"level": level, "dp_noise": bool(dp_noise), "sampling": sampling}
+        if dp_noise:
+            models = replicates if replicates is not None else bootstrap_models(source, boot, rng, boot_iters)
+            clone = type(self)(**self.get_params())  # type: ignore[attr-defined]
+            clone.encoding = enc
+            reps = np.empty((len(models), p))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # PSD clipping of noisy replicates is expected
+                for b, m in enumerate(models):
+                    clone.fit(ModelSource(source.schema, m), enc.target)
+                    reps[b] = np.concatenate([[clone.intercept_], clone.coef_])
+            var_dp = reps.var(axis=0, ddof=1)
+            info.update(boot=len(models), boot_iters=boot_iters)
+        var_samp = np.zeros(p) if sampling == "none" else self._sampling_variance(source, sampling, rng, sampling_rows)
+        se = np.sqrt(var_dp + var_samp)
+        z = float(norm.ppf(0.5 + level / 2.0))
+        self.boot_coefs_ = reps
+        self.stderr_dp_ = np.sqrt(var_dp)
+        self.stderr_sampling_ = np.sqrt(var_samp)
+        self.intercept_stderr_ = float(se[0])
+        self.stderr_ = se[1:]
+        self.ci_ = level
+        info["seconds"] = time.perf_counter() - t0
+        self.ci_info_ = info
+        self.ci_table_ = self.conf_int(level)
+        return self
+
+    def conf_int(self, level: float | None = None) -> pd.DataFrame:
+        """Coefficient table (intercept first): name, estimate, stderr, stderr_dp, stderr_sampling,
+        ci_low, ci_high, for confidence ``level`` (default: the level given to ``fit_release``)."""
+        if not hasattr(self, "stderr_"):
+            raise DDSSPError("no standard errors: fit with fit_release(source, ci=0.95) first")
+        from scipy.stats import norm
+
+        level = self.ci_ if level is None else _check_level(level)
+        z = float(norm.ppf(0.5 + level / 2.0))
+        est = np.concatenate([[self.intercept_], self.coef_])
+        se = np.concatenate([[self.intercept_stderr_], self.stderr_])
+        return pd.DataFrame({
+            "name": [INTERCEPT] + list(self.feature_names_in_),
+            "estimate": est,
+            "stderr": se,
+            "stderr_dp": self.stderr_dp_,
+            "stderr_sampling": self.stderr_sampling_,
+            "ci_low": est - z * se,
+            "ci_high": est + z * se,
+        })
+
+    def _scale(self) -> float:
+        """theta = scale * (least-squares coefficients): 1 for linear, -b1 / (2 b2) for logistic."""
+        b = getattr(self, "chebyshev_coef_", None)
+        return 1.0 if b is None else float(-b[1] / (2.0 * b[2]))
+
+    def _sampling_variance(self, source: Any, how: str, rng: np.random.Generator, rows: int) -> np.ndarray:
+        """Diagonal of the sampling covariance of theta (intercept first) from the released moments."""
+        enc: Encoding = self.encoding_
+        stats: SuffStats = self.suffstats_
+        n = float(stats.n)
+        pdim = len(enc.names)
+        pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
+        A = (stats.xtx + stats.xtx.T) / 2.0 + float(self.ridge) * np.diag(pen)
+        w, V = np.linalg.eigh(A)
+        keep = w > _EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * pdim
+        Ainv = (V[:, keep] / w[keep]) @ V[:, keep].T  # pseudo-inverse of the PSD part
+        c = self._scale()
+        beta = np.concatenate([[self.intercept_], self.coef_]) / c
+        if enc.intercept is False:
+            beta = self.coef_ / c
+        model = getattr(source, "model", None)
+        if how == "sandwich" and model is not None and hasattr(model, "sample"):
+            rows = int(rows)
+            if rows < 100:
+                raise DDSSPError(f"sampling_rows must be >= 100, got {rows}")
+            codes = model.sample(rows, rng)
+            X = enc.transform(codes)
+            e = enc.target_vector(codes) - X @ beta
+            meat = (X * (e**2)[:, None]).T @ X * (n / rows)
+        else:  # homoskedastic: s^2 A from the released second moments
+            rss = stats.yty - 2.0 * float(beta @ stats.xty) + float(beta @ stats.xtx @ beta)
+            s2 = max(rss, 0.0) / max(n - pdim, 1.0)
+            meat = s2 * A
+        cov = Ainv @ meat @ Ainv * c**2
+        out = np.clip(np.diag(cov), 0.0, None)
+        return out if enc.intercept else np.concatenate([[0.0], out])
 
     def _design(self, X: Any, codes: bool = False) -> np.ndarray:
         """Encoded features (without the intercept) for a table of raw values (or, with

@@ -1,0 +1,185 @@
+"""Coverage of DD-SSP confidence intervals: ``kind = "ci-coverage"``.
+
+A known discrete population (a small Bayesian network over integer codes, written out as its full
+joint probability table), many samples of ``rows`` rows from it, one AIM release per (eps, trial),
+and DD-SSP linear and logistic fits with confidence intervals from each release
+(:meth:`ddssp.estimators.ddssp.DDSSPLinearRegression.fit_release`).
+
+The "true" value an interval should cover is the DD-SSP target on the population: the coefficients
+DD-SSP computes from the *exact population marginals* (infinite data, no noise) with the same
+encoding. For the linear model that is the population least-squares coefficient of the encoded target
+on the encoded features; for the logistic model it is c times the population least-squares
+coefficient of the -1/+1 target, c = -b1 / (2 b2) from the degree-2 Chebyshev approximation -- the
+estimand of DD-SSP logistic, not the population logistic-regression coefficient.
+
+Population (columns, all codes): x1 numeric 5 levels, x2 numeric 4 levels (depends on x1), x3
+categorical 3 levels (depends on x1), x4 binary categorical (depends on x3); y numeric 6 levels
+(a discretised noisy linear function of the features) and z binary (logistic in the features).
+The linear fit regresses y on x1..x4 and the logistic fit z on x1..x4 (the other target is not a
+feature). Both fits share one release per trial.
+
+Rows (method = ``<model>/<variant>``; variants: ``dp+sampling`` = both variance parts, the method;
+``sampling-only`` = without the DP-noise part), metrics ``cover90`` and ``cover95`` (fraction of the
+trial's coefficients whose interval covers the population value), ``width95`` (mean 95% width).
+Spec keys: ``rows`` (default 20000), ``eps`` (list), ``delta`` (default 1e-9), ``trials``, ``boot``
+(bootstrap replicates, default 50), ``boot_iters`` (mirror-descent iterations per replicate),
+``sampling_rows`` (rows drawn from the model for the sandwich, default 50000), ``[aim]`` (passed to
+``ddssp.release.release``).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from ddssp.bench import BenchContext
+from ddssp.errors import WorkloadError
+
+FEATURES = ["x1", "x2", "x3", "x4"]
+DOMAIN = {"x1": 5, "x2": 4, "x3": 3, "x4": 2, "y": 6, "z": 2}
+CATEGORICAL = ["x3", "x4", "z"]
+
+
+def _softmax(a: np.ndarray) -> np.ndarray:
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def population() -> np.ndarray:
+    """The population's joint probability table, axes in DOMAIN order (x1, x2, x3, x4, y, z)."""
+    p1 = np.array([0.15, 0.25, 0.3, 0.2, 0.1])
+    x1 = np.arange(5)
+    p2 = _softmax(-0.5 * (np.arange(4)[None, :] - 0.7 * x1[:, None]) ** 2)  # x2 | x1
+    p3 = _softmax(np.array([[0.0, 0.3 * a, -0.4 * a] for a in x1]))  # x3 | x1
+    p4 = np.array([[0.7, 0.3], [0.4, 0.6], [0.55, 0.45]])  # x4 | x3
+    grid = np.meshgrid(np.arange(5), np.arange(4), np.arange(3), np.arange(2), indexing="ij")
+    g1, g2, g3, g4 = grid
+    # y | x: discretised N(lin, 1.2^2) onto 0..5
+    lin = 1.0 + 0.6 * g1 + 0.4 * g2 + np.array([0.0, 0.8, -0.5])[g3] + 0.7 * g4
+    edges = np.arange(6)[None] + 0.5
+    cdf = norm.cdf((edges - lin[..., None]) / 1.2)  # P(Y <= k)
+    cdf[..., -1] = 1.0
+    py = np.diff(np.concatenate([np.zeros(lin.shape + (1,)), cdf], axis=-1), axis=-1)
+    # z | x: logistic
+    eta = -1.5 + 0.5 * g1 - 0.3 * g2 + np.array([0.0, 1.0, 0.4])[g3] - 0.8 * g4
+    pz1 = 1.0 / (1.0 + np.exp(-eta))
+    pz = np.stack([1 - pz1, pz1], axis=-1)
+    px = (p1[:, None, None, None] * p2[:, :, None, None] * p3[:, None, :, None]
+          * p4[None, None, :, :])
+    joint = px[..., None, None] * py[..., :, None] * pz[..., None, :]
+    return joint / joint.sum()
+
+
+class _PopulationMarginals:
+    """Marginal source of the population table (counts scaled to ``total``)."""
+
+    def __init__(self, joint: np.ndarray, schema: Any, total: float = 1.0):
+        self.joint = joint
+        self.schema = schema
+        self.total = float(total)
+        self.names = list(DOMAIN)
+
+    def marginal(self, cols):
+        cols = (cols,) if isinstance(cols, str) else tuple(cols)
+        axes = tuple(i for i, c in enumerate(self.names) if c not in cols)
+        m = self.joint.sum(axis=axes) * self.total
+        kept = [c for c in self.names if c in cols]
+        return np.transpose(m, [kept.index(c) for c in cols])
+
+
+def schema():
+    from ddssp.data.schema import Schema
+
+    return Schema.from_domain(dict(DOMAIN), categorical=CATEGORICAL)
+
+
+def sample_codes(joint: np.ndarray, rows: int, rng: np.random.Generator) -> pd.DataFrame:
+    idx = rng.choice(joint.size, size=rows, p=joint.ravel())
+    cols = np.unravel_index(idx, joint.shape)
+    return pd.DataFrame({c: v.astype(np.int64) for c, v in zip(DOMAIN, cols)})
+
+
+def estimators():
+    from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+
+    return {
+        "linear": (DDSSPLinearRegression(features=FEATURES), "y"),
+        "logistic": (DDSSPLogisticRegression(features=FEATURES), "z"),
+    }
+
+
+def true_coefficients(joint: np.ndarray, sch: Any) -> dict[str, np.ndarray]:
+    """DD-SSP coefficients (intercept first) from the exact population marginals."""
+    src = _PopulationMarginals(joint, sch, total=1e6)
+    out = {}
+    for model, (est, target) in estimators().items():
+        est.fit(src, target)
+        out[model] = np.concatenate([[est.intercept_], est.coef_])
+    return out
+
+
+def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
+    from ddssp.estimators.bootstrap import bootstrap_models
+    from ddssp.dp import make_rng
+    from ddssp.release import release
+
+    eps_list = ctx.setting(spec, "eps", ctx.eps)
+    if not eps_list:
+        raise WorkloadError("ci-coverage: give eps (a list)")
+    trials = int(ctx.setting(spec, "trials", ctx.trials, 1))
+    rows = int(spec.get("rows", 20000))
+    delta = float(spec.get("delta", 1e-9))
+    boot = int(spec.get("boot", 50))
+    boot_iters = spec.get("boot_iters")
+    sampling_rows = int(spec.get("sampling_rows", 50000))
+    aim = dict(spec.get("aim", {}))
+    joint = population()
+    sch = schema()
+    truth = true_coefficients(joint, sch)
+    ctx.log("population DD-SSP targets: " + "; ".join(f"{m}: {np.round(v, 4).tolist()}" for m, v in truth.items()))
+    seeds = np.random.SeedSequence(ctx.seed)
+    cells = [(e, t) for e in eps_list for t in range(trials)]
+    streams = seeds.spawn(len(cells))
+    columns = ["method", "epsilon", "trial", "metric", "value", "seconds"]
+    out: list[dict] = []
+    bar = ctx.progress(len(cells), "ci-coverage")
+    for (eps, trial), ss in zip(cells, streams):
+        data_ss, rel_ss, boot_ss = ss.spawn(3)
+        codes = sample_codes(joint, rows, np.random.default_rng(data_ss))
+        t0 = time.perf_counter()
+        rel = release(codes, sch, eps=float(eps), delta=delta, encoded=True, seed=np.random.default_rng(rel_ss),
+                      **aim)
+        t_rel = time.perf_counter() - t0
+        brng = make_rng(np.random.default_rng(boot_ss))
+        t1 = time.perf_counter()
+        reps = bootstrap_models(rel, boot, brng, boot_iters)  # shared by both fits
+        t_rel += (time.perf_counter() - t1) / 2
+        for model, (est, target) in estimators().items():
+            t1 = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit_release(rel, target, ci=0.95, boot=boot, seed=brng, boot_iters=boot_iters,
+                                sampling_rows=sampling_rows, replicates=reps)
+            secs = time.perf_counter() - t1 + t_rel
+            tab = est.conf_int()
+            est_v = tab["estimate"].to_numpy()
+            truth_v = truth[model]
+            for variant, se in (("dp+sampling", tab["stderr"].to_numpy()),
+                                ("sampling-only", tab["stderr_sampling"].to_numpy())):
+                for level, name in ((0.90, "cover90"), (0.95, "cover95")):
+                    z = norm.ppf(0.5 + level / 2)
+                    cover = float(np.mean(np.abs(est_v - truth_v) <= z * se))
+                    out.append({"method": f"{model}/{variant}", "epsilon": float(eps), "trial": trial,
+                                "metric": name, "value": cover, "seconds": secs})
+                out.append({"method": f"{model}/{variant}", "epsilon": float(eps), "trial": trial,
+                            "metric": "width95", "value": float(np.mean(2 * norm.ppf(0.975) * se)),
+                            "seconds": secs})
+        bar.update(1)
+        ctx.checkpoint(out, columns)
+    bar.close()
+    return pd.DataFrame(out, columns=columns)

@@ -1,0 +1,237 @@
+"""Parametric bootstrap of a release's DP noise (post-processing: no privacy, no data).
+
+Ferrando, Wang and Sheldon, "Parametric Bootstrap for Differentially Private Confidence Intervals"
+(AISTATS 2022): take the released model as the truth, re-draw the noisy measurements the release made
+(same cliques, same sigmas: y*_i = mu_i + N(0, sigma_i^2) with mu_i the released model's marginal),
+re-estimate the model from them, refit, and read the spread of the refits.
+
+Re-estimation is the same Private-PGM problem AIM solves (L2 loss sum_i ||mu_{c_i} - y_i||^2 /
+(2 sigma_i^2), mirror descent with an Armijo step size, as :class:`ddssp.marginals.aim.MirrorDescentNumpy`) but
+parameterised by log-potentials on the *released* junction tree's cliques and warm-started from the
+released potentials. The gradient with respect to a tree clique's potential is the broadcast of the
+measured cliques' gradients, so the iterates stay in the family spanned by the measured cliques (the
+same model family AIM fitted); the warm start is the released model itself, which is the exact
+minimiser for the released measurements, so a redraw only has to move it by the noise.
+
+Measurements of one clique are pooled (precision-weighted mean; the loss differs by a constant) and
+the pooled mean is re-drawn directly: mean of independent N(mu, sigma_i^2) draws weighted by
+1/sigma_i^2 is N(mu, 1 / sum 1/sigma_i^2). The total (the minimum-variance unbiased estimate of N from
+the measurements' sums, as AIM computes it) is a function of the pooled means and is recomputed.
+
+Randomness comes from a numpy Generator passed in: this is post-processing, not DP noise.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ddssp.errors import DDSSPError
+from ddssp.marginals.model import CalibratedTree, GraphicalModel, bcast, canonical, cells, marginals_from
+
+Clique = tuple[str, ...]
+
+#: Default mirror-descent budget per bootstrap re-estimation (warm-started; tolerance-stopped).
+BOOT_ITERS = 150
+#: belief-count floor of the preconditioner (one row)
+PRECOND_FLOOR = 1.0
+
+
+class MeasurementRefit:
+    """Re-draw a release's measurements around its model and re-estimate the model, warm-started.
+
+    ``MeasurementRefit(model, measurements)``; ``draw(rng)`` -> (pooled noisy marginals, total);
+    ``refit(ybar, total)`` -> a :class:`GraphicalModel` on the released junction tree."""
+
+    def __init__(self, model: GraphicalModel, measurements: list[Any], precondition: bool = True):
+        self.use_precond = bool(precondition)
+        if not measurements:
+            raise DDSSPError("the release has no measurements to re-draw; a DP-noise bootstrap needs them")
+        self.model = model
+        self.domain = dict(model.domain)
+        dom = self.domain
+        prec: dict[Clique, float] = {}
+        for m in measurements:
+            c = canonical(dom, m.clique)
+            sigma = float(m.sigma)
+            if not (math.isfinite(sigma) and sigma > 0):
+                raise DDSSPError(f"measurement on {m.clique} has sigma {sigma}; expected a positive number")
+            prec[c] = prec.get(c, 0.0) + 1.0 / sigma**2
+        self.prec = prec
+        self.cliques = list(prec)
+        self.tree = CalibratedTree(dom, list(model.cliques), list(model.edges))
+        tcl = self.tree.cliques
+        self.jt_of: dict[Clique, int] = {}
+        for c in self.cliques:
+            cand = [i for i, t in enumerate(tcl) if set(c) <= set(t)]
+            if not cand:
+                raise DDSSPError(f"measured clique {c} is not inside any clique of the released model")
+            self.jt_of[c] = min(cand, key=lambda i: cells(dom, tcl[i]))
+        self.groups: dict[int, list[Clique]] = {}
+        for c in self.cliques:
+            self.groups.setdefault(self.jt_of[c], []).append(c)
+        self.total0 = float(model.total)
+        self.mu0 = {c: model.marginal(c) for c in self.cliques}
+        self.theta0 = [np.asarray(t, dtype=float).copy() for t in model.log_potentials]
+        # Fixed diagonal preconditioner: 1 / (released belief count of each tree cell, at least PRECOND_FLOOR).
+        # A step of the mirror-descent direction scaled by it moves every measured cell's count by about
+        # the same fraction of its residual, whatever the cell's size (plain mirror descent moves small
+        # cells very slowly). A fixed positive-definite scaling keeps the fixed point unchanged.
+        self.precond = [1.0 / np.maximum(np.asarray(b, dtype=float), PRECOND_FLOOR) for b in model.beliefs]
+        # total = sum_c w_c sum(ybar_c) / sum_c w_c with w_c = prec_c / cells(c) (AIM's MVU estimate)
+        self.wtot = {c: prec[c] / cells(dom, c) for c in self.cliques}
+        blocks: dict[int, float] = {}
+        for c in self.cliques:  # Lipschitz constant of the gradient (as AIM computes it)
+            i = self.jt_of[c]
+            blocks[i] = blocks.get(i, 0.0) + prec[c] * cells(dom, tcl[i]) / cells(dom, c)
+        self.lipschitz = max(blocks.values())
+
+    # ------------------------------------------------------------------ redraws
+    def draw(self, rng: np.random.Generator) -> tuple[dict[Clique, np.ndarray], float]:
+        """Pooled noisy marginals y*_c ~ N(mu_c, 1/prec_c) per cell, and the total they imply."""
+        ybar = {}
+        for c in self.cliques:
+            mu = self.mu0[c]
+            ybar[c] = mu + rng.standard_normal(mu.shape) / math.sqrt(self.prec[c])
+        num = sum(self.wtot[c] * float(ybar[c].sum()) for c in self.cliques)
+        den = sum(self.wtot.values())
+        return ybar, max(1.0, num / den)
+
+    # ------------------------------------------------------------------ re-estimation
+    def _oracle(self, theta: list[np.ndarray], total: float) -> dict[Clique, np.ndarray]:
+        probs, scales = self.tree.calibrate([t.copy() for t in theta], overwrite=True, normalize=False)
+        mu = {}
+        for i, group in self.groups.items():
+            for c, arr in marginals_from(probs[i], self.tree.cliques[i], group, self.domain).items():
+                mu[c] = arr * (scales[i] * total)
+        return mu
+
+    def _loss_grad(self, mu, ybar):
+        loss, grad = 0.0, {}
+        for c, m in mu.items():
+            r = m - ybar[c]
+            loss += 0.5 * self.prec[c] * float(np.vdot(r, r))
+            grad[c] = self.prec[c] * r
+        return loss, grad
+
+    def _direction(self, mu: dict[Clique, np.ndarray], ybar: dict[Clique, np.ndarray],
+                   precondition: bool | None = None) -> list[np.ndarray]:
+        """Mirror-descent direction on the tree cliques: sum of broadcast prec_c (mu_c - ybar_c)."""
+        tcl = self.tree.cliques
+        d = [np.zeros(t.shape) for t in self.theta0]
+        for c in self.cliques:
+            i = self.jt_of[c]
+            d[i] += bcast(self.prec[c] * (mu[c] - ybar[c]), c, tcl[i])
+        if self.use_precond if precondition is None else precondition:
+            for i in range(len(d)):
+                d[i] *= self.precond[i]
+        return d
+
+    def _loss(self, theta: list[np.ndarray], ybar, total: float):
+        mu = self._oracle(theta, total)
+        return mu, self._loss_grad(mu, ybar)[0]
+
+    def step_size(self, ybar: dict[Clique, np.ndarray], total: float) -> float:
+        """The largest step (doubling from AIM's 2 / (L N)) whose first step from the released potentials
+        lowers the loss. Computed once per release and reused for every redraw."""
+        alpha = 2.0 / (self.lipschitz * total)
+        if self.use_precond:
+            alpha = 1e-3 / max(self.prec.values())
+        mu, loss = self._loss(self.theta0, ybar, total)
+        d = self._direction(mu, ybar)
+        for _ in range(40):
+            trial = 2.0 * alpha
+            _, l2 = self._loss([t - trial * g for t, g in zip(self.theta0, d)], ybar, total)
+            if not l2 < loss:
+                break
+            alpha = trial
+        return alpha
+
+    def _plain_alpha(self, theta: list[np.ndarray], ybar, total: float) -> float:
+        alpha = 2.0 / (self.lipschitz * total)
+        mu, loss = self._loss(theta, ybar, total)
+        d = self._direction(mu, ybar, False)
+        for _ in range(40):
+            _, l2 = self._loss([t - 2.0 * alpha * g for t, g in zip(theta, d)], ybar, total)
+            if not l2 < loss:
+                break
+            alpha *= 2.0
+        return alpha
+
+    def refit(self, ybar: dict[Clique, np.ndarray], total: float, iters: int = BOOT_ITERS,
+              alpha: float | None = None) -> tuple[GraphicalModel, dict]:
+        """Accelerated mirror descent (Nesterov momentum with adaptive restart) from the released
+        potentials on the loss of ``ybar``; returns the refitted model and {'iterations', 'loss',
+        'alpha'}. A step that raises the loss restarts the momentum; if a plain step also raises it,
+        the step size is halved."""
+        tcl = self.tree.cliques
+        if alpha is None:
+            alpha = self.step_size(ybar, total)
+        x = [t.copy() for t in self.theta0]
+        x_prev = x
+        mu, fx = self._loss(x, ybar, total)
+        k = 0
+        pre = self.use_precond
+        alpha_start = alpha
+        for _ in range(int(iters)):
+            if pre and alpha < 1e-6 * alpha_start:
+                # the preconditioned direction stopped descending (it is not a gradient): finish with
+                # plain accelerated mirror descent, which has the same fixed points
+                pre, k = False, 0
+                alpha = self._plain_alpha(x, ybar, total)
+            beta = k / (k + 3.0)
+            y = [a + beta * (a - b) for a, b in zip(x, x_prev)] if k else x
+            muy = mu if not k else self._oracle(y, total)
+            d = self._direction(muy, ybar, pre)
+            xn = [a - alpha * g for a, g in zip(y, d)]
+            mun, fn = self._loss(xn, ybar, total)
+            if fn > fx and k:  # momentum overshot: restart from x with a plain step
+                k = 0
+                d = self._direction(mu, ybar, pre)
+                xn = [a - alpha * g for a, g in zip(x, d)]
+                mun, fn = self._loss(xn, ybar, total)
+            if fn > fx:
+                alpha *= 0.5
+                k = 0
+                continue
+            x_prev, x, mu, fx = x, xn, mun, fn
+            k += 1
+        model = GraphicalModel(self.domain, dict(zip(tcl, x)), total, cliques=list(tcl), edges=list(self.tree.edges))
+        return model, {"iterations": int(iters), "loss": fx, "alpha": alpha}
+
+
+class ModelSource:
+    """A marginal source (``schema``, ``total``, ``marginal``) backed by a model: a bootstrap replicate."""
+
+    def __init__(self, schema: Any, model: GraphicalModel):
+        self.schema = schema
+        self.model = model
+        self.total = float(model.total)
+
+    def marginal(self, cols):
+        cols = (cols,) if isinstance(cols, str) else tuple(cols)
+        return self.model.marginal(cols)
+
+
+def bootstrap_models(source: Any, boot: int, rng: np.random.Generator, iters: int | None = None) -> list[GraphicalModel]:
+    """``boot`` models re-estimated from redraws of a release's measurements (one shared step size).
+
+    ``source`` is a release (``.model`` and ``.measurements``); ``rng`` a numpy Generator."""
+    model = getattr(source, "model", None)
+    meas = getattr(source, "measurements", None)
+    if model is None or meas is None:
+        raise DDSSPError("the DP-noise bootstrap needs a release (its model and measurements); "
+                         "use dp_noise=False for an exact-marginal source")
+    refit = MeasurementRefit(model, list(meas))
+    iters = BOOT_ITERS if iters is None else int(iters)
+    alpha = None
+    out = []
+    for _ in range(int(boot)):
+        ybar, total = refit.draw(rng)
+        if alpha is None:
+            alpha = refit.step_size(ybar, total)
+        m, _ = refit.refit(ybar, total, iters=iters, alpha=alpha)
+        out.append(m)
+    return out

@@ -1,0 +1,189 @@
+"""Confidence intervals from a release (issue 18): DD-SSP fit_release, `ddssp fit --ci`.
+
+Releases are AIM runs on samples of the known population of the ci-coverage benchmark
+(:mod:`ddssp.bench.ci_coverage`), built once per module."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from ddssp.cli import main
+from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+from ddssp.bench import ci_coverage as cc
+from ddssp.dp import Ledger
+from ddssp.release import Release, release
+from ddssp.estimators.suffstats import ExactMarginals
+
+FEATS = cc.FEATURES
+BOOT = dict(boot=20, boot_iters=100)
+
+
+def _release(rows: int, eps: float, seed: int):
+    codes = cc.sample_codes(cc.population(), rows, np.random.default_rng(seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = release(codes, cc.schema(), eps=eps, encoded=True, seed=seed + 100)
+    return codes, rel
+
+
+@pytest.fixture(scope="module")
+def releases():
+    """The same 20,000-row sample released at eps 0.25, 1 and 4."""
+    codes = cc.sample_codes(cc.population(), 20000, np.random.default_rng(3))
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for eps in (0.25, 1.0, 4.0):
+            out[eps] = release(codes, cc.schema(), eps=eps, encoded=True, seed=7)
+    return codes, out
+
+
+@pytest.fixture(scope="module")
+def release_file(releases, tmp_path_factory):
+    path = tmp_path_factory.mktemp("ci") / "pop.release"
+    releases[1][1.0].save(path)
+    return path
+
+
+def _ci(est_cls, rel, target, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est_cls(features=FEATS).fit_release(rel, target, ci=0.95, **{**BOOT, **kw})
+
+
+def test_table_shape_and_point_estimate_unchanged(releases):
+    _, rels = releases
+    rel = rels[1.0]
+    est = _ci(DDSSPLogisticRegression, rel, "z", seed=0)
+    plain = DDSSPLogisticRegression(features=FEATS).fit(rel, "z")
+    np.testing.assert_array_equal(est.coef_, plain.coef_)
+    assert est.intercept_ == plain.intercept_
+    tab = est.conf_int()
+    assert list(tab["name"]) == ["intercept"] + plain.feature_names_in_
+    assert est.stderr_.shape == est.coef_.shape
+    assert np.all(tab["stderr"] > 0) and np.all(tab["ci_low"] < tab["estimate"]) and np.all(tab["estimate"] < tab["ci_high"])
+    np.testing.assert_allclose(tab["stderr"] ** 2, tab["stderr_dp"] ** 2 + tab["stderr_sampling"] ** 2)
+    # a wider level gives wider intervals around the same centre
+    t90 = est.conf_int(0.90)
+    assert np.all(t90["ci_high"] - t90["ci_low"] < tab["ci_high"] - tab["ci_low"])
+
+
+def test_bootstrap_reproducible_with_seed(releases):
+    rel = releases[1][1.0]
+    a = _ci(DDSSPLinearRegression, rel, "y", seed=5).conf_int()
+    b = _ci(DDSSPLinearRegression, rel, "y", seed=5).conf_int()
+    c = _ci(DDSSPLinearRegression, rel, "y", seed=6).conf_int()
+    assert a.equals(b)
+    assert not np.allclose(a["stderr_dp"], c["stderr_dp"])
+
+
+def test_intervals_widen_as_eps_falls(releases):
+    _, rels = releases
+    for cls, target in ((DDSSPLinearRegression, "y"), (DDSSPLogisticRegression, "z")):
+        widths = {}
+        for eps, rel in rels.items():
+            tab = _ci(cls, rel, target, seed=1).conf_int()
+            widths[eps] = float(np.mean(tab["ci_high"] - tab["ci_low"]))
+        assert widths[0.25] > widths[1.0] > widths[4.0], (cls.__name__, widths)
+
+
+def test_sigma_to_zero_and_large_sample_shrink_to_exact_fit():
+    """eps = 1e5 on 200,000 rows: the intervals are narrow, the DP part is negligible next to the
+    sampling part, and they hold the exact-marginal fit of the data."""
+    codes, rel = _release(200_000, 1e5, seed=11)
+    small_codes, small = _release(20_000, 1.0, seed=11)
+    for cls, target in ((DDSSPLinearRegression, "y"), (DDSSPLogisticRegression, "z")):
+        est = _ci(cls, rel, target, seed=2)
+        exact = cls(features=FEATS).fit(ExactMarginals(codes, cc.schema()), target)
+        tab = est.conf_int()
+        theta_exact = np.concatenate([[exact.intercept_], exact.coef_])
+        assert np.all(tab["ci_low"] <= theta_exact) and np.all(theta_exact <= tab["ci_high"])
+        assert np.all(tab["stderr_dp"] < 0.1 * tab["stderr_sampling"])
+        ref = _ci(cls, small, target, seed=2).conf_int()
+        # sampling part scales like 1/sqrt(n): 10x the rows -> about 1/sqrt(10) of the width
+        ratio = tab["stderr_sampling"] / ref["stderr_sampling"]
+        assert np.all((ratio > 0.2) & (ratio < 0.5)), ratio
+        assert float(np.max(tab["ci_high"] - tab["ci_low"])) < 0.3 * float(np.max(ref["ci_high"] - ref["ci_low"]))
+
+
+def test_fit_release_never_touches_a_ledger(releases, monkeypatch):
+    rel = releases[1][1.0]
+    before = rel.ledger.to_dict()
+
+    def boom(*a, **k):
+        raise AssertionError("a fit charged the ledger")
+
+    monkeypatch.setattr(Ledger, "charge", boom)
+    monkeypatch.setattr(Ledger, "measure", boom)
+    _ci(DDSSPLogisticRegression, rel, "z", seed=0)
+    _ci(DDSSPLinearRegression, rel, "y", seed=0, sampling="ols")
+    assert rel.ledger.to_dict() == before
+
+
+def test_no_dp_noise_and_exact_source():
+    codes = cc.sample_codes(cc.population(), 5000, np.random.default_rng(0))
+    src = ExactMarginals(codes, cc.schema())
+    est = DDSSPLinearRegression(features=FEATS).fit_release(src, "y", ci=0.9, dp_noise=False)
+    assert np.all(est.stderr_dp_ == 0) and np.all(est.stderr_ > 0)  # homoskedastic: no model to sample
+    with pytest.raises(Exception, match="needs a release"):
+        DDSSPLinearRegression(features=FEATS).fit_release(src, "y", ci=0.9)
+    for bad in (0, 1, 1.5, "x"):
+        with pytest.raises(Exception, match="confidence level"):
+            DDSSPLinearRegression(features=FEATS).fit_release(src, "y", ci=bad, dp_noise=False)
+    with pytest.raises(Exception, match="no standard errors"):
+        DDSSPLinearRegression(features=FEATS).fit(src, "y").conf_int()
+
+
+def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, capsys):
+    path = str(release_file)
+    data = release_file.read_bytes()
+    argv = ["fit", path, "--target", "z", "--model", "logistic", "--features", ",".join(FEATS)]
+    assert main(argv + ["--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert "coefficients" not in plain and "ci" not in plain
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "std err" not in out and "coef" in out
+    csv = tmp_path / "coef.csv"
+    assert main(argv + ["--ci", "0.9", "--boot", "10", "--boot-iters", "50", "--seed", "3", "--json", "-o", str(csv)]) == 0
+    res = json.loads(capsys.readouterr().out)
+    rows = res["coefficients"]
+    assert [r["name"] for r in rows] == ["intercept"] + list(plain["coef"])
+    assert set(rows[0]) >= {"name", "estimate", "stderr", "ci_low", "ci_high"}
+    np.testing.assert_allclose([r["estimate"] for r in rows[1:]], list(plain["coef"].values()))
+    assert res["ci"]["level"] == 0.9 and res["ci"]["boot"] == 10
+    import pandas as pd
+
+    tab = pd.read_csv(csv)
+    assert list(tab.columns[:5]) == ["name", "estimate", "stderr", "ci_low", "ci_high"]
+    np.testing.assert_allclose(tab["stderr"], [r["stderr"] for r in rows], rtol=1e-12)
+    # refuses to overwrite; table print
+    assert main(argv + ["--ci", "0.95", "--boot", "5", "-o", str(csv)]) == 1
+    assert "exists" in capsys.readouterr().err
+    assert main(argv + ["--ci", "0.95", "--boot", "5", "--boot-iters", "20", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "std err" in out and "[0.025" in out and "bootstrap, 5 replicates" in out
+    assert release_file.read_bytes() == data  # the release is read, never written
+
+
+@pytest.mark.parametrize("extra,msg", [
+    (["--ci", "1.5"], "--ci must be a confidence level"),
+    (["--ci", "0.95", "--boot", "1"], "--boot must be at least 2"),
+    (["--ci", "0.95", "--boot-iters", "0"], "--boot-iters must be at least 1"),
+])
+def test_cli_fit_ci_bad_input(release_file, capsys, extra, msg):
+    argv = ["fit", str(release_file), "--target", "y", "--features", ",".join(FEATS)] + extra
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ddssp: error:") and msg in err and len(err.strip().splitlines()) == 1
+
+
+def test_release_load_roundtrip_gives_same_intervals(releases, release_file):
+    rel = releases[1][1.0]
+    a = _ci(DDSSPLinearRegression, rel, "y", seed=4).conf_int()
+    b = _ci(DDSSPLinearRegression, Release.load(release_file), "y", seed=4).conf_int()
+    np.testing.assert_allclose(a[["estimate", "stderr"]].to_numpy(), b[["estimate", "stderr"]].to_numpy(), rtol=1e-9)
