@@ -1,0 +1,76 @@
+"""`ddssp evaluate`: the data holder's report (release vs data; not private, and it says so)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from ddssp.cli import main
+from ddssp.commands.evaluate import BANNER, evaluate, tv
+from ddssp.experiments import ci_coverage as cc
+from ddssp.release import release
+
+pytest.importorskip("matplotlib")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("eval")
+    codes = cc.sample_codes(cc.population(), 5000, np.random.default_rng(1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = release(codes, cc.schema(), eps=2.0, encoded=True, seed=3)
+    rel.save(d / "pop.release")
+    codes.to_csv(d / "pop.csv", index=False)
+    return d, codes, rel
+
+
+def test_tv():
+    assert tv([1, 2, 3], [2, 4, 6]) == pytest.approx(0.0)
+    assert tv([1, 0], [0, 5]) == pytest.approx(1.0)
+    assert tv([1, 1], [3, -1]) == pytest.approx(0.5)  # negative noisy counts clipped to 0
+
+
+def test_evaluate_values(files):
+    _, codes, rel = files
+    res = evaluate(rel, codes, target="y", features=cc.FEATURES)
+    assert len(res["two_way"]) == 15 and res["rows_data"] == 5000
+    tvs = [p["tv"] for p in res["two_way"]]
+    assert all(0 <= t <= 1 for t in tvs) and tvs == sorted(tvs, reverse=True)
+    assert res["two_way_max_tv"] == tvs[0]
+    # the one-way TV equals the direct computation
+    d = np.bincount(codes["x1"], minlength=5) / len(codes)
+    r = rel.marginal(["x1"])
+    assert res["one_way"]["x1"]["tv"] == pytest.approx(0.5 * np.abs(d - r / r.sum()).sum())
+    names = [c["name"] for c in res["regression"]["coefficients"]]
+    assert names[0] == "intercept" and len(names) == 6
+
+
+def test_cli_report(files, capsys):
+    d, _, _ = files
+    out = d / "report.html"
+    argv = ["evaluate", str(d / "pop.release"), str(d / "pop.csv"), "-o", str(out), "--target", "z",
+            "--features", ",".join(cc.FEATURES)]
+    assert main(argv) == 0
+    cap = capsys.readouterr()
+    assert "NOT FOR PUBLICATION" in cap.err and "NOT FOR PUBLICATION" in cap.out
+    page = out.read_text()
+    assert page.count(BANNER) == 2 and page.count("<img") == 1 + 6  # heatmap + one bar chart per column
+    assert "logistic regression of z" in page
+    assert main(argv) == 1  # refuses to overwrite
+    assert "exists" in capsys.readouterr().err
+    assert main(argv + ["--force", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["not_for_publication"] is True and len(res["two_way"]) == 15
+
+
+def test_cli_bad_target(files, capsys):
+    d, _, _ = files
+    argv = ["evaluate", str(d / "pop.release"), str(d / "pop.csv"), "-o", str(d / "r2.html"), "--target", "nope"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "ddssp: error:" in err and "nope" in err
+    assert not (d / "r2.html").exists()
