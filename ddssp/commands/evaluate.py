@@ -43,7 +43,7 @@ def evaluate(rel, codes, target=None, model=None, features=None) -> dict:
     import numpy as np
 
     from ddssp.errors import DDSSPError
-    from ddssp.suffstats import ExactMarginals
+    from ddssp.estimators.suffstats import ExactMarginals
 
     schema = rel.schema
     names = list(schema.names)
@@ -179,9 +179,9 @@ def run(args) -> int:
     import json
     import sys
 
-    from ddssp.dataio import read_table
+    from ddssp.data.tables import read_table
     from ddssp.errors import DDSSPError
-    from ddssp.fileio import atomic_write, check_output_path
+    from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.release import Release
 
     out = check_output_path(args.output, force=args.force, inputs=[args.release, args.data])

@@ -10,7 +10,7 @@ import pytest
 
 from ddssp.cli import main
 from ddssp.commands.evaluate import BANNER, evaluate, tv
-from ddssp.experiments import ci_coverage as cc
+from ddssp.bench import ci_coverage as cc
 from ddssp.release import release
 
 pytest.importorskip("matplotlib")
