@@ -191,4 +191,42 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         bar.update(1)
         ctx.checkpoint(out, columns)
     bar.close()
-    return pd.DataFrame(out, columns=columns)
+    res = pd.DataFrame(out, columns=columns)
+    plot_coverage(res, ctx.outdir / "coverage.png", trials)
+    return res
+
+
+def plot_coverage(res: pd.DataFrame, path, trials: int) -> bool:
+    """Coverage vs eps per model and variant, with the nominal levels and the [0.93, 0.97] goal band."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    from ddssp.data.fileio import atomic_write
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), squeeze=False)
+    for ax, (metric, level) in zip(axes[0], (("cover90", 0.90), ("cover95", 0.95))):
+        sub = res[(res["metric"] == metric)]
+        for method, grp in sub.groupby("method", sort=True):
+            g = grp.groupby("epsilon")["value"]
+            m, se = g.mean(), g.std().fillna(0) / np.sqrt(g.count())
+            style = "-" if "dp+sampling" in method else (":" if "vs-data" in method else "--")
+            ax.errorbar(m.index, m.values, yerr=se.values, marker="o", capsize=3, ls=style, label=method)
+        ax.axhline(level, color="k", lw=1)
+        if level == 0.95:
+            ax.axhspan(0.93, 0.97, color="0.85", zorder=0, label="goal [0.93, 0.97]")
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel(f"coverage of the {level:.0%} interval")
+        ax.set_title(f"{level:.0%} intervals ({trials} releases per eps, 6 coefficients each)", fontsize=9)
+        ax.grid(True, alpha=0.3)
+    axes[0][1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    with atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=120)
+    plt.close(fig)
+    return True
