@@ -19,7 +19,7 @@ from ddssp.release import Release, release
 from ddssp.estimators.suffstats import ExactMarginals
 
 FEATS = cc.FEATURES
-BOOT = dict(boot=20, boot_iters=100)
+BOOT = dict(boot=15, boot_iters=60)
 
 
 def _release(rows: int, eps: float, seed: int):
@@ -92,9 +92,9 @@ def test_intervals_widen_as_eps_falls(releases):
 
 
 def test_sigma_to_zero_and_large_sample_shrink_to_exact_fit():
-    """eps = 1e5 on 200,000 rows: the intervals are narrow, the DP part is negligible next to the
+    """eps = 1e5 on 100,000 rows: the intervals are narrow, the DP part is negligible next to the
     sampling part, and they hold the exact-marginal fit of the data."""
-    codes, rel = _release(200_000, 1e5, seed=11)
+    codes, rel = _release(100_000, 1e5, seed=11)
     small_codes, small = _release(20_000, 1.0, seed=11)
     for cls, target in ((DDSSPLinearRegression, "y"), (DDSSPLogisticRegression, "z")):
         est = _ci(cls, rel, target, seed=2)
@@ -104,10 +104,10 @@ def test_sigma_to_zero_and_large_sample_shrink_to_exact_fit():
         assert np.all(tab["ci_low"] <= theta_exact) and np.all(theta_exact <= tab["ci_high"])
         assert np.all(tab["stderr_dp"] < 0.1 * tab["stderr_sampling"])
         ref = _ci(cls, small, target, seed=2).conf_int()
-        # sampling part scales like 1/sqrt(n): 10x the rows -> about 1/sqrt(10) of the width
+        # sampling part scales like 1/sqrt(n): 5x the rows -> about 1/sqrt(5) = 0.45 of the width
         ratio = tab["stderr_sampling"] / ref["stderr_sampling"]
-        assert np.all((ratio > 0.2) & (ratio < 0.5)), ratio
-        assert float(np.max(tab["ci_high"] - tab["ci_low"])) < 0.3 * float(np.max(ref["ci_high"] - ref["ci_low"]))
+        assert np.all((ratio > 0.3) & (ratio < 0.6)), ratio
+        assert float(np.max(tab["ci_high"] - tab["ci_low"])) < 0.5 * float(np.max(ref["ci_high"] - ref["ci_low"]))
 
 
 def test_fit_release_never_touches_a_ledger(releases, monkeypatch):
