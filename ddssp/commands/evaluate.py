@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list
+from ddssp.commands import comma_list, warn_stamp
 
 HELP = "data holder only: compare a release with the sensitive data it came from (NOT for publication)"
 
@@ -191,6 +191,7 @@ def run(args) -> int:
         raise DDSSPError("evaluate draws its report with matplotlib: pip install 'ddssp[plot]'") from None
     print(f"ddssp: {BANNER}", file=sys.stderr)
     rel = Release.load(args.release)
+    warn_stamp(rel, args.release)
     df = read_table(args.data)
     codes = rel.schema.encode(df)
     res = evaluate(rel, codes, target=args.target, model=args.model, features=args.features)
