@@ -258,6 +258,8 @@ class _DDSSPMixin:
         info: dict[str, Any] = {"level": level, "dp_noise": bool(dp_noise), "sampling": sampling}
         if dp_noise:
             models = replicates if replicates is not None else bootstrap_models(source, boot, rng, boot_iters)
+            if len(models) < 2:
+                raise DDSSPError(f"the DP-noise bootstrap needs at least 2 replicates, got {len(models)}")
             clone = type(self)(**self.get_params())  # type: ignore[attr-defined]
             clone.encoding = enc
             reps = np.empty((len(models), p))
