@@ -12,6 +12,7 @@ import csv
 import json
 import os
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
@@ -21,8 +22,17 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 NOT_CSV_SUFFIXES = (".json", ".xlsx", ".xls", ".ods", ".zip", ".gz", ".bz2", ".xz", ".pdf", ".npy", ".pkl")
 
 
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
+def read_table(
+    path: str | os.PathLike,
+    *,
+    delimiter: str = ",",
+    na_values: Sequence[str] = (),
+    encoding: str = "utf-8",
+) -> pd.DataFrame:
     """Read a CSV (cells as strings) or Parquet file (by suffix).
+
+    CSV options: ``delimiter`` (one character), ``na_values`` (markers read as missing, besides the
+    empty cell, e.g. ``?``) and the text ``encoding`` (UTF-8 by default, a BOM is skipped).
 
     Raises DataError for a missing file, a directory, a file that is not a CSV (binary or
     undecodable), an empty table (no rows or no columns), ragged rows, and duplicate or empty
@@ -36,7 +46,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     if p.suffix.lower() in PARQUET_SUFFIXES:
         df = _read_parquet(p)
     else:
-        df = _read_csv(p)
+        df = _read_csv(p, delimiter, list(na_values), encoding)
     _check_frame(df, p)
     return df
 
@@ -50,7 +60,9 @@ def _read_parquet(p: Path) -> pd.DataFrame:
         raise DataError(f"{p} is not a readable Parquet file ({type(exc).__name__}: {exc})") from None
 
 
-def _read_csv(p: Path) -> pd.DataFrame:
+def _read_csv(p: Path, delimiter: str = ",", na_values: list[str] | None = None,
+              encoding: str = "utf-8") -> pd.DataFrame:
+    enc = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
     try:
         with open(p, "rb") as fh:
             head = fh.read(65536)
@@ -68,8 +80,8 @@ def _read_csv(p: Path) -> pd.DataFrame:
                         "give a CSV with a header row, or a Parquet file")
     # one pass with the csv module: decoding, header and row lengths
     try:
-        with open(p, newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh, skipinitialspace=True)
+        with open(p, newline="", encoding=enc) as fh:
+            reader = csv.reader(fh, delimiter=delimiter, skipinitialspace=True)
             header = None
             for row in reader:
                 if not row or all(not c.strip() for c in row) and len(row) <= 1:
@@ -83,7 +95,9 @@ def _read_csv(p: Path) -> pd.DataFrame:
                         f"the header has {len(header)}"
                     )
     except UnicodeDecodeError:
-        raise DataError(f"{p} is not a CSV file (not UTF-8 text)") from None
+        raise DataError(f"{p} is not a CSV file (not {encoding} text)") from None
+    except LookupError:
+        raise DataError(f"unknown text encoding {encoding!r}") from None
     except csv.Error as exc:
         raise DataError(f"{p} is not a well-formed CSV: {exc}") from None
     if header is None:
@@ -99,9 +113,10 @@ def _read_csv(p: Path) -> pd.DataFrame:
             p,
             dtype=str,
             keep_default_na=False,
-            na_values=[""],
+            na_values=["", *(na_values or [])],
             skipinitialspace=True,
-            encoding="utf-8-sig",
+            encoding=enc,
+            sep=delimiter,
             index_col=False,
         )
     except pd.errors.EmptyDataError:
