@@ -805,11 +805,16 @@ def plan_schema(
     eps, delta = check_eps(eps), check_delta(delta)
     if not (isinstance(discovery_share, (int, float)) and 0 < float(discovery_share) <= 1):
         raise DDSSPError(f"--discovery-share must be in (0, 1], got {discovery_share!r}")
-    if not isinstance(data, pd.DataFrame) or data.shape[1] == 0:
-        raise SchemaError("the table has no columns")
-    if len(data) == 0:
-        raise SchemaError("the table has no rows")
-    names = [str(c) for c in data.columns]
+    if isinstance(data, pd.DataFrame):
+        if data.shape[1] == 0:
+            raise SchemaError("the table has no columns")
+        if len(data) == 0:
+            raise SchemaError("the table has no rows")
+        names = [str(c) for c in data.columns]
+    else:  # the header of a table read by the counting layer: nothing can be discovered from it
+        names = [str(c) for c in data]
+        if not names:
+            raise SchemaError("the table has no columns")
     status = SCHEMA_DECLARED
     prior: list[LedgerEntry] = []
     prior_delta = 0.0
@@ -861,6 +866,11 @@ def plan_schema(
     found: dict[str, Any] = {}
     notes: dict[str, str] = {}
     used = 0.0
+    if todo and not isinstance(data, pd.DataFrame):
+        raise SchemaError(
+            f"column(s) {todo[:5]} are not declared in the schema; discovering them reads the table in "
+            "memory: declare them, or use --backend numpy (a DataFrame in the Python API)"
+        )
     if todo:
         rho_disc = min(float(discovery_share) * rho, ledger.remaining)
         found, report, used = discover(
@@ -879,7 +889,7 @@ def plan_schema(
 
 
 def release(
-    data: pd.DataFrame,
+    data: Any,
     schema: Any = None,
     *,
     eps: float,
@@ -903,9 +913,20 @@ def release(
     max_levels: int | None = None,
     accept_draft_schema: bool = False,
     plan: SchemaPlan | None = None,
+    backend: str | None = None,
+    csv_options: Any = None,
+    memory_limit: str | None = None,
+    spark_master: str | None = None,
 ) -> Release:
     """Run AIM on ``data`` (raw values per ``schema``, or integer codes with ``encoded=True``) and return
     the release. The privacy budget (eps, delta) is converted to zCDP and spent in full.
+
+    ``data`` may also be a path to a CSV / Parquet file or a Spark DataFrame: AIM gets its exact
+    answers from the counting layer (:mod:`ddssp.data.counting`) in one scan, with ``backend``
+    "numpy" (in memory; the default for DataFrames), "duckdb" (out of core; the default for files;
+    ``memory_limit`` such as "2GB") or "spark" (``spark_master``); ``csv_options`` is a
+    :class:`ddssp.data.counting.CsvOptions`. A table given by path needs every column declared
+    (or a ``plan``): discovery reads a DataFrame.
 
     seed: reproducibility of everything that is not DP noise (AIM itself draws nothing else today).
         It never reaches the noise: that comes from OpenDP's secure samplers.
@@ -917,11 +938,18 @@ def release(
     budget (:func:`plan_schema`, with the same noise source) when ``discover`` is True (the default
     when ``schema`` is None); with ``discover=False`` a column missing from the schema is an error.
     ``plan`` (from :func:`plan_schema`) gives the schema and its ledger directly."""
+    from ddssp.data.counting import count_marginals, default_backend, table_columns
     from ddssp.marginals.aim import run_aim
 
     eps, delta = check_eps(eps), check_delta(delta)
     created = _dt.datetime.now(_dt.timezone.utc).date().isoformat()  # taken before the data is read
     noise = make_noise(insecure_seed)
+    chosen = default_backend(data) if backend is None else backend
+    in_memory = isinstance(data, pd.DataFrame) and chosen == "numpy"
+    if not isinstance(data, pd.DataFrame) and not encoded:
+        if plan is None:
+            plan = plan_schema(table_columns(data, csv_options), schema, eps=eps, delta=delta,
+                               discovery_share=discovery_share, accept_draft=accept_draft_schema, noise=noise)
     if discover is None:
         discover = schema is None
     if encoded:
@@ -941,9 +969,14 @@ def release(
     schema = plan.schema
     if target is not None:
         schema.column(target)
-    codes = schema.encode(data) if not encoded else _check_codes(data, schema)
-    if len(codes) == 0:
-        raise SchemaError("the table has no rows")
+    if encoded or in_memory:
+        codes = schema.encode(data) if not encoded else _check_codes(data, schema)
+        if len(codes) == 0:
+            raise SchemaError("the table has no rows")
+    else:
+        def codes(cliques):  # AIM calls this once, with every clique it may measure
+            return count_marginals(data, schema, cliques, backend=chosen, csv_options=csv_options,
+                                   memory_limit=memory_limit, spark_master=spark_master)
     domain = schema.domain
     w = build_workload(workload, domain, target, max_cells)
     ledger = plan.ledger

@@ -72,6 +72,18 @@ def add_arguments(p) -> None:
     p.add_argument("--sign-key", metavar="KEY.pem",
                    help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
                         "-out key.pem`); readers check it with `ddssp verify --public-key`")
+    g = p.add_argument_group("reading and counting the table")
+    g.add_argument("--backend", choices=["numpy", "duckdb", "spark"], default="duckdb",
+                   help="counting backend: duckdb (default; reads CSV / Parquet out of core, one scan), "
+                        "numpy (pandas in memory) or spark (pip install \"ddssp[spark]\"; DATA is any "
+                        "path Spark reads: local, HDFS, S3). Columns to discover are read in memory")
+    g.add_argument("--memory-limit", metavar="SIZE",
+                   help="duckdb: memory limit such as 2GB (DuckDB spills to a temporary directory beyond it)")
+    g.add_argument("--spark-master", metavar="URL",
+                   help="spark: master URL, e.g. local[4] or spark://host:7077 (default: the spark-submit "
+                        "session, else local[*])")
+    g.add_argument("--delimiter", default=",", help="CSV field delimiter (default ,; \\t for tab)")
+    g.add_argument("--encoding", default="utf-8", help="CSV text encoding (default utf-8)")
     p.add_argument("-o", "--output", help="release file to write (default: DATA's stem + .release, beside DATA)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
@@ -111,13 +123,26 @@ def load_declared(path, categorical):
     return load_schema(path, categorical=categorical), None
 
 
-def read_raw(path, na_values):
+def read_raw(path, na_values, delimiter=",", encoding="utf-8"):
     from ddssp.data import read_table
 
-    df = read_table(path)
+    df = read_table(path, delimiter=delimiter, encoding=encoding)
     if na_values:
         df = df.mask(df.isin(list(na_values)))
     return df
+
+
+def counting_options(args):
+    """(CsvOptions, backend options) from the reading arguments; one-line errors for bad combinations."""
+    from ddssp.data.counting import CsvOptions
+    from ddssp.errors import DataError
+
+    if args.backend != "duckdb" and args.memory_limit is not None:
+        raise DataError("--memory-limit applies to --backend duckdb only")
+    if args.backend != "spark" and args.spark_master is not None:
+        raise DataError("--spark-master needs --backend spark")
+    delimiter = "\t" if args.delimiter == "\\t" else args.delimiter
+    return CsvOptions(delimiter=delimiter, na_values=tuple(args.na_values or ()), encoding=args.encoding)
 
 
 def run(args) -> int:
@@ -145,13 +170,25 @@ def run(args) -> int:
 
         sign_key = load_signing_key(args.sign_key)  # a bad key fails before the data is read
     schema, cat = load_declared(decl, args.categorical)
-    df = read_raw(args.data, args.na_values)
+    from ddssp.data.counting import table_columns
+
+    csv_options = counting_options(args)
+    header = table_columns(args.data, csv_options)  # public: the column names only
     share = DEFAULT_DISCOVERY_SHARE if args.discovery_share is None else args.discovery_share
     from ddssp.dp.noise import make_noise
 
-    plan = plan_schema(df, schema, eps=eps, delta=delta, discovery_share=share, categorical=cat or (),
-                       numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels,
-                       accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed))
+    if schema is not None and all(n in schema for n in header) and args.backend != "numpy":
+        # every column declared: nothing to discover, the counting layer reads the file (one scan)
+        table = args.data
+        plan = plan_schema(header, schema, eps=eps, delta=delta, discovery_share=share,
+                           accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed))
+    else:  # discovery (or --backend numpy) reads the table in memory
+        table = read_raw(args.data, csv_options.na_values, csv_options.delimiter, csv_options.encoding)
+        plan = plan_schema(table, schema, eps=eps, delta=delta, discovery_share=share, categorical=cat or (),
+                           numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels,
+                           accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed))
+        if args.backend != "numpy":
+            table = args.data  # AIM's counts still come from the chosen backend
     if not args.quiet:
         if plan.discovered:
             disc = plan.ledger.discovery_entries
@@ -188,10 +225,12 @@ def run(args) -> int:
         with warnings.catch_warnings():
             if plan.discovered:  # clipping into discovered ranges is by design; say it once below
                 warnings.simplefilter("ignore", ClipWarning)
-            rel = release(df, plan.schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
+            rel = release(table, plan.schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
                           max_cells=args.max_cells, max_model_size=args.max_model_size, seed=args.seed,
                           rounds=args.rounds, iters=args.iters, callback=progress, engine=args.engine,
-                          plan=plan, insecure_seed=args.insecure_seed)
+                          plan=plan, insecure_seed=args.insecure_seed, backend=args.backend,
+                          csv_options=csv_options, memory_limit=args.memory_limit,
+                          spark_master=args.spark_master)
     finally:
         if bar is not None:
             bar.close()
@@ -206,7 +245,7 @@ def run(args) -> int:
                   + ", ".join(f"{k} {v:.2f} s" for k, v in t.items() if isinstance(v, (int, float))),
                   file=sys.stderr)
         print(
-            f"Released {len(df)} rows x {len(rel.schema.names)} columns: {n_meas} noisy measurements of "
+            f"Released {len(rel.schema.names)} columns: {n_meas} noisy measurements of "
             f"{len(s['cliques'])} marginals in {s['rounds']} rounds, model of "
             f"{len(s['model_cliques'])} cliques. Privacy: eps={eps:g}, delta={delta:g} "
             f"(rho budget {rel.rho_budget:.6g}, spent {rel.rho_spent:.6g}"

@@ -178,6 +178,25 @@ def count_histograms(
         counter.close()
 
 
+def table_columns(source: Any, csv_options: CsvOptions | None = None) -> list[str]:
+    """The column names of a table (a CSV header, a Parquet schema, a DataFrame), without reading
+    its rows. Public: the header is not protected."""
+    if isinstance(source, pd.DataFrame) or _is_spark_frame(source):
+        return [str(c) for c in source.columns]
+    if _is_uri(source):
+        counter = SparkCounter(str(source), csv_options or CsvOptions())
+        return list(counter._relation()[1])
+    p = _check_path(source)
+    if _is_parquet(p):
+        import pyarrow.parquet as pq
+
+        try:
+            return [str(n).strip() for n in pq.read_schema(p).names]
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types
+            raise DataError(f"{p} is not a readable Parquet file ({_first_line(exc)})") from None
+    return _csv_header(p, csv_options or CsvOptions())
+
+
 def default_backend(source: Any) -> str:
     """``numpy`` for a pandas DataFrame, ``spark`` for a Spark DataFrame, ``duckdb`` for a file."""
     if isinstance(source, pd.DataFrame):
@@ -195,7 +214,8 @@ def make_counter(source: Any, backend: str | None = None, *, csv_options: CsvOpt
         raise DataError(f"unknown counting backend {backend!r}; use one of: {', '.join(BACKENDS)}")
     opts = csv_options if csv_options is not None else CsvOptions()
     if not isinstance(source, pd.DataFrame) and not _is_spark_frame(source):
-        source = _check_path(source)
+        if not (backend == "spark" and _is_uri(source)):  # hdfs://, s3a://: Spark reads them
+            source = _check_path(source)
     if backend != "duckdb" and memory_limit is not None:
         raise DataError("a memory limit applies to the duckdb backend only")
     if backend != "spark" and spark_master is not None:
@@ -225,6 +245,10 @@ def _check_cliques(schema: Schema, cliques: Iterable[Sequence[str]]) -> list[Cli
         if c not in out:
             out.append(c)
     return out
+
+
+def _is_uri(x: Any) -> bool:
+    return isinstance(x, str) and "://" in x and not x.startswith("file://")
 
 
 def _is_spark_frame(x: Any) -> bool:
@@ -741,11 +765,20 @@ class _SQLCounter:
         codes to the grouped rows, and (3) count every marginal in one GROUPING SETS query."""
         na_values = self.opts.na_values
         joins, enc = [], []
+        distinct_of: dict[int, list[Any]] = {i: [] for i in mapped}
+        if mapped:  # the distinct raw values of every mapped column, in one query
+            keys = ", ".join(f"v{i}" for i in mapped)
+            gid = ", ".join(f"GROUPING(v{i}) AS g{i}" for i in mapped)
+            sets = ", ".join(f"(v{i})" for i in mapped)
+            for r in self._rows(f"SELECT {keys}, {gid} FROM {comp} GROUP BY GROUPING SETS ({sets})"):
+                for j, i in enumerate(mapped):
+                    if r[len(mapped) + j] == 0 and r[j] is not None:
+                        distinct_of[i].append(r[j])
         for i, col in enumerate(schema.columns):
             mc = col.missing_code
-            fill = -1 if mc is None else mc
+            fill = 0 if mc is None else mc  # no missing level: an error is raised before counts are used
             if i in mapped:
-                distinct = [r[0] for r in self._rows(f"SELECT DISTINCT v{i} FROM {comp} WHERE v{i} IS NOT NULL")]
+                distinct = distinct_of[i]
                 codes, status = _map_values(col, srcs[col.name], distinct, na_values)
                 frame = pd.DataFrame({"key": pd.Series(distinct, dtype=_pandas_dtype(srcs[col.name].family)),
                                       "code": codes, "st": status})
@@ -966,8 +999,11 @@ class DuckDBCounter(_SQLCounter):
 
         acc = _Accumulator(schema, cliques)
         cache: dict[int, dict[Any, tuple[int, int]]] = {i: {} for i in mapped}
-        res = self._run(f"SELECT * FROM {comp}")
-        reader = res.to_arrow_reader(200_000) if hasattr(res, "to_arrow_reader") else res.fetch_record_batch(200_000)
+        try:
+            rel = self.con.sql(f"SELECT * FROM {comp}")
+            reader = rel.to_arrow_reader(200_000) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(200_000)
+        except Exception as exc:  # noqa: BLE001
+            raise DataError(f"cannot read {self.where}: {_first_line(exc)}") from None
         while True:
             try:
                 batch = reader.read_next_batch()
@@ -979,7 +1015,7 @@ class DuckDBCounter(_SQLCounter):
                 continue
             cols: dict[str, np.ndarray] = {"n": batch.column("n").to_numpy(zero_copy_only=False).astype(np.int64)}
             for i, col in enumerate(schema.columns):
-                fill = -1 if col.missing_code is None else col.missing_code
+                fill = 0 if col.missing_code is None else col.missing_code
                 if i in mapped:
                     arr = batch.column(f"v{i}")
                     de = pc.dictionary_encode(arr)
@@ -1048,8 +1084,15 @@ class SparkCounter(_SQLCounter):
         try:
             if _is_spark_frame(self.source):
                 df, names = self.source, None
-            elif _is_parquet(self.source):
+            elif str(self.source).lower().endswith(PARQUET_SUFFIXES):
                 df, names = self.spark.read.parquet(str(self.source)), None
+            elif _is_uri(self.source):  # a remote CSV: its header as Spark reads it
+                o = self.opts
+                df = (self.spark.read.option("header", True).option("sep", o.delimiter).option("quote", '"')
+                      .option("escape", '"').option("encoding", o.encoding).option("mode", "FAILFAST")
+                      .option("inferSchema", False).csv(str(self.source)))
+                names = [str(c).strip() for c in df.columns]
+                df = df.toDF(*[f"f{i}" for i in range(len(names))])
             else:
                 names = _csv_header(self.source, self.opts)
                 o = self.opts
@@ -1123,13 +1166,15 @@ def spark_session(master: str | None = None):
         active = SparkSession.getActiveSession()
         if active is not None:
             return active
-    builder = (SparkSession.builder.appName("ddssp-counting").master(master or "local[*]")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.shuffle.partitions", "8"))
+    master = master or "local[*]"
+    builder = (SparkSession.builder.appName("ddssp-counting").master(master)
+               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false"))
+    if master.startswith("local"):  # one machine: few shuffle partitions (a cluster keeps its default)
+        builder = builder.config("spark.sql.shuffle.partitions", "4")
     try:
         session = builder.getOrCreate()
     except Exception as exc:  # noqa: BLE001 - no Java, a bad master URL
-        raise DataError(f"cannot start Spark (master {master or 'local[*]'}): {_first_line(exc)}; "
+        raise DataError(f"cannot start Spark (master {master}): {_first_line(exc)}; "
                         "Spark needs Java 17 or later") from None
     session.sparkContext.setLogLevel("ERROR")
     return session

@@ -4,7 +4,8 @@ The only step of ddssp that touches the sensitive data. Formulas: ../shared/note
 sections 1-2 (with the FIX: the initial round charges for exactly the one-way marginals it measures).
 
 Design (why it is fast):
-- Exact answers of every candidate marginal are computed once, up front (numpy ``bincount``).
+- Exact answers of every candidate marginal are computed once, up front: numpy ``bincount`` on a
+  codes DataFrame, or one scan of a table by the counting layer (:mod:`ddssp.data.counting`).
 - Re-estimation after each measurement is Private-PGM mirror descent (Armijo step size, the same
   update as ``mbi.estimation.MirrorDescent``) written in numpy on the junction tree of the
   measured cliques: nothing is compiled per round, so wall time and memory maps stay bounded no
@@ -33,7 +34,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -288,6 +289,24 @@ def _exact(codes: dict[str, np.ndarray], domain: dict[str, int], clique: Clique)
     return np.bincount(idx, minlength=math.prod(shape)).astype(float).reshape(shape)
 
 
+def _answers_from_counter(counter, domain: dict[str, int], needed: list[Clique]) -> dict[Clique, np.ndarray]:
+    """Exact answers from a counting function; checked for shape and integrality."""
+    got = counter(list(needed))
+    answers = {}
+    for c in needed:
+        a = got.get(c) if hasattr(got, "get") else None
+        shape = tuple(domain[x] for x in c)
+        if a is None or np.shape(a) != shape:
+            raise DataError(f"the counting function gave no {shape} array for clique {list(c)}")
+        a = np.asarray(a)
+        if a.dtype.kind not in "iu" or (a < 0).any():
+            raise DataError(f"the counting function gave non-count values for clique {list(c)}")
+        answers[c] = a.astype(float)
+    if answers and len({float(a.sum()) for a in answers.values()}) > 1:
+        raise DataError("the counting function gave marginals with different totals")
+    return answers
+
+
 def _hypothetical_size(domain, cliques: list[Clique]) -> float:
     maxcl, _ = junction_tree(domain, cliques)
     return sum(cells(domain, c) for c in maxcl) * 8 / 2**20
@@ -295,7 +314,7 @@ def _hypothetical_size(domain, cliques: list[Clique]) -> float:
 
 # --------------------------------------------------------------------------- AIM
 def run_aim(
-    data: pd.DataFrame,
+    data: pd.DataFrame | Callable[[list[Clique]], Mapping[Clique, np.ndarray]],
     domain: dict[str, int],
     workload: Workload,
     rho: float,
@@ -310,7 +329,13 @@ def run_aim(
     callback: Callable[[AIMProgress], None] | None = None,
     engine: str = "numpy",
 ) -> AIMResult:
-    """Run AIM on ``data`` (integer codes, columns = ``domain`` keys) spending exactly ``rho``.
+    """Run AIM on ``data`` spending exactly ``rho``.
+
+    data: a DataFrame of integer codes (columns = ``domain`` keys), counted here with numpy; or a
+        counting function ``cliques -> {clique: exact int64 counts}`` (axes in the clique's order),
+        e.g. :func:`ddssp.data.counting.count_marginals` bound to a table and schema. It is called
+        once, with every candidate clique of the workload's downward closure and every one-way
+        marginal, so a file is scanned once.
 
     rounds: T (default 16 * d); sets the per-round sigma and eps_em, must exceed d.
     iters: None = fast mode (warm-started, tolerance-stopped, at most ROUND_MAX_ITERS per round);
@@ -373,11 +398,15 @@ def run_aim(
                 f"model size limit of {max_model_size:g} MB; drop it from the workload, cap the cells "
                 f"per marginal, or raise max_model_size"
             )
-    codes = _validate_data(data, domain)
-
-    t0 = time.perf_counter()
     one_ways = [(a,) for a in domain]
-    answers = {c: _exact(codes, domain, c) for c in set(candidates) | set(one_ways)}
+    needed = sorted(set(candidates) | set(one_ways), key=lambda c: (len(c), c))
+    if not isinstance(data, pd.DataFrame) and callable(data):
+        t0 = time.perf_counter()
+        answers = _answers_from_counter(data, domain, needed)
+    else:
+        codes = _validate_data(data, domain)
+        t0 = time.perf_counter()
+        answers = {c: _exact(codes, domain, c) for c in needed}
     t_answers = time.perf_counter() - t0
 
     ledger = Ledger(rho)
