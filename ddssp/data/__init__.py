@@ -8,6 +8,8 @@ This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
 - :mod:`ddssp.data.schemafile`: reading schema files and private-pgm domain files
 - :mod:`ddssp.data.draft`: drafting a schema from data (NOT private)
 - :mod:`ddssp.data.tables`: reading CSV / Parquet tables with one clear error per problem
+- :mod:`ddssp.data.counting`: exact counts (marginals, labels, histograms) in one scan; numpy,
+  DuckDB and Spark backends
 - :mod:`ddssp.data.fileio`: atomic writes and output-path checks
 """
 
