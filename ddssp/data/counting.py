@@ -994,7 +994,6 @@ class DuckDBCounter(_SQLCounter):
         encode each batch's distinct raw values in Python by Schema.encode's rules (cached) and
         count in numpy. Needs little memory beyond one batch (a GROUPING SETS query with a hundred
         sets, or a dozen joins, need more than a tight memory_limit allows)."""
-        import pyarrow as pa
         import pyarrow.compute as pc
 
         acc = _Accumulator(schema, cliques)

@@ -309,7 +309,7 @@ def test_spark_counts_equal_duckdb_and_numpy(spark, csv_table, typed_table):
         got = count_marginals(csv_table, schema, pairs, backend="spark", csv_options=opts)
         assert_same(reference(read_table(csv_table, na_values=["?"]), schema, pairs), got)
         # a Spark DataFrame given directly (e.g. a Hive table), typed columns
-        path, df, tschema = typed_table
+        path, _, tschema = typed_table
         cl = list(itertools.combinations(tschema.names, 2))
         assert_same(count_marginals(path, tschema, cl, backend="numpy"),
                     count_marginals(spark.read.parquet(str(path)), tschema, cl))
