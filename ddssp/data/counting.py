@@ -1165,9 +1165,12 @@ def spark_session(master: str | None = None):
         active = SparkSession.getActiveSession()
         if active is not None:
             return active
-    master = master or "local[*]"
-    builder = (SparkSession.builder.appName("ddssp-counting").master(master)
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false"))
+    builder = SparkSession.builder.appName("ddssp-counting").config("spark.ui.showConsoleProgress", "false")
+    if master is None and os.environ.get("PYSPARK_GATEWAY_PORT"):
+        master = "(from spark-submit)"  # launched by spark-submit: its --master and conf apply
+    else:
+        master = master or "local[*]"
+        builder = builder.master(master).config("spark.ui.enabled", "false")
     if master.startswith("local"):  # one machine: few shuffle partitions (a cluster keeps its default)
         builder = builder.config("spark.sql.shuffle.partitions", "4")
     try:
