@@ -313,3 +313,19 @@ def test_spark_counts_equal_duckdb_and_numpy(spark, csv_table, typed_table):
         cl = list(itertools.combinations(tschema.names, 2))
         assert_same(count_marginals(path, tschema, cl, backend="numpy"),
                     count_marginals(spark.read.parquet(str(path)), tschema, cl))
+
+
+def test_duckdb_never_reads_the_file_into_pandas(csv_table, monkeypatch):
+    import ddssp.data.tables as tables
+
+    def refuse(*a, **k):
+        raise AssertionError("read_table called: a full pandas copy of the file")
+
+    monkeypatch.setattr(tables, "read_table", refuse)
+    monkeypatch.setattr(pd, "read_csv", refuse)
+    monkeypatch.setattr(pd, "read_parquet", refuse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClipWarning)
+        got = count_marginals(csv_table, make_schema(), [("cat", "num")], backend="duckdb",
+                              csv_options=CsvOptions(na_values=("?",)))
+    assert got[("cat", "num")].sum() == 3000
