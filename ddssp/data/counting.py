@@ -75,7 +75,20 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 # raw codes inside the SQL (never returned): a value that fits no level, a missing cell
 _UNKNOWN, _NA = -2, -3
 # per-column status in the one-way grouping sets
-_OK, _CLIPPED, _BAD, _MISSING = 0, 1, 2, 3
+# _BAD: an unknown label / a number that is no level (coded to the ``missing`` level);
+# _NONNUM: text in a numeric column (coded like an empty cell, to the ``na`` level); _MISSING: empty
+_OK, _CLIPPED, _BAD, _MISSING, _NONNUM = 0, 1, 2, 3, 4
+_NSTATUS = 5
+
+
+def _fills(col: Column) -> tuple[int, int, int]:
+    """Codes of (unknown / off-level values, missing cells, non-numeric text), as Schema.encode
+    assigns them (0 where the schema has no such level: an error is raised before counts are used)."""
+    mc = col.missing_code
+    nc = col.na_code if hasattr(col, "na_code") else mc
+    m = 0 if mc is None else mc
+    na = 0 if nc is None else nc
+    return m, na, na
 
 
 @dataclass(frozen=True)
@@ -513,8 +526,9 @@ def _bin_sql(d: _Dialect, x: str, edges: Sequence[float]) -> str:
 
 # --------------------------------------------------------------------------- Python side of the plan
 def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Codes and statuses of distinct raw values of a categorical or explicit-level column, by the
-    rules of Schema.encode. Code -1 for values without a level; status _OK/_CLIPPED/_BAD/_MISSING."""
+    """Final codes and statuses of distinct raw values of a categorical or explicit-level column, by
+    the rules of Schema.encode (missing cells to the ``na`` level, unknown labels and off-level numbers
+    to the ``missing`` level, non-numeric text to the ``na`` level)."""
     vals = list(values)
     n = len(vals)
     codes = np.full(n, -1, dtype=np.int64)
@@ -525,8 +539,10 @@ def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str,
         vals = [None if v is None or v in marks else v for v in vals]
     if src.family == "float":
         vals = [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in vals]
+    fill_bad, fill_na, fill_nonnum = _fills(col)
     isna = np.array([v is None for v in vals], dtype=bool)
     status[isna] = _MISSING
+    codes[isna] = fill_na
     present = [v for v in vals if v is not None]
     idx = np.flatnonzero(~isna)
     if col.kind == "categorical":
@@ -534,7 +550,7 @@ def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str,
         for j, v in zip(idx, present):
             lab = _as_label(v)
             c = lookup.get(lab, lookup.get(_numeric_label(lab), -1))
-            codes[j] = c
+            codes[j] = c if c >= 0 else fill_bad
             if c < 0:
                 status[j] = _BAD
         return codes, status
@@ -555,10 +571,12 @@ def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str,
     levels = col.values[:m]
     c = np.clip(np.searchsorted(levels, xc, side="left"), 0, m - 1)
     off = levels[c] != xc
-    st = np.where(bad, _BAD, np.where(out, _CLIPPED, _OK))
+    st = np.where(bad, _NONNUM, np.where(out, _CLIPPED, _OK))
     if not col.clip:
-        off = off | out  # not clipped: out of range never fits a level (reported as out of range)
-    c = np.where(bad | off, -1, c)
+        off = off | out
+        if col.missing is not None:  # not clipped, with a missing level: outside values go there
+            st = np.where(out, _OK, st)
+    c = np.where(bad, fill_nonnum, np.where(off, fill_bad, c))
     st = np.where(~bad & ~out & off, _BAD, st)
     codes[idx] = c
     status[idx] = st
@@ -583,7 +601,7 @@ def _from_grouping_sets(schema: Schema, cliques: list[Clique], sets: list[list[i
     for i in range(k):
         sel = rows_of([i])
         st = _int_values(cols[f"s{i}"])[sel]
-        arr = np.zeros((dom[i], 4), dtype=np.int64)
+        arr = np.zeros((dom[i], _NSTATUS), dtype=np.int64)
         np.add.at(arr, (codes[i][sel], st), n[sel])
         oneway[i] = arr
     out = {}
@@ -602,7 +620,7 @@ class _Accumulator:
     def __init__(self, schema: Schema, cliques: list[Clique]):
         self.dom = [c.size for c in schema.columns]
         self.k = len(self.dom)
-        self.oneway = {i: np.zeros(self.dom[i] * 4, dtype=np.int64) for i in range(self.k)}
+        self.oneway = {i: np.zeros(self.dom[i] * _NSTATUS, dtype=np.int64) for i in range(self.k)}
         self.sets = sorted({tuple(sorted(schema.names.index(a) for a in c)) for c in cliques if len(c) > 1})
         self.arrays = {s: np.zeros(math.prod(self.dom[i] for i in s), dtype=np.int64) for s in self.sets}
 
@@ -613,14 +631,14 @@ class _Accumulator:
         codes = [np.asarray(cols[f"c{i}"], dtype=np.int64) for i in range(self.k)]
         for i in range(self.k):
             st = np.asarray(cols[f"s{i}"], dtype=np.int64)
-            self.oneway[i] += _bincount_exact(codes[i] * 4 + st, n, self.dom[i] * 4)
+            self.oneway[i] += _bincount_exact(codes[i] * _NSTATUS + st, n, self.dom[i] * _NSTATUS)
         for s in self.sets:
             shape = [self.dom[i] for i in s]
             idx = np.ravel_multi_index([codes[i] for i in s], shape)
             self.arrays[s] += _bincount_exact(idx, n, self.arrays[s].size)
 
     def result(self) -> tuple[dict[int, np.ndarray], dict[tuple[int, ...], np.ndarray]]:
-        oneway = {i: a.reshape(self.dom[i], 4) for i, a in self.oneway.items()}
+        oneway = {i: a.reshape(self.dom[i], _NSTATUS) for i, a in self.oneway.items()}
         arrays = {s: a.reshape([self.dom[i] for i in s]) for s, a in self.arrays.items()}
         return oneway, arrays
 
@@ -639,7 +657,8 @@ def _finish(schema: Schema, cliques: list[Clique], oneway: dict[int, np.ndarray]
     """Check statuses (errors / clip warnings via ``check``), then the arrays in clique order."""
     for i, col in enumerate(schema.columns):
         by_status = oneway[i].sum(axis=0)
-        check(col, int(by_status[_MISSING]), int(by_status[_BAD]), int(by_status[_CLIPPED]))
+        check(col, int(by_status[_MISSING]), int(by_status[_BAD]), int(by_status[_CLIPPED]),
+              int(by_status[_NONNUM]))
     if int(oneway[0].sum()) == 0:
         raise DataError("the table has no rows")
     pos = {c: i for i, c in enumerate(schema.names)}
@@ -730,14 +749,17 @@ class _SQLCounter:
         oneway, arrays = self._encode_and_count(comp, schema, cliques, srcs, mapped)
         errors: list[str] = []
 
-        def check(col: Column, n_missing: int, n_bad: int, n_clip: int) -> None:
+        def check(col: Column, n_missing: int, n_bad: int, n_clip: int, n_nonnum: int) -> None:
             if errors:
                 return
             mc = col.missing_code
+            nc = getattr(col, "na_code", mc)
             lo, hi = col.bounds if col.kind == "numeric" else (None, None)
-            if n_bad and mc is None and not (col.kind == "numeric" and not col.clip and n_clip):
+            if n_nonnum and nc is None:
+                errors.append(self._bad_message(col, n_nonnum))
+            elif n_bad and mc is None and not (col.kind == "numeric" and not col.clip and n_clip):
                 errors.append(self._bad_message(col, n_bad))
-            elif n_missing and mc is None:
+            elif n_missing and nc is None:
                 errors.append(
                     f"column {col.name!r}: {n_missing} missing (empty) value(s); fill them or declare a \"missing\" level"
                 )
@@ -775,8 +797,7 @@ class _SQLCounter:
                     if r[len(mapped) + j] == 0 and r[j] is not None:
                         distinct_of[i].append(r[j])
         for i, col in enumerate(schema.columns):
-            mc = col.missing_code
-            fill = 0 if mc is None else mc  # no missing level: an error is raised before counts are used
+            fill_bad, fill_na, fill_nonnum = _fills(col)  # 0 where no level: an error is raised first
             if i in mapped:
                 distinct = distinct_of[i]
                 codes, status = _map_values(col, srcs[col.name], distinct, na_values)
@@ -785,13 +806,14 @@ class _SQLCounter:
                 m = self._register(f"ddssp_map{i}", frame, srcs[col.name].family)
                 joins.append(f"LEFT JOIN {m} m{i} ON g.v{i} = m{i}.key")
                 enc.append(f"CASE WHEN g.v{i} IS NULL THEN {_MISSING} ELSE m{i}.st END AS s{i}")
-                enc.append(f"CASE WHEN g.v{i} IS NULL OR m{i}.code < 0 THEN {fill} ELSE m{i}.code END AS c{i}")
+                enc.append(f"CASE WHEN g.v{i} IS NULL THEN {fill_na} ELSE m{i}.code END AS c{i}")
             else:
                 enc.append(
-                    f"CASE WHEN g.b{i} = {_NA} THEN {_MISSING} WHEN g.b{i} = {_UNKNOWN} THEN {_BAD} "
+                    f"CASE WHEN g.b{i} = {_NA} THEN {_MISSING} WHEN g.b{i} = {_UNKNOWN} THEN {_NONNUM} "
                     f"WHEN g.k{i} THEN {_CLIPPED} ELSE {_OK} END AS s{i}"
                 )
-                enc.append(f"CASE WHEN g.b{i} < 0 THEN {fill} ELSE g.b{i} END AS c{i}")
+                enc.append(f"CASE WHEN g.b{i} = {_NA} THEN {fill_na} WHEN g.b{i} < 0 THEN {fill_nonnum} "
+                           f"ELSE g.b{i} END AS c{i}")
         # (3) all marginals from the encoded grouped rows
         enc_sql = f"SELECT {', '.join(enc)}, g.n AS n FROM {comp} g {' '.join(joins)}"
         return self._count_encoded(enc_sql, schema, cliques)
@@ -1014,7 +1036,7 @@ class DuckDBCounter(_SQLCounter):
                 continue
             cols: dict[str, np.ndarray] = {"n": batch.column("n").to_numpy(zero_copy_only=False).astype(np.int64)}
             for i, col in enumerate(schema.columns):
-                fill = 0 if col.missing_code is None else col.missing_code
+                fill_bad, fill_na, fill_nonnum = _fills(col)
                 if i in mapped:
                     arr = batch.column(f"v{i}")
                     de = pc.dictionary_encode(arr)
@@ -1024,17 +1046,17 @@ class DuckDBCounter(_SQLCounter):
                     if new:
                         c_new, s_new = _map_values(col, srcs[col.name], new, self.opts.na_values)
                         cache[i].update({v: (int(c), int(st)) for v, c, st in zip(new, c_new, s_new)})
-                    vc = np.array([cache[i][v][0] for v in values] + [fill], dtype=np.int64)
+                    vc = np.array([cache[i][v][0] for v in values] + [fill_na], dtype=np.int64)
                     vs = np.array([cache[i][v][1] for v in values] + [_MISSING], dtype=np.int64)
                     code = vc[idx]
-                    cols[f"c{i}"] = np.where(code < 0, fill, code)
+                    cols[f"c{i}"] = code
                     cols[f"s{i}"] = vs[idx]
                 else:
                     b = batch.column(f"b{i}").to_numpy(zero_copy_only=False).astype(np.int64)
                     k = batch.column(f"k{i}").to_numpy(zero_copy_only=False).astype(bool)
-                    cols[f"s{i}"] = np.where(b == _NA, _MISSING, np.where(b == _UNKNOWN, _BAD,
+                    cols[f"s{i}"] = np.where(b == _NA, _MISSING, np.where(b == _UNKNOWN, _NONNUM,
                                                                          np.where(k, _CLIPPED, _OK)))
-                    cols[f"c{i}"] = np.where(b < 0, fill, b)
+                    cols[f"c{i}"] = np.where(b == _NA, fill_na, np.where(b < 0, fill_nonnum, b))
             acc.add(cols)
         return acc.result()
 
