@@ -23,6 +23,11 @@ Methods (spec ``methods`` or ``ddssp bench --methods``):
   lasso             non-private lasso at the same Lambda (FISTA), the reference
 Every method of a trial sees the same training and test rows (paired comparison).
 
+Seeds and noise: ``--seed`` (with the design, Lambda and trial) fixes the simulated rows and, through the
+estimator's ``seed``, the augmented rows' regularisation draws (data-independent, not privacy noise). The
+DP noise b comes from the secure source (OpenDP, no seed reaches it), so a rerun gives other numbers
+(within the trials' standard errors); ``--resume`` keeps finished cells as they are in results.csv.
+
 Lambda: the spec's ``Lambda`` is the code's scale (the target penalty Lambda ||theta||_1 on the summed loss).
 The paper's Table 2 weight Lambda_paper |theta_j|^-1 realises 2 Lambda_paper ||theta||_1, so
 Lambda_paper = Lambda / 2 (bridge: (2 - gamma) Lambda / 2); every output row carries both, columns
@@ -221,6 +226,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                               max_iter=max_iter, seed=[base_seed, di, li, trial, mi, int(eps * 1e6)])
                     if cfg.get("nonprivate"):
                         kw.update(eps=EPS_NONPRIVATE, Lambda0=zeta3 / (2 * (1 - r) * float(eps)))
+                    # the seed reaches only the augmented rows; b is drawn by the secure source
                     kw["seed"] = int(np.random.SeedSequence(kw["seed"]).generate_state(1)[0])
                     with warnings.catch_warnings():  # recorded as the dp_term_shift metric
                         warnings.simplefilter("ignore", NAPPApproximationWarning)

@@ -35,6 +35,12 @@ their second-order expansion (exact only as n_e -> infinity). Budget "return" re
 (output-dependent) privacy loss (Proposition 6); the a-priori guarantee remains eps. "recycle" follows
 Algorithm 2 (the paper accounts eps in total); ``privacy_['eps_composition_bound']`` gives the
 conservative basic-composition figure (2 eps) since the first run's output decides the second budget.
+
+Randomness (two kinds, kept apart). The DP noise b comes from a :class:`~ddssp.dp.noise.NoiseSource`,
+by default :class:`~ddssp.dp.noise.SecureNoise` (OpenDP, OS CSPRNG; no seed reaches it); ``insecure_seed=N``
+makes it reproducible for tests, NOT PRIVATE (``privacy_["stamp"]``). ``seed`` drives only the augmented
+rows' regularisation draws etilde ~ N(0, V_j), which do not depend on the data and are not privacy noise.
+Algorithm 2's "rescale" recycling reuses the first secure draw of b (times r eps / (r eps + Delta_eps)).
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from scipy import linalg, optimize, special
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 from ddssp.dp import check_delta, check_eps, check_positive, make_rng
+from ddssp.dp.noise import NoiseSource, resolve_noise
 
 LOSSES = ("linear", "logistic", "poisson")
 
@@ -141,18 +148,23 @@ def gaussian_b_sigma(eps_b: float, delta: float, zeta1: float, zeta2: float) -> 
     return math.sqrt(2.0 * zeta1**2 * zeta2**2 * (eps_b - math.log(delta))) / eps_b
 
 
-def sample_b(p: int, eps_b: float, zeta1: float, zeta2: float, delta: float | None, rng: np.random.Generator) -> np.ndarray:
-    """The DP noise b for a budget eps_b (= r eps) on the r1 ratio.
+def sample_b(p: int, eps_b: float, zeta1: float, zeta2: float, delta: float | None, noise: NoiseSource,
+             size: int | None = None) -> np.ndarray:
+    """The DP noise b for a budget eps_b (= r eps) on the r1 ratio, from the noise source ``noise``
+    (:class:`~ddssp.dp.noise.SecureNoise` for a private fit; a numpy Generator is refused).
 
-    delta None: spherical Laplace, density ~ exp(-eps_b ||b|| / (zeta1 zeta2)): radius ~ Gamma(shape=p,
-    scale=zeta1 zeta2 / eps_b) (FIX: the paper's text says shape 1), direction uniform on the sphere.
-    Otherwise N(0, sigma^2 I) with :func:`gaussian_b_sigma`.
+    delta None: spherical Laplace, density ~ exp(-eps_b ||b|| / (zeta1 zeta2)), i.e.
+    ``noise.l2_laplace(p, eta=eps_b / (zeta1 zeta2))``: radius ~ Gamma(shape=p, scale=zeta1 zeta2 / eps_b)
+    (FIX: the paper's text says shape 1), direction uniform on the sphere.
+    Otherwise N(0, sigma^2 I) with :func:`gaussian_b_sigma`: ``noise.gaussian_float(zeros(p), sigma)``.
+    ``size``: that many independent draws, shape (size, p) (default one vector, shape (p,)).
     """
+    noise = resolve_noise(noise)
+    shape = (p,) if size is None else (int(size), p)
     if delta is None:
-        direction = rng.standard_normal(p)
-        direction /= np.linalg.norm(direction)
-        return rng.gamma(shape=p, scale=zeta1 * zeta2 / eps_b) * direction
-    return rng.normal(0.0, gaussian_b_sigma(eps_b, delta, zeta1, zeta2), size=p)
+        eta = eps_b / (zeta1 * zeta2)
+        return noise.l2_laplace(p, eta, size=size)
+    return noise.gaussian_float(np.zeros(shape), gaussian_b_sigma(eps_b, delta, zeta1, zeta2))
 
 
 # --------------------------------------------------------------------------- augmented rows
@@ -428,7 +440,17 @@ class NAPPERM(DPRegressor):
         proportional to 1/eps) this has exactly the distribution of a fresh draw at r eps + Delta_eps; for
         the Gaussian b it is slightly smaller than a fresh draw, since sigma is not proportional to 1/eps)
         or "fresh" (a new, independent draw at budget r eps + Delta_eps).
-      seed: int or None (OS entropy).
+      seed: int or None (OS entropy). Drives ONLY the augmented rows' regularisation noise etilde (redrawn
+        every iteration; it does not depend on the data and is not privacy noise): with the same seed and
+        the same DP draw b, two fits agree. It never reaches b.
+      noise: the source of the DP noise b (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP's exact
+        samplers on the OS's CSPRNG, no seed reaches it). eps-DP: ``noise.l2_laplace`` (OpenDP float
+        Laplace / Gaussian draws assembled in float arithmetic: the seed attack is closed, the
+        distribution exact up to rounding, not floating-point safe; see :mod:`ddssp.dp.noise`);
+        (eps, delta)-DP: ``noise.gaussian_float`` of a zero vector (OpenDP's Gaussian; b enters the
+        objective, not a released statistic, so the mechanism's float safety does not carry over either).
+      insecure_seed: FOR TESTS ONLY: b from ``numpy.random.default_rng(insecure_seed)``, reproducible and
+        NOT PRIVATE (``privacy_["stamp"]`` says so). Give at most one of ``noise`` and ``insecure_seed``.
 
     Fitted attributes: coef_, intercept_ (0.0: no intercept; add a constant column, counted in zeta1),
     lambda_paper_ (Lambda on the paper's scale: lasso Lambda / 2, bridge (2 - gamma) Lambda / 2, ridge
@@ -443,7 +465,8 @@ class NAPPERM(DPRegressor):
                  y_bound: float | None = None, theta_bound: float | None = None, moor: bool = True,
                  max_iter: int = 80, tol: float = 0.0, zero_threshold: float | str = "auto",
                  selection: str | None = None, budget: str = "none", seed: int | None = None,
-                 selection_rule: str = "sign", sign_window: int = 10, recycle_noise: str = "rescale"):
+                 selection_rule: str = "sign", sign_window: int = 10, recycle_noise: str = "rescale",
+                 noise: NoiseSource | None = None, insecure_seed: int | None = None):
         self.loss = loss
         self.penalty = penalty
         self.Lambda = Lambda
@@ -467,6 +490,8 @@ class NAPPERM(DPRegressor):
         self.selection_rule = selection_rule
         self.sign_window = sign_window
         self.recycle_noise = recycle_noise
+        self.noise = noise
+        self.insecure_seed = insecure_seed
 
     # ----------------------------------------------------------------- validation
     def _positive(self, name: str, value: Any, allow_none: bool = False) -> float | None:
@@ -609,9 +634,10 @@ class NAPPERM(DPRegressor):
         P = self._validate()
         X, y, names = self._prepare(X, y, P)
         n, p = X.shape
-        rng = make_rng(self.seed)
+        rng = make_rng(self.seed)  # augmented rows only (data-independent, not privacy noise)
+        noise = resolve_noise(self.noise, self.insecure_seed)  # the DP noise b
         eps, r, delta = P["eps"], P["r"], P["delta"]
-        b = sample_b(p, r * eps, P["zeta1"], P["zeta2"], delta, rng)
+        b = sample_b(p, r * eps, P["zeta1"], P["zeta2"], delta, noise)
         if self.selection == "vs+":
             b = np.abs(b)  # half distribution (b_j >= 0)
         out = self._run(X, y, b, P["Lambda0"], P, rng)
@@ -619,7 +645,8 @@ class NAPPERM(DPRegressor):
         privacy: dict[str, Any] = {
             "mechanism": "NAPP-ERM objective perturbation" + (f" ({self.selection.upper()})" if self.selection else ""),
             "eps": eps, "delta": delta if delta is not None else 0.0, "eps_planned": eps, "r": r,
-            "noise": "spherical Laplace" if delta is None else "Gaussian",
+            "noise_distribution": "spherical Laplace" if delta is None else "Gaussian",
+            "noise": noise.describe(),
             "zeta1": P["zeta1"], "zeta2": P["zeta2"], "zeta3": P["zeta3"],
             "Lambda0": P["Lambda0"], "Lambda0_min": P["Lambda0_min"],
             "retrievable_eps": delta_eps, "retrieved_eps": 0.0, "budget": self.budget,
@@ -634,7 +661,7 @@ class NAPPERM(DPRegressor):
             if self.recycle_noise == "rescale":  # Algorithm 2 step 6: e* <- e* r eps / (r eps + Delta_eps)
                 b2 = b * (r * eps) / (r * eps + delta_eps)
             else:
-                b2 = sample_b(p, r * eps + delta_eps, P["zeta1"], P["zeta2"], delta, rng)
+                b2 = sample_b(p, r * eps + delta_eps, P["zeta1"], P["zeta2"], delta, noise)
                 if self.selection == "vs+":
                     b2 = np.abs(b2)
             out = self._run(X, y, b2, max(Mmin, P["Lambda0"]), P, rng)
@@ -646,6 +673,8 @@ class NAPPERM(DPRegressor):
                            "run's budget, so plain composition only gives eps_composition_bound"),
             )
         privacy["dp_term_shift"] = out["dp_shift"]
+        if noise.stamp:
+            privacy["stamp"] = noise.stamp
         if out["dp_shift"] > DP_SHIFT_WARN:
             warnings.warn(
                 f"NAPP-ERM: the DP noise is so large that the augmented rows do not realise the DP term "

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ddssp.dp.noise import INSECURE_STAMP, SecureNoise
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.napp_erm import (
     LOSSES,
@@ -107,25 +108,71 @@ def test_curvature_max_vs_sum_and_lasso_weights():
 
 # --------------------------------------------------------------------------- FIX: Laplace radius
 def test_laplace_radius_is_gamma_p():
-    """FIX: ||b|| ~ Gamma(shape=p, scale=zeta1 zeta2/(r eps)); shape 1 (the printed text) is rejected."""
-    rng = np.random.default_rng(4)
+    """FIX: ||b|| ~ Gamma(shape=p, scale=zeta1 zeta2/(r eps)); shape 1 (the printed text) is rejected.
+    On the secure source (OpenDP); KS tests at level 0.01 (false alarm 1%)."""
     eps_b, z1, z2 = 0.5, 1.0, 3.0
     scale = z1 * z2 / eps_b
-    B = np.array([sample_b(P, eps_b, z1, z2, None, rng) for _ in range(3000)])
+    B = sample_b(P, eps_b, z1, z2, None, SecureNoise(), size=2000)
+    assert B.shape == (2000, P)
     radii = np.linalg.norm(B, axis=1)
     assert stats.kstest(radii, stats.gamma(a=P, scale=scale).cdf).pvalue > 0.01
     assert stats.kstest(radii, stats.gamma(a=1, scale=scale).cdf).pvalue < 1e-10
     # direction uniform: mean direction ~ 0, each coordinate symmetric
     U = B / radii[:, None]
-    assert np.linalg.norm(U.mean(axis=0)) < 5 * math.sqrt(1 / 3000)
+    assert np.linalg.norm(U.mean(axis=0)) < 5 * math.sqrt(1 / 2000)
+    assert sample_b(P, eps_b, z1, z2, None, SecureNoise()).shape == (P,)
 
 
 def test_gaussian_b_sigma():
-    rng = np.random.default_rng(5)
     sigma = gaussian_b_sigma(0.5, 1e-4, 1.0, 2.0)
     assert sigma == pytest.approx(math.sqrt(2 * 4 * (0.5 - math.log(1e-4))) / 0.5)
-    B = np.array([sample_b(P, 0.5, 1.0, 2.0, 1e-4, rng) for _ in range(500)]).ravel()
+    B = sample_b(P, 0.5, 1.0, 2.0, 1e-4, SecureNoise(), size=500).ravel()  # secure source; 1% false alarm
     assert stats.kstest(B / sigma, "norm").pvalue > 0.01
+
+
+def test_sample_b_refuses_a_numpy_generator():
+    """A seed (or Generator) must never silently become the DP noise."""
+    with pytest.raises(PrivacyParameterError, match="NoiseSource"):
+        sample_b(P, 0.5, 1.0, 2.0, None, np.random.default_rng(0))
+    with pytest.raises(PrivacyParameterError, match="either"):
+        NAPPERM(noise=SecureNoise(), insecure_seed=1, y_bound=1.0, theta_bound=1.0).fit(np.ones((4, 2)) * 0.1,
+                                                                                        np.zeros(4))
+
+
+def test_seed_no_longer_reproduces_the_dp_noise():
+    """Seed reversal: with the default (secure) source, the same ``seed`` gives different DP noise b (so the
+    fit differs), and the b of a fit cannot be replayed from the seed; only insecure_seed reproduces it
+    (and stamps the fit NOT PRIVATE)."""
+    from ddssp.estimators import napp_erm
+
+    X, y = sim("linear", 200, 30)
+    kw = dict(loss="linear", Lambda=1.0, eps=1.0, delta=1e-4, y_bound=2.0, theta_bound=3.0, n_e=200,
+              max_iter=2, seed=5)
+    seen = []
+    real_run = napp_erm.NAPPERM._run
+
+    def spy(self, X, y, b, Lambda0, P, rng):
+        seen.append(b.copy())
+        return real_run(self, X, y, b, Lambda0, P, rng)
+
+    napp_erm.NAPPERM._run = spy
+    try:
+        a = NAPPERM(**kw).fit(X, y)
+        b = NAPPERM(**kw).fit(X, y)
+        assert not np.array_equal(seen[0], seen[1])
+        assert not np.array_equal(a.coef_last_, b.coef_last_)
+        assert a.privacy_["noise"]["secure"] and "stamp" not in a.privacy_
+        # the attacker's replay: the old code drew b from default_rng(seed) first
+        replay = np.random.default_rng(5).normal(0.0, gaussian_b_sigma(0.5, 1e-4, 1.0, 5.0), P)
+        assert not np.allclose(replay, seen[0])
+        seen.clear()
+        c = NAPPERM(insecure_seed=9, **kw).fit(X, y)
+        d = NAPPERM(insecure_seed=9, **kw).fit(X, y)
+        np.testing.assert_array_equal(seen[0], seen[1])
+        np.testing.assert_array_equal(c.coef_, d.coef_)
+        assert c.privacy_["stamp"] == INSECURE_STAMP and not c.privacy_["noise"]["secure"]
+    finally:
+        napp_erm.NAPPERM._run = real_run
 
 
 # --------------------------------------------------------------------------- FIX: budget retrieval
@@ -202,7 +249,8 @@ def test_moor_is_closer_to_lasso_than_sum_form():
 def test_vs_plus_is_sparser_at_moderate_noise():
     X, y = sim("linear", 2000, 15)
     kw = dict(loss="linear", Lambda=4.0, eps=20.0, delta=1e-4, y_bound=2.0, theta_bound=3.0, max_iter=40)
-    nsel = {s: np.mean([NAPPERM(selection=s, seed=k, **kw).fit(X, y).selected_.sum() for k in range(3)])
+    nsel = {s: np.mean([NAPPERM(selection=s, seed=k, insecure_seed=k, **kw).fit(X, y).selected_.sum()
+                        for k in range(3)])
             for s in (None, "vs+")}
     assert nsel["vs+"] < nsel[None]
 
@@ -211,20 +259,24 @@ def test_interface_and_prediction():
     X, y = sim("poisson", 300, 16)
     with pytest.warns(NAPPApproximationWarning):  # eps = 1 with n_e = 1000: the DP term is not realised
         m = NAPPERM(loss="poisson", Lambda=2.0, eps=1.0, y_bound=50, theta_bound=3.0, max_iter=3, n_e=1000,
-                    seed=0).fit(X, y)
+                    seed=0, insecure_seed=0).fit(X, y)
     assert m.privacy_["dp_term_shift"] > 0.1
     assert m.coef_.shape == (P,) and m.intercept_ == 0.0
     np.testing.assert_allclose(m.predict(X), np.exp(X @ m.coef_))
-    assert m.privacy_["eps"] == 1.0 and m.privacy_["noise"] == "spherical Laplace"
+    assert m.privacy_["eps"] == 1.0 and m.privacy_["noise_distribution"] == "spherical Laplace"
     assert np.linalg.norm(m.coef_) <= 3.0 + 1e-9  # the parameter ball is respected
     Xl, yl = sim("logistic", 300, 17)
-    c = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0).fit(Xl, yl)
+    c = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0,
+                insecure_seed=0).fit(Xl, yl)
     assert c.privacy_["dp_term_shift"] < 0.1
     assert set(np.unique(c.predict(Xl))) <= {0, 1}
     assert c.predict_proba(Xl).shape == (300, 2)
-    # same seed -> same fit
-    c2 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0).fit(Xl, yl)
-    np.testing.assert_array_equal(c.coef_, c2.coef_)
+    # same seed and same insecure noise seed -> same fit (the seed alone no longer fixes the DP noise)
+    c1 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0,
+                 insecure_seed=4).fit(Xl, yl)
+    c2 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0,
+                 insecure_seed=4).fit(Xl, yl)
+    np.testing.assert_array_equal(c1.coef_, c2.coef_)
 
 
 # --------------------------------------------------------------------------- bad input
@@ -340,7 +392,7 @@ def test_alternating_coefficient_is_not_selected():
 
     X, y = simulate("linear", 500, np.random.default_rng(0))
     kw = dict(loss="linear", Lambda=1.5, eps=1.0, delta=1e-4, zeta1=1.0, y_bound=1.7, theta_bound=2.0,
-              selection="vs+", max_iter=40, seed=0)
+              selection="vs+", max_iter=40, seed=0, insecure_seed=0)  # both fits get the same DP draw
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NAPPApproximationWarning)
         m = NAPPERM(selection_rule="sign", sign_window=10, **kw).fit(X, y)
@@ -377,7 +429,7 @@ def test_vs_plus_selects_nothing_without_true_effects(loss):
         y = (rng.normal(0, 0.25, 5000).clip(-0.5, 0.5) if loss == "linear"
              else (rng.uniform(size=5000) < 0.5).astype(float))
         m = NAPPERM(loss=loss, Lambda=100.0, eps=5.0, delta=1e-4, selection="vs+", n_e=2000, max_iter=30,
-                    seed=k, **kw).fit(X, y)
+                    seed=k, insecure_seed=k, **kw).fit(X, y)
         assert not m.selected_.any()
         assert np.all(m.coef_ == 0.0)
 
