@@ -13,6 +13,12 @@ Two modes, chosen by the spec's ``mode`` key:
   many items per bucket. A non-private ALS reference ("als-nonprivate").
 
 The data set of a trial is shared by every method, epsilon and mu (paired comparison).
+
+Seeds and noise: ``--seed`` (with a, trial, ...) fixes the generated data, the train/test split and, for
+DP-ALS, the initial item factors and sampling keys (not privacy noise). Every DP draw comes from the
+estimators' secure source (OpenDP; no seed reaches it), so a rerun gives other numbers within the trials'
+standard errors; ``--resume`` keeps the finished cells of results.csv as they are.
+
 Rows: method, a, epsilon, mu, bucket, trial, metric, value, seconds.
 """
 
@@ -190,8 +196,8 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
                 for ei, eps in enumerate(eps_grid):
                     for mi, mu in enumerate(mus):
                         for method, pu in ((m_, u_) for m_ in methods for u_ in per_user_modes):
-                            seed = int(_rng(ctx.seed, 2, ai, trial, ei, mi).integers(2**31))
-                            kw = dict(common, mu=mu, random_state=seed, per_user=pu,
+                            # no seed: all the estimators' randomness is DP noise, drawn by the secure source
+                            kw = dict(common, mu=mu, per_user=pu,
                                       public_counts=counts if public_counts else None)
                             if method == "ssp":
                                 est = MultiTaskSSP(eps, delta, ridge=ssp_ridge, **kw)
@@ -276,6 +282,7 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
             bar.update(1)
             for ei, eps in enumerate(eps_grid):
                 for si, (method, mu, kw) in enumerate(settings):
+                    # the seed fixes DP-ALS's initial factors and sampling keys; its DP noise is secure
                     seed = int(_rng(ctx.seed, 5, trial, ei, si).integers(2**31))
                     t0 = time.perf_counter()
                     est = DPALS(eps, delta, random_state=seed, **common, **kw).fit(train)

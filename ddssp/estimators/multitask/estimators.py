@@ -13,6 +13,12 @@ interface (``predict(X)``) does not fit, so these subclass :class:`DPEstimator` 
 Budget: (epsilon, delta) -> rho (CKS). A share ``count_share`` pays for noisy task counts when the weights
 need them (unless ``public_counts`` are declared); the rest is the per-user budget beta of the training
 releases. ``ledger_`` holds every charge; ``privacy_`` summarises it.
+
+Noise: every DP draw (noisy counts, SSP statistics, GD steps) comes from ``noise`` (default
+:class:`~ddssp.dp.noise.SecureNoise`: OpenDP, no seed reaches it; charges are OpenDP's maps).
+``insecure_seed=N`` makes it reproducible for tests, NOT PRIVATE (``privacy_["stamp"]``). MultiTaskSSP and
+MultiTaskNoisyGD have no other randomness (no seed parameter); DPALS keeps ``random_state`` for its
+initial item factors and the uniform / tail sampling keys, which are not privacy noise.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from ddssp.estimators.multitask.model import (
     weighted_ssp,
 )
 from ddssp.dp import check_bound, clip_rows, make_rng
+from ddssp.dp.noise import NoiseSource, resolve_noise
 
 
 def _check_data(data: Any) -> MultiTaskData:
@@ -55,7 +62,7 @@ class _MultiTaskBase(DPEstimator):
     def _needs_counts(self) -> bool:
         return self.public_counts is None and not (self.per_user == "normalize" and float(self.mu) == 0.0)
 
-    def _weights(self, data: MultiTaskData, rounds: int, rng: np.random.Generator, force_counts: bool = False):
+    def _weights(self, data: MultiTaskData, rounds: int, noise: NoiseSource, force_counts: bool = False):
         if self.per_user not in PER_USER_MODES:
             raise DDSSPError(f"per_user must be one of {PER_USER_MODES}, got {self.per_user!r}")
         needs = self._needs_counts() or (force_counts and self.public_counts is None)
@@ -68,7 +75,7 @@ class _MultiTaskBase(DPEstimator):
                 raise DDSSPError(f"public_counts must have one count per task ({data.n_tasks})")
             n_hat = float(data.n_users)
         elif needs:
-            counts, n_hat, _ = private_task_counts(data, plan.rho_counts, rng, ledger, self.count_clip)
+            counts, n_hat, _ = private_task_counts(data, plan.rho_counts, noise, ledger, self.count_clip)
         if counts is None:  # per_user="normalize" with mu = 0: every user spreads beta evenly
             omega = np.ones(data.n_tasks)
         else:
@@ -76,7 +83,7 @@ class _MultiTaskBase(DPEstimator):
         w = per_user_weights(data.task_idx, data.user_idx, omega, plan.beta, data.n_users, self.per_user)
         return plan, ledger, counts, omega, w
 
-    def _finish(self, data: MultiTaskData, coef: np.ndarray, plan, ledger: Ledger) -> None:
+    def _finish(self, data: MultiTaskData, coef: np.ndarray, plan, ledger: Ledger, noise: NoiseSource) -> None:
         self.coef_ = coef
         self.intercept_ = np.zeros(coef.shape[0])
         self.tasks_ = data.tasks
@@ -89,7 +96,10 @@ class _MultiTaskBase(DPEstimator):
             "level": "user",
             "counts": "public (declared)" if self.public_counts is not None else
                       ("private" if any(e.kind == "task-counts" for e in ledger.entries) else "not used"),
+            "noise": noise.describe(),
         }
+        if noise.stamp:
+            self.privacy_["stamp"] = noise.stamp
 
     def _task_index(self, task_ids: Any) -> np.ndarray:
         self._check_fitted()
@@ -125,6 +135,8 @@ class MultiTaskSSP(_MultiTaskBase):
     count_share: fraction of rho for the noisy counts (when needed); count_clip: per-user L2^2 clip of the
     count contributions (a user with more tasks counts fractionally).
     public_counts: task sizes you declare public (then nothing is spent on counts).
+    noise: the DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`); insecure_seed: FOR TESTS
+    ONLY, reproducible NOT PRIVATE noise. Give at most one.
     """
 
     def __init__(
@@ -140,7 +152,8 @@ class MultiTaskSSP(_MultiTaskBase):
         count_share: float = 0.15,
         count_clip: float = 32.0,
         public_counts: Any = None,
-        random_state: int | None = None,
+        noise: NoiseSource | None = None,
+        insecure_seed: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -153,16 +166,17 @@ class MultiTaskSSP(_MultiTaskBase):
         self.count_share = count_share
         self.count_clip = count_clip
         self.public_counts = public_counts
-        self.random_state = random_state
+        self.noise = noise
+        self.insecure_seed = insecure_seed
 
     def fit(self, data: MultiTaskData) -> "MultiTaskSSP":
         data = _check_data(data)
-        rng = make_rng(self.random_state)
-        plan, ledger, _, _, w = self._weights(data, 1, rng)
+        noise = resolve_noise(self.noise, self.insecure_seed)
+        plan, ledger, _, _, w = self._weights(data, 1, noise)
         ridge = float(self.clip_x) ** 2 * math.sqrt(data.n_features) if self.ridge is None else self.ridge
-        coef = weighted_ssp(data, w, plan.beta, self.clip_x, self.clip_star, ridge, rng, ledger, round=0)
+        coef = weighted_ssp(data, w, plan.beta, self.clip_x, self.clip_star, ridge, noise, ledger, round=0)
         self.weights_ = w
-        self._finish(data, coef, plan, ledger)
+        self._finish(data, coef, plan, ledger, noise)
         return self
 
 
@@ -193,7 +207,8 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         count_share: float = 0.15,
         count_clip: float = 32.0,
         public_counts: Any = None,
-        random_state: int | None = None,
+        noise: NoiseSource | None = None,
+        insecure_seed: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -210,15 +225,16 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         self.count_share = count_share
         self.count_clip = count_clip
         self.public_counts = public_counts
-        self.random_state = random_state
+        self.noise = noise
+        self.insecure_seed = insecure_seed
 
     def _needs_counts(self) -> bool:
         return self.public_counts is None
 
     def fit(self, data: MultiTaskData) -> "MultiTaskNoisyGD":
         data = _check_data(data)
-        rng = make_rng(self.random_state)
-        plan, ledger, counts, omega, w = self._weights(data, 1, rng)
+        noise = resolve_noise(self.noise, self.insecure_seed)
+        plan, ledger, counts, omega, w = self._weights(data, 1, noise)
         clip_x = check_bound(self.clip_x, "clip_x")
         clip_star = check_bound(self.clip_star, "clip_star")
         radius = check_bound(self.radius, "radius")
@@ -230,10 +246,10 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         # sum_j w_ij is estimated by n_hat_i omega_i: released (or declared) quantities only
         wsum = np.maximum(np.asarray(counts, dtype=float), 1.0) * omega
         step = float(self.lr) / np.maximum(wsum * clip_x**2 / max(data.n_features, 1), 1e-12)
-        coef = weighted_noisy_gd(clipped, w, plan.beta, int(self.steps), gclip, step, radius, rng, ledger,
+        coef = weighted_noisy_gd(clipped, w, plan.beta, int(self.steps), gclip, step, radius, noise, ledger,
                                  ridge=float(self.ridge))
         self.weights_ = w
-        self._finish(data, coef, plan, ledger)
+        self._finish(data, coef, plan, ledger, noise)
         return self
 
 
@@ -248,6 +264,8 @@ class DPALS(DPEstimator):
     "uniform" (DPALS: each user keeps k random ratings) or "tail" (each user keeps their k ratings of
     least popular items by noisy count). Budget: rho(epsilon, delta) = rho_counts + rounds * beta.
     clip_x bounds the user embeddings used as features; |y| is clipped to clip_x * clip_star.
+    random_state: seeds ONLY the initial item factors and the uniform / tail sampling keys (not privacy
+    noise). noise / insecure_seed: the DP noise source, as in :class:`MultiTaskSSP`.
     """
 
     def __init__(
@@ -269,6 +287,8 @@ class DPALS(DPEstimator):
         count_clip: float = 32.0,
         public_counts: Any = None,
         random_state: int | None = None,
+        noise: NoiseSource | None = None,
+        insecure_seed: int | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.delta = delta
@@ -287,14 +307,17 @@ class DPALS(DPEstimator):
         self.count_clip = count_clip
         self.public_counts = public_counts
         self.random_state = random_state
+        self.noise = noise
+        self.insecure_seed = insecure_seed
 
     def fit(self, data: MultiTaskData) -> "DPALS":
         data = _check_data(data)
         if self.allocation not in ALLOCATIONS:
             raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}")
-        rng = make_rng(self.random_state)
+        rng = make_rng(self.random_state)  # initial factors and sampling keys only
+        noise = resolve_noise(self.noise, self.insecure_seed)
         U, ledger, plan = dp_als(
-            data, self.epsilon, self.delta, self.rank, self.rounds, rng,
+            data, self.epsilon, self.delta, self.rank, self.rounds, rng, noise=noise,
             allocation=self.allocation, mu=self.mu, k=self.k, count_share=self.count_share,
             count_clip=self.count_clip, clip_x=self.clip_x, clip_star=self.clip_star,
             item_ridge=self.item_ridge, user_ridge=self.user_ridge, beta_bar=self.beta_bar,
@@ -306,7 +329,10 @@ class DPALS(DPEstimator):
         self.feature_names_in_ = None
         self.ledger_ = ledger
         self.privacy_ = {**plan.to_dict(), "rho_spent": ledger.spent,
-                         "epsilon_spent": epsilon_spent(ledger, plan.delta), "level": "user"}
+                         "epsilon_spent": epsilon_spent(ledger, plan.delta), "level": "user",
+                         "noise": noise.describe()}
+        if noise.stamp:
+            self.privacy_["stamp"] = noise.stamp
         return self
 
     def user_factors(self, data: MultiTaskData) -> np.ndarray:

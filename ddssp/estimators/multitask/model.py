@@ -19,6 +19,15 @@ Privacy accounting is in zCDP: a release of L2 sensitivity D with N(0, s^2) nois
 Algorithm 1 with weights of per-user budget beta costs beta (beta/2 for the A_i, beta/2 for the b_i);
 Algorithm 2 costs beta over its T steps; DP-ALS costs rho_counts + T * beta. Every release is charged to a
 :class:`ddssp.dp.Ledger` before the noise is drawn.
+
+Noise (see :mod:`ddssp.dp.noise`). Every DP draw comes from a :class:`~ddssp.dp.noise.NoiseSource`
+(``noise``; default :class:`~ddssp.dp.noise.SecureNoise`, OpenDP on the OS's CSPRNG, which no seed
+reaches): the fractional task counts, the A_i upper triangles, the b_i and each GD step's summed gradients
+get OpenDP's float Gaussian mechanism *on the data-dependent values* (floating-point safe), the user count
+(an integer) the discrete Gaussian. Each ledger charge is OpenDP's own privacy map at the declared
+sensitivity (:func:`opendp_sigma` nudges sigma up by a relative ~1e-13 so that the map, which includes the
+float grid's rounding, fits the planned share). A numpy ``rng`` is still taken where the randomness is
+not privacy noise: DP-ALS's initial item factors and the uniform / tail sampling keys.
 """
 
 from __future__ import annotations
@@ -32,6 +41,13 @@ import pandas as pd
 from scipy import sparse
 
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
+from ddssp.dp.noise import (
+    NoiseSource,
+    gaussian_float_measurement,
+    gaussian_measurement,
+    opendp_charge,
+    resolve_noise,
+)
 from ddssp.dp import (
     Ledger,
     LedgerEntry,
@@ -41,7 +57,6 @@ from ddssp.dp import (
     check_rho,
     clip_rows,
     eps_from_rho_delta,
-    gaussian_rho,
     gaussian_sigma,
     rho_from_eps_delta,
 )
@@ -286,10 +301,32 @@ def epsilon_spent(ledger: Ledger, delta: float) -> float:
 
 
 # =========================================================================== private counts
+def opendp_sigma(sigma: float, charge, target: float) -> tuple[float, float]:
+    """The smallest sigma' >= ``sigma`` (up to a relative 1e-12 step) with ``charge(sigma') <= target``,
+    and that charge. ``charge(s)`` is an OpenDP privacy map's rho at noise scale s; OpenDP's float maps
+    add the grid's rounding to the sensitivity, so the textbook sigma can overshoot its share by a
+    relative ~1e-13, which this removes. Returns (sigma', rho)."""
+    s = float(sigma)
+    for _ in range(60):
+        c = float(charge(s))
+        if c <= target:
+            return s, c
+        s *= math.sqrt(c / target) * (1.0 + 1e-12)
+    raise AssertionError("could not calibrate the noise scale to its budget share")  # pragma: no cover
+
+
+def count_charge(sigma: float, n_tasks: int, count_clip: float) -> float:
+    """OpenDP's rho for the noisy counts at scale sigma: float Gaussian on the m task counts (L2
+    sensitivity sqrt(count_clip)) plus the discrete Gaussian on the user count (sensitivity 1)."""
+    r_tasks = opendp_charge(gaussian_float_measurement(sigma, n_tasks), math.sqrt(count_clip))[0]
+    r_users = opendp_charge(gaussian_measurement(sigma), 1)[0]
+    return r_tasks + r_users
+
+
 def private_task_counts(
     data: MultiTaskData,
     rho: float,
-    rng: np.random.Generator,
+    noise: NoiseSource | None = None,
     ledger: Ledger | None = None,
     count_clip: float = 32.0,
 ) -> tuple[np.ndarray, float, float]:
@@ -297,20 +334,28 @@ def private_task_counts(
 
     Each user's vector of task memberships (a 1 per task) is clipped to L2 norm sqrt(count_clip), i.e. a user
     with more than ``count_clip`` tasks adds min(1, sqrt(count_clip/|Omega^j|)) to each; the user also adds 1
-    to the user count. L2 sensitivity: sqrt(count_clip + 1). Returns (n_hat, n_users_hat, sigma).
+    to the user count. L2 sensitivity: sqrt(count_clip + 1), split as sqrt(count_clip) on the (fractional)
+    task counts, which get OpenDP's float Gaussian, and 1 on the (integer) user count, which gets the
+    discrete Gaussian, both at the same sigma (sigma^2 = (count_clip + 1) / (2 rho), see
+    :func:`opendp_sigma`): the charge is the sum of OpenDP's two maps. ``noise``: the DP noise source
+    (default secure; a numpy Generator is refused). Returns (n_hat, n_users_hat, sigma).
     """
     rho = check_rho(rho, "rho for the task counts")
     count_clip = check_bound(count_clip, "count_clip")
+    noise = resolve_noise(noise)
     deg = data.user_counts.astype(float)
     contrib = np.minimum(1.0, np.sqrt(count_clip / np.maximum(deg, 1.0)))
     exact = np.bincount(data.task_idx, weights=contrib[data.user_idx], minlength=data.n_tasks)
     sens = math.sqrt(count_clip + 1.0)
-    sigma = gaussian_sigma(rho, sens)
+    m = data.n_tasks
+    sigma, charge = opendp_sigma(gaussian_sigma(rho, sens), lambda s: count_charge(s, m, count_clip), rho)
     if ledger is not None:
-        ledger.charge(LedgerEntry("task-counts", gaussian_rho(sigma, sens), sigma=sigma,
-                                  note=f"m={data.n_tasks} task counts + user count, L2 sensitivity {sens:.4g}"))
-    noisy = exact + rng.normal(0.0, sigma, size=exact.shape)
-    n_users_hat = float(data.n_users + rng.normal(0.0, sigma))
+        ledger.charge(LedgerEntry("task-counts", charge, sigma=sigma,
+                                  note=f"m={m} task counts (OpenDP float Gaussian) + user count (discrete "
+                                       f"Gaussian), L2 sensitivity {sens:.4g}",
+                                  params={"count_clip": count_clip, "n_tasks": m}))
+    noisy = noise.gaussian_float(exact, sigma)
+    n_users_hat = float(noise.gaussian_int(np.array([data.n_users]), sigma)[0])
     return np.maximum(noisy, 1.0), max(n_users_hat, 1.0), sigma
 
 
@@ -498,11 +543,21 @@ def weighted_ridge(data: MultiTaskData, w: np.ndarray, ridge: float = 0.0) -> np
     return solve_ridge(A, b, ridge)
 
 
-def sym_noise(m: int, d: int, rng: np.random.Generator) -> np.ndarray:
-    """m symmetric d x d matrices whose upper triangles (with diagonal) are iid N(0, 1)."""
-    Z = rng.normal(size=(m, d, d))
-    upper = np.triu(Z)
-    return upper + np.swapaxes(np.triu(Z, 1), -1, -2)
+def noisy_symmetric(A: np.ndarray, sigma: float, noise: NoiseSource) -> np.ndarray:
+    """The (m, d, d) symmetric matrices A with iid N(0, sigma^2) noise on each upper triangle (with the
+    diagonal; one ``noise.gaussian_float`` call on the stacked triangles), mirrored below."""
+    d = A.shape[-1]
+    iu = np.triu_indices(d)
+    upper = noise.gaussian_float(A[:, iu[0], iu[1]], sigma)
+    out = np.zeros_like(A, dtype=float)
+    out[:, iu[0], iu[1]] = upper
+    out[:, iu[1], iu[0]] = upper
+    return out
+
+
+def ssp_charge(sigma: float, size: int, sens: float) -> float:
+    """OpenDP's rho for ``size`` float Gaussian entries at scale sigma and L2 sensitivity ``sens``."""
+    return opendp_charge(gaussian_float_measurement(sigma, size), float(sens))[0]
 
 
 def weighted_ssp(
@@ -512,7 +567,7 @@ def weighted_ssp(
     clip_x: float,
     clip_star: float,
     ridge: float,
-    rng: np.random.Generator,
+    noise: NoiseSource | None = None,
     ledger: Ledger | None = None,
     X: np.ndarray | None = None,
     round: int | None = None,
@@ -528,6 +583,8 @@ def weighted_ssp(
     sqrt(sum_i w_ij^2) clip_x^2 <= sqrt(beta) clip_x^2 in L2, so each release costs beta/2; the same for b.
     ``X`` replaces data.X (DP-ALS passes the user embeddings here). ``return_stats=True`` also returns the
     noisy (A_hat, b_hat) (already released quantities; used by the calibration tests).
+    ``noise``: the DP noise source (default secure; a numpy Generator is refused); the sigmas are the
+    textbook ones nudged by :func:`opendp_sigma` so that OpenDP's maps give exactly beta/2 or less each.
     """
     beta = check_rho(beta, "beta")
     clip_x = check_bound(clip_x, "clip_x (declared bound on ||x||)")
@@ -544,19 +601,22 @@ def weighted_ssp(
         raise DDSSPError("weighted SSP needs at least one feature")
     Xc = clip_rows(X, clip_x)
     yc = np.clip(data.y, -clip_x * clip_star, clip_x * clip_star)
+    noise = resolve_noise(noise)
     A, b = weighted_stats(data, w, Xc, yc)
-    sigma_A = clip_x**2
-    sigma_b = clip_x**2 * clip_star
-    if ledger is not None:
-        sens_A = math.sqrt(beta) * clip_x**2
-        sens_b = math.sqrt(beta) * clip_x * clip_x * clip_star
-        ledger.charge(LedgerEntry(
-            "ssp-round", gaussian_rho(sigma_A, sens_A) + gaussian_rho(sigma_b, sens_b), sigma=sigma_A,
-            round=round, note=f"A_i (sigma={sigma_A:.4g}) and b_i (sigma={sigma_b:.4g}), per-user beta={beta:.6g}",
-        ))
     m, d = data.n_tasks, X.shape[1]
-    A_hat = A + sigma_A * sym_noise(m, d, rng)
-    b_hat = b + sigma_b * rng.normal(size=(m, d))
+    size_A, size_b = m * d * (d + 1) // 2, m * d
+    sens_A = math.sqrt(beta) * clip_x**2
+    sens_b = math.sqrt(beta) * clip_x * clip_x * clip_star
+    sigma_A, rho_A = opendp_sigma(clip_x**2, lambda s: ssp_charge(s, size_A, sens_A), beta / 2.0)
+    sigma_b, rho_b = opendp_sigma(clip_x**2 * clip_star, lambda s: ssp_charge(s, size_b, sens_b), beta / 2.0)
+    if ledger is not None:
+        ledger.charge(LedgerEntry(
+            "ssp-round", rho_A + rho_b, sigma=sigma_A, round=round,
+            note=f"A_i (sigma={sigma_A:.4g}) and b_i (sigma={sigma_b:.4g}), per-user beta={beta:.6g}",
+            params={"sigma_b": sigma_b, "sens_A": sens_A, "sens_b": sens_b, "size_A": size_A, "size_b": size_b},
+        ))
+    A_hat = noisy_symmetric(A, sigma_A, noise)
+    b_hat = noise.gaussian_float(b, sigma_b)
     theta = solve_ridge(psd_project(A_hat), b_hat, ridge)
     return (theta, A_hat, b_hat) if return_stats else theta
 
@@ -570,7 +630,7 @@ def weighted_noisy_gd(
     grad_clip: float,
     step_sizes: np.ndarray,
     radius: float,
-    rng: np.random.Generator,
+    noise: NoiseSource | None = None,
     ledger: Ledger | None = None,
     ridge: float = 0.0,
     theta0: np.ndarray | None = None,
@@ -583,6 +643,9 @@ def weighted_noisy_gd(
     sqrt(beta) grad_clip when one user is removed), plus the data-independent ridge gradient, then a step
     theta_i -= step_sizes[i] * g_i and projection onto the ball of radius ``radius``.
     Returns the average of the last ``average_last`` fraction of iterates (post-processing).
+    Each step's noise is OpenDP's float Gaussian on the summed gradients themselves (one
+    ``noise.gaussian_float`` call of m d entries per step; default secure source); its charge is
+    OpenDP's map, sigma nudged by :func:`opendp_sigma` so that T steps cost at most beta.
     """
     beta = check_rho(beta, "beta")
     if not isinstance(steps, (int, np.integer)) or steps < 1:
@@ -593,12 +656,14 @@ def weighted_noisy_gd(
     m, d = data.n_tasks, data.n_features
     if d == 0:
         raise DDSSPError("noisy GD needs at least one feature")
+    noise = resolve_noise(noise)
     step_sizes = np.broadcast_to(np.asarray(step_sizes, dtype=float), (m,))
-    sigma = grad_clip * math.sqrt(steps / 2.0)
+    sens = math.sqrt(beta) * grad_clip
+    sigma, per = opendp_sigma(grad_clip * math.sqrt(steps / 2.0), lambda s: ssp_charge(s, m * d, sens),
+                              beta / steps)
     if ledger is not None:
-        per = gaussian_rho(sigma, math.sqrt(beta) * grad_clip)
         for t in range(steps):
-            ledger.charge(LedgerEntry("gd-step", per, sigma=sigma, round=t))
+            ledger.charge(LedgerEntry("gd-step", per, sigma=sigma, round=t, params={"sens": sens, "size": m * d}))
     W = _task_matrix(data.task_idx, np.asarray(w, dtype=float), m)
     theta = np.zeros((m, d)) if theta0 is None else np.array(theta0, dtype=float)
     X, y = data.X, data.y
@@ -608,7 +673,7 @@ def weighted_noisy_gd(
         resid = np.einsum("ed,ed->e", X, theta[data.task_idx]) - y
         G = resid[:, None] * X
         G = clip_rows(G, grad_clip)
-        g = np.asarray(W @ G) + sigma * rng.normal(size=(m, d)) + ridge * theta
+        g = noise.gaussian_float(np.asarray(W @ G), sigma) + ridge * theta
         theta = theta - step_sizes[:, None] * g
         norms = np.linalg.norm(theta, axis=1)
         theta *= np.minimum(1.0, radius / np.maximum(norms, 1e-300))[:, None]
@@ -643,6 +708,7 @@ def dp_als(
     rounds: int,
     rng: np.random.Generator,
     *,
+    noise: NoiseSource | None = None,
     allocation: str = "adaptive",
     mu: float = 0.25,
     k: int | None = None,
@@ -664,6 +730,8 @@ def dp_als(
     x_ij = v_j (clipped to clip_x), labels y_ij (clipped to clip_x clip_star), per-user budget beta.
     Total zCDP: rho_counts + rounds * beta = rho(epsilon, delta). ``epsilon=None`` runs non-privately
     (exact weighted item solves with unit weights; for reference only). Returns (U, ledger, plan).
+    ``rng`` draws only the initial U and the uniform / tail sampling keys (not privacy noise); the DP
+    noise comes from ``noise`` (default :class:`~ddssp.dp.noise.SecureNoise`).
     """
     if not isinstance(rank, (int, np.integer)) or rank < 1:
         raise DDSSPError(f"rank must be a positive integer, got {rank!r}")
@@ -681,6 +749,7 @@ def dp_als(
             A, b = weighted_stats(data, w, V[data.user_idx], data.y)
             U = solve_ridge(A, b, user_ridge)
         return U, Ledger(1.0), BudgetPlan(math.inf, delta, math.inf, 0.0, math.inf, rounds)
+    noise = resolve_noise(noise)
     needs_counts = public_counts is None and (
         allocation == "tail" or (allocation == "adaptive" and not (per_user == "normalize" and mu == 0)))
     plan = plan_budget(epsilon, delta, rounds, count_share if needs_counts else 0.0)
@@ -692,14 +761,14 @@ def dp_als(
             raise DDSSPError(f"public_counts must have one count per task ({data.n_tasks})")
         n_hat = float(data.n_users)
     elif needs_counts:
-        counts, n_hat, _ = private_task_counts(data, plan.rho_counts, rng, ledger, count_clip)
+        counts, n_hat, _ = private_task_counts(data, plan.rho_counts, noise, ledger, count_clip)
     if allocation != "adaptive" and k is None:
         raise DDSSPError(f"allocation {allocation!r} needs k (entries kept per user)")
     w = allocate_weights(data, plan.beta, allocation=allocation, mu=mu, counts=counts, n_users_hat=n_hat,
                          beta_bar=beta_bar, per_user=per_user, k=k, rng=rng)
     for t in range(rounds):
         V = user_solve(data, U, user_ridge)
-        U = weighted_ssp(data, w, plan.beta, clip_x, clip_star, item_ridge, rng, ledger,
+        U = weighted_ssp(data, w, plan.beta, clip_x, clip_star, item_ridge, noise, ledger,
                          X=V[data.user_idx], round=t)
     return U, ledger, plan
 
