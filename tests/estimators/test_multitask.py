@@ -217,6 +217,19 @@ def test_count_noise_scale_matches_formula():
     assert np.all(n_hat >= 1.0)
 
 
+def test_user_count_noise_is_discrete_gaussian():
+    """The noisy user count is the true count plus discrete Gaussian noise (secure source): integers, mean 0
+    and variance sigma^2 (400 draws; bounds at ~4.5 standard errors, false alarm < 1e-4)."""
+    data = random_graph(np.random.default_rng(8), 3, 200, 0.3, d=1)
+    rho, K = 0.5, 4.0
+    draws = np.array([private_task_counts(data, rho, SecureNoise(), None, count_clip=K)[1] for _ in range(400)])
+    sigma = math.sqrt(K + 1) / math.sqrt(2 * rho)
+    z = draws - data.n_users
+    assert np.all(z == np.round(z))
+    assert abs(z.mean()) < 4.5 * sigma / math.sqrt(400)
+    assert abs(z.var() / sigma**2 - 1) < 4.5 * math.sqrt(2 / 400)
+
+
 def test_gd_ledger_composes_to_beta(small_data):
     data, _ = small_data
     est = MultiTaskNoisyGD(2.0, 1e-5, mu=0.25, steps=7).fit(data)
