@@ -208,9 +208,12 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
         # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
         # next to the data is where a tail that did not clear 4.5 sds lives
         near = ADJACENT_SDS * sigma * math.sqrt(2)
-        if first > 0 and slot[first - 1] >= near:
+        # ... but never across zero: a range that starts (ends) at the exact-zero slot is the common
+        # non-negative (non-positive) column, and a 2-sd false positive on the tiny band beside zero
+        # would put a spurious [-1e-6, 0) bin in front of the zero point mass (~2% of releases)
+        if first > 0 and first != ZERO_SLOT and slot[first - 1] >= near:
             first -= 1
-        if last < N_SLOTS - 1 and slot[last + 1] >= near:
+        if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
             last += 1
         idx = np.array(sorted(set(idx.tolist()) | {first, last}))
         res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
