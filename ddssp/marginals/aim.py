@@ -50,6 +50,7 @@ from ddssp.marginals.model import (
     junction_tree,
     marginals_from,
     sum_to,
+    triangulated_cliques,
 )
 from ddssp.dp import Ledger, check_rho, make_rng
 from ddssp.dp.noise import NoiseSource, SecureNoise
@@ -62,12 +63,19 @@ Clique = tuple[str, ...]
 ROUND_MAX_ITERS = 250
 ROUND_TOL = 1e-4
 TOL_BLOCK = 10
+#: Fast fit (``fit="fast"``): at most this many accelerated steps per round.
+FAST_ROUND_MAX_ITERS = 100
+#: Fast fit: precision of the per-round calibrations (the final fit is always float64).
+FAST_ROUND_DTYPE = np.float32
 #: Final-model default (fast mode): stop the final fit once the loss improves by less than
 #: ``FINAL_TOL`` (relative) over ``TOL_BLOCK`` iterations, after at most ``final_iters``.
 #: Measured on Adult (seed 0, eps 1 and 2): the workload error is flat (within 0.5%) from ~100
 #: iterations on and slightly *rises* after ~250-450 (fitting the noise); this tolerance stopped
 #: at 440 / 510 of 1000 iterations there, with a lower workload error than 1000 fixed iterations.
 FINAL_TOL = 1e-3
+#: Warm start (fast fit): noisy cells below ``WARM_FLOOR * sigma`` count as that much in the
+#: closed-form start point (the log of a non-positive count is undefined).
+WARM_FLOOR = 0.1
 
 
 @dataclass
@@ -132,7 +140,7 @@ class MirrorDescentNumpy:
     minimiser. Potentials live on the maximal measured cliques and survive new measurements
     (warm start)."""
 
-    def __init__(self, domain: dict[str, int]):
+    def __init__(self, domain: dict[str, int], *, keep_beliefs: bool = False):
         self.domain = domain
         self.prec: dict[Clique, float] = {}  # clique -> sum 1/sigma^2
         self.wsum: dict[Clique, np.ndarray] = {}  # clique -> sum y / sigma^2
@@ -140,6 +148,12 @@ class MirrorDescentNumpy:
         self.theta: dict[Clique, np.ndarray] = {}
         self.structure_changes = 0
         self._structure: tuple | None = None
+        #: pending warm-start steps (clique -> log-ratio table), applied at the next build
+        self._pending: list[tuple[Clique, np.ndarray]] = []
+        #: keep the calibrated tables of the last accepted iterate so that :meth:`scoring_model`
+        #: needs no new calibration (costs one more copy of the tree's tables)
+        self.keep_beliefs = keep_beliefs
+        self._beliefs: tuple | None = None
 
     def add(self, clique: Clique, y: np.ndarray, sigma: float) -> None:
         c, y = _canonical_measurement(self.domain, clique, y)
@@ -156,6 +170,26 @@ class MirrorDescentNumpy:
         w = 1.0 / np.array([v for _, v in self.tot_est])
         return max(1.0, float(np.sum(est * w) / np.sum(w)))
 
+    def warm_start(self, clique: Clique, model_marginal: np.ndarray, y: np.ndarray, floor: float) -> None:
+        """One iterative-proportional-fitting step towards the noisy marginal ``y`` of ``clique``.
+
+        ``model_marginal`` is the current model's marginal on ``clique`` (counts, same axes as
+        ``y``). The potentials get ``log(y+/sum y+) - log(mu/sum mu)`` added on ``clique`` (with
+        ``y+ = max(y, floor)``), so the new model's marginal on ``clique`` equals ``y+``
+        normalised and nothing else changes but through ``clique``: the model becomes
+        p(x) * y+(x_c) / p(x_c). When ``clique`` joins a decomposable model through one separator
+        (a new leaf of the junction tree), this is the closed-form decomposable estimate
+        (clique marginals over separator marginals). Cells where the model has no mass are left
+        alone. Applied at the next fit; a start point only, never a change of the minimiser."""
+        c, y = _canonical_measurement(self.domain, clique, y)
+        _, mu = _canonical_measurement(self.domain, clique, model_marginal)
+        yp = np.maximum(y, floor)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            delta = np.log(yp / yp.sum()) - np.log(mu / mu.sum())
+        delta = np.where(np.isfinite(delta), delta, 0.0)
+        self._pending.append((c, delta))
+        self._structure = None
+
     def _build(self) -> None:
         measured = list(self.prec)
         mcl = _maximal_subset(measured)
@@ -164,8 +198,13 @@ class MirrorDescentNumpy:
         for c, arr in old.items():
             m = _smallest_container(self.domain, mcl, c)
             theta[m] = theta[m] + bcast(arr, c, m)
+        for c, delta in self._pending:  # warm-start steps (see :meth:`warm_start`)
+            m = _smallest_container(self.domain, mcl, c)
+            theta[m] = theta[m] + bcast(delta, c, m)
+        self._pending = []
         self.theta = theta
         self.mcl = mcl
+        self._beliefs = None
         maxcl, edges = junction_tree(self.domain, mcl)
         if (tuple(maxcl), tuple(edges)) != getattr(self, "_jt_key", None):
             self.structure_changes += 1
@@ -187,15 +226,18 @@ class MirrorDescentNumpy:
 
     def _oracle(self, theta: dict[Clique, np.ndarray], total: float):
         tree = self.tree
+        dt = getattr(self, "_dtype", np.float64)
         th = [
-            expand_sum([(m, theta[m]) for m in self._jt_groups.get(i, [])], c, self.domain)
+            expand_sum([(m, theta[m]) for m in self._jt_groups.get(i, [])], c, self.domain, dt)
             for i, c in enumerate(tree.cliques)
         ]
         probs, scales = tree.calibrate(th, overwrite=True, normalize=False)
+        if self.keep_beliefs:
+            self._last_cal = (probs, scales, total)
         mu = {}
         for i, group in self._jt_groups.items():  # maximal measured cliques, grouped by tree clique
             for m, arr in marginals_from(probs[i], tree.cliques[i], group, self.domain).items():
-                mu[m] = arr * (scales[i] * total)
+                mu[m] = arr.astype(np.float64) * (scales[i] * total)
         for c in self.prec:
             if c not in mu:
                 m = self.m_of[c]
@@ -220,6 +262,7 @@ class MirrorDescentNumpy:
         alpha = 2.0 / (self.lipschitz * total)
         theta = self.theta
         mu = self._oracle(theta, total)
+        cal = getattr(self, "_last_cal", None) if self.keep_beliefs else None
         loss, grad = self._loss_grad(mu)
         block_start = loss
         it = 0
@@ -234,6 +277,8 @@ class MirrorDescentNumpy:
             dot = sum(float(np.vdot(grad[c], mu[c] - mu2[c])) for c in grad)
             if loss - loss2 >= 0.5 * alpha * dot:
                 theta, mu, loss, grad = theta2, mu2, loss2, grad2
+                if self.keep_beliefs:
+                    cal = self._last_cal
                 alpha *= 1.01
             else:
                 alpha *= 0.5
@@ -242,7 +287,88 @@ class MirrorDescentNumpy:
                     break
                 block_start = loss
         self.theta = theta
+        self._last_cal = None
+        self._beliefs = cal
         return {"iterations": it, "loss": loss}
+
+    def fit_accelerated(self, iters: int, tol: float | None = None, dtype=np.float64) -> dict:
+        """Accelerated mirror descent: the same update as :meth:`fit` taken from an extrapolated
+        point (Nesterov / FISTA momentum in the potentials), with Armijo backtracking and an
+        adaptive restart (momentum dropped whenever the loss goes up). Same minimiser as
+        :meth:`fit`; on Adult it reaches in ~250 steps the loss plain mirror descent reaches in
+        3000. Each step costs one or two calibrations. ``tol`` as in :meth:`fit`.
+
+        ``dtype=np.float32`` calibrates the junction tree in single precision (potentials,
+        marginals, loss and gradient stay float64): about half the memory traffic, for the
+        per-round fits whose model only scores candidates."""
+        if self._structure is None:
+            self._build()
+        self._dtype = np.dtype(dtype)
+        try:
+            return self._fit_accelerated(iters, tol)
+        finally:
+            self._dtype = np.dtype(np.float64)
+
+    def _fit_accelerated(self, iters: int, tol: float | None) -> dict:
+        total = self.total
+        alpha = 2.0 / (self.lipschitz * total)
+        x_prev = self.theta
+        y = x_prev
+        mu_y = self._oracle(y, total)
+        cal_y = getattr(self, "_last_cal", None) if self.keep_beliefs else None
+        loss_y, grad_y = self._loss_grad(mu_y)
+        loss_x, cal = loss_y, cal_y
+        t = 1.0
+        block_start = loss_x
+        it = 0
+        for it in range(1, iters + 1):
+            gth = {m: np.zeros_like(a) for m, a in y.items()}
+            for c, g in grad_y.items():
+                m = self.m_of[c]
+                gth[m] = gth[m] + bcast(g, c, m)
+            for _ in range(60):  # backtracking: halve the step until the Armijo test passes
+                x = {m: y[m] - alpha * gth[m] for m in y}
+                mu_x = self._oracle(x, total)
+                loss_new, grad_x = self._loss_grad(mu_x)
+                dot = sum(float(np.vdot(grad_y[c], mu_y[c] - mu_x[c])) for c in grad_y)
+                if loss_y - loss_new >= 0.5 * alpha * dot:
+                    break
+                alpha *= 0.5
+            cal_x = getattr(self, "_last_cal", None) if self.keep_beliefs else None
+            if loss_new > loss_x:  # adaptive restart: continue from x without momentum
+                t = 1.0
+                beta = 0.0
+            else:
+                t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
+                beta = (t - 1.0) / t_new
+                t = t_new
+            if beta == 0.0:
+                y, mu_y, loss_y, grad_y = x, mu_x, loss_new, grad_x
+            else:
+                y = {m: x[m] + beta * (x[m] - x_prev[m]) for m in x}
+                mu_y = self._oracle(y, total)
+                loss_y, grad_y = self._loss_grad(mu_y)
+            x_prev, loss_x, cal = x, loss_new, cal_x
+            if tol is not None and it % TOL_BLOCK == 0:
+                if block_start - loss_x <= tol * max(abs(loss_x), 1.0):
+                    break
+                block_start = loss_x
+        self.theta = x_prev
+        self._last_cal = None
+        self._beliefs = cal
+        return {"iterations": it, "loss": loss_x}
+
+    def scoring_model(self) -> GraphicalModel:
+        """The current model, built from the calibrated tables of the last fit when they were
+        kept (``keep_beliefs``): no new calibration. Answers marginals like :meth:`model`."""
+        if self._structure is None or self._beliefs is None:
+            return self.model()
+        probs, scales, total = self._beliefs
+        self._beliefs = None  # the tables are scaled in place and handed over
+        beliefs = [np.multiply(p, sc * total, out=p) for p, sc in zip(probs, scales)]
+        return GraphicalModel.from_beliefs(
+            self.domain, beliefs, total, cliques=self.tree.cliques, edges=self.tree.edges, tree=self.tree
+        )
 
     def model(self) -> GraphicalModel:
         if self._structure is None:
@@ -308,7 +434,7 @@ def _answers_from_counter(counter, domain: dict[str, int], needed: list[Clique])
 
 
 def _hypothetical_size(domain, cliques: list[Clique]) -> float:
-    maxcl, _ = junction_tree(domain, cliques)
+    maxcl = triangulated_cliques(domain, cliques)
     return sum(cells(domain, c) for c in maxcl) * 8 / 2**20
 
 
@@ -328,6 +454,7 @@ def run_aim(
     final_tol: float | None | str = "auto",
     callback: Callable[[AIMProgress], None] | None = None,
     engine: str = "numpy",
+    fit: str = "fast",
 ) -> AIMResult:
     """Run AIM on ``data`` spending exactly ``rho``.
 
@@ -350,6 +477,11 @@ def run_aim(
     engine: "numpy" (default; never imports JAX) or "mbi" (mbi MirrorDescent for every fit).
     rng: randomness that is not DP noise (none is drawn today); it never reaches the noise.
     noise: the DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`).
+    fit: per-round estimation of the numpy engine. "fast" (default): each new measurement first
+        gets a closed-form warm start (one iterative-proportional-fitting step, exact for a
+        decomposable model) and the model used for scoring reuses the fit's calibrated tables.
+        "legacy": as before issue 19 (mirror descent from the previous potentials only, model
+        recalibrated for scoring), kept for before/after comparisons.
     """
     t_start = time.perf_counter()
     rho = check_rho(rho)
@@ -366,6 +498,9 @@ def run_aim(
         raise WorkloadError(f"max_model_size must be a positive number of MB, got {max_model_size!r}")
     if engine not in ("numpy", "mbi"):
         raise WorkloadError(f"unknown estimation engine {engine!r} (use 'numpy' or 'mbi')")
+    if fit not in ("fast", "legacy"):
+        raise WorkloadError(f"unknown fit mode {fit!r} (use 'fast' or 'legacy')")
+    fast = fit == "fast" and engine == "numpy"
     d = len(domain)
     T = 16 * d if rounds is None else int(rounds)
     if T <= d:
@@ -414,18 +549,23 @@ def run_aim(
     sigma = math.sqrt(T / (2 * 0.9 * rho))
     eps_em = math.sqrt(8 * 0.1 * rho / T)
 
-    est = _make_engine(engine, domain)
+    est = _make_engine(engine, domain, keep_beliefs=fast)
     timings = {"answers": t_answers, "estimate": 0.0, "select": 0.0, "filter": 0.0}
     iters_log: list[int] = []
 
-    def measure(c: Clique, sig: float, rnd: int) -> None:
+    def measure(c: Clique, sig: float, rnd: int, model_marginal: np.ndarray | None = None) -> None:
         y = ledger.measure(answers[c], sig, noise, clique=c, round=rnd).astype(float)
         measurements.append(Measurement(c, float(sig), y, rnd))
         est.add(c, y, sig)
+        if fast:  # post-processing of y: a start point for the next fit
+            mm = np.ones(y.shape) if model_marginal is None else model_marginal
+            est.warm_start(c, mm, y, floor=WARM_FLOOR * sig)
 
     def estimate(n_iters: int | None) -> None:
         t = time.perf_counter()
-        if n_iters is None:
+        if n_iters is None and fast:
+            out = est.fit_accelerated(FAST_ROUND_MAX_ITERS, tol=ROUND_TOL, dtype=FAST_ROUND_DTYPE)
+        elif n_iters is None:
             out = est.fit(ROUND_MAX_ITERS, tol=ROUND_TOL)
         else:
             out = est.fit(int(n_iters))
@@ -435,7 +575,7 @@ def run_aim(
     for c in one_ways:
         measure(c, sigma, 0)
     estimate(iters)
-    model = est.model()
+    model = est.scoring_model() if fast else est.model()
     if callback is not None:
         callback(AIMProgress(0, T, ledger.spent, rho, None, sigma))
 
@@ -480,10 +620,10 @@ def run_aim(
         chosen = small[k]
         if terminate:
             sigma = math.sqrt(1 / (2 * (rho - ledger.spent)))
-        measure(chosen, sigma, rnd)
+        measure(chosen, sigma, rnd, est_marg[chosen])
         if not terminate:  # the last measurement is fitted by the final estimation below
             estimate(iters)
-            model = est.model()
+            model = est.scoring_model() if fast else est.model()
             w = model.marginal(chosen)
             if np.abs(w - est_marg[chosen]).sum() <= bias_factor * sigma * w.size:
                 sigma /= 2
@@ -509,6 +649,7 @@ def run_aim(
             "final_iters": int(final_iters),
             "final_tol": final_tol,
             "engine": engine,
+            "fit": fit,
             "round_max_iters": ROUND_MAX_ITERS if iters is None else int(iters),
             "round_tol": ROUND_TOL if iters is None else None,
         },
@@ -520,8 +661,8 @@ def run_aim(
     return AIMResult(model, measurements, ledger, workload, rnd, info)
 
 
-def _make_engine(engine: str, domain: dict[str, int]):
-    return _NumpyEngine(domain) if engine == "numpy" else _MbiEngine(domain)
+def _make_engine(engine: str, domain: dict[str, int], keep_beliefs: bool = False):
+    return _NumpyEngine(domain, keep_beliefs=keep_beliefs) if engine == "numpy" else _MbiEngine(domain)
 
 
 class _NumpyEngine(MirrorDescentNumpy):

@@ -100,23 +100,23 @@ def marginals_from(
 
 
 def expand_sum(
-    parts: Sequence[tuple[Clique, np.ndarray]], attrs: Clique, sizes: dict[str, int]
+    parts: Sequence[tuple[Clique, np.ndarray]], attrs: Clique, sizes: dict[str, int], dtype=np.float64
 ) -> np.ndarray:
     """Sum of several tables (each over a domain-ordered subset of ``attrs``), as one new table
-    over ``attrs``. Tables that lack an attribute are first summed at the smaller size, so k
-    tables cost a few passes over the result instead of k."""
+    over ``attrs`` (of ``dtype``). Tables that lack an attribute are first summed at the smaller
+    size, so k tables cost a few passes over the result instead of k."""
     shape = tuple(sizes[a] for a in attrs)
     if not parts:
-        return np.zeros(shape)
+        return np.zeros(shape, dtype=dtype)
     if len(parts) == 1:
         c, arr = parts[0]
-        out = np.zeros(shape)
+        out = np.zeros(shape, dtype=dtype)
         out += bcast(arr, c, attrs)
         return out
     full = [arr for c, arr in parts if c == attrs]
     rest = [(c, arr) for c, arr in parts if c != attrs]
     if not rest:
-        out = full[0].copy()
+        out = full[0].astype(dtype, copy=True)
         for arr in full[1:]:
             out += arr
         return out
@@ -124,8 +124,8 @@ def expand_sum(
     without = [(c, arr) for c, arr in rest if a not in c]
     within = [(c, arr) for c, arr in rest if a in c] + [(attrs, arr) for arr in full]
     sub_attrs = tuple(x for x in attrs if x != a)
-    out = expand_sum(within, attrs, sizes) if within else np.zeros(shape)
-    out += bcast(expand_sum(without, sub_attrs, sizes), sub_attrs, attrs)
+    out = expand_sum(within, attrs, sizes, dtype) if within else np.zeros(shape, dtype=dtype)
+    out += bcast(expand_sum(without, sub_attrs, sizes, dtype), sub_attrs, attrs)
     return out
 
 
@@ -165,6 +165,37 @@ def greedy_order(domain: dict[str, int], cliques: Sequence[Clique]) -> list[str]
     return order
 
 
+def triangulated_cliques(domain: dict[str, int], cliques: Sequence[Clique]) -> list[Clique]:
+    """The maximal cliques of :func:`junction_tree` (same triangulation: :func:`greedy_order`),
+    without the tree: plain adjacency sets instead of networkx graphs, for the many model-size
+    checks of an AIM round. Eliminating a vertex makes its remaining neighbours a clique; the
+    maximal cliques of the triangulated graph are the maximal sets {v} + neighbours(v) at
+    elimination."""
+    adj: dict[str, set[str]] = {a: set() for a in domain}
+    for cl in cliques:
+        for a in cl:
+            adj[a].update(x for x in cl if x != a)
+    size = {a: int(n) for a, n in domain.items()}
+    unmarked = list(domain)
+    elim: list[frozenset] = []
+    while unmarked:
+        best, best_cost = None, None
+        for a in unmarked:  # greedy_order's rule: smallest neighbourhood table, first on ties
+            cost = size[a]
+            for x in adj[a]:
+                cost *= size[x]
+            if best_cost is None or cost < best_cost:
+                best, best_cost = a, cost
+        nb = adj.pop(best)
+        elim.append(frozenset(nb | {best}))
+        for x in nb:
+            adj[x].discard(best)
+            adj[x].update(y for y in nb if y != x)
+        unmarked.remove(best)
+    maximal = [c for c in elim if not any(c < o for o in elim)]
+    return sorted({canonical(domain, c) for c in maximal})
+
+
 def junction_tree(
     domain: dict[str, int], cliques: Sequence[Clique]
 ) -> tuple[list[Clique], list[tuple[int, int]]]:
@@ -201,7 +232,7 @@ def tree_edges(maxcl: Sequence[Clique]) -> list[tuple[int, int]]:
 
 def model_size_mb(domain: dict[str, int], cliques: Sequence[Clique]) -> float:
     """Size in MB (float64) of the junction-tree tables the given cliques would need."""
-    maxcl, _ = junction_tree(domain, cliques)
+    maxcl = triangulated_cliques(domain, cliques)
     return sum(cells(domain, c) for c in maxcl) * 8 / 2**20
 
 
@@ -351,10 +382,55 @@ class GraphicalModel:
         for c, arr in pots.items():
             i = mapping[c]
             theta[i] = theta[i] + bcast(arr, c, self.cliques[i])
-        self.log_potentials = theta
+        self._log_potentials = theta
         self.beliefs = [p * self.total for p in self._tree.calibrate(theta)]  # counts, sum to total
         self._cache: dict[Clique, np.ndarray] = {}
         self._cond: dict[tuple[int, int], np.ndarray] = {}
+
+    @classmethod
+    def from_beliefs(
+        cls,
+        domain: dict[str, int],
+        beliefs: list[np.ndarray],
+        total: float,
+        *,
+        cliques: list[Clique],
+        edges: list[tuple[int, int]],
+        tree: "CalibratedTree | None" = None,
+    ) -> "GraphicalModel":
+        """A model from calibrated beliefs (counts on the junction tree's cliques, each summing to
+        ``total``, consistent on separators), without a new calibration. Its log-potentials,
+        when asked for, are the junction-tree factorisation log b_C - log b_S (S: the separator
+        with the clique's parent)."""
+        self = cls.__new__(cls)
+        self.domain = {str(a): int(n) for a, n in domain.items()}
+        self.total = float(total)
+        self.cliques = [tuple(c) for c in cliques]
+        self.edges = [tuple(e) for e in edges]
+        self._tree = tree if tree is not None else CalibratedTree(self.domain, self.cliques, self.edges)
+        self.beliefs = list(beliefs)
+        self._log_potentials = None
+        self._cache = {}
+        self._cond = {}
+        return self
+
+    @property
+    def log_potentials(self) -> list[np.ndarray]:
+        """Log-potentials on the junction tree's cliques (one table per clique)."""
+        if self._log_potentials is None:
+            tree, out = self._tree, []
+            with np.errstate(divide="ignore"):
+                for v, c in enumerate(self.cliques):
+                    lb = np.log(self.beliefs[v] / self.total)
+                    p = tree.parent[v]
+                    if p >= 0:
+                        s = tree.sep[(v, p)]
+                        sep = sum_to(self.beliefs[v], c, s) / self.total
+                        lb = lb - bcast(np.log(sep), s, c)
+                        lb = np.where(np.isnan(lb), -np.inf, lb)
+                    out.append(lb)
+            self._log_potentials = out
+        return self._log_potentials
 
     # ------------------------------------------------------------------ queries
     def _check_attrs(self, attrs: Sequence[str]) -> tuple[str, ...]:
