@@ -633,7 +633,10 @@ def run_aim(
             callback(AIMProgress(rnd, T, ledger.spent, rho, chosen, measurements[-1].sigma))
 
     t = time.perf_counter()
-    out = est.fit(int(final_iters), tol=final_tol)
+    if fast:
+        out = est.fit_accelerated(int(final_iters), tol=final_tol)
+    else:
+        out = est.fit(int(final_iters), tol=final_tol)
     model = est.model()
     timings["final"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_start
