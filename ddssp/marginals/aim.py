@@ -495,7 +495,8 @@ def run_aim(
         gets a closed-form warm start (one iterative-proportional-fitting step, exact for a
         decomposable model) and the model used for scoring reuses the fit's calibrated tables.
         "legacy": as before issue 19 (mirror descent from the previous potentials only, model
-        recalibrated for scoring), kept for before/after comparisons.
+        recalibrated for scoring), kept for before/after comparisons. With ``iters`` given (the
+        reference setting) or ``engine="mbi"`` the loop is the legacy one whatever ``fit`` says.
     """
     t_start = time.perf_counter()
     rho = check_rho(rho)
@@ -514,7 +515,7 @@ def run_aim(
         raise WorkloadError(f"unknown estimation engine {engine!r} (use 'numpy' or 'mbi')")
     if fit not in ("fast", "legacy"):
         raise WorkloadError(f"unknown fit mode {fit!r} (use 'fast' or 'legacy')")
-    fast = fit == "fast" and engine == "numpy"
+    fast = fit == "fast" and engine == "numpy" and iters is None  # forced iters: the reference loop
     d = len(domain)
     T = 16 * d if rounds is None else int(rounds)
     if T <= d:
