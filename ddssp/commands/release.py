@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list, warn_stamp
+from ddssp.commands import comma_list, positive_int, warn_stamp
 
 HELP = "run AIM on a sensitive table and write a DP release file (the only command that reads the data)"
 DESCRIPTION = """Measure noisy marginals of DATA with AIM under (eps, delta)-DP and write one release file
@@ -12,27 +12,15 @@ ledger. Columns a --schema or --domain file declares are public and cost nothing
 DATA's stem + .release beside DATA unless -o is given."""
 
 
-def _positive_int(text: str) -> int:
-    import argparse
-
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return n
-
-
 def add_discovery_arguments(p) -> None:
     """Options of private schema discovery (shared with `ddssp schema --eps`)."""
     p.add_argument("--categorical", type=comma_list, metavar="A,B",
                    help="columns that are categorical (with a domain file: its categorical columns); "
                         "discovery then skips deciding their kind")
     p.add_argument("--numeric", type=comma_list, metavar="A,B", help="columns that are numeric (discovery)")
-    p.add_argument("--bins", type=_positive_int,
+    p.add_argument("--bins", type=positive_int,
                    help="bins per discovered numeric column (default: chosen for the budget, 4 to 10)")
-    p.add_argument("--max-levels", type=_positive_int, default=None,
+    p.add_argument("--max-levels", type=positive_int, default=None,
                    help="whole-number columns with at most this many values in their DP range become "
                         "ordered levels instead of bins (default 32)")
     p.add_argument("--na-values", type=comma_list, metavar="X,Y",

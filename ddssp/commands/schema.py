@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list
+from ddssp.commands import comma_list, positive_int
 
 HELP = "discover a schema under DP (--eps), draft one (not private), or --check a table against a schema"
 
@@ -22,18 +22,6 @@ WARNING = (
 )
 
 
-def _positive_int(text: str) -> int:
-    import argparse
-
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return n
-
-
 def add_arguments(p) -> None:
     p.add_argument("data", metavar="DATA", help="table to draft the schema from (.csv or .parquet)")
     mode = p.add_mutually_exclusive_group(required=True)
@@ -43,7 +31,7 @@ def add_arguments(p) -> None:
     p.add_argument("--eps", type=float, default=None,
                    help="discover the schema under DP with this epsilon (> 0); without it, a NOT private draft")
     p.add_argument("--delta", type=float, default=None, help="with --eps: delta, in (0, 1) (default 1e-9)")
-    p.add_argument("--bins", type=_positive_int, default=None,
+    p.add_argument("--bins", type=positive_int, default=None,
                    help="bins per numeric column (draft: equal-width, default 10, and numeric columns with at "
                         "most this many distinct values keep them as levels; --eps: equal-frequency, default "
                         "chosen for the budget)")
@@ -52,7 +40,7 @@ def add_arguments(p) -> None:
                         "domain file: the categorical columns of the domain)")
     p.add_argument("--numeric", type=comma_list, default=None, metavar="A,B",
                    help="with --eps: columns that are numeric")
-    p.add_argument("--max-levels", type=_positive_int, default=None,
+    p.add_argument("--max-levels", type=positive_int, default=None,
                    help="draft: refuse categorical columns with more distinct values than this (default "
                         "100); --eps: whole-number columns with at most this many values become levels (default 32)")
     p.add_argument("--na-values", type=comma_list, metavar="X,Y",

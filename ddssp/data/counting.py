@@ -64,8 +64,9 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import Column, _as_label, _few, _fmt, _numeric_label
-from ddssp.data.encoding import ClipWarning
+from ddssp.data.encoding import ClipWarning, parse_numeric
 from ddssp.data.schema import Schema
+from ddssp.data.tables import header_names
 from ddssp.errors import DataError, SchemaError
 
 Clique = tuple[str, ...]
@@ -313,12 +314,7 @@ def _csv_header(p: Path, opts: CsvOptions) -> list[str]:
     if not lines:
         raise DataError(f"{p} is empty: no header and no rows")
     header = next(csv.reader([lines[0]], delimiter=opts.delimiter, skipinitialspace=True))
-    names = [h.strip() for h in header]
-    if any(not n for n in names):
-        raise DataError(f"{p}: the header has an empty column name (column {names.index('') + 1})")
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise DataError(f"{p}: duplicate column name(s) in the header: {', '.join(map(repr, dup))}")
+    names = header_names(header, p)
     return names
 
 
@@ -342,20 +338,6 @@ def counts_from_codes(codes: Mapping[str, np.ndarray], domain: Mapping[str, int]
         idx = codes[c[0]] if len(c) == 1 else np.ravel_multi_index([codes[a] for a in c], shape)
         out[tuple(c)] = np.bincount(idx, minlength=math.prod(shape)).astype(np.int64).reshape(shape)
     return out
-
-
-def _to_numeric(s: pd.Series) -> np.ndarray:
-    """The numeric parse of Schema.encode (text stripped, unparseable -> NaN), as float."""
-    isna = s.isna().to_numpy()
-    if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-        x = pd.to_numeric(s.astype(object).where(~isna, None).map(
-            lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
-    else:
-        try:
-            x = pd.to_numeric(s, errors="coerce")
-        except (TypeError, ValueError):
-            x = pd.to_numeric(s.astype(object), errors="coerce")
-    return x.to_numpy(dtype=float, na_value=np.nan)
 
 
 def _domain_hint(col: Column) -> str:
@@ -411,7 +393,7 @@ class NumpyCounter:
         for name, e in edges.items():
             s = _frame_column(df, name)
             isna = s.isna().to_numpy()
-            x = _to_numeric(s)
+            x = parse_numeric(s)
             bad = np.isnan(x) & ~isna
             xv = x[~np.isnan(x)]
             ea = np.asarray(e, dtype=float)
@@ -562,7 +544,7 @@ def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str,
         s = pd.Series(present, dtype=dtype)
     except (TypeError, ValueError, OverflowError):
         s = pd.Series(present, dtype=object)
-    x = _to_numeric(s)
+    x = parse_numeric(s)
     bad = np.isnan(x)
     lo, hi = col.bounds
     out = ~bad & ((x < lo) | (x > hi))

@@ -102,7 +102,9 @@ def _encode_categorical(col: Column, s: pd.Series) -> np.ndarray:
     return codes
 
 
-def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
+def parse_numeric(s: pd.Series) -> np.ndarray:
+    """A column's values as float: text stripped, unparseable and missing -> NaN (the numeric parse
+    of :func:`encode`, shared with the counting backends so they agree cell by cell)."""
     isna = s.isna().to_numpy()
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         x = pd.to_numeric(s.astype(object).where(~isna, None).map(
@@ -112,7 +114,12 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
             x = pd.to_numeric(s, errors="coerce")
         except (TypeError, ValueError):
             x = pd.to_numeric(s.astype(object), errors="coerce")
-    x = x.to_numpy(dtype=float, na_value=np.nan)
+    return x.to_numpy(dtype=float, na_value=np.nan)
+
+
+def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
+    isna = s.isna().to_numpy()
+    x = parse_numeric(s)
     bad = np.isnan(x) & ~isna
     mc = col.missing_code
     nc = col.na_code  # empty and non-numeric cells

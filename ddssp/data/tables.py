@@ -102,12 +102,7 @@ def _read_csv(p: Path, delimiter: str = ",", na_values: list[str] | None = None,
         raise DataError(f"{p} is not a well-formed CSV: {exc}") from None
     if header is None:
         raise DataError(f"{p} is empty: no header and no rows")
-    names = [h.strip() for h in header]
-    if any(not n for n in names):
-        raise DataError(f"{p}: the header has an empty column name (column {names.index('') + 1})")
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise DataError(f"{p}: duplicate column name(s) in the header: {', '.join(map(repr, dup))}")
+    header_names(header, p)  # one clear error for an empty or repeated name, before pandas reads it
     try:
         df = pd.read_csv(
             p,
@@ -143,3 +138,14 @@ def _check_frame(df: pd.DataFrame, p: Path) -> None:
         raise DataError(f"{p} has no columns")
     if df.shape[0] == 0:
         raise DataError(f"{p} has a header but no rows")
+
+
+def header_names(header, p) -> list[str]:
+    """A CSV header's column names, stripped; one clear error for an empty or repeated name."""
+    names = [h.strip() for h in header]
+    if any(not n for n in names):
+        raise DataError(f"{p}: the header has an empty column name (column {names.index('') + 1})")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise DataError(f"{p}: duplicate column name(s) in the header: {', '.join(map(repr, dup))}")
+    return names

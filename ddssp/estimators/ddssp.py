@@ -236,8 +236,6 @@ class _DDSSPMixin:
         ``ci_table_``; ``conf_int()`` returns the table."""
         import time
 
-        from scipy.stats import norm
-
         from ddssp.estimators.bootstrap import BOOT_ITERS, ModelSource, bootstrap_models
         from ddssp.dp import make_rng
 
@@ -272,7 +270,6 @@ class _DDSSPMixin:
             info.update(boot=len(models), boot_iters=boot_iters)
         var_samp = np.zeros(p) if sampling == "none" else self._sampling_variance(source, sampling, rng, sampling_rows)
         se = np.sqrt(var_dp + var_samp)
-        z = float(norm.ppf(0.5 + level / 2.0))
         self.boot_coefs_ = reps
         self.stderr_dp_ = np.sqrt(var_dp)
         self.stderr_sampling_ = np.sqrt(var_samp)
