@@ -290,7 +290,10 @@ def test_ssp_large_eps_matches_nonprivate_ridge(small_data):
     data, theta = small_data
     est = MultiTaskSSP(1e6, 1e-5, mu=0.5, ridge=1.0, public_counts=data.task_counts).fit(data)
     ref = weighted_ridge(data, est.weights_, 1.0)  # same weights and ridge, no noise
-    assert np.abs(est.coef_ - ref).max() < 2e-3
+    # secure noise (a fresh draw each run): over 60 runs the max error had median 1.0e-3, 99th
+    # percentile 2.1e-3, max 2.4e-3 (per-entry sd ~4e-4); 8e-3 is > 15 sd, so a correct fit
+    # essentially never fails, while a small-eps fit (below) is > 0.1 off
+    assert np.abs(est.coef_ - ref).max() < 8e-3
     assert np.abs(est.coef_ - theta).max() < 2e-2
     # at small eps the same estimator is far off: the test can fail
     noisy = MultiTaskSSP(0.1, 1e-5, mu=0.5, ridge=1.0, insecure_seed=1).fit(data)
