@@ -22,39 +22,27 @@ from functools import lru_cache
 
 import numpy as np
 
+from ddssp.dp.noise import discrete_gaussian_numpy, opendp
+from ddssp.dp.params import check_positive
 from ddssp.errors import PrivacyParameterError
-
-
-def _dp():
-    import opendp.prelude as dp
-
-    dp.enable_features("contrib")
-    return dp
-
-
-def _check_sigma(sigma: float) -> float:
-    s = float(sigma)
-    if not (math.isfinite(s) and s > 0):
-        raise PrivacyParameterError(f"noise scale must be positive and finite, got {sigma!r}")
-    return s
 
 
 @lru_cache(maxsize=64)
 def _gaussian_vec(sigma: float):
-    dp = _dp()
+    dp = opendp()
     return dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64),
                               scale=float(sigma))
 
 
 def gaussian_counts_rho(sigma: float) -> float:
     """zCDP cost of :func:`noisy_counts` at ``sigma`` (OpenDP's privacy map at L2 sensitivity 1)."""
-    return float(_gaussian_vec(_check_sigma(sigma)).map(1))
+    return float(_gaussian_vec(check_positive(sigma, "noise scale")).map(1))
 
 
 def noisy_counts(counts, sigma: float) -> tuple[np.ndarray, float]:
     """Counts (non-negative integers, one cell per row) plus discrete Gaussian noise of scale
     ``sigma``. Returns (noisy integer counts, rho)."""
-    sigma = _check_sigma(sigma)
+    sigma = check_positive(sigma, "noise scale")
     c = np.asarray(counts)
     if c.ndim != 1 or c.size == 0:
         raise PrivacyParameterError("noisy_counts needs a non-empty 1-D vector of counts")
@@ -67,7 +55,7 @@ def noisy_counts(counts, sigma: float) -> tuple[np.ndarray, float]:
 
 @lru_cache(maxsize=64)
 def _gaussian_threshold(sigma: float, threshold: int):
-    dp = _dp()
+    dp = opendp()
     dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=dp.i64))
     metric = dp.l02inf_distance(dp.absolute_distance(T=dp.i64))
     return dp.m.make_gaussian_threshold(dom, metric, scale=float(sigma), threshold=int(threshold))
@@ -91,14 +79,14 @@ def threshold_cost(sigma: float, threshold: int) -> tuple[float, float]:
     opendp 0.16 at sigma = 1, threshold = 4: OpenDP's map gives delta = 0.00135, the continuous
     Gaussian tail, while the label came out in 0.43% of 30,000 runs, as the discrete tail
     P(Z >= 3) = 0.00457 predicts; so the map alone is not relied on.)"""
-    sigma = _check_sigma(sigma)
+    sigma = check_positive(sigma, "noise scale")
     rho, delta = _gaussian_threshold(sigma, int(threshold)).map((1, 1, 1))
     return float(rho), max(float(delta), discrete_tail_bound(sigma, int(threshold) - 1))
 
 
 def choose_threshold(sigma: float, delta: float) -> int:
     """Smallest integer threshold >= 2 whose key-release delta is at most ``delta``."""
-    sigma = _check_sigma(sigma)
+    sigma = check_positive(sigma, "noise scale")
     if not (0.0 < float(delta) < 1.0):
         raise PrivacyParameterError(f"threshold delta must lie in (0, 1), got {delta!r}")
     lo = 1  # infeasible end (a threshold of 1 releases every one-row label half the time)
@@ -117,7 +105,7 @@ def choose_threshold(sigma: float, delta: float) -> int:
 def threshold_counts(counts: dict[str, int], sigma: float, threshold: int) -> tuple[dict[str, int], float, float]:
     """Stable key release: noisy counts of the labels in ``counts`` ({label: count >= 1}), kept only
     when the noisy count reaches ``threshold``. Returns (released {label: noisy count}, rho, delta)."""
-    sigma = _check_sigma(sigma)
+    sigma = check_positive(sigma, "noise scale")
     meas = _gaussian_threshold(sigma, int(threshold))
     clean = {str(k): int(v) for k, v in counts.items() if int(v) > 0}
     out = meas(clean) if clean else {}
@@ -127,8 +115,6 @@ def threshold_counts(counts: dict[str, int], sigma: float, threshold: int) -> tu
 
 def _threshold_fallback(counts: dict[str, int], sigma: float, threshold: int):
     """The key release drawn from a numpy Generator (insecure seeded noise, tests only)."""
-    from ddssp.dp.noise import discrete_gaussian_numpy
-
     def run(rng):
         keys = list(counts)
         z = discrete_gaussian_numpy(rng, sigma, len(keys))
@@ -156,7 +142,7 @@ class ChargedMechanisms:
         """Noisy counts (discrete Gaussian), charged as a 'discover-counts' entry on ``column``."""
         from ddssp.dp.accounting import LedgerEntry
 
-        sigma = _check_sigma(sigma)
+        sigma = check_positive(sigma, "noise scale")
         c = np.asarray(counts)
         if c.ndim != 1 or c.size == 0 or c.dtype.kind not in "iu" or (c < 0).any():
             raise PrivacyParameterError("discovery counts must be a non-empty vector of non-negative integers")
@@ -171,7 +157,7 @@ class ChargedMechanisms:
         'discover-keys' entry (rho and delta). Returns (released {label: noisy count}, threshold)."""
         from ddssp.dp.accounting import LedgerEntry
 
-        sigma = _check_sigma(sigma)
+        sigma = check_positive(sigma, "noise scale")
         threshold = choose_threshold(sigma, delta)
         rho, d = threshold_cost(sigma, threshold)
         self.ledger.charge(LedgerEntry("discover-keys", rho, sigma=sigma, clique=(column,), delta=d,

@@ -82,27 +82,20 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ddssp.dp.params import check_positive
 from ddssp.errors import PrivacyParameterError
 
 #: Printed by every command that reads a release whose noise is reproducible from a seed.
 INSECURE_STAMP = "NOT PRIVATE: noise reproducible from a seed"
 
 
-def _dp():
+def opendp():
+    """``opendp.prelude`` with the "contrib" features enabled (imported on first use: OpenDP is not
+    loaded by commands that draw no noise). Every OpenDP measurement of ddssp is built through this."""
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
     return dp
-
-
-def _check_scale(x: float, name: str) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise PrivacyParameterError(f"{name} must be a number, got {x!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise PrivacyParameterError(f"{name} must be positive and finite, got {x!r}")
-    return v
 
 
 def _as_int_counts(counts: Any) -> np.ndarray:
@@ -193,7 +186,7 @@ def _l2_laplace_from(radius_exp: np.ndarray, gauss: np.ndarray, eta: np.ndarray)
 @lru_cache(maxsize=256)
 def gaussian_measurement(sigma: float):
     """OpenDP discrete Gaussian on integer vectors (L2 distance), output measure zCDP."""
-    dp = _dp()
+    dp = opendp()
     space = dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64)
     return dp.m.make_gaussian(*space, scale=float(sigma))
 
@@ -203,7 +196,7 @@ def noisy_max_measurement(scale: float):
     """OpenDP report-noisy-max on float scores (L-inf distance, not monotonic) with output measure
     zCDP, i.e. Gumbel noise: the exponential mechanism, charged eps^2/8 with eps = 2 d_in / scale.
     (With ``max_divergence`` OpenDP would add exponential noise instead: permute-and-flip.)"""
-    dp = _dp()
+    dp = opendp()
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
     return dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=float(scale))
 
@@ -222,7 +215,7 @@ def gaussian_float_measurement(sigma: float, size: int):
     """OpenDP's Gaussian mechanism on float vectors of length ``size`` (L2 distance), output measure
     zCDP: rho = (d_in + rounding)^2 / (2 sigma^2), the rounding term (at most sqrt(size) 2^k) included
     by OpenDP's map."""
-    dp = _dp()
+    dp = opendp()
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(size)), dp.l2_distance(T=float)
     return dp.m.make_gaussian(*space, scale=float(sigma), k=float_grid_k(sigma))
 
@@ -231,7 +224,7 @@ def gaussian_float_measurement(sigma: float, size: int):
 def laplace_float_measurement(scale: float, size: int):
     """OpenDP's Laplace mechanism on float vectors of length ``size`` (L1 distance), pure DP:
     eps = (d_in + rounding) / scale."""
-    dp = _dp()
+    dp = opendp()
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(size)), dp.l1_distance(T=float)
     return dp.m.make_laplace(*space, scale=float(scale), k=float_grid_k(scale))
 
@@ -298,7 +291,7 @@ class SecureNoise(NoiseSource):
     stamp = None
 
     def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:
-        sigma = _check_scale(sigma, "sigma")
+        sigma = check_positive(sigma, "sigma")
         a = _as_int_counts(counts)
         if a.size == 0:
             return a.copy()
@@ -306,14 +299,14 @@ class SecureNoise(NoiseSource):
         return np.asarray(out, dtype=np.int64).reshape(a.shape)
 
     def noisy_max(self, scores: Any, scale: float) -> int:
-        scale = _check_scale(scale, "selection scale")
+        scale = check_positive(scale, "selection scale")
         q = _as_scores(scores)
         if q.size == 1:
             return 0
         return int(noisy_max_measurement(scale)(q.tolist()))
 
     def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:
-        sigma = _check_scale(sigma, "sigma")
+        sigma = check_positive(sigma, "sigma")
         a = _as_floats(values)
         if a.size == 0:
             return a.copy()
@@ -321,7 +314,7 @@ class SecureNoise(NoiseSource):
         return np.asarray(out, dtype=float).reshape(a.shape)
 
     def laplace_float(self, values: Any, scale: float) -> np.ndarray:
-        scale = _check_scale(scale, "Laplace scale")
+        scale = check_positive(scale, "Laplace scale")
         a = _as_floats(values)
         if a.size == 0:
             return a.copy()
@@ -373,22 +366,22 @@ class InsecureSeededNoise(NoiseSource):
         self.rng = np.random.default_rng(self.seed)
 
     def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:
-        sigma = _check_scale(sigma, "sigma")
+        sigma = check_positive(sigma, "sigma")
         a = _as_int_counts(counts)
         return a + discrete_gaussian_numpy(self.rng, sigma, a.size).reshape(a.shape)
 
     def noisy_max(self, scores: Any, scale: float) -> int:
-        scale = _check_scale(scale, "selection scale")
+        scale = check_positive(scale, "selection scale")
         q = _as_scores(scores)
         return int(np.argmax(q / scale + self.rng.gumbel(size=q.size)))
 
     def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:
-        sigma = _check_scale(sigma, "sigma")
+        sigma = check_positive(sigma, "sigma")
         a = _as_floats(values)
         return a + self.rng.normal(0.0, sigma, a.shape)
 
     def laplace_float(self, values: Any, scale: float) -> np.ndarray:
-        scale = _check_scale(scale, "Laplace scale")
+        scale = check_positive(scale, "Laplace scale")
         a = _as_floats(values)
         return a + self.rng.laplace(0.0, scale, a.shape)
 

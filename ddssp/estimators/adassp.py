@@ -53,7 +53,7 @@ import numpy as np
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 from ddssp.dp import check_bound, check_delta, check_eps, clip_rows
-from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp_charge, resolve_noise
+from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp, opendp_charge, resolve_noise
 
 
 @lru_cache(maxsize=4096)
@@ -63,9 +63,7 @@ def zcdp_to_eps(rho: float, delta: float) -> float:
     OpenDP's conversion overflows for very large rho (seen above ~1e4); from rho > 1000 on (and on
     any OpenDP error) the looser, always valid bound eps = rho + 2 sqrt(rho log(1/delta)) of Bun and
     Steinke (2016) is returned instead (within 7% of OpenDP's at rho = 1000)."""
-    import opendp.prelude as dp
-
-    dp.enable_features("contrib")
+    dp = opendp()
     if rho > 1000.0:
         return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
     try:
