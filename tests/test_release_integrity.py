@@ -20,18 +20,7 @@ from ddssp.data import Schema
 from ddssp.dp import INSECURE_STAMP, InsecureSeededNoise, rho_from_eps_delta
 from ddssp.errors import ReleaseFileError
 from ddssp.release import NOISY_FIELDS, PUBLIC_FIELDS, Release, release
-
-DOMAIN = {"a": 3, "b": 4, "x": 5, "y": 2}
-
-
-def make_codes(n: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 3, n)
-    b = (a + rng.integers(0, 2, n)) % 4
-    x = np.clip(a + rng.integers(0, 3, n), 0, 4)
-    y = (rng.random(n) < 0.2 + 0.15 * a).astype(int)
-    return pd.DataFrame({"a": a, "b": b, "x": x, "y": y})
-
+from tests.test_release import DOMAIN, make_codes
 
 def exact(codes: pd.DataFrame, clique) -> np.ndarray:
     shape = [DOMAIN[c] for c in clique]

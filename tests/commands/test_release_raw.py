@@ -14,22 +14,8 @@ import pytest
 from ddssp.cli import main
 from ddssp.dp import cks_delta
 from ddssp.release import SCHEMA_NOT_PRIVATE, Release
+from tests.commands.test_schema import assert_clean_failure, run_cli
 from tests.data.raw_table import make_raw_table
-
-
-def run_cli(argv, capsys):
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def assert_clean_failure(rc, err, match=None):
-    assert rc != 0
-    assert "Traceback" not in err and "internal error" not in err
-    errors = [line for line in err.splitlines() if line.startswith("ddssp: error:")]
-    assert len(errors) == 1, err
-    if match:
-        assert match in errors[0], errors[0]
 
 
 @pytest.fixture(scope="module")
