@@ -300,6 +300,19 @@ def spark():
     session.stop()
 
 
+def make_na_schema() -> Schema:
+    """The table's schema as discovery makes them: ``na`` levels that need not be the missing/other
+    level, unclipped explicit levels."""
+    return Schema([
+        Column.categorical("cat", ["a", "b", "c", "1", "7", "none"], missing="<other>").with_na("none"),
+        Column.categorical("cat2", ["u", "v", "w"]),
+        Column.binned("num", [0, 20, 40.5, 60, 80, 100]).with_na("[40.5, 60)"),
+        Column.levels("lev", [1, 2, 3], missing="<other>", clip=False).with_na("2"),
+        Column.coded("code", 4),
+        Column.ordinal("ord", 6),
+    ])
+
+
 def test_spark_counts_equal_duckdb_and_numpy(spark, csv_table, typed_table):
     schema = make_schema()
     opts = CsvOptions(na_values=("?",))
@@ -308,14 +321,7 @@ def test_spark_counts_equal_duckdb_and_numpy(spark, csv_table, typed_table):
         warnings.simplefilter("ignore", ClipWarning)
         got = count_marginals(csv_table, schema, pairs, backend="spark", csv_options=opts)
         assert_same(reference(read_table(csv_table, na_values=["?"]), schema, pairs), got)
-        na_schema = Schema([
-            Column.categorical("cat", ["a", "b", "c", "1", "7", "none"], missing="<other>").with_na("none"),
-            Column.categorical("cat2", ["u", "v", "w"]),
-            Column.binned("num", [0, 20, 40.5, 60, 80, 100]).with_na("[40.5, 60)"),
-            Column.levels("lev", [1, 2, 3], missing="<other>", clip=False).with_na("2"),
-            Column.coded("code", 4),
-            Column.ordinal("ord", 6),
-        ])
+        na_schema = make_na_schema()
         assert_same(reference(read_table(csv_table, na_values=["?"]), na_schema, pairs),
                     count_marginals(csv_table, na_schema, pairs, backend="spark", csv_options=opts))
         # a Spark DataFrame given directly (e.g. a Hive table), typed columns
@@ -345,14 +351,7 @@ def test_duckdb_never_reads_the_file_into_pandas(csv_table, monkeypatch):
 def test_na_level_and_unclipped_levels_as_discovery_makes_them(csv_table, backend):
     """Discovered schemas code empty (and non-numeric) cells to an ``na`` level that need not be the
     missing/other level, and send values outside unclipped explicit levels to the missing level."""
-    schema = Schema([
-        Column.categorical("cat", ["a", "b", "c", "1", "7", "none"], missing="<other>").with_na("none"),
-        Column.categorical("cat2", ["u", "v", "w"]),
-        Column.binned("num", [0, 20, 40.5, 60, 80, 100]).with_na("[40.5, 60)"),
-        Column.levels("lev", [1, 2, 3], missing="<other>", clip=False).with_na("2"),
-        Column.coded("code", 4),
-        Column.ordinal("ord", 6),
-    ])
+    schema = make_na_schema()
     opts = CsvOptions(na_values=("?",))
     ref = reference(read_table(csv_table, na_values=["?"]), schema, CLIQUES)
     with warnings.catch_warnings():
