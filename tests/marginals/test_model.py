@@ -175,3 +175,56 @@ def test_from_arrays_rejects_corruption():
 def test_model_module_does_not_import_jax():
     code = "import sys, ddssp.marginals.model; sys.exit(1 if 'jax' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+@pytest.mark.parametrize("spread", [1.5, 400.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_single_exp_calibration_matches_log_space_reference(name, spread, dtype):
+    """The one-exponential schedule of CalibratedTree.calibrate gives the beliefs of the log-space
+    reference schedule (per-slice maxima, two exponentials) and of the brute-force joint, also when
+    potentials span hundreds of nats (spread 400: slices and whole cliques far below a clique's
+    maximum, which must take the exact path instead of underflowing to zero)."""
+    from ddssp.marginals.model import CalibratedTree
+
+    pots = {c: np.random.default_rng(7).normal(0, spread, [DOM[a] for a in c]) for c in STRUCTURES[name]}
+    model = GraphicalModel(DOM, pots, 1.0)  # builds the tree; its own beliefs use calibrate()
+    tree = CalibratedTree(DOM, model.cliques, model.edges)
+    theta = [t.astype(dtype) for t in model.log_potentials]
+    fast = tree.calibrate([t.copy() for t in theta])
+    ref = tree.calibrate_reference([t.astype(np.float64) for t in theta])
+    joint = brute_joint(DOM, pots, 1.0)
+    # probabilities: relative accuracy where they matter, absolute accuracy (of a total of 1) below
+    tol = {"rtol": 1e-10, "atol": 1e-14} if dtype is np.float64 else {"rtol": 2e-4, "atol": 1e-6}
+    for c, f, r in zip(model.cliques, fast, ref):
+        assert f.dtype == dtype
+        np.testing.assert_allclose(f, r, **tol)
+        np.testing.assert_allclose(f, brute_marginal(joint, DOM, c), **tol)
+    probs, scales = tree.calibrate([t.copy() for t in theta], normalize=False)
+    for p, sc, r in zip(probs, scales, ref):
+        np.testing.assert_allclose(p * sc, r, **tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_single_exp_calibration_keeps_mass_far_below_a_clique_maximum(dtype):
+    """Adversarial potentials for the one-exponential schedule: the child clique (b, c) puts every
+    cell with b = 0 800 nats below its maximum (exp underflows to 0 in any float), while the parent
+    (a, b) favours b = 0 by 1000 nats, so nearly all the mass sits on b = 0. Shifted exponentials
+    alone would give b = 0 probability 0 (collect) or zero the whole child (distribute); the exact
+    fallbacks must return the true beliefs."""
+    from ddssp.marginals.model import CalibratedTree
+
+    dom = {"a": 4, "b": 2, "c": 3}  # (a, b) is the larger clique: the root, (b, c) its child
+    child = np.array([[-800.0, -801.0, -799.5], [0.0, 0.5, -0.5]])  # axes (b, c)
+    parent = np.array([[1000.0, 0.0], [999.0, 0.0], [998.0, 1.0], [1000.5, -1.0]])  # axes (a, b)
+    pots = {("a", "b"): parent, ("b", "c"): child}
+    joint = brute_joint(dom, pots, 1.0)
+    for cliques, edges in ([[("a", "b"), ("b", "c")], [(0, 1)]], [[("b", "c"), ("a", "b")], [(0, 1)]]):
+        tree = CalibratedTree(dom, cliques, edges)
+        assert cliques[tree.order[0]] == ("a", "b")
+        theta = [pots[c].astype(dtype) for c in cliques]
+        got = tree.calibrate(theta)
+        for c, g in zip(cliques, got):
+            want = brute_marginal(joint, dom, c)
+            assert want[(0,) * len(c)] > 0.1 or c == ("b", "c")  # the mass is where the child is tiny
+            np.testing.assert_allclose(g, want, rtol=1e-3 if dtype is np.float32 else 1e-9, atol=1e-6)
