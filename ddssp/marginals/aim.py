@@ -516,6 +516,15 @@ def run_aim(
     if fit not in ("fast", "legacy"):
         raise WorkloadError(f"unknown fit mode {fit!r} (use 'fast' or 'legacy')")
     fast = fit == "fast" and engine == "numpy" and iters is None  # forced iters: the reference loop
+    # Internal axis order (issue 19): every table inside the loop has its axes in order of
+    # increasing column size (ties: domain order), so the small axes are the outer ones and the
+    # reductions of calibration (sums over a clique's other axes) run over long contiguous
+    # stretches. Measured on the 71 MB junction tree of an Adult eps-4 run: one oracle (calibrate +
+    # measured marginals) 201 ms in domain order, 88 ms in this order (float32: 152 -> 55 ms);
+    # small trailing axes (binary columns last in the domain) made numpy's reductions 10x slower.
+    # Everything returned (model, measurements, ledger entries) is in the caller's domain order.
+    user_domain = domain
+    domain = dict(sorted(domain.items(), key=lambda kv: (kv[1], list(user_domain).index(kv[0]))))
     d = len(domain)
     T = 16 * d if rounds is None else int(rounds)
     if T <= d:
@@ -548,11 +557,14 @@ def run_aim(
                 f"model size limit of {max_model_size:g} MB; drop it from the workload, cap the cells "
                 f"per marginal, or raise max_model_size"
             )
-    one_ways = [(a,) for a in domain]
+    one_ways = [(a,) for a in user_domain]  # measured in the caller's column order
     needed = sorted(set(candidates) | set(one_ways), key=lambda c: (len(c), c))
     if not isinstance(data, pd.DataFrame) and callable(data):
         t0 = time.perf_counter()
-        answers = _answers_from_counter(data, domain, needed)
+        # the counter sees the cliques in the caller's column order (its documented interface)
+        user_needed = {c: canonical(user_domain, c) for c in needed}
+        got = _answers_from_counter(data, user_domain, list(user_needed.values()))
+        answers = {c: _reorder(got[cu], cu, c) for c, cu in user_needed.items()}
     else:
         codes = _validate_data(data, domain)
         t0 = time.perf_counter()
@@ -569,8 +581,12 @@ def run_aim(
     iters_log: list[int] = []
 
     def measure(c: Clique, sig: float, rnd: int, model_marginal: np.ndarray | None = None) -> None:
-        y = ledger.measure(answers[c], sig, noise, clique=c, round=rnd).astype(float)
-        measurements.append(Measurement(c, float(sig), y, rnd))
+        # noise is drawn in the caller's axis order (what is released and what the ledger names);
+        # the loop works on the same numbers in its internal order
+        cu = canonical(user_domain, c)
+        yu = ledger.measure(_reorder(answers[c], c, cu), sig, noise, clique=cu, round=rnd).astype(float)
+        measurements.append(Measurement(cu, float(sig), yu, rnd))
+        y = _reorder(yu, cu, c)
         est.add(c, y, sig)
         if fast:  # post-processing of y: a start point for the next fit
             mm = np.ones(y.shape) if model_marginal is None else model_marginal
@@ -645,14 +661,14 @@ def run_aim(
                 eps_em *= 2
                 annealed += 1
         if callback is not None:
-            callback(AIMProgress(rnd, T, ledger.spent, rho, chosen, measurements[-1].sigma))
+            callback(AIMProgress(rnd, T, ledger.spent, rho, canonical(user_domain, chosen), measurements[-1].sigma))
 
     t = time.perf_counter()
     if fast:
         out = est.fit_accelerated(int(final_iters), tol=final_tol)
     else:
         out = est.fit(int(final_iters), tol=final_tol)
-    model = est.model()
+    model = _in_domain_order(est.model(), user_domain)
     timings["final"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_start
     info = {
@@ -677,6 +693,23 @@ def run_aim(
         "structure_changes": getattr(est, "structure_changes", None),
     }
     return AIMResult(model, measurements, ledger, workload, rnd, info)
+
+
+def _reorder(arr: np.ndarray, attrs: Clique, target: Clique) -> np.ndarray:
+    """``arr`` (axes ``attrs``) with its axes in the order ``target`` (same attributes)."""
+    if attrs == target:
+        return arr
+    return np.ascontiguousarray(np.transpose(arr, [attrs.index(a) for a in target]))
+
+
+def _in_domain_order(model: GraphicalModel, domain: dict[str, int]) -> GraphicalModel:
+    """The same model (same potentials, same junction tree) with ``domain``'s column order: clique
+    axes in that order, calibrated once more."""
+    if list(model.domain) == list(domain):
+        return model
+    pots = dict(zip(model.cliques, model.log_potentials))
+    cliques = [canonical(domain, c) for c in model.cliques]
+    return GraphicalModel(domain, pots, model.total, cliques=cliques, edges=list(model.edges))
 
 
 def _make_engine(engine: str, domain: dict[str, int], keep_beliefs: bool = False):
