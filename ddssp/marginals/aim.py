@@ -59,7 +59,7 @@ from ddssp.marginals.model import (
     bcast,
     canonical,
     cells,
-    expand_sum,
+    expand_sum_into,
     junction_tree,
     marginals_from,
     sum_to,
@@ -240,8 +240,13 @@ class MirrorDescentNumpy:
     def _oracle(self, theta: dict[Clique, np.ndarray], total: float):
         tree = self.tree
         dt = getattr(self, "_dtype", np.float64)
+        # the expanded potentials go into tables kept across calls (per structure and dtype):
+        # calibrate only works in them, nothing outside this call holds them
+        if getattr(self, "_xbuf_tree", None) is not tree or self._xbuf[0].dtype != np.dtype(dt):
+            self._xbuf = [np.empty([self.domain[a] for a in c], dtype=dt) for c in tree.cliques]
+            self._xbuf_tree = tree
         th = [
-            expand_sum([(m, theta[m]) for m in self._jt_groups.get(i, [])], c, self.domain, dt)
+            expand_sum_into(self._xbuf[i], [(m, theta[m]) for m in self._jt_groups.get(i, [])], c, self.domain)
             for i, c in enumerate(tree.cliques)
         ]
         probs, scales = tree.calibrate(th, overwrite=True, normalize=False)
