@@ -86,6 +86,12 @@ FAST_ROUND_DTYPE = np.float32
 #: iterations on and slightly *rises* after ~250-450 (fitting the noise); this tolerance stopped
 #: at 440 / 510 of 1000 iterations there, with a lower workload error than 1000 fixed iterations.
 FINAL_TOL = 1e-3
+#: Accelerated fits: the step grows by this factor after every accepted step (backtracking halves
+#: it). Without growth the step only shrinks over a long final fit. Measured on the final fit of an
+#: Adult eps-4 run (same pre-final state, seeded noise): 560 steps / 87 s CPU / workload error
+#: 0.01393 without growth; 320 steps / 44 s / 0.01384 with 1.02 (private-pgm's plain mirror
+#: descent grows its step by 1.01 per accepted step for the same reason).
+ACCEL_STEP_GROWTH = 1.02
 #: Warm start (fast fit): noisy cells below ``WARM_FLOOR * sigma`` count as that much in the
 #: closed-form start point (the log of a non-positive count is undefined).
 WARM_FLOOR = 0.1
@@ -352,6 +358,7 @@ class MirrorDescentNumpy:
                 if loss_y - loss_new >= 0.5 * alpha * dot:
                     break
                 alpha *= 0.5
+            alpha *= ACCEL_STEP_GROWTH  # let the step grow back after backtracking (see the constant)
             cal_x = getattr(self, "_last_cal", None) if self.keep_beliefs else None
             if loss_new > loss_x:  # adaptive restart: continue from x without momentum
                 t = 1.0

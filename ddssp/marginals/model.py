@@ -65,10 +65,22 @@ def sum_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
 
 def _attribute_to_eliminate(attrs: Clique, subsets: Iterable[Clique], sizes: dict[str, int]) -> str:
     """Of the attributes in ``attrs`` that some subset lacks, the one the fewest subsets contain
-    (ties: the largest): summing it out first shares the most work between the subsets."""
-    subsets = list(subsets)
+    (ties: the largest): summing it out first shares the most work between the subsets.
+    Memoised (the same choices recur every iteration of a fit: 3% of an AIM run at eps 4)."""
+    subsets = tuple(subsets)
+    key = (attrs, frozenset(subsets), tuple(sizes[a] for a in attrs))
+    hit = _ELIMINATE_CACHE.get(key)
+    if hit is not None:
+        return hit
     cand = [a for a in attrs if any(a not in q for q in subsets)]
-    return min(cand, key=lambda x: (sum(x in q for q in subsets), -sizes[x]))
+    out = min(cand, key=lambda x: (sum(x in q for q in subsets), -sizes[x]))
+    if len(_ELIMINATE_CACHE) > 50_000:
+        _ELIMINATE_CACHE.clear()
+    _ELIMINATE_CACHE[key] = out
+    return out
+
+
+_ELIMINATE_CACHE: dict = {}
 
 
 def marginals_from(
