@@ -48,8 +48,8 @@ Clique = tuple[str, ...]
 
 #: Default mirror-descent budget per bootstrap re-estimation (warm-started). NOT converged on large
 #: models: on Adult at eps 1 (0.8 MB model) the replicates' loss is still falling after 4,000
-#: iterations, and B = 100 replicates at 150 iterations give DP standard errors of 0.23-0.33x (median
-#: over coefficients) the spread of the coefficients over 24 independent releases of the same data
+#: iterations, and B = 100 replicates at 150 iterations give DP standard errors of 0.20-0.28x (median
+#: over coefficients) the spread of the coefficients over 25 independent releases of the same data
 #: (README, "Speed"). Kept for speed; pass ``iters`` and ``tol`` to :func:`bootstrap_models` to go further.
 BOOT_ITERS = 150
 #: ``tol``: the loss is compared every this many accepted steps (as AIM's final fit)
