@@ -53,6 +53,13 @@ Clique = tuple[str, ...]
 #: (README, "Speed"); refits of 4,000 iterations give 1.03x / 0.75x (linear / logistic, 8 replicates).
 #: Kept for speed; pass ``iters`` (and ``tol``) to :func:`bootstrap_models` to go further.
 BOOT_ITERS = 150
+#: The step grows by this factor after every accepted step (a rejected one halves it), as AIM's
+#: accelerated fits do since ba89c74. Without growth the step only shrinks and the slow part of the
+#: re-estimation (lifting cells the released model holds near zero) stays slow. Measured on Adult eps
+#: 1, 8 redraws, root-mean-square deviation of each coefficient from the released one relative to a
+#: 4,000-iteration refit (median over coefficients, linear / logistic): at 150 iterations 0.31 / 0.33
+#: without growth, 0.45 / 0.48 with 1.02; at 600 iterations 0.68 / 0.79 with 1.02; same CPU per step.
+STEP_GROWTH = 1.02
 #: ``tol``: the loss is compared every this many accepted steps (as AIM's final fit)
 TOL_BLOCK = 10
 #: belief-count floor of the preconditioner (one row)
@@ -185,8 +192,9 @@ class MeasurementRefit:
         """Accelerated mirror descent (Nesterov momentum with adaptive restart) from the released
         potentials on the loss of ``ybar``; returns the refitted model and {'iterations', 'loss',
         'alpha'}. A step that raises the loss restarts the momentum; if a plain step also raises it,
-        the step size is halved. ``tol``: stop early once ``TOL_BLOCK`` accepted steps lower the loss
-        by at most ``tol * loss`` (AIM's rule for its final fit)."""
+        the step size is halved; an accepted step grows it by ``STEP_GROWTH``. ``tol``: stop early once
+        ``TOL_BLOCK`` accepted steps lower the loss by at most ``tol * loss`` (AIM's rule for its final
+        fit)."""
         tcl = self.tree.cliques
         if alpha is None:
             alpha = self.step_size(ybar, total)
@@ -222,6 +230,7 @@ class MeasurementRefit:
             x_prev, x, mu, fx = x, xn, mun, fn
             k += 1
             accepted += 1
+            alpha *= STEP_GROWTH  # grow back after halvings (see the constant)
             if tol is not None and accepted % TOL_BLOCK == 0:
                 if block_start - fx <= tol * max(fx, 1.0):
                     break
