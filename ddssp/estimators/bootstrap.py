@@ -48,9 +48,10 @@ Clique = tuple[str, ...]
 
 #: Default mirror-descent budget per bootstrap re-estimation (warm-started). NOT converged on large
 #: models: on Adult at eps 1 (0.8 MB model) the replicates' loss is still falling after 4,000
-#: iterations, and B = 100 replicates at 150 iterations give DP standard errors of 0.20-0.28x (median
-#: over coefficients) the spread of the coefficients over 25 independent releases of the same data
-#: (README, "Speed"); refits of 4,000 iterations give 1.03x / 0.75x (linear / logistic, 8 replicates).
+#: iterations, and B = 100 replicates at 150 iterations give DP standard errors of 0.41x / 0.32x
+#: (linear / logistic, median over coefficients; 0.28x / 0.20x before ``STEP_GROWTH``) the spread of
+#: the coefficients over 25 independent releases of the same data (README, "Speed"); refits of 4,000
+#: iterations give 1.03x / 0.75x (8 replicates).
 #: Kept for speed; pass ``iters`` (and ``tol``) to :func:`bootstrap_models` to go further.
 BOOT_ITERS = 150
 #: The step grows by this factor after every accepted step (a rejected one halves it), as AIM's
