@@ -125,8 +125,13 @@ def true_coefficients(joint: np.ndarray, sch: Any) -> dict[str, np.ndarray]:
     return out
 
 
+def _covers(est_v, lo, hi, ref) -> float:
+    return float(np.mean((lo <= ref) & (ref <= hi)))
+
+
 def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     from ddssp.estimators.bootstrap import bootstrap_models
+    from ddssp.estimators.mechanism_bootstrap import bootstrap_interval, mechanism_replicates
     from ddssp.estimators.suffstats import ExactMarginals
     from ddssp.dp import make_rng
     from ddssp.release import release
@@ -138,6 +143,8 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     rows = int(spec.get("rows", 20000))
     delta = float(spec.get("delta", 1e-9))
     boot = int(spec.get("boot", 50))
+    mech_boot = int(spec.get("mechanism_boot", 0))
+    intervals = list(spec.get("mechanism_intervals", ["normal", "bc-normal", "basic", "percentile"]))
     boot_iters = spec.get("boot_iters")
     sampling_rows = int(spec.get("sampling_rows", 50000))
     aim = dict(spec.get("aim", {}))
@@ -145,51 +152,86 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     sch = schema()
     truth = true_coefficients(joint, sch)
     ctx.log("population DD-SSP targets: " + "; ".join(f"{m}: {np.round(v, 4).tolist()}" for m, v in truth.items()))
-    seeds = np.random.SeedSequence(ctx.seed)
-    cells = [(e, t) for e in eps_list for t in range(trials)]
-    streams = seeds.spawn(len(cells))
+    # trials outermost, so a run stopped early has the same number of releases at every eps
+    cells = [(t, e) for t in range(trials) for e in eps_list]
     columns = ["method", "epsilon", "trial", "metric", "value", "seconds"]
     out: list[dict] = []
     bar = ctx.progress(len(cells), "ci-coverage")
-    for (eps, trial), ss in zip(cells, streams):
-        data_ss, rel_ss, boot_ss = ss.spawn(3)
+    for trial, eps in cells:
+        done = ctx.cell({"epsilon": float(eps), "trial": trial})
+        if done is not None:
+            out.extend(done)
+            bar.update(1)
+            continue
+        cell: list[dict] = []
+
+        def add(method, metric, value, seconds):
+            cell.append({"method": method, "epsilon": float(eps), "trial": trial, "metric": metric,
+                         "value": float(value), "seconds": float(seconds)})
+
+        # the cell's own streams (base seed, eps, trial): a resumed or extended run skips cells exactly
+        ss = np.random.SeedSequence([int(ctx.seed or 0), int(round(float(eps) * 1e6)), int(trial)])
+        data_ss, rel_ss, boot_ss, mech_ss = ss.spawn(4)
         codes = sample_codes(joint, rows, np.random.default_rng(data_ss))
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         rel = release(codes, sch, eps=float(eps), delta=delta, encoded=True, seed=np.random.default_rng(rel_ss),
                       **aim)
-        t_rel = time.perf_counter() - t0
+        t_rel = time.process_time() - t0
         pairs = {frozenset(m.clique) for m in rel.measurements if len(m.clique) >= 2}
-        out.append({"method": "release", "epsilon": float(eps), "trial": trial, "metric": "cliques_measured",
-                    "value": float(len(pairs)), "seconds": t_rel})
+        add("release", "cliques_measured", len(pairs), t_rel)
         brng = make_rng(np.random.default_rng(boot_ss))
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         reps = bootstrap_models(rel, boot, brng, boot_iters)  # shared by both fits
-        t_rel += (time.perf_counter() - t1) / 2
+        t_fixed = time.process_time() - t1
+        add("cost", "cpu_fixed_bootstrap", t_fixed, t_fixed)
+        mreps = None
+        if mech_boot:
+            t1 = time.process_time()
+            mreps = mechanism_replicates(rel, mech_boot, np.random.default_rng(mech_ss))
+            t_mech = time.process_time() - t1
+            add("cost", "cpu_mechanism_bootstrap", t_mech, t_mech)
         for model, (est, target) in estimators().items():
-            t1 = time.perf_counter()
+            truth_v = truth[model]
+            exact = est.fit(ExactMarginals(codes, sch), target)  # the data's own DD-SSP fit (diagnostic)
+            exact_v = np.concatenate([[exact.intercept_], exact.coef_])
+            t1 = time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 est.fit_release(rel, target, ci=0.95, boot=boot, seed=brng, boot_iters=boot_iters,
                                 sampling_rows=sampling_rows, replicates=reps)
-            secs = time.perf_counter() - t1 + t_rel
+            secs = time.process_time() - t1 + t_fixed / 2
             tab = est.conf_int()
             est_v = tab["estimate"].to_numpy()
-            truth_v = truth[model]
-            exact = est.fit(ExactMarginals(codes, sch), target)  # the data's own DD-SSP fit (diagnostic)
-            exact_v = np.concatenate([[exact.intercept_], exact.coef_])
+            add(f"{model}/estimate", "abs_err", float(np.mean(np.abs(est_v - truth_v))), 0.0)
             for variant, se, ref in (("dp+sampling", tab["stderr"].to_numpy(), truth_v),
                                      ("sampling-only", tab["stderr_sampling"].to_numpy(), truth_v),
                                      ("dp-only-vs-data-fit", tab["stderr_dp"].to_numpy(), exact_v)):
                 for level, name in ((0.90, "cover90"), (0.95, "cover95")):
                     z = norm.ppf(0.5 + level / 2)
-                    cover = float(np.mean(np.abs(est_v - ref) <= z * se))
-                    out.append({"method": f"{model}/{variant}", "epsilon": float(eps), "trial": trial,
-                                "metric": name, "value": cover, "seconds": secs})
-                out.append({"method": f"{model}/{variant}", "epsilon": float(eps), "trial": trial,
-                            "metric": "width95", "value": float(np.mean(2 * norm.ppf(0.975) * se)),
-                            "seconds": secs})
+                    add(f"{model}/{variant}", name, _covers(est_v, est_v - z * se, est_v + z * se, ref), secs)
+                add(f"{model}/{variant}", "width95", np.mean(2 * norm.ppf(0.975) * se), secs)
+            if mreps is None:
+                continue
+            t1 = time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit_release(rel, target, ci=0.95, bootstrap="mechanism", replicates=mreps)
+            secs = time.process_time() - t1 + t_mech / 2
+            full = est.boot_coefs_
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est.fit_release(rel, target, ci=0.95, bootstrap="mechanism", replicates=mreps, dp_noise=False)
+            samp = est.boot_coefs_
+            for part, rep in (("mech", full), ("mech-sampling-only", samp)):
+                for how in intervals:
+                    for level, name in ((0.90, "cover90"), (0.95, "cover95")):
+                        lo, hi = bootstrap_interval(est_v, rep, level, how)
+                        add(f"{model}/{part}-{how}", name, _covers(est_v, lo, hi, truth_v), secs)
+                    lo, hi = bootstrap_interval(est_v, rep, 0.95, how)
+                    add(f"{model}/{part}-{how}", "width95", np.mean(hi - lo), secs)
         bar.update(1)
-        ctx.checkpoint(out, columns)
+        out.extend(cell)
+        ctx.save_cell(cell)
     bar.close()
     res = pd.DataFrame(out, columns=columns)
     plot_coverage(res, ctx.outdir / "coverage.png", trials)
@@ -197,7 +239,9 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
 
 
 def plot_coverage(res: pd.DataFrame, path, trials: int) -> bool:
-    """Coverage vs eps per model and variant, with the nominal levels and the [0.93, 0.97] goal band."""
+    """Coverage vs eps, one row of panels per model (90% and 95% intervals), one line per variant, with
+    the nominal levels and the [0.93, 0.97] goal band. Solid: the fixed-selection bootstrap (the
+    measurement redraws + sandwich); dashed: the mechanism bootstrap; dotted: without the DP part."""
     try:
         import matplotlib
 
@@ -207,26 +251,36 @@ def plot_coverage(res: pd.DataFrame, path, trials: int) -> bool:
         return False
     from ddssp.data.fileio import atomic_write
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), squeeze=False)
-    for ax, (metric, level) in zip(axes[0], (("cover90", 0.90), ("cover95", 0.95))):
-        sub = res[(res["metric"] == metric)]
-        for method, grp in sub.groupby("method", sort=True):
-            g = grp.groupby("epsilon")["value"]
-            m, se = g.mean(), g.std().fillna(0) / np.sqrt(g.count())
-            style = "-" if "dp+sampling" in method else (":" if "vs-data" in method else "--")
-            ax.errorbar(m.index, m.values, yerr=se.values, marker="o", capsize=3, ls=style, label=method)
-        ax.axhline(level, color="k", lw=1)
-        if level == 0.95:
-            ax.axhspan(0.93, 0.97, color="0.85", zorder=0, label="goal [0.93, 0.97]")
-        ax.set_xscale("log")
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel("epsilon")
-        ax.set_ylabel(f"coverage of the {level:.0%} interval")
-        ax.set_title(f"{level:.0%} intervals ({trials} releases per eps, 6 coefficients each)", fontsize=9)
-        ax.grid(True, alpha=0.3)
-    axes[0][1].legend(fontsize=7, loc="lower right")
+    cov = res[res["metric"].isin(["cover90", "cover95"])]
+    skip = ("dp-only-vs-data-fit", "mech-sampling-only-bc-normal", "mech-sampling-only-basic",
+            "mech-sampling-only-percentile")
+    cov = cov[~cov["method"].str.endswith(skip)]
+    models = sorted({m.split("/")[0] for m in cov["method"]})
+    if not models:
+        return False
+    fig, axes = plt.subplots(len(models), 2, figsize=(12, 4.2 * len(models)), squeeze=False)
+    for row, model in zip(axes, models):
+        for ax, (metric, level) in zip(row, (("cover90", 0.90), ("cover95", 0.95))):
+            sub = cov[(cov["metric"] == metric) & cov["method"].str.startswith(model + "/")]
+            for method, grp in sub.groupby("method", sort=True):
+                g = grp.groupby("epsilon")["value"]
+                m, se = g.mean(), g.std().fillna(0) / np.sqrt(g.count())
+                variant = method.split("/", 1)[1]
+                style = ":" if "sampling-only" in variant else ("--" if variant.startswith("mech") else "-")
+                ax.errorbar(m.index, m.values, yerr=se.values, marker="o", capsize=3, ls=style, label=variant)
+            ax.axhline(level, color="k", lw=1)
+            if level == 0.95:
+                ax.axhspan(0.93, 0.97, color="0.85", zorder=0, label="goal [0.93, 0.97]")
+            ax.set_xscale("log")
+            ax.set_ylim(0, 1.02)
+            ax.set_xlabel("epsilon")
+            ax.set_ylabel(f"coverage of the {level:.0%} interval")
+            ax.set_title(f"{model}: {level:.0%} intervals ({trials} releases per eps, 6 coefficients each)",
+                         fontsize=9)
+            ax.grid(True, alpha=0.3)
+        row[1].legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     with atomic_write(path, "wb") as fh:
-        fig.savefig(fh, format="png", dpi=120)
+        fig.savefig(fh, format="png", dpi=110)
     plt.close(fig)
     return True

@@ -26,6 +26,14 @@ def add_arguments(p) -> None:
                    help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise by a "
                         "parametric bootstrap over the release's measurements + sampling variance)")
     p.add_argument("--boot", type=int, default=100, help="with --ci: bootstrap replicates (default 100)")
+    p.add_argument("--boot-method", choices=["measurements", "mechanism"], default=None, dest="boot_method",
+                   help="with --ci: 'measurements' redraws the release's measurements (AIM's selection held "
+                        "fixed) and adds a sandwich sampling variance; 'mechanism' simulates the whole release "
+                        "(rows drawn from the model, the release's AIM re-run with simulated noise), so the "
+                        "randomness of AIM's selection is included (default: %(default)s -> see README)")
+    p.add_argument("--interval", choices=["normal", "bc-normal", "basic", "percentile"], default=None,
+                   help="with --ci: interval construction (normal: estimate +- z stderr; bc-normal: centre "
+                        "corrected by the bootstrap bias; basic / percentile: replicate quantiles, mechanism only)")
     p.add_argument("--boot-iters", type=int, default=None, dest="boot_iters",
                    help="with --ci: re-estimation iterations per replicate (default 150)")
     p.add_argument("--no-dp-noise", action="store_true", dest="no_dp_noise",
@@ -72,8 +80,13 @@ def fit_release(source, args):
         raise DDSSPError(f"--boot-iters must be at least 1, got {args.boot_iters}")
     if args.seed is not None and args.seed < 0:
         raise DDSSPError(f"--seed must be a non-negative integer, got {args.seed}")
+    kw = {}
+    if getattr(args, "boot_method", None) is not None:
+        kw["bootstrap"] = args.boot_method
+    if getattr(args, "interval", None) is not None:
+        kw["interval"] = args.interval
     return est.fit_release(source, target=args.target, ci=ci, boot=args.boot, seed=args.seed, dp_noise=dp,
-                           boot_iters=args.boot_iters)
+                           boot_iters=args.boot_iters, **kw)
 
 
 def result_dict(est, model: str) -> dict:
@@ -150,12 +163,16 @@ def run(args) -> int:
     if "coefficients" in res:
         info = res["ci"]
         parts = []
-        if info["dp_noise"]:
-            parts.append(f"DP noise: parametric bootstrap, {info['boot']} replicates of the release's measurements")
+        if info.get("bootstrap") == "mechanism":
+            what = "rows + AIM re-run" if info["dp_noise"] else "rows only; DP noise NOT included (--no-dp-noise)"
+            parts.append(f"mechanism bootstrap, {info['boot']} simulated releases of {info['rows']} rows ({what})")
         else:
-            parts.append("DP noise: NOT included (--no-dp-noise)")
-        parts.append(f"sampling: {info['sampling']} variance at n = model total")
-        print(f"  {info['level']:.0%} confidence intervals (normal); " + "; ".join(parts)
+            if info["dp_noise"]:
+                parts.append(f"DP noise: parametric bootstrap, {info['boot']} replicates of the release's measurements")
+            else:
+                parts.append("DP noise: NOT included (--no-dp-noise)")
+            parts.append(f"sampling: {info['sampling']} variance at n = model total")
+        print(f"  {info['level']:.0%} confidence intervals ({info.get('interval', 'normal')}); " + "; ".join(parts)
               + f"; {info['seconds']:.1f} s")
         rows = res["coefficients"]
         width = max(len(r["name"]) for r in rows + [{"name": "feature"}])

@@ -209,7 +209,8 @@ class _DDSSPMixin:
     def fit_release(self, source: Any, target: str | None = None, *, ci: float = 0.95, boot: int = 100,
                     seed: int | np.random.Generator | None = None, dp_noise: bool = True,
                     sampling: str = "sandwich", boot_iters: int | None = None,
-                    sampling_rows: int = 50_000, replicates: list | None = None):
+                    sampling_rows: int = 50_000, replicates: Any = None,
+                    bootstrap: str = "measurements", interval: str | None = None):
         """Fit from a release and attach standard errors and ``ci`` confidence intervals.
 
         Post-processing of the release: reads its model and measurement sigmas, never the data, never
@@ -230,8 +231,22 @@ class _DDSSPMixin:
         ``replicates``: bootstrap models already re-estimated from this release
         (:func:`ddssp.estimators.bootstrap.bootstrap_models`), to share them between several fits.
 
-        Intervals are normal: estimate +- z_{(1+ci)/2} * stderr. ``seed`` seeds a numpy Generator for
-        the bootstrap and the model rows (post-processing randomness, not DP noise).
+        ``bootstrap="mechanism"``: instead of the two parts above, simulate the whole release
+        (:mod:`ddssp.estimators.mechanism_bootstrap`): per replicate draw N-hat rows from the released
+        model, re-run the release's AIM with its recorded settings (simulated, seeded noise: not DP
+        noise, nothing published), refit; the spread includes sampling, the DP noise AND AIM's choice
+        of cliques, which the measurement bootstrap holds fixed. ``dp_noise=False`` then refits on the
+        drawn rows' exact marginals (sampling only). ``sampling`` and ``boot_iters`` do not apply;
+        ``stderr_sampling`` is the sampling-only spread of the same draws and ``stderr_dp`` the rest
+        (sqrt of the variance difference, floored at 0). ``replicates``: a
+        :class:`~ddssp.estimators.mechanism_bootstrap.MechanismReplicates` to share between fits.
+
+        ``interval``: ``"normal"`` (estimate +- z_{(1+ci)/2} * stderr; the default for
+        ``bootstrap="measurements"``), ``"bc-normal"`` (centre moved by the replicates' bias against
+        the fit on the released model), ``"basic"`` or ``"percentile"`` (replicate quantiles; mechanism
+        bootstrap only): :func:`~ddssp.estimators.mechanism_bootstrap.bootstrap_interval`.
+        ``seed`` seeds a numpy Generator for the bootstrap and the model rows (post-processing
+        randomness, not DP noise).
         Sets ``stderr_`` (aligned with ``coef_``), ``intercept_stderr_``, ``ci_`` (level) and
         ``ci_table_``; ``conf_int()`` returns the table."""
         import time
@@ -240,6 +255,19 @@ class _DDSSPMixin:
         from ddssp.dp import make_rng
 
         level = _check_level(ci)
+        from ddssp.estimators.mechanism_bootstrap import INTERVALS
+
+        if bootstrap not in ("measurements", "mechanism"):
+            raise DDSSPError(f"bootstrap must be 'measurements' or 'mechanism', got {bootstrap!r}")
+        if interval is None:
+            interval = "normal"
+        if interval not in INTERVALS:
+            raise DDSSPError(f"interval must be one of {', '.join(INTERVALS)}; got {interval!r}")
+        if bootstrap == "measurements" and interval in ("basic", "percentile"):
+            raise DDSSPError(f"interval {interval!r} needs bootstrap='mechanism' (the measurement bootstrap's "
+                             "sampling part is analytic, not replicates)")
+        if bootstrap == "mechanism":
+            return self._fit_release_mechanism(source, target, level, boot, seed, dp_noise, replicates, interval)
         if sampling not in ("sandwich", "ols", "none"):
             raise DDSSPError(f"sampling must be 'sandwich', 'ols' or 'none', got {sampling!r}")
         if isinstance(boot, bool) or not isinstance(boot, (int, np.integer)) or boot < (2 if dp_noise else 0):
@@ -270,15 +298,71 @@ class _DDSSPMixin:
             info.update(boot=len(models), boot_iters=boot_iters)
         var_samp = np.zeros(p) if sampling == "none" else self._sampling_variance(source, sampling, rng, sampling_rows)
         se = np.sqrt(var_dp + var_samp)
+        info.update(bootstrap="measurements", interval=interval)
+        self._set_ci(level, theta, se, np.sqrt(var_dp), np.sqrt(var_samp), reps, interval, info, t0)
+        return self
+
+    def _set_ci(self, level, theta, se, se_dp, se_samp, reps, interval, info, t0) -> None:
+        import time
+
         self.boot_coefs_ = reps
-        self.stderr_dp_ = np.sqrt(var_dp)
-        self.stderr_sampling_ = np.sqrt(var_samp)
+        self.stderr_dp_ = se_dp
+        self.stderr_sampling_ = se_samp
         self.intercept_stderr_ = float(se[0])
         self.stderr_ = se[1:]
         self.ci_ = level
+        self.ci_interval_ = interval
+        # the bias a "bc-normal" interval subtracts: the replicates' mean against the fit on the
+        # released model (the bootstrap world's truth, = the point estimate)
+        self.ci_bias_ = reps.mean(axis=0) - theta if len(reps) else np.zeros(len(theta))
         info["seconds"] = time.perf_counter() - t0
         self.ci_info_ = info
         self.ci_table_ = self.conf_int(level)
+
+    def _refit_all(self, sources, enc) -> np.ndarray:
+        """Coefficients (intercept first) of this estimator refitted on each marginal source."""
+        clone = type(self)(**self.get_params())  # type: ignore[attr-defined]
+        clone.encoding = enc
+        out = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PSD clipping of noisy replicates is expected
+            for src in sources:
+                clone.fit(src, enc.target)
+                out.append(np.concatenate([[clone.intercept_], clone.coef_]))
+        return np.array(out)
+
+    def _fit_release_mechanism(self, source, target, level, boot, seed, dp_noise, replicates, interval):
+        """fit_release with ``bootstrap="mechanism"`` (see there)."""
+        import time
+
+        from ddssp.dp import make_rng
+        from ddssp.estimators.bootstrap import ModelSource
+        from ddssp.estimators.mechanism_bootstrap import MechanismReplicates, mechanism_replicates
+        from ddssp.estimators.suffstats import ExactMarginals
+
+        rng = make_rng(seed)
+        t0 = time.perf_counter()
+        self.fit(source, target)
+        enc: Encoding = self.encoding_
+        theta = np.concatenate([[self.intercept_], self.coef_])
+        if replicates is None:
+            replicates = mechanism_replicates(source, boot, rng, dp=dp_noise)
+        if not isinstance(replicates, MechanismReplicates):
+            raise DDSSPError("replicates for bootstrap='mechanism' must come from mechanism_replicates()")
+        if dp_noise and len(replicates.models) < 2:
+            raise DDSSPError(f"the mechanism bootstrap needs at least 2 replicates, got {len(replicates.models)}")
+        samp = self._refit_all([ExactMarginals(c, source.schema) for c in replicates.samples], enc)
+        var_samp = samp.var(axis=0, ddof=1)
+        if dp_noise:
+            reps = self._refit_all([ModelSource(source.schema, m) for m in replicates.models], enc)
+            var_tot = reps.var(axis=0, ddof=1)
+        else:
+            reps, var_tot = samp, var_samp
+        info: dict[str, Any] = {"level": level, "dp_noise": bool(dp_noise), "sampling": "in the bootstrap",
+                                "bootstrap": "mechanism", "interval": interval, "boot": len(reps),
+                                "rows": replicates.rows}
+        self._set_ci(level, theta, np.sqrt(var_tot), np.sqrt(np.clip(var_tot - var_samp, 0.0, None)),
+                     np.sqrt(var_samp), reps, interval, info, t0)
         return self
 
     def conf_int(self, level: float | None = None) -> pd.DataFrame:
@@ -288,18 +372,26 @@ class _DDSSPMixin:
             raise DDSSPError("no standard errors: fit with fit_release(source, ci=0.95) first")
         from scipy.stats import norm
 
+        from ddssp.estimators.mechanism_bootstrap import bootstrap_interval
+
         level = self.ci_ if level is None else _check_level(level)
         z = float(norm.ppf(0.5 + level / 2.0))
         est = np.concatenate([[self.intercept_], self.coef_])
         se = np.concatenate([[self.intercept_stderr_], self.stderr_])
+        how = getattr(self, "ci_interval_", "normal")
+        if how in ("basic", "percentile"):
+            lo, hi = bootstrap_interval(est, self.boot_coefs_, level, how)
+        else:
+            mid = est - self.ci_bias_ if how == "bc-normal" else est
+            lo, hi = mid - z * se, mid + z * se
         return pd.DataFrame({
             "name": [INTERCEPT] + list(self.feature_names_in_),
             "estimate": est,
             "stderr": se,
             "stderr_dp": self.stderr_dp_,
             "stderr_sampling": self.stderr_sampling_,
-            "ci_low": est - z * se,
-            "ci_high": est + z * se,
+            "ci_low": lo,
+            "ci_high": hi,
         })
 
     def _scale(self) -> float:
