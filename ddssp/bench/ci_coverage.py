@@ -18,15 +18,34 @@ categorical 3 levels (depends on x1), x4 binary categorical (depends on x3); y n
 The linear fit regresses y on x1..x4 and the logistic fit z on x1..x4 (the other target is not a
 feature). Both fits share one release per trial.
 
-Rows (method = ``<model>/<variant>``; variants: ``dp+sampling`` = both variance parts, the method;
-``sampling-only`` = without the DP-noise part; ``dp-only-vs-data-fit`` = a diagnostic: the DP part
-alone against the sample's own exact-marginal DD-SSP fit, i.e. is the bootstrap calibrated for the
-release noise given the data), metrics ``cover90`` and ``cover95`` (fraction of the
-trial's coefficients whose interval covers the population value), ``width95`` (mean 95% width).
+Rows (method = ``<model>/<variant>``), metrics ``cover90`` and ``cover95`` (fraction of the trial's
+coefficients whose interval covers the population value) and ``width95`` (mean 95% width). Variants:
+
+- fixed-selection bootstrap (:mod:`ddssp.estimators.bootstrap`; the release's measurements redrawn,
+  AIM's selection held fixed) with the sandwich sampling variance: ``dp+sampling`` (the two parts),
+  ``sampling-only`` (without the DP part), ``dp-only-vs-data-fit`` (a diagnostic: the DP part alone
+  against the sample's own exact-marginal DD-SSP fit);
+- mechanism bootstrap (:mod:`ddssp.estimators.mechanism_bootstrap`; rows drawn from the released
+  model and the release's AIM re-run, ``mechanism_boot`` replicates): ``mech-<interval>`` for each of
+  ``mechanism_intervals`` (normal, bc-normal, basic, percentile), and ``mech-sampling-only-<interval>``
+  (the same drawn rows refitted on their exact marginals: no DP part);
+- ``...+unmeasured-inf``: as the variant, with the interval of every coefficient whose (feature,
+  target) pair is in no measured clique replaced by the whole line (the release holds nothing on the
+  pair: the model imputes it from conditional independences).
+
+Also ``release/cliques_measured``, ``<model>/estimate`` (``abs_err``, ``pair_measured``: the fraction of
+coefficients whose pair was measured), ``cost`` (``cpu_fixed_bootstrap``, ``cpu_mechanism_bootstrap``:
+CPU seconds per release, shared by both models) and per-coefficient rows ``<model>/coef/<name>``
+(``err`` = estimate - population value, ``pair_measured``, ``se_fixed``, ``se_mech``,
+``se_mech_sampling``, ``bias_mech`` and replicate quantiles ``qXXX_mech`` minus the estimate) from
+which other intervals can be evaluated afterwards. ``seconds`` is CPU time (time.process_time).
+
 Spec keys: ``rows`` (default 20000), ``eps`` (list), ``delta`` (default 1e-9), ``trials``, ``boot``
-(bootstrap replicates, default 50), ``boot_iters`` (mirror-descent iterations per replicate),
-``sampling_rows`` (rows drawn from the model for the sandwich, default 50000), ``[aim]`` (passed to
-``ddssp.release.release``).
+(fixed-selection replicates, default 50), ``boot_iters`` (mirror-descent iterations per replicate),
+``sampling_rows`` (rows drawn from the model for the sandwich, default 50000), ``mechanism_boot``
+(default 0 = not run), ``mechanism_intervals``, ``[aim]`` (passed to ``ddssp.release.release``).
+Cells are (trial, eps) with trials outermost and a random stream per cell, so a stopped run keeps
+equal trials per eps and ``--resume`` continues it.
 """
 
 from __future__ import annotations
@@ -129,6 +148,14 @@ def _covers(est_v, lo, hi, ref) -> float:
     return float(np.mean((lo <= ref) & (ref <= hi)))
 
 
+def _per_coef(add, model, names, values: dict) -> None:
+    """Per-coefficient rows (method ``<model>/coef/<name>``): the error against the population value and
+    the bootstrap summaries, so any other interval can be evaluated from results.csv afterwards."""
+    for j, name in enumerate(names):
+        for metric, arr in values.items():
+            add(f"{model}/coef/{name}", metric, float(arr[j]), 0.0)
+
+
 def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     from ddssp.estimators.bootstrap import bootstrap_models
     from ddssp.estimators.mechanism_bootstrap import bootstrap_interval, mechanism_replicates
@@ -179,6 +206,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         t_rel = time.process_time() - t0
         pairs = {frozenset(m.clique) for m in rel.measurements if len(m.clique) >= 2}
         add("release", "cliques_measured", len(pairs), t_rel)
+        measured = [set(m.clique) for m in rel.measurements]
         brng = make_rng(np.random.default_rng(boot_ss))
         t1 = time.process_time()
         reps = bootstrap_models(rel, boot, brng, boot_iters)  # shared by both fits
@@ -203,6 +231,12 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
             tab = est.conf_int()
             est_v = tab["estimate"].to_numpy()
             add(f"{model}/estimate", "abs_err", float(np.mean(np.abs(est_v - truth_v))), 0.0)
+            # is each coefficient's (feature, target) pair inside a measured clique? (intercept: yes)
+            ident = np.array([n == "intercept" or any({n.split("=")[0], target} <= m for m in measured)
+                              for n in tab["name"]])
+            add(f"{model}/estimate", "pair_measured", ident.mean(), 0.0)
+            per_coef = {"err": est_v - truth_v, "pair_measured": ident.astype(float),
+                        "se_fixed": tab["stderr"].to_numpy()}
             for variant, se, ref in (("dp+sampling", tab["stderr"].to_numpy(), truth_v),
                                      ("sampling-only", tab["stderr_sampling"].to_numpy(), truth_v),
                                      ("dp-only-vs-data-fit", tab["stderr_dp"].to_numpy(), exact_v)):
@@ -210,7 +244,16 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                     z = norm.ppf(0.5 + level / 2)
                     add(f"{model}/{variant}", name, _covers(est_v, est_v - z * se, est_v + z * se, ref), secs)
                 add(f"{model}/{variant}", "width95", np.mean(2 * norm.ppf(0.975) * se), secs)
+                # unmeasured pairs flagged: their interval is the whole line (the release holds nothing
+                # on the pair; the model imputes it from conditional independences)
+                if variant == "dp+sampling":
+                    for level, name in ((0.90, "cover90"), (0.95, "cover95")):
+                        z = norm.ppf(0.5 + level / 2)
+                        lo = np.where(ident, est_v - z * se, -np.inf)
+                        hi = np.where(ident, est_v + z * se, np.inf)
+                        add(f"{model}/{variant}+unmeasured-inf", name, _covers(est_v, lo, hi, ref), secs)
             if mreps is None:
+                _per_coef(add, model, tab["name"], per_coef)
                 continue
             t1 = time.process_time()
             with warnings.catch_warnings():
@@ -227,8 +270,16 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                     for level, name in ((0.90, "cover90"), (0.95, "cover95")):
                         lo, hi = bootstrap_interval(est_v, rep, level, how)
                         add(f"{model}/{part}-{how}", name, _covers(est_v, lo, hi, truth_v), secs)
+                        if part == "mech" and how in ("normal", "bc-normal"):
+                            lo, hi = np.where(ident, lo, -np.inf), np.where(ident, hi, np.inf)
+                            add(f"{model}/{part}-{how}+unmeasured-inf", name, _covers(est_v, lo, hi, truth_v), secs)
                     lo, hi = bootstrap_interval(est_v, rep, 0.95, how)
                     add(f"{model}/{part}-{how}", "width95", np.mean(hi - lo), secs)
+            per_coef.update(se_mech=full.std(axis=0, ddof=1), bias_mech=full.mean(axis=0) - est_v,
+                            se_mech_sampling=samp.std(axis=0, ddof=1),
+                            **{f"q{int(q * 1000):03d}_mech": np.quantile(full, q, axis=0) - est_v
+                               for q in (0.025, 0.05, 0.95, 0.975)})
+            _per_coef(add, model, tab["name"], per_coef)
         bar.update(1)
         out.extend(cell)
         ctx.save_cell(cell)

@@ -34,6 +34,10 @@ def add_arguments(p) -> None:
     p.add_argument("--interval", choices=["normal", "bc-normal", "basic", "percentile"], default=None,
                    help="with --ci: interval construction (normal: estimate +- z stderr; bc-normal: centre "
                         "corrected by the bootstrap bias; basic / percentile: replicate quantiles, mechanism only)")
+    p.add_argument("--unmeasured", choices=["keep", "infinite"], default=None,
+                   help="with --ci: interval of a coefficient whose (feature, target) pair the release never "
+                        "measured (the model imputes it): 'keep' the bootstrap's, or 'infinite' (the release "
+                        "holds no information on the pair)")
     p.add_argument("--boot-iters", type=int, default=None, dest="boot_iters",
                    help="with --ci: re-estimation iterations per replicate (default 150)")
     p.add_argument("--no-dp-noise", action="store_true", dest="no_dp_noise",
@@ -85,8 +89,17 @@ def fit_release(source, args):
         kw["bootstrap"] = args.boot_method
     if getattr(args, "interval", None) is not None:
         kw["interval"] = args.interval
+    if getattr(args, "unmeasured", None) is not None:
+        kw["unmeasured"] = args.unmeasured
     return est.fit_release(source, target=args.target, ci=ci, boot=args.boot, seed=args.seed, dp_noise=dp,
                            boot_iters=args.boot_iters, **kw)
+
+
+def _finite_or_none(v) -> float | None:
+    """JSON has no infinity: an unbounded interval end is null."""
+    import math
+
+    return float(v) if math.isfinite(float(v)) else None
 
 
 def result_dict(est, model: str) -> dict:
@@ -104,8 +117,9 @@ def result_dict(est, model: str) -> dict:
         out["ci"] = dict(est.ci_info_)
         out["coefficients"] = [
             {"name": str(r.name), "estimate": float(r.estimate), "stderr": float(r.stderr),
-             "ci_low": float(r.ci_low), "ci_high": float(r.ci_high),
-             "stderr_dp": float(r.stderr_dp), "stderr_sampling": float(r.stderr_sampling)}
+             "ci_low": _finite_or_none(r.ci_low), "ci_high": _finite_or_none(r.ci_high),
+             "stderr_dp": float(r.stderr_dp), "stderr_sampling": float(r.stderr_sampling),
+             "pair_measured": bool(r.pair_measured)}
             for r in tab.itertuples(index=False)
         ]
     if model == "logistic":
@@ -121,7 +135,8 @@ def coefficient_frame(est):
     import pandas as pd
 
     if hasattr(est, "ci_table_"):
-        return est.conf_int()[["name", "estimate", "stderr", "ci_low", "ci_high", "stderr_dp", "stderr_sampling"]]
+        return est.conf_int()[["name", "estimate", "stderr", "ci_low", "ci_high", "stderr_dp", "stderr_sampling",
+                               "pair_measured"]]
     return pd.DataFrame({"name": ["intercept"] + list(est.feature_names_in_),
                          "estimate": [est.intercept_] + [float(v) for v in est.coef_]})
 
@@ -178,9 +193,13 @@ def run(args) -> int:
         width = max(len(r["name"]) for r in rows + [{"name": "feature"}])
         lo, hi = f"[{(1 - info['level']) / 2:.3g}", f"{(1 + info['level']) / 2:.3g}]"
         print(f"  {'feature':<{width}}  {'coef':>11}  {'std err':>10}  {lo:>11}  {hi:>11}")
+        def end(v):
+            return f"{'unbounded':>11}" if v is None else f"{_num(v):>11.6f}"
+
         for r in rows:
+            flag = "" if r["pair_measured"] else "  * pair with the target not measured (imputed)"
             print(f"  {r['name']:<{width}}  {_num(r['estimate']):>11.6f}  {r['stderr']:>10.6f}  "
-                  f"{_num(r['ci_low']):>11.6f}  {_num(r['ci_high']):>11.6f}")
+                  f"{end(r['ci_low'])}  {end(r['ci_high'])}{flag}")
     else:
         rows = [("intercept", res["intercept"])] + list(res["coef"].items())
         width = max(len(n) for n, _ in rows)

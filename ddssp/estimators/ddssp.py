@@ -210,7 +210,7 @@ class _DDSSPMixin:
                     seed: int | np.random.Generator | None = None, dp_noise: bool = True,
                     sampling: str = "sandwich", boot_iters: int | None = None,
                     sampling_rows: int = 50_000, replicates: Any = None,
-                    bootstrap: str = "measurements", interval: str | None = None):
+                    bootstrap: str = "measurements", interval: str | None = None, unmeasured: str = "keep"):
         """Fit from a release and attach standard errors and ``ci`` confidence intervals.
 
         Post-processing of the release: reads its model and measurement sigmas, never the data, never
@@ -245,6 +245,11 @@ class _DDSSPMixin:
         ``bootstrap="measurements"``), ``"bc-normal"`` (centre moved by the replicates' bias against
         the fit on the released model), ``"basic"`` or ``"percentile"`` (replicate quantiles; mechanism
         bootstrap only): :func:`~ddssp.estimators.mechanism_bootstrap.bootstrap_interval`.
+        ``unmeasured``: a coefficient whose (feature, target) pair lies in no measured clique is
+        imputed by the model from conditional independences; no bootstrap centred on the release can
+        see that (its replicates keep the independence). ``"keep"``: its interval as computed;
+        ``"infinite"``: (-inf, inf), the release holding no information on the pair. Either way
+        ``conf_int()`` has a ``pair_measured`` column.
         ``seed`` seeds a numpy Generator for the bootstrap and the model rows (post-processing
         randomness, not DP noise).
         Sets ``stderr_`` (aligned with ``coef_``), ``intercept_stderr_``, ``ci_`` (level) and
@@ -266,6 +271,9 @@ class _DDSSPMixin:
         if bootstrap == "measurements" and interval in ("basic", "percentile"):
             raise DDSSPError(f"interval {interval!r} needs bootstrap='mechanism' (the measurement bootstrap's "
                              "sampling part is analytic, not replicates)")
+        if unmeasured not in ("keep", "infinite"):
+            raise DDSSPError(f"unmeasured must be 'keep' or 'infinite', got {unmeasured!r}")
+        self.ci_unmeasured_ = unmeasured
         if bootstrap == "mechanism":
             return self._fit_release_mechanism(source, target, level, boot, seed, dp_noise, replicates, interval)
         if sampling not in ("sandwich", "ols", "none"):
@@ -299,12 +307,13 @@ class _DDSSPMixin:
         var_samp = np.zeros(p) if sampling == "none" else self._sampling_variance(source, sampling, rng, sampling_rows)
         se = np.sqrt(var_dp + var_samp)
         info.update(bootstrap="measurements", interval=interval)
-        self._set_ci(level, theta, se, np.sqrt(var_dp), np.sqrt(var_samp), reps, interval, info, t0)
+        self._set_ci(level, theta, se, np.sqrt(var_dp), np.sqrt(var_samp), reps, interval, info, t0, source)
         return self
 
-    def _set_ci(self, level, theta, se, se_dp, se_samp, reps, interval, info, t0) -> None:
+    def _set_ci(self, level, theta, se, se_dp, se_samp, reps, interval, info, t0, source=None) -> None:
         import time
 
+        self.pair_measured_ = self._pair_measured(source)
         self.boot_coefs_ = reps
         self.stderr_dp_ = se_dp
         self.stderr_sampling_ = se_samp
@@ -318,6 +327,18 @@ class _DDSSPMixin:
         info["seconds"] = time.perf_counter() - t0
         self.ci_info_ = info
         self.ci_table_ = self.conf_int(level)
+
+    def _pair_measured(self, source) -> np.ndarray:
+        """Per coefficient (intercept first): is its (feature column, target) pair inside a measured
+        clique of ``source``? True throughout for a source without measurements (exact marginals)."""
+        enc: Encoding = self.encoding_
+        cols = ([None] if enc.intercept else []) + [a.column for a in enc.attributes for _ in a.names]
+        meas = getattr(source, "measurements", None)
+        if meas is None:
+            return np.ones(len(cols) + (0 if enc.intercept else 1), dtype=bool)
+        cliques = [set(m.clique) for m in meas]
+        out = [c is None or any({c, enc.target} <= m for m in cliques) for c in cols]
+        return np.array(([True] if not enc.intercept else []) + out, dtype=bool)
 
     def _refit_all(self, sources, enc) -> np.ndarray:
         """Coefficients (intercept first) of this estimator refitted on each marginal source."""
@@ -362,7 +383,7 @@ class _DDSSPMixin:
                                 "bootstrap": "mechanism", "interval": interval, "boot": len(reps),
                                 "rows": replicates.rows}
         self._set_ci(level, theta, np.sqrt(var_tot), np.sqrt(np.clip(var_tot - var_samp, 0.0, None)),
-                     np.sqrt(var_samp), reps, interval, info, t0)
+                     np.sqrt(var_samp), reps, interval, info, t0, source)
         return self
 
     def conf_int(self, level: float | None = None) -> pd.DataFrame:
@@ -384,6 +405,9 @@ class _DDSSPMixin:
         else:
             mid = est - self.ci_bias_ if how == "bc-normal" else est
             lo, hi = mid - z * se, mid + z * se
+        measured = getattr(self, "pair_measured_", np.ones(len(est), dtype=bool))
+        if getattr(self, "ci_unmeasured_", "keep") == "infinite":
+            lo, hi = np.where(measured, lo, -np.inf), np.where(measured, hi, np.inf)
         return pd.DataFrame({
             "name": [INTERCEPT] + list(self.feature_names_in_),
             "estimate": est,
@@ -392,6 +416,7 @@ class _DDSSPMixin:
             "stderr_sampling": self.stderr_sampling_,
             "ci_low": lo,
             "ci_high": hi,
+            "pair_measured": measured,
         })
 
     def _scale(self) -> float:

@@ -195,3 +195,31 @@ def test_cli_boot_method_mechanism(releases, tmp_path, capsys):
     err = capsys.readouterr().err
     errors = [ln for ln in err.splitlines() if ln.startswith("ddssp: error:")]  # (the other line: the seeded-noise stamp)
     assert len(errors) == 1 and "needs bootstrap='mechanism'" in errors[0] and "Traceback" not in err
+
+
+def test_unmeasured_pairs_flagged_and_unbounded(sample, tmp_path, capsys):
+    rel = _release(sample, 0.05, 3)  # at eps 0.05 AIM leaves pairs with the targets unmeasured
+    cliques = [set(m.clique) for m in rel.measurements]
+    for cls, target in MODELS:
+        keep = _mech(cls, rel, target, boot=3, dp_noise=False).conf_int()
+        inf = _mech(cls, rel, target, boot=3, dp_noise=False, unmeasured="infinite").conf_int()
+        expect = [n == "intercept" or any({n.split("=")[0], target} <= c for c in cliques) for n in keep["name"]]
+        assert list(keep["pair_measured"]) == expect
+        m = keep["pair_measured"].to_numpy()
+        assert m[0] and not m.all(), (target, expect)  # this seeded release does leave some out
+        np.testing.assert_array_equal(inf["ci_low"][m], keep["ci_low"][m])
+        assert np.all(np.isneginf(inf["ci_low"][~m])) and np.all(np.isposinf(inf["ci_high"][~m]))
+    exact = DDSSPLinearRegression(features=FEATS).fit_release(ExactMarginals(sample, cc.schema()), "y", ci=0.9,
+                                                              dp_noise=False)
+    assert exact.conf_int()["pair_measured"].all()  # no measurements: nothing is imputed
+    with pytest.raises(DDSSPError, match="unmeasured must be"):
+        DDSSPLinearRegression(features=FEATS).fit_release(rel, "y", unmeasured="drop")
+    path = tmp_path / "low.release"
+    rel.save(path)
+    argv = ["fit", str(path), "--target", "y", "--features", ",".join(FEATS), "--ci", "0.95", "--boot", "3",
+            "--boot-method", "mechanism", "--no-dp-noise", "--unmeasured", "infinite"]
+    assert main(argv + ["--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["coefficients"]  # valid JSON: unbounded ends are null
+    assert any(r["ci_low"] is None and not r["pair_measured"] for r in rows)
+    assert main(argv) == 0
+    assert "unbounded" in capsys.readouterr().out
