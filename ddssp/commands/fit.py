@@ -30,14 +30,14 @@ def add_arguments(p) -> None:
                    help="with --ci: 'measurements' redraws the release's measurements (AIM's selection held "
                         "fixed) and adds a sandwich sampling variance; 'mechanism' simulates the whole release "
                         "(rows drawn from the model, the release's AIM re-run with simulated noise), so the "
-                        "randomness of AIM's selection is included (default: %(default)s -> see README)")
+                        "randomness of AIM's selection is included; ~4x the CPU (default: measurements)")
     p.add_argument("--interval", choices=["normal", "bc-normal", "basic", "percentile"], default=None,
                    help="with --ci: interval construction (normal: estimate +- z stderr; bc-normal: centre "
                         "corrected by the bootstrap bias; basic / percentile: replicate quantiles, mechanism only)")
     p.add_argument("--unmeasured", choices=["keep", "infinite"], default=None,
                    help="with --ci: interval of a coefficient whose (feature, target) pair the release never "
-                        "measured (the model imputes it): 'keep' the bootstrap's, or 'infinite' (the release "
-                        "holds no information on the pair)")
+                        "measured (the model imputes it): 'infinite' (default; the release holds no "
+                        "information on the pair) or 'keep' the bootstrap's")
     p.add_argument("--boot-iters", type=int, default=None, dest="boot_iters",
                    help="with --ci: re-estimation iterations per replicate (default 150)")
     p.add_argument("--no-dp-noise", action="store_true", dest="no_dp_noise",

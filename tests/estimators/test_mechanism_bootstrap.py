@@ -107,7 +107,7 @@ def test_intervals_widen_as_eps_falls(releases):
     for cls, target in MODELS:
         widths = {}
         for eps, rel in releases.items():
-            tab = _mech(cls, rel, target, replicates=reps[eps], interval="bc-normal").conf_int()
+            tab = _mech(cls, rel, target, replicates=reps[eps], interval="bc-normal", unmeasured="keep").conf_int()
             widths[eps] = float(np.mean(tab["ci_high"] - tab["ci_low"]))
         assert widths[0.25] > widths[1.0] > widths[4.0], (cls.__name__, widths)
 
@@ -201,8 +201,8 @@ def test_unmeasured_pairs_flagged_and_unbounded(sample, tmp_path, capsys):
     rel = _release(sample, 0.05, 3)  # at eps 0.05 AIM leaves pairs with the targets unmeasured
     cliques = [set(m.clique) for m in rel.measurements]
     for cls, target in MODELS:
-        keep = _mech(cls, rel, target, boot=3, dp_noise=False).conf_int()
-        inf = _mech(cls, rel, target, boot=3, dp_noise=False, unmeasured="infinite").conf_int()
+        keep = _mech(cls, rel, target, boot=3, dp_noise=False, unmeasured="keep").conf_int()
+        inf = _mech(cls, rel, target, boot=3, dp_noise=False).conf_int()  # the default
         expect = [n == "intercept" or any({n.split("=")[0], target} <= c for c in cliques) for n in keep["name"]]
         assert list(keep["pair_measured"]) == expect
         m = keep["pair_measured"].to_numpy()
@@ -222,4 +222,8 @@ def test_unmeasured_pairs_flagged_and_unbounded(sample, tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)["coefficients"]  # valid JSON: unbounded ends are null
     assert any(r["ci_low"] is None and not r["pair_measured"] for r in rows)
     assert main(argv) == 0
-    assert "unbounded" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "unbounded" in out and "pair with the target not measured" in out
+    assert main(argv[:-1] + ["keep"]) == 0
+    out = capsys.readouterr().out
+    assert "unbounded" not in out and "pair with the target not measured" in out
