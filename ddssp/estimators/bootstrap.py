@@ -208,6 +208,7 @@ class MeasurementRefit:
         pre = self.use_precond
         alpha_start = alpha
         block_start, accepted, it = fx, 0, 0
+        recent = [fx]  # losses of the last TOL_BLOCK + 1 accepted iterates (convergence diagnostic)
         for it in range(1, int(iters) + 1):
             if pre and alpha < 1e-6 * alpha_start:
                 # the preconditioned direction stopped descending (it is not a gradient): finish with
@@ -232,13 +233,18 @@ class MeasurementRefit:
             x_prev, x, mu, fx = x, xn, mun, fn
             k += 1
             accepted += 1
+            recent = (recent + [fx])[-(TOL_BLOCK + 1):]
             alpha *= STEP_GROWTH  # grow back after halvings (see the constant)
             if tol is not None and accepted % TOL_BLOCK == 0:
                 if block_start - fx <= tol * max(fx, 1.0):
                     break
                 block_start = fx
         model = GraphicalModel(self.domain, dict(zip(tcl, x)), total, cliques=list(tcl), edges=list(self.tree.edges))
-        return model, {"iterations": it, "loss": fx, "alpha": alpha, "start_loss": start_loss}
+        # relative loss decrease over the last TOL_BLOCK accepted steps: above AIM's FINAL_TOL the
+        # re-estimation was still moving when it stopped (its spread understates the DP noise)
+        last_drop = (recent[0] - fx) / max(fx, 1.0) if len(recent) > TOL_BLOCK else float("inf")
+        return model, {"iterations": it, "loss": fx, "alpha": alpha, "start_loss": start_loss,
+                       "last_drop": last_drop}
 
 
 class ModelSource:
@@ -260,7 +266,8 @@ def bootstrap_models(source: Any, boot: int, rng: np.random.Generator, iters: in
 
     ``source`` is a release (``.model`` and ``.measurements``); ``rng`` a numpy Generator. ``iters``
     bounds each re-estimation and ``tol`` stops it earlier (:meth:`MeasurementRefit.refit`). A list
-    passed as ``info`` receives each re-estimation's {'iterations', 'loss', 'alpha', 'start_loss'}."""
+    passed as ``info`` receives each re-estimation's {'iterations', 'loss', 'alpha', 'start_loss',
+    'last_drop'} (``last_drop``: relative loss decrease over its last ``TOL_BLOCK`` accepted steps)."""
     if tol is not None and not (isinstance(tol, (int, float)) and not isinstance(tol, bool)
                                 and math.isfinite(tol) and tol >= 0):
         raise DDSSPError(f"tol must be a non-negative number or None, got {tol!r}")

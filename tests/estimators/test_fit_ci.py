@@ -187,3 +187,20 @@ def test_release_load_roundtrip_gives_same_intervals(releases, release_file):
     a = _ci(DDSSPLinearRegression, rel, "y", seed=4).conf_int()
     b = _ci(DDSSPLinearRegression, Release.load(release_file), "y", seed=4).conf_int()
     np.testing.assert_allclose(a[["estimate", "stderr"]].to_numpy(), b[["estimate", "stderr"]].to_numpy(), rtol=1e-9)
+
+
+def test_unconverged_dp_bootstrap_warns_and_says_so(releases):
+    """A re-estimation stopped before it settles (3 iterations: fewer than one tolerance block) must
+    not pass silently: the DP part would be understated. The fit warns, names the remedy, and
+    records dp_converged=False; a converged-enough run records the measured decrease instead."""
+    from ddssp.estimators.ddssp import BootstrapConvergenceWarning
+
+    rel = releases[1][1.0]
+    with pytest.warns(BootstrapConvergenceWarning, match="--boot-iters"):
+        m = DDSSPLinearRegression(features=FEATS).fit_release(rel, "y", boot=3, boot_iters=3, seed=0)
+    assert m.ci_info_["dp_converged"] is False and m.ci_info_["dp_last_drop"] == float("inf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BootstrapConvergenceWarning)
+        m = DDSSPLinearRegression(features=FEATS).fit_release(rel, "y", boot=3, boot_iters=400, seed=0)
+    drop = m.ci_info_["dp_last_drop"]
+    assert np.isfinite(drop) and drop >= 0 and m.ci_info_["dp_converged"] == (drop <= 1e-3)
