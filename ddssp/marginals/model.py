@@ -306,6 +306,35 @@ class CalibratedTree:
             s = tuple(a for a in maxcl[i] if a in set(maxcl[j]))
             self.sep[(i, j)] = self.sep[(j, i)] = s
 
+    def _finish(self, probs: list, shift: list, sepm: dict, normalize: bool):
+        """The normalising constant from the root (a small separator marginal when it has one), then
+        either ``(tables, scales)`` or the tables scaled to probabilities in place."""
+        root = self.order[0]
+        if root in sepm and sepm[root]:  # the root's total from a (small) separator marginal
+            root_sum = float(next(iter(sepm[root].values())).sum())
+        else:
+            root_sum = float(probs[root].sum())
+        logz = float(np.log(root_sum)) + shift[root]
+        if not normalize:
+            return probs, [math.exp(shift[v] - logz) for v in range(len(probs))]
+        for v in range(len(probs)):
+            probs[v] *= math.exp(shift[v] - logz)
+        return probs
+
+    def _down_message(self, v: int, probs: list, shift: list, up: dict, sepm: dict) -> tuple[Clique, np.ndarray]:
+        """(separator, log message) from ``v``'s parent in the distribute pass: the log of the
+        parent's (calibrated, unnormalised) separator marginal plus its shift, minus ``v``'s own
+        collect message; -inf where the separator has no mass. ``sepm`` caches the parent's
+        separator marginals (all children's at once)."""
+        p = self.parent[v]
+        s = self.sep[(v, p)]
+        if p not in sepm:
+            seps = [self.sep[(k, p)] for k in self.children[p]]
+            sepm[p] = marginals_from(probs[p], self.cliques[p], seps, self.domain)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = np.log(sepm[p][s]) + shift[p] - up[v]
+        return s, np.where(np.isnan(h), -np.inf, h)
+
     def calibrate(
         self, theta: list[np.ndarray], overwrite: bool = False, normalize: bool = True
     ) -> list[np.ndarray] | tuple[list[np.ndarray], list[float]]:
@@ -367,13 +396,7 @@ class CalibratedTree:
             if p < 0:
                 probs[v], shift[v] = e[v], top[v]
                 continue
-            s = self.sep[(v, p)]
-            if p not in sepm:  # all separator sums of p at once
-                seps = [self.sep[(k, p)] for k in self.children[p]]
-                sepm[p] = marginals_from(probs[p], cl[p], seps, self.domain)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                h = np.log(sepm[p][s]) + shift[p] - up[v]
-            h = np.where(np.isnan(h), -np.inf, h)
+            s, h = self._down_message(v, probs, shift, up, sepm)
             hmax = float(np.max(h))
             if not np.isfinite(hmax):
                 raise FloatingPointError("a junction-tree clique has no probability mass")
@@ -394,17 +417,7 @@ class CalibratedTree:
             probs[v], shift[v] = np.exp(pv, out=pv), m
         for v in range(n):  # the log tables are no longer needed
             x[v] = None
-        root = self.order[0]
-        if root in sepm and sepm[root]:  # the root's total from a (small) separator marginal
-            root_sum = float(next(iter(sepm[root].values())).sum())
-        else:
-            root_sum = float(probs[root].sum())
-        logz = float(np.log(root_sum)) + shift[root]
-        if not normalize:
-            return probs, [math.exp(shift[v] - logz) for v in range(n)]
-        for v in range(n):
-            probs[v] *= math.exp(shift[v] - logz)
-        return probs
+        return self._finish(probs, shift, sepm, normalize)
 
     def calibrate_reference(
         self, theta: list[np.ndarray], overwrite: bool = False, normalize: bool = True
@@ -437,13 +450,7 @@ class CalibratedTree:
         for v in self.order:  # distribute: parents before children
             p = self.parent[v]
             if p >= 0:
-                s = self.sep[(v, p)]
-                if p not in sepm:  # all separator sums of p at once
-                    seps = [self.sep[(k, p)] for k in self.children[p]]
-                    sepm[p] = marginals_from(probs[p], cl[p], seps, self.domain)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    msg = np.log(sepm[p][s]) + shift[p] - up[v]
-                msg = np.where(np.isnan(msg), -np.inf, msg)
+                s, msg = self._down_message(v, probs, shift, up, sepm)
                 b[v] += bcast(msg, s, cl[v])
             m = float(b[v].max())
             if not np.isfinite(m):
@@ -452,17 +459,7 @@ class CalibratedTree:
             x = b[v]
             np.subtract(x, m, out=x)
             probs[v] = np.exp(x, out=x)
-        root = self.order[0]
-        if root in sepm and sepm[root]:  # the root's total from a (small) separator marginal
-            root_sum = float(next(iter(sepm[root].values())).sum())
-        else:
-            root_sum = float(probs[root].sum())
-        logz = float(np.log(root_sum)) + shift[root]
-        if not normalize:
-            return probs, [math.exp(shift[v] - logz) for v in range(len(cl))]
-        for v in range(len(cl)):
-            probs[v] *= math.exp(shift[v] - logz)
-        return probs
+        return self._finish(probs, shift, sepm, normalize)
 
 
 def _map_to_cliques(domain, maxcl: Sequence[Clique], cliques: Iterable[Clique]) -> dict[Clique, int]:
