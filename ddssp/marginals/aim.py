@@ -86,13 +86,12 @@ FAST_ROUND_DTYPE = np.float32
 #: iterations on and slightly *rises* after ~250-450 (fitting the noise); this tolerance stopped
 #: at 440 / 510 of 1000 iterations there, with a lower workload error than 1000 fixed iterations.
 FINAL_TOL = 1e-3
-#: Not used by default (measured, issue 19): letting the final fit's step grow by 1.02 per accepted
-#: step (``fit_accelerated(grow=...)``; it otherwise only shrinks by backtracking) stopped the final
+#: ``fit_accelerated(grow=...)`` is 1 (no growth) by default. Measured (issue 19): letting the final
+#: fit's step grow by 1.02 per accepted step (it otherwise only shrinks by backtracking) stopped the final
 #: fit of an Adult eps-4 run at 320 instead of 560 steps with workload error 0.01384 vs 0.01393,
 #: but at eps 8 it stopped at 170 of 640 steps with error 0.01099 vs 0.01064, and with the
 #: tolerance rule's ``patience=2`` it ran 740 steps to a higher loss (1967 vs 1772): the growing
 #: step makes the momentum restart often. Kept as an option for experiments.
-ACCEL_STEP_GROWTH = 1.02
 #: Warm start (fast fit): noisy cells below ``WARM_FLOOR * sigma`` count as that much in the
 #: closed-form start point (the log of a non-positive count is undefined).
 WARM_FLOOR = 0.1
@@ -269,6 +268,15 @@ class MirrorDescentNumpy:
                 mu[c] = sum_to(mu[m], m, c)
         return mu
 
+    def _on_potentials(self, grad: dict[Clique, np.ndarray]) -> dict[Clique, np.ndarray]:
+        """The mirror-descent direction on the potentials: each measured clique's gradient
+        broadcast onto the maximal measured clique that holds its potential, summed."""
+        gth = {m: np.zeros_like(a) for m, a in self.theta.items()}
+        for c, g in grad.items():
+            m = self.m_of[c]
+            gth[m] = gth[m] + bcast(g, c, m)
+        return gth
+
     def _loss_grad(self, mu):
         loss, grad = 0.0, {}
         for c, m in mu.items():
@@ -292,10 +300,7 @@ class MirrorDescentNumpy:
         block_start = loss
         it = 0
         for it in range(1, iters + 1):
-            gth = {m: np.zeros_like(a) for m, a in theta.items()}
-            for c, g in grad.items():
-                m = self.m_of[c]
-                gth[m] = gth[m] + bcast(g, c, m)
+            gth = self._on_potentials(grad)
             theta2 = {m: theta[m] - alpha * gth[m] for m in theta}
             mu2 = self._oracle(theta2, total)
             loss2, grad2 = self._loss_grad(mu2)
@@ -329,7 +334,7 @@ class MirrorDescentNumpy:
         per-round fits whose model only scores candidates.
 
         ``grow``: the step is multiplied by this after every accepted step (1, the default: it only
-        shrinks, by backtracking; see ``ACCEL_STEP_GROWTH``). ``patience``: with ``tol``, stop after
+        shrinks, by backtracking; measured with 1.02: see the note at ``FINAL_TOL``). ``patience``: with ``tol``, stop after
         this many consecutive blocks of ``TOL_BLOCK`` steps below the tolerance (default 1)."""
         if self._structure is None:
             self._build()
@@ -353,10 +358,7 @@ class MirrorDescentNumpy:
         block_start = loss_x
         it = 0
         for it in range(1, iters + 1):
-            gth = {m: np.zeros_like(a) for m, a in y.items()}
-            for c, g in grad_y.items():
-                m = self.m_of[c]
-                gth[m] = gth[m] + bcast(g, c, m)
+            gth = self._on_potentials(grad_y)
             for _ in range(60):  # backtracking: halve the step until the Armijo test passes
                 x = {m: y[m] - alpha * gth[m] for m in y}
                 mu_x = self._oracle(x, total)
@@ -365,7 +367,7 @@ class MirrorDescentNumpy:
                 if loss_y - loss_new >= 0.5 * alpha * dot:
                     break
                 alpha *= 0.5
-            alpha *= grow  # let the step grow back after backtracking (ACCEL_STEP_GROWTH)
+            alpha *= grow  # let the step grow back after backtracking (default 1: it does not)
             cal_x = getattr(self, "_last_cal", None) if self.keep_beliefs else None
             if loss_new > loss_x:  # adaptive restart: continue from x without momentum
                 t = 1.0
@@ -406,12 +408,14 @@ class MirrorDescentNumpy:
             self.domain, beliefs, total, cliques=self.tree.cliques, edges=self.tree.edges, tree=self.tree
         )
 
-    def model(self) -> GraphicalModel:
+    def model(self, domain: dict[str, int] | None = None) -> GraphicalModel:
+        """The fitted model; with ``domain`` (the same columns in another order) its tables have
+        their axes in that order (one calibration, in that order)."""
         if self._structure is None:
             self._build()
-        return GraphicalModel(
-            self.domain, dict(self.theta), self.total, cliques=self.tree.cliques, edges=self.tree.edges
-        )
+        domain = self.domain if domain is None else domain
+        cliques = [canonical(domain, c) for c in self.tree.cliques]
+        return GraphicalModel(domain, dict(self.theta), self.total, cliques=cliques, edges=self.tree.edges)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -691,7 +695,7 @@ def run_aim(
         out = est.fit_accelerated(int(final_iters), tol=final_tol)
     else:
         out = est.fit(int(final_iters), tol=final_tol)
-    model = _in_domain_order(est.model(), user_domain)
+    model = est.model(user_domain)  # calibrated once, in the caller's column order
     timings["final"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t_start
     info = {
@@ -793,5 +797,6 @@ class _MbiEngine:
         self._jax.clear_caches()
         return {"iterations": int(iters), "loss": float("nan")}
 
-    def model(self) -> GraphicalModel:
-        return GraphicalModel.from_mbi(self.mrf)
+    def model(self, domain: dict[str, int] | None = None) -> GraphicalModel:
+        m = GraphicalModel.from_mbi(self.mrf)
+        return m if domain is None else _in_domain_order(m, domain)

@@ -372,7 +372,7 @@ class CalibratedTree:
             if not np.isfinite(m):
                 raise FloatingPointError("a junction-tree clique has no probability mass")
             top[v] = m
-            safe = _SAFE[xv.dtype.char] if xv.dtype.char in _SAFE else _SAFE["d"]
+            safe = _SAFE.get(xv.dtype.char, _SAFE["d"])
             ev = np.subtract(xv, m)
             np.exp(ev, out=ev)
             e[v] = ev
@@ -403,7 +403,7 @@ class CalibratedTree:
             g = np.exp(h - hmax).astype(e[v].dtype, copy=False)
             pv = e[v]
             np.multiply(pv, bcast(g, s, cl[v]), out=pv)
-            safe = _SAFE[pv.dtype.char] if pv.dtype.char in _SAFE else _SAFE["d"]
+            safe = _SAFE.get(pv.dtype.char, _SAFE["d"])
             if float(pv.max()) >= safe:
                 probs[v], shift[v] = pv, top[v] + hmax
                 continue
