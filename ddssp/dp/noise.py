@@ -210,6 +210,16 @@ def float_grid_k(scale: float) -> int:
     return int(math.floor(math.log2(float(scale)))) - FLOAT_GRID_BITS
 
 
+def _float_noise(make_measurement, values: Any, scale: float) -> np.ndarray:
+    """``values`` plus noise from ``make_measurement(scale, size)`` (an OpenDP float-vector
+    measurement), shaped like ``values``."""
+    a = _as_floats(values)
+    if a.size == 0:
+        return a.copy()
+    out = make_measurement(scale, a.size)(a.ravel().tolist())
+    return np.asarray(out, dtype=float).reshape(a.shape)
+
+
 @lru_cache(maxsize=256)
 def gaussian_float_measurement(sigma: float, size: int):
     """OpenDP's Gaussian mechanism on float vectors of length ``size`` (L2 distance), output measure
@@ -306,20 +316,10 @@ class SecureNoise(NoiseSource):
         return int(noisy_max_measurement(scale)(q.tolist()))
 
     def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:
-        sigma = check_positive(sigma, "sigma")
-        a = _as_floats(values)
-        if a.size == 0:
-            return a.copy()
-        out = gaussian_float_measurement(sigma, a.size)(a.ravel().tolist())
-        return np.asarray(out, dtype=float).reshape(a.shape)
+        return _float_noise(gaussian_float_measurement, values, check_positive(sigma, "sigma"))
 
     def laplace_float(self, values: Any, scale: float) -> np.ndarray:
-        scale = check_positive(scale, "Laplace scale")
-        a = _as_floats(values)
-        if a.size == 0:
-            return a.copy()
-        out = laplace_float_measurement(scale, a.size)(a.ravel().tolist())
-        return np.asarray(out, dtype=float).reshape(a.shape)
+        return _float_noise(laplace_float_measurement, values, check_positive(scale, "Laplace scale"))
 
     def bernoulli(self, p: Any) -> np.ndarray:
         return secure_bernoulli(p)
