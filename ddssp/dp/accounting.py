@@ -77,32 +77,34 @@ def cks_delta(rho: float, eps: float) -> float:
 def rho_from_eps_delta(eps: float, delta: float) -> float:
     """Largest rho such that rho-zCDP implies (eps, delta)-DP (bisection on :func:`cks_delta`)."""
     eps, delta = check_eps(eps), check_delta(delta)
-    lo, hi = 0.0, eps + 1.0
+    hi = eps + 1.0
     while cks_delta(hi, eps) <= delta:  # pragma: no cover - hi is always large enough
         hi *= 2.0
-    for _ in range(200):
+    lo, _ = bisect_bracket(lambda r: cks_delta(r, eps) <= delta, 0.0, hi, iters=200, rtol=1e-15)
+    return lo  # the feasible end: never over-reports the budget
+
+
+def bisect_bracket(below: Callable[[float], bool], lo: float, hi: float, *, iters: int,
+                   rtol: float = 0.0) -> tuple[float, float]:
+    """Bisection of a monotone test that holds at ``lo`` and fails at ``hi``: at most ``iters``
+    halvings, stopping once hi - lo <= rtol * hi. Returns the final (lo, hi); the caller takes the
+    end on its safe side."""
+    for _ in range(iters):
         mid = 0.5 * (lo + hi)
-        if cks_delta(mid, eps) <= delta:
+        if below(mid):
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-15 * hi:
+        if hi - lo <= rtol * hi:
             break
-    return lo  # the feasible end: never over-reports the budget
+    return lo, hi
 
 
 def eps_from_rho_delta(rho: float, delta: float) -> float:
     """Smallest eps such that rho-zCDP implies (eps, delta)-DP."""
     rho, delta = check_rho(rho), check_delta(delta)
-    lo, hi = 0.0, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))  # the classic (valid) bound
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if cks_delta(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-15 * hi:
-            break
+    hi = rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))  # the classic (valid) bound
+    _, hi = bisect_bracket(lambda e: cks_delta(rho, e) > delta, 0.0, hi, iters=200, rtol=1e-15)
     return hi  # the feasible end: never under-reports the loss
 
 

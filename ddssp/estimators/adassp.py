@@ -53,6 +53,7 @@ import numpy as np
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 from ddssp.dp import check_bound, check_delta, check_eps, clip_rows
+from ddssp.dp.accounting import bisect_bracket
 from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp, opendp_charge, resolve_noise
 
 
@@ -81,13 +82,8 @@ def calibration_factor(eps: float, delta: float) -> float:
     rho_paper = eps**2 / (6.0 * math.log(6.0 / delta))  # 3 parts, each (Delta/sigma)^2 / 2
     if zcdp_to_eps(rho_paper * (1 + 1e-6), delta) <= eps:
         return 1.0
-    lo, hi = 0.0, rho_paper  # zcdp_to_eps(hi) > eps; find the largest rho with eps' <= eps
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if zcdp_to_eps(mid, delta) <= eps:
-            lo = mid
-        else:
-            hi = mid
+    # zcdp_to_eps(rho_paper) > eps here; the largest rho with eps' <= eps
+    lo, _ = bisect_bracket(lambda r: zcdp_to_eps(r, delta) <= eps, 0.0, rho_paper, iters=80)
     rho_ok = lo * (1 - 1e-6)  # margin for the float grid's rounding term in OpenDP's map
     return math.sqrt(rho_paper / rho_ok)
 
