@@ -25,7 +25,7 @@ pytest.importorskip("mkdocs", reason="mkdocs is not installed (pip install '.[do
 pytest.importorskip("material", reason="mkdocs-material is not installed (pip install '.[docs]')")
 pytest.importorskip("mkdocstrings", reason="mkdocstrings is not installed (pip install '.[docs]')")
 
-WIDTH = "100"  # the width docs/hooks/cli_reference.py renders at
+WIDTH = "80"  # the width docs/hooks/cli_reference.py renders at
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +34,10 @@ def site(tmp_path_factory) -> Path:
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=os.pathsep.join(
         [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"), "-d", str(out)],
         cwd=ROOT, env=env, capture_output=True, text=True,
     )
+    # (no --quiet: it hides warnings from the strict-mode count, so a broken link would pass)
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
     return out
 

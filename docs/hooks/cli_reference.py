@@ -12,7 +12,7 @@ import os
 
 MARKER = "<!-- cli-reference -->"
 #: argparse wraps help text to the terminal width; a fixed width makes the page reproducible
-WIDTH = "100"
+WIDTH = "80"
 
 
 def subcommand_parsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
