@@ -140,7 +140,8 @@ def run(args) -> int:
 
     from ddssp.data.fileio import check_output_path
     from ddssp.dp import check_delta
-    from ddssp.release import DEFAULT_DELTA, DEFAULT_DISCOVERY_SHARE, SCHEMA_NOT_PRIVATE, plan_schema, release
+    from ddssp.pipeline import DEFAULT_DELTA, DEFAULT_DISCOVERY_SHARE, plan_schema, release
+    from ddssp.releasefile import SCHEMA_NOT_PRIVATE
 
     t0 = time.perf_counter()
     eps = need_eps(args, "release")
@@ -154,7 +155,7 @@ def run(args) -> int:
     out = check_output_path(output, force=args.force, inputs=[args.data] + ([decl] if decl else []))
     sign_key = None
     if args.sign_key:
-        from ddssp.release import load_signing_key
+        from ddssp.releasefile import load_signing_key
 
         sign_key = load_signing_key(args.sign_key)  # a bad key fails before the data is read
     schema, cat = load_declared(decl, args.categorical)
