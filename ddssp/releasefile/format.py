@@ -48,6 +48,7 @@ PUBLIC_FIELDS = ("format", "format_version", "ddssp_version", "eps", "delta", "t
 
 
 def is_integral(v: np.ndarray) -> bool:
+    """Whether ``v`` holds whole numbers only (an integer dtype, or finite integral floats below 2**62)."""
     v = np.asarray(v)
     if v.dtype.kind in "iu":
         return True
@@ -55,4 +56,5 @@ def is_integral(v: np.ndarray) -> bool:
 
 
 def json_bytes(obj: Any) -> bytes:
+    """``obj`` as the UTF-8 JSON the file stores (indented, key order kept, no NaN)."""
     return json.dumps(obj, indent=1, sort_keys=False, allow_nan=False).encode("utf-8")
