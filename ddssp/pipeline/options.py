@@ -7,8 +7,9 @@ flat keywords and builds them.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from ddssp.errors import DDSSPError
 
@@ -59,7 +60,7 @@ class ReadOptions:
     """
 
     backend: str | None = None
-    csv: "CsvOptions | None" = None
+    csv: CsvOptions | None = None
     memory_limit: str | None = None
     spark_master: str | None = None
 

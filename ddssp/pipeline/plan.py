@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -13,7 +14,11 @@ from ddssp.dp import Ledger, LedgerEntry, check_delta, check_eps, rho_for_releas
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError, WorkloadError
 from ddssp.pipeline.options import DEFAULT_DISCOVERY_SHARE, DISCOVERY_DELTA_SHARE
-from ddssp.releasefile.format import SCHEMA_DECLARED, SCHEMA_DISCOVERED, SCHEMA_NOT_PRIVATE
+from ddssp.releasefile.format import (
+    SCHEMA_DECLARED,
+    SCHEMA_DISCOVERED,
+    SCHEMA_NOT_PRIVATE,
+)
 
 
 @dataclass

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,7 +16,12 @@ import pandas as pd
 from ddssp.dp import Ledger, check_delta, check_eps, make_rng, rho_from_eps_delta
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError
-from ddssp.pipeline.options import DEFAULT_DELTA, DEFAULT_DISCOVERY_SHARE, DiscoveryOptions, ReadOptions
+from ddssp.pipeline.options import (
+    DEFAULT_DELTA,
+    DEFAULT_DISCOVERY_SHARE,
+    DiscoveryOptions,
+    ReadOptions,
+)
 from ddssp.pipeline.plan import SchemaPlan, build_workload, plan_schema
 from ddssp.releasefile.format import SCHEMA_DECLARED
 from ddssp.releasefile.model import Release
@@ -127,7 +133,7 @@ def release(
     read = _read_options(read, backend, csv_options, memory_limit, spark_master)
     discovery = _discovery_options(discovery, discovery_share, categorical, numeric, bins, max_levels)
     eps, delta = check_eps(eps), check_delta(delta)
-    created = _dt.datetime.now(_dt.timezone.utc).date().isoformat()  # taken before the data is read
+    created = _dt.datetime.now(_dt.UTC).date().isoformat()  # taken before the data is read
     noise = make_noise(insecure_seed)
     chosen = default_backend(data) if read.backend is None else read.backend
     in_memory = isinstance(data, pd.DataFrame) and chosen == "numpy"

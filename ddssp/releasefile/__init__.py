@@ -24,7 +24,16 @@ from ddssp.releasefile.reader import MAX_JSON_BYTES, MAX_TOTAL_BYTES
 from ddssp.releasefile.signing import load_signing_key
 
 __all__ = [
-    "FORMAT", "FORMAT_VERSION", "MAX_JSON_BYTES", "MAX_TOTAL_BYTES", "NOISY_FIELDS", "PUBLIC_FIELDS",
-    "Release", "SCHEMA_DECLARED", "SCHEMA_DISCOVERED", "SCHEMA_NOT_PRIVATE", "SIGNATURE_MEMBER",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MAX_JSON_BYTES",
+    "MAX_TOTAL_BYTES",
+    "NOISY_FIELDS",
+    "PUBLIC_FIELDS",
+    "SCHEMA_DECLARED",
+    "SCHEMA_DISCOVERED",
+    "SCHEMA_NOT_PRIVATE",
+    "SIGNATURE_MEMBER",
+    "Release",
     "load_signing_key",
 ]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -15,10 +16,20 @@ from ddssp.data.fileio import check_output_path
 from ddssp.dp import Ledger, check_delta, check_eps, eps_from_rho_delta, make_rng
 from ddssp.dp.noise import INSECURE_STAMP
 from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError
-from ddssp.releasefile.format import FORMAT, FORMAT_VERSION, SCHEMA_DECLARED, SCHEMA_NOT_PRIVATE, is_integral
+from ddssp.releasefile.format import (
+    FORMAT,
+    FORMAT_VERSION,
+    SCHEMA_DECLARED,
+    SCHEMA_NOT_PRIVATE,
+    is_integral,
+)
 from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
 from ddssp.releasefile.selfcheck import check_shapes, self_check
-from ddssp.releasefile.signing import embedded_fingerprint, load_private_key, verify_signature
+from ddssp.releasefile.signing import (
+    embedded_fingerprint,
+    load_private_key,
+    verify_signature,
+)
 from ddssp.releasefile.writer import write_release
 
 
@@ -248,7 +259,7 @@ class Release:
         return write_release(out, doc, arrays, private)
 
     @classmethod
-    def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> "Release":
+    def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> Release:
         """Read, bound, checksum and self-check a release file, without the data.
 
         The reading is bounded (:mod:`ddssp.releasefile.reader`) and never unpickles or executes

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ddssp.releasefile.model import Release
 
 
-def check_shapes(rel: "Release", path: Path) -> None:
+def check_shapes(rel: Release, path: Path) -> None:
     """Raise :class:`ReleaseFileError` if the model's domain or a measurement's size does not fit the schema."""
     if dict(rel.model.domain) != dict(rel.schema.domain):
         raise ReleaseFileError(f"{path}: the model's domain does not match the release's schema")
@@ -32,7 +32,7 @@ def check_shapes(rel: "Release", path: Path) -> None:
             raise ReleaseFileError(f"{path}: measurement {m.clique} has {m.values.size} cells, expected {shape}")
 
 
-def self_check(rel: "Release", stated_rho_spent: Any = None) -> str | None:
+def self_check(rel: Release, stated_rho_spent: Any = None) -> str | None:
     """The first problem of ``rel``'s ledger against itself, its measurements and (eps, delta), or None.
 
     - every entry passes its kind's check (:func:`ddssp.dp.entry_problem`: e.g. rho = 1/(2 sigma^2)

@@ -11,7 +11,12 @@ from typing import Any
 import numpy as np
 
 from ddssp.data.fileio import atomic_write
-from ddssp.releasefile.format import FORMAT, FORMAT_VERSION, SIGNATURE_MEMBER, json_bytes
+from ddssp.releasefile.format import (
+    FORMAT,
+    FORMAT_VERSION,
+    SIGNATURE_MEMBER,
+    json_bytes,
+)
 from ddssp.releasefile.signing import signature_document
 
 
