@@ -9,6 +9,11 @@ from ddssp._lazy import lazy_getattr
 
 from ddssp._version import __version__
 
+# ``ddssp.release(...)`` is the function (no module is named ``release``); these import numpy and
+# pandas, not JAX.
+from ddssp.pipeline import release
+from ddssp.releasefile import Release
+
 # public name -> module that defines it (filled in as features land)
 _LAZY = {
     "Ledger": "ddssp.dp",
@@ -19,12 +24,9 @@ _LAZY = {
     "Schema": "ddssp.data",
     "load_schema": "ddssp.data",
     "read_table": "ddssp.data.tables",
+    "ReadOptions": "ddssp.pipeline",
+    "DiscoveryOptions": "ddssp.pipeline",
 }
-
-# ``ddssp.release(...)`` is the function; importing it here, eagerly, keeps the name bound to the
-# function even after the submodule ``ddssp.release`` is imported (use ``from ddssp.release import ...``
-# for the module's other names). It imports numpy/pandas, not JAX.
-from ddssp.release import Release, release  # noqa: E402
 
 __all__ = ["__version__", "release", "Release", *_LAZY]
 

@@ -3,7 +3,7 @@
     python examples/pdp_op_on_synthetic.py [--eps 1.0] [--lam 1.0] [--rows 20000] [--seed 0]
 
 1. Split examples/census.csv 80/20 (train / held-out test).
-2. Release the training part with ``ddssp.release.release(df, schema, eps, delta)`` (AIM, (eps, delta)-DP)
+2. Release the training part with ``ddssp.release(df, schema, eps=..., delta=...)`` (AIM, (eps, delta)-DP)
    and draw a synthetic table from the release (``Release.synthesize``).
 3. Encode features with the *schema only* (never with data-dependent min/max): numeric columns scaled
    to [0, 1] by their declared schema bounds, categorical columns one-hot; so x lies in [0, 1]^d, the
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         privacy_profile,
         weighted_ridge,
     )
-    from ddssp.release import release
+    from ddssp.pipeline import release
     from ddssp.data import load_schema
 
     rng = np.random.default_rng(args.seed)

@@ -17,7 +17,8 @@ import pytest
 
 from ddssp.cli import main
 from ddssp.errors import DDSSPError, PrivacyParameterError, ReleaseFileError, SchemaError
-from ddssp.release import FORMAT_VERSION, Release, release
+from ddssp.pipeline import release
+from ddssp.releasefile import FORMAT_VERSION, Release
 from ddssp.data import Schema
 
 DOMAIN = {"a": 3, "b": 4, "x": 5, "y": 2}
@@ -72,7 +73,7 @@ def test_round_trip_in_fresh_process(rel, saved):
     for cols in [("a",), ("a", "b"), ("x", "y"), ("b", "x", "y")]:
         assert np.allclose(again.marginal(cols), rel.marginal(cols))
     code = (
-        "import sys, numpy as np; from ddssp.release import Release;"
+        "import sys, numpy as np; from ddssp.releasefile import Release;"
         f"r = Release.load({str(saved)!r});"
         "m = r.marginal(('a','y')); s = r.synthesize(50, seed=1);"
         "print(m.shape, len(s), sorted(s.columns) == sorted(r.schema.names), 'jax' in sys.modules)"
@@ -328,10 +329,14 @@ def test_cli_synth_and_inspect_bad_input(saved, tmp_path, capsys):
 
 def test_package_level_api_is_the_function():
     import ddssp
-    import ddssp.release as _  # noqa: F401  importing the submodule must not shadow the function
+    import ddssp.pipeline.run as _  # noqa: F401  importing the submodules must not shadow the function
+    import ddssp.releasefile.model as _m  # noqa: F401
 
     assert callable(ddssp.release) and ddssp.release.__name__ == "release"
     assert ddssp.Release is Release
+    # no module may be named like the function: ``ddssp.release`` is one thing
+    assert not (Path(ddssp.__file__).parent / "release.py").exists()
+    assert not (Path(ddssp.__file__).parent / "release").exists()
 
 
 @pytest.fixture

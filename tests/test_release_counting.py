@@ -14,7 +14,8 @@ from ddssp.data.schemafile import load_schema
 from ddssp.data.tables import read_table
 from ddssp.marginals.aim import run_aim
 from ddssp.marginals.workload import all_pairs, downward_closure
-from ddssp.release import Release, release
+from ddssp.pipeline import release
+from ddssp.releasefile import Release
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ from ddssp.cli import main
 from ddssp.data import Schema
 from ddssp.dp import INSECURE_STAMP, InsecureSeededNoise, rho_from_eps_delta
 from ddssp.errors import ReleaseFileError
-from ddssp.release import NOISY_FIELDS, PUBLIC_FIELDS, Release, release
+from ddssp.pipeline import release
+from ddssp.releasefile import NOISY_FIELDS, PUBLIC_FIELDS, Release
 from tests.test_release import DOMAIN, make_codes
 
 def exact(codes: pd.DataFrame, clique) -> np.ndarray:

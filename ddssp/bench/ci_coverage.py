@@ -43,7 +43,7 @@ which other intervals can be evaluated afterwards. ``seconds`` is CPU time (time
 Spec keys: ``rows`` (default 20000), ``eps`` (list), ``delta`` (default 1e-9), ``trials``, ``boot``
 (fixed-selection replicates, default 50), ``boot_iters`` (mirror-descent iterations per replicate),
 ``sampling_rows`` (rows drawn from the model for the sandwich, default 50000), ``mechanism_boot``
-(default 0 = not run), ``mechanism_intervals``, ``[aim]`` (passed to ``ddssp.release.release``).
+(default 0 = not run), ``mechanism_intervals``, ``[aim]`` (passed to :func:`ddssp.release`).
 Cells are (trial, eps) with trials outermost and a random stream per cell, so a stopped run keeps
 equal trials per eps and ``--resume`` continues it.
 """
@@ -161,7 +161,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     from ddssp.estimators.mechanism_bootstrap import bootstrap_interval, mechanism_replicates
     from ddssp.estimators.suffstats import ExactMarginals
     from ddssp.dp import make_rng
-    from ddssp.release import release
+    from ddssp.pipeline import release
 
     eps_list = ctx.setting(spec, "eps", ctx.eps)
     if not eps_list:

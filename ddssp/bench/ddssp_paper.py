@@ -4,7 +4,7 @@
 
 Per (eps, trial):
 
-- ONE private AIM release of the training table (``ddssp.release.release``, budget (eps, delta)) is
+- ONE private AIM release of the training table (:func:`ddssp.release`, budget (eps, delta)) is
   shared by ``ddssp`` (DD-SSP regression from the release's marginals) and ``aim-synth`` (an ordinary,
   non-private fit on synthetic rows sampled from the same release);
 - ``adassp`` (linear) / ``objpert`` (logistic) spend their own (eps, delta) directly on the training
@@ -543,7 +543,7 @@ def _discovered_ddssp(train_raw, test_raw, eps, s, target, task, rng, score):
     (eps, delta) (``plan_schema`` + ``release``); returns (scores, seconds)."""
     from ddssp.data.encoding import ClipWarning
     from ddssp.estimators.suffstats import Encoding
-    from ddssp.release import DEFAULT_DISCOVERY_SHARE, plan_schema, release
+    from ddssp.pipeline import DEFAULT_DISCOVERY_SHARE, plan_schema, release
 
     t0 = time.perf_counter()
     share = s["discovery_share"] or DEFAULT_DISCOVERY_SHARE
@@ -600,7 +600,7 @@ def _ddssp_model(task: str, enc: Any, options: dict):
 
 def _release(codes: pd.DataFrame, schema: Any, eps: float, s: dict, target: str, rng: np.random.Generator,
              callback=None):
-    from ddssp.release import release
+    from ddssp.pipeline import release
 
     aim = dict(s["aim"])
     t0 = time.perf_counter()

@@ -182,7 +182,7 @@ def run(args) -> int:
     from ddssp.data.tables import read_table
     from ddssp.errors import DDSSPError
     from ddssp.data.fileio import atomic_write, check_output_path
-    from ddssp.release import Release
+    from ddssp.releasefile import Release
 
     out = check_output_path(args.output, force=args.force, inputs=[args.release, args.data])
     try:

@@ -149,7 +149,7 @@ def run(args) -> int:
     import json
 
     from ddssp.data.fileio import atomic_write, check_output_path
-    from ddssp.release import Release
+    from ddssp.releasefile import Release
 
     out_path = None
     if args.output is not None:

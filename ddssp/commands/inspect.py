@@ -11,7 +11,7 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     import json
 
-    from ddssp.release import Release
+    from ddssp.releasefile import Release
 
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)

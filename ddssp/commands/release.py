@@ -140,7 +140,8 @@ def run(args) -> int:
 
     from ddssp.data.fileio import check_output_path
     from ddssp.dp import check_delta
-    from ddssp.release import DEFAULT_DELTA, DEFAULT_DISCOVERY_SHARE, SCHEMA_NOT_PRIVATE, plan_schema, release
+    from ddssp.pipeline import DEFAULT_DELTA, DEFAULT_DISCOVERY_SHARE, ReadOptions, plan_schema, release
+    from ddssp.releasefile import SCHEMA_NOT_PRIVATE
 
     t0 = time.perf_counter()
     eps = need_eps(args, "release")
@@ -154,13 +155,15 @@ def run(args) -> int:
     out = check_output_path(output, force=args.force, inputs=[args.data] + ([decl] if decl else []))
     sign_key = None
     if args.sign_key:
-        from ddssp.release import load_signing_key
+        from ddssp.releasefile import load_signing_key
 
         sign_key = load_signing_key(args.sign_key)  # a bad key fails before the data is read
     schema, cat = load_declared(decl, args.categorical)
     from ddssp.data.counting import table_columns
 
     csv_options = counting_options(args)
+    read = ReadOptions(backend=args.backend, csv=csv_options, memory_limit=args.memory_limit,
+                       spark_master=args.spark_master)
     header = table_columns(args.data, csv_options)  # public: the column names only
     share = DEFAULT_DISCOVERY_SHARE if args.discovery_share is None else args.discovery_share
     from ddssp.dp.noise import make_noise
@@ -216,9 +219,7 @@ def run(args) -> int:
             rel = release(table, plan.schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
                           max_cells=args.max_cells, max_model_size=args.max_model_size, seed=args.seed,
                           rounds=args.rounds, iters=args.iters, callback=progress, engine=args.engine,
-                          plan=plan, insecure_seed=args.insecure_seed, backend=args.backend,
-                          csv_options=csv_options, memory_limit=args.memory_limit,
-                          spark_master=args.spark_master)
+                          plan=plan, insecure_seed=args.insecure_seed, read=read)
     finally:
         if bar is not None:
             bar.close()

@@ -62,7 +62,7 @@ def _discover(args) -> int:
     from ddssp.commands.release import read_raw
     from ddssp.data.fileio import check_output_path
     from ddssp.dp import check_delta, check_eps
-    from ddssp.release import DEFAULT_DELTA, plan_schema
+    from ddssp.pipeline import DEFAULT_DELTA, plan_schema
 
     eps = check_eps(args.eps)
     delta = check_delta(args.delta if args.delta is not None else DEFAULT_DELTA)

@@ -15,7 +15,7 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     from ddssp.errors import DDSSPError
     from ddssp.data.fileio import atomic_write, check_output_path
-    from ddssp.release import Release
+    from ddssp.releasefile import Release
 
     if args.rows < 1:
         raise DDSSPError(f"--rows must be at least 1, got {args.rows}")

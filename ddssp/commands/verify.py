@@ -14,7 +14,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from ddssp.commands import warn_stamp
-    from ddssp.release import Release
+    from ddssp.releasefile import Release
 
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)

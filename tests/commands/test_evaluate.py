@@ -11,7 +11,7 @@ import pytest
 from ddssp.cli import main
 from ddssp.commands.evaluate import BANNER, evaluate, tv
 from ddssp.bench import ci_coverage as cc
-from ddssp.release import release
+from ddssp.pipeline import release
 
 pytest.importorskip("matplotlib")
 

@@ -10,9 +10,10 @@ import pytest
 from ddssp.cli import main
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 from ddssp.estimators.suffstats import ExactMarginals
+from ddssp.pipeline import release
+from ddssp.releasefile import Release
 from tests.estimators.test_suffstats import mixed_codes, mixed_schema
 
-release_mod = pytest.importorskip("ddssp.release")
 
 
 class FakeRelease(ExactMarginals):
@@ -30,7 +31,7 @@ def fake_release(monkeypatch, tmp_path):
         loaded.append(str(p))
         return src
 
-    monkeypatch.setattr(release_mod.Release, "load", staticmethod(load))
+    monkeypatch.setattr(Release, "load", staticmethod(load))
     return src, str(path), loaded
 
 
@@ -98,12 +99,12 @@ def test_fit_missing_release_file(tmp_path, capsys):
 def test_fit_real_release_end_to_end(tmp_path, capsys):
     """A real (small) AIM release saved to disk, then `ddssp fit` on the file alone."""
     schema, codes = mixed_schema(), mixed_codes(4000, seed=12)
-    rel = release_mod.release(codes, schema, eps=4.0, delta=1e-6, seed=0, rounds=24, target="member", encoded=True)
+    rel = release(codes, schema, eps=4.0, delta=1e-6, seed=0, rounds=24, target="member", encoded=True)
     path = tmp_path / "mixed.release"
     rel.save(path)
     assert main(["fit", str(path), "--target", "member", "--model", "logistic", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    est = DDSSPLogisticRegression().fit(release_mod.Release.load(path), target="member")
+    est = DDSSPLogisticRegression().fit(Release.load(path), target="member")
     np.testing.assert_allclose(list(out["coef"].values()), est.coef_, rtol=1e-9)
     assert out["privacy"]["eps"] == 4.0 and out["privacy"]["post_processing"] is True
     # the release's model total is a noisy estimate of the number of rows

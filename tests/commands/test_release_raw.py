@@ -13,7 +13,7 @@ import pytest
 
 from ddssp.cli import main
 from ddssp.dp import cks_delta
-from ddssp.release import SCHEMA_NOT_PRIVATE, Release
+from ddssp.releasefile import SCHEMA_NOT_PRIVATE, Release
 from tests.commands.test_schema import assert_clean_failure, run_cli
 from tests.data.raw_table import make_raw_table
 

@@ -17,7 +17,8 @@ from ddssp.dp import Ledger, cks_delta, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.errors import SchemaError
-from ddssp.release import Release, release
+from ddssp.pipeline import release
+from ddssp.releasefile import Release
 from tests.data.raw_table import make_raw_table
 
 # clipping into discovered ranges is by design (the CLI silences this local note too)

@@ -13,7 +13,7 @@ import pytest
 from ddssp.bench import ci_coverage as cc
 from ddssp.errors import DDSSPError
 from ddssp.estimators.bootstrap import TOL_BLOCK, MeasurementRefit, bootstrap_models
-from ddssp.release import release
+from ddssp.pipeline import release
 
 
 @pytest.fixture(scope="module")

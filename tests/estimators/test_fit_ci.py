@@ -15,7 +15,8 @@ from ddssp.cli import main
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 from ddssp.bench import ci_coverage as cc
 from ddssp.dp import Ledger
-from ddssp.release import Release, release
+from ddssp.pipeline import release
+from ddssp.releasefile import Release
 from ddssp.estimators.suffstats import ExactMarginals
 
 FEATS = cc.FEATURES

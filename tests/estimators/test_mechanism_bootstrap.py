@@ -21,7 +21,7 @@ from ddssp.errors import DDSSPError
 from ddssp.estimators import mechanism_bootstrap as mb
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 from ddssp.estimators.suffstats import ExactMarginals
-from ddssp.release import release
+from ddssp.pipeline import release
 
 FEATS = cc.FEATURES
 MODELS = ((DDSSPLinearRegression, "y"), (DDSSPLogisticRegression, "z"))

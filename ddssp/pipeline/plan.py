@@ -1,0 +1,212 @@
+"""Planning a release: its schema (declared, or discovered under DP inside the budget) and its workload."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ddssp.dp import Ledger, LedgerEntry, check_delta, check_eps, rho_for_release
+from ddssp.dp.noise import make_noise
+from ddssp.errors import DDSSPError, SchemaError, WorkloadError
+from ddssp.pipeline.options import DEFAULT_DISCOVERY_SHARE, DISCOVERY_DELTA_SHARE
+from ddssp.releasefile.format import (
+    SCHEMA_DECLARED,
+    SCHEMA_DISCOVERED,
+    SCHEMA_NOT_PRIVATE,
+)
+
+
+@dataclass
+class SchemaPlan:
+    """A schema ready for a release, and what it cost: ``ledger`` holds the discovery entries (and
+    those of a DP schema file), with the final zCDP budget and thresholding delta of the release."""
+
+    schema: Any
+    ledger: Ledger
+    status: str
+    notes: dict[str, str] = field(default_factory=dict)
+    discovered: list[str] = field(default_factory=list)
+
+
+def plan_schema(
+    data: pd.DataFrame,
+    schema: Any = None,
+    *,
+    eps: float,
+    delta: float,
+    discovery_share: float = DEFAULT_DISCOVERY_SHARE,
+    categorical: Sequence[str] = (),
+    numeric: Sequence[str] = (),
+    bins: int | None = None,
+    max_levels: int | None = None,
+    accept_draft: bool = False,
+    replan: bool = True,
+    noise: Any = None,
+) -> SchemaPlan:
+    """The schema of a release of ``data`` at (eps, delta), and what it costs.
+
+    The declared columns of ``schema`` (may be None or partial) are kept as they are; every other
+    column of ``data`` is discovered under DP (:func:`ddssp.data.discovery.discover`) with
+    ``discovery_share`` of the zCDP budget and ``DISCOVERY_DELTA_SHARE`` of delta for key release.
+
+    Accounting: the budget is approximate zCDP. With delta_t the delta set aside for thresholding
+    (key release; plus that recorded by a DP schema file), the zCDP budget is
+    rho = rho_from_eps_delta(eps, delta - delta_t), so that delta_t + cks_delta(rho, eps) = delta:
+    the whole release is (eps, delta)-DP, exactly. When no discovered column turns out categorical
+    (known after the scans), delta_t is given back and rho recomputed (``replan``). A DP schema
+    file's entries are charged to the same ledger (its cost counts inside eps).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or sequence of str
+        The table, or only its column names (a table read by the counting layer: then every
+        column must be declared).
+    schema : ddssp.data.Schema, optional
+        Declared columns; a draft schema needs ``accept_draft``; a DP schema file's discovery
+        record is charged to the ledger.
+    eps, delta : float
+        The (eps, delta)-DP budget of the whole release.
+    discovery_share : float
+        Share of the zCDP budget for discovery, in (0, 1].
+    categorical, numeric : sequence of str
+        Columns whose kind is given rather than discovered.
+    bins : int, optional
+        Number of bins of a discovered numeric column.
+    max_levels : int, optional
+        Cap on the levels of a discovered categorical column.
+    accept_draft : bool
+        Accept a data-derived draft schema; the release is then stamped not private.
+    replan : bool
+        Give the reserved thresholding delta back to zCDP when no key release happened.
+    noise : optional
+        The noise source (:func:`ddssp.dp.noise.make_noise`); secure by default.
+
+    Returns
+    -------
+    SchemaPlan
+        The schema, the ledger holding the discovery entries with the release's final budget, the
+        schema status, discovery notes and the discovered columns.
+
+    Raises
+    ------
+    SchemaError
+        For an empty table, schema columns missing from the data, a draft schema without
+        ``accept_draft``, an invalid discovery record, or undeclared columns of a table given by path.
+    DDSSPError
+        For an invalid eps, delta or discovery share.
+    """
+    from ddssp.data import Schema
+    from ddssp.data.discovery import DEFAULT_MAX_LEVELS, discover
+    from ddssp.dp.discovery import ChargedMechanisms
+
+    if noise is None:
+        noise = make_noise(None)
+
+    eps, delta = check_eps(eps), check_delta(delta)
+    if not (isinstance(discovery_share, (int, float)) and 0 < float(discovery_share) <= 1):
+        raise DDSSPError(f"--discovery-share must be in (0, 1], got {discovery_share!r}")
+    if isinstance(data, pd.DataFrame):
+        if data.shape[1] == 0:
+            raise SchemaError("the table has no columns")
+        if len(data) == 0:
+            raise SchemaError("the table has no rows")
+        names = [str(c) for c in data.columns]
+    else:  # the header of a table read by the counting layer: nothing can be discovered from it
+        names = [str(c) for c in data]
+        if not names:
+            raise SchemaError("the table has no columns")
+    status = SCHEMA_DECLARED
+    prior: list[LedgerEntry] = []
+    prior_delta = 0.0
+    declared: dict[str, Any] = {}
+    if schema is not None:
+        if getattr(schema, "draft", None) is not None:
+            if not accept_draft:
+                raise SchemaError(
+                    "the schema is a data-derived draft (it carries the draft stamp of `ddssp schema`): "
+                    "its levels and bounds were read from the data without privacy. Review it and delete "
+                    "its \"draft\" key, or discover the schema privately (`ddssp schema DATA --eps E`, or "
+                    "leave out --schema), or pass --accept-draft-schema to release it marked not private"
+                )
+            status = SCHEMA_NOT_PRIVATE
+        rec = getattr(schema, "discovery", None)
+        if rec is not None:
+            try:
+                prior = [LedgerEntry.from_dict(e) for e in rec["entries"]]
+                prior_delta = float(rec.get("delta_budget", math.fsum(e.delta for e in prior)))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise SchemaError(f"the schema's discovery record is invalid ({exc})") from None
+            if status == SCHEMA_DECLARED:
+                status = SCHEMA_DISCOVERED
+        declared = {c.name: c for c in schema.columns}
+    missing = [n for n in declared if n not in names]
+    if missing:
+        raise SchemaError(f"schema column(s) missing from the data: {missing}; the data has {names[:20]}")
+    todo = [n for n in names if n not in declared]
+    kinds: dict[str, str] = {}
+    for lst, kind in ((categorical, "categorical"), (numeric, "numeric")):
+        for n in lst or ():
+            if n not in names:
+                raise SchemaError(f"--{kind} names column {n!r}, which is not in the data (columns: {names[:20]})")
+            if n in kinds:
+                raise SchemaError(f"column {n!r} is declared both categorical and numeric")
+            kinds[n] = kind
+    reserved = DISCOVERY_DELTA_SHARE * delta if todo else 0.0
+    delta_t = prior_delta + reserved
+    if not delta_t < delta:
+        raise SchemaError(f"the schema file's thresholding delta {prior_delta:g} is not below delta={delta:g}")
+    rho = rho_for_release(eps, delta, delta_t)
+    ledger = Ledger(rho, delta_budget=delta_t)
+    for e in prior:
+        try:
+            ledger.charge(e)
+        except DDSSPError as exc:
+            raise SchemaError(f"the DP schema file costs more than this release's budget ({exc}); give a "
+                              "larger --eps or discover the schema inside this release") from None
+    found: dict[str, Any] = {}
+    notes: dict[str, str] = {}
+    used = 0.0
+    if todo and not isinstance(data, pd.DataFrame):
+        raise SchemaError(
+            f"column(s) {todo[:5]} are not declared in the schema; discovering them reads the table in "
+            "memory: declare them, or use --backend numpy (a DataFrame in the Python API)"
+        )
+    if todo:
+        rho_disc = min(float(discovery_share) * rho, ledger.remaining)
+        found, report, used = discover(
+            data, todo, ChargedMechanisms(ledger, noise), rho=rho_disc, delta=reserved, kinds=kinds, bins=bins,
+            max_levels=max_levels or DEFAULT_MAX_LEVELS,
+        )
+        notes = dict(report.notes)
+        if status == SCHEMA_DECLARED:
+            status = SCHEMA_DISCOVERED
+    if replan and todo and used == 0.0:  # no key release: give the reserved delta back to zCDP
+        final = Ledger(rho_for_release(eps, delta, prior_delta), delta_budget=prior_delta)
+        final.entries = list(ledger.entries)
+        ledger = final
+    cols = [declared[n] if n in declared else found[n] for n in names]
+    return SchemaPlan(schema=Schema(cols), ledger=ledger, status=status, notes=notes, discovered=todo)
+
+
+def build_workload(workload: Any, domain: dict[str, int], target: str | None, max_cells: int | None = None):
+    """'all-pairs', 'target' (pairs with the target), a JSON file path, or an explicit list."""
+    from ddssp.marginals import workload as wl
+
+    if isinstance(workload, str) and workload == "all-pairs":
+        w = wl.all_pairs(domain, max_cells=max_cells)
+    elif isinstance(workload, str) and workload == "target":
+        if target is None:
+            raise WorkloadError("workload 'target' needs a target column (--target)")
+        w = wl.target_pairs(domain, target, max_cells=max_cells)
+    elif isinstance(workload, (str, Path)):
+        w = wl.load_workload(workload, domain)
+        if max_cells is not None:
+            w = wl.cap_cells(w, domain, max_cells)
+    else:
+        w = [(tuple(c), float(wt)) for c, wt in workload]
+    return wl.validate_workload(w, domain)

@@ -1,0 +1,60 @@
+"""The ``ddssp-release`` file format: its name and version, the fields of release.json, and the
+encoding helpers the writer and the reader share.
+
+File format ``ddssp-release`` version 2 (see README "The release file"): a ZIP archive with
+- ``manifest.json``: {"format": "ddssp-release", "format_version": 2,
+  "files": {member: {"sha256": hex, "size": bytes}}};
+- ``release.json``: parameters, schema, ledger, workload, measurement index, model metadata, the noise
+  source (secure, or the insecure-seed stamp) and public settings. Nothing in it depends on the data
+  except the noisy outputs listed in :data:`NOISY_FIELDS` (no timings, row counts or iteration counts);
+- ``arrays/<name>.npy``: plain numeric arrays (model parameters, noisy measurements);
+- optionally ``signature.json``: an Ed25519 signature of manifest.json (:mod:`ddssp.releasefile.signing`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+FORMAT = "ddssp-release"
+FORMAT_VERSION = 2
+#: ``schema_status`` values recorded in a release
+SCHEMA_DECLARED = "declared"
+SCHEMA_DISCOVERED = "discovered"
+SCHEMA_NOT_PRIVATE = ("schema not private: a data-derived draft schema was used without review "
+                      "(--accept-draft-schema); its levels, bounds and bin edges may reveal individual rows")
+#: Optional member holding an Ed25519 signature of manifest.json (see :meth:`Release.verify`).
+SIGNATURE_MEMBER = "signature.json"
+
+#: The fields of release.json that depend on the data, each a noisy output paid for in the ledger or
+#: post-processing of noisy outputs only. Every other field is a public input: equal for any two tables
+#: released with the same schema, settings and ddssp version (tests/test_release.py checks this).
+NOISY_FIELDS: dict[str, str] = {
+    "ledger.entries": "one entry per paid mechanism: which cliques the (noisy) selections chose and the "
+    "sigma each was measured with (AIM halves sigma after a noisy test)",
+    "ledger.rho_spent": "the float sum of the entries (equal to the budget up to rounding)",
+    "measurements": "index of the noisy marginals (clique, sigma, round), as in the ledger",
+    "model": "the graphical model fitted to the noisy marginals alone: cliques, tree, estimated total",
+    "created": "the UTC date the release was started (public, not data; no time of day)",
+}
+
+#: Every field of release.json (dotted paths down to the noisy ones): anything else is refused by the
+#: field test, so a new field must be declared public or noisy here.
+PUBLIC_FIELDS = ("format", "format_version", "ddssp_version", "eps", "delta", "target", "schema",
+                 "ledger.rho_budget", "ledger.delta_budget", "ledger.delta_spent", "workload", "noise", "schema_status",
+                 "info.settings")
+
+
+def is_integral(v: np.ndarray) -> bool:
+    """Whether ``v`` holds whole numbers only (an integer dtype, or finite integral floats below 2**62)."""
+    v = np.asarray(v)
+    if v.dtype.kind in "iu":
+        return True
+    return bool(v.dtype.kind == "f" and np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.abs(v) < 2**62))
+
+
+def json_bytes(obj: Any) -> bytes:
+    """``obj`` as the UTF-8 JSON the file stores (indented, key order kept, no NaN)."""
+    return json.dumps(obj, indent=1, sort_keys=False, allow_nan=False).encode("utf-8")

@@ -1,0 +1,384 @@
+"""The :class:`Release` model: what a data holder publishes, and what an analyst can do from it alone."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddssp._version import __version__
+from ddssp.data.fileio import check_output_path
+from ddssp.dp import Ledger, check_delta, check_eps, eps_from_rho_delta, make_rng
+from ddssp.dp.noise import INSECURE_STAMP
+from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError
+from ddssp.releasefile.format import (
+    FORMAT,
+    FORMAT_VERSION,
+    SCHEMA_DECLARED,
+    SCHEMA_NOT_PRIVATE,
+    is_integral,
+)
+from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
+from ddssp.releasefile.selfcheck import check_shapes, self_check
+from ddssp.releasefile.signing import (
+    embedded_fingerprint,
+    load_private_key,
+    verify_signature,
+)
+from ddssp.releasefile.writer import write_release
+
+
+@dataclass
+class Release:
+    """A published DP release: everything an analyst needs, and no rows or exact counts.
+
+    Made by :func:`ddssp.release` (the only step that reads the data); written with :meth:`save` to
+    one portable file and read back with :meth:`load` in a fresh process without the data.
+    Post-processing (:meth:`marginal`, :meth:`synthesize`, DD-SSP fits) needs nothing else.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The columns, their kinds and code sizes.
+    model : ddssp.marginals.model.GraphicalModel
+        The graphical model fitted to the noisy marginals; it answers any marginal.
+    ledger : ddssp.dp.Ledger
+        Every paid mechanism (discovery, selections, measurements) and the zCDP budget.
+    eps, delta : float
+        The (eps, delta)-DP guarantee of the whole release.
+    workload : list of (tuple of str, float)
+        The weighted cliques AIM was asked to answer well.
+    measurements : list of ddssp.marginals.aim.Measurement
+        The noisy marginals (clique, sigma, round, values).
+    target : str, optional
+        The column a regression will predict, if one was named.
+    created : str
+        The UTC date the release was started (no time of day).
+    ddssp_version : str
+        The version that wrote it.
+    info : dict
+        Public settings written to the file.
+    noise : dict
+        The noise source: ``{"source": "opendp", "secure": True}``, or the insecure seeded source
+        (see :attr:`stamp`).
+    signature : dict, optional
+        The signature member as read by :meth:`load` (check it with :meth:`verify`).
+    local_info : dict
+        Timings and iteration counts for the terminal of the data holder; never written to the file.
+    schema_status : str
+        "declared" (public schema), "discovered" (all or part found under DP, in the ledger), or the
+        ``SCHEMA_NOT_PRIVATE`` stamp (an unreviewed data-derived draft was accepted).
+    """
+
+    schema: Any  # ddssp.data.schema.Schema
+    model: Any  # ddssp.marginals.model.GraphicalModel
+    ledger: Ledger
+    eps: float
+    delta: float
+    workload: list[tuple[tuple[str, ...], float]]
+    measurements: list[Any]  # ddssp.marginals.aim.Measurement
+    target: str | None = None
+    created: str = ""
+    ddssp_version: str = __version__
+    info: dict[str, Any] = field(default_factory=dict)
+    noise: dict[str, Any] = field(default_factory=lambda: {"source": "opendp", "secure": True})
+    signature: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    local_info: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    schema_status: str = SCHEMA_DECLARED
+
+    # ------------------------------------------------------------------ analyst API
+    @property
+    def stamp(self) -> str | None:
+        """:data:`~ddssp.dp.noise.INSECURE_STAMP` when the noise is reproducible from a seed, else None."""
+        return None if self.noise.get("secure") is True else INSECURE_STAMP
+
+    @property
+    def signed_by(self) -> str | None:
+        """Fingerprint of the key embedded in the signature (NOT verified: see :meth:`verify`)."""
+        return embedded_fingerprint(self.signature)
+
+    @property
+    def rho_budget(self) -> float:
+        return self.ledger.rho_budget
+
+    @property
+    def rho_spent(self) -> float:
+        return self.ledger.spent
+
+    @property
+    def eps_spent(self) -> float:
+        """The (eps, delta) guarantee actually used (<= eps), by the same CKS conversion."""
+        if self.rho_spent <= 0:
+            return 0.0
+        return min(eps_from_rho_delta(self.rho_spent, self.delta - self.ledger.delta_budget), self.eps)
+
+    @property
+    def schema_private(self) -> bool:
+        return self.schema_status != SCHEMA_NOT_PRIVATE
+
+    @property
+    def domain(self) -> dict[str, int]:
+        return self.schema.domain
+
+    @property
+    def total(self) -> float:
+        """The model's (noisy) estimate of the number of rows; the exact count is never stored."""
+        return float(self.model.total)
+
+    def marginal(self, cols: str | Sequence[str]) -> np.ndarray:
+        """Counts of the model's marginal over ``cols`` (in that order); shape = their sizes."""
+        cols = (cols,) if isinstance(cols, str) else tuple(cols)
+        for c in cols:
+            self.schema.column(c)  # SchemaError naming an unknown column
+        if len(set(cols)) != len(cols):
+            raise SchemaError(f"repeated column in marginal query {cols}")
+        return self.model.marginal(cols)
+
+    def synthesize_codes(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
+        rows = check_rows(rows)
+        codes = self.model.sample(rows, make_rng(seed))
+        return codes[self.schema.names]
+
+    def synthesize(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
+        """``rows`` synthetic records decoded to the schema's labels / numeric representatives."""
+        return self.schema.decode(self.synthesize_codes(rows, seed))
+
+    def summary(self) -> dict[str, Any]:
+        """What was released, at what cost (the ``inspect`` view)."""
+        by_clique: dict[tuple[str, ...], list[float]] = {}
+        for m in self.measurements:
+            by_clique.setdefault(tuple(m.clique), []).append(float(m.sigma))
+        n_select = sum(1 for e in self.ledger.entries if e.kind == "select")
+        disc = self.ledger.discovery_entries
+        discovery = {
+            "columns": sorted({c for e in disc for c in (e.clique or ())}),
+            "entries": [e.to_dict() for e in disc],
+            "rho": math.fsum(e.rho for e in disc),
+            "delta": math.fsum(e.delta for e in disc),
+        }
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "ddssp_version": self.ddssp_version,
+            "created": self.created,
+            "stamp": self.stamp,
+            "signed_by_unverified": self.signed_by,
+            "noise": dict(self.noise),
+            "eps": self.eps,
+            "delta": self.delta,
+            "eps_spent": self.eps_spent,
+            "rho_budget": self.rho_budget,
+            "rho_spent": self.rho_spent,
+            "delta_budget_approx_zcdp": self.ledger.delta_budget,
+            "target": self.target,
+            "schema_status": self.schema_status,
+            "delta_threshold_budget": self.ledger.delta_budget,
+            "discovery": discovery,
+            "rho_aim": math.fsum(e.rho for e in self.ledger.entries if not e.is_discovery),
+            "columns": {c.name: {"kind": c.kind, "size": c.size} for c in self.schema.columns},
+            "cliques": [
+                {"clique": list(c), "measurements": len(s), "sigma": s} for c, s in by_clique.items()
+            ],
+            "selections": n_select,
+            "rounds": max((int(m.round) for m in self.measurements), default=0),
+            "model_cliques": [list(c) for c in self.model.cliques],
+            "model_total": self.total,
+            "workload_size": len(self.workload),
+            "info": self.info,
+        }
+
+    # ------------------------------------------------------------------ file I/O
+    def to_document(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """release.json as a dict, and the arrays by name (what :meth:`save` writes)."""
+        arrays: dict[str, np.ndarray] = {}
+        model_meta, model_arrays = self.model.to_arrays()
+        model_names = {}
+        for k, a in model_arrays.items():
+            name = f"model/{len(model_names)}"
+            model_names[k] = name
+            arrays[name] = np.asarray(a, dtype="<f8")
+        meas_index = []
+        for i, m in enumerate(self.measurements):
+            name = f"measurements/{i}"
+            v = np.asarray(m.values)
+            arrays[name] = v.astype("<i8") if is_integral(v) else v.astype("<f8")
+            meas_index.append({"clique": list(m.clique), "sigma": float(m.sigma), "round": int(m.round), "array": name})
+        doc = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "ddssp_version": self.ddssp_version,
+            "created": self.created,
+            "eps": self.eps,
+            "delta": self.delta,
+            "target": self.target,
+            "schema_status": self.schema_status,
+            "noise": dict(self.noise),
+            "schema": self.schema.to_dict(),
+            "ledger": self.ledger.to_dict(),
+            "workload": [{"clique": list(c), "weight": float(w)} for c, w in self.workload],
+            "measurements": meas_index,
+            "model": {"meta": model_meta, "arrays": model_names},
+            "info": self.info,
+        }
+        return doc, arrays
+
+    def save(self, path: str | Path, force: bool = False, inputs: Sequence[str | Path] = (),
+             sign_key: str | Path | bytes | None = None) -> Path:
+        """Write the release to one file, atomically (temporary file + rename).
+
+        Parameters
+        ----------
+        path : str or Path
+            Where to write it.
+        force : bool
+            Overwrite an existing file.
+        inputs : sequence of paths
+            The input files of the run: writing over one of them is refused.
+        sign_key : str, Path or bytes, optional
+            An unencrypted Ed25519 private key in PEM (file or bytes): adds an Ed25519 signature of
+            manifest.json (needs the ``cryptography`` package: ``pip install 'ddssp[sign]'``).
+
+        Returns
+        -------
+        Path
+            The path written.
+
+        Raises
+        ------
+        DDSSPError
+            If ``path`` exists (without ``force``), is an input, or the key cannot be read.
+        """
+        out = check_output_path(path, force=force, inputs=inputs)
+        private = load_private_key(sign_key) if sign_key is not None else None
+        doc, arrays = self.to_document()
+        return write_release(out, doc, arrays, private)
+
+    @classmethod
+    def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> Release:
+        """Read, bound, checksum and self-check a release file, without the data.
+
+        The reading is bounded (:mod:`ddssp.releasefile.reader`) and never unpickles or executes
+        anything; the content must then pass :meth:`self_check`.
+
+        Parameters
+        ----------
+        path : str or Path
+            The release file.
+        max_bytes : int
+            Cap on the sum of the members' uncompressed sizes, checked before anything is read.
+
+        Returns
+        -------
+        Release
+            The release, with its signature (if any) kept for :meth:`verify`.
+
+        Raises
+        ------
+        ReleaseFileError
+            With one line, for a missing, malformed, oversized, corrupt or tampered file.
+        """
+        from ddssp.data import Schema
+        from ddssp.marginals.aim import Measurement
+        from ddssp.marginals.model import GraphicalModel
+
+        path = Path(path)
+        if not path.exists():
+            raise ReleaseFileError(f"release file {path} not found")
+        if path.is_dir():
+            raise ReleaseFileError(f"{path} is a directory, not a release file")
+        doc, arrays = read_release(path, max_bytes)
+        sig = doc.pop("__signature__")
+        try:
+            schema = Schema.from_dict(doc["schema"])
+            ledger = Ledger.from_dict(doc["ledger"])
+            eps, delta = check_eps(doc["eps"]), check_delta(doc["delta"])
+            workload = [(tuple(w["clique"]), float(w["weight"])) for w in doc["workload"]]
+            measurements = [
+                Measurement(clique=tuple(m["clique"]), sigma=float(m["sigma"]),
+                            values=arrays[m["array"]].astype(float), round=int(m["round"]))
+                for m in doc["measurements"]
+            ]
+            model_arrays = {k: arrays[v] for k, v in doc["model"]["arrays"].items()}
+            model = GraphicalModel.from_arrays(doc["model"]["meta"], model_arrays)
+            noise = doc["noise"]
+            if not isinstance(noise, dict) or not isinstance(noise.get("secure"), bool):
+                raise ValueError("the noise source is not described")
+            rel = cls(
+                schema=schema,
+                model=model,
+                ledger=ledger,
+                eps=eps,
+                delta=delta,
+                workload=workload,
+                measurements=measurements,
+                target=doc.get("target"),
+                created=str(doc.get("created", "")),
+                ddssp_version=str(doc.get("ddssp_version", "")),
+                info=dict(doc.get("info", {})),
+                noise=dict(noise),
+                schema_status=str(doc.get("schema_status", SCHEMA_DECLARED)),
+            )
+        except ReleaseFileError:
+            raise
+        except (KeyError, TypeError, ValueError, DDSSPError) as exc:
+            raise ReleaseFileError(f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})") from None
+        check_shapes(rel, path)
+        problem = rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent"))
+        if problem:
+            raise ReleaseFileError(f"{path}: self-check failed: {problem}; refusing a corrupt or tampered release")
+        rel._manifest_bytes = sig["manifest"]
+        rel.signature = sig["signature"]
+        return rel
+
+    # ------------------------------------------------------------------ signatures (optional)
+    def verify(self, public_key: str | Path | bytes) -> str:
+        """Check this (loaded) release's Ed25519 signature against ``public_key``.
+
+        The signature covers manifest.json, which holds the SHA-256 and size of every other member,
+        so it covers the whole release.
+
+        Parameters
+        ----------
+        public_key : str, Path or bytes
+            A PEM file, or PEM bytes, of an Ed25519 public key.
+
+        Returns
+        -------
+        str
+            The key's fingerprint.
+
+        Raises
+        ------
+        ReleaseFileError
+            If the release is not signed, or not by that key, or was modified after signing.
+        """
+        return verify_signature(self.signature, getattr(self, "_manifest_bytes", None), public_key)
+
+    def self_check(self, stated_rho_spent: Any = None) -> str | None:
+        """The ledger against itself, the measurements and (eps, delta).
+
+        See :func:`ddssp.releasefile.selfcheck.self_check` for the list of checks.
+
+        Parameters
+        ----------
+        stated_rho_spent : float, optional
+            The ``rho_spent`` written in the file, compared with the sum of the entries.
+
+        Returns
+        -------
+        str or None
+            The first problem found, or None.
+        """
+        return self_check(self, stated_rho_spent)
+
+
+def check_rows(rows: Any) -> int:
+    """``rows`` as an int; :class:`DDSSPError` unless it is a positive integer."""
+    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
+        raise DDSSPError(f"rows must be a positive integer, got {rows!r}")
+    return int(rows)
