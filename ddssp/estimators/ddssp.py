@@ -2,7 +2,7 @@
 
 Ferrando et al., "Private regression via data-dependent sufficient statistic perturbation";
 ../shared/notes/ddssp-method.md sections 3-6. The fit reads only marginals of a *marginal source*
-(a :class:`ddssp.release.Release`, or :class:`ddssp.estimators.suffstats.ExactMarginals` for the non-private
+(a :class:`ddssp.Release`, or :class:`ddssp.estimators.suffstats.ExactMarginals` for the non-private
 reference), builds Z^T Z (:func:`ddssp.estimators.suffstats.sufficient_statistics`) and solves:
 
 - linear:   theta = (X^T X + ridge * I')^{-1} X^T y   (I' = identity without the intercept entry);

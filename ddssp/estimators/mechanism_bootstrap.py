@@ -108,7 +108,7 @@ def simulation_noise(rng: np.random.Generator):
 
 def mechanism_replicates(source: Any, boot: int, rng: np.random.Generator, *, dp: bool = True,
                          rows: int | None = None) -> MechanismReplicates:
-    """``boot`` simulated releases of ``source`` (a :class:`ddssp.release.Release`).
+    """``boot`` simulated releases of ``source`` (a :class:`ddssp.Release`).
 
     ``dp=False`` only draws the rows (the sampling-only bootstrap; no AIM runs). ``rows`` overrides
     N-hat (tests). ``rng`` is a numpy Generator: every draw, including the simulated DP noise, comes

@@ -18,7 +18,7 @@ as an m_j x m_k count matrix, <mu_jj> = diag(mu_j) (one-way marginal), and the i
 total and A_j mu_j. With exact marginals this is exactly Z^T Z of the encoded rows.
 
 A *marginal source* is any object with ``.schema``, ``.total`` and ``.marginal(cols) -> counts``:
-a :class:`ddssp.release.Release` (noisy, private) or :class:`ExactMarginals` (exact counts of a table of
+a :class:`ddssp.Release` (noisy, private) or :class:`ExactMarginals` (exact counts of a table of
 integer codes: the non-private reference and the test oracle).
 """
 
@@ -407,5 +407,5 @@ def check_source(source: Any) -> None:
     if missing:
         raise DDSSPError(
             f"{type(source).__name__} is not a marginal source (missing {missing}); pass a Release "
-            "(ddssp.release.Release.load(path)) or ExactMarginals(codes, schema)"
+            "(ddssp.Release.load(path)) or ExactMarginals(codes, schema)"
         )
