@@ -6,7 +6,7 @@ Ferrando, Wang and Sheldon, "Parametric Bootstrap for Differentially Private Con
 re-estimate the model from them, refit, and read the spread of the refits.
 
 Re-estimation is the same Private-PGM problem AIM solves (L2 loss sum_i ||mu_{c_i} - y_i||^2 /
-(2 sigma_i^2), mirror descent with an Armijo step size, as :class:`ddssp.marginals.aim.MirrorDescentNumpy`) but
+(2 sigma_i^2), mirror descent with an Armijo step size, as :class:`ddssp.marginals.estimation.MirrorDescentNumpy`) but
 parameterised by log-potentials on the *released* junction tree's cliques and warm-started from the
 released potentials. The gradient with respect to a tree clique's potential is the broadcast of the
 measured cliques' gradients, so the iterates stay in the family spanned by the measured cliques (the
@@ -20,18 +20,10 @@ the measurements' sums, as AIM computes it) is a function of the pooled means an
 
 Randomness comes from a numpy Generator passed in: this is post-processing, not DP noise.
 
-Convergence (measured on Adult, eps 1, 71 measurements of 53 cliques, 4,023 measured cells of which
-2,389 have a released count below 2 sigma): the converged re-estimate is far from the warm start.
-Redrawn noise lifts cells the released model holds near zero (down to 1e-20 counts) and mirror
-descent moves a log-potential by about alpha * r / sigma^2 per step, so the loss keeps falling for
-thousands of iterations (one replicate: 1,495 at 150 iterations, 1,307 at 600, 983 at 2,400, 982 at
-4,000; two others still falling at 4,000). Tried and measured no better per CPU second: L-BFGS on
-the measured cliques' potentials with the exact gradient (expectation message passing) and a
-diagonal Gauss-Newton scaling (1,039 at 1,000 iterations, 38 s CPU, against mirror descent's 983 in
-34 s); per-cell scalings of the mirror-descent direction (not descent directions: they stall);
-float32 calibrations (same CPU per calibration here). A first-order (linearised) refit is not an
-option: it ignores that counts stay non-negative, and its coefficient deviations were 37x those of
-the converged refit on a replicate.
+Convergence: redrawn noise lifts cells the released model holds near zero, and mirror descent moves
+a log-potential by about alpha * r / sigma^2 per step, so on large models the re-estimation keeps
+improving for thousands of iterations. A fixed diagonal preconditioner (the released belief counts)
+and a growing step size (``STEP_GROWTH``) make the default budget go further.
 """
 
 from __future__ import annotations
@@ -42,28 +34,20 @@ from typing import Any
 import numpy as np
 
 from ddssp.errors import DDSSPError
-from ddssp.marginals.model import CalibratedTree, GraphicalModel, bcast, canonical, cells, marginals_from
+from ddssp.marginals.junction_tree import CalibratedTree, bcast, canonical, cells, marginals_from
+from ddssp.marginals.mirror_descent import TOL_BLOCK, MirrorDescentOptions, Point, mirror_descent
+from ddssp.marginals.model import GraphicalModel
 
 Clique = tuple[str, ...]
 
-#: Default mirror-descent budget per bootstrap re-estimation (warm-started). NOT converged on large
-#: models: on Adult at eps 1 (0.8 MB model) the replicates' loss is still falling after 4,000
-#: iterations, and B = 100 replicates at 150 iterations give DP standard errors of 0.41x / 0.32x
-#: (linear / logistic, median over coefficients; 0.28x / 0.20x before ``STEP_GROWTH``) the spread of
-#: the coefficients over 25 independent releases of the same data (README, "Speed"); refits of 4,000
-#: iterations give 1.03x / 0.75x (8 replicates).
-#: Kept for speed; pass ``iters`` (and ``tol``) to :func:`bootstrap_models` to go further.
+#: Default mirror-descent budget per bootstrap re-estimation (warm-started). Not converged on large
+#: models (on Adult at eps 1 the DP standard errors come out at about 0.4x the spread over independent
+#: releases); pass ``iters`` (and ``tol``) to :func:`bootstrap_models` to go further.
 BOOT_ITERS = 150
-#: The step grows by this factor after every accepted step (a rejected one halves it), the factor
-#: ba89c74 measured for AIM's accelerated fits (there now an option: with a loss tolerance it stopped
-#: one final fit early; the bootstrap's default runs a fixed number of steps). Without growth the step only shrinks and the slow part of the
-#: re-estimation (lifting cells the released model holds near zero) stays slow. Measured on Adult eps
-#: 1, 8 redraws, root-mean-square deviation of each coefficient from the released one relative to a
-#: 4,000-iteration refit (median over coefficients, linear / logistic): at 150 iterations 0.31 / 0.33
-#: without growth, 0.45 / 0.48 with 1.02; at 600 iterations 0.68 / 0.79 with 1.02; same CPU per step.
+#: The step grows by this factor after every accepted step (a rejected one halves it). Without growth
+#: the step only shrinks and the slow part of the re-estimation (lifting cells the released model
+#: holds near zero) stays slow.
 STEP_GROWTH = 1.02
-#: ``tol``: the loss is compared every this many accepted steps (as AIM's final fit)
-TOL_BLOCK = 10
 #: belief-count floor of the preconditioner (one row)
 PRECOND_FLOOR = 1.0
 
@@ -191,60 +175,63 @@ class MeasurementRefit:
 
     def refit(self, ybar: dict[Clique, np.ndarray], total: float, iters: int = BOOT_ITERS,
               alpha: float | None = None, tol: float | None = None) -> tuple[GraphicalModel, dict]:
-        """Accelerated mirror descent (Nesterov momentum with adaptive restart) from the released
-        potentials on the loss of ``ybar``; returns the refitted model and {'iterations', 'loss',
-        'alpha'}. A step that raises the loss restarts the momentum; if a plain step also raises it,
-        the step size is halved; an accepted step grows it by ``STEP_GROWTH``. ``tol``: stop early once
-        ``TOL_BLOCK`` accepted steps lower the loss by at most ``tol * loss`` (AIM's rule for its final
-        fit)."""
+        """Re-estimate the model from the pooled noisy marginals ``ybar``, warm-started at the released
+        potentials.
+
+        Accelerated mirror descent with the ``"k3"`` schedule of
+        :func:`~ddssp.marginals.mirror_descent.mirror_descent`: momentum k / (k + 3) with restart, a
+        step that raises the loss retried without momentum and then halved, an accepted step grown by
+        ``STEP_GROWTH``; the preconditioned direction is replaced by the plain one once the step size
+        has fallen below 1e-6 of its start.
+
+        Parameters
+        ----------
+        ybar : dict
+            Pooled noisy marginal of each measured clique (:meth:`draw`).
+        total : float
+            The record count the marginals imply.
+        iters : int
+            Iteration budget.
+        alpha : float or None
+            Starting step size (default :meth:`step_size`).
+        tol : float or None
+            Stop early once ``TOL_BLOCK`` accepted steps lower the loss by at most ``tol * loss``.
+
+        Returns
+        -------
+        model : GraphicalModel
+            The re-estimated model on the released junction tree.
+        info : dict
+            ``iterations``, ``loss``, ``alpha`` (final step size), ``start_loss`` and ``last_drop``
+            (relative loss decrease over the last ``TOL_BLOCK`` accepted steps: above AIM's
+            ``FINAL_TOL`` the re-estimation was still moving when it stopped).
+        """
         tcl = self.tree.cliques
         if alpha is None:
             alpha = self.step_size(ybar, total)
-        x = [t.copy() for t in self.theta0]
-        x_prev = x
-        mu, fx = self._loss(x, ybar, total)
-        start_loss = fx
-        k = 0
-        pre = self.use_precond
-        alpha_start = alpha
-        block_start, accepted, it = fx, 0, 0
-        recent = [fx]  # losses of the last TOL_BLOCK + 1 accepted iterates (convergence diagnostic)
-        for it in range(1, int(iters) + 1):
-            if pre and alpha < 1e-6 * alpha_start:
-                # the preconditioned direction stopped descending (it is not a gradient): finish with
-                # plain accelerated mirror descent, which has the same fixed points
-                pre, k = False, 0
-                alpha = self._plain_alpha(x, ybar, total)
-            beta = k / (k + 3.0)
-            y = [a + beta * (a - b) for a, b in zip(x, x_prev)] if k else x
-            muy = mu if not k else self._oracle(y, total)
-            d = self._direction(muy, ybar, pre)
-            xn = [a - alpha * g for a, g in zip(y, d)]
-            mun, fn = self._loss(xn, ybar, total)
-            if fn > fx and k:  # momentum overshot: restart from x with a plain step
-                k = 0
-                d = self._direction(mu, ybar, pre)
-                xn = [a - alpha * g for a, g in zip(x, d)]
-                mun, fn = self._loss(xn, ybar, total)
-            if fn > fx:
-                alpha *= 0.5
-                k = 0
-                continue
-            x_prev, x, mu, fx = x, xn, mun, fn
-            k += 1
-            accepted += 1
-            recent = (recent + [fx])[-(TOL_BLOCK + 1):]
-            alpha *= STEP_GROWTH  # grow back after halvings (see the constant)
-            if tol is not None and accepted % TOL_BLOCK == 0:
-                if block_start - fx <= tol * max(fx, 1.0):
-                    break
-                block_start = fx
+        options = MirrorDescentOptions(
+            momentum="k3", grow=STEP_GROWTH, tol=tol, count="accepted", precondition=self.use_precond,
+            fallback=lambda theta: self._plain_alpha(theta, ybar, total),
+        )
+        res = mirror_descent(_Redraw(self, ybar, total), self.theta0, alpha, iters, options)
+        x = res.point.theta
         model = GraphicalModel(self.domain, dict(zip(tcl, x)), total, cliques=list(tcl), edges=list(self.tree.edges))
-        # relative loss decrease over the last TOL_BLOCK accepted steps: above AIM's FINAL_TOL the
-        # re-estimation was still moving when it stopped (its spread understates the DP noise)
-        last_drop = (recent[0] - fx) / max(fx, 1.0) if len(recent) > TOL_BLOCK else float("inf")
-        return model, {"iterations": it, "loss": fx, "alpha": alpha, "start_loss": start_loss,
-                       "last_drop": last_drop}
+        return model, {"iterations": res.iterations, "loss": res.loss, "alpha": res.alpha,
+                       "start_loss": res.start_loss, "last_drop": res.last_drop(TOL_BLOCK)}
+
+
+class _Redraw:
+    """:class:`~ddssp.marginals.mirror_descent.Problem` of one redraw ``ybar`` of a :class:`MeasurementRefit`."""
+
+    def __init__(self, refit: MeasurementRefit, ybar: dict[Clique, np.ndarray], total: float):
+        self.refit, self.ybar, self.total = refit, ybar, total
+
+    def evaluate(self, theta: list[np.ndarray]) -> Point:
+        mu, loss = self.refit._loss(theta, self.ybar, self.total)
+        return Point(theta, mu, loss)
+
+    def direction(self, point: Point, precondition: bool) -> list[np.ndarray]:
+        return self.refit._direction(point.mu, self.ybar, precondition)
 
 
 class ModelSource:

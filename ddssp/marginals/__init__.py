@@ -1,3 +1,5 @@
-"""Marginals: workloads (:mod:`.workload`), the junction-tree graphical model (:mod:`.model`) and the
+"""Marginals: workloads (:mod:`.workload`), junction trees and belief propagation
+(:mod:`.junction_tree`), the fitted graphical model (:mod:`.model`), mirror descent on the
+Private-PGM loss (:mod:`.mirror_descent`), AIM's estimation engines (:mod:`.estimation`) and the
 AIM select-measure-reconstruct loop (:mod:`.aim`). Imports only :mod:`ddssp.dp` and
 :mod:`ddssp.data` below it."""

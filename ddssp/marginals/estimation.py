@@ -1,0 +1,376 @@
+"""Estimation engines of AIM: the model that fits all noisy marginals measured so far.
+
+:class:`MirrorDescentNumpy` (the default, ``engine="numpy"``) runs :func:`~ddssp.marginals.mirror_descent.mirror_descent`
+in numpy on the junction tree of the measured cliques: nothing is compiled per round, so time and
+memory stay bounded however the clique structure grows. :class:`MbiEngine` (``engine="mbi"``) runs
+``mbi.estimation.MirrorDescent`` (JAX) on the same measurements: the reference path, compiled per
+clique structure (15-20 s per compile here).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ddssp.marginals.junction_tree import (
+    CalibratedTree,
+    bcast,
+    canonical,
+    cells,
+    expand_sum_into,
+    junction_tree,
+    marginals_from,
+    sum_to,
+)
+from ddssp.marginals.mirror_descent import MirrorDescentOptions, Point, mirror_descent
+from ddssp.marginals.model import GraphicalModel
+
+Clique = tuple[str, ...]
+
+
+def _maximal_subset(cliques: list[Clique]) -> list[Clique]:
+    out: list[Clique] = []
+    for c in sorted(set(cliques), key=lambda c: (-len(c), c)):
+        if not any(set(c) <= set(m) for m in out):
+            out.append(c)
+    return out
+
+
+def _smallest_container(domain, containers: list[Clique], c: Clique) -> Clique:
+    cand = [m for m in containers if set(c) <= set(m)]
+    return min(cand, key=lambda m: (cells(domain, m), m))
+
+
+def _canonical_measurement(domain: dict[str, int], clique: Clique, y: np.ndarray) -> tuple[Clique, np.ndarray]:
+    """A noisy marginal ``y`` over ``clique`` as (domain-ordered clique, ``y`` with its axes in that order)."""
+    c = canonical(domain, clique)
+    y = np.asarray(y, dtype=float)
+    if tuple(clique) != c:
+        y = np.transpose(y, [tuple(clique).index(a) for a in c])
+    return c, y
+
+
+
+
+class MirrorDescentNumpy:
+    """Private-PGM mirror descent (Armijo line search, as ``mbi.estimation.MirrorDescent``) on
+    the L2 loss sum_i ||mu_{c_i} - y_i||^2 / (2 sigma_i^2), in numpy.
+
+    Measurements of the same clique are pooled (precision-weighted mean): same gradient, same
+    minimiser. Potentials live on the maximal measured cliques and survive new measurements
+    (warm start)."""
+
+    def __init__(self, domain: dict[str, int], *, keep_beliefs: bool = False):
+        self.domain = domain
+        self.prec: dict[Clique, float] = {}  # clique -> sum 1/sigma^2
+        self.wsum: dict[Clique, np.ndarray] = {}  # clique -> sum y / sigma^2
+        self.tot_est: list[tuple[float, float]] = []  # (estimate of N, variance)
+        self.theta: dict[Clique, np.ndarray] = {}
+        self.structure_changes = 0
+        self._structure: tuple | None = None
+        #: pending warm-start steps (clique -> log-ratio table), applied at the next build
+        self._pending: list[tuple[Clique, np.ndarray]] = []
+        #: keep the calibrated tables of the last accepted iterate so that :meth:`scoring_model`
+        #: needs no new calibration (costs one more copy of the tree's tables)
+        self.keep_beliefs = keep_beliefs
+        self._beliefs: tuple | None = None
+        #: junction tree of the current structure (set by :meth:`_build`)
+        self._jt_key: tuple | None = None
+        self.tree: CalibratedTree | None = None
+        self.mcl: list[Clique] = []
+        #: precision of the calibrations of the running fit
+        self._dtype = np.dtype(np.float64)
+        #: tables the expanded potentials are written into, reused while the tree and dtype stay
+        self._xbuf: list[np.ndarray] = []
+        self._xbuf_tree: CalibratedTree | None = None
+        self._last_cal: tuple | None = None
+
+    def add(self, clique: Clique, y: np.ndarray, sigma: float) -> None:
+        c, y = _canonical_measurement(self.domain, clique, y)
+        p = 1.0 / sigma**2
+        self.prec[c] = self.prec.get(c, 0.0) + p
+        self.wsum[c] = self.wsum.get(c, 0.0) + p * y
+        self.tot_est.append((float(y.sum()), sigma**2 * y.size))
+        self._structure = None
+
+    @property
+    def total(self) -> float:
+        """Minimum-variance unbiased estimate of N from all measurements (as mbi), at least 1."""
+        est = np.array([e for e, _ in self.tot_est])
+        w = 1.0 / np.array([v for _, v in self.tot_est])
+        return max(1.0, float(np.sum(est * w) / np.sum(w)))
+
+    def warm_start(self, clique: Clique, model_marginal: np.ndarray, y: np.ndarray, floor: float) -> None:
+        """One iterative-proportional-fitting step towards the noisy marginal ``y`` of ``clique``.
+
+        ``model_marginal`` is the current model's marginal on ``clique`` (counts, same axes as
+        ``y``). The potentials get ``log(y+/sum y+) - log(mu/sum mu)`` added on ``clique`` (with
+        ``y+ = max(y, floor)``), so the new model's marginal on ``clique`` equals ``y+``
+        normalised and nothing else changes but through ``clique``: the model becomes
+        p(x) * y+(x_c) / p(x_c). When ``clique`` joins a decomposable model through one separator
+        (a new leaf of the junction tree), this is the closed-form decomposable estimate
+        (clique marginals over separator marginals). Cells where the model has no mass are left
+        alone. Applied at the next fit; a start point only, never a change of the minimiser."""
+        c, y = _canonical_measurement(self.domain, clique, y)
+        _, mu = _canonical_measurement(self.domain, clique, model_marginal)
+        yp = np.maximum(y, floor)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            delta = np.log(yp / yp.sum()) - np.log(mu / mu.sum())
+        delta = np.where(np.isfinite(delta), delta, 0.0)
+        self._pending.append((c, delta))
+        self._structure = None
+
+    def _build(self) -> None:
+        measured = list(self.prec)
+        mcl = _maximal_subset(measured)
+        old = self.theta
+        theta = {m: np.zeros([self.domain[a] for a in m]) for m in mcl}
+        for c, arr in old.items():
+            m = _smallest_container(self.domain, mcl, c)
+            theta[m] = theta[m] + bcast(arr, c, m)
+        for c, delta in self._pending:  # warm-start steps (see :meth:`warm_start`)
+            m = _smallest_container(self.domain, mcl, c)
+            theta[m] = theta[m] + bcast(delta, c, m)
+        self._pending = []
+        self.theta = theta
+        self.mcl = mcl
+        self._beliefs = None
+        maxcl, edges = junction_tree(self.domain, mcl)
+        if (tuple(maxcl), tuple(edges)) != self._jt_key:
+            self.structure_changes += 1
+        self._jt_key = (tuple(maxcl), tuple(edges))
+        self.tree = CalibratedTree(self.domain, maxcl, edges)
+        self.jt_of = {c: maxcl.index(_smallest_container(self.domain, maxcl, c)) for c in set(measured) | set(mcl)}
+        self.m_of = {c: _smallest_container(self.domain, mcl, c) for c in measured}
+        self._jt_groups: dict[int, list[Clique]] = {}
+        for m in mcl:
+            self._jt_groups.setdefault(self.jt_of[m], []).append(m)
+        self.ybar = {c: self.wsum[c] / self.prec[c] for c in measured}
+        # Lipschitz constant of the gradient (exact for identity queries, as mbi computes it)
+        blocks: dict[Clique, float] = {}
+        for c in measured:
+            m = self.m_of[c]
+            blocks[m] = blocks.get(m, 0.0) + self.prec[c] * cells(self.domain, m) / cells(self.domain, c)
+        self.lipschitz = max(blocks.values())
+        self._structure = True
+
+    def _oracle(self, theta: dict[Clique, np.ndarray], total: float):
+        tree = self.tree
+        dt = self._dtype
+        # the expanded potentials go into tables kept across calls (per structure and dtype):
+        # calibrate only works in them, nothing outside this call holds them
+        if self._xbuf_tree is not tree or self._xbuf[0].dtype != dt:
+            self._xbuf = [np.empty([self.domain[a] for a in c], dtype=dt) for c in tree.cliques]
+            self._xbuf_tree = tree
+        th = [
+            expand_sum_into(self._xbuf[i], [(m, theta[m]) for m in self._jt_groups.get(i, [])], c, self.domain)
+            for i, c in enumerate(tree.cliques)
+        ]
+        probs, scales = tree.calibrate(th, overwrite=True, normalize=False)
+        if self.keep_beliefs:
+            self._last_cal = (probs, scales, total)
+        mu = {}
+        for i, group in self._jt_groups.items():  # maximal measured cliques, grouped by tree clique
+            for m, arr in marginals_from(probs[i], tree.cliques[i], group, self.domain).items():
+                mu[m] = arr.astype(np.float64) * (scales[i] * total)
+        for c in self.prec:
+            if c not in mu:
+                m = self.m_of[c]
+                mu[c] = sum_to(mu[m], m, c)
+        return mu
+
+    def _on_potentials(self, grad: dict[Clique, np.ndarray]) -> dict[Clique, np.ndarray]:
+        """The mirror-descent direction on the potentials: each measured clique's gradient
+        broadcast onto the maximal measured clique that holds its potential, summed."""
+        gth = {m: np.zeros_like(a) for m, a in self.theta.items()}
+        for c, g in grad.items():
+            m = self.m_of[c]
+            gth[m] = gth[m] + bcast(g, c, m)
+        return gth
+
+    def _loss_grad(self, mu):
+        loss, grad = 0.0, {}
+        for c, m in mu.items():
+            r = m - self.ybar[c]
+            loss += 0.5 * self.prec[c] * float(np.vdot(r, r))
+            grad[c] = self.prec[c] * r
+        return loss, grad
+
+    def measured_maximal(self) -> list[Clique]:
+        """The maximal measured cliques (where the potentials live)."""
+        return _maximal_subset(list(self.prec))
+
+    def _run(self, iters: int, options: MirrorDescentOptions, dtype=np.float64) -> dict:
+        """:func:`mirror_descent` from the current potentials with step size 2 / (L N); keeps the
+        result (and, with ``keep_beliefs``, the calibrated tables of the last accepted iterate)."""
+        if self._structure is None:
+            self._build()
+        self._dtype = np.dtype(dtype)
+        try:
+            total = self.total
+            res = mirror_descent(_Objective(self, total), self.theta, 2.0 / (self.lipschitz * total), iters, options)
+        finally:
+            self._dtype = np.dtype(np.float64)
+        self.theta = res.point.theta
+        self._last_cal = None
+        self._beliefs = res.point.extra
+        return {"iterations": res.iterations, "loss": res.loss}
+
+    def fit(self, iters: int, tol: float | None = None) -> dict:
+        """Plain mirror descent (Armijo test; a rejected step halves the step size, an accepted one
+        grows it by 1%) for at most ``iters`` iterations from the current potentials.
+
+        Parameters
+        ----------
+        iters : int
+            Iteration budget.
+        tol : float or None
+            Stop once the loss decreases by at most ``tol * max(loss, 1)`` over ``TOL_BLOCK``
+            iterations.
+
+        Returns
+        -------
+        dict
+            ``{"iterations", "loss"}``.
+        """
+        return self._run(iters, MirrorDescentOptions(momentum=None, grow=1.01, tol=tol))
+
+    def fit_accelerated(self, iters: int, tol: float | None = None, dtype=np.float64, grow: float = 1.0,
+                        patience: int = 1) -> dict:
+        """Accelerated mirror descent (FISTA momentum, Armijo backtracking, adaptive restart) from the
+        current potentials: same minimiser as :meth:`fit`, reached in far fewer steps on
+        high-signal data (on Adult, 250 steps reach the loss of 3000 plain iterations).
+
+        Parameters
+        ----------
+        iters : int
+            Iteration budget.
+        tol : float or None
+            As in :meth:`fit`.
+        dtype : numpy dtype
+            Precision of the junction-tree calibrations (``float32``: half the memory traffic, for
+            the per-round fits whose model only scores candidates); potentials, marginals, loss and
+            gradient stay float64.
+        grow : float
+            Step-size factor after every step (1: the step only shrinks, by backtracking). Growth
+            makes the momentum restart often; kept for experiments.
+        patience : int
+            With ``tol``: stop after this many consecutive blocks below the tolerance.
+
+        Returns
+        -------
+        dict
+            ``{"iterations", "loss"}``.
+        """
+        return self._run(iters, MirrorDescentOptions(momentum="fista", grow=grow, tol=tol, patience=patience), dtype)
+
+    def scoring_model(self) -> GraphicalModel:
+        """The current model, built from the calibrated tables of the last fit when they were
+        kept (``keep_beliefs``): no new calibration. Answers marginals like :meth:`model`."""
+        if self._structure is None or self._beliefs is None:
+            return self.model()
+        probs, scales, total = self._beliefs
+        self._beliefs = None  # the tables are scaled in place and handed over
+        beliefs = [np.multiply(p, sc * total, out=p) for p, sc in zip(probs, scales)]
+        return GraphicalModel.from_beliefs(
+            self.domain, beliefs, total, cliques=self.tree.cliques, edges=self.tree.edges, tree=self.tree
+        )
+
+    def model(self, domain: dict[str, int] | None = None) -> GraphicalModel:
+        """The fitted model; with ``domain`` (the same columns in another order) its tables have
+        their axes in that order (one calibration, in that order)."""
+        if self._structure is None:
+            self._build()
+        domain = self.domain if domain is None else domain
+        cliques = [canonical(domain, c) for c in self.tree.cliques]
+        return GraphicalModel(domain, dict(self.theta), self.total, cliques=cliques, edges=self.tree.edges)
+
+
+
+
+class _Objective:
+    """:class:`~ddssp.marginals.mirror_descent.Problem` of a :class:`MirrorDescentNumpy` at a fixed total."""
+
+    def __init__(self, est: MirrorDescentNumpy, total: float):
+        self.est = est
+        self.total = total
+
+    def evaluate(self, theta: dict[Clique, np.ndarray]) -> Point:
+        est = self.est
+        mu = est._oracle(theta, self.total)
+        loss, grad = est._loss_grad(mu)
+        return Point(theta, mu, loss, grad, est._last_cal if est.keep_beliefs else None)
+
+    def direction(self, point: Point, precondition: bool) -> dict[Clique, np.ndarray]:
+        return self.est._on_potentials(point.grad)
+
+
+def _in_domain_order(model: GraphicalModel, domain: dict[str, int]) -> GraphicalModel:
+    """The same model (same potentials, same junction tree) with ``domain``'s column order: clique
+    axes in that order, calibrated once more."""
+    if list(model.domain) == list(domain):
+        return model
+    pots = dict(zip(model.cliques, model.log_potentials))
+    cliques = [canonical(domain, c) for c in model.cliques]
+    return GraphicalModel(domain, pots, model.total, cliques=cliques, edges=list(model.edges))
+
+
+
+
+class MbiEngine:
+    """The reference path: ``mbi.estimation.MirrorDescent`` (JAX) on all measurements, warm-started
+    from the previous model. Every new clique structure compiles a new XLA program (seconds per
+    round); compiled programs are dropped after each fit (``jax.clear_caches``) so that memory
+    maps do not pile up over a long run."""
+
+    def __init__(self, domain: dict[str, int]):
+        from ddssp.jaxconf import configure_jax
+
+        configure_jax()
+        import jax
+        from mbi import Domain, LinearMeasurement
+        from mbi.estimation import MirrorDescent, minimum_variance_unbiased_total
+
+        self._jax = jax
+        self._LM = LinearMeasurement
+        self._MD = MirrorDescent
+        self._mvu = minimum_variance_unbiased_total
+        self.domain = domain
+        self.mdomain = Domain.fromdict(domain)
+        self.meas: list = []
+        self.cliques: set[Clique] = set()
+        self.mrf = None
+        self.structure_changes = 0
+        self._last_structure: frozenset | None = None
+
+    def add(self, clique: Clique, y: np.ndarray, sigma: float) -> None:
+        c, y = _canonical_measurement(self.domain, clique, y)
+        self.meas.append(self._LM(y.ravel(), c, float(sigma)))
+        self.cliques.add(c)
+
+    @property
+    def total(self) -> float:
+        return float(self._mvu(self.meas))
+
+    def measured_maximal(self) -> list[Clique]:
+        return _maximal_subset(list(self.cliques))
+
+    def fit(self, iters: int, tol: float | None = None) -> dict:
+        structure = frozenset(self.measured_maximal())
+        if structure != self._last_structure:
+            self.structure_changes += 1
+            self._last_structure = structure
+        self.mrf = self._MD().estimate(
+            self.mdomain, self.meas, self.total, iters=int(iters), warm_start=self.mrf, tol=tol
+        )
+        self._jax.clear_caches()
+        return {"iterations": int(iters), "loss": float("nan")}
+
+    def model(self, domain: dict[str, int] | None = None) -> GraphicalModel:
+        m = GraphicalModel.from_mbi(self.mrf)
+        return m if domain is None else _in_domain_order(m, domain)
+
+
+
+def make_engine(engine: str, domain: dict[str, int], keep_beliefs: bool = False):
+    """The estimation engine ``"numpy"`` (:class:`MirrorDescentNumpy`) or ``"mbi"`` (:class:`MbiEngine`)."""
+    return MirrorDescentNumpy(domain, keep_beliefs=keep_beliefs) if engine == "numpy" else MbiEngine(domain)

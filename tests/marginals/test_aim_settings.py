@@ -1,0 +1,89 @@
+"""AIM's settings object, the round plan and the shared mirror-descent loop's options."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddssp.dp import InsecureSeededNoise
+from ddssp.errors import WorkloadError
+from ddssp.marginals.aim import FINAL_TOL, AIMSettings, RoundBudget, plan_round, run_aim
+from ddssp.marginals.mirror_descent import MirrorDescentOptions
+from ddssp.marginals.workload import all_pairs
+
+DOM = {"a": 4, "b": 3, "c": 2, "d": 3}
+
+
+def _data(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, n)
+    b = (a + rng.integers(0, 2, n)) % 3
+    c = (b > 0).astype(int)
+    d = (a + c) % 3
+    return pd.DataFrame(dict(a=a, b=b, c=c, d=d))
+
+
+def test_settings_object_and_keywords_give_the_same_run():
+    df = _data()
+    s = AIMSettings(rounds=10, final_iters=40)
+    r1 = run_aim(df, DOM, all_pairs(DOM), 0.5, rng=np.random.default_rng(0), noise=InsecureSeededNoise(4), settings=s)
+    r2 = run_aim(df, DOM, all_pairs(DOM), 0.5, rng=np.random.default_rng(0), noise=InsecureSeededNoise(4),
+                 rounds=10, final_iters=40)
+    assert [m.clique for m in r1.measurements] == [m.clique for m in r2.measurements]
+    for m1, m2 in zip(r1.measurements, r2.measurements):
+        assert np.array_equal(m1.values, m2.values)
+    for t1, t2 in zip(r1.model.log_potentials, r2.model.log_potentials):
+        assert np.array_equal(t1, t2)
+    assert r1.info["settings"] == r2.info["settings"]
+    assert r1.info["settings"]["rounds_T"] == 10 and r1.info["settings"]["final_tol"] == FINAL_TOL
+
+
+@pytest.mark.parametrize("kw", [dict(engine="jax"), dict(fit="slow"), dict(max_model_size=0), dict(iters=0),
+                                dict(final_iters=0), dict(final_tol=-1.0), dict(final_tol="never")])
+def test_bad_settings_are_rejected(kw):
+    with pytest.raises(WorkloadError):
+        AIMSettings(**kw)
+
+
+def test_settings_are_frozen_and_not_mixed_with_keywords():
+    s = AIMSettings()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.rounds = 3
+    with pytest.raises(TypeError):
+        run_aim(_data(), DOM, all_pairs(DOM), 0.5, rng=np.random.default_rng(0), settings=s, rounds=9)
+    with pytest.raises(TypeError):
+        run_aim(_data(), DOM, all_pairs(DOM), 0.5, rng=np.random.default_rng(0), round=9)
+    with pytest.raises(WorkloadError):
+        AIMSettings(rounds=4).rounds_for(4)
+
+
+def test_final_tolerance_auto_depends_on_the_loop():
+    assert AIMSettings().final_tolerance() == FINAL_TOL
+    assert AIMSettings(iters=5).final_tolerance() is None
+    assert AIMSettings(engine="mbi").final_tolerance() is None
+    assert AIMSettings(final_tol=0).final_tolerance() == 0.0
+    assert AIMSettings().fast and not AIMSettings(fit="legacy").fast and not AIMSettings(iters=3).fast
+
+
+def test_round_plan_regular_and_last():
+    b = RoundBudget(sigma=10.0, eps_em=0.1)
+    regular = plan_round(b, rho=1.0, spent=0.2, max_model_size=80.0)
+    assert not regular.last and regular.eps_em == 0.1 and regular.sigma_score == 10.0
+    assert math.isclose(regular.size_limit, 80.0 * (0.2 + 0.1**2 / 8 + 1 / 200))
+    remaining = 2 * (1 / 200 + 0.1**2 / 8) * 0.99
+    last = plan_round(b, rho=1.0, spent=1.0 - remaining, max_model_size=80.0)
+    assert last.last
+    # selection and measurement of the last round spend exactly what remains
+    assert math.isclose(last.eps_em**2 / 8 + 1 / (2 * last.sigma_score**2), remaining)
+    assert math.isclose(last.size_limit, 80.0)
+    assert b.annealed() == RoundBudget(5.0, 0.2)
+
+
+@pytest.mark.parametrize("kw", [dict(momentum="adam"), dict(count="never"), dict(patience=0), dict(block=0)])
+def test_mirror_descent_options_are_checked(kw):
+    with pytest.raises(ValueError):
+        MirrorDescentOptions(**kw)
