@@ -450,8 +450,8 @@ class PrivacyRecord:
     rho: float | None = None
     entries: tuple[LedgerEntry, ...] = ()
     stamp: str | None = None
-    noise: Mapping[str, Any] | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
+    noise: Mapping[str, Any] | None = field(default=None, hash=False)
+    details: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "entries", tuple(self.entries))
