@@ -2,7 +2,7 @@
 
 Layers, lowest first (a module may import its own layer and any layer below it):
 
-    errors, _lazy, _version, jaxconf  (leaves: import nothing of ddssp but each other)
+    errors, _lazy, _version, jaxconf, types  (leaves: import nothing of ddssp but each other)
     data, dp                        (reading data; DP primitives: import only the leaves)
     marginals                       (workloads, the junction-tree model, AIM)
     releasefile                     (the release file: model, format, bounded reading, self-check, signing)
@@ -28,7 +28,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "ddssp"
 
 RANK = {
-    "errors": 0, "_lazy": 0, "_version": 0, "jaxconf": 0,
+    "errors": 0, "_lazy": 0, "_version": 0, "jaxconf": 0, "types": 0,
     "data": 1, "dp": 1,
     "marginals": 2,
     "releasefile": 3,
@@ -138,7 +138,7 @@ def test_no_import_cycles():
 def test_lowest_layers_import_nothing_above(low):
     for src, dst in _edges(module_level_only=False):
         if _layer(src) == low:
-            assert _layer(dst) in (low, "errors", "_lazy", "_version", "jaxconf"), (src, dst)
+            assert _layer(dst) in (low, "errors", "_lazy", "_version", "jaxconf", "types"), (src, dst)
 
 
 def test_estimators_never_import_bench_or_commands():

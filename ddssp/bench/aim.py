@@ -27,10 +27,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ddssp.types import Domain
+
 DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
-def workload_error(model, data: pd.DataFrame, domain: dict[str, int], workload) -> float:
+def workload_error(model, data: pd.DataFrame, domain: Domain, workload) -> float:
     n = len(data)
     errs = []
     for cl, _ in workload:

@@ -127,7 +127,7 @@ def _plot_panels(df: pd.DataFrame, path, x: str, panel: tuple[str, ...], line: s
 # --------------------------------------------------------------------------- regression (Appendix C)
 def _run_regression(spec: dict, ctx) -> pd.DataFrame:
     trials = int(ctx.setting(spec, "trials", ctx.trials, 3))
-    eps_grid = [float(e) for e in ctx.setting(spec, "epsilon", ctx.eps, [1.0, 3.0, 10.0])]
+    eps_grid = [float(e) for e in ctx.setting(spec, "eps", ctx.eps, [1.0, 3.0, 10.0], old="epsilon")]
     methods = list(ctx.setting(spec, "methods", ctx.methods, ["ssp", "gd"]))
     bad = [m for m in methods if m not in REGRESSION_METHODS]
     if bad:
@@ -216,7 +216,7 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
 # --------------------------------------------------------------------------- DP-ALS (Appendix D)
 def _run_als(spec: dict, ctx) -> pd.DataFrame:
     trials = int(ctx.setting(spec, "trials", ctx.trials, 3))
-    eps_grid = [float(e) for e in ctx.setting(spec, "epsilon", ctx.eps, [1.0, 5.0, 20.0])]
+    eps_grid = [float(e) for e in ctx.setting(spec, "eps", ctx.eps, [1.0, 5.0, 20.0], old="epsilon")]
     methods = list(ctx.setting(spec, "methods", ctx.methods, list(ALS_METHODS)))
     bad = [m for m in methods if m not in ALS_METHODS]
     if bad:
@@ -285,7 +285,7 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
                     # the seed fixes DP-ALS's initial factors and sampling keys; its DP noise is secure
                     seed = int(_rng(ctx.seed, 5, trial, ei, si).integers(2**31))
                     t0 = time.perf_counter()
-                    est = DPALS(eps, delta, random_state=seed, **common, **kw).fit(train)
+                    est = DPALS(eps, delta, seed=seed, **common, **kw).fit(train)
                     record(method, eps, mu, est.coef_, time.perf_counter() - t0)
                     bar.update(1)
             rows.extend(cell_rows)

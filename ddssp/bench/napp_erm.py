@@ -156,10 +156,10 @@ def _test_error(loss: str, theta: np.ndarray, Xt: np.ndarray, yt: np.ndarray) ->
 
 def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     designs = _designs(spec)
-    eps_grid = ctx.setting(spec, "epsilons", ctx.eps, [0.4, 0.6, 0.8, 1.0])
+    eps_grid = ctx.setting(spec, "eps", ctx.eps, [0.4, 0.6, 0.8, 1.0], old="epsilons")
     if not isinstance(eps_grid, list) or not eps_grid or any(
             isinstance(e, bool) or not isinstance(e, (int, float)) or not e > 0 for e in eps_grid):
-        raise WorkloadError(f"epsilons must be a non-empty list of positive numbers, got {eps_grid!r}")
+        raise WorkloadError(f"eps must be a non-empty list of positive numbers, got {eps_grid!r}")
     trials = ctx.setting(spec, "trials", ctx.trials, 20)
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise WorkloadError(f"trials must be an integer >= 1, got {trials!r}")
@@ -235,8 +235,8 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                     n_iter = m.n_iter_
                     secs = time.perf_counter() - t0
                     if not cfg.get("nonprivate"):
-                        retrieved = m.privacy_["retrievable_eps"] / ((1 - r) * float(eps))
-                        shift = m.privacy_["dp_term_shift"]
+                        retrieved = m.privacy_.details["retrievable_eps"] / ((1 - r) * float(eps))
+                        shift = m.privacy_.details["dp_term_shift"]
                 tpr, fpr = _support_rates(sel, truth)
                 err_name, err = _test_error(loss, theta, Xt, yt)
                 vals = {err_name: err, "tpr": tpr, "fpr": fpr,

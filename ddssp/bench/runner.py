@@ -21,6 +21,7 @@ import math
 import sys
 import time
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -56,8 +57,14 @@ class BenchContext:
     quiet: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def setting(self, spec: dict, key: str, override: Any, default: Any = None) -> Any:
-        """``override`` if given, else ``spec[key]``, else ``default``."""
+    def setting(self, spec: dict, key: str, override: Any, default: Any = None, old: str | None = None) -> Any:
+        """``override`` if given, else ``spec[key]``, else ``default``. ``old``: the key's former
+        spelling (e.g. ``epsilon`` for ``eps``), still read with a DeprecationWarning."""
+        if old is not None and old in spec:
+            if key in spec:
+                raise WorkloadError(f"benchmark spec gives both {key!r} and its old spelling {old!r}; keep {key!r}")
+            warnings.warn(f"benchmark spec key {old!r} is deprecated; call it {key!r}", DeprecationWarning, stacklevel=2)
+            spec = {**spec, key: spec[old]}
         if override is not None:
             return override
         return spec.get(key, default)

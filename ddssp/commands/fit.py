@@ -110,7 +110,7 @@ def result_dict(est, model: str) -> dict:
         "intercept": est.intercept_,
         "coef": {n: float(v) for n, v in zip(est.feature_names_in_, est.coef_)},
         "encoding": est.encoding_.describe(),
-        "privacy": est.privacy_,
+        "privacy": est.privacy_.to_dict(entries=False),
     }
     if hasattr(est, "ci_table_"):
         tab = est.conf_int()
@@ -166,7 +166,7 @@ def run(args) -> int:
         print(json.dumps(res, indent=2))
         return 0
     priv = res["privacy"]
-    cost = ", ".join(f"{k}={v:g}" for k, v in priv.items() if k != "post_processing")
+    cost = ", ".join(f"{k}={priv[k]:g}" for k in ("eps", "delta", "rho") if priv.get(k) is not None)
     if not getattr(source, "schema_private", True):
         print(f"WARNING: {source.schema_status}")
     print(f"DD-SSP {args.model} regression of {res['target']!r} from {args.release}")

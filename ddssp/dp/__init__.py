@@ -8,6 +8,7 @@ from ddssp.dp.accounting import (
     LEDGER_RTOL,
     Ledger,
     LedgerEntry,
+    PrivacyRecord,
     approx_zcdp_rho_budget,
     approx_zcdp_delta,
     entry_problem,
@@ -36,7 +37,7 @@ from ddssp.dp.random import make_rng
 from ddssp.dp import discovery as _discovery  # noqa: E402,F401  (registers the discovery entry checks)
 
 __all__ = [
-    "LEDGER_RTOL", "Ledger", "LedgerEntry", "cks_delta", "eps_from_rho_delta", "rho_from_eps_delta",
+    "LEDGER_RTOL", "Ledger", "LedgerEntry", "PrivacyRecord", "cks_delta", "eps_from_rho_delta", "rho_from_eps_delta",
     "entry_problem", "register_entry_check", "approx_zcdp_rho_budget", "approx_zcdp_delta", "rho_for_release",
     "INSECURE_STAMP", "InsecureSeededNoise", "NoiseSource", "SecureNoise", "make_noise",
     "clip_rows", "exponential_probabilities", "exponential_rho",

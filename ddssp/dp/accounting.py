@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 from scipy import optimize
@@ -32,6 +33,7 @@ from scipy import optimize
 from ddssp.dp.mechanisms import exponential_rho, gaussian_rho
 from ddssp.dp.params import check_delta, check_eps, check_rho
 from ddssp.errors import BudgetExceededError, PrivacyParameterError
+from ddssp.types import Clique
 
 #: Relative slack allowed when the ledger compares spent with budget. It only absorbs the rounding
 #: of float sums (a final round spends "exactly what remains", computed as budget - spent).
@@ -152,7 +154,7 @@ class LedgerEntry:
     rho: float
     sigma: float | None = None
     eps_em: float | None = None
-    clique: tuple[str, ...] | None = None
+    clique: Clique | None = None
     round: int | None = None
     note: str = ""
     delta: float = 0.0
@@ -382,6 +384,11 @@ class Ledger:
                                         "noise": "gumbel"}))
         return noise.noisy_max(scores, scale)
 
+    def record(self, mechanism: str, *, delta: float | None = None, eps: float | None = None,
+               noise: Any = None, details: Mapping[str, Any] | None = None) -> "PrivacyRecord":
+        """This ledger's spending as a :class:`PrivacyRecord` (see :meth:`PrivacyRecord.from_ledger`)."""
+        return PrivacyRecord.from_ledger(self, mechanism, delta=delta, eps=eps, noise=noise, details=details)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "rho_budget": self.rho_budget,
@@ -404,3 +411,95 @@ def _check_noise(noise: Any, cls: type) -> None:
             f"DP noise must come from a ddssp.dp.noise.NoiseSource (secure by default), not {type(noise).__name__}; "
             "numpy generators never draw DP noise"
         )
+
+
+# --------------------------------------------------------------------------- the record of one fit
+@dataclass(frozen=True)
+class PrivacyRecord:
+    """What one fit (or one release) spent: the same record for every estimator, as ``privacy_``.
+
+    Parameters
+    ----------
+    mechanism : str
+        What ran, in words (e.g. "AdaSSP (OpenDP float Gaussian ...)").
+    eps, delta : float or None
+        The (eps, delta)-DP guarantee of the output (delta = 0 for pure DP; eps = inf for a
+        non-private fit; None when the source of a post-processing fit states none).
+    rho : float or None
+        The zCDP cost when the mechanism is accounted in zCDP (the sum of ``entries``), else None.
+    entries : tuple of LedgerEntry
+        The paid-for mechanism runs, in order (empty for mechanisms without a zCDP ledger).
+    stamp : str or None
+        :data:`~ddssp.dp.noise.INSECURE_STAMP` ("NOT PRIVATE ...") when the noise came from a seed,
+        else None.
+    noise : mapping or None
+        The noise source's description (``NoiseSource.describe()``), e.g. {"source": "opendp", "secure": True}.
+    details : mapping
+        Method-specific public facts (PDP-OP's per-row eps, NAPP-ERM's retrieved budget, the bounds
+        the fit declared, ...). Read-only.
+
+    Attributes
+    ----------
+    private : bool
+        True when the fit is differentially private as stated: finite eps and no insecure stamp.
+    """
+
+    mechanism: str
+    eps: float | None
+    delta: float | None
+    rho: float | None = None
+    entries: tuple[LedgerEntry, ...] = ()
+    stamp: str | None = None
+    noise: Mapping[str, Any] | None = field(default=None, hash=False)
+    details: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "entries", tuple(self.entries))
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        if self.noise is not None:
+            object.__setattr__(self, "noise", MappingProxyType(dict(self.noise)))
+        for name in ("eps", "delta", "rho"):
+            v = getattr(self, name)
+            if v is not None:
+                v = float(v)
+                if math.isnan(v) or v < 0:
+                    raise PrivacyParameterError(f"a privacy record's {name} must be a non-negative number, got {v!r}")
+                object.__setattr__(self, name, v)
+
+    @property
+    def private(self) -> bool:
+        return self.stamp is None and self.eps is not None and math.isfinite(self.eps)
+
+    @classmethod
+    def from_ledger(cls, ledger: "Ledger", mechanism: str, *, delta: float | None = None,
+                    eps: float | None = None, noise: Any = None,
+                    details: Mapping[str, Any] | None = None) -> "PrivacyRecord":
+        """The record of everything ``ledger`` has charged: rho = ledger.spent, its entries, and eps
+        the (eps, delta)-DP that rho implies (:func:`eps_from_rho_delta`, less the ledger's own
+        approximate-zCDP delta) unless ``eps`` is given (e.g. a release's stated budget).
+        ``noise`` (a :class:`~ddssp.dp.noise.NoiseSource`) supplies the stamp and description."""
+        if eps is None and delta is not None and ledger.spent > 0:
+            eps = eps_from_rho_delta(ledger.spent, float(delta) - ledger.delta_spent)
+        return cls(
+            mechanism=mechanism, eps=eps, delta=delta, rho=ledger.spent, entries=tuple(ledger.entries),
+            stamp=getattr(noise, "stamp", None) or None,
+            noise=noise.describe() if noise is not None else None, details=details or {},
+        )
+
+    @classmethod
+    def for_noise(cls, mechanism: str, noise: Any, **fields: Any) -> "PrivacyRecord":
+        """A record whose stamp and noise description come from the noise source ``noise``."""
+        return cls(mechanism, stamp=getattr(noise, "stamp", None) or None, noise=noise.describe(), **fields)
+
+    def to_dict(self, entries: bool = True) -> dict[str, Any]:
+        """A JSON-able view (arrays in ``details`` become lists); ``entries=False`` leaves the ledger
+        entries out (a release's can be hundreds)."""
+        out: dict[str, Any] = {"mechanism": self.mechanism, "eps": self.eps, "delta": self.delta, "rho": self.rho}
+        if entries and self.entries:
+            out["entries"] = [e.to_dict() for e in self.entries]
+        if self.stamp:
+            out["stamp"] = self.stamp
+        if self.noise is not None:
+            out["noise"] = dict(self.noise)
+        out["details"] = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.details.items()}
+        return out

@@ -35,7 +35,8 @@ smallest factor ``noise_factor_`` >= 1 that makes eps' <= eps; otherwise the noi
 paper's. The noisy eigenvalue's shift and the ridge
 are written in terms of the sigmas (shift sqrt(log(6/delta)) sigma_lmin, ridge
 sqrt(d log(2 d^2 / rho_fail)) sigma_xtx - lmin~), which is the paper's formula when the factor is 1.
-``privacy_`` records rho (from OpenDP's maps) and the eps' it converts to.
+``privacy_`` (a :class:`~ddssp.dp.PrivacyRecord`) holds the budget (eps, delta), rho (from OpenDP's
+maps, one entry per part) and, in ``details["eps_from_opendp"]``, the eps' it converts to.
 
 Intercept: AdaSSP fits ``theta`` on the columns it is given, with no separate intercept
 (``intercept_`` is 0). To fit an intercept, include a constant column in X (e.g. the encoding's
@@ -53,7 +54,7 @@ import numpy as np
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 from ddssp.dp import check_bound, check_delta, check_eps, clip_rows
-from ddssp.dp.accounting import bisect_bracket
+from ddssp.dp.accounting import LedgerEntry, PrivacyRecord, bisect_bracket
 from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp, opendp_charge, resolve_noise
 
 
@@ -93,18 +94,39 @@ class AdaSSP(DPRegressor):
 
     Parameters
     ----------
-    eps, delta : the privacy budget of the whole fit (split in thirds internally).
-    x_bound : declared bound B on the Euclidean norm of a row of X (rows beyond it are clipped).
-    y_bound : declared bound Y on |y| (values beyond it are clipped).
-    rho_fail : failure probability of the eigenvalue bound used to set the ridge (0.05 in the paper).
-    noise : the DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP, no seed).
-    insecure_seed : FOR TESTS ONLY: reproducible noise from ``numpy.random.default_rng(insecure_seed)``,
-        NOT PRIVATE (``privacy_["stamp"]`` says so). Give at most one of ``noise`` and ``insecure_seed``.
+    eps, delta : float
+        The privacy budget of the whole fit (split in thirds internally).
+    x_bound : float
+        Declared bound B on the Euclidean norm of a row of X (rows beyond it are clipped).
+    y_bound : float
+        Declared bound Y on |y| (values beyond it are clipped).
+    rho_fail : float
+        Failure probability of the eigenvalue bound used to set the ridge (0.05 in the paper).
+    noise : NoiseSource or None
+        The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP, no seed).
+    insecure_seed : int or None
+        FOR TESTS ONLY: reproducible noise from ``numpy.random.default_rng(insecure_seed)``, NOT
+        PRIVATE (``privacy_.stamp`` says so). Give at most one of ``noise`` and ``insecure_seed``.
 
-    Fitted attributes: ``coef_``, ``intercept_`` (0.0), ``feature_names_in_``, ``privacy_``, and the
-    released (noisy, hence public) quantities ``xtx_`` (X^T X^), ``xty_`` (X^T y^), ``lambda_min_``
-    (lmin~), ``lambda_`` (the ridge used), and the noise scales ``sigma_xtx_``, ``sigma_xty_``,
-    ``sigma_lambda_``, and ``noise_factor_`` (>= 1, see the module docstring).
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+        The released coefficients.
+    intercept_ : float
+        Always 0.0 (include a constant column to fit an intercept).
+    feature_names_in_ : list of str or None
+        Column names of a DataFrame X.
+    privacy_ : PrivacyRecord
+        eps, delta, rho (OpenDP's maps), one ledger entry per noisy part; ``details`` holds
+        ``eps_from_opendp``, ``noise_factor``, ``x_bound``, ``y_bound``.
+    xtx_, xty_ : ndarray
+        The released noisy X^T X and X^T y.
+    lambda_min_, lambda_ : float
+        The noisy minimum eigenvalue (shifted) and the ridge used.
+    sigma_xtx_, sigma_xty_, sigma_lambda_ : float
+        The noise scales.
+    noise_factor_ : float
+        >= 1, see the module docstring.
     """
 
     def __init__(
@@ -154,15 +176,26 @@ class AdaSSP(DPRegressor):
         }
 
     @staticmethod
-    def opendp_rho(d: int, scales: dict[str, float], x_bound: float, y_bound: float) -> float:
-        """Total zCDP rho of the three parts by OpenDP's maps of the measurements the fit runs (float
-        Gaussian on vectors of length 1, d(d+1)/2 and d; sensitivities B^2, B^2, B Y)."""
+    def opendp_charges(d: int, scales: dict[str, float], x_bound: float,
+                       y_bound: float) -> tuple[LedgerEntry, ...]:
+        """The three parts as ledger entries, each charged by OpenDP's map of the measurement the fit
+        runs (float Gaussian on vectors of length 1, d(d+1)/2 and d; sensitivities B^2, B^2, B Y)."""
         parts = (
-            (scales["lambda_min"], 1, x_bound**2),
-            (scales["xtx"], d * (d + 1) // 2, x_bound**2),
-            (scales["xty"], d, x_bound * y_bound),
+            ("lambda_min", scales["lambda_min"], 1, x_bound**2),
+            ("xtx", scales["xtx"], d * (d + 1) // 2, x_bound**2),
+            ("xty", scales["xty"], d, x_bound * y_bound),
         )
-        return sum(opendp_charge(gaussian_float_measurement(s, n), float(sens))[0] for s, n, sens in parts)
+        out = []
+        for name, s, n, sens in parts:
+            rho, delta = opendp_charge(gaussian_float_measurement(s, n), float(sens))
+            out.append(LedgerEntry("gaussian-float", rho, sigma=s, note=name, delta=delta,
+                                   params={"sensitivity": float(sens), "size": n}))
+        return tuple(out)
+
+    @staticmethod
+    def opendp_rho(d: int, scales: dict[str, float], x_bound: float, y_bound: float) -> float:
+        """Total zCDP rho of the three parts by OpenDP's maps (:meth:`opendp_charges`)."""
+        return sum(e.rho for e in AdaSSP.opendp_charges(d, scales, x_bound, y_bound))
 
     def fit(self, X: Any, y: Any) -> "AdaSSP":
         eps, delta, xb, yb, rho_fail = self._checked_params()
@@ -213,18 +246,12 @@ class AdaSSP(DPRegressor):
         self.sigma_xtx_ = s["xtx"]
         self.sigma_xty_ = s["xty"]
         self.noise_factor_ = s["factor"]
-        rho = self.opendp_rho(d, s, xb, yb)
-        self.privacy_ = {
-            "eps": eps,
-            "delta": delta,
-            "mechanism": "AdaSSP (OpenDP float Gaussian on lambda_min, X^T X, X^T y; zCDP composition)",
-            "rho": rho,
-            "eps_from_opendp": zcdp_to_eps(rho, delta),
-            "noise_factor": s["factor"],
-            "x_bound": xb,
-            "y_bound": yb,
-            "noise": noise.describe(),
-        }
-        if noise.stamp:
-            self.privacy_["stamp"] = noise.stamp
+        entries = self.opendp_charges(d, s, xb, yb)
+        rho = sum(e.rho for e in entries)
+        self.privacy_ = PrivacyRecord.for_noise(
+            "AdaSSP (OpenDP float Gaussian on lambda_min, X^T X, X^T y; zCDP composition)", noise,
+            eps=eps, delta=delta, rho=rho, entries=entries,
+            details={"eps_from_opendp": zcdp_to_eps(rho, delta), "noise_factor": s["factor"],
+                     "x_bound": xb, "y_bound": yb},
+        )
         return self

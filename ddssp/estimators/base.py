@@ -5,7 +5,8 @@ scikit-learn style:
   (never bounds computed from the data), and does no work;
 - ``fit(X, y)`` (or, for estimators that learn from a release, ``fit(release, target=...)``) returns self
   and sets ``coef_`` (1-D array), ``intercept_`` (float), ``feature_names_in_`` (names or None) and
-  ``privacy_`` (a dict describing what the fit spent, e.g. {"eps": 1.0, "delta": 1e-5});
+  ``privacy_`` (a :class:`~ddssp.dp.PrivacyRecord`: eps, delta, rho, ledger entries, the insecure
+  stamp if any, and method-specific ``details``; the same type for every estimator);
 - ``predict(X)``: regression values, or class labels for classifiers; classifiers also have
   ``decision_function`` and ``predict_proba`` (columns: P(class 0), P(class 1)).
 
@@ -15,12 +16,14 @@ X may be a numpy array or a pandas DataFrame (its column names become ``feature_
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
+from ddssp.dp import PrivacyRecord
 from ddssp.errors import DDSSPError
 
 
@@ -46,13 +49,36 @@ def as_vector(y: Any, n: int | None = None) -> np.ndarray:
     return arr
 
 
+def renamed_keywords(owner: str, given: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
+    """Keyword arguments given under a former spelling (``renames``: old -> new), returned under
+    their new names with a DeprecationWarning; any other unexpected keyword is a TypeError, as
+    for a plain signature. Kept for one release after a rename."""
+    out: dict[str, Any] = {}
+    for old, value in given.items():
+        new = renames.get(old)
+        if new is None:
+            raise TypeError(f"{owner}() got an unexpected keyword argument {old!r}")
+        warnings.warn(f"{owner}: {old!r} is deprecated, use {new!r}", DeprecationWarning, stacklevel=3)
+        out[new] = value
+    return out
+
+
+def take_renamed(owner: str, name: str, value: Any, old: dict[str, Any]) -> Any:
+    """``value``, or the value given under ``name``'s former spelling (not both)."""
+    if name in old:
+        if value is not None:
+            raise TypeError(f"{owner}() got {name!r} under both its new and its old name")
+        return old[name]
+    return value
+
+
 class DPEstimator:
     """Base class: parameter introspection and the linear decision function."""
 
     coef_: np.ndarray
     intercept_: float
     feature_names_in_: list[str] | None
-    privacy_: dict[str, Any]
+    privacy_: PrivacyRecord
 
     def get_params(self) -> dict[str, Any]:
         sig = inspect.signature(type(self).__init__)

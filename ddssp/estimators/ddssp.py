@@ -22,6 +22,7 @@ positive definite (``psd="ridge"``), with a warning saying which and by how much
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from typing import Any, Mapping, Sequence
@@ -30,6 +31,7 @@ import numpy as np
 import pandas as pd
 from numpy.polynomial import Chebyshev, Polynomial
 
+from ddssp.dp import Ledger, PrivacyRecord
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPClassifier, DPRegressor, as_matrix
 from ddssp.estimators.suffstats import INTERCEPT, Encoding, SuffStats, check_source, sufficient_statistics
@@ -135,6 +137,25 @@ def _check_level(ci: Any) -> float:
 
 
 # ------------------------------------------------------------------------------------- estimators
+def source_privacy(source: Any) -> PrivacyRecord:
+    """The record of a fit on ``source``: post-processing, so it costs what the source cost. A release
+    contributes its ledger (rho, entries) and its stated (eps, delta); another source only the eps,
+    delta and rho it states (None when it states none, e.g. exact marginals)."""
+    stated: dict[str, float | None] = {}
+    for k in ("eps", "delta", "rho"):
+        v = getattr(source, k, None)
+        stated[k] = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    mechanism = "DD-SSP (post-processing of the source's noisy marginals)"
+    details = {"post_processing": True}
+    ledger = getattr(source, "ledger", None)
+    if isinstance(ledger, Ledger):  # a release: its ledger, and its noise source's description and stamp
+        rec = ledger.record(mechanism, delta=stated["delta"], eps=stated["eps"], details=details)
+        noise = getattr(source, "noise", None)
+        return dataclasses.replace(rec, stamp=getattr(source, "stamp", None) or None,
+                                   noise=dict(noise) if isinstance(noise, Mapping) else None)
+    return PrivacyRecord(mechanism, eps=stated["eps"], delta=stated["delta"], rho=stated["rho"], details=details)
+
+
 class BootstrapConvergenceWarning(UserWarning):
     """The DP-noise bootstrap's re-estimations were still moving when they stopped: the DP part of
     the standard errors is understated."""
@@ -195,12 +216,7 @@ class _DDSSPMixin:
         self.suffstats_ = stats
         self.n_ = stats.n
         self.target_ = enc.target
-        privacy: dict[str, Any] = {"post_processing": True}
-        for k in ("eps", "delta", "rho"):
-            v = getattr(source, k, None)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                privacy[k] = float(v)
-        self.privacy_ = privacy
+        self.privacy_ = source_privacy(source)
         self.schema_ = source.schema
 
     def coef_table(self) -> pd.Series:
@@ -525,7 +541,40 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
     """DD-SSP linear regression from a marginal source.
 
     ``fit(source, target=...)``; the target is encoded in [-1, 1] (its level values rescaled), so
-    ``predict`` returns values on that scale (``predict_original`` maps them back)."""
+    ``predict`` returns values on that scale (``predict_original`` maps them back).
+
+    Parameters
+    ----------
+    ridge : float
+        L2 penalty on the non-intercept coefficients.
+    features : sequence of str or None
+        Feature columns (None: every column but the target).
+    encoding : Encoding, mapping or None
+        A ready :class:`Encoding`, or ``{column: "onehot" | "numeric"}`` overrides.
+    psd : str
+        How an indefinite noisy X^T X is repaired: "clip" (project onto the PSD cone) or "ridge".
+
+    Attributes
+    ----------
+    coef_ : ndarray
+        Coefficients of the encoded features (intercept apart).
+    intercept_ : float
+        The intercept (the encoding's constant column).
+    feature_names_in_ : list of str
+        Encoded feature names.
+    encoding_ : Encoding
+        How columns were encoded.
+    suffstats_ : SuffStats
+        The sufficient statistics (X^T X, X^T y) computed from the source's marginals.
+    n_ : float
+        The source's total (a noisy estimate of the number of rows for a release).
+    target_ : str
+        The target column.
+    privacy_ : PrivacyRecord
+        Post-processing: what the source cost. For a release, its ledger (rho, entries), its stated
+        eps and delta and its noise stamp; for other sources the eps / delta / rho they state, or
+        None. ``details["post_processing"]`` is True.
+    """
 
     kind = "linear"
 
@@ -552,7 +601,44 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
 
     The binary target's first level is class 0 (encoded -1), its second level class 1 (+1);
     ``classes_`` = [0, 1] are the target's codes, ``target_labels_`` their schema labels.
-    Degree > 2 needs moments of order > 2 (k-way marginals) and is refused."""
+    Degree > 2 needs moments of order > 2 (k-way marginals) and is refused.
+
+    Parameters
+    ----------
+    degree : int
+        Chebyshev degree (only 2).
+    R : float
+        Half-width of the approximation interval [-R, R] of the linear predictor.
+    ridge, features, encoding, psd
+        As in :class:`DDSSPLinearRegression`.
+
+    Attributes
+    ----------
+    coef_ : ndarray
+        Coefficients of the encoded features (intercept apart).
+    intercept_ : float
+        The intercept (the encoding's constant column).
+    feature_names_in_ : list of str
+        Encoded feature names.
+    encoding_ : Encoding
+        How columns were encoded.
+    suffstats_ : SuffStats
+        The sufficient statistics (X^T X, X^T y) computed from the source's marginals.
+    n_ : float
+        The source's total (a noisy estimate of the number of rows for a release).
+    target_ : str
+        The target column.
+    privacy_ : PrivacyRecord
+        Post-processing: what the source cost. For a release, its ledger (rho, entries), its stated
+        eps and delta and its noise stamp; for other sources the eps / delta / rho they state, or
+        None. ``details["post_processing"]`` is True.
+    classes_ : ndarray
+        [0, 1], the target's codes.
+    target_labels_ : list of str
+        The schema labels of the two classes.
+    chebyshev_coef_ : ndarray
+        The approximation's coefficients.
+    """
 
     kind = "logistic"
 

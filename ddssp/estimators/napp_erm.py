@@ -33,12 +33,12 @@ Privacy (read before use): the guarantee is the paper's Theorem 4 (objective per
 of Chaudhuri et al. / Kifer et al.), which treats the adaptive weights as fixed and the augmented rows as
 their second-order expansion (exact only as n_e -> infinity). Budget "return" reports an *ex-post*
 (output-dependent) privacy loss (Proposition 6); the a-priori guarantee remains eps. "recycle" follows
-Algorithm 2 (the paper accounts eps in total); ``privacy_['eps_composition_bound']`` gives the
+Algorithm 2 (the paper accounts eps in total); ``privacy_.details['eps_composition_bound']`` gives the
 conservative basic-composition figure (2 eps) since the first run's output decides the second budget.
 
 Randomness (two kinds, kept apart). The DP noise b comes from a :class:`~ddssp.dp.noise.NoiseSource`,
 by default :class:`~ddssp.dp.noise.SecureNoise` (OpenDP, OS CSPRNG; no seed reaches it); ``insecure_seed=N``
-makes it reproducible for tests, NOT PRIVATE (``privacy_["stamp"]``). ``seed`` drives only the augmented
+makes it reproducible for tests, NOT PRIVATE (``privacy_.stamp``). ``seed`` drives only the augmented
 rows' regularisation draws etilde ~ N(0, V_j), which do not depend on the data and are not privacy noise.
 Algorithm 2's "rescale" recycling reuses the first secure draw of b (times r eps / (r eps + Delta_eps)).
 """
@@ -54,7 +54,7 @@ from scipy import linalg, optimize, special
 
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.dp import check_delta, check_eps, check_positive, make_rng
+from ddssp.dp import PrivacyRecord, check_delta, check_eps, check_positive, make_rng
 from ddssp.dp.noise import NoiseSource, resolve_noise
 
 LOSSES = ("linear", "logistic", "poisson")
@@ -399,64 +399,110 @@ def penalized_fit(loss: str, X: np.ndarray, y: np.ndarray, Lambda: float, penalt
 class NAPPERM(DPRegressor):
     """Noise-augmented privacy-preserving ERM (linear / logistic / Poisson; ridge, bridge, lasso, elastic net).
 
-    Parameters (the constructor only stores them; :meth:`fit` validates):
-      loss: "linear" | "logistic" | "poisson".  penalty: "ridge" | "bridge" | "lasso" | "elasticnet".
-      Lambda: target penalty weight on the summed-loss scale.  gamma: bridge exponent (R = sum|theta|^(2-gamma)).
-      kappa: elastic-net ridge share (R = ||theta||_1 + kappa ||theta||^2).
-      eps: total privacy budget; delta None -> eps-DP (spherical Laplace b), else (eps, delta)-DP (Gaussian b).
-      r: share of eps for the noise ratio r1 (the rest bounds the Jacobian ratio r2).
-      n_e: number of augmented rows (even).  Lambda0: strong-convexity floor; default and minimum
-        zeta3 / (2 (1-r) eps); a smaller value raises PrivacyParameterError.
-      zeta1: declared bound on ||x_i||; rows with larger norm are scaled down to it.
-      y_bound: declared response bound (linear: |y| <= y_bound; Poisson: 0 <= y <= y_bound); responses clipped.
-      theta_bound: radius of the parameter ball the fit is restricted to (required for linear and Poisson,
+    The constructor only stores the parameters; :meth:`fit` validates them.
+
+    Parameters
+    ----------
+    loss : {"linear", "logistic", "poisson"}
+    penalty : {"ridge", "bridge", "lasso", "elasticnet"}
+    Lambda : float
+        Target penalty weight on the summed-loss scale.
+    gamma : float
+        Bridge exponent (R = sum |theta|^(2 - gamma)).
+    kappa : float
+        Elastic-net ridge share (R = ||theta||_1 + kappa ||theta||^2).
+    eps : float
+        Total privacy budget.
+    delta : float or None
+        None: eps-DP (spherical Laplace b); else (eps, delta)-DP (Gaussian b).
+    r : float
+        Share of eps for the noise ratio r1 (the rest bounds the Jacobian ratio r2).
+    n_e : int
+        Number of augmented rows (even).
+    Lambda0 : float or None
+        Strong-convexity floor; default and minimum zeta3 / (2 (1-r) eps); a smaller value raises
+        PrivacyParameterError.
+    zeta1 : float
+        Declared bound on ||x_i||; rows with larger norm are scaled down to it.
+    y_bound : float or None
+        Declared response bound (linear: |y| <= y_bound; Poisson: 0 <= y <= y_bound); responses clipped.
+    theta_bound : float or None
+        Radius of the parameter ball the fit is restricted to (required for linear and Poisson,
         whose derivative bound zeta2 depends on it; optional for logistic).
-      moor: True = max form (the paper's method); False = sum form (the existing DP-ERM of Kifer et al.).
-      max_iter, tol: stop after max_iter iterations or when the relative change of the augmented objective
-        (net of its constant value at theta = 0) falls below tol (never before iteration 3 for adaptive
-        penalties). Default tol = 0: always max_iter iterations (80, as the paper on Adult). The augmented
-        rows are redrawn every iteration, so that change fluctuates around 1e-3 and a tolerance near that
-        level stops the lasso before its zero coefficients have decayed.
-      selection_rule: how ``selected_`` is decided.
-        "sign" (default; the paper's Sec 3.5 "fluctuates around 0 after convergence"): a coefficient is
-        selected only if its sign was the same (and non-zero) at each of the last ``sign_window`` + 1
-        iterates, i.e. it did not change sign in the last K = ``sign_window`` iterations; every other
-        coefficient is set to exactly 0 in ``coef_`` (the unthresholded last iterate is ``coef_last_``).
-        Why: with VS / VS+ a DP term larger than the data gradient flips a coefficient's sign at every
-        iteration (the whole vector can alternate), so a magnitude threshold counts it as selected.
-        The fit never stops on ``tol`` before iteration K + 1 with this rule.
-        "threshold" (the earlier rule, kept as an option): |theta_j| > zero_threshold; ``coef_`` is the
-        last iterate, unchanged.
-      sign_window: K for the "sign" rule (default 10; K = 5, 10, 20 gave the same TPR/FPR in our runs).
-      zero_threshold: for the "threshold" rule: |theta_j| <= zero_threshold counts as not selected; "auto"
-        (default) is max(20 ||theta||_1 / n_e, 1e-7), above the O(||theta||_1 / n_e) level at which the
-        redrawn augmented rows hold a coefficient whose target is zero (see AUTO_ZERO_FACTOR). In VS/VS+ a
-        coefficient with |theta_j| <= 1e-10 keeps its previous sign.
-      selection: None | "vs" | "vs+" (NAPP-VS: sign-flipped DP term, b^T|theta|; VS+: b drawn from the
-        half distribution, b_j >= 0).
-      budget: "none" | "return" | "recycle" (Proposition 6 / Algorithm 2; one recycle round).
-      recycle_noise: the recycled run's DP noise. "rescale" (default; Algorithm 2 step 6 as printed: e*, i.e.
-        the first draw b, times r eps / (r eps + Delta_eps); for eps-DP (spherical Laplace, scale
-        proportional to 1/eps) this has exactly the distribution of a fresh draw at r eps + Delta_eps; for
-        the Gaussian b it is slightly smaller than a fresh draw, since sigma is not proportional to 1/eps)
-        or "fresh" (a new, independent draw at budget r eps + Delta_eps).
-      seed: int or None (OS entropy). Drives ONLY the augmented rows' regularisation noise etilde (redrawn
-        every iteration; it does not depend on the data and is not privacy noise): with the same seed and
-        the same DP draw b, two fits agree. It never reaches b.
-      noise: the source of the DP noise b (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP's exact
+    moor : bool
+        True = max form (the paper's method); False = sum form (the existing DP-ERM of Kifer et al.).
+    max_iter, tol : int, float
+        Stop after max_iter iterations or when the relative change of the augmented objective (net
+        of its constant value at theta = 0) falls below tol (never before iteration 3 for adaptive
+        penalties). Default tol = 0: always max_iter iterations (80, as the paper on Adult). The
+        augmented rows are redrawn every iteration, so that change fluctuates around 1e-3 and a
+        tolerance near that level stops the lasso before its zero coefficients have decayed.
+    zero_threshold : float or "auto"
+        For the "threshold" rule: |theta_j| <= zero_threshold counts as not selected; "auto"
+        (default) is max(20 ||theta||_1 / n_e, 1e-7), above the O(||theta||_1 / n_e) level at which
+        the redrawn augmented rows hold a coefficient whose target is zero (see AUTO_ZERO_FACTOR).
+        In VS/VS+ a coefficient with |theta_j| <= 1e-10 keeps its previous sign.
+    selection : None, "vs" or "vs+"
+        NAPP-VS: sign-flipped DP term, b^T|theta|; VS+: b drawn from the half distribution, b_j >= 0.
+    budget : {"none", "return", "recycle"}
+        Proposition 6 / Algorithm 2 (one recycle round).
+    seed : int or None
+        OS entropy when None. Drives ONLY the augmented rows' regularisation noise etilde (redrawn
+        every iteration; it does not depend on the data and is not privacy noise): with the same
+        seed and the same DP draw b, two fits agree. It never reaches b.
+    selection_rule : {"sign", "threshold"}
+        How ``selected_`` is decided. "sign" (default; the paper's Sec 3.5 "fluctuates around 0
+        after convergence"): a coefficient is selected only if its sign was the same (and non-zero)
+        at each of the last ``sign_window`` + 1 iterates; every other coefficient is set to exactly
+        0 in ``coef_`` (the unthresholded last iterate is ``coef_last_``). Why: with VS / VS+ a DP
+        term larger than the data gradient flips a coefficient's sign at every iteration, so a
+        magnitude threshold counts it as selected. The fit never stops on ``tol`` before iteration
+        K + 1 with this rule. "threshold": |theta_j| > zero_threshold; ``coef_`` is the last
+        iterate, unchanged.
+    sign_window : int
+        K for the "sign" rule.
+    recycle_noise : {"rescale", "fresh"}
+        The recycled run's DP noise. "rescale" (default; Algorithm 2 step 6 as printed: e*, i.e. the
+        first draw b, times r eps / (r eps + Delta_eps); for eps-DP (spherical Laplace, scale
+        proportional to 1/eps) this has exactly the distribution of a fresh draw at
+        r eps + Delta_eps; for the Gaussian b it is slightly smaller than a fresh draw, since sigma
+        is not proportional to 1/eps) or "fresh" (a new, independent draw at r eps + Delta_eps).
+    noise : NoiseSource or None
+        The source of the DP noise b (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP's exact
         samplers on the OS's CSPRNG, no seed reaches it). eps-DP: ``noise.l2_laplace`` (OpenDP float
         Laplace / Gaussian draws assembled in float arithmetic: the seed attack is closed, the
         distribution exact up to rounding, not floating-point safe; see :mod:`ddssp.dp.noise`);
-        (eps, delta)-DP: ``noise.gaussian_float`` of a zero vector (OpenDP's Gaussian; b enters the
-        objective, not a released statistic, so the mechanism's float safety does not carry over either).
-      insecure_seed: FOR TESTS ONLY: b from ``numpy.random.default_rng(insecure_seed)``, reproducible and
-        NOT PRIVATE (``privacy_["stamp"]`` says so). Give at most one of ``noise`` and ``insecure_seed``.
+        (eps, delta)-DP: ``noise.gaussian_float`` of a zero vector (b enters the objective, not a
+        released statistic, so the mechanism's float safety does not carry over either).
+    insecure_seed : int or None
+        FOR TESTS ONLY: b from ``numpy.random.default_rng(insecure_seed)``, reproducible and NOT
+        PRIVATE (``privacy_.stamp`` says so). Give at most one of ``noise`` and ``insecure_seed``.
 
-    Fitted attributes: coef_, intercept_ (0.0: no intercept; add a constant column, counted in zeta1),
-    lambda_paper_ (Lambda on the paper's scale: lasso Lambda / 2, bridge (2 - gamma) Lambda / 2, ridge
-    Lambda; None for the elastic net), selected_ (bool mask), coef_last_ (last iterate before the selection rule), n_iter_, privacy_ (eps spent,
-    retrieved amount, ...), curvature_ (final M_j), sign_changes_ (per coefficient: sign changes in the
-    last K iterations; "sign" rule only).
+    Attributes
+    ----------
+    coef_ : ndarray of shape (p,)
+        The released coefficients (after the selection rule).
+    intercept_ : float
+        0.0 (no intercept; add a constant column, counted in zeta1).
+    coef_last_ : ndarray of shape (p,)
+        The last iterate before the selection rule.
+    selected_ : ndarray of bool
+        Selected coefficients.
+    lambda_paper_ : float or None
+        Lambda on the paper's scale: lasso Lambda / 2, bridge (2 - gamma) Lambda / 2, ridge Lambda;
+        None for the elastic net.
+    n_iter_ : int
+        Iterations run.
+    curvature_ : ndarray
+        The final M_j.
+    sign_changes_ : ndarray
+        Per coefficient, sign changes in the last K iterations ("sign" rule only).
+    privacy_ : PrivacyRecord
+        eps spent (eps, or eps - Delta_eps with budget="return") and delta (0 for eps-DP); no zCDP
+        ledger (rho None). ``details``: ``eps_planned``, ``r``, ``noise_distribution``, the declared
+        constants ``zeta1``-``zeta3``, ``Lambda0``, ``Lambda0_min``, ``retrievable_eps``,
+        ``retrieved_eps``, ``budget``, ``dp_term_shift``, and for "recycle" ``eps_noise``,
+        ``Lambda0_recycled``, ``recycle_noise``, ``eps_composition_bound``, ``guarantee``.
     """
 
     def __init__(self, loss: str = "linear", penalty: str = "lasso", Lambda: float = 1.0, gamma: float = 1.0,
@@ -642,19 +688,19 @@ class NAPPERM(DPRegressor):
             b = np.abs(b)  # half distribution (b_j >= 0)
         out = self._run(X, y, b, P["Lambda0"], P, rng)
         delta_eps = retrieved_budget(eps, r, P["Lambda0"], out["M"])
-        privacy: dict[str, Any] = {
-            "mechanism": "NAPP-ERM objective perturbation" + (f" ({self.selection.upper()})" if self.selection else ""),
-            "eps": eps, "delta": delta if delta is not None else 0.0, "eps_planned": eps, "r": r,
+        mechanism = "NAPP-ERM objective perturbation" + (f" ({self.selection.upper()})" if self.selection else "")
+        spent = eps
+        details: dict[str, Any] = {
+            "eps_planned": eps, "r": r,
             "noise_distribution": "spherical Laplace" if delta is None else "Gaussian",
-            "noise": noise.describe(),
             "zeta1": P["zeta1"], "zeta2": P["zeta2"], "zeta3": P["zeta3"],
             "Lambda0": P["Lambda0"], "Lambda0_min": P["Lambda0_min"],
             "retrievable_eps": delta_eps, "retrieved_eps": 0.0, "budget": self.budget,
         }
         if self.budget == "return":
-            privacy["retrieved_eps"] = delta_eps
-            privacy["eps"] = eps - delta_eps
-            privacy["guarantee"] = ("eps is an ex-post (output-dependent) loss per Proposition 6; "
+            details["retrieved_eps"] = delta_eps
+            spent = eps - delta_eps
+            details["guarantee"] = ("eps is an ex-post (output-dependent) loss per Proposition 6; "
                                     "the a-priori guarantee is eps_planned")
         elif self.budget == "recycle" and delta_eps > 0:
             Mmin = float(np.min(out["M"]))
@@ -665,16 +711,16 @@ class NAPPERM(DPRegressor):
                 if self.selection == "vs+":
                     b2 = np.abs(b2)
             out = self._run(X, y, b2, max(Mmin, P["Lambda0"]), P, rng)
-            privacy.update(
+            details.update(
                 retrieved_eps=delta_eps, eps_noise=r * eps + delta_eps, Lambda0_recycled=Mmin,
                 recycle_noise=self.recycle_noise,
                 eps_composition_bound=2.0 * eps,
                 guarantee=("paper's Algorithm 2 accounting (eps); the first run's output sets the second "
                            "run's budget, so plain composition only gives eps_composition_bound"),
             )
-        privacy["dp_term_shift"] = out["dp_shift"]
-        if noise.stamp:
-            privacy["stamp"] = noise.stamp
+        details["dp_term_shift"] = out["dp_shift"]
+        privacy = PrivacyRecord.for_noise(mechanism, noise, eps=spent,
+                                          delta=delta if delta is not None else 0.0, details=details)
         if out["dp_shift"] > DP_SHIFT_WARN:
             warnings.warn(
                 f"NAPP-ERM: the DP noise is so large that the augmented rows do not realise the DP term "

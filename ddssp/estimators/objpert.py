@@ -44,7 +44,7 @@ from scipy import optimize, special
 
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPClassifier, as_matrix
-from ddssp.dp import check_bound, check_delta, check_eps, clip_rows
+from ddssp.dp import PrivacyRecord, check_bound, check_delta, check_eps, clip_rows
 from ddssp.dp.noise import NoiseSource, resolve_noise
 
 
@@ -134,18 +134,38 @@ class ObjectivePerturbation(DPClassifier):
 
     Parameters
     ----------
-    eps, delta : privacy budget of the fit.
-    x_bound : declared bound B on the Euclidean norm of a row of X (rows beyond it are clipped).
-    ridge : extra convex regulariser r(theta) = ridge/2 ||theta||^2 (default 0; the mechanism's own
+    eps, delta : float
+        Privacy budget of the fit.
+    x_bound : float
+        Declared bound B on the Euclidean norm of a row of X (rows beyond it are clipped).
+    ridge : float
+        Extra convex regulariser r(theta) = ridge/2 ||theta||^2 (default 0; the mechanism's own
         Delta/2 ||theta||^2 is always added).
-    noise : the DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP, no seed).
-    insecure_seed : FOR TESTS ONLY: reproducible noise from ``numpy.random.default_rng(insecure_seed)``,
-        NOT PRIVATE (``privacy_["stamp"]`` says so). Give at most one of ``noise`` and ``insecure_seed``.
-    max_iter, tol : L-BFGS settings.
+    noise : NoiseSource or None
+        The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP, no seed).
+    insecure_seed : int or None
+        FOR TESTS ONLY: reproducible noise from ``numpy.random.default_rng(insecure_seed)``, NOT
+        PRIVATE (``privacy_.stamp`` says so). Give at most one of ``noise`` and ``insecure_seed``.
+    max_iter, tol : int, float
+        Optimiser settings.
 
-    Labels: 0/1, -1/+1 or boolean; ``classes_`` follows the coding. Fitted attributes: ``coef_``,
-    ``intercept_`` (0.0), ``classes_``, ``feature_names_in_``, ``privacy_``, ``Delta_`` (the
-    mechanism's regularisation strength) and ``sigma_`` (standard deviation of each entry of b).
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+        The released coefficients.
+    intercept_ : float
+        Always 0.0 (include a constant column to fit an intercept).
+    classes_ : ndarray
+        The two labels, following the coding of y (0/1, -1/+1 or boolean).
+    feature_names_in_ : list of str or None
+        Column names of a DataFrame X.
+    privacy_ : PrivacyRecord
+        eps, delta (Kifer et al.'s theorem; no zCDP ledger, so rho is None and there are no
+        entries); ``details["x_bound"]``.
+    Delta_ : float
+        The mechanism's regularisation strength.
+    sigma_ : float
+        Standard deviation of each entry of b.
     """
 
     def __init__(
@@ -207,15 +227,10 @@ class ObjectivePerturbation(DPClassifier):
         self.n_features_in_ = d
         self.Delta_ = Delta
         self.sigma_ = sigma
-        self.privacy_ = {
-            "eps": eps,
-            "delta": delta,
-            "mechanism": "objective perturbation (Kifer et al. 2012, Gaussian; b from OpenDP's sampler)",
-            "x_bound": xb,
-            "noise": noise.describe(),
-        }
-        if noise.stamp:
-            self.privacy_["stamp"] = noise.stamp
+        self.privacy_ = PrivacyRecord.for_noise(
+            "objective perturbation (Kifer et al. 2012, Gaussian; b from OpenDP's sampler)", noise,
+            eps=eps, delta=delta, details={"x_bound": xb},
+        )
         return self
 
 

@@ -32,7 +32,7 @@ assembly and the final ``theta_bar + Z`` are float arithmetic: the seed attack i
 distribution is exact up to float rounding, but the output is NOT floating-point safe in OpenDP's
 sense), and the Jorgensen coin flips (which *are* that mechanism) from exact Bernoulli draws on the
 OS's CSPRNG. ``insecure_seed=N`` / ``noise=InsecureSeededNoise(N)`` make them reproducible for tests,
-NOT PRIVATE (``privacy_["stamp"]``). No OpenDP privacy map exists for these mechanisms; the charge is
+NOT PRIVATE (``privacy_.stamp``). No OpenDP privacy map exists for these mechanisms; the charge is
 the theorem above (tests check eta * Delta_i = eps_i).
 
 Features: ``x_bound="unit-cube"`` declares x in [0, 1]^d (so R = sqrt(d)); a number R declares
@@ -63,7 +63,7 @@ import pandas as pd
 
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
-from ddssp.dp import check_bound, make_rng
+from ddssp.dp import PrivacyRecord, check_bound, make_rng
 from ddssp.dp.noise import NoiseSource, resolve_noise
 
 __all__ = [
@@ -263,11 +263,26 @@ class PDPOutputPerturbation(DPRegressor):
         The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP / OS CSPRNG, no seed).
     insecure_seed : int or None
         FOR TESTS ONLY: reproducible noise from ``numpy.random.default_rng(insecure_seed)``, NOT PRIVATE
-        (``privacy_["stamp"]`` says so). Give at most one of ``noise`` and ``insecure_seed``.
+        (``privacy_.stamp`` says so). Give at most one of ``noise`` and ``insecure_seed``.
 
-    After ``fit``: ``coef_``, ``intercept_``, ``feature_names_in_``, ``weights_`` (w_i, public: a function
-    of the eps_i only), ``noise_rate_`` (eta), ``sensitivity_`` (per-row bound w_i C) and ``privacy_``.
-    The noise-free theta_bar is never stored.
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+        The released coefficients (the noise-free theta_bar is never stored).
+    intercept_ : float
+        The constant column's coefficient with ``fit_intercept=True``, else 0.0.
+    feature_names_in_ : list of str or None
+        Column names of a DataFrame X (without the eps column).
+    weights_ : ndarray of shape (n,)
+        w_i (public: a function of the eps_i only).
+    noise_rate_ : float
+        eta.
+    sensitivity_ : ndarray of shape (n,)
+        Per-row sensitivity bound w_i C.
+    privacy_ : PrivacyRecord
+        Pure DP (delta = 0) per row; ``eps`` is the largest per-row level, ``details`` holds
+        ``personalized_eps`` (one per row), ``min_eps``, ``max_eps``, ``theorem``, ``x_radius``,
+        ``noise_rate``, ``y_bound``.
     """
 
     method_name = "PDP-OP"
@@ -406,21 +421,21 @@ class PDPOutputPerturbation(DPRegressor):
         self.weights_ = w
         self.noise_rate_ = eta
         self.sensitivity_ = w * C
-        self.privacy_ = self._privacy(eff, requested, eta, R)
-        _stamp(self.privacy_, noise)
+        self.privacy_ = PrivacyRecord.for_noise(
+            f"{self.method_name}: weighted ridge + L2-Laplace output perturbation", noise,
+            eps=float(eff.max()), delta=0.0, details=self._privacy_details(eff, requested, eta, R))
         return self
 
-    def _privacy(self, eff: np.ndarray, requested: np.ndarray, eta: float, R: float) -> dict[str, Any]:
+    def _privacy_details(self, eff: np.ndarray, requested: np.ndarray, eta: float, R: float) -> dict[str, Any]:
+        """The record's details; its eps is the largest per-row level (the least protected row)."""
         thm34 = self.theta_bound is not None and float(self.theta_bound) < theta_norm_bound(
             _check_lam(self.lam), R, float(self.y_bound)
         )
         return {
-            "mechanism": f"{self.method_name}: weighted ridge + L2-Laplace output perturbation",
             "personalized_eps": eff.copy(),
             "min_eps": float(eff.min()),
             "max_eps": float(eff.max()),
             "pure_dp": True,
-            "delta": 0.0,
             "neighbours": "replace one row (its eps_i is public and stays)",
             "noise_rate": float(eta),
             "theorem": "3.4" if thm34 else "3.2",
@@ -429,26 +444,19 @@ class PDPOutputPerturbation(DPRegressor):
         }
 
 
-def _stamp(privacy: dict[str, Any], noise: NoiseSource) -> None:
-    privacy["noise"] = noise.describe()
-    if noise.stamp:
-        privacy["stamp"] = noise.stamp
-
-
 class NonPersonalizedOutputPerturbation(PDPOutputPerturbation):
     """The non-personalized baseline: everyone gets ``eps* = min_i eps_i`` (w_i = 1/n,
     eta = lam n eps* / (2 sqrt(d) (1 + sqrt(d) B)) in the paper's setting; Chaudhuri et al. output
-    perturbation). Same parameters as :class:`PDPOutputPerturbation`; ``privacy_["requested_eps"]``
-    keeps the per-row levels asked for."""
+    perturbation). Same parameters as :class:`PDPOutputPerturbation`; ``privacy_.eps`` is eps* and
+    ``privacy_.details["requested_eps"]`` keeps the per-row levels asked for."""
 
     method_name = "NonPers"
 
     def _effective_eps(self, eps: np.ndarray) -> np.ndarray:
         return np.full_like(eps, eps.min())
 
-    def _privacy(self, eff, requested, eta, R):
-        out = super()._privacy(eff, requested, eta, R)
-        out["eps"] = float(eff[0])
+    def _privacy_details(self, eff, requested, eta, R):
+        out = super()._privacy_details(eff, requested, eta, R)
         out["requested_eps"] = requested.copy()
         return out
 
@@ -465,12 +473,35 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
     depends on the data no noise is needed; the output is ``coef_ = 0`` (and ``intercept_ = 0``), with a
     RuntimeWarning. This branch is identical for neighbouring datasets, so it costs no privacy.
 
-    Privacy, stated carefully: ``privacy_["personalized_eps"]`` is the *nominal* level of Jorgensen et al.
+    Privacy, stated carefully: ``privacy_.details["personalized_eps"]`` is the *nominal* level of Jorgensen et al.
     (``log(1 + p_i (e^t - 1)) = min(eps_i, t)``), as used in the PDP-OP paper's comparison. Their proof
     needs the inner mechanism to be t-DP for add/remove neighbours; this inner mechanism (as in the
     paper) is calibrated for replacement with N_s fixed, and its noise rate depends on N_s. What holds
-    without further analysis is t-DP for every row under replacement (``privacy_["guaranteed_eps"]``).
+    without further analysis is t-DP for every row under replacement (``privacy_.eps``, also
+    ``privacy_.details["guaranteed_eps"]``).
     Use it as the paper's baseline, not as a personalized-DP mechanism for eps_i < t.
+
+    Parameters
+    ----------
+    threshold : "max", "mean" or float
+        The threshold t.
+    lam, eps, x_bound, y_bound, theta_bound, clip, fit_intercept, noise, insecure_seed
+        As in :class:`PDPOutputPerturbation`.
+
+    Attributes
+    ----------
+    coef_, intercept_, feature_names_in_, noise_rate_
+        As in :class:`PDPOutputPerturbation`.
+    sampled_ : ndarray of bool
+        The rows kept by the sampling.
+    n_sampled_ : int
+        N_s.
+    threshold_ : float
+        t.
+    privacy_ : PrivacyRecord
+        eps = t (what holds for every row), delta = 0; ``details`` holds ``personalized_eps``
+        (nominal), ``guaranteed_eps``, ``threshold``, ``sampling_probabilities``, ``n_sampled``,
+        ``noise_rate``.
     """
 
     method_name = "Jorgensen sample mechanism"
@@ -534,21 +565,21 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
         self.threshold_ = t
         self.noise_rate_ = eta
         nominal = np.minimum(requested, t)
-        self.privacy_ = {
-            "mechanism": f"{self.method_name} (threshold {t:g}) + output perturbation",
-            "personalized_eps": nominal,
-            "min_eps": float(nominal.min()),
-            "max_eps": float(nominal.max()),
-            "guaranteed_eps": float(t),
-            "pure_dp": True,
-            "delta": 0.0,
-            "threshold": float(t),
-            "sampling_probabilities": probs,
-            "n_sampled": ns,
-            "noise_rate": float(eta),
-            "neighbours": "replace one row (its eps_i is public and stays)",
-            "note": "personalized_eps is Jorgensen et al.'s nominal level; guaranteed_eps (= t) is what "
-            "holds for every row under replacement without the add/remove analysis",
-        }
-        _stamp(self.privacy_, noise)
+        self.privacy_ = PrivacyRecord.for_noise(
+            f"{self.method_name} (threshold {t:g}) + output perturbation", noise, eps=float(t), delta=0.0,
+            details={
+                "personalized_eps": nominal,
+                "min_eps": float(nominal.min()),
+                "max_eps": float(nominal.max()),
+                "guaranteed_eps": float(t),
+                "pure_dp": True,
+                "threshold": float(t),
+                "sampling_probabilities": probs,
+                "n_sampled": ns,
+                "noise_rate": float(eta),
+                "neighbours": "replace one row (its eps_i is public and stays)",
+                "note": "personalized_eps is Jorgensen et al.'s nominal level; guaranteed_eps (= t, the "
+                "record's eps) is what holds for every row under replacement without the add/remove analysis",
+            },
+        )
         return self

@@ -6,7 +6,7 @@ They have the estimator interface of every ddssp regression method so the benchm
 - the learner of "AIM-Synth": an ordinary fit on synthetic rows sampled from a DP release (private by
   post-processing of the release; the fit itself adds nothing).
 
-Fitting them on sensitive data is NOT private: ``privacy_`` says so ({"eps": inf}).
+Fitting them on sensitive data is NOT private: ``privacy_`` says so (``privacy_.eps`` is inf).
 
 Intercept: by default (``fit_intercept=False``) the coefficients apply to the columns given, like the
 DP estimators (put a constant column in X for an intercept). With ``fit_intercept=True`` a separate,
@@ -20,11 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from ddssp.dp import PrivacyRecord
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPClassifier, DPRegressor, as_matrix, as_vector
 from ddssp.estimators.objpert import binary_labels, minimize_logistic
 
-NON_PRIVATE = {"eps": math.inf, "delta": 1.0, "mechanism": "none (non-private fit)"}
+#: the record of every non-private fit: no guarantee (eps = inf)
+NON_PRIVATE = PrivacyRecord("none (non-private fit)", eps=math.inf, delta=1.0)
 
 
 def _check_ridge(ridge: Any) -> float:
@@ -46,6 +48,24 @@ class PublicLinearRegression(DPRegressor):
 
     With ridge = 0 the minimum-norm least-squares solution is used (well defined when X is rank
     deficient, e.g. a level that never occurs in a synthetic sample).
+
+    Parameters
+    ----------
+    ridge : float
+        L2 penalty (>= 0); the intercept is not penalised.
+    fit_intercept : bool
+        Fit an intercept c.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+        The coefficients.
+    intercept_ : float
+        The intercept (0.0 unless ``fit_intercept``).
+    feature_names_in_ : list of str or None
+        Column names of a DataFrame X.
+    privacy_ : PrivacyRecord
+        :data:`NON_PRIVATE` (eps = inf): the fit is not private.
     """
 
     def __init__(self, ridge: float = 0.0, fit_intercept: bool = False) -> None:
@@ -72,7 +92,7 @@ class PublicLinearRegression(DPRegressor):
         self.intercept_ = float(theta[d]) if self.fit_intercept else 0.0
         self.feature_names_in_ = names
         self.n_features_in_ = d
-        self.privacy_ = dict(NON_PRIVATE)
+        self.privacy_ = NON_PRIVATE
         return self
 
 
@@ -82,6 +102,28 @@ class PublicLogisticRegression(DPClassifier):
     The loss is a sum over rows (not a mean), so ``ridge`` = 1/C of scikit-learn's
     ``LogisticRegression(C=...)``; the default ridge = 1.0 matches scikit-learn's default C = 1.
     The intercept (``fit_intercept=True``) is not penalised. Labels: 0/1, -1/+1 or boolean.
+
+    Parameters
+    ----------
+    ridge : float
+        L2 penalty (>= 0) on the summed loss.
+    fit_intercept : bool
+        Fit an intercept c.
+    max_iter, tol : int, float
+        Optimiser settings.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (d,)
+        The coefficients.
+    intercept_ : float
+        The intercept (0.0 unless ``fit_intercept``).
+    feature_names_in_ : list of str or None
+        Column names of a DataFrame X.
+    privacy_ : PrivacyRecord
+        :data:`NON_PRIVATE` (eps = inf): the fit is not private.
+    classes_ : ndarray
+        The two labels, following the coding of y.
     """
 
     def __init__(self, ridge: float = 1.0, fit_intercept: bool = False, max_iter: int = 2000, tol: float = 1e-10):
@@ -108,6 +150,6 @@ class PublicLogisticRegression(DPClassifier):
         self.classes_ = classes
         self.feature_names_in_ = names
         self.n_features_in_ = d
-        self.privacy_ = dict(NON_PRIVATE)
+        self.privacy_ = NON_PRIVATE
         return self
 

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.errors import DataError, DDSSPError, SchemaError
+from ddssp.types import Domain
 
 INTERCEPT = "intercept"
 _ENCODINGS = ("onehot", "numeric")
@@ -40,7 +41,7 @@ _KINDS = ("linear", "logistic")
 
 
 # ---------------------------------------------------------------------------------------------- codes
-def check_codes(codes: pd.DataFrame, domain: Mapping[str, int], columns: Sequence[str]) -> pd.DataFrame:
+def check_codes(codes: pd.DataFrame, domain: Domain, columns: Sequence[str]) -> pd.DataFrame:
     """``codes[columns]`` as int64 after checking every value is an integer code in 0..size-1."""
     if not isinstance(codes, pd.DataFrame):
         raise DataError(f"expected a pandas DataFrame of integer codes, got {type(codes).__name__}")
@@ -348,7 +349,7 @@ class SuffStats:
         return pd.DataFrame(self.matrix, index=self.names, columns=self.names)
 
 
-def _marginal(source: Any, cols: Sequence[str], domain: Mapping[str, int]) -> np.ndarray:
+def _marginal(source: Any, cols: Sequence[str], domain: Domain) -> np.ndarray:
     shape = tuple(int(domain[c]) for c in cols)
     arr = np.asarray(source.marginal(list(cols)), dtype=float)
     if arr.size != math.prod(shape):

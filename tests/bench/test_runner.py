@@ -70,7 +70,7 @@ def test_bad_overrides(spec, tmp_path):
 # ------------------------------------------------------------------ incremental results and --resume
 NAPP_SPEC = """
 kind = "napp-erm-simulation"
-epsilons = [0.5, 1.0]
+eps = [0.5, 1.0]
 trials = 3
 n_e = 200
 max_iter = 12
@@ -177,3 +177,18 @@ def test_no_progress_bar_when_stderr_is_not_a_terminal(tmp_path, capsys):
         bar.update(1)
     bar.close()
     assert capsys.readouterr().err == ""  # pytest's captured stderr is not a tty
+
+
+def test_renamed_spec_keys_still_read_with_a_warning(tmp_path):
+    """Spec keys follow the package's spelling (``eps``); a spec with the former spelling still runs
+    for one release, with a DeprecationWarning, and a spec giving both is refused."""
+    from ddssp.bench import BenchContext
+
+    ctx = BenchContext(spec_path=tmp_path / "x.toml", outdir=tmp_path, quiet=True, seed=0)
+    assert ctx.setting({"eps": [1.0]}, "eps", None, [9.0], old="epsilon") == [1.0]
+    with pytest.warns(DeprecationWarning, match="'epsilon' is deprecated"):
+        assert ctx.setting({"epsilon": [2.0]}, "eps", None, [9.0], old="epsilon") == [2.0]
+    assert ctx.setting({}, "eps", None, [9.0], old="epsilon") == [9.0]
+    assert ctx.setting({"epsilon": [2.0]}, "eps", [3.0], None, old="epsilon") == [3.0]  # --eps overrides
+    with pytest.raises(WorkloadError, match="both"):
+        ctx.setting({"eps": [1.0], "epsilon": [2.0]}, "eps", None, old="epsilon")

@@ -157,16 +157,16 @@ def test_insecure_seed_reproducible_and_stamped_secure_not_and_interface():
     a = AdaSSP(1.0, 1e-5, 1.0, 1.0, insecure_seed=11).fit(df, y)
     b = AdaSSP(1.0, 1e-5, 1.0, 1.0, noise=InsecureSeededNoise(11)).fit(X, y)
     assert np.allclose(a.coef_, b.coef_, rtol=1e-12, atol=1e-12)
-    assert a.privacy_["stamp"] == INSECURE_STAMP and a.privacy_["noise"]["secure"] is False
+    assert a.privacy_.stamp == INSECURE_STAMP and a.privacy_.noise["secure"] is False
     # the default is the secure source: two fits differ, no stamp, no seed parameter at all
     c, e = (AdaSSP(1.0, 1e-5, 1.0, 1.0).fit(X, y) for _ in range(2))
     assert not np.array_equal(c.xty_, e.xty_)
-    assert "stamp" not in c.privacy_ and c.privacy_["noise"] == {"source": "opendp", "secure": True}
+    assert c.privacy_.stamp is None and c.privacy_.noise == {"source": "opendp", "secure": True}
     with pytest.raises(TypeError):
         AdaSSP(1.0, 1e-5, 1.0, 1.0, seed=0)
     assert a.feature_names_in_ == ["a", "b", "c"] and b.feature_names_in_ is None
     assert a.intercept_ == 0.0
-    assert a.privacy_["eps"] == 1.0 and a.privacy_["delta"] == 1e-5
+    assert a.privacy_.eps == 1.0 and a.privacy_.delta == 1e-5
     assert a.predict(X).shape == (len(X),)
     assert np.allclose(a.predict(X), X @ a.coef_)
     assert "x_bound=1.0" in repr(a)
@@ -254,8 +254,8 @@ def test_fit_records_opendp_charge():
     X, y = _data()
     est = AdaSSP(30.0, 1e-5, 1.0, 1.0).fit(X, y)
     assert est.noise_factor_ == calibration_factor(30.0, 1e-5) > 1.0
-    assert est.privacy_["eps_from_opendp"] <= 30.0
-    assert est.privacy_["rho"] == pytest.approx(AdaSSP.opendp_rho(3, AdaSSP.noise_scales(30.0, 1e-5, 1, 1), 1, 1))
+    assert est.privacy_.details["eps_from_opendp"] <= 30.0
+    assert est.privacy_.rho == pytest.approx(AdaSSP.opendp_rho(3, AdaSSP.noise_scales(30.0, 1e-5, 1, 1), 1, 1))
 
 
 def _replay_xty(est, X, y, seed):

@@ -79,7 +79,8 @@ def test_linear_equals_lstsq_with_exact_marginals():
     np.testing.assert_allclose(est.intercept_, theta[0], rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(est.coef_, theta[1:], rtol=1e-8, atol=1e-10)
     assert est.feature_names_in_ == est.encoding_.names[1:]
-    assert est.privacy_ == {"post_processing": True}
+    assert est.privacy_.details == {"post_processing": True}
+    assert est.privacy_.eps is None and est.privacy_.delta is None and est.privacy_.rho is None
     assert est.n_ == len(codes)
     # predict: codes, encoded matrix (with or without intercept), encoded DataFrame all agree with X theta
     pred = X @ theta
@@ -191,7 +192,8 @@ def test_estimator_warns_on_indefinite_noisy_marginals():
     with pytest.warns(UserWarning, match="not positive semi-definite"):
         est = DDSSPLogisticRegression().fit(NoisySource(ExactMarginals(codes, schema), 200.0, 9), target="member")
     assert np.all(np.isfinite(est.coef_)) and math.isfinite(est.intercept_)
-    assert est.privacy_ == {"post_processing": True, "eps": 0.5, "delta": 1e-6}
+    assert est.privacy_.details == {"post_processing": True}
+    assert (est.privacy_.eps, est.privacy_.delta, est.privacy_.rho) == (0.5, 1e-6, None)
 
 
 # ------------------------------------------------------------------------------------- logistic

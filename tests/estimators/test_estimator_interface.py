@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import ddssp.estimators as est
+from ddssp.dp import PrivacyRecord
 from ddssp.estimators.base import DPEstimator
 
 
@@ -33,5 +34,5 @@ def test_row_estimators_fit_predict(make):
     y = np.clip(X @ np.array([0.3, -0.2, 0.1]), -1, 1)
     m = make().fit(X, y)
     assert m.coef_.shape == (3,) and np.isfinite(m.intercept_)
-    assert m.predict(X).shape == (300,) and isinstance(m.privacy_, dict)
+    assert m.predict(X).shape == (300,) and isinstance(m.privacy_, PrivacyRecord)
     assert set(m.get_params()) <= set(vars(m))

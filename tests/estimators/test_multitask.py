@@ -245,7 +245,7 @@ def test_gd_ledger_composes_to_beta(small_data):
     # each step is charged OpenDP's map for m d float Gaussian entries at L2 sensitivity sqrt(beta) Gamma
     per = opendp_charge(gaussian_float_measurement(sig, data.n_tasks * 5), math.sqrt(plan.beta) * 2.0)[0]
     assert all(e.rho == per for e in est.ledger_.entries[1:])
-    assert est.privacy_["noise"]["secure"] and "stamp" not in est.privacy_
+    assert est.privacy_.noise["secure"] and est.privacy_.stamp is None
 
 
 # --------------------------------------------------------------------------- accounting
@@ -258,8 +258,8 @@ def test_budget_plan_and_ledger_ssp(small_data):
     assert math.isclose(est.ledger_.entries[0].rho, 0.2 * rho, rel_tol=1e-9)
     assert math.isclose(est.ledger_.entries[1].rho, 0.8 * rho, rel_tol=1e-9)
     assert est.ledger_.spent <= rho * (1 + 1e-12)
-    assert est.privacy_["epsilon_spent"] <= 1.0 + 1e-9 and est.privacy_["level"] == "user"
-    assert user_budgets(data.user_idx, est.weights_, data.n_users).max() <= est.privacy_["beta"]
+    assert est.privacy_.eps <= 1.0 + 1e-9 and est.privacy_.details["level"] == "user"
+    assert user_budgets(data.user_idx, est.weights_, data.n_users).max() <= est.privacy_.details["beta"]
     # uniform, per-user normalised weights need no counts: all rho goes to the SSP round
     est0 = MultiTaskSSP(1.0, 1e-5, mu=0.0, per_user="normalize").fit(data)
     assert [e.kind for e in est0.ledger_.entries] == ["ssp-round"]
@@ -329,19 +329,19 @@ def test_dp_als_large_eps_matches_nonprivate_als():
     # tolerance (rmse 0.125-0.47). The comparison holds for this fixed (insecure) draw, as it did for the
     # old numpy seed; it is not a property of every draw.
     est = DPALS(1e8, 1e-5, rank=3, rounds=8, allocation="adaptive", mu=0.0, beta_bar=0.01, clip_x=3.0,
-                clip_star=1.0, item_ridge=1.0, random_state=0, insecure_seed=1).fit(train)
+                clip_star=1.0, item_ridge=1.0, seed=0, insecure_seed=1).fit(train)
     r_np, r_dp = rmse(U_np), rmse(est.coef_)
     assert r_np < 0.2  # the generator's noise sd is 0.1
     assert abs(r_dp - r_np) < 0.01
-    low = DPALS(0.5, 1e-5, rank=3, rounds=8, allocation="uniform", k=5, random_state=0, insecure_seed=0).fit(train)
+    low = DPALS(0.5, 1e-5, rank=3, rounds=8, allocation="uniform", k=5, seed=0, insecure_seed=0).fit(train)
     assert rmse(low.coef_) > r_np + 0.05  # and the comparison can fail
 
 
 # --------------------------------------------------------------------------- bad input
 def test_bad_privacy_parameters(small_data):
     data, _ = small_data
-    for kw in (dict(epsilon=0.0, delta=1e-5), dict(epsilon=-1, delta=1e-5), dict(epsilon=1, delta=1.0),
-               dict(epsilon=1, delta=0.0), dict(epsilon=float("nan"), delta=1e-5)):
+    for kw in (dict(eps=0.0, delta=1e-5), dict(eps=-1, delta=1e-5), dict(eps=1, delta=1.0),
+               dict(eps=1, delta=0.0), dict(eps=float("nan"), delta=1e-5)):
         with pytest.raises(PrivacyParameterError):
             MultiTaskSSP(**kw).fit(data)
     with pytest.raises(PrivacyParameterError, match="count_share"):
@@ -390,7 +390,7 @@ def test_insecure_seed_reproduces_and_is_stamped(small_data):
     b = MultiTaskSSP(1.0, 1e-5, insecure_seed=7).fit(data)
     c = MultiTaskSSP(1.0, 1e-5, insecure_seed=8).fit(data)
     assert np.array_equal(a.coef_, b.coef_) and not np.array_equal(a.coef_, c.coef_)
-    assert a.privacy_["stamp"] == INSECURE_STAMP and not a.privacy_["noise"]["secure"]
+    assert a.privacy_.stamp == INSECURE_STAMP and not a.privacy_.noise["secure"]
     with pytest.raises(PrivacyParameterError, match="either"):
         MultiTaskNoisyGD(1.0, 1e-5, noise=SecureNoise(), insecure_seed=1).fit(data)
     with pytest.raises(PrivacyParameterError, match="NoiseSource"):
@@ -399,22 +399,22 @@ def test_insecure_seed_reproduces_and_is_stamped(small_data):
 
 def test_seed_no_longer_reproduces_the_noise(small_data):
     """Seed reversal: no seed reaches the DP noise. MultiTaskSSP / NoisyGD take no seed at all; DPALS's
-    random_state fixes only its initial factors and sampling keys, so two fits with the same random_state
+    seed fixes only its initial factors and sampling keys, so two fits with the same seed
     differ on the default (secure) source, and agree when the insecure source is seeded too."""
     data, _ = small_data
     with pytest.raises(TypeError):
-        MultiTaskSSP(1.0, 1e-5, random_state=7)
+        MultiTaskSSP(1.0, 1e-5, seed=7)
     a = MultiTaskSSP(1.0, 1e-5).fit(data)
     b = MultiTaskSSP(1.0, 1e-5).fit(data)
-    assert not np.array_equal(a.coef_, b.coef_) and a.privacy_["noise"]["secure"]
+    assert not np.array_equal(a.coef_, b.coef_) and a.privacy_.noise["secure"]
     ratings = synthetic_ratings(30, 300, 2, 5, rng=np.random.default_rng(5))
-    kw = dict(rank=2, rounds=2, allocation="uniform", k=3, random_state=3)
+    kw = dict(rank=2, rounds=2, allocation="uniform", k=3, seed=3)
     u1, u2 = DPALS(1.0, 1e-5, **kw).fit(ratings), DPALS(1.0, 1e-5, **kw).fit(ratings)
     assert not np.array_equal(u1.coef_, u2.coef_)
     i1 = DPALS(1.0, 1e-5, insecure_seed=4, **kw).fit(ratings)
     i2 = DPALS(1.0, 1e-5, insecure_seed=4, **kw).fit(ratings)
     np.testing.assert_array_equal(i1.coef_, i2.coef_)
-    assert i1.privacy_["stamp"] == INSECURE_STAMP
+    assert i1.privacy_.stamp == INSECURE_STAMP
 
 
 # --------------------------------------------------------------------------- bench runner
@@ -424,14 +424,14 @@ def test_runner_small_specs(tmp_path):
 
     ctx = BenchContext(spec_path=tmp_path / "x.toml", outdir=tmp_path, quiet=True, seed=0)
     spec = dict(kind="multitask-synthetic", n_tasks=8, n_users=300, tasks_per_user=3, a=[1.0],
-                mu=[0.0, 0.5], epsilon=[1.0], trials=1, gd_steps=3)
+                mu=[0.0, 0.5], eps=[1.0], trials=1, gd_steps=3)
     df = run(spec, ctx)
     for c in ("method", "a", "epsilon", "mu", "trial", "metric", "value", "seconds"):
         assert c in df.columns
     assert set(df.method) == {"ssp", "gd", "ridge-nonprivate"}
     assert len(df) == 2 * (1 + 2 * 2)
     spec = dict(kind="multitask-synthetic", mode="als", n_items=30, n_users=300, ratings_per_user=5,
-                epsilon=[2.0], trials=1, rounds=2, k=3, buckets=3, mu=[0.25])
+                eps=[2.0], trials=1, rounds=2, k=3, buckets=3, mu=[0.25])
     df = run(spec, ctx)
     assert set(df.method) == {"als-nonprivate", "dpals-uniform", "dpals-tail", "adadpals"}
     assert set(df.bucket) == {"all", "0", "1", "2"}
@@ -441,3 +441,21 @@ def test_runner_small_specs(tmp_path):
         run(dict(spec, mode="nope"), ctx)
     with pytest.raises(WorkloadError):
         run(dict(spec, methods=["bogus"]), ctx)
+
+
+def test_old_parameter_spellings_still_work_with_a_warning(small_data):
+    """``epsilon`` and DPALS's ``random_state`` were renamed ``eps`` and ``seed``; the old keywords
+    still work for one release, with a DeprecationWarning, and cannot be mixed with the new ones.
+    A DPALS without any eps is refused (dp_als reads eps=None as a non-private run)."""
+    with pytest.warns(DeprecationWarning, match="'epsilon' is deprecated"):
+        m = MultiTaskSSP(epsilon=1.0, delta=1e-5)
+    assert m.eps == 1.0 and "epsilon" not in m.get_params()
+    with pytest.warns(DeprecationWarning, match="'random_state' is deprecated"):
+        assert DPALS(1.0, 1e-5, random_state=3).seed == 3
+    with pytest.raises(TypeError, match="both"), pytest.warns(DeprecationWarning):
+        MultiTaskNoisyGD(1.0, 1e-5, epsilon=2.0)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        MultiTaskSSP(1.0, 1e-5, eps_typo=1.0)
+    ratings = synthetic_ratings(30, 300, 2, 5, rng=np.random.default_rng(5))
+    with pytest.raises(PrivacyParameterError):
+        DPALS(delta=1e-5, rank=2, rounds=1).fit(ratings)

@@ -161,7 +161,7 @@ def test_seed_no_longer_reproduces_the_dp_noise():
         b = NAPPERM(**kw).fit(X, y)
         assert not np.array_equal(seen[0], seen[1])
         assert not np.array_equal(a.coef_last_, b.coef_last_)
-        assert a.privacy_["noise"]["secure"] and "stamp" not in a.privacy_
+        assert a.privacy_.noise["secure"] and a.privacy_.stamp is None
         # the attacker's replay: the old code drew b from default_rng(seed) first
         replay = np.random.default_rng(5).normal(0.0, gaussian_b_sigma(0.5, 1e-4, 1.0, 5.0), P)
         assert not np.allclose(replay, seen[0])
@@ -170,7 +170,7 @@ def test_seed_no_longer_reproduces_the_dp_noise():
         d = NAPPERM(insecure_seed=9, **kw).fit(X, y)
         np.testing.assert_array_equal(seen[0], seen[1])
         np.testing.assert_array_equal(c.coef_, d.coef_)
-        assert c.privacy_["stamp"] == INSECURE_STAMP and not c.privacy_["noise"]["secure"]
+        assert c.privacy_.stamp == INSECURE_STAMP and not c.privacy_.noise["secure"]
     finally:
         napp_erm.NAPPERM._run = real_run
 
@@ -198,15 +198,15 @@ def test_fit_return_and_recycle_budget():
               max_iter=3, seed=8)
     # ridge with Lambda below Lambda0: nothing to retrieve
     m = NAPPERM(Lambda=0.5, budget="return", **kw).fit(X, y)
-    assert m.privacy_["retrieved_eps"] == 0.0 and m.privacy_["eps"] == 1.0
+    assert m.privacy_.details["retrieved_eps"] == 0.0 and m.privacy_.eps == 1.0
     # ridge with Lambda = 4 Lambda0 (Lambda0 = 1): Delta = 0.5 * (1 - 1/4)
     m = NAPPERM(Lambda=4.0, budget="return", **kw).fit(X, y)
-    assert m.privacy_["retrieved_eps"] == pytest.approx(0.375)
-    assert m.privacy_["eps"] == pytest.approx(0.625)
+    assert m.privacy_.details["retrieved_eps"] == pytest.approx(0.375)
+    assert m.privacy_.eps == pytest.approx(0.625)
     m = NAPPERM(Lambda=4.0, budget="recycle", **kw).fit(X, y)
-    assert m.privacy_["eps_noise"] == pytest.approx(0.875)
-    assert m.privacy_["Lambda0_recycled"] == pytest.approx(4.0)
-    assert m.privacy_["eps_composition_bound"] == 2.0
+    assert m.privacy_.details["eps_noise"] == pytest.approx(0.875)
+    assert m.privacy_.details["Lambda0_recycled"] == pytest.approx(4.0)
+    assert m.privacy_.details["eps_composition_bound"] == 2.0
 
 
 # --------------------------------------------------------------------------- limits
@@ -219,7 +219,7 @@ def test_large_eps_approaches_nonprivate_lasso(loss, Lambda):
     # the Poisson constants zeta2, zeta3 = exp(12)
     m = NAPPERM(loss=loss, penalty="lasso", Lambda=Lambda, eps=1e12, zeta1=zeta1, y_bound=1e4,
                 theta_bound=12.0, n_e=10000, max_iter=40, seed=10).fit(X, y)
-    assert m.privacy_["Lambda0"] < 1e-6
+    assert m.privacy_.details["Lambda0"] < 1e-6
     assert np.linalg.norm(m.coef_ - ref) < 0.03 * np.linalg.norm(ref)
     # support: the clearly non-zero lasso coefficients are selected
     assert np.all(m.selected_[np.abs(ref) > 0.1])
@@ -260,15 +260,15 @@ def test_interface_and_prediction():
     with pytest.warns(NAPPApproximationWarning):  # eps = 1 with n_e = 1000: the DP term is not realised
         m = NAPPERM(loss="poisson", Lambda=2.0, eps=1.0, y_bound=50, theta_bound=3.0, max_iter=3, n_e=1000,
                     seed=0, insecure_seed=0).fit(X, y)
-    assert m.privacy_["dp_term_shift"] > 0.1
+    assert m.privacy_.details["dp_term_shift"] > 0.1
     assert m.coef_.shape == (P,) and m.intercept_ == 0.0
     np.testing.assert_allclose(m.predict(X), np.exp(X @ m.coef_))
-    assert m.privacy_["eps"] == 1.0 and m.privacy_["noise_distribution"] == "spherical Laplace"
+    assert m.privacy_.eps == 1.0 and m.privacy_.details["noise_distribution"] == "spherical Laplace"
     assert np.linalg.norm(m.coef_) <= 3.0 + 1e-9  # the parameter ball is respected
     Xl, yl = sim("logistic", 300, 17)
     c = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0,
                 insecure_seed=0).fit(Xl, yl)
-    assert c.privacy_["dp_term_shift"] < 0.1
+    assert c.privacy_.details["dp_term_shift"] < 0.1
     assert set(np.unique(c.predict(Xl))) <= {0, 1}
     assert c.predict_proba(Xl).shape == (300, 2)
     # same seed and same insecure noise seed -> same fit (the seed alone no longer fixes the DP noise)
@@ -313,7 +313,7 @@ def test_bad_input_raises(kw, err):
 def test_lambda0_at_minimum_is_accepted_and_logistic_y_checked():
     X, y = sim("linear", 50, 19)
     m = NAPPERM(loss="linear", eps=1.0, Lambda0=1.0, y_bound=2.0, theta_bound=3.0, n_e=100, max_iter=2).fit(X, y)
-    assert m.privacy_["Lambda0"] == 1.0
+    assert m.privacy_.details["Lambda0"] == 1.0
     with pytest.raises(DDSSPError):
         NAPPERM(loss="logistic", eps=1.0, n_e=100, max_iter=2).fit(X, y)
 
@@ -366,7 +366,7 @@ def test_simulation_runner_small(tmp_path):
     from ddssp.errors import WorkloadError
     from ddssp.bench.napp_erm import run
 
-    spec = {"kind": "napp-erm-simulation", "epsilons": [1.0], "trials": 1, "n_e": 200, "max_iter": 2,
+    spec = {"kind": "napp-erm-simulation", "eps": [1.0], "trials": 1, "n_e": 200, "max_iter": 2,
             "n_test": 100, "methods": ["NAPP-ERM", "MOOR(b=0)", "lasso"],
             "designs": [{"loss": "linear", "n": 50, "Lambda": [1.0, 5.0], "y_bound": 1.7, "theta_bound": 2.0}]}
     ctx = BenchContext(spec_path=tmp_path / "s.toml", outdir=tmp_path, quiet=True)
@@ -454,7 +454,7 @@ def test_recycle_rescale_is_step_6():
     try:
         m = NAPPERM(recycle_noise="rescale", **kw).fit(X, y)
         assert len(seen) == 2
-        d = m.privacy_["retrieved_eps"]
+        d = m.privacy_.details["retrieved_eps"]
         assert d > 0
         np.testing.assert_allclose(seen[1], seen[0] * 0.5 / (0.5 + d), rtol=1e-12)
         seen.clear()

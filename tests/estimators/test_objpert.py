@@ -63,7 +63,7 @@ def test_recovered_b_is_exact_for_one_fit():
     X, y = _data()
     est = ObjectivePerturbation(0.5, 1e-5, 1.0, insecure_seed=3).fit(X, y)
     b = np.random.default_rng(3).normal(0.0, est.sigma_, X.shape[1])
-    assert est.privacy_["stamp"] == INSECURE_STAMP
+    assert est.privacy_.stamp == INSECURE_STAMP
     assert np.allclose(_recovered_b(est, X, y), b, rtol=1e-5, atol=1e-6 * est.sigma_)
     assert not hasattr(est, "b_")  # the noise is never stored (it would reveal the gradient)
 
@@ -118,7 +118,7 @@ def test_label_codings_and_interface():
     assert proba.shape == (len(X), 2) and np.allclose(proba.sum(1), 1)
     assert a.feature_names_in_ == ["u", "v", "w"]
     assert a.intercept_ == 0.0
-    assert a.privacy_["eps"] == 1.0 and a.privacy_["delta"] == 1e-5
+    assert a.privacy_.eps == 1.0 and a.privacy_.delta == 1e-5
 
 
 def test_binary_labels_rejects_other_codings():
@@ -160,7 +160,7 @@ def test_default_noise_is_secure_and_unseeded():
     X, y = _data()
     a, b = (ObjectivePerturbation(1.0, 1e-5, 1.0).fit(X, y) for _ in range(2))
     assert not np.array_equal(a.coef_, b.coef_)
-    assert a.privacy_["noise"] == {"source": "opendp", "secure": True} and "stamp" not in a.privacy_
+    assert a.privacy_.noise == {"source": "opendp", "secure": True} and a.privacy_.stamp is None
     with pytest.raises(TypeError):
         ObjectivePerturbation(1.0, 1e-5, 1.0, seed=0)
     with pytest.raises(PrivacyParameterError):

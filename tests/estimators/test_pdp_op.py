@@ -160,17 +160,17 @@ def test_eta_matches_paper_theorems():
         B = min(1 / math.sqrt(lam), math.sqrt(d) / lam)
         m = PDPOutputPerturbation(lam, insecure_seed=0).fit(X, y, eps=eps)
         assert m.noise_rate_ == pytest.approx(lam * S / (2 * math.sqrt(d) * (1 + math.sqrt(d) * B)), rel=1e-12)
-        assert m.privacy_["theorem"] == "3.2"
+        assert m.privacy_.details["theorem"] == "3.2"
         # per-row privacy loss eta * Delta_i is exactly eps_i
         np.testing.assert_allclose(m.noise_rate_ * m.sensitivity_, eps, rtol=1e-12)
     # Thm 3.4 with a smaller public bound B on ||theta_bar_0||
     lam, Bp = 1.0, 0.2
     m = PDPOutputPerturbation(lam, theta_bound=Bp, insecure_seed=0).fit(X, y, eps=eps)
-    assert m.privacy_["theorem"] == "3.4"
+    assert m.privacy_.details["theorem"] == "3.4"
     assert m.noise_rate_ == pytest.approx(lam * S / (2 * math.sqrt(d) * (Bp * math.sqrt(d) + 1)), rel=1e-12)
     # a theta_bound larger than Thm 3.2's bound never adds noise
     m2 = PDPOutputPerturbation(lam, theta_bound=100.0, insecure_seed=0).fit(X, y, eps=eps)
-    assert m2.privacy_["theorem"] == "3.2"
+    assert m2.privacy_.details["theorem"] == "3.2"
 
 
 def _neighbour_ratios(rng, lam, d, n, draw_x, Y, trials, theta_bound_from_data=False):
@@ -264,7 +264,7 @@ def test_huge_eps_gives_nonprivate_weighted_ridge():
     m = PDPOutputPerturbation(lam, fit_intercept=True, insecure_seed=0).fit(X, y + 0.5, eps=base * 1e12)
     full = _ridge_lstsq(np.column_stack([X, np.ones(50)]), y + 0.5, base / base.sum(), lam)
     np.testing.assert_allclose(np.append(m.coef_, m.intercept_), full, atol=1e-8)
-    assert m.privacy_["x_radius"] == pytest.approx(math.sqrt(5))
+    assert m.privacy_.details["x_radius"] == pytest.approx(math.sqrt(5))
     np.testing.assert_allclose(m.predict(X), X @ full[:-1] + full[-1], atol=1e-7)
 
 
@@ -275,9 +275,9 @@ def test_nonpersonalized_uses_min_eps():
     lam = 2.0
     m = NonPersonalizedOutputPerturbation(lam, insecure_seed=0).fit(X, y, eps=eps)
     np.testing.assert_allclose(m.weights_, 1 / 40)
-    assert m.privacy_["eps"] == eps.min()
-    np.testing.assert_allclose(m.privacy_["personalized_eps"], eps.min())
-    np.testing.assert_allclose(m.privacy_["requested_eps"], eps)
+    assert m.privacy_.eps == eps.min()
+    np.testing.assert_allclose(m.privacy_.details["personalized_eps"], eps.min())
+    np.testing.assert_allclose(m.privacy_.details["requested_eps"], eps)
     assert m.noise_rate_ == pytest.approx(40 * eps.min() / sensitivity_constant(lam, math.sqrt(3)), rel=1e-12)
     p = PDPOutputPerturbation(lam, insecure_seed=0).fit(X, y, eps=eps)
     assert p.noise_rate_ > 5 * m.noise_rate_  # personalization: sum eps >> n min eps here
@@ -294,12 +294,12 @@ def test_jorgensen_probabilities_and_sampling_rate():
     eps = np.full(n, 0.5)
     m = JorgensenSampleMechanism(1.0, threshold=1.0).fit(X, y, eps=eps)  # secure coin flips
     p = np.expm1(0.5) / np.expm1(1.0)
-    assert m.privacy_["noise"]["secure"] and "stamp" not in m.privacy_
+    assert m.privacy_.noise["secure"] and m.privacy_.stamp is None
     assert abs(m.n_sampled_ / n - p) < 5 * math.sqrt(p * (1 - p) / n)
     assert m.n_sampled_ == m.sampled_.sum()
     assert m.noise_rate_ == pytest.approx(1.0 * m.n_sampled_ / sensitivity_constant(1.0, math.sqrt(2)), rel=1e-12)
-    assert m.privacy_["guaranteed_eps"] == 1.0
-    np.testing.assert_allclose(m.privacy_["personalized_eps"], 0.5)
+    assert m.privacy_.eps == 1.0 and m.privacy_.details["guaranteed_eps"] == 1.0
+    np.testing.assert_allclose(m.privacy_.details["personalized_eps"], 0.5)
     # thresholds
     e2 = np.array([0.1, 0.3, 0.8])
     assert JorgensenSampleMechanism(1.0, threshold="max", insecure_seed=0).fit(X[:3], y[:3], eps=e2).threshold_ == 0.8
@@ -317,7 +317,7 @@ def test_jorgensen_no_point_sampled():
     eps = np.full(30, 1e-12)  # p_i ~ 6e-13 with t = 1
     with pytest.warns(RuntimeWarning, match="N_s = 0"):
         m = JorgensenSampleMechanism(1.0, threshold=1.0, fit_intercept=True, insecure_seed=0).fit(X, y, eps=eps)
-    assert m.n_sampled_ == 0 and m.privacy_["n_sampled"] == 0
+    assert m.n_sampled_ == 0 and m.privacy_.details["n_sampled"] == 0
     np.testing.assert_array_equal(m.coef_, np.zeros(3))
     assert m.intercept_ == 0.0
     np.testing.assert_array_equal(m.predict(X), np.zeros(30))
@@ -334,7 +334,7 @@ def test_eps_column_name_and_scalar():
     eps = rng.uniform(0.1, 1, 30)
     df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(eps_i=eps)
     m1 = PDPOutputPerturbation(1.0, eps="eps_i", insecure_seed=3).fit(df, y)
-    assert m1.privacy_["stamp"] == INSECURE_STAMP and m1.privacy_["noise"]["secure"] is False
+    assert m1.privacy_.stamp == INSECURE_STAMP and m1.privacy_.noise["secure"] is False
     m2 = PDPOutputPerturbation(1.0, insecure_seed=3).fit(df.drop(columns="eps_i"), y, eps=eps)
     np.testing.assert_array_equal(m1.coef_, m2.coef_)
     assert m1.feature_names_in_ == ["a", "b", "c"]
@@ -343,8 +343,8 @@ def test_eps_column_name_and_scalar():
     m3 = PDPOutputPerturbation(1.0, eps=0.5, insecure_seed=3).fit(X, y)
     m4 = PDPOutputPerturbation(1.0, insecure_seed=3).fit(X, y, eps=0.5)
     np.testing.assert_array_equal(m3.coef_, m4.coef_)
-    np.testing.assert_allclose(m3.privacy_["personalized_eps"], 0.5)
-    assert m3.privacy_["pure_dp"] is True and m3.privacy_["min_eps"] == m3.privacy_["max_eps"] == 0.5
+    np.testing.assert_allclose(m3.privacy_.details["personalized_eps"], 0.5)
+    assert m3.privacy_.details["pure_dp"] is True and m3.privacy_.details["min_eps"] == m3.privacy_.details["max_eps"] == 0.5
 
 
 # --------------------------------------------------------------------------- bad input

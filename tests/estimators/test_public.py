@@ -27,7 +27,7 @@ def test_ols_normal_equations():
     m = PublicLinearRegression().fit(X, y)
     assert np.allclose(X.T @ (y - X @ m.coef_), 0, atol=1e-8)
     assert m.intercept_ == 0.0
-    assert m.privacy_["eps"] == math.inf
+    assert m.privacy_.eps == math.inf
 
 
 def test_ols_intercept_and_ridge():
@@ -63,7 +63,7 @@ def test_logistic_stationarity_and_unpenalised_intercept():
         assert list(m0.classes_) == [-1, 1]
         p0 = m0.predict_proba(X)[:, 1]
         assert np.allclose(X.T @ (y - p0), ridge * m0.coef_, atol=1e-5)
-        assert m0.intercept_ == 0.0 and m0.privacy_["eps"] == math.inf
+        assert m0.intercept_ == 0.0 and m0.privacy_.eps == math.inf
 
 
 def test_logistic_ridge_shrinks():

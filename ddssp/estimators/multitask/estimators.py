@@ -10,14 +10,15 @@ interface (``predict(X)``) does not fit, so these subclass :class:`DPEstimator` 
 - :class:`MultiTaskNoisyGD`: Algorithm 2 (task-weighted noisy gradient descent);
 - :class:`DPALS`: DP alternating least squares for matrix completion (items are the tasks).
 
-Budget: (epsilon, delta) -> rho (CKS). A share ``count_share`` pays for noisy task counts when the weights
+Budget: (eps, delta) -> rho (CKS). A share ``count_share`` pays for noisy task counts when the weights
 need them (unless ``public_counts`` are declared); the rest is the per-user budget beta of the training
-releases. ``ledger_`` holds every charge; ``privacy_`` summarises it.
+releases. ``ledger_`` holds every charge; ``privacy_`` (a :class:`~ddssp.dp.PrivacyRecord` built from it)
+summarises it.
 
 Noise: every DP draw (noisy counts, SSP statistics, GD steps) comes from ``noise`` (default
 :class:`~ddssp.dp.noise.SecureNoise`: OpenDP, no seed reaches it; charges are OpenDP's maps).
-``insecure_seed=N`` makes it reproducible for tests, NOT PRIVATE (``privacy_["stamp"]``). MultiTaskSSP and
-MultiTaskNoisyGD have no other randomness (no seed parameter); DPALS keeps ``random_state`` for its
+``insecure_seed=N`` makes it reproducible for tests, NOT PRIVATE (``privacy_.stamp``). MultiTaskSSP and
+MultiTaskNoisyGD have no other randomness (no seed parameter); DPALS takes ``seed`` for its
 initial item factors and the uniform / tail sampling keys, which are not privacy noise.
 """
 
@@ -29,16 +30,17 @@ from typing import Any
 import numpy as np
 
 from ddssp.errors import DDSSPError
-from ddssp.estimators.base import DPEstimator, as_matrix
+from ddssp.estimators.base import DPEstimator, as_matrix, renamed_keywords, take_renamed
 from ddssp.estimators.multitask.model import (
     ALLOCATIONS,
+    BudgetPlan,
     PER_USER_MODES,
     Ledger,
     MultiTaskData,
     als_predict,
     dp_als,
     adaptive_weights,
-    epsilon_spent,
+    eps_spent,
     per_user_weights,
     plan_budget,
     private_task_counts,
@@ -46,7 +48,7 @@ from ddssp.estimators.multitask.model import (
     weighted_noisy_gd,
     weighted_ssp,
 )
-from ddssp.dp import check_bound, clip_rows, make_rng
+from ddssp.dp import PrivacyRecord, check_bound, check_eps, clip_rows, make_rng
 from ddssp.dp.noise import NoiseSource, resolve_noise
 
 
@@ -54,6 +56,16 @@ def _check_data(data: Any) -> MultiTaskData:
     if not isinstance(data, MultiTaskData):
         raise DDSSPError("fit expects a MultiTaskData (see MultiTaskData.from_frame)")
     return data
+
+
+def _record(name: str, ledger: Ledger, plan: BudgetPlan, noise: NoiseSource, **extra: Any) -> PrivacyRecord:
+    """The fit's :class:`~ddssp.dp.PrivacyRecord`: rho is what the ledger spent and eps the user-level
+    (eps, plan.delta)-DP it implies (CKS, never above the planned eps); ``details`` holds the plan
+    (``eps_budget``, ``rho_budget``, ``rho_counts``, ``beta``, ``rounds``) and ``level`` = "user"."""
+    details = {"eps_budget": plan.eps, "rho_budget": plan.rho_total, "rho_counts": plan.rho_counts,
+               "beta": plan.beta, "rounds": plan.rounds, "level": "user", **extra}
+    return ledger.record(f"{name} (user-level zCDP, OpenDP Gaussian)", delta=plan.delta,
+                         eps=eps_spent(ledger, plan.delta), noise=noise, details=details)
 
 
 class _MultiTaskBase(DPEstimator):
@@ -66,7 +78,7 @@ class _MultiTaskBase(DPEstimator):
         if self.per_user not in PER_USER_MODES:
             raise DDSSPError(f"per_user must be one of {PER_USER_MODES}, got {self.per_user!r}")
         needs = self._needs_counts() or (force_counts and self.public_counts is None)
-        plan = plan_budget(self.epsilon, self.delta, rounds, self.count_share if needs else 0.0)
+        plan = plan_budget(self.eps, self.delta, rounds, self.count_share if needs else 0.0)
         ledger = Ledger(plan.rho_total)
         counts, n_hat = None, None
         if self.public_counts is not None:
@@ -89,17 +101,9 @@ class _MultiTaskBase(DPEstimator):
         self.tasks_ = data.tasks
         self.feature_names_in_ = data.feature_names
         self.ledger_ = ledger
-        self.privacy_ = {
-            **plan.to_dict(),
-            "rho_spent": ledger.spent,
-            "epsilon_spent": epsilon_spent(ledger, plan.delta),
-            "level": "user",
-            "counts": "public (declared)" if self.public_counts is not None else
-                      ("private" if any(e.kind == "task-counts" for e in ledger.entries) else "not used"),
-            "noise": noise.describe(),
-        }
-        if noise.stamp:
-            self.privacy_["stamp"] = noise.stamp
+        counts = ("public (declared)" if self.public_counts is not None else
+                  ("private" if any(e.kind == "task-counts" for e in ledger.entries) else "not used"))
+        self.privacy_ = _record(type(self).__name__, ledger, plan, noise, counts=counts)
 
     def _task_index(self, task_ids: Any) -> np.ndarray:
         self._check_fitted()
@@ -122,27 +126,60 @@ class _MultiTaskBase(DPEstimator):
 
 
 class MultiTaskSSP(_MultiTaskBase):
-    """Task-weighted SSP for multi-task ridge regression (Algorithm 1), user-level (epsilon, delta)-DP.
+    """Task-weighted SSP for multi-task ridge regression (Algorithm 1), user-level (eps, delta)-DP.
 
-    clip_x, clip_star: declared bounds (x clipped to ||x|| <= clip_x, y to |y| <= clip_x clip_star).
-    mu: weight exponent (omega_i ~ n_i^-mu; 0 = uniform, 1/2 is the strongly convex optimum).
-    ridge: added to the PSD-projected noisy A_i (None: clip_x^2 sqrt(d), the scale of the noise's spectrum).
-    per_user: "normalize" (default: w_ij = omega_i sqrt(beta / S_j), every user spends exactly beta; the
-      paper's Appendix C "weights normalized per user") or "clip" (w_ij = omega_i min(1, sqrt(beta / S_j));
-      users with S_j < beta leave budget unspent). Normalising gave the lower RMSE in all 64 settings of
-      workloads/multitask-synthetic.toml (private counts; README), hence the default.
-    beta_bar: sum_i n_i omega_i^2 = n * beta_bar * beta.
-    count_share: fraction of rho for the noisy counts (when needed); count_clip: per-user L2^2 clip of the
-    count contributions (a user with more tasks counts fractionally).
-    public_counts: task sizes you declare public (then nothing is spent on counts).
-    noise: the DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`); insecure_seed: FOR TESTS
-    ONLY, reproducible NOT PRIVATE noise. Give at most one.
+    Parameters
+    ----------
+    eps, delta : float
+        User-level privacy budget of the fit (converted to zCDP by the CKS bound).
+    mu : float
+        Weight exponent (omega_i ~ n_i^-mu; 0 = uniform, 1/2 is the strongly convex optimum).
+    clip_x, clip_star : float
+        Declared bounds: x clipped to ||x|| <= clip_x, y to |y| <= clip_x clip_star.
+    ridge : float or None
+        Added to the PSD-projected noisy A_i (None: clip_x^2 sqrt(d), the scale of the noise's spectrum).
+    per_user : {"normalize", "clip"}
+        "normalize" (w_ij = omega_i sqrt(beta / S_j), every user spends exactly beta; the paper's
+        Appendix C "weights normalized per user") or "clip" (w_ij = omega_i min(1, sqrt(beta / S_j));
+        users with S_j < beta leave budget unspent). Normalising gave the lower RMSE in all 64
+        settings of workloads/multitask-synthetic.toml (private counts), hence the default.
+    beta_bar : float
+        sum_i n_i omega_i^2 = n * beta_bar * beta.
+    count_share : float
+        Fraction of rho for the noisy task counts (when the weights need them).
+    count_clip : float
+        Per-user L2^2 clip of the count contributions (a user with more tasks counts fractionally).
+    public_counts : array-like or None
+        Task sizes you declare public (then nothing is spent on counts).
+    noise : NoiseSource or None
+        The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`).
+    insecure_seed : int or None
+        FOR TESTS ONLY: reproducible, NOT PRIVATE noise. Give at most one of ``noise`` and this.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (m, d)
+        One coefficient vector per task (row i for ``tasks_[i]``).
+    intercept_ : ndarray of shape (m,)
+        Zeros (add a constant feature to fit an intercept).
+    tasks_ : ndarray
+        The task labels, in the order of ``coef_``'s rows.
+    feature_names_in_ : list of str or None
+        The data's feature names.
+    weights_ : ndarray
+        The per-(task, user) weights w_ij.
+    ledger_ : Ledger
+        Every charge of the fit.
+    privacy_ : PrivacyRecord
+        Built from ``ledger_``: rho spent, the user-level eps it implies at ``delta``, the entries;
+        ``details`` holds ``eps_budget``, ``rho_budget``, ``rho_counts``, ``beta``, ``rounds``,
+        ``level`` ("user") and ``counts`` (public / private / not used).
     """
 
     def __init__(
         self,
-        epsilon: float,
-        delta: float,
+        eps: float | None = None,
+        delta: float | None = None,
         mu: float = 0.5,
         clip_x: float = 1.0,
         clip_star: float = 1.0,
@@ -154,8 +191,11 @@ class MultiTaskSSP(_MultiTaskBase):
         public_counts: Any = None,
         noise: NoiseSource | None = None,
         insecure_seed: int | None = None,
+        **deprecated: Any,
     ) -> None:
-        self.epsilon = epsilon
+        old = renamed_keywords("MultiTaskSSP", deprecated, {"epsilon": "eps"})
+        eps = take_renamed("MultiTaskSSP", "eps", eps, old)
+        self.eps = eps
         self.delta = delta
         self.mu = mu
         self.clip_x = clip_x
@@ -181,19 +221,57 @@ class MultiTaskSSP(_MultiTaskBase):
 
 
 class MultiTaskNoisyGD(_MultiTaskBase):
-    """Task-weighted noisy gradient descent (Algorithm 2) on the squared loss, user-level (epsilon, delta)-DP.
+    """Task-weighted noisy gradient descent (Algorithm 2) on the squared loss, user-level (eps, delta)-DP.
 
-    Per-example gradients (theta.x - y) x are clipped to ``grad_clip`` (None: clip_x^2 (radius + clip_star),
-    which never binds for data within the declared bounds); parameters stay in the ball of ``radius``.
-    Step size of task i: lr / (n_hat_i omega_i clip_x^2) from the noisy counts, so noisy counts are always
-    released (count_share) unless public_counts are declared. Returns the average of the last half of the
-    iterates. Other parameters as in :class:`MultiTaskSSP`.
+    Returns the average of the last half of the iterates. Noisy task counts are always released
+    (``count_share``) unless ``public_counts`` are declared: the step sizes need them.
+
+    Parameters
+    ----------
+    eps, delta : float
+        User-level privacy budget of the fit.
+    mu : float
+        Weight exponent, as in :class:`MultiTaskSSP`.
+    steps : int
+        Number of noisy gradient steps.
+    lr : float
+        Step size of task i: lr / (n_hat_i omega_i clip_x^2), from the noisy counts.
+    radius : float
+        Parameters stay in the ball of this radius.
+    clip_x, clip_star : float
+        Declared bounds, as in :class:`MultiTaskSSP`.
+    grad_clip : float or None
+        Per-example gradient clip (None: clip_x^2 (radius + clip_star), which never binds for data
+        within the declared bounds).
+    ridge : float
+        L2 penalty of the squared loss.
+    per_user, beta_bar, count_share, count_clip, public_counts, noise, insecure_seed
+        As in :class:`MultiTaskSSP`.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (m, d)
+        One coefficient vector per task (row i for ``tasks_[i]``).
+    intercept_ : ndarray of shape (m,)
+        Zeros (add a constant feature to fit an intercept).
+    tasks_ : ndarray
+        The task labels, in the order of ``coef_``'s rows.
+    feature_names_in_ : list of str or None
+        The data's feature names.
+    weights_ : ndarray
+        The per-(task, user) weights w_ij.
+    ledger_ : Ledger
+        Every charge of the fit.
+    privacy_ : PrivacyRecord
+        Built from ``ledger_``: rho spent, the user-level eps it implies at ``delta``, the entries;
+        ``details`` holds ``eps_budget``, ``rho_budget``, ``rho_counts``, ``beta``, ``rounds``,
+        ``level`` ("user") and ``counts`` (public / private / not used).
     """
 
     def __init__(
         self,
-        epsilon: float,
-        delta: float,
+        eps: float | None = None,
+        delta: float | None = None,
         mu: float = 0.5,
         steps: int = 20,
         lr: float = 0.5,
@@ -209,8 +287,11 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         public_counts: Any = None,
         noise: NoiseSource | None = None,
         insecure_seed: int | None = None,
+        **deprecated: Any,
     ) -> None:
-        self.epsilon = epsilon
+        old = renamed_keywords("MultiTaskNoisyGD", deprecated, {"epsilon": "eps"})
+        eps = take_renamed("MultiTaskNoisyGD", "eps", eps, old)
+        self.eps = eps
         self.delta = delta
         self.mu = mu
         self.steps = steps
@@ -260,18 +341,49 @@ class DPALS(DPEstimator):
     publishes only the item embeddings ``coef_`` (m, rank). User embeddings are recomputed by each user from
     the published items and their own ratings (:meth:`user_factors`), as in the paper's Remark D.1.
 
-    allocation: "adaptive" (AdaDPALS: weights omega_i ~ n_hat_i^-mu with per-user clipping),
-    "uniform" (DPALS: each user keeps k random ratings) or "tail" (each user keeps their k ratings of
-    least popular items by noisy count). Budget: rho(epsilon, delta) = rho_counts + rounds * beta.
-    clip_x bounds the user embeddings used as features; |y| is clipped to clip_x * clip_star.
-    random_state: seeds ONLY the initial item factors and the uniform / tail sampling keys (not privacy
-    noise). noise / insecure_seed: the DP noise source, as in :class:`MultiTaskSSP`.
+    Parameters
+    ----------
+    eps, delta : float
+        User-level privacy budget: rho(eps, delta) = rho_counts + rounds * beta.
+    rank, rounds : int
+        Embedding dimension; number of alternating rounds (each a beta-zCDP release).
+    allocation : {"adaptive", "uniform", "tail"}
+        "adaptive" (AdaDPALS: weights omega_i ~ n_hat_i^-mu with per-user clipping), "uniform"
+        (DPALS: each user keeps k random ratings) or "tail" (each user keeps their k ratings of the
+        least popular items by noisy count).
+    mu : float
+        Weight exponent of the adaptive allocation.
+    k : int or None
+        Ratings kept per user ("uniform" / "tail").
+    clip_x, clip_star : float
+        clip_x bounds the user embeddings used as features; |y| is clipped to clip_x * clip_star.
+    item_ridge, user_ridge : float
+        Ridge of the item solve (None: clip_x^2 sqrt(rank)) and of each user's solve.
+    per_user, beta_bar, count_share, count_clip, public_counts
+        As in :class:`MultiTaskSSP`.
+    seed : int or None
+        Seeds ONLY the initial item factors and the uniform / tail sampling keys (not privacy noise).
+    noise, insecure_seed
+        The DP noise source, as in :class:`MultiTaskSSP`.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (m, rank)
+        The released item embeddings.
+    intercept_ : ndarray of shape (m,)
+        Zeros.
+    tasks_ : ndarray
+        The item labels.
+    ledger_ : Ledger
+        Every charge of the fit.
+    privacy_ : PrivacyRecord
+        Built from ``ledger_``, as in :class:`MultiTaskSSP` (no ``counts`` detail).
     """
 
     def __init__(
         self,
-        epsilon: float,
-        delta: float,
+        eps: float | None = None,
+        delta: float | None = None,
         rank: int = 5,
         rounds: int = 5,
         allocation: str = "adaptive",
@@ -286,11 +398,15 @@ class DPALS(DPEstimator):
         count_share: float = 0.15,
         count_clip: float = 32.0,
         public_counts: Any = None,
-        random_state: int | None = None,
+        seed: int | None = None,
         noise: NoiseSource | None = None,
         insecure_seed: int | None = None,
+        **deprecated: Any,
     ) -> None:
-        self.epsilon = epsilon
+        old = renamed_keywords("DPALS", deprecated, {"epsilon": "eps", "random_state": "seed"})
+        eps = take_renamed("DPALS", "eps", eps, old)
+        seed = take_renamed("DPALS", "seed", seed, old)
+        self.eps = eps
         self.delta = delta
         self.rank = rank
         self.rounds = rounds
@@ -306,7 +422,7 @@ class DPALS(DPEstimator):
         self.count_share = count_share
         self.count_clip = count_clip
         self.public_counts = public_counts
-        self.random_state = random_state
+        self.seed = seed
         self.noise = noise
         self.insecure_seed = insecure_seed
 
@@ -314,10 +430,11 @@ class DPALS(DPEstimator):
         data = _check_data(data)
         if self.allocation not in ALLOCATIONS:
             raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}")
-        rng = make_rng(self.random_state)  # initial factors and sampling keys only
+        check_eps(self.eps)  # dp_als reads eps=None as "run non-privately": never let a missing eps do that
+        rng = make_rng(self.seed)  # initial factors and sampling keys only
         noise = resolve_noise(self.noise, self.insecure_seed)
         U, ledger, plan = dp_als(
-            data, self.epsilon, self.delta, self.rank, self.rounds, rng, noise=noise,
+            data, self.eps, self.delta, self.rank, self.rounds, rng, noise=noise,
             allocation=self.allocation, mu=self.mu, k=self.k, count_share=self.count_share,
             count_clip=self.count_clip, clip_x=self.clip_x, clip_star=self.clip_star,
             item_ridge=self.item_ridge, user_ridge=self.user_ridge, beta_bar=self.beta_bar,
@@ -328,11 +445,7 @@ class DPALS(DPEstimator):
         self.tasks_ = data.tasks
         self.feature_names_in_ = None
         self.ledger_ = ledger
-        self.privacy_ = {**plan.to_dict(), "rho_spent": ledger.spent,
-                         "epsilon_spent": epsilon_spent(ledger, plan.delta), "level": "user",
-                         "noise": noise.describe()}
-        if noise.stamp:
-            self.privacy_["stamp"] = noise.stamp
+        self.privacy_ = _record("DPALS", ledger, plan, noise)
         return self
 
     def user_factors(self, data: MultiTaskData) -> np.ndarray:

@@ -263,7 +263,7 @@ def _task_matrix(task_idx: np.ndarray, values: np.ndarray, m: int) -> sparse.csr
 class BudgetPlan:
     """How a target (eps, delta) is split: rho_total = rho_counts + rounds * beta."""
 
-    epsilon: float
+    eps: float
     delta: float
     rho_total: float
     rho_counts: float
@@ -272,15 +272,15 @@ class BudgetPlan:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "epsilon": self.epsilon, "delta": self.delta, "rho": self.rho_total,
+            "eps": self.eps, "delta": self.delta, "rho": self.rho_total,
             "rho_counts": self.rho_counts, "beta": self.beta, "rounds": self.rounds,
         }
 
 
-def plan_budget(epsilon: float, delta: float, rounds: int = 1, count_share: float = 0.0) -> BudgetPlan:
+def plan_budget(eps: float, delta: float, rounds: int = 1, count_share: float = 0.0) -> BudgetPlan:
     """rho from (eps, delta) by the CKS conversion; ``count_share`` of it for the task counts; the rest split
     evenly over ``rounds`` releases of per-user budget beta each (a beta-budget round is beta-zCDP)."""
-    epsilon, delta = check_eps(epsilon, "epsilon"), check_delta(delta)
+    eps, delta = check_eps(eps), check_delta(delta)
     if not isinstance(rounds, (int, np.integer)) or rounds < 1:
         raise PrivacyParameterError(f"rounds must be a positive integer, got {rounds!r}")
     try:
@@ -289,13 +289,13 @@ def plan_budget(epsilon: float, delta: float, rounds: int = 1, count_share: floa
         raise PrivacyParameterError(f"count_share must be a number in [0, 1), got {count_share!r}") from None
     if not 0.0 <= count_share < 1.0:
         raise PrivacyParameterError(f"count_share must lie in [0, 1), got {count_share!r}")
-    rho = rho_from_eps_delta(epsilon, delta)
+    rho = rho_from_eps_delta(eps, delta)
     rho_counts = count_share * rho
     beta = (rho - rho_counts) / rounds
-    return BudgetPlan(epsilon, delta, rho, rho_counts, beta, int(rounds))
+    return BudgetPlan(eps, delta, rho, rho_counts, beta, int(rounds))
 
 
-def epsilon_spent(ledger: Ledger, delta: float) -> float:
+def eps_spent(ledger: Ledger, delta: float) -> float:
     """(eps, delta)-DP implied by what the ledger has spent (CKS conversion)."""
     return eps_from_rho_delta(ledger.spent, delta)
 
@@ -702,7 +702,7 @@ def als_predict(U: np.ndarray, V: np.ndarray, task_idx: np.ndarray, user_idx: np
 
 def dp_als(
     data: MultiTaskData,
-    epsilon: float | None,
+    eps: float | None,
     delta: float,
     rank: int,
     rounds: int,
@@ -728,7 +728,7 @@ def dp_als(
     Pre-processing: noisy item counts (cost rho_counts) when the allocation needs them. Then ``rounds``
     times: exact user solves V given U (never released), and a private item solve U = Algorithm 1 with
     x_ij = v_j (clipped to clip_x), labels y_ij (clipped to clip_x clip_star), per-user budget beta.
-    Total zCDP: rho_counts + rounds * beta = rho(epsilon, delta). ``epsilon=None`` runs non-privately
+    Total zCDP: rho_counts + rounds * beta = rho(eps, delta). ``eps=None`` runs non-privately
     (exact weighted item solves with unit weights; for reference only). Returns (U, ledger, plan).
     ``rng`` draws only the initial U and the uniform / tail sampling keys (not privacy noise); the DP
     noise comes from ``noise`` (default :class:`~ddssp.dp.noise.SecureNoise`).
@@ -742,7 +742,7 @@ def dp_als(
     item_ridge = clip_x**2 * math.sqrt(rank) if item_ridge is None else float(item_ridge)
     scale = init_scale if init_scale is not None else 1.0 / math.sqrt(rank)
     U = rng.normal(0.0, scale, size=(data.n_tasks, rank))
-    if epsilon is None:
+    if eps is None:
         w = np.ones(data.n_entries)
         for _ in range(rounds):
             V = user_solve(data, U, user_ridge)
@@ -752,7 +752,7 @@ def dp_als(
     noise = resolve_noise(noise)
     needs_counts = public_counts is None and (
         allocation == "tail" or (allocation == "adaptive" and not (per_user == "normalize" and mu == 0)))
-    plan = plan_budget(epsilon, delta, rounds, count_share if needs_counts else 0.0)
+    plan = plan_budget(eps, delta, rounds, count_share if needs_counts else 0.0)
     ledger = Ledger(plan.rho_total)
     counts, n_hat = None, None
     if public_counts is not None:
