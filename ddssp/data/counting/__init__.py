@@ -85,9 +85,42 @@ def count_marginals(
 ) -> dict[Clique, np.ndarray]:
     """Exact counts (int64) of every clique, axes in the clique's order, cells in code order.
 
-    One scan of the table. Raises SchemaError as ``Schema.encode`` does (unknown labels or missing
-    cells without a missing level, columns that differ from the schema, values outside an unclipped
-    column's range) and warns :class:`ClipWarning` with the number of clipped values per column.
+    One scan of the table; every backend gives the counts of ``Schema.encode`` + ``np.bincount``.
+
+    Parameters
+    ----------
+    source : pandas.DataFrame, str or path-like, or Spark DataFrame
+        The raw table: a DataFrame, a CSV or Parquet file, or (spark backend) a URI or Spark DataFrame.
+    schema : Schema
+        The public schema that encodes the table.
+    cliques : iterable of sequences of str
+        Column tuples to count (a bare string is a one-way clique); repeats are counted once.
+    backend : {"numpy", "duckdb", "spark"}, optional
+        Counting backend; default :func:`default_backend` of ``source``.
+    csv_options : CsvOptions, optional
+        Delimiter, extra missing-value markers and text encoding of a CSV source.
+    memory_limit : str, optional
+        DuckDB's memory limit (e.g. ``"2GB"``); duckdb backend only.
+    spark_master : str, optional
+        Spark master URL (default: the active session or ``local[*]``); spark backend only.
+
+    Returns
+    -------
+    dict of tuple of str to numpy.ndarray
+        ``{clique: counts}``, int64, shape ``[schema.column(a).size for a in clique]``.
+
+    Raises
+    ------
+    SchemaError
+        As ``Schema.encode`` raises: unknown labels or missing cells without a missing level,
+        columns that differ from the schema, values outside an unclipped column's range.
+    DataError
+        An unreadable or empty table, a bad backend option.
+
+    Warns
+    -----
+    ClipWarning
+        The number of values clipped to the bounds, per column (a local note, never released).
     """
     cl = _check_cliques(schema, cliques)
     counter = make_counter(source, backend, csv_options=csv_options, memory_limit=memory_limit,
@@ -107,11 +140,38 @@ def count_labels(
     memory_limit: str | None = None,
     spark_master: str | None = None,
 ) -> dict[str, dict[str | None, int]]:
-    """Exact count of each raw label of each column, one scan: ``{column: {label: count}}``.
+    """Exact count of each raw label of each column, in one scan.
 
-    Labels are strings as ``Schema.encode`` compares them (a number 3 or 3.0 gives ``"3"``, 2.5 gives
-    ``"2.5"``, CSV text after the skipped leading spaces); missing cells (empty, NaN and the CSV
-    ``na_values``) count under ``None``. Exact: noise them before anything is released."""
+    Parameters
+    ----------
+    source : pandas.DataFrame, str or path-like, or Spark DataFrame
+        The raw table (as for :func:`count_marginals`).
+    columns : sequence of str
+        The columns whose labels to count.
+    backend : {"numpy", "duckdb", "spark"}, optional
+        Counting backend; default :func:`default_backend` of ``source``.
+    csv_options : CsvOptions, optional
+        Delimiter, extra missing-value markers and text encoding of a CSV source.
+    memory_limit : str, optional
+        DuckDB's memory limit (e.g. ``"2GB"``); duckdb backend only.
+    spark_master : str, optional
+        Spark master URL (default: the active session or ``local[*]``); spark backend only.
+
+    Returns
+    -------
+    dict of str to dict of (str or None) to int
+        ``{column: {label: count}}``. Labels are strings as ``Schema.encode`` compares them (a
+        number 3 or 3.0 gives ``"3"``, 2.5 gives ``"2.5"``, CSV text after the skipped leading
+        spaces); missing cells (empty, NaN and the CSV ``na_values``) count under ``None``.
+        Exact: noise them before anything is released.
+
+    Raises
+    ------
+    SchemaError
+        A column that is not in the data.
+    DataError
+        An unreadable table, a column type the backend does not read, a bad backend option.
+    """
     counter = make_counter(source, backend, csv_options=csv_options, memory_limit=memory_limit,
                            spark_master=spark_master)
     try:
@@ -129,10 +189,37 @@ def count_histograms(
     memory_limit: str | None = None,
     spark_master: str | None = None,
 ) -> dict[str, Histogram]:
-    """Exact histogram of each numeric column on its edges (finite, strictly increasing), one scan.
+    """Exact histogram of each numeric column on its edges, in one scan.
 
-    Values are parsed as ``Schema.encode`` parses a numeric column (text is stripped; ``inf`` is a
-    number; anything else unparseable is non-numeric). Exact: noise before anything is released."""
+    Parameters
+    ----------
+    source : pandas.DataFrame, str or path-like, or Spark DataFrame
+        The raw table (as for :func:`count_marginals`).
+    edges : mapping of str to sequence of float
+        ``{column: edges}``, edges finite and strictly increasing (at least two).
+    backend : {"numpy", "duckdb", "spark"}, optional
+        Counting backend; default :func:`default_backend` of ``source``.
+    csv_options : CsvOptions, optional
+        Delimiter, extra missing-value markers and text encoding of a CSV source.
+    memory_limit : str, optional
+        DuckDB's memory limit (e.g. ``"2GB"``); duckdb backend only.
+    spark_master : str, optional
+        Spark master URL (default: the active session or ``local[*]``); spark backend only.
+
+    Returns
+    -------
+    dict of str to Histogram
+        Counts in ``[e_i, e_{i+1})`` (the last bin closed), below ``e_0``, above ``e_m``, missing
+        and non-numeric. Values are parsed as ``Schema.encode`` parses a numeric column (text is
+        stripped; ``inf`` is a number). Exact: noise before anything is released.
+
+    Raises
+    ------
+    SchemaError
+        Bad edges, or a column that is not in the data.
+    DataError
+        An unreadable table, a bad backend option.
+    """
     checked = {str(name): list(Column.binned(str(name), e).edges) for name, e in edges.items()}
     counter = make_counter(source, backend, csv_options=csv_options, memory_limit=memory_limit,
                            spark_master=spark_master)
@@ -143,8 +230,26 @@ def count_histograms(
 
 
 def table_columns(source: Any, csv_options: CsvOptions | None = None) -> list[str]:
-    """The column names of a table (a CSV header, a Parquet schema, a DataFrame), without reading
-    its rows. Public: the header is not protected."""
+    """The column names of a table, without reading its rows.
+
+    Parameters
+    ----------
+    source : pandas.DataFrame, str or path-like, or Spark DataFrame
+        A DataFrame, a CSV or Parquet file, or a URI Spark reads.
+    csv_options : CsvOptions, optional
+        How to read a CSV header.
+
+    Returns
+    -------
+    list of str
+        The names (a CSV header, a Parquet schema, a DataFrame's columns). Public: the header is
+        not protected.
+
+    Raises
+    ------
+    DataError
+        A missing, unreadable or empty file.
+    """
     if isinstance(source, pd.DataFrame) or _is_spark_frame(source):
         return [str(c) for c in source.columns]
     if _is_uri(source):
@@ -162,7 +267,19 @@ def table_columns(source: Any, csv_options: CsvOptions | None = None) -> list[st
 
 
 def default_backend(source: Any) -> str:
-    """``numpy`` for a pandas DataFrame, ``spark`` for a Spark DataFrame, ``duckdb`` for a file."""
+    """The backend used when none is named.
+
+    Parameters
+    ----------
+    source : Any
+        The table.
+
+    Returns
+    -------
+    str
+        ``"numpy"`` for a pandas DataFrame, ``"spark"`` for a Spark DataFrame, ``"duckdb"`` otherwise
+        (a file).
+    """
     if isinstance(source, pd.DataFrame):
         return "numpy"
     if _is_spark_frame(source):
@@ -172,7 +289,31 @@ def default_backend(source: Any) -> str:
 
 def make_counter(source: Any, backend: str | None = None, *, csv_options: CsvOptions | None = None,
                  memory_limit: str | None = None, spark_master: str | None = None):
-    """The backend object (``marginals`` / ``labels`` / ``histograms`` / ``close``) for ``source``."""
+    """The backend object for ``source``: it has ``marginals``, ``labels``, ``histograms`` and ``close``.
+
+    Parameters
+    ----------
+    source : pandas.DataFrame, str or path-like, or Spark DataFrame
+        The raw table.
+    backend : {"numpy", "duckdb", "spark"}, optional
+        Counting backend; default :func:`default_backend` of ``source``.
+    csv_options : CsvOptions, optional
+        Delimiter, extra missing-value markers and text encoding of a CSV source.
+    memory_limit : str, optional
+        DuckDB's memory limit (e.g. ``"2GB"``); duckdb backend only.
+    spark_master : str, optional
+        Spark master URL (default: the active session or ``local[*]``); spark backend only.
+
+    Returns
+    -------
+    NumpyCounter or DuckDBCounter or SparkCounter
+        The counter; call ``close()`` when done (it removes temporary files and views).
+
+    Raises
+    ------
+    DataError
+        An unknown backend, an option that does not apply to it, a missing file.
+    """
     backend = default_backend(source) if backend is None else backend
     if backend not in BACKENDS:
         raise DataError(f"unknown counting backend {backend!r}; use one of: {', '.join(BACKENDS)}")

@@ -158,7 +158,22 @@ def _check_columns(schema: Schema, names: list[str]) -> None:
 
 def counts_from_codes(codes: Mapping[str, np.ndarray], domain: Mapping[str, int],
                       cliques: Iterable[Clique]) -> dict[Clique, np.ndarray]:
-    """Exact int64 counts of each clique from integer code columns (``np.bincount``)."""
+    """Exact counts of each clique from integer code columns (``np.bincount``).
+
+    Parameters
+    ----------
+    codes : mapping of str to numpy.ndarray
+        ``{column: integer codes}``, all of the same length.
+    domain : mapping of str to int
+        ``{column: number of levels}``.
+    cliques : iterable of tuple of str
+        The column tuples to count.
+
+    Returns
+    -------
+    dict of tuple of str to numpy.ndarray
+        ``{clique: int64 counts}`` of shape ``[domain[a] for a in clique]``.
+    """
     out = {}
     for c in cliques:
         shape = [int(domain[a]) for a in c]

@@ -121,8 +121,23 @@ class SparkCounter(_SQLCounter):
 
 
 def spark_session(master: str | None = None):
-    """The active Spark session (e.g. under ``spark-submit``) or a new one on ``master`` (default
-    ``local[*]``)."""
+    """The Spark session the spark backend counts with.
+
+    Parameters
+    ----------
+    master : str, optional
+        Master URL of a new session; without it, the active session (e.g. under ``spark-submit``)
+        or a new one on ``local[*]``.
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+
+    Raises
+    ------
+    DataError
+        pyspark is not installed, or Spark cannot start (no Java 17, a bad master URL).
+    """
     try:
         from pyspark.sql import SparkSession
     except ImportError:
