@@ -13,8 +13,9 @@ Layers, lowest first (a module may import its own layer and any layer below it):
 data and dp are independent of each other, and so are pipeline and estimators; the CLI modules
 (rank 6) may import each other. The walk reads every ``import`` statement of every
 module (including imports inside functions, which is how heavy modules are loaded lazily), so a
-function-level upward import is a violation too. Cycles are checked on module-level imports, the ones
-that run when a module is imported.
+function-level upward import is a violation too. Cycles are checked on the same full walk: an import
+inside a function that closes a circle still ties the modules together (neither can be read, moved or
+tested without the other), even though Python resolves it lazily.
 """
 
 from __future__ import annotations
@@ -126,12 +127,29 @@ def test_imports_point_down():
     assert not bad, "upward or sideways imports:\n" + "\n".join(sorted(set(bad)))
 
 
+#: known circles tolerated for now, each the set of modules on one circle, with a comment saying
+#: why; empty: the full walk finds no circle in the package. An entry whose circle is gone fails
+#: test_allowed_cycles_still_exist, so the list can only shrink.
+ALLOWED_CYCLES: list[frozenset[str]] = []
+
+
+def _cycles(module_level_only: bool) -> list[list[str]]:
+    g = nx.DiGraph(_edges(module_level_only=module_level_only))
+    return [c for c in nx.simple_cycles(g) if frozenset(c) not in ALLOWED_CYCLES]
+
+
 def test_no_import_cycles():
-    g = nx.DiGraph(_edges(module_level_only=True))
-    cycles = list(nx.simple_cycles(g))
-    # a package's __init__ importing its own submodules is the package, not a cycle, unless a
-    # submodule imports the package's __init__ back at module level
+    # every import counts, including those inside functions (lazy imports)
+    cycles = _cycles(module_level_only=False)
     assert not cycles, f"import cycles: {cycles[:5]}"
+
+
+def test_allowed_cycles_still_exist():
+    """An allow-list entry whose circle is gone must be removed (the list only shrinks)."""
+    g = nx.DiGraph(_edges(module_level_only=False))
+    present = {frozenset(c) for c in nx.simple_cycles(g)}
+    stale = [sorted(c) for c in ALLOWED_CYCLES if c not in present]
+    assert not stale, f"allowed cycles that no longer exist (remove them from ALLOWED_CYCLES): {stale}"
 
 
 @pytest.mark.parametrize("low", ["data", "dp"])
@@ -157,10 +175,14 @@ def test_the_walk_sees_a_violation(tmp_path, monkeypatch):
     (fake / "pipeline" / "planted.py").write_text("def f():\n    from ddssp.estimators import base\n")
     (fake / "dp" / "cyc_a.py").write_text("import ddssp.dp.cyc_b\n")
     (fake / "dp" / "cyc_b.py").write_text("import ddssp.dp.cyc_a\n")
+    # a circle closed only by an import inside a function is found too
+    (fake / "dp" / "lazy_a.py").write_text("import ddssp.dp.lazy_b\n")
+    (fake / "dp" / "lazy_b.py").write_text("def f():\n    from ddssp.dp import lazy_a\n")
     monkeypatch.setattr(__import__(__name__, fromlist=["PKG"]), "PKG", fake)
     with pytest.raises(AssertionError, match="ddssp.data.planted imports ddssp.bench"):
         test_imports_point_down()
     with pytest.raises(AssertionError, match="ddssp.pipeline.planted imports ddssp.estimators"):
         test_imports_point_down()
-    with pytest.raises(AssertionError, match="cycles"):
+    with pytest.raises(AssertionError, match="cycles") as err:
         test_no_import_cycles()
+    assert "cyc_a" in str(err.value) and "lazy_a" in str(err.value)

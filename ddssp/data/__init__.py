@@ -14,10 +14,9 @@ This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
 """
 
 from ddssp.data.columns import INFER_MISSING_LABEL, KINDS, MAX_LEVELS, Column
-from ddssp.data.draft import draft_schema
 from ddssp.data.encoding import ClipWarning, decode, encode
 from ddssp.data.fileio import atomic_write, check_output_path
-from ddssp.data.schema import FORMAT, Schema
+from ddssp.data.schema import FORMAT, Schema, draft_schema
 from ddssp.data.schemafile import DomainKindsWarning, load_schema, schema_from_domain
 from ddssp.data.tables import read_table
 

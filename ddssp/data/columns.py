@@ -20,6 +20,7 @@ Nothing here reads data. The schema container is :mod:`ddssp.data.schema`; encod
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -440,3 +441,44 @@ def _check_size(name: str, size: Any) -> int:
             f"column {name!r}: domain size {size} is more than {MAX_LEVELS} levels; group or bin the column"
         )
     return int(size)
+
+
+class DomainKindsWarning(UserWarning):
+    """A domain file was loaded without saying which columns are categorical."""
+
+
+def domain_columns(domain: dict[str, int], categorical: list[str] | None = None,
+                   stacklevel: int = 2) -> list["Column"]:
+    """The columns for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
+    already in the data.
+
+    Columns listed in ``categorical`` get labels ``"0".."m-1"``; the others are numeric with
+    value = code (ordinal) and bounds ``(0, m-1)``, never clipped (a code ``>= m`` is an error).
+    With ``categorical=None`` every column is categorical (the conservative one-hot default:
+    nothing is assumed about the order of codes) and a :class:`DomainKindsWarning` says so.
+    """
+    if not isinstance(domain, dict) or not domain:
+        raise SchemaError("a domain must be a non-empty mapping {column: size}")
+    names = [str(n) for n in domain]
+    if categorical is None:
+        cat = set(names)
+    else:
+        cat = {str(c) for c in categorical}
+        unknown = sorted(cat - set(names))
+        if unknown:
+            raise SchemaError(
+                f"categorical column(s) not in the domain file: {_few(unknown)}; "
+                f"the domain has {_few(names, 20)}"
+            )
+    cols = []
+    for name, size in zip(names, domain.values()):
+        cols.append(Column.coded(name, size) if name in cat else Column.ordinal(name, size))
+    if categorical is None:
+        warnings.warn(
+            f"the domain file does not say which of its {len(domain)} columns are categorical; "
+            "treating all as categorical (one-hot). Pass the categorical columns (the rest become "
+            "ordinal numeric codes) or write a full ddssp schema",
+            DomainKindsWarning,
+            stacklevel=stacklevel,
+        )
+    return cols

@@ -1,8 +1,10 @@
 """Drafting a schema from data: NOT PRIVATE.
 
-:func:`draft_schema` reads levels, bounds and bin edges from the data itself, to save typing. Its
+:func:`draft_columns` reads levels, bounds and bin edges from the data itself, to save typing. Its
 output must be reviewed and replaced with public knowledge before any release (the ``ddssp schema``
-command says so loudly).
+command says so loudly). :meth:`Schema.infer <ddssp.data.schema.Schema.infer>` and
+:func:`ddssp.data.schema.draft_schema` wrap the columns in a stamped schema; this module does not
+import the schema, so the schema can import it.
 """
 
 from __future__ import annotations
@@ -11,17 +13,20 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import INFER_MISSING_LABEL, Column, _as_label, _few
-from ddssp.data.schema import DRAFT_STAMP, Schema
 from ddssp.errors import SchemaError
 
+#: the stamp ``ddssp schema`` (without --eps) puts in a schema drafted from data (key "draft")
+DRAFT_STAMP = ("data-derived draft: levels, bounds and bin edges were read from the data WITHOUT "
+               "privacy; review them, replace them with public knowledge, then delete this key")
 
-def draft_schema(
+
+def draft_columns(
     df: pd.DataFrame,
     bins: int = 10,
     categorical: list[str] | None = None,
     max_categorical_levels: int = 100,
-) -> "Schema":
-    """Draft a schema from data. NOT PRIVATE: levels, bounds and edges come from the data and
+) -> list[Column]:
+    """The columns of a schema drafted from data. NOT PRIVATE: levels, bounds and edges come from the data and
     must be reviewed or replaced with public knowledge before any release.
 
     Columns in ``categorical`` or with non-numeric values are categorical (levels sorted, numbers
@@ -72,4 +77,4 @@ def draft_schema(
                 edges = short  # readable inner edges for the reviewer
             edges[0], edges[-1] = lo, hi
             cols.append(Column.binned(name, edges, missing=missing))
-    return Schema(cols, source="inferred", draft=DRAFT_STAMP)
+    return cols

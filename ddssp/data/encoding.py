@@ -9,7 +9,7 @@ labels and representative values. ``Schema.encode`` / ``Schema.decode`` call the
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import pandas as pd
@@ -17,15 +17,21 @@ import pandas as pd
 from ddssp.data.columns import Column, _as_label, _few, _fmt, _numeric_label
 from ddssp.errors import SchemaError
 
-if TYPE_CHECKING:
-    from ddssp.data.schema import Schema
+
+class _Columns(Protocol):
+    """What encode and decode read of a :class:`~ddssp.data.schema.Schema` (this module sits below
+    the schema, which calls it)."""
+
+    columns: list[Column]
+    names: list[str]
+    _by_name: dict[str, Column]
 
 
 class ClipWarning(UserWarning):
     """Numeric values outside the declared bounds were clipped (a local note for the data holder)."""
 
 
-def encode(schema: "Schema", df: pd.DataFrame) -> pd.DataFrame:
+def encode(schema: _Columns, df: pd.DataFrame) -> pd.DataFrame:
     """Integer codes (int64), columns in schema order, same index as ``df``.
 
     Raises SchemaError when the columns differ from the schema, for unknown labels and missing
@@ -186,7 +192,7 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
     return codes
 
 
-def decode(schema: "Schema", codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
+def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
     """Labels (categorical, as strings) and representative values (numeric: int64 when every
     level value is a whole number and there is no missing level, else float with NaN for a
     missing level) from integer codes. A DataFrame may hold any subset of the schema's columns

@@ -8,7 +8,7 @@ The schema file (JSON, ``"format": "ddssp-schema/1"``) is documented in the READ
 hd-datasets domain file ``{"attr": size, ...}`` is accepted too (:mod:`ddssp.data.schemafile`).
 
 Nothing here is private: levels, bounds and edges must be public knowledge. :meth:`Schema.infer`
-(:mod:`ddssp.data.draft`) reads them from the data and is for drafting only (the ``ddssp schema``
+(columns from :mod:`ddssp.data.draft`) reads them from the data and is for drafting only (the ``ddssp schema``
 command says so loudly).
 """
 
@@ -22,14 +22,13 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _few
+from ddssp.data.columns import Column, _few, domain_columns
+from ddssp.data.draft import DRAFT_STAMP, draft_columns
 from ddssp.data.encoding import decode, encode
 from ddssp.errors import SchemaError
 
 FORMAT = "ddssp-schema/1"
-#: the stamp ``ddssp schema`` (without --eps) puts in a schema drafted from data (key "draft")
-DRAFT_STAMP = ("data-derived draft: levels, bounds and bin edges were read from the data WITHOUT "
-               "privacy; review them, replace them with public knowledge, then delete this key")
+__all__ = ["DRAFT_STAMP", "FORMAT", "Schema", "draft_schema"]
 
 
 class Schema:
@@ -170,12 +169,18 @@ class Schema:
 
     # ----------------------------------------------------------------- other sources
     @classmethod
-    def from_domain(cls, domain: dict[str, int], categorical: list[str] | None = None) -> "Schema":
-        """A schema for a private-pgm / hd-datasets domain file; see
-        :func:`ddssp.data.schemafile.schema_from_domain`."""
-        from ddssp.data.schemafile import schema_from_domain
+    def from_domain(cls, domain: dict[str, int], categorical: list[str] | None = None,
+                    _stacklevel: int = 2) -> "Schema":
+        """A schema for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
+        already in the data.
 
-        return schema_from_domain(domain, categorical=categorical)
+        Columns listed in ``categorical`` get labels ``"0".."m-1"``; the others are numeric with
+        value = code (ordinal) and bounds ``(0, m-1)``, never clipped (a code ``>= m`` is an error).
+        With ``categorical=None`` every column is categorical (the conservative one-hot default:
+        nothing is assumed about the order of codes) and a
+        :class:`~ddssp.data.columns.DomainKindsWarning` says so.
+        """
+        return cls(domain_columns(domain, categorical, stacklevel=_stacklevel + 1), source="domain")
 
     @classmethod
     def infer(
@@ -185,8 +190,25 @@ class Schema:
         categorical: list[str] | None = None,
         max_categorical_levels: int = 100,
     ) -> "Schema":
-        """Draft a schema from data. NOT PRIVATE; see :func:`ddssp.data.draft.draft_schema`."""
-        from ddssp.data.draft import draft_schema
-
+        """Draft a schema from data. NOT PRIVATE; see :func:`draft_schema`."""
         return draft_schema(df, bins=bins, categorical=categorical,
                             max_categorical_levels=max_categorical_levels)
+
+
+def draft_schema(
+    df: pd.DataFrame,
+    bins: int = 10,
+    categorical: list[str] | None = None,
+    max_categorical_levels: int = 100,
+) -> Schema:
+    """Draft a schema from data. NOT PRIVATE: levels, bounds and edges come from the data and
+    must be reviewed or replaced with public knowledge before any release.
+
+    Columns in ``categorical`` or with non-numeric values are categorical (levels sorted, numbers
+    in numeric order). Numeric columns with at most ``bins`` distinct values get explicit levels;
+    others get ``bins`` equal-width bins between the observed min and max. Columns with empty
+    cells get a missing level ``"<missing>"``. The schema carries the draft stamp.
+    """
+    cols = draft_columns(df, bins=bins, categorical=categorical,
+                         max_categorical_levels=max_categorical_levels)
+    return Schema(cols, source="inferred", draft=DRAFT_STAMP)

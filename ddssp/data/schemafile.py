@@ -4,52 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from pathlib import Path
 
-from ddssp.data.columns import Column, _few
+from ddssp.data.columns import DomainKindsWarning
 from ddssp.data.schema import FORMAT, Schema
 from ddssp.errors import SchemaError
 
-
-class DomainKindsWarning(UserWarning):
-    """A domain file was loaded without saying which columns are categorical."""
+__all__ = ["DomainKindsWarning", "load_schema", "schema_from_domain"]
 
 
-def schema_from_domain(domain: dict[str, int], categorical: list[str] | None = None) -> "Schema":
-    """A schema for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
-    already in the data.
-
-    Columns listed in ``categorical`` get labels ``"0".."m-1"``; the others are numeric with
-    value = code (ordinal) and bounds ``(0, m-1)``, never clipped (a code ``>= m`` is an error).
-    With ``categorical=None`` every column is categorical (the conservative one-hot default:
-    nothing is assumed about the order of codes) and a :class:`DomainKindsWarning` says so.
-    """
-    if not isinstance(domain, dict) or not domain:
-        raise SchemaError("a domain must be a non-empty mapping {column: size}")
-    names = [str(n) for n in domain]
-    if categorical is None:
-        cat = set(names)
-    else:
-        cat = {str(c) for c in categorical}
-        unknown = sorted(cat - set(names))
-        if unknown:
-            raise SchemaError(
-                f"categorical column(s) not in the domain file: {_few(unknown)}; "
-                f"the domain has {_few(names, 20)}"
-            )
-    cols = []
-    for name, size in zip(names, domain.values()):
-        cols.append(Column.coded(name, size) if name in cat else Column.ordinal(name, size))
-    if categorical is None:
-        warnings.warn(
-            f"the domain file does not say which of its {len(domain)} columns are categorical; "
-            "treating all as categorical (one-hot). Pass the categorical columns (the rest become "
-            "ordinal numeric codes) or write a full ddssp schema",
-            DomainKindsWarning,
-            stacklevel=2,
-        )
-    return Schema(cols, source="domain")
+def schema_from_domain(domain: dict[str, int], categorical: list[str] | None = None) -> Schema:
+    """A schema for a private-pgm / hd-datasets domain file; see :meth:`Schema.from_domain`."""
+    return Schema.from_domain(domain, categorical=categorical, _stacklevel=3)
 
 
 def load_schema(path: str | os.PathLike, categorical: list[str] | None = None) -> Schema:

@@ -2,24 +2,22 @@
 
 Run by :meth:`ddssp.releasefile.Release.load` after the bounded reading; a release that fails it is
 refused as corrupt or tampered. It checks the arrays against the schema (:func:`check_shapes`) and the
-ledger against itself, the measurements and (eps, delta) (:func:`self_check`).
+ledger against itself, the measurements and (eps, delta) (:func:`self_check`). Both take the
+:class:`~ddssp.releasefile.Release` (typed ``Any``: ``model.py`` imports this module, not the reverse).
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ddssp.dp import approx_zcdp_rho_budget, entry_problem
 from ddssp.errors import ReleaseFileError
 from ddssp.releasefile.format import is_integral
 
-if TYPE_CHECKING:
-    from ddssp.releasefile.model import Release
 
-
-def check_shapes(rel: Release, path: Path) -> None:
+def check_shapes(rel: Any, path: Path) -> None:
     """Raise :class:`ReleaseFileError` if the model's domain or a measurement's size does not fit the schema."""
     if dict(rel.model.domain) != dict(rel.schema.domain):
         raise ReleaseFileError(f"{path}: the model's domain does not match the release's schema")
@@ -32,7 +30,7 @@ def check_shapes(rel: Release, path: Path) -> None:
             raise ReleaseFileError(f"{path}: measurement {m.clique} has {m.values.size} cells, expected {shape}")
 
 
-def self_check(rel: Release, stated_rho_spent: Any = None) -> str | None:
+def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
     """The first problem of ``rel``'s ledger against itself, its measurements and (eps, delta), or None.
 
     - every entry passes its kind's check (:func:`ddssp.dp.entry_problem`: e.g. rho = 1/(2 sigma^2)

@@ -1,0 +1,80 @@
+"""The in-memory reference backend: pandas reads, ``Schema.encode`` encodes, ``np.bincount`` counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from ddssp.data.columns import _as_label, _few
+from ddssp.data.encoding import parse_numeric
+from ddssp.data.schema import Schema
+from ddssp.errors import DataError, SchemaError
+from ddssp.data.counting.common import (Clique, CsvOptions, Histogram, counts_from_codes)
+
+
+# --------------------------------------------------------------------------- numpy backend
+class NumpyCounter:
+    """In memory: pandas read, ``Schema.encode``, ``np.bincount``. The reference backend."""
+
+    def __init__(self, source: pd.DataFrame | Path, opts: CsvOptions):
+        self.source, self.opts = source, opts
+
+    def close(self) -> None:
+        pass
+
+    def _frame(self) -> pd.DataFrame:
+        if isinstance(self.source, pd.DataFrame):
+            return self.source
+        from ddssp.data.tables import read_table
+
+        o = self.opts
+        return read_table(self.source, delimiter=o.delimiter, na_values=list(o.na_values), encoding=o.encoding)
+
+    def marginals(self, schema: Schema, cliques: list[Clique]) -> dict[Clique, np.ndarray]:
+        df = self._frame()
+        if len(df) == 0:
+            raise DataError("the table has no rows")
+        enc = schema.encode(df)
+        codes = {n: enc[n].to_numpy(dtype=np.int64) for n in schema.names}
+        return counts_from_codes(codes, schema.domain, cliques)
+
+    def labels(self, columns: list[str]) -> dict[str, dict[str | None, int]]:
+        df = self._frame()
+        out = {}
+        for name in columns:
+            s = _frame_column(df, name)
+            isna = s.isna()
+            d: dict[str | None, int] = {}
+            for k, v in s[~isna].map(_as_label).value_counts(sort=False).items():
+                d[str(k)] = d.get(str(k), 0) + int(v)
+            if isna.any():
+                d[None] = int(isna.sum())
+            out[name] = d
+        return out
+
+    def histograms(self, edges: Mapping[str, list[float]]) -> dict[str, Histogram]:
+        df = self._frame()
+        out = {}
+        for name, e in edges.items():
+            s = _frame_column(df, name)
+            isna = s.isna().to_numpy()
+            x = parse_numeric(s)
+            bad = np.isnan(x) & ~isna
+            xv = x[~np.isnan(x)]
+            ea = np.asarray(e, dtype=float)
+            below, above = int((xv < ea[0]).sum()), int((xv > ea[-1]).sum())
+            inside = xv[(xv >= ea[0]) & (xv <= ea[-1])]
+            c = np.clip(np.searchsorted(ea, inside, side="right") - 1, 0, len(ea) - 2)
+            counts = np.bincount(c, minlength=len(ea) - 1).astype(np.int64)
+            out[name] = Histogram(ea, counts, below, above, int(isna.sum()), int(bad.sum()))
+        return out
+
+
+def _frame_column(df: pd.DataFrame, name: str) -> pd.Series:
+    cols = [str(c) for c in df.columns]
+    if name not in cols:
+        raise SchemaError(f"column {name!r} is not in the data (columns: {_few(cols, 20)})")
+    return df.iloc[:, cols.index(name)]

@@ -1,0 +1,419 @@
+"""The SQL counter DuckDB and Spark share: the dialects, the per-column key expressions and the
+three-step plan (group rows by key, encode distinct keys by ``Schema.encode``'s rules, count)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ddssp.data.columns import Column, _as_label, _few, _fmt, _numeric_label
+from ddssp.data.encoding import ClipWarning, _domain_hint, parse_numeric
+from ddssp.data.schema import Schema
+from ddssp.errors import DataError, SchemaError
+from ddssp.data.counting.common import (Clique, CsvOptions, Histogram, _BAD, _CLIPPED, _MISSING, _NA, _NONNUM, _NSTATUS, _OK, _UNKNOWN, _check_columns, _fills, _finish, _int_values, _isnull, _pandas_dtype)
+
+
+# --------------------------------------------------------------------------- SQL: dialects, sources
+class _Dialect:
+    """The few places where DuckDB and Spark SQL differ."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.text = "STRING" if name == "spark" else "VARCHAR"
+
+    def ident(self, name: str) -> str:
+        if self.name == "spark":
+            return "`" + name.replace("`", "``") + "`"
+        return '"' + name.replace('"', '""') + '"'
+
+    def string(self, s: str) -> str:
+        if self.name == "spark":
+            return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return "'" + s.replace("'", "''") + "'"
+
+    def double(self, x: float) -> str:
+        """An exact double literal (text cast: correctly rounded in both engines)."""
+        return f"CAST({self.string(repr(float(x)))} AS DOUBLE)"
+
+    def numeric_guard(self, v: str) -> str:
+        """False for text that TRY_CAST accepts but pandas does not: '1_000' (DuckDB), '1d' / '1f'
+        (Spark, Java's suffixes)."""
+        if self.name == "spark":
+            return f"(instr({v}, '_') = 0 AND NOT ({v} RLIKE '[0-9.][dDfF]\\\\s*$'))"
+        return f"(instr({v}, '_') = 0)"
+
+
+@dataclass
+class _Src:
+    """A column of the scanned relation: its SQL expression and type family."""
+
+    sql: str
+    family: str | None  # "text", "int", "float", "bool"; None = unsupported
+    csv: bool  # text from a CSV (empty cells and na markers are missing, leading spaces skipped)
+
+
+def _family(type_name: str) -> str | None:
+    t = type_name.upper()
+    if t.startswith(("VARCHAR", "STRING", "TEXT", "CHAR")):
+        return "text"
+    if t.startswith("BOOL"):
+        return "bool"
+    if t.startswith(("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                     "UINTEGER", "UBIGINT", "INT", "LONG", "SHORT", "BYTE")):
+        return "int"
+    if t.startswith(("DOUBLE", "FLOAT", "REAL")):
+        return "float"
+    return None
+
+
+def _number_sql(d: _Dialect, src: _Src, na_values: tuple[str, ...]) -> tuple[str, str]:
+    """(x, na): the value as DOUBLE (NULL if missing or not numeric) and the SQL condition 'missing'
+    that is checked first. For CSV text, markers that are not numbers are only looked for among the
+    non-numeric values (checked in :func:`_bad_or_na_sql`)."""
+    v = src.sql
+    if src.family == "text":
+        x = f"(CASE WHEN {d.numeric_guard(v)} THEN TRY_CAST({v} AS DOUBLE) END)"
+        numeric_marks = [m for m in na_values if _parses(m.lstrip(" "))]
+        if src.csv and numeric_marks:
+            marks = ", ".join(d.string(m.lstrip(" ")) for m in numeric_marks)
+            return x, f"({v} IS NULL OR TRIM(LEADING ' ' FROM {v}) IN ({marks}))"
+        return x, f"({v} IS NULL)"
+    if src.family == "float":
+        return f"CAST({v} AS DOUBLE)", f"({v} IS NULL OR isnan({v}))"
+    return f"CAST({v} AS DOUBLE)", f"({v} IS NULL)"
+
+
+def _bad_or_na_sql(d: _Dialect, src: _Src, na_values: tuple[str, ...]) -> str:
+    """For a value that is neither missing (first check) nor numeric: _NA if it is an empty CSV cell
+    or a marker, else _UNKNOWN."""
+    if src.family == "text" and src.csv:
+        marks = ", ".join(d.string(m) for m in ("", *(m.lstrip(" ") for m in na_values)))
+        return f"(CASE WHEN TRIM(LEADING ' ' FROM {src.sql}) IN ({marks}) THEN {_NA} ELSE {_UNKNOWN} END)"
+    return str(_UNKNOWN)
+
+
+def _parses(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _bin_sql(d: _Dialect, x: str, edges: Sequence[float]) -> str:
+    """Bin code of x (not NULL): searchsorted(edges, x, 'right') - 1 clipped into the end bins."""
+    m = len(edges) - 1
+    whens = " ".join(f"WHEN {x} < {d.double(edges[i + 1])} THEN {i}" for i in range(m - 1))
+    return f"(CASE {whens} ELSE {m - 1} END)" if whens else "0"
+
+
+# --------------------------------------------------------------------------- Python side of the plan
+def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Final codes and statuses of distinct raw values of a categorical or explicit-level column, by
+    the rules of Schema.encode (missing cells to the ``na`` level, unknown labels and off-level numbers
+    to the ``missing`` level, non-numeric text to the ``na`` level)."""
+    vals = list(values)
+    n = len(vals)
+    codes = np.full(n, -1, dtype=np.int64)
+    status = np.zeros(n, dtype=np.int64)
+    if src.family == "text" and src.csv:
+        marks = {"", *na_values}
+        vals = [None if v is None else v.lstrip(" ") for v in vals]
+        vals = [None if v is None or v in marks else v for v in vals]
+    if src.family == "float":
+        vals = [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in vals]
+    fill_bad, fill_na, fill_nonnum = _fills(col)
+    isna = np.array([v is None for v in vals], dtype=bool)
+    status[isna] = _MISSING
+    codes[isna] = fill_na
+    present = [v for v in vals if v is not None]
+    idx = np.flatnonzero(~isna)
+    if col.kind == "categorical":
+        lookup = {lab: i for i, lab in enumerate(col.labels)}
+        for j, v in zip(idx, present):
+            lab = _as_label(v)
+            c = lookup.get(lab, lookup.get(_numeric_label(lab), -1))
+            codes[j] = c if c >= 0 else fill_bad
+            if c < 0:
+                status[j] = _BAD
+        return codes, status
+    # numeric with explicit levels (as _encode_numeric)
+    if not present:
+        return codes, status
+    dtype = {"text": object, "int": "int64", "float": "float64", "bool": bool}.get(src.family, object)
+    try:
+        s = pd.Series(present, dtype=dtype)
+    except (TypeError, ValueError, OverflowError):
+        s = pd.Series(present, dtype=object)
+    x = parse_numeric(s)
+    bad = np.isnan(x)
+    lo, hi = col.bounds
+    out = ~bad & ((x < lo) | (x > hi))
+    xc = np.clip(np.where(bad, lo, x), lo, hi)
+    m = col.size - (col.missing is not None)
+    levels = col.values[:m]
+    c = np.clip(np.searchsorted(levels, xc, side="left"), 0, m - 1)
+    off = levels[c] != xc
+    st = np.where(bad, _NONNUM, np.where(out, _CLIPPED, _OK))
+    if not col.clip:
+        off = off | out
+        if col.missing is not None:  # not clipped, with a missing level: outside values go there
+            st = np.where(out, _OK, st)
+    c = np.where(bad, fill_nonnum, np.where(off, fill_bad, c))
+    st = np.where(~bad & ~out & off, _BAD, st)
+    codes[idx] = c
+    status[idx] = st
+    return codes, status
+
+
+def _from_grouping_sets(schema: Schema, cliques: list[Clique], sets: list[list[int]],
+                        cols: dict[str, np.ndarray]) -> tuple[dict[int, np.ndarray], dict[Clique, np.ndarray]]:
+    """Scatter GROUPING SETS rows into (per-column counts by code x status, clique arrays)."""
+    k = len(schema.columns)
+    dom = [c.size for c in schema.columns]
+    n = _int_values(cols["n"])
+    present = np.stack([~_isnull(cols[f"c{i}"]) for i in range(k)], axis=1)
+    codes = {i: _int_values(cols[f"c{i}"]) for i in range(k)}
+    weights = 1 << np.arange(k, dtype=object)
+    pattern = np.array([sum(int(w) for w, p in zip(weights, row) if p) for row in present], dtype=object)
+
+    def rows_of(s: list[int]) -> np.ndarray:
+        return pattern == sum(1 << i for i in s)
+
+    oneway = {}
+    for i in range(k):
+        sel = rows_of([i])
+        st = _int_values(cols[f"s{i}"])[sel]
+        arr = np.zeros((dom[i], _NSTATUS), dtype=np.int64)
+        np.add.at(arr, (codes[i][sel], st), n[sel])
+        oneway[i] = arr
+    out = {}
+    for s in {tuple(sorted(schema.names.index(a) for a in c)) for c in cliques if len(c) > 1}:
+        sel = rows_of(list(s))
+        shape = [dom[i] for i in s]
+        arr = np.zeros(math.prod(shape), dtype=np.int64)
+        np.add.at(arr, np.ravel_multi_index([codes[i][sel] for i in s], shape), n[sel])
+        out[s] = arr.reshape(shape)
+    return oneway, out
+
+# --------------------------------------------------------------------------- the SQL backends
+class _SQLCounter:
+    """What DuckDB and Spark share: the three-step plan, error checks and result assembly.
+    Subclasses provide ``_relation`` (source SQL and columns), ``_fetch`` (run a query, return numpy
+    columns), ``_rows`` (run a query, return Python rows), ``_materialize`` (a query into a named
+    temporary table) and ``_register`` (a small pandas frame as a named table)."""
+
+    dialect: _Dialect
+    opts: CsvOptions
+    where: str
+
+    def close(self) -> None:  # pragma: no cover - overridden
+        pass
+
+    def _check_types(self, names: Iterable[str], srcs: dict[str, _Src]) -> None:
+        for name in names:
+            if srcs[name].family is None:
+                raise DataError(
+                    f"column {name!r} has a type the {self.dialect.name} backend does not encode (it reads "
+                    "text, integer, floating-point and boolean columns); use --backend numpy"
+                )
+
+    # ----------------------------------------------------------------- marginals
+    def marginals(self, schema: Schema, cliques: list[Clique]) -> dict[Clique, np.ndarray]:
+        d = self.dialect
+        relation, srcs = self._relation()
+        _check_columns(schema, list(srcs))
+        self._check_types(schema.names, srcs)
+        na_values = self.opts.na_values
+        # (1) one scan: group rows by one key per column
+        keys, mapped = [], []
+        for i, col in enumerate(schema.columns):
+            src = srcs[col.name]
+            if col.kind == "numeric" and col.edges is not None:
+                x, na = _number_sql(d, src, na_values)
+                lo, hi = col.bounds
+                keys.append(
+                    f"CASE WHEN {na} THEN {_NA} WHEN {x} IS NULL OR isnan({x}) THEN {_bad_or_na_sql(d, src, na_values)} "
+                    f"ELSE {_bin_sql(d, x, col.edges)} END AS b{i}"
+                )
+                keys.append(f"COALESCE({x} < {d.double(lo)} OR {x} > {d.double(hi)}, FALSE) AS k{i}")
+            else:
+                v = src.sql
+                if src.family == "float":  # NaN is missing (pandas): one NULL key
+                    v = f"CASE WHEN isnan({v}) THEN NULL ELSE {v} END"
+                keys.append(f"{v} AS v{i}")
+                mapped.append(i)
+        key_names = ", ".join(k.rsplit(" AS ", 1)[1] for k in keys)
+        comp = self._materialize(
+            "ddssp_grouped",
+            f"SELECT {key_names}, COUNT(*) AS n FROM (SELECT {', '.join(keys)} FROM {relation}) t GROUP BY {key_names}",
+        )
+        oneway, arrays = self._encode_and_count(comp, schema, cliques, srcs, mapped)
+        errors: list[str] = []
+
+        def check(col: Column, n_missing: int, n_bad: int, n_clip: int, n_nonnum: int) -> None:
+            if errors:
+                return
+            mc = col.missing_code
+            nc = getattr(col, "na_code", mc)
+            lo, hi = col.bounds if col.kind == "numeric" else (None, None)
+            if n_nonnum and nc is None:
+                errors.append(self._bad_message(col, n_nonnum))
+            elif n_bad and mc is None and not (col.kind == "numeric" and not col.clip and n_clip):
+                errors.append(self._bad_message(col, n_bad))
+            elif n_missing and nc is None:
+                errors.append(
+                    f"column {col.name!r}: {n_missing} missing (empty) value(s); fill them or declare a \"missing\" level"
+                )
+            elif n_clip and not col.clip:
+                errors.append(
+                    f"column {col.name!r}: {n_clip} value(s) outside [{_fmt(lo)}, {_fmt(hi)}]"
+                    + (_domain_hint(col) or "; this column is not clipped (\"clip\": false)")
+                )
+            elif n_clip:
+                warnings.warn(
+                    f"column {col.name!r}: {n_clip} value(s) outside the declared bounds [{_fmt(lo)}, {_fmt(hi)}] "
+                    "were clipped to them (local note for the data holder; nothing about this is released)",
+                    ClipWarning,
+                    stacklevel=5,
+                )
+
+        out = _finish(schema, cliques, oneway, arrays, check)
+        if errors:
+            raise SchemaError(errors[0])
+        return out
+
+    def _encode_and_count(self, comp: str, schema: Schema, cliques: list[Clique], srcs: dict[str, _Src],
+                          mapped: list[int]):
+        """(2) encode each column's distinct raw values in Python, by Schema.encode's rules, join the
+        codes to the grouped rows, and (3) count every marginal in one GROUPING SETS query."""
+        na_values = self.opts.na_values
+        joins, enc = [], []
+        distinct_of: dict[int, list[Any]] = {i: [] for i in mapped}
+        if mapped:  # the distinct raw values of every mapped column, in one query
+            keys = ", ".join(f"v{i}" for i in mapped)
+            gid = ", ".join(f"GROUPING(v{i}) AS g{i}" for i in mapped)
+            sets = ", ".join(f"(v{i})" for i in mapped)
+            for r in self._rows(f"SELECT {keys}, {gid} FROM {comp} GROUP BY GROUPING SETS ({sets})"):
+                for j, i in enumerate(mapped):
+                    if r[len(mapped) + j] == 0 and r[j] is not None:
+                        distinct_of[i].append(r[j])
+        for i, col in enumerate(schema.columns):
+            fill_bad, fill_na, fill_nonnum = _fills(col)  # 0 where no level: an error is raised first
+            if i in mapped:
+                distinct = distinct_of[i]
+                codes, status = _map_values(col, srcs[col.name], distinct, na_values)
+                frame = pd.DataFrame({"key": pd.Series(distinct, dtype=_pandas_dtype(srcs[col.name].family)),
+                                      "code": codes, "st": status})
+                m = self._register(f"ddssp_map{i}", frame, srcs[col.name].family)
+                joins.append(f"LEFT JOIN {m} m{i} ON g.v{i} = m{i}.key")
+                enc.append(f"CASE WHEN g.v{i} IS NULL THEN {_MISSING} ELSE m{i}.st END AS s{i}")
+                enc.append(f"CASE WHEN g.v{i} IS NULL THEN {fill_na} ELSE m{i}.code END AS c{i}")
+            else:
+                enc.append(
+                    f"CASE WHEN g.b{i} = {_NA} THEN {_MISSING} WHEN g.b{i} = {_UNKNOWN} THEN {_NONNUM} "
+                    f"WHEN g.k{i} THEN {_CLIPPED} ELSE {_OK} END AS s{i}"
+                )
+                enc.append(f"CASE WHEN g.b{i} = {_NA} THEN {fill_na} WHEN g.b{i} < 0 THEN {fill_nonnum} "
+                           f"ELSE g.b{i} END AS c{i}")
+        # (3) all marginals from the encoded grouped rows
+        enc_sql = f"SELECT {', '.join(enc)}, g.n AS n FROM {comp} g {' '.join(joins)}"
+        return self._count_encoded(enc_sql, schema, cliques)
+
+    def _count_encoded(self, enc_sql: str, schema: Schema, cliques: list[Clique]):
+        """Every marginal in one GROUP BY GROUPING SETS query: a one-way set (code, status) per
+        column and one set per clique."""
+        k = len(schema.columns)
+        sets: list[list[int]] = [[i] for i in range(k)]
+        for c in cliques:
+            idx = sorted(schema.names.index(a) for a in c)
+            if len(idx) > 1 and idx not in sets:
+                sets.append(idx)
+        gs = ", ".join(
+            "(" + ", ".join(f"c{i}" for i in s) + (f", s{s[0]}" if len(s) == 1 else "") + ")" for s in sets
+        )
+        cols_c = ", ".join(f"c{i}" for i in range(k))
+        cols_s = ", ".join(f"s{i}" for i in range(k))
+        cols = self._fetch(f"SELECT {cols_c}, {cols_s}, SUM(n) AS n FROM ({enc_sql}) e GROUP BY GROUPING SETS ({gs})")
+        return _from_grouping_sets(schema, cliques, sets, cols)
+
+    def _bad_message(self, col: Column, n_bad: int) -> str:
+        if col.kind == "categorical":
+            return (f"column {col.name!r}: {n_bad} value(s) not among the schema's levels"
+                    f"{_domain_hint(col) or '; add them to the levels or declare a missing/other level'}")
+        if col.edges is None:
+            return (f"column {col.name!r}: {n_bad} value(s) not numeric or not among the declared levels"
+                    f"{_domain_hint(col) or '; use bin edges or declare a missing level'}")
+        return (f"column {col.name!r} is numeric but has {n_bad} non-numeric value(s); fix the data, "
+                "declare a missing level, or make the column categorical")
+
+    # ----------------------------------------------------------------- discovery counts
+    def labels(self, columns: list[str]) -> dict[str, dict[str | None, int]]:
+        relation, srcs = self._relation()
+        for name in columns:
+            if name not in srcs:
+                raise SchemaError(f"column {name!r} is not in the data (columns: {_few(list(srcs), 20)})")
+        self._check_types(columns, srcs)
+        sel = ", ".join(f"{srcs[name].sql} AS l{j}" for j, name in enumerate(columns))
+        keys = ", ".join(f"l{j}" for j in range(len(columns)))
+        gid = ", ".join(f"GROUPING(l{j}) AS g{j}" for j in range(len(columns)))
+        gs = ", ".join(f"(l{j})" for j in range(len(columns)))
+        rows = self._rows(f"SELECT {keys}, {gid}, COUNT(*) AS n FROM (SELECT {sel} FROM {relation}) t "
+                          f"GROUP BY GROUPING SETS ({gs})")
+        k = len(columns)
+        out: dict[str, dict[str | None, int]] = {name: {} for name in columns}
+        for j, name in enumerate(columns):
+            src = srcs[name]
+            marks = {"", *self.opts.na_values}
+            for r in rows:
+                if r[k + j] != 0:
+                    continue
+                v = r[j]
+                if src.family == "text" and src.csv and v is not None:
+                    v = v.lstrip(" ")
+                    v = None if v in marks else v
+                if isinstance(v, float) and math.isnan(v):
+                    v = None
+                key = None if v is None else _as_label(v)
+                out[name][key] = out[name].get(key, 0) + int(r[2 * k])
+        return out
+
+    def histograms(self, edges: Mapping[str, list[float]]) -> dict[str, Histogram]:
+        d = self.dialect
+        relation, srcs = self._relation()
+        for name in edges:
+            if name not in srcs:
+                raise SchemaError(f"column {name!r} is not in the data (columns: {_few(list(srcs), 20)})")
+        self._check_types(list(edges), srcs)
+        sel, meta = [], []
+        for j, (name, e) in enumerate(edges.items()):
+            src = srcs[name]
+            x, na = _number_sql(d, src, self.opts.na_values)
+            # -4 missing, -3 non-numeric, -2 below, -1 above (remapped from _NA / _UNKNOWN)
+            sel.append(
+                f"CASE WHEN {na} THEN -4 WHEN {x} IS NULL OR isnan({x}) THEN "
+                f"(CASE WHEN {_bad_or_na_sql(d, src, self.opts.na_values)} = {_NA} THEN -4 ELSE -3 END) "
+                f"WHEN {x} < {d.double(e[0])} THEN -2 WHEN {x} > {d.double(e[-1])} THEN -1 "
+                f"ELSE {_bin_sql(d, x, e)} END AS h{j}"
+            )
+            meta.append((name, np.asarray(e, dtype=float)))
+        keys = ", ".join(f"h{j}" for j in range(len(meta)))
+        gs = ", ".join(f"(h{j})" for j in range(len(meta)))
+        cols = self._fetch(f"SELECT {keys}, COUNT(*) AS n FROM (SELECT {', '.join(sel)} FROM {relation}) t "
+                           f"GROUP BY GROUPING SETS ({gs})")
+        n = np.asarray(cols["n"], dtype=np.int64)
+        out = {}
+        for j, (name, e) in enumerate(meta):
+            ok = ~_isnull(cols[f"h{j}"])
+            hv, nv = _int_values(cols[f"h{j}"])[ok], n[ok]
+            counts = np.zeros(len(e) - 1, dtype=np.int64)
+            inb = hv >= 0
+            np.add.at(counts, hv[inb], nv[inb])
+            sp = {c: int(nv[hv == c].sum()) for c in (-4, -3, -2, -1)}
+            out[name] = Histogram(e, counts, sp[-2], sp[-1], sp[-4], sp[-3])
+        return out
