@@ -187,33 +187,51 @@ def sample_split(df: pd.DataFrame, size: Any, max_rows: int, test_fraction: floa
 
 
 # ---------------------------------------------------------------------------------------- release
+#: runs the command in its argv[2:] and writes the CPU seconds and peak RSS of that one child to argv[1].
+#: A process started directly from the bench would report the bench's own RSS as its peak: Linux carries
+#: the high-water mark of the forked copy of the parent across exec. A small launcher has a small copy.
+_LAUNCHER = (
+    "import json, resource, subprocess, sys\n"
+    "rc = subprocess.call(sys.argv[2:])\n"
+    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "scale = 1.0 if sys.platform == 'darwin' else 1024.0  # ru_maxrss: bytes on macOS, KiB on Linux\n"
+    "json.dump({'cpu_s': ru.ru_utime + ru.ru_stime, 'peak_rss_mb': ru.ru_maxrss * scale / 2**20},"
+    " open(sys.argv[1], 'w'))\n"
+    "sys.exit(rc)\n"
+)
+
+
 def run_release(train_csv: Path, out: Path, eps: float, na_values: list[str], timeout: float) -> dict[str, Any]:
     """``python -m ddssp release train_csv --eps eps -o out`` in a subprocess; its exit code, CPU seconds,
     peak RSS (MB), error line and warning lines."""
+    import json
+
     cmd = [sys.executable, "-m", "ddssp", "release", str(train_csv), "--eps", repr(eps), "-o", str(out)]
     if na_values:
         cmd += ["--na-values", ",".join(na_values)]
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # the ddssp being benchmarked
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    err_path = out.with_suffix(".stderr")
+    err_path, usage_path = out.with_suffix(".stderr"), out.with_suffix(".usage")
+    usage_path.unlink(missing_ok=True)
     t0 = time.perf_counter()
+    timed_out = False
     with open(err_path, "wb") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
-        timed_out = False
-        while True:  # wait4 gives this child's own rusage (RUSAGE_CHILDREN would mix every child)
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - t0 > timeout:
-                proc.kill()
-                timed_out = True
-                pid, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.05)
-    code = os.waitstatus_to_exitcode(status)
-    proc.returncode = code
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(usage_path), *cmd], stdout=subprocess.DEVNULL,
+                                stderr=err, env=env, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)  # the launcher and the release
+            code = proc.wait()
+            timed_out = True
+    try:
+        usage = json.loads(usage_path.read_text())
+    except (OSError, ValueError):
+        usage = {"cpu_s": float("nan"), "peak_rss_mb": float("nan")}
+    usage_path.unlink(missing_ok=True)
     text = err_path.read_text(errors="replace")
+    err_path.unlink(missing_ok=True)
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     error = None
     if timed_out:
@@ -225,8 +243,8 @@ def run_release(train_csv: Path, out: Path, eps: float, na_values: list[str], ti
         "ok": code == 0 and not timed_out and out.exists(),
         "error": error,
         "warnings": [ln for ln in lines if not ln.startswith("ddssp: error") and "warning" in ln.lower()],
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_rss_mb": usage.ru_maxrss / 1024.0,  # KiB on Linux
+        "cpu_s": usage["cpu_s"],
+        "peak_rss_mb": usage["peak_rss_mb"],
         "wall_s": time.perf_counter() - t0,
     }
 
@@ -460,7 +478,6 @@ def run_cell(t: dict, df: pd.DataFrame, size: Any, eps: float, s: dict, work: Pa
     test.to_csv(test_csv, index=False)
     rel_path.unlink(missing_ok=True)
     r = run_release(train_csv, rel_path, eps, t["na_values"], s["timeout"])
-    rel_path.with_suffix(".stderr").unlink(missing_ok=True)
     metrics: dict[str, float] = {"ok": float(r["ok"]), "cpu_s": r["cpu_s"], "peak_rss_mb": r["peak_rss_mb"]}
     notes = [r["error"]] if r["error"] else []
     notes += r["warnings"]
