@@ -17,7 +17,8 @@ Per table and per size (``sizes``: ``"full"`` and row counts; a size is used onl
 more rows than it; ``max_rows`` caps "full") the table is sampled with a fixed seed, split 80/20 (fixed
 seed), and per epsilon the 80% is written to a CSV and released in a subprocess,
 ``python -m ddssp release train.csv --eps E -o rel`` (plus ``--na-values`` only when the table entry
-gives ``na_values``, i.e. when the file really uses such a marker). Recorded per cell (one row per
+gives ``na_values``, i.e. when the file really uses such a marker; ``release_args`` adds flags for a
+diagnostic variant, e.g. ``["--discovery-share", "0.5"]``, and is empty in the headline spec). Recorded per cell (one row per
 metric, ``method = "release"``):
 
 - ``ok`` (1 or 0) and, in the ``note`` column, the ``ddssp: error:`` line of a failure and every
@@ -64,7 +65,7 @@ import pandas as pd
 from ddssp.errors import WorkloadError
 
 SPEC_KEYS = {"name", "kind", "description", "eps", "tables", "sizes", "max_rows", "test_fraction", "max_pairs",
-             "max_onehot", "timeout", "plot_x", "plot_logx"}
+             "max_onehot", "timeout", "release_args", "plot_x", "plot_logx"}
 TABLE_KEYS = {"name", "source", "target", "task", "positive", "na_values", "dates", "description"}
 MISSING = "\x00missing"
 OTHER = "\x00other"
@@ -110,6 +111,9 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     if not isinstance(sizes, list) or not sizes or any(
             not (s == "full" or (isinstance(s, int) and not isinstance(s, bool) and s >= 10)) for s in sizes):
         raise WorkloadError(f"sizes must be a list of 'full' and row counts >= 10, got {sizes!r}")
+    release_args = spec.get("release_args", [])
+    if not isinstance(release_args, list) or not all(isinstance(a, str) for a in release_args):
+        raise WorkloadError(f"release_args must be a list of strings (extra `ddssp release` flags), got {release_args!r}")
     test_fraction = float(spec.get("test_fraction", 0.2))
     if not 0 < test_fraction < 1:
         raise WorkloadError(f"test_fraction must be in (0, 1), got {test_fraction}")
@@ -123,6 +127,7 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
         "max_pairs": int(spec.get("max_pairs", 300)),
         "max_onehot": int(spec.get("max_onehot", 50)),
         "timeout": float(spec.get("timeout", 3600)),
+        "release_args": list(release_args),
     }
 
 
@@ -201,14 +206,16 @@ _LAUNCHER = (
 )
 
 
-def run_release(train_csv: Path, out: Path, eps: float, na_values: list[str], timeout: float) -> dict[str, Any]:
-    """``python -m ddssp release train_csv --eps eps -o out`` in a subprocess; its exit code, CPU seconds,
-    peak RSS (MB), error line and warning lines."""
+def run_release(train_csv: Path, out: Path, eps: float, na_values: list[str], timeout: float,
+                extra: list[str] = ()) -> dict[str, Any]:
+    """``python -m ddssp release train_csv --eps eps -o out [extra]`` in a subprocess; its exit code, CPU
+    seconds, peak RSS (MB), error line and warning lines."""
     import json
 
     cmd = [sys.executable, "-m", "ddssp", "release", str(train_csv), "--eps", repr(eps), "-o", str(out)]
     if na_values:
         cmd += ["--na-values", ",".join(na_values)]
+    cmd += list(extra)
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])  # the ddssp being benchmarked
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -477,7 +484,7 @@ def run_cell(t: dict, df: pd.DataFrame, size: Any, eps: float, s: dict, work: Pa
     train.to_csv(train_csv, index=False)
     test.to_csv(test_csv, index=False)
     rel_path.unlink(missing_ok=True)
-    r = run_release(train_csv, rel_path, eps, t["na_values"], s["timeout"])
+    r = run_release(train_csv, rel_path, eps, t["na_values"], s["timeout"], s["release_args"])
     metrics: dict[str, float] = {"ok": float(r["ok"]), "cpu_s": r["cpu_s"], "peak_rss_mb": r["peak_rss_mb"]}
     notes = [r["error"]] if r["error"] else []
     notes += r["warnings"]

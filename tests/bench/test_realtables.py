@@ -111,3 +111,10 @@ def test_peak_rss_is_the_release_process_own(tmp_path):
     r = run_release(csv, tmp_path / "t.release", 1.0, [], 600)
     assert r["ok"] or r["error"].startswith("ddssp: error: ")
     assert 5 < r["peak_rss_mb"] < 350 and r["cpu_s"] > 0
+
+
+def test_release_args_must_be_a_list_of_flags(tmp_path):
+    csv = tmp_path / "t.csv"
+    csv.write_text("a,y\n1,yes\n")
+    with pytest.raises(WorkloadError, match="release_args"):
+        bench.run_bench(_spec(tmp_path, csv, 'release_args = "--discovery-share 0.5"\n'), tmp_path / "o", quiet=True)
