@@ -38,6 +38,7 @@ RUNNERS: dict[str, str] = {
     "napp-erm-simulation": "ddssp.bench.napp_erm:run",
     "multitask-synthetic": "ddssp.bench.multitask:run",
     "ci-coverage": "ddssp.bench.ci_coverage:run",
+    "real-tables": "ddssp.bench.realtables:run",
 }
 
 REQUIRED_COLUMNS = ("method", "trial", "metric", "value", "seconds")

@@ -1,0 +1,548 @@
+"""Real public tables, released as a new user would: ``ddssp release FILE --eps E`` and nothing else.
+
+``run(spec, ctx)`` for ``ddssp bench`` with ``kind = "real-tables"`` (spec: workloads/realtables.toml).
+
+Each ``[[tables]]`` entry names a raw table that a pip package ships inside its wheel (no download at
+run time) or a CSV file:
+
+- ``source = "sklearn:breast_cancer"`` (``load_<name>(as_frame=True).frame``; ``diabetes`` unscaled),
+- ``source = "statsmodels:fair"`` (``statsmodels.api.datasets.<name>.load_pandas().data``),
+- ``source = "palmerpenguins:penguins_raw"`` (or ``penguins``),
+- ``source = "vega:seattle-weather"`` (``vega_datasets.local_data``; local files only),
+- ``source = "file:adult_raw.csv"`` (a CSV resolved like any bench data file: absolute, ``--data-dir``,
+  or beside the spec; its cells are copied as text, so its own missing markers stay). A missing file
+  skips the table with a logged note, so the suite runs where that file is absent.
+
+Per table and per size (``sizes``: ``"full"`` and row counts; a size is used only where the table has
+more rows than it; ``max_rows`` caps "full") the table is sampled with a fixed seed, split 80/20 (fixed
+seed), and per epsilon the 80% is written to a CSV and released in a subprocess,
+``python -m ddssp release train.csv --eps E -o rel`` (plus ``--na-values`` only when the table entry
+gives ``na_values``, i.e. when the file really uses such a marker; ``release_args`` adds flags for a
+diagnostic variant, e.g. ``["--discovery-share", "0.5"]``, and is empty in the headline spec). Recorded per cell (one row per
+metric, ``method = "release"``):
+
+- ``ok`` (1 or 0) and, in the ``note`` column, the ``ddssp: error:`` line of a failure and every
+  ``ddssp: warning`` / dropped-column line of a success;
+- ``cpu_s`` (user + system CPU of the release process) and ``peak_rss_mb`` (its peak resident set);
+- ``columns`` (of the table), ``columns_released`` (in the release's schema), ``columns_dropped``;
+- ``tv1`` / ``tv2``: mean total variation distance of one-way / two-way marginals, synthetic rows drawn
+  from the release (as many as the training rows) vs the real training rows. Numeric columns are
+  compared on the deciles of the REAL values, date columns (``dates``) on the deciles of their time
+  axis, other columns on their labels; missing is a category of its own, and a synthetic value that is
+  neither (e.g. a text label in a numeric column) is one more category. Only released columns are
+  compared (a dropped column shows in ``columns_dropped``);
+- ``ddssp_r2`` / ``ddssp_auc``: DD-SSP (``ddssp fit`` with no options) on the release for the entry's
+  ``target`` (``task = "linear"`` or ``"logistic"`` with ``positive`` the label of class 1), scored on
+  the real 20% hold-out; ``public_r2`` / ``public_auc`` the non-private least squares / logistic fit on
+  the real training rows (numeric columns standardized with median imputation and missing indicators,
+  dates as numbers, columns of at most ``max_onehot`` labels one-hot, other text columns left out), the
+  reference of what the data allows; ``schema_public_r2`` / ``schema_public_auc`` the non-private fit on
+  the real training rows passed through the release's schema and encoding (what the schema alone keeps).
+
+A failed step leaves its metrics out of the cell and says why in ``note``; the release failing leaves
+only ``ok = 0`` and ``cpu_s`` / ``peak_rss_mb``. ``results.md`` beside ``results.csv`` holds one line
+per cell; ``releases/`` keeps each cell's release file (DP output, for ``ddssp inspect``), while the
+train / test CSVs (copies of the data) live in a temporary directory removed at the end.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddssp.errors import WorkloadError
+
+SPEC_KEYS = {"name", "kind", "description", "eps", "tables", "sizes", "max_rows", "test_fraction", "max_pairs",
+             "max_onehot", "timeout", "release_args", "plot_x", "plot_logx"}
+TABLE_KEYS = {"name", "source", "target", "task", "positive", "na_values", "dates", "description"}
+MISSING = "\x00missing"
+OTHER = "\x00other"
+#: labels the synthetic output writes for a missing value
+SYNTH_MISSING = {"", "<missing>", "nan", "NaN", "None"}
+
+
+# ------------------------------------------------------------------------------------------- spec
+def parse_spec(spec: dict, ctx: Any) -> dict:
+    unknown = sorted(set(spec) - SPEC_KEYS)
+    if unknown:
+        raise WorkloadError(f"unknown key(s) {unknown} in a real-tables spec; known: {sorted(SPEC_KEYS)}")
+    eps = ctx.setting(spec, "eps", ctx.eps, [0.1, 1.0])
+    eps = [eps] if isinstance(eps, (int, float)) else eps
+    try:
+        eps = [float(e) for e in eps]
+    except (TypeError, ValueError):
+        raise WorkloadError(f"eps must be a list of numbers, got {eps!r}") from None
+    if not eps or any(not (e > 0 and math.isfinite(e)) for e in eps):
+        raise WorkloadError(f"every eps must be positive and finite, got {eps}")
+    tables = spec.get("tables")
+    if not isinstance(tables, list) or not tables:
+        raise WorkloadError("a real-tables spec needs [[tables]] entries (name, source, target, task)")
+    parsed = []
+    for t in tables:
+        if not isinstance(t, dict):
+            raise WorkloadError("each [[tables]] entry must be a table of keys")
+        bad = sorted(set(t) - TABLE_KEYS)
+        if bad:
+            raise WorkloadError(f"unknown key(s) {bad} in [[tables]] {t.get('name')!r}; known: {sorted(TABLE_KEYS)}")
+        for key in ("name", "source", "target", "task"):
+            if not isinstance(t.get(key), str):
+                raise WorkloadError(f"[[tables]] entry {t.get('name')!r} needs {key!r} (a string)")
+        if t["task"] not in ("linear", "logistic"):
+            raise WorkloadError(f"table {t['name']!r}: task must be 'linear' or 'logistic', got {t['task']!r}")
+        if t["task"] == "logistic" and not isinstance(t.get("positive"), str):
+            raise WorkloadError(f"table {t['name']!r}: a logistic target needs 'positive' (the label of class 1)")
+        parsed.append({**t, "na_values": list(t.get("na_values", [])), "dates": list(t.get("dates", []))})
+    names = [t["name"] for t in parsed]
+    if len(set(names)) != len(names):
+        raise WorkloadError(f"table names must be unique, got {names}")
+    sizes = spec.get("sizes", ["full", 1000, 5000])
+    if not isinstance(sizes, list) or not sizes or any(
+            not (s == "full" or (isinstance(s, int) and not isinstance(s, bool) and s >= 10)) for s in sizes):
+        raise WorkloadError(f"sizes must be a list of 'full' and row counts >= 10, got {sizes!r}")
+    release_args = spec.get("release_args", [])
+    if not isinstance(release_args, list) or not all(isinstance(a, str) for a in release_args):
+        raise WorkloadError(f"release_args must be a list of strings (extra `ddssp release` flags), got {release_args!r}")
+    test_fraction = float(spec.get("test_fraction", 0.2))
+    if not 0 < test_fraction < 1:
+        raise WorkloadError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    return {
+        "name": spec.get("name", "real-tables"),
+        "eps": eps,
+        "tables": parsed,
+        "sizes": sizes,
+        "max_rows": int(spec.get("max_rows", 20000)),
+        "test_fraction": test_fraction,
+        "max_pairs": int(spec.get("max_pairs", 300)),
+        "max_onehot": int(spec.get("max_onehot", 50)),
+        "timeout": float(spec.get("timeout", 3600)),
+        "release_args": list(release_args),
+    }
+
+
+# ----------------------------------------------------------------------------------------- tables
+def load_table(source: str, ctx: Any) -> pd.DataFrame | None:
+    """The raw table a source names, as text cells (None when a ``file:`` source is absent)."""
+    kind, _, name = source.partition(":")
+    if kind == "file":
+        try:
+            path = ctx.data_path(name)
+        except WorkloadError:
+            return None
+        return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=False)
+    if kind == "sklearn":
+        from sklearn import datasets
+
+        loader = getattr(datasets, f"load_{name}", None)
+        if loader is None:
+            raise WorkloadError(f"scikit-learn has no bundled data set {name!r}")
+        kw = {"scaled": False} if name == "diabetes" else {}
+        df = loader(as_frame=True, **kw).frame
+    elif kind == "statsmodels":
+        import statsmodels.api as sm
+
+        mod = getattr(sm.datasets, name, None)
+        if mod is None:
+            raise WorkloadError(f"statsmodels has no bundled data set {name!r}")
+        df = mod.load_pandas().data
+    elif kind == "palmerpenguins":
+        import palmerpenguins
+
+        df = {"penguins": palmerpenguins.load_penguins, "penguins_raw": palmerpenguins.load_penguins_raw}[name]()
+    elif kind == "vega":
+        from vega_datasets import local_data
+
+        if name not in local_data.list_datasets():
+            raise WorkloadError(f"vega_datasets has no local data set {name!r}")
+        df = local_data(name)
+    else:
+        raise WorkloadError(f"unknown table source {source!r} (sklearn:, statsmodels:, palmerpenguins:, vega:, file:)")
+    # the table as the CSV its users would have: a CSV round trip gives the text cells
+    df = df.reset_index(drop=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "t.csv"
+        df.to_csv(p, index=False)
+        return pd.read_csv(p, dtype=str, keep_default_na=False)
+
+
+def _rng(*key: Any) -> np.random.Generator:
+    return np.random.default_rng([zlib.crc32(str(k).encode()) for k in key])
+
+
+def sample_split(df: pd.DataFrame, size: Any, max_rows: int, test_fraction: float, name: str):
+    """(sample, train, test) with fixed seeds: ``size`` rows ("full" = all, capped at ``max_rows``)."""
+    n = min(len(df), max_rows) if size == "full" else int(size)
+    if n < len(df):
+        df = df.iloc[np.sort(_rng("sample", name, size).choice(len(df), n, replace=False))]
+    df = df.reset_index(drop=True)
+    perm = _rng("split", name, size).permutation(len(df))
+    n_test = round(test_fraction * len(df))
+    return df, df.iloc[np.sort(perm[n_test:])].reset_index(drop=True), df.iloc[np.sort(perm[:n_test])].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------- release
+#: runs the command in its argv[2:] and writes the CPU seconds and peak RSS of that one child to argv[1].
+#: A process started directly from the bench would report the bench's own RSS as its peak: Linux carries
+#: the high-water mark of the forked copy of the parent across exec. A small launcher has a small copy.
+_LAUNCHER = (
+    "import json, resource, subprocess, sys\n"
+    "rc = subprocess.call(sys.argv[2:])\n"
+    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "scale = 1.0 if sys.platform == 'darwin' else 1024.0  # ru_maxrss: bytes on macOS, KiB on Linux\n"
+    "json.dump({'cpu_s': ru.ru_utime + ru.ru_stime, 'peak_rss_mb': ru.ru_maxrss * scale / 2**20},"
+    " open(sys.argv[1], 'w'))\n"
+    "sys.exit(rc)\n"
+)
+
+
+def run_release(train_csv: Path, out: Path, eps: float, na_values: list[str], timeout: float,
+                extra: list[str] = ()) -> dict[str, Any]:
+    """``python -m ddssp release train_csv --eps eps -o out [extra]`` in a subprocess; its exit code, CPU
+    seconds, peak RSS (MB), error line and warning lines."""
+    import json
+
+    cmd = [sys.executable, "-m", "ddssp", "release", str(train_csv), "--eps", repr(eps), "-o", str(out)]
+    if na_values:
+        cmd += ["--na-values", ",".join(na_values)]
+    cmd += list(extra)
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])  # the ddssp being benchmarked
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    err_path, usage_path = out.with_suffix(".stderr"), out.with_suffix(".usage")
+    usage_path.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    timed_out = False
+    with open(err_path, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(usage_path), *cmd], stdout=subprocess.DEVNULL,
+                                stderr=err, env=env, start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)  # the launcher and the release
+            code = proc.wait()
+            timed_out = True
+    try:
+        usage = json.loads(usage_path.read_text())
+    except (OSError, ValueError):
+        usage = {"cpu_s": float("nan"), "peak_rss_mb": float("nan")}
+    usage_path.unlink(missing_ok=True)
+    text = err_path.read_text(errors="replace")
+    err_path.unlink(missing_ok=True)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    error = None
+    if timed_out:
+        error = f"timed out after {timeout:g} s"
+    elif code != 0:
+        errs = [ln for ln in lines if ln.startswith("ddssp: error")]
+        error = errs[-1] if errs else f"exit {code}, no 'ddssp: error' line; last stderr line: {lines[-1] if lines else ''}"
+    return {
+        "ok": code == 0 and not timed_out and out.exists(),
+        "error": error,
+        "warnings": [ln for ln in lines if not ln.startswith("ddssp: error") and "warning" in ln.lower()],
+        "cpu_s": usage["cpu_s"],
+        "peak_rss_mb": usage["peak_rss_mb"],
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
+# ----------------------------------------------------------------------------------- TV distances
+def _column_kind(values: pd.Series, dates: bool) -> str:
+    if dates:
+        return "date"
+    present = values.dropna()
+    if len(present) and pd.to_numeric(present, errors="coerce").notna().all():
+        return "numeric"
+    return "categorical"
+
+
+def _to_axis(values: pd.Series, kind: str) -> pd.Series:
+    if kind == "date":
+        t = pd.to_datetime(values, errors="coerce", format="mixed")
+        return (t - pd.Timestamp(0)).dt.total_seconds()  # NaN where the value is not a date
+    return pd.to_numeric(values, errors="coerce")
+
+
+def _is_missing(values: pd.Series) -> np.ndarray:
+    return (values.isna() | values.astype(str).isin(SYNTH_MISSING)).to_numpy()
+
+
+def discretize(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Integer categories (shared by both) of a real and a synthetic column; see the module doc."""
+    if kind == "categorical":
+        r = np.where(_is_missing(real), MISSING, real.astype(str).to_numpy(dtype=object))
+        s = np.where(_is_missing(synth), MISSING, synth.astype(str).to_numpy(dtype=object))
+        cats, inv = np.unique(np.concatenate([r, s]), return_inverse=True)
+        return inv[: len(r)], inv[len(r):], len(cats)
+    rv, sv = _to_axis(real, kind).to_numpy(dtype=float), _to_axis(synth, kind).to_numpy(dtype=float)
+    finite = rv[np.isfinite(rv)]
+    edges = np.unique(np.quantile(finite, np.linspace(0.1, 0.9, 9))) if finite.size else np.array([])
+    k = len(edges) + 1  # value bins 0..k-1, then missing = k, other = k + 1
+
+    def codes(v: np.ndarray, miss: np.ndarray) -> np.ndarray:
+        c = np.searchsorted(edges, np.where(np.isfinite(v), v, 0.0), side="right")
+        c = np.where(np.isfinite(v), c, k + 1)
+        return np.where(miss, k, c)
+
+    return codes(rv, _is_missing(real)), codes(sv, _is_missing(synth)), k + 2
+
+
+def tv_distances(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str], max_pairs: int,
+                 seed_key: Any) -> tuple[float, float]:
+    """(mean one-way TV, mean two-way TV) over the columns both frames hold (at most ``max_pairs``
+    pairs, a fixed-seed subset when there are more)."""
+    cols = [c for c in real.columns if c in synth.columns]
+    coded = {c: discretize(real[c], synth[c], kinds[c]) for c in cols}
+
+    def tv(a: np.ndarray, b: np.ndarray, size: int) -> float:
+        p = np.bincount(a, minlength=size) / max(len(a), 1)
+        q = np.bincount(b, minlength=size) / max(len(b), 1)
+        return 0.5 * float(np.abs(p - q).sum())
+
+    tv1 = [tv(r, s, k) for r, s, k in coded.values()]
+    pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1:]]
+    if len(pairs) > max_pairs:
+        pairs = [pairs[i] for i in sorted(_rng("pairs", seed_key).choice(len(pairs), max_pairs, replace=False))]
+    tv2 = []
+    for a, b in pairs:
+        (ra, sa, ka), (rb, sb, kb) = coded[a], coded[b]
+        tv2.append(tv(ra * kb + rb, sa * kb + sb, ka * kb))
+    return (float(np.mean(tv1)) if tv1 else float("nan"), float(np.mean(tv2)) if tv2 else float("nan"))
+
+
+# ------------------------------------------------------------------------------------- regression
+def _auc(y: np.ndarray, score: np.ndarray) -> float:
+    from ddssp.bench.ddssp_paper import auc_score
+
+    return auc_score(y, score)
+
+
+def _r2(y: np.ndarray, pred: np.ndarray) -> float:
+    ok = np.isfinite(y) & np.isfinite(pred)
+    y, pred = y[ok], pred[ok]
+    var = float(np.var(y))
+    return 1.0 - float(np.mean((y - pred) ** 2)) / var if var > 0 else float("nan")
+
+
+def _truth(test: pd.DataFrame, t: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(y, rows with a known target) of the hold-out."""
+    col = test[t["target"]]
+    known = ~_is_missing(col)
+    if t["task"] == "linear":
+        y = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+        known &= np.isfinite(y)
+        return y, known
+    return (col.astype(str).to_numpy() == t["positive"]).astype(float), known
+
+
+def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str, str], max_onehot: int) -> float:
+    """R^2 / AUC on the hold-out of the non-private fit on the real training rows (sklearn)."""
+    from sklearn.linear_model import LinearRegression, LogisticRegression
+
+    target = t["target"]
+    feats = [c for c in train.columns if c != target]
+
+    def design(df: pd.DataFrame, ref: pd.DataFrame) -> np.ndarray:
+        parts = []
+        for c in feats:
+            if kinds[c] in ("numeric", "date"):
+                v, rv = _to_axis(df[c].where(~_is_missing(df[c])), kinds[c]), _to_axis(ref[c].where(~_is_missing(ref[c])), kinds[c])
+                med = float(np.nanmedian(rv)) if rv.notna().any() else 0.0
+                sd = float(np.nanstd(rv)) if rv.notna().sum() > 1 else 1.0
+                parts.append(((v.fillna(med) - med) / (sd or 1.0)).to_numpy(dtype=float)[:, None])
+                if rv.isna().any():
+                    parts.append(v.isna().to_numpy(dtype=float)[:, None])
+            else:
+                ref_lab = np.where(_is_missing(ref[c]), MISSING, ref[c].astype(str).to_numpy(dtype=object))
+                labels = np.array(list(dict.fromkeys(ref_lab)), dtype=object)
+                if 1 < len(labels) <= max_onehot:
+                    lab = np.where(_is_missing(df[c]), MISSING, df[c].astype(str).to_numpy(dtype=object))
+                    parts.append((lab[:, None] == labels[None, 1:]).astype(float))
+        return np.hstack(parts) if parts else np.zeros((len(df), 0))
+
+    y_tr, known_tr = _truth(train, t)
+    y_te, known_te = _truth(test, t)
+    X_tr, X_te = design(train, train), design(test, train)
+    if t["task"] == "linear":
+        m = LinearRegression().fit(X_tr[known_tr], y_tr[known_tr])
+        return _r2(y_te[known_te], m.predict(X_te[known_te]))
+    m = LogisticRegression(max_iter=2000).fit(X_tr[known_tr], y_tr[known_tr])
+    return _auc(y_te[known_te], m.decision_function(X_te[known_te]))
+
+
+def _orient(labels: list[str], positive: str) -> float:
+    if len(labels) != 2:
+        raise ValueError(f"the release's {len(labels)}-level target is not binary ({labels[:5]})")
+    if str(labels[1]) == positive:
+        return 1.0
+    if str(labels[0]) == positive:
+        return -1.0
+    raise ValueError(f"the positive label {positive!r} is not among the release's target labels {labels}")
+
+
+def release_fits(rel: Any, train_csv: Path, test_csv: Path, t: dict) -> dict[str, float]:
+    """DD-SSP on the release and the non-private fit through the release's schema, scored on the hold-out."""
+    from ddssp.data.encoding import ClipWarning
+    from ddssp.data.tables import read_table
+    from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+    from ddssp.estimators.public import PublicLinearRegression, PublicLogisticRegression
+
+    target, task = t["target"], t["task"]
+    if target not in rel.schema.names:
+        raise ValueError(f"the release has no target column {target!r}")
+    names = list(rel.schema.names)
+    test = read_table(test_csv, na_values=t["na_values"])
+    train = read_table(train_csv, na_values=t["na_values"])
+    y, known = _truth(test, t)
+    out: dict[str, float] = {}
+    key = "r2" if task == "linear" else "auc"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClipWarning)
+        est = (DDSSPLinearRegression() if task == "linear" else DDSSPLogisticRegression()).fit(rel, target=target)
+        codes = rel.schema.encode(test[names])
+        enc = est.encoding_
+        if task == "linear":
+            out[f"ddssp_{key}"] = _r2(y[known], est.predict_original(codes, codes=True)[known])
+        else:
+            sign = _orient(list(est.target_labels_), t["positive"])
+            out[f"ddssp_{key}"] = _auc(y[known], sign * est.decision_function(codes, codes=True)[known])
+        tr_codes = rel.schema.encode(train[names])
+        X_tr, y_tr = enc.transform(tr_codes), enc.target_vector(tr_codes)
+        X_te = enc.transform(codes)
+        if task == "linear":
+            m = PublicLinearRegression(fit_intercept=True).fit(X_tr[:, 1:], y_tr)
+            out[f"schema_public_{key}"] = _r2(y[known], enc.decode_target(m.predict(X_te[:, 1:]))[known])
+        else:
+            m = PublicLogisticRegression(ridge=1e-4, fit_intercept=True).fit(X_tr[:, 1:], y_tr)
+            out[f"schema_public_{key}"] = _auc(y[known], sign * m.decision_function(X_te[:, 1:])[known])
+    return out
+
+
+# ------------------------------------------------------------------------------------------- run
+def run(spec: dict, ctx: Any) -> pd.DataFrame:
+    from ddssp.release import Release
+
+    s = parse_spec(spec, ctx)
+    columns = ["method", "table", "sample", "rows", "epsilon", "trial", "metric", "value", "seconds", "note"]
+    rows: list[dict] = []
+    # the train / test CSVs are copies of the data: they live in a temporary directory that is removed at
+    # the end; the releases (DP outputs) are kept in the output directory for `ddssp inspect`
+    work = Path(tempfile.mkdtemp(prefix="ddssp-realtables-"))
+    keep = ctx.outdir / "releases"
+    keep.mkdir(parents=True, exist_ok=True)
+    plan = []
+    for t in s["tables"]:
+        df = load_table(t["source"], ctx)
+        if df is None:
+            ctx.log(f"{t['name']}: {t['source']} not found; table skipped")
+            continue
+        missing = [c for c in [t["target"], *t["dates"]] if c not in df.columns]
+        if missing:
+            raise WorkloadError(f"table {t['name']!r} has no column(s) {missing}")
+        for size in s["sizes"]:
+            if size == "full" or len(df) > size:
+                plan.extend((t, df, size, e) for e in s["eps"])
+    bar = ctx.progress(len(plan), s["name"])
+    try:
+        for t, df, size, eps in plan:
+            key = {"table": t["name"], "sample": str(size), "epsilon": eps}
+            done = ctx.cell(key)
+            if done is not None:
+                rows.extend(done)
+                bar.update(1)
+                continue
+            cell_rows = run_cell(t, df, size, eps, s, work, keep, Release)
+            ctx.log(f"{t['name']} {size} eps={eps:g}: " + ", ".join(
+                f"{r['metric']}={r['value']:.4g}" for r in cell_rows) + f" | {cell_rows[0]['note']}")
+            rows.extend(cell_rows)
+            ctx.save_cell(cell_rows)
+            bar.update(1)
+    finally:
+        bar.close()
+        shutil.rmtree(work, ignore_errors=True)
+    results = pd.DataFrame(rows, columns=columns)
+    with open(ctx.outdir / "results.md", "w") as fh:
+        fh.write(markdown_table(results))
+    return results
+
+
+def run_cell(t: dict, df: pd.DataFrame, size: Any, eps: float, s: dict, work: Path, keep: Path,
+             Release: Any) -> list[dict]:
+    sample, train, test = sample_split(df, size, s["max_rows"], s["test_fraction"], t["name"])
+    stem = f"{t['name']}-{size}-{eps:g}".replace("/", "_")
+    train_csv, test_csv, rel_path = work / f"{stem}-train.csv", work / f"{stem}-test.csv", keep / f"{stem}.release"
+    train.to_csv(train_csv, index=False)
+    test.to_csv(test_csv, index=False)
+    rel_path.unlink(missing_ok=True)
+    r = run_release(train_csv, rel_path, eps, t["na_values"], s["timeout"], s["release_args"])
+    metrics: dict[str, float] = {"ok": float(r["ok"]), "cpu_s": r["cpu_s"], "peak_rss_mb": r["peak_rss_mb"]}
+    notes = [r["error"]] if r["error"] else []
+    notes += r["warnings"]
+    if r["ok"]:
+        try:
+            rel = Release.load(rel_path)
+            released = [c for c in train.columns if c in rel.schema.names]
+            dropped = [c for c in train.columns if c not in rel.schema.names]
+            metrics.update(columns=len(train.columns), columns_released=len(released), columns_dropped=len(dropped))
+            if dropped:
+                notes.append(f"not in the release: {', '.join(dropped)}")
+            na = set(t["na_values"]) | {""}
+            real = train.where(~train.isin(na))
+            kinds = {c: _column_kind(real[c], c in t["dates"]) for c in real.columns}
+            synth = rel.synthesize(len(train), _rng("synth", t["name"], size, eps))
+            metrics["tv1"], metrics["tv2"] = tv_distances(real[released], synth, kinds, s["max_pairs"], stem)
+            try:
+                metrics.update(release_fits(rel, train_csv, test_csv, t))
+            except Exception as exc:  # noqa: BLE001 - a failed fit is a finding of the suite, not a crash of it
+                notes.append(f"fit: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - recorded in the cell's note
+            notes.append(f"evaluation: {type(exc).__name__}: {exc}")
+    try:
+        na = set(t["na_values"]) | {""}
+        real_tr, real_te = train.where(~train.isin(na)), test.where(~test.isin(na))
+        kinds = {c: _column_kind(real_tr[c], c in t["dates"]) for c in real_tr.columns}
+        key = "r2" if t["task"] == "linear" else "auc"
+        metrics[f"public_{key}"] = public_fit(real_tr, real_te, t, kinds, s["max_onehot"])
+    except Exception as exc:  # noqa: BLE001 - recorded in the cell's note
+        notes.append(f"public fit: {type(exc).__name__}: {exc}")
+    note = " | ".join(n for n in notes if n)
+    cell = {"method": "release", "table": t["name"], "sample": str(size), "rows": len(sample), "epsilon": eps,
+            "trial": 0}
+    return [{**cell, "metric": m, "value": float(v), "seconds": r["wall_s"], "note": note} for m, v in metrics.items()]
+
+
+def markdown_table(results: pd.DataFrame) -> str:
+    """One line per (table, sample, eps): the cell's metrics and its note."""
+    if results.empty:
+        return "(no cells)\n"
+    wide = results.pivot_table(index=["table", "sample", "rows", "epsilon"], columns="metric", values="value",
+                               aggfunc="first", sort=False)
+    notes = results.groupby(["table", "sample", "rows", "epsilon"], sort=False)["note"].first()
+    order = ["ok", "cpu_s", "peak_rss_mb", "columns", "columns_dropped", "tv1", "tv2", "ddssp_r2", "schema_public_r2",
+             "public_r2", "ddssp_auc", "schema_public_auc", "public_auc"]
+    cols = [c for c in order if c in wide.columns]
+    head = ["table", "sample", "rows", "eps", *cols, "error / note"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for idx, row in wide.iterrows():
+        vals = []
+        for c in cols:
+            v = row.get(c)
+            vals.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else
+                        (f"{int(v)}" if c in ("ok", "columns", "columns_dropped") else f"{v:.3g}"))
+        note = notes.get(idx, "")
+        note = "" if not isinstance(note, str) else note.replace("|", "/")
+        lines.append("| " + " | ".join([str(idx[0]), str(idx[1]), str(idx[2]), f"{idx[3]:g}", *vals, note]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["discretize", "load_table", "markdown_table", "parse_spec", "run", "tv_distances"]
