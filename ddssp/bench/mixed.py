@@ -138,8 +138,10 @@ def _workload_error(release_path: Path, data_path: Path, domain_path: Path | Non
     from ddssp.release import Release
 
     rel = Release.load(release_path)
-    df = read_table(str(data_path))
-    codes = df[list(rel.schema.names)] if domain_path is not None else rel.schema.encode(df)
+    if domain_path is not None:  # integer codes under a public domain file
+        codes = pd.read_csv(data_path)[list(rel.schema.names)]
+    else:
+        codes = rel.schema.encode(read_table(str(data_path)))
     exact = ExactMarginals(codes, rel.schema)
     errs = [tv(exact.marginal(list(c)), rel.marginal(list(c))) for c, _w in rel.workload]
     rounds = max((int(m.round) for m in rel.measurements), default=0)
