@@ -7,6 +7,7 @@ A spec is TOML with a ``kind`` that names its experiment runner (default ``"ddss
     kind = "napp-erm-simulation"
     kind = "multitask-synthetic"
     kind = "ci-coverage"        # ddssp.bench.ci_coverage:run  (coverage of DD-SSP confidence intervals)
+    kind = "mixed-release"      # ddssp.bench.mixed:run  (release cost and workload error on mixed tables)
 
 A runner is ``run(spec: dict, ctx: BenchContext) -> pandas.DataFrame`` with one row per measured number
 and at least the columns ``method, trial, metric, value, seconds`` plus the setting columns
@@ -39,6 +40,7 @@ RUNNERS: dict[str, str] = {
     "multitask-synthetic": "ddssp.bench.multitask:run",
     "ci-coverage": "ddssp.bench.ci_coverage:run",
     "real-tables": "ddssp.bench.realtables:run",
+    "mixed-release": "ddssp.bench.mixed:run",
 }
 
 REQUIRED_COLUMNS = ("method", "trial", "metric", "value", "seconds")

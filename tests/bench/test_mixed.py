@@ -1,0 +1,62 @@
+"""The mixed-table generator and the mixed-release bench kind, on tiny sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddssp.bench.mixed import generate_mixed, main, write_mixed
+
+
+def test_generate_mixed_shapes_and_dependence():
+    df = generate_mixed(4000, 9, 7, seed=3)
+    assert df.shape == (4000, 9)
+    num, cat = df.columns[:7], df.columns[7:]
+    assert all(pd.api.types.is_numeric_dtype(df[c]) for c in num)
+    assert all(not pd.api.types.is_numeric_dtype(df[c]) and df[c].str.startswith("c").all() for c in cat)
+    assert (df["x3"] == 0).mean() > 0.2  # the zero-inflated column has a point mass at 0
+    assert (df["x4"] == df["x4"].round()).all()  # the integer column
+    assert df["x1"].skew() > 1  # lognormal
+    # columns 0 and 3 load on the same factor: clearly dependent
+    assert abs(np.corrcoef(df["x0"], df["x3"] > 0)[0, 1]) > 0.2
+    assert generate_mixed(4000, 9, 7, seed=3).equals(df)
+    assert not generate_mixed(4000, 9, 7, seed=4).equals(df)
+    with pytest.raises(ValueError):
+        generate_mixed(10, 3, 4)
+
+
+def test_write_mixed_chunks(tmp_path):
+    p = write_mixed(tmp_path / "m.csv", 250_001, 3, 2, seed=1)
+    lines = p.read_text().splitlines()
+    assert len(lines) == 250_002 and lines[0] == "x0,x1,c2"
+
+
+def test_mixed_release_kind(tmp_path, capsys):
+    from ddssp.cli import main as cli_main
+
+    spec = tmp_path / "tiny.toml"
+    spec.write_text('name = "tiny"\nkind = "mixed-release"\ntimeout = 600\n'
+                    'cases = [{name = "tiny", kind = "mixed", rows = 5000, columns = 4, numeric = 2, eps = 4, '
+                    'release_args = ["--rounds", "8", "--bins", "4"]}]\n')
+    assert cli_main(["bench", str(spec), "-o", str(tmp_path / "out"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "wl error" in out and "tiny" in out
+    res = pd.read_csv(tmp_path / "out" / "results.csv")
+    got = dict(zip(res["metric"], res["value"]))
+    assert set(got) >= {"cpu_s", "peak_mb", "rounds", "workload_tv"}
+    assert 0 <= got["workload_tv"] < 0.5 and 1 <= got["rounds"] <= 8 and got["cpu_s"] > 0
+
+
+def test_failed_cases_are_one_line_error(tmp_path, capsys):
+    from ddssp.cli import main as cli_main
+
+    spec = tmp_path / "bad.toml"
+    spec.write_text('name = "bad"\nkind = "mixed-release"\ncases = [{kind = "mixed", rows = 0, columns = 2}]\n')
+    assert cli_main(["bench", str(spec), "-o", str(tmp_path / "out"), "--quiet"]) != 0
+    assert "ddssp: error: mixed-release" in capsys.readouterr().err
+
+
+def test_unknown_case_is_one_line_error(capsys):
+    assert main(["--cases", "zz"]) == 1
+    assert "unknown case" in capsys.readouterr().err
