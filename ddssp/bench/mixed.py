@@ -135,7 +135,7 @@ def _workload_error(release_path: Path, data_path: Path, domain_path: Path | Non
     from ddssp.commands.evaluate import tv
     from ddssp.data.tables import read_table
     from ddssp.estimators.suffstats import ExactMarginals
-    from ddssp.release import Release
+    from ddssp.releasefile import Release
 
     rel = Release.load(release_path)
     if domain_path is not None:  # integer codes under a public domain file
@@ -179,7 +179,7 @@ def run_case(case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed:
         return {"error": ((p.stderr.strip().splitlines() or ["?"])[-1])[:200]}
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     err, rounds = _workload_error(out, data, domain)
-    from ddssp.release import Release
+    from ddssp.releasefile import Release
 
     rel = Release.load(out)
     numeric = len(rel.schema.numeric) if case.kind != "adult" else 0
