@@ -430,7 +430,7 @@ def release_fits(rel: Any, train_csv: Path, test_csv: Path, t: dict) -> dict[str
 
 # ------------------------------------------------------------------------------------------- run
 def run(spec: dict, ctx: Any) -> pd.DataFrame:
-    from ddssp.release import Release
+    from ddssp.releasefile import Release
 
     s = parse_spec(spec, ctx)
     columns = ["method", "table", "sample", "rows", "epsilon", "trial", "metric", "value", "seconds", "note"]
