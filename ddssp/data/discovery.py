@@ -54,6 +54,8 @@ POP_SDS = 4.5
 #: a slot next to the populated range joins it when its noisy count reaches this many sds
 ADJACENT_SDS = 2.0
 GRID_CELLS = 256
+#: cells of the coarse grid (the first of the two numeric passes)
+COARSE_CELLS = 16
 MAX_INT_CELLS = 4096
 DEFAULT_MAX_LEVELS = 32
 MAX_CATEGORICAL_LEVELS = 200
@@ -108,6 +110,39 @@ def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
             return out
         w *= 2
     return out
+
+
+def outer_span(y: np.ndarray, sd: float, sds: float) -> tuple[int, int] | None:
+    """(first, last) populated cell of a grid of noisy counts: the outermost cells of
+    :func:`populated_windows`, then extended outwards by any window of 1, 2, 4, ... cells beyond
+    the span whose noisy sum reaches ``sds`` sds (a thin tail shows at a coarser scale than the
+    bulk; the span then reaches that window's far end). None when nothing is populated."""
+    y = np.asarray(y, dtype=float)
+    k = len(y)
+    pop = populated_windows(y, sd, sds)
+    if not pop.any():
+        return None
+    a, b = int(np.flatnonzero(pop)[0]), int(np.flatnonzero(pop)[-1])
+    cum = np.concatenate([[0.0], np.cumsum(y)])
+    grown = True
+    while grown:
+        grown = False
+        w = 1
+        while w <= max(a, k - 1 - b):
+            if w <= a:  # windows [i, i + w) left of a
+                sums = cum[w:a + 1] - cum[:a + 1 - w]
+                hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
+                if hit.size:
+                    a, grown = int(hit[0]), True
+                    break
+            if w <= k - 1 - b:  # windows right of b
+                sums = cum[b + 1 + w:] - cum[b + 1:k + 1 - w]
+                hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
+                if hit.size:
+                    b, grown = int(b + hit[-1] + w), True
+                    break
+            w *= 2
+    return a, b
 
 
 def populated_span(y: np.ndarray, sd: float, sds: float = 3.0) -> tuple[int, int]:
@@ -419,7 +454,9 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         # (one cell per whole number when few enough), so years 2003-2009 stay 2003-2009 and
         # coordinates stay in their city
         sigma = _sigma(rho / 2)
-        grid = _make_grid(lo, hi, scan.lo_pos, _grid_cells(n, sigma), scan.whole, scan.zero > 0)
+        # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
+        # of the cells it spans, or the cut below would clip it away
+        grid = _make_grid(lo, hi, scan.lo_pos, min(COARSE_CELLS, _grid_cells(n, sigma)), scan.whole, scan.zero > 0)
         y = mech.counts(grid_counts(x, grid), sigma, column=name,
                         note=f"coarse counts on a {len(grid) - 1}-cell grid").astype(float)
         a, b = populated_span(y, sigma)
@@ -434,8 +471,14 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
             grid = _make_grid(lo, hi, lo_pos, cells, scan.whole, scan.zero > 0)
         y = mech.counts(grid_counts(x, grid), sigma, column=name,
                         note=f"fine counts on a {len(grid) - 1}-cell grid").astype(float)
-    a, b = populated_span(y, sigma)
-    grid, y = grid[a:b + 2], y[a:b + 1]
+    # cut to the outermost populated cells (years 2003-2009 become 7 levels, a city's latitudes stay
+    # in the city); the test level makes a false extension of the range ~1% likely per column
+    from scipy.stats import norm
+
+    span = outer_span(y, sigma, float(norm.isf(0.01 / len(y))))
+    if span is not None:
+        a, b = span
+        grid, y = grid[a:b + 2], y[a:b + 1]
     n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
     missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
     thr = 3.5 * sigma
