@@ -1,7 +1,9 @@
 """Private schema discovery: column kinds, categorical levels, numeric bounds and bin edges, all
 read from the data only through noisy counts charged to a privacy ledger.
 
-Per discovered column (names are public; nothing else about the data is):
+First (when the pipeline passes the release's budget) a noisy row count: a small table gets a larger
+share of the budget for its schema (up to ``MAX_AUTO_SHARE``), since the noise of a count does not
+shrink with the table. Then, per discovered column (names are public; nothing else about the data is):
 
 1. **Scan** (every column whose kind or range is unknown): one vector of counts, one cell per row,
    noised with the discrete Gaussian (:func:`ddssp.dp.discovery.noisy_counts`). The cells are fixed
@@ -14,9 +16,12 @@ Per discovered column (names are public; nothing else about the data is):
    of the observed labels, kept when they reach a threshold chosen so that a label held by one row
    is released with probability at most the column's delta share. Missing cells are a label like any
    other. Labels not released (and labels never seen) map to the ``<other>`` level.
-3. **Numeric**: noisy counts on a public grid inside the range found in step 1 (one cell per whole
-   number when the numbers are whole and the range is short; else 256 cells, log-spaced when the
-   range spans decades). Whole numbers over a short range (at most ``max_levels``) become ordered
+3. **Numeric**: noisy counts on a public grid inside the range found in step 1: one cell per whole
+   number when the numbers are whole and few; else coarse to fine, half the budget each: a 16-cell
+   grid (log-spaced when the range spans decades) cut to its populated span, then a finer grid (or
+   one cell per whole number) inside that span, cut to its outermost populated cells. Cells are
+   windows of adjacent cells when single cells are lost in the noise (small tables). Each bin
+   decodes to the median of the noisy fine counts inside it. Whole numbers over a short range (at most ``max_levels``) become ordered
    levels; otherwise equal-frequency bin edges are read from the cumulative noisy counts, and a
    heavy point mass (a whole number, or zero, holding at least 1/bins of the rows) gets its own bin
    that decodes to exactly that value. Values outside the range are clipped into the end bins.
