@@ -180,7 +180,7 @@ def plan_schema(
         rho_disc = min(float(discovery_share) * rho, ledger.remaining)
         found, report, used = discover(
             data, todo, ChargedMechanisms(ledger, noise), rho=rho_disc, delta=reserved, kinds=kinds, bins=bins,
-            max_levels=max_levels or DEFAULT_MAX_LEVELS,
+            max_levels=max_levels or DEFAULT_MAX_LEVELS, rho_max=ledger.remaining,
         )
         notes = dict(report.notes)
         if status == SCHEMA_DECLARED:

@@ -1,0 +1,143 @@
+"""Discovery on small tables and narrow ranges: a noisy row count sets discovery's share of the
+budget, coarse-to-fine grids keep years and coordinates in their range, every column discovery
+cannot resolve is reported at once."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddssp.data.discovery import (
+    _bin_median,
+    discover,
+    outer_span,
+    populated_span,
+    populated_windows,
+)
+from ddssp.dp import Ledger, rho_from_eps_delta
+from ddssp.dp.discovery import ChargedMechanisms
+from ddssp.dp.noise import InsecureSeededNoise
+from ddssp.errors import SchemaError
+from ddssp.pipeline.plan import plan_schema
+
+pytestmark = pytest.mark.filterwarnings("ignore::ddssp.data.encoding.ClipWarning")
+
+
+def _table(n, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "year": rng.integers(2003, 2010, n),
+        "lat": np.round(rng.uniform(47.5, 47.7, n), 5),
+        "age": rng.integers(17, 91, n),
+        "hours": np.where(rng.random(n) < 0.45, 40, rng.integers(1, 99, n)),
+        "c": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+    })
+
+
+def _run(df, eps=1.0, share=0.1, seed=0, rho_max=True, collect=True):
+    rho = rho_from_eps_delta(eps, 1e-6)
+    ledger = Ledger(rho, delta_budget=1e-7)
+    noise = InsecureSeededNoise(seed) if seed is not None else None
+    cols, rep, _ = discover(df, list(df.columns), ChargedMechanisms(ledger, noise), rho=share * rho, delta=1e-7,
+                            rho_max=rho if rho_max else None, collect=collect)
+    return cols, rep, ledger
+
+
+def _decoded_range(col):
+    return float(np.min(col.values)), float(np.max(col.values))
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2])
+def test_year_and_latitude_decode_inside_their_range(seed):
+    """5,000 rows at eps 1: years 2003-2009 become levels inside 2003..2009 (or bins inside a few years of
+    it), latitudes 47.5-47.7 decode inside the city, never to the log bands' 1779 or 100 degrees."""
+    cols, rep, ledger = _run(_table(5000), seed=seed)
+    assert not rep.unresolved
+    year, lat = cols["year"], cols["lat"]
+    lo, hi = _decoded_range(year)
+    if seed is None:  # a fresh draw: a noise false positive may widen the range by a coarse cell
+        assert 1900 <= lo and hi <= 2100
+    else:
+        assert year.edges is None and (lo, hi) == (2003, 2009)
+    lo, hi = _decoded_range(lat)
+    assert 47.2 <= lo and hi <= 48.0
+    assert lat.edges[0] >= 47.2 and lat.edges[-1] <= 48.0
+    assert ledger.spent <= ledger.rho_budget * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("seed", [None, 3, 4])
+def test_small_table_discovers_every_column(seed):
+    """800 rows at eps 1, 5 columns: the noisy row count raises discovery's share (to at most
+    MAX_AUTO_SHARE) and every column is found; at the default 0.1 share the scans alone would miss them."""
+    cols, rep, ledger = _run(_table(800), seed=seed)
+    assert set(cols) == {"year", "lat", "age", "hours", "c"} and not rep.unresolved
+    assert rep.rows is not None and 0.1 < rep.share <= 0.5 + 1e-12
+    assert ledger.spent <= 0.5 * ledger.rho_budget * (1 + 1e-9)
+    assert any("row count" in e.note for e in ledger.entries)
+    age = cols["age"]
+    assert age.is_binned and age.edges[0] >= 10 and age.edges[-1] <= 100
+
+
+def test_large_table_keeps_the_given_share():
+    _cols, rep, ledger = _run(_table(40000), seed=5)
+    assert math.isclose(rep.share, 0.1, rel_tol=1e-9)
+    assert math.isclose(ledger.spent, 0.1 * ledger.rho_budget, rel_tol=1e-9)
+
+
+def test_every_unresolved_column_is_reported_at_once():
+    n = 3000
+    df = pd.DataFrame({"ok": np.arange(n) % 5, "empty": [None] * n, "ids": [f"id{i}" for i in range(n)],
+                       "const": ["x"] * n})
+    cols, rep, _ = _run(df, eps=8.0, share=0.5, seed=1)
+    assert set(rep.unresolved) == {"empty", "ids", "const"} and set(cols) == {"ok"}
+    assert "rows" in rep.unresolved["empty"] and "rows" in rep.unresolved["ids"]
+    with pytest.raises(SchemaError) as exc:
+        _run(df, eps=8.0, share=0.5, seed=1, collect=False)
+    msg = str(exc.value)
+    assert all(f"'{c}'" in msg for c in ("empty", "ids", "const")) and "--discovery-share" in msg
+
+
+def test_populated_windows_and_span_are_post_processing_rules():
+    y = np.array([0.0, 0, 0, 70, 70, 0, 0, 0])  # no cell passes 3 sds of 30, the pair 3..4 does
+    pop = populated_windows(y, 30.0, 3.0)
+    assert pop[3] and pop[4] and not pop[0] and not pop[7]
+    assert not populated_windows(np.zeros(8), 1.0, 3.0).any()
+    assert populated_span(np.array([0.0, 0, 100, 100, 0, 0]), 5.0) == (2, 3)
+    assert populated_span(np.zeros(5), 1.0) == (0, 4)
+    # a thin tail beside the bulk shows at a coarser scale and joins the span
+    y = np.array([0.0, 0, 0, 0, 500, 500, 20, 20, 20, 20, 0, 0])
+    assert outer_span(y, 10.0, 4.0) == (4, 9)
+    assert outer_span(np.zeros(6), 1.0, 4.0) is None
+
+
+def test_plan_schema_on_a_small_table_fits_the_budget():
+    """The pipeline passes the release's budget, so a 900-row table gets a schema (not the old 'no
+    values found') and the ledger still never exceeds the budget."""
+    plan = plan_schema(_table(900, seed=7), None, eps=1.0, delta=1e-6)
+    assert [c.name for c in plan.schema.columns] == ["year", "lat", "age", "hours", "c"]
+    assert plan.ledger.spent <= plan.ledger.rho_budget * (1 + 1e-12)
+
+
+def test_a_bin_decodes_where_its_noisy_counts_are():
+    """The representative value of a bin is the median of the noisy grid counts inside it: rows in the
+    bin's first cells pull it below the middle; counts lost in the noise leave the middle."""
+    grid = np.arange(0.0, 11.0)
+    y = np.array([400.0, 300, 20, 0, 0, 0, 0, 0, 0, 0])
+    assert _bin_median(grid, y, 0.0, 10.0, 10.0, whole=False) == 0.5
+    assert _bin_median(grid, y, 0.0, 10.0, 10.0, whole=True) == 0.0
+    assert _bin_median(grid, np.full(10, 5.0), 0.0, 10.0, 10.0, whole=False) is None
+
+
+@pytest.mark.parametrize("seed", [None, 6])
+def test_bins_decode_inside_their_bins(seed):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": np.round(rng.exponential(10.0, 20000) + 1.0, 3)})
+    cols, rep, _ = _run(df, seed=seed)
+    x = cols["x"]
+    assert x.is_binned and not rep.unresolved
+    e, v = np.asarray(x.edges), np.asarray(x.values)
+    assert np.all((e[:-1] <= v) & (v < e[1:]))
+    assert e[0] >= 0.5 and e[-1] <= 1.5 * df["x"].max()
