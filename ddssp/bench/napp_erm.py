@@ -55,7 +55,6 @@ Output rows: method, loss, n, lambda, lambda_paper, epsilon, trial, metric, valu
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from typing import Any
