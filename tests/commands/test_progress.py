@@ -59,3 +59,28 @@ def test_terminal_bar_is_by_budget_with_elapsed_time_and_no_round_cap():
     assert "/240" not in text  # the round count AIM was sized for is not a cap the run reaches
     assert ", round" not in text and "| , " not in text
     assert re.search(r"\| 00:0\d \(rounds left", text)
+
+
+def _small_table(tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "examples"
+    lines = (root / "census.csv").read_text().splitlines()[:1501]
+    data = tmp_path / "t.csv"
+    data.write_text("\n".join(lines) + "\n")
+    return data, root / "census.schema.json"
+
+
+def test_release_log_has_one_line_per_phase_with_verbose(tmp_path, capsys):
+    from ddssp.cli import main
+
+    data, schema = _small_table(tmp_path)
+    argv = ["release", str(data), "--schema", str(schema), "--eps", "1", "--rounds", "16", "--seed", "1"]
+    assert main([*argv, "-o", str(tmp_path / "a.release")]) == 0
+    plain = capsys.readouterr().err  # stderr is not a terminal here
+    assert "\r" not in plain and "AIM rounds" not in plain and "final fit" not in plain
+    assert main([*argv, "-o", str(tmp_path / "b.release"), "--verbose"]) == 0
+    err = capsys.readouterr().err
+    phases = [m.group(1) for m in re.finditer(r"^ddssp: ([a-zA-Z ]+): [0-9.]+ s", err, flags=re.M)]
+    assert phases == ["reading", "counting marginals", "AIM rounds", "final fit", "writing"]
+    assert "\r" not in err
