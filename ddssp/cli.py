@@ -124,6 +124,21 @@ def subcommand_parser(parser: argparse.ArgumentParser, name: str) -> argparse.Ar
     return None
 
 
+def _reject_mistyped_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A ``--option`` the sub-command does not know is reported first, with the closest one: argparse
+    would otherwise report a required option it then misses (``--targt y`` -> "--target is required")."""
+    sub = subcommand_parser(parser, argv[0]) if argv else None
+    if sub is None:
+        return
+    known = [s for a in sub._actions for s in a.option_strings]
+    for arg in argv[1:]:
+        if arg == "--":
+            break
+        name = arg.split("=", 1)[0]
+        if arg.startswith("--") and name not in known and not any(k.startswith(name) for k in known):
+            _reject_unknown(sub, [arg])
+
+
 def _reject_unknown(sub: argparse.ArgumentParser, extras: list[str]) -> None:
     """Usage error for arguments the sub-command does not take, printed with the sub-command's usage
     and, for a mistyped option, the closest one (``--esp`` -> ``--eps``)."""
@@ -166,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
+    _reject_mistyped_options(parser, sys.argv[1:] if argv is None else list(argv))
     args, extras = parser.parse_known_args(argv)
     if extras:
         _reject_unknown(subcommand_parser(parser, args.command) or parser, extras)

@@ -19,8 +19,15 @@ def test_typo_prints_the_subcommand_usage_and_a_suggestion(capsys, tmp_path):
     code, out, err = _run(capsys, ["release", str(tmp_path / "x.csv"), "--esp", "1"])
     assert code == 2 and out == ""
     assert err.startswith("usage: ddssp release ")
-    assert "unrecognized arguments: --esp 1; did you mean --eps?" in err
+    assert "unrecognized arguments: --esp; did you mean --eps?" in err
     assert not (tmp_path / "x.release").exists()
+
+
+def test_typo_of_a_required_option_is_reported_as_the_typo(capsys, tmp_path):
+    code, _, err = _run(capsys, ["fit", str(tmp_path / "r.release"), "--targt", "y"])
+    assert code == 2
+    assert err.startswith("usage: ddssp fit ")
+    assert "did you mean --target?" in err and "required" not in err
 
 
 def test_unknown_option_without_a_close_match_has_no_suggestion(capsys, tmp_path):
