@@ -127,9 +127,15 @@ def subcommand_parser(parser: argparse.ArgumentParser, name: str) -> argparse.Ar
 def _reject_mistyped_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
     """A ``--option`` the sub-command does not know is reported first, with the closest one: argparse
     would otherwise report a required option it then misses (``--targt y`` -> "--target is required")."""
-    sub = subcommand_parser(parser, argv[0]) if argv else None
-    if sub is None:
+    if not argv or argv[0].startswith("-"):
         return
+    sub = subcommand_parser(parser, argv[0])
+    if sub is None:
+        import difflib
+
+        close = difflib.get_close_matches(argv[0], [name for name, _ in COMMANDS], n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else f" (choose from {', '.join(n for n, _ in COMMANDS)})"
+        parser.error(f"unknown command {argv[0]!r}{hint}")
     known = [s for a in sub._actions for s in a.option_strings]
     for arg in argv[1:]:
         if arg == "--":

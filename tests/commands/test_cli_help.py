@@ -30,6 +30,14 @@ def test_typo_of_a_required_option_is_reported_as_the_typo(capsys, tmp_path):
     assert "did you mean --target?" in err and "required" not in err
 
 
+def test_mistyped_command_gets_a_suggestion(capsys):
+    code, _, err = _run(capsys, ["relase", "x.csv", "--eps", "1"])
+    assert code == 2 and err.startswith("usage: ddssp ")
+    assert "unknown command 'relase'; did you mean release?" in err
+    code, _, err = _run(capsys, ["zzz"])
+    assert code == 2 and "(choose from release, " in err
+
+
 def test_unknown_option_without_a_close_match_has_no_suggestion(capsys, tmp_path):
     code, _, err = _run(capsys, ["fit", str(tmp_path / "r.release"), "--target", "y", "--zzzzzz"])
     assert code == 2
