@@ -29,20 +29,136 @@ COMMANDS: list[tuple[str, str]] = [
 ]
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, with paragraphs and examples kept.
+
+    Descriptions are re-wrapped to the terminal one paragraph at a time (argparse's own formatter
+    joins all paragraphs into one); indented lines (the examples in the epilog) are printed as
+    written. Options marked with :func:`ddssp.commands.required_in_usage` show as required in the
+    usage line.
+    """
+
+    def _fill_text(self, text, width, indent):
+        import textwrap
+
+        out: list[str] = []
+        for para in textwrap.dedent(text).strip("\n").split("\n\n"):
+            lines = para.split("\n")
+            if any(line.startswith(" ") for line in lines):
+                out.append("\n".join(indent + line for line in lines))
+            else:
+                out.append(textwrap.fill(" ".join(lines), width, initial_indent=indent, subsequent_indent=indent))
+        return "\n\n".join(out)
+
+    def _format_usage(self, usage, actions, groups, prefix):
+        marked = [a for a in actions if getattr(a, "show_required", False) and not a.required]
+        for a in marked:
+            a.required = True
+        try:
+            return super()._format_usage(usage, actions, groups, prefix)
+        finally:
+            for a in marked:
+                a.required = False
+
+
+class _HelpAll(argparse.Action):
+    """``--help-all``: the help with the testing-only options shown."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):  # noqa: A002
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ddssp.commands import show_hidden_options
+
+        show_hidden_options(parser)
+        parser.print_help()
+        parser.exit()
+
+
+def _epilog(examples: str | None) -> str | None:
+    if not examples:
+        return None
+    lines = [line.strip() for line in examples.strip().splitlines()]
+    return "examples:\n" + "\n".join(f"  {line}" if line else "" for line in lines)
+
+
+def _order_groups(p: argparse.ArgumentParser) -> None:
+    """Show the named option groups in the order of ddssp.commands.GROUPS, after argparse's own."""
+    from ddssp.commands import GROUPS
+
+    named = p.__dict__.get("_ddssp_groups", {})
+    rank = {named[k]: i for i, (k, _) in enumerate(GROUPS) if k in named}
+    p._action_groups.sort(key=lambda g: rank.get(g, -1))  # stable: argparse's groups stay first
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ddssp",
         description="Differentially private marginals, regressions and synthetic data from one release file.",
+        epilog=_epilog("""
+            ddssp release adult.csv --eps 1          # the data holder, once
+            ddssp fit adult.release --target income  # anyone, from the release alone
+            ddssp COMMAND --help                     # options and examples of one command"""),
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ddssp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, modname in COMMANDS:
         mod = importlib.import_module(modname)
-        p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP))
+        p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
+                           epilog=_epilog(getattr(mod, "EXAMPLES", None)), formatter_class=HelpFormatter)
         mod.add_arguments(p)
+        if p.__dict__.get("_ddssp_hidden_help"):
+            p.add_argument("--help-all", action=_HelpAll, help="show this help with the testing-only options too")
+        _order_groups(p)
         p.set_defaults(_run=mod.run)
     return parser
+
+
+def subcommand_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
+    """The parser of sub-command ``name``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(name)
+    return None
+
+
+def _reject_mistyped_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """A ``--option`` the sub-command does not know is reported first, with the closest one: argparse
+    would otherwise report a required option it then misses (``--targt y`` -> "--target is required")."""
+    if not argv or argv[0].startswith("-"):
+        return
+    sub = subcommand_parser(parser, argv[0])
+    if sub is None:
+        import difflib
+
+        close = difflib.get_close_matches(argv[0], [name for name, _ in COMMANDS], n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else f" (choose from {', '.join(n for n, _ in COMMANDS)})"
+        parser.error(f"unknown command {argv[0]!r}{hint}")
+    known = [s for a in sub._actions for s in a.option_strings]
+    for arg in argv[1:]:
+        if arg == "--":
+            break
+        name = arg.split("=", 1)[0]
+        if arg.startswith("--") and name not in known and not any(k.startswith(name) for k in known):
+            _reject_unknown(sub, [arg])
+
+
+def _reject_unknown(sub: argparse.ArgumentParser, extras: list[str]) -> None:
+    """Usage error for arguments the sub-command does not take, printed with the sub-command's usage
+    and, for a mistyped option, the closest one (``--esp`` -> ``--eps``)."""
+    import difflib
+
+    known = [s for a in sub._actions for s in a.option_strings if s.startswith("--")]
+    msg = f"unrecognized arguments: {' '.join(extras)}"
+    for arg in extras:
+        if arg.startswith("--"):
+            close = difflib.get_close_matches(arg.split("=", 1)[0], known, n=1, cutoff=0.6)
+            if close:
+                msg += f"; did you mean {close[0]}?"
+                break
+    sub.error(msg)
 
 
 def _format_warning(message, category, filename, lineno, line=None):  # noqa: ARG001
@@ -71,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    _reject_mistyped_options(parser, sys.argv[1:] if argv is None else list(argv))
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        _reject_unknown(subcommand_parser(parser, args.command) or parser, extras)
     debug = bool(os.environ.get("DDSSP_DEBUG"))
     if not debug:
         warnings.formatwarning = _format_warning

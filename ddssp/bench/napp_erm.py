@@ -55,7 +55,6 @@ Output rows: method, loss, n, lambda, lambda_paper, epsilon, trial, metric, valu
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from typing import Any
@@ -285,27 +284,44 @@ def plot_roc(df: pd.DataFrame, path) -> bool:
     panels = list(t.groupby(["loss", "n", "epsilon"], sort=True))
     if not panels:
         return False
-    cols = len(sorted(set(t.epsilon)))
-    rows_ = math.ceil(len(panels) / cols)
-    fig, axes = plt.subplots(rows_, cols, figsize=(3.3 * cols, 3.1 * rows_), squeeze=False)
+    # one row per loss, its (n, eps) settings side by side
+    losses = list(dict.fromkeys(loss for (loss, _, _), _ in panels))
+    by_loss = {loss: [(key, g) for key, g in panels if key[0] == loss] for loss in losses}
+    cols = max(len(v) for v in by_loss.values())
+    fig, axes = plt.subplots(len(losses), cols, figsize=(3.0 * cols, 2.9 * len(losses) + 1.2), squeeze=False)
     styles = {"NAPP-VS+": ("tab:red", "-"), "NAPP-VS": ("tab:blue", "-"), "NAPP-ERM": ("tab:green", "-"),
               "DP-ERM": ("tab:gray", "--"), "NAPP-VS+/noMOOR": ("tab:red", "--"),
               "NAPP-VS/noMOOR": ("tab:blue", "--"), "lasso": ("black", ":")}
-    for ax, ((loss, n, eps), g) in zip(axes.ravel(), panels):
-        for method, gm in g.groupby("method", sort=False):
-            gm = gm.sort_values("lambda")
-            color, ls = styles.get(method, (None, "-."))
-            ax.plot(gm["fpr"], gm["tpr"], marker=".", color=color, linestyle=ls, label=method)
-        ax.plot([0, 1], [0, 1], color="0.8", lw=0.5)
-        ax.set_xlim(-0.03, 1.03)
-        ax.set_ylim(-0.03, 1.03)
-        ax.set_title(f"{loss} n={n} eps={eps:g}", fontsize=9)
-        ax.set_xlabel("FPR", fontsize=8)
-        ax.set_ylabel("TPR", fontsize=8)
-    for ax in axes.ravel()[len(panels):]:
-        ax.axis("off")
-    axes.ravel()[0].legend(fontsize=6)
-    fig.tight_layout()
+    labels = {"NAPP-VS+/noMOOR": "NAPP-VS+ (no MOOR)", "NAPP-VS/noMOOR": "NAPP-VS (no MOOR)",
+              "lasso": "non-private lasso"}
+    seen: dict[str, Any] = {}
+    for row, loss in zip(axes, losses):
+        for ax, ((_, n, eps), g) in zip(row, by_loss[loss]):
+            for method, gm in g.groupby("method", sort=False):
+                gm = gm.sort_values("lambda")
+                color, ls = styles.get(method, (None, "-."))
+                (line,) = ax.plot(gm["fpr"], gm["tpr"], marker=".", color=color, linestyle=ls,
+                                  label=labels.get(method, method))
+                seen.setdefault(labels.get(method, method), line)
+            ax.plot([0, 1], [0, 1], color="0.8", lw=0.5)
+            ax.set_xlim(-0.03, 1.03)
+            ax.set_ylim(-0.03, 1.03)
+            ax.set_title(f"{loss}, n = {n}, eps = {eps:g}", fontsize=9)
+            ax.set_xlabel("false positive rate", fontsize=8)
+            ax.set_ylabel("true positive rate", fontsize=8)
+            ax.tick_params(labelsize=7)
+        for ax in row[len(by_loss[loss]):]:
+            ax.axis("off")
+    reps = int(t["repeats"].min())
+    fig.suptitle("Variable selection by NAPP-ERM and baselines: ROC over one common Lambda sweep\n"
+                 f"(mean of {reps} repeat{'s' if reps != 1 else ''} per point; grey diagonal: random selection)",
+                 fontsize=10)
+    order = ["NAPP-ERM", "NAPP-VS", "NAPP-VS+", "NAPP-VS (no MOOR)", "NAPP-VS+ (no MOOR)", "DP-ERM",
+             "non-private lasso"]
+    names = sorted(seen, key=lambda k: order.index(k) if k in order else len(order))
+    fig.legend([seen[k] for k in names], names, loc="lower center", ncol=min(len(names), 7 if cols >= 4 else 4),
+               fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.55 / fig.get_figheight(), 1, 1))
     with atomic_write(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=100)
     plt.close(fig)

@@ -180,11 +180,12 @@ def get_runner(kind: str) -> Callable[[dict, BenchContext], pd.DataFrame]:
 
 
 def summarize(results: pd.DataFrame) -> pd.DataFrame:
-    """Mean, standard error and count of ``value`` per setting (all columns but trial/value/seconds)."""
+    """Mean, standard error and count of ``value`` per setting (all columns but trial/value/seconds).
+    The standard error of a single trial is unknown: NaN, printed as ``-``."""
     keys = [c for c in results.columns if c not in ("trial", "value", "seconds")]
     g = results.groupby(keys, sort=True, dropna=False)
     out = g["value"].agg(["mean", "std", "count"]).reset_index()
-    out["se"] = out["std"].fillna(0.0) / np.sqrt(out["count"])
+    out["se"] = out["std"] / np.sqrt(out["count"])  # NaN for one trial (pandas' std has ddof=1)
     out["seconds"] = g["seconds"].mean().to_numpy()
     return out.drop(columns="std")
 
@@ -195,13 +196,43 @@ def format_summary(summary: pd.DataFrame) -> str:
 
     s = summary.copy()
     s["mean"] = s["mean"].map(fmt)
-    s["se"] = s["se"].map(fmt)
+    s["se"] = [fmt(se) if n > 1 else "-" for se, n in zip(s["se"], s["count"])]
     s["seconds"] = s["seconds"].map(lambda x: f"{x:.2f}")
     return s.to_string(index=False)
 
 
-def plot_results(summary: pd.DataFrame, path: Path, x: str = "epsilon", logx: bool = True) -> bool:
-    """Metric vs ``x`` per method with standard-error bars, one panel per metric. False if no matplotlib."""
+#: legend names of the benchmark methods (ids as in the specs); an id not listed is shown as it is
+METHOD_LABELS: dict[str, str] = {
+    "ddssp": "DD-SSP (from the release)",
+    "ddssp-discovered": "DD-SSP, schema discovered under DP",
+    "aim-synth": "AIM synthetic data + regression",
+    "adassp": "AdaSSP",
+    "objpert": "objective perturbation",
+    "public": "non-private regression",
+    "non-private": "non-private regression",
+    "ssp": "multitask SSP",
+    "gd": "multitask DP gradient descent",
+}
+
+#: axis names of the summary's columns
+AXIS_LABELS: dict[str, str] = {"epsilon": "epsilon (privacy budget)", "mse": "test mean squared error",
+                               "auc": "test AUC", "accuracy": "test accuracy", "rmse": "test RMSE"}
+
+
+def _plain_log_ticks(ax, values) -> None:
+    """Ticks of a log x axis at the values run, labelled as plain numbers (0.5, 2) not 5x10^-1."""
+    import matplotlib.ticker as mticker
+
+    vals = sorted({float(v) for v in values if np.isfinite(v) and v > 0})
+    ax.xaxis.set_major_locator(mticker.FixedLocator(vals))
+    ax.xaxis.set_major_formatter(mticker.FixedFormatter([f"{v:g}" for v in vals]))
+    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+
+
+def plot_results(summary: pd.DataFrame, path: Path, x: str = "epsilon", logx: bool = True,
+                 title: str | None = None) -> bool:
+    """Metric vs ``x`` per method with standard-error bars (none for one trial), one panel per metric,
+    the spec's name as the title. False if no matplotlib."""
     try:
         import matplotlib
 
@@ -212,19 +243,31 @@ def plot_results(summary: pd.DataFrame, path: Path, x: str = "epsilon", logx: bo
     if x not in summary.columns:
         return False
     metrics = list(dict.fromkeys(summary["metric"]))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(max(6.5, 5 * len(metrics)), 4.8), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         sub = summary[summary["metric"] == metric]
         for method, grp in sub.groupby("method", sort=False):
             grp = grp.sort_values(x)
-            ax.errorbar(grp[x], grp["mean"], yerr=grp["se"], marker="o", capsize=3, label=str(method))
+            yerr = grp["se"].where(grp["count"] > 1)
+            ax.errorbar(grp[x], grp["mean"], yerr=None if yerr.isna().all() else yerr.fillna(0.0), marker="o",
+                        capsize=3, label=METHOD_LABELS.get(str(method), str(method)))
         if logx:
             ax.set_xscale("log")
-        ax.set_xlabel(x)
-        ax.set_ylabel(metric)
+            _plain_log_ticks(ax, sub[x])
+        ax.set_xlabel(AXIS_LABELS.get(x, x))
+        ax.set_ylabel(AXIS_LABELS.get(metric, metric))
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
-    fig.tight_layout()
+        trials = int(sub["count"].max()) if len(sub) else 0
+        ax.set_title(f"{AXIS_LABELS.get(metric, metric)} ({trials} trial{'s' if trials != 1 else ''} per point"
+                     + (", bars: 1 standard error)" if trials > 1 else ")"), fontsize=9)
+    if title:
+        fig.suptitle(title)
+    # one legend for the figure, below the panels (the methods are the same in every panel)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    ncol = min(len(labels), 2 if len(metrics) == 1 else 5)
+    nrow = -(-len(labels) // max(ncol, 1))
+    fig.legend(handles, labels, loc="lower center", ncol=max(ncol, 1), fontsize="small", frameon=False)
+    fig.tight_layout(rect=(0, 0.06 * nrow + 0.02, 1, 1))
     with atomic_write(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=120)
     plt.close(fig)
@@ -351,7 +394,8 @@ def run_bench(
     with atomic_write(outdir / "summary.csv", "w", newline="") as fh:
         summary.to_csv(fh, index=False)
     x = spec.get("plot_x", "epsilon")
-    plot_results(summary, outdir / "plot.png", x=x, logx=bool(spec.get("plot_logx", True)))
+    plot_results(summary, outdir / "plot.png", x=x, logx=bool(spec.get("plot_logx", True)),
+                 title=spec.get("title") or f"{spec.get('name', spec_path.stem)} ({spec['kind']})")
     if not quiet:
         print(f"# {spec.get('name', spec_path.stem)}: {spec['kind']}")
     print(format_summary(summary))

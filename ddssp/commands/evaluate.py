@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list, warn_stamp
+from ddssp.commands import comma_list, model_group, output_group, warn_stamp
 
 HELP = "data holder only: compare a release with the sensitive data it came from (NOT for publication)"
 
@@ -12,16 +12,21 @@ embedded; needs matplotlib, the `plot` extra)."""
 BANNER = "NOT FOR PUBLICATION: this report holds exact statistics of the sensitive data (no privacy)"
 
 
+EXAMPLES = """
+    ddssp evaluate adult.release adult.csv --target income -o report.html   # data holder only
+"""
+
+
 def add_arguments(p) -> None:
     p.add_argument("release", help="release file written by `ddssp release`")
     p.add_argument("data", metavar="DATA", help="the sensitive table the release was made from (.csv or .parquet)")
-    p.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="HTML report to write")
-    p.add_argument("--target", help="also compare the DD-SSP regression of this column (release vs data)")
-    p.add_argument("--model", choices=["linear", "logistic"], default=None,
-                   help="regression model for --target (default: logistic for a two-level target, else linear)")
-    p.add_argument("--features", type=comma_list, help="feature columns for --target (default: all others)")
-    p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--force", action="store_true", help="replace an existing report")
+    output_group(p).add_argument("-o", "--output", required=True, metavar="REPORT.html", help="HTML report to write")
+    model_group(p).add_argument("--target", help="also compare the DD-SSP regression of this column (release vs data)")
+    model_group(p).add_argument("--model", choices=["linear", "logistic"], default=None,
+                                help="regression model for --target (default: logistic for a two-level target, else linear)")
+    model_group(p).add_argument("--features", type=comma_list, help="feature columns for --target (default: all others)")
+    output_group(p).add_argument("--json", action="store_true", help="print the summary as JSON")
+    output_group(p).add_argument("--force", action="store_true", help="replace an existing report")
 
 
 def tv(p, q) -> float:

@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list, warn_stamp
+from ddssp.commands import comma_list, intervals_group, model_group, output_group, warn_stamp
 
 HELP = "fit a DD-SSP linear or logistic regression from a release file (post-processing, no privacy cost)"
 
@@ -11,42 +11,48 @@ DESCRIPTION = (
 )
 
 
+EXAMPLES = """
+    ddssp fit adult.release --target income --model logistic
+    ddssp fit adult.release --target income --model logistic --ci 0.95 -o coef.csv
+"""
+
+
 def add_arguments(p) -> None:
     p.add_argument("release", help="release file written by `ddssp release`")
-    p.add_argument("--target", required=True, help="target column")
-    p.add_argument("--model", choices=["linear", "logistic"], default="linear", help="regression model (default linear)")
-    p.add_argument("--features", type=comma_list, help="comma-separated feature columns (default: all but the target)")
-    p.add_argument("--categorical", type=comma_list, default=[], help="columns to encode one-hot (override the schema)")
-    p.add_argument("--numeric", type=comma_list, default=[], help="columns to encode as a scalar in [-1, 1] (override)")
-    p.add_argument("--ridge", type=float, default=0.0, help="ridge penalty added to X^T X (not on the intercept)")
-    p.add_argument("--R", type=float, default=6.0, dest="R",
-                   help="logistic only: Chebyshev approximation range [-R, R] (default 6)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--ci", type=float, default=None, metavar="LEVEL",
-                   help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise by a "
-                        "parametric bootstrap over the release's measurements + sampling variance)")
-    p.add_argument("--boot", type=int, default=100, help="with --ci: bootstrap replicates (default 100)")
-    p.add_argument("--boot-method", choices=["measurements", "mechanism"], default=None, dest="boot_method",
-                   help="with --ci: 'measurements' redraws the release's measurements (AIM's selection held "
-                        "fixed) and adds a sandwich sampling variance; 'mechanism' simulates the whole release "
-                        "(rows drawn from the model, the release's AIM re-run with simulated noise), so the "
-                        "randomness of AIM's selection is included; ~4x the CPU (default: measurements)")
-    p.add_argument("--interval", choices=["normal", "bc-normal", "basic", "percentile"], default=None,
-                   help="with --ci: interval construction (normal: estimate +- z stderr; bc-normal: centre "
-                        "corrected by the bootstrap bias; basic / percentile: replicate quantiles, mechanism only)")
-    p.add_argument("--unmeasured", choices=["keep", "infinite"], default=None,
-                   help="with --ci: interval of a coefficient whose (feature, target) pair the release never "
-                        "measured (the model imputes it): 'infinite' (default; the release holds no "
-                        "information on the pair) or 'keep' the bootstrap's")
-    p.add_argument("--boot-iters", type=int, default=None, dest="boot_iters",
-                   help="with --ci: re-estimation iterations per replicate (default 150)")
-    p.add_argument("--no-dp-noise", action="store_true", dest="no_dp_noise",
-                   help="with --ci: sampling variance only (intervals that ignore the DP noise; not recommended)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="with --ci: seed of the bootstrap (post-processing randomness, not DP noise)")
-    p.add_argument("-o", "--output", default=None, metavar="COEF.csv",
-                   help="also write the coefficient table as CSV (refused if it exists, unless --force)")
-    p.add_argument("--force", action="store_true", help="replace an existing -o file")
+    model_group(p).add_argument("--target", required=True, help="target column")
+    model_group(p).add_argument("--model", choices=["linear", "logistic"], default="linear", help="regression model (default linear)")
+    model_group(p).add_argument("--features", type=comma_list, help="comma-separated feature columns (default: all but the target)")
+    model_group(p).add_argument("--categorical", type=comma_list, default=[], help="columns to encode one-hot (override the schema)")
+    model_group(p).add_argument("--numeric", type=comma_list, default=[], help="columns to encode as a scalar in [-1, 1] (override)")
+    model_group(p).add_argument("--ridge", type=float, default=0.0, help="ridge penalty added to X^T X (not on the intercept)")
+    model_group(p).add_argument("--R", type=float, default=6.0, dest="R",
+                                help="logistic only: Chebyshev approximation range [-R, R] (default 6)")
+    output_group(p).add_argument("--json", action="store_true", help="print the result as JSON")
+    intervals_group(p).add_argument("--ci", type=float, default=None, metavar="LEVEL",
+                                    help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise by a "
+                                         "parametric bootstrap over the release's measurements + sampling variance)")
+    intervals_group(p).add_argument("--boot", type=int, default=100, help="with --ci: bootstrap replicates (default 100)")
+    intervals_group(p).add_argument("--boot-method", choices=["measurements", "mechanism"], default=None, dest="boot_method",
+                                    help="with --ci: 'measurements' redraws the release's measurements (AIM's selection held "
+                                         "fixed) and adds a sandwich sampling variance; 'mechanism' simulates the whole release "
+                                         "(rows drawn from the model, the release's AIM re-run with simulated noise), so the "
+                                         "randomness of AIM's selection is included; ~4x the CPU (default: measurements)")
+    intervals_group(p).add_argument("--interval", choices=["normal", "bc-normal", "basic", "percentile"], default=None,
+                                    help="with --ci: interval construction (normal: estimate +- z stderr; bc-normal: centre "
+                                         "corrected by the bootstrap bias; basic / percentile: replicate quantiles, mechanism only)")
+    intervals_group(p).add_argument("--unmeasured", choices=["keep", "infinite"], default=None,
+                                    help="with --ci: interval of a coefficient whose (feature, target) pair the release never "
+                                         "measured (the model imputes it): 'infinite' (default; the release holds no "
+                                         "information on the pair) or 'keep' the bootstrap's")
+    intervals_group(p).add_argument("--boot-iters", type=int, default=None, dest="boot_iters",
+                                    help="with --ci: re-estimation iterations per replicate (default 150)")
+    intervals_group(p).add_argument("--no-dp-noise", action="store_true", dest="no_dp_noise",
+                                    help="with --ci: sampling variance only (intervals that ignore the DP noise; not recommended)")
+    intervals_group(p).add_argument("--seed", type=int, default=None,
+                                    help="with --ci: seed of the bootstrap (post-processing randomness, not DP noise)")
+    output_group(p).add_argument("-o", "--output", default=None, metavar="COEF.csv",
+                                 help="also write the coefficient table as CSV (refused if it exists, unless --force)")
+    output_group(p).add_argument("--force", action="store_true", help="replace an existing -o file")
 
 
 def _overrides(categorical: list[str], numeric: list[str]) -> dict[str, str]:

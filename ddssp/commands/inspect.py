@@ -1,11 +1,17 @@
-from ddssp.commands import warn_stamp
+from ddssp.commands import output_group, warn_stamp
 
 HELP = "show what a release file holds and what it cost (columns, cliques and sigmas, eps/delta/rho)"
 
 
+EXAMPLES = """
+    ddssp inspect adult.release
+    ddssp inspect adult.release --json
+"""
+
+
 def add_arguments(p) -> None:
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    output_group(p).add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def run(args) -> int:

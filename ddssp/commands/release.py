@@ -1,4 +1,15 @@
-from ddssp.commands import comma_list, positive_int, warn_stamp
+from ddssp.commands import (
+    aim_group,
+    comma_list,
+    discovery_group,
+    input_group,
+    output_group,
+    positive_int,
+    privacy_group,
+    required_in_usage,
+    testing_option,
+    warn_stamp,
+)
 
 HELP = "run AIM on a sensitive table and write a DP release file (the only command that reads the data)"
 DESCRIPTION = """Measure noisy marginals of DATA with AIM under (eps, delta)-DP and write one release file
@@ -12,55 +23,46 @@ ledger. Columns a --schema or --domain file declares are public and cost nothing
 DATA's stem + .release beside DATA unless -o is given."""
 
 
+EXAMPLES = """
+    ddssp release adult_raw.csv --eps 1 --na-values '?'        # raw table: columns discovered under DP
+    ddssp release adult.csv --domain adult-domain.json --eps 1 --target income -o adult.release
+"""
+
+
 def add_discovery_arguments(p) -> None:
     """Options of private schema discovery (shared with `ddssp schema --eps`)."""
-    p.add_argument("--categorical", type=comma_list, metavar="A,B",
+    g = discovery_group(p)
+    g.add_argument("--categorical", type=comma_list, metavar="A,B",
                    help="columns that are categorical (with a domain file: its categorical columns); "
                         "discovery then skips deciding their kind")
-    p.add_argument("--numeric", type=comma_list, metavar="A,B", help="columns that are numeric (discovery)")
-    p.add_argument("--bins", type=positive_int,
+    g.add_argument("--numeric", type=comma_list, metavar="A,B", help="columns that are numeric (discovery)")
+    g.add_argument("--bins", type=positive_int,
                    help="bins per discovered numeric column (default: chosen for the budget, 4 to 10)")
-    p.add_argument("--max-levels", type=positive_int, default=None,
+    g.add_argument("--max-levels", type=positive_int, default=None,
                    help="whole-number columns with at most this many values in their DP range become "
                         "ordered levels instead of bins (default 32)")
-    p.add_argument("--na-values", type=comma_list, metavar="X,Y",
-                   help="cell values that mean missing, besides empty cells (e.g. '?')")
+    input_group(p).add_argument("--na-values", type=comma_list, metavar="X,Y",
+                                help="cell values that mean missing, besides empty cells (e.g. '?')")
 
 
 def add_arguments(p) -> None:
     p.add_argument("data", metavar="DATA", help="sensitive table (.csv or .parquet)")
-    p.add_argument("--eps", type=float, default=None, help="privacy parameter epsilon (> 0); required")
-    p.add_argument("--delta", type=float, default=None, help="privacy parameter delta, in (0, 1) (default 1e-9)")
-    src = p.add_mutually_exclusive_group()
+    g = privacy_group(p)
+    required_in_usage(g.add_argument("--eps", type=float, default=None,
+                                     help="privacy parameter epsilon (> 0; smaller is more private); required"))
+    g.add_argument("--delta", type=float, default=None, help="privacy parameter delta, in (0, 1) (default 1e-9)")
+    src = g.add_mutually_exclusive_group()
     src.add_argument("--schema", help="schema JSON (reviewed, or from `ddssp schema --eps`), or a domain file; "
-                                      "may name only some columns (the rest are discovered)")
+                                      "may name only some columns (the rest are discovered). Declared "
+                                      "columns are public and cost nothing")
     src.add_argument("--domain", help='domain file {"column": levels}: DATA holds integer codes 0..levels-1')
-    add_discovery_arguments(p)
-    p.add_argument("--discovery-share", type=float, default=None,
-                   help="share of the zCDP budget spent discovering undeclared columns (default 0.1)")
-    p.add_argument("--accept-draft-schema", action="store_true",
+    g.add_argument("--accept-draft-schema", action="store_true",
                    help="release with a data-derived draft schema (from `ddssp schema` without --eps); "
                         "the release is then marked 'schema not private'")
-    p.add_argument("--target", help="regression target column (recorded; needed by --workload target)")
-    p.add_argument("--workload", default="all-pairs",
-                   help="all-pairs (default), target (pairs with --target), or a JSON file of cliques")
-    p.add_argument("--max-cells", type=int, help="drop workload marginals with more cells than this")
-    p.add_argument("--max-model-size", type=float, default=80.0, help="model size limit in MB (default 80)")
-    p.add_argument("--rounds", type=int, help="AIM rounds (default 16 x number of columns)")
-    p.add_argument("--iters", type=int, help="estimation iterations per round (default: adaptive)")
-    p.add_argument("--engine", choices=["numpy", "mbi"], default="numpy",
-                   help="estimation engine: numpy mirror descent (default, nothing compiled) or mbi's "
-                        "JAX MirrorDescent (the slow reference path)")
-    p.add_argument("--seed", type=int,
+    g.add_argument("--seed", type=int,
                    help="seed for what is not DP noise (default: fresh OS entropy); the noise itself always "
                         "comes from OpenDP's secure samplers and no seed reaches it")
-    p.add_argument("--insecure-seed", type=int, metavar="N",
-                   help="TESTING ONLY: draw the DP noise from a numpy generator seeded with N. The release is "
-                        "then NOT PRIVATE (anyone with N can subtract the noise) and is stamped so")
-    p.add_argument("--sign-key", metavar="KEY.pem",
-                   help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
-                        "-out key.pem`); readers check it with `ddssp verify --public-key`")
-    g = p.add_argument_group("reading and counting the table")
+    g = input_group(p)
     g.add_argument("--backend", choices=["numpy", "duckdb", "spark"], default="duckdb",
                    help="counting backend: duckdb (default; reads CSV / Parquet out of core, one scan), "
                         "numpy (pandas in memory) or spark (pip install \"ddssp[spark]\"; DATA is any "
@@ -72,9 +74,33 @@ def add_arguments(p) -> None:
                         "session, else local[*])")
     g.add_argument("--delimiter", default=",", help="CSV field delimiter (default ,; \\t for tab)")
     g.add_argument("--encoding", default="utf-8", help="CSV text encoding (default utf-8)")
-    p.add_argument("-o", "--output", help="release file to write (default: DATA's stem + .release, beside DATA)")
-    p.add_argument("--force", action="store_true", help="replace an existing output file")
-    p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    add_discovery_arguments(p)
+    discovery_group(p).add_argument(
+        "--discovery-share", type=float, default=None,
+        help="share of the zCDP budget spent discovering undeclared columns (default 0.1)")
+    g = aim_group(p)
+    g.add_argument("--target", help="regression target column (recorded; needed by --workload target)")
+    g.add_argument("--workload", default="all-pairs",
+                   help="all-pairs (default), target (pairs with --target), or a JSON file of cliques")
+    g.add_argument("--max-cells", type=int, help="drop workload marginals with more cells than this")
+    g.add_argument("--max-model-size", type=float, default=80.0, help="model size limit in MB (default 80)")
+    g.add_argument("--rounds", type=int, help="AIM rounds (default 16 x number of columns)")
+    g.add_argument("--iters", type=int, help="estimation iterations per round (default: adaptive)")
+    g.add_argument("--engine", choices=["numpy", "mbi"], default="numpy",
+                   help="estimation engine: numpy mirror descent (default, nothing compiled) or mbi's "
+                        "JAX MirrorDescent (the slow reference path)")
+    g = output_group(p)
+    g.add_argument("-o", "--output", help="release file to write (default: DATA's stem + .release, beside DATA)")
+    g.add_argument("--force", action="store_true", help="replace an existing output file")
+    g.add_argument("--sign-key", metavar="KEY.pem",
+                   help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
+                        "-out key.pem`); readers check it with `ddssp verify --public-key`")
+    g.add_argument("--quiet", action="store_true", help="no progress and no summary")
+    g.add_argument("--verbose", action="store_true",
+                   help="when stderr is not a terminal (a log file), print one line per phase")
+    testing_option(p, "--insecure-seed", type=int, metavar="N",
+                   help="draw the DP noise from a numpy generator seeded with N. The release is then NOT "
+                        "PRIVATE (anyone with N can subtract the noise) and is stamped so")
 
 
 def need_eps(args, command: str) -> float:
@@ -140,8 +166,7 @@ def run(args) -> int:
 
     from ddssp.data.fileio import check_output_path
     from ddssp.dp import check_delta
-    from ddssp.pipeline import DEFAULT_DELTA, DEFAULT_DISCOVERY_SHARE, ReadOptions, plan_schema, release
-    from ddssp.releasefile import SCHEMA_NOT_PRIVATE
+    from ddssp.pipeline import DEFAULT_DELTA
 
     t0 = time.perf_counter()
     eps = need_eps(args, "release")
@@ -159,8 +184,28 @@ def run(args) -> int:
 
         sign_key = load_signing_key(args.sign_key)  # a bad key fails before the data is read
     schema, cat = load_declared(decl, args.categorical)
-    from ddssp.data.counting import table_columns
+    from ddssp.commands.progress import PhaseProgress
 
+    progress = PhaseProgress(quiet=args.quiet, verbose=args.verbose)
+    try:
+        rel = _release(args, progress, eps, delta, schema, cat)
+        progress.start("writing")
+        rel.save(out, force=args.force, inputs=[args.data], sign_key=sign_key)
+    finally:
+        progress.close()
+    _report(args, rel, out, eps, delta, t0)
+    return 0
+
+
+def _release(args, progress, eps, delta, schema, cat):
+    """Plan the schema (discovering what is not declared) and run AIM: the Release, not yet saved."""
+    import sys
+
+    from ddssp.data.counting import table_columns
+    from ddssp.pipeline import DEFAULT_DISCOVERY_SHARE, ReadOptions, plan_schema, release
+    from ddssp.releasefile import SCHEMA_NOT_PRIVATE
+
+    progress.start("reading")
     csv_options = counting_options(args)
     read = ReadOptions(backend=args.backend, csv=csv_options, memory_limit=args.memory_limit,
                        spark_master=args.spark_master)
@@ -171,15 +216,19 @@ def run(args) -> int:
     if schema is not None and all(n in schema for n in header) and args.backend != "numpy":
         # every column declared: nothing to discover, the counting layer reads the file (one scan)
         table = args.data
+        progress.end()
         plan = plan_schema(header, schema, eps=eps, delta=delta, discovery_share=share,
                            accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed))
     else:  # discovery (or --backend numpy) reads the table in memory
         table = read_raw(args.data, csv_options.na_values, csv_options.delimiter, csv_options.encoding)
+        if schema is None or not all(n in schema for n in header):
+            progress.start("discovery")
         plan = plan_schema(table, schema, eps=eps, delta=delta, discovery_share=share, categorical=cat or (),
                            numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels,
                            accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed))
         if args.backend != "numpy":
             table = args.data  # AIM's counts still come from the chosen backend
+    progress.end()
     if not args.quiet:
         if plan.discovered:
             disc = plan.ledger.discovery_entries
@@ -192,22 +241,6 @@ def run(args) -> int:
         if plan.status == SCHEMA_NOT_PRIVATE:
             print(f"ddssp: WARNING: {SCHEMA_NOT_PRIVATE}", file=sys.stderr)
 
-    bar = None
-    if not args.quiet:
-        from tqdm.auto import tqdm
-
-        # disable=None: no bar when stderr is not a terminal (a redirected log gets no \r lines)
-        bar = tqdm(total=100, desc="AIM", unit="% budget", file=sys.stderr, disable=None,
-                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}")
-
-    def progress(p) -> None:
-        if bar is None:
-            return
-        done = min(100.0, 100.0 * p.rho_spent / p.rho_budget)
-        bar.update(done - bar.n)
-        clique = ",".join(p.clique) if p.clique else "one-way"
-        bar.set_postfix_str(f"round {p.round}/{p.max_rounds} measured {clique} sigma={p.sigma:.3g}")
-
     import warnings
 
     from ddssp.data import ClipWarning
@@ -218,12 +251,18 @@ def run(args) -> int:
                 warnings.simplefilter("ignore", ClipWarning)
             rel = release(table, plan.schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
                           max_cells=args.max_cells, max_model_size=args.max_model_size, seed=args.seed,
-                          rounds=args.rounds, iters=args.iters, callback=progress, engine=args.engine,
+                          rounds=args.rounds, iters=args.iters, callback=progress.aim, engine=args.engine,
                           plan=plan, insecure_seed=args.insecure_seed, read=read)
     finally:
-        if bar is not None:
-            bar.close()
-    rel.save(out, force=args.force, inputs=[args.data], sign_key=sign_key)
+        progress.end()
+    return rel
+
+
+def _report(args, rel, out, eps, delta, t0) -> None:
+    """The release's stamp and, unless --quiet, its summary."""
+    import sys
+    import time
+
     warn_stamp(rel, out)
     if not args.quiet:
         s = rel.summary()
@@ -243,4 +282,3 @@ def run(args) -> int:
             + f"). Wall time {time.perf_counter() - t0:.1f} s. "
             f"Wrote {out}; inspect it with `ddssp inspect {out}`."
         )
-    return 0

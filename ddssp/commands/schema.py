@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list, positive_int
+from ddssp.commands import comma_list, discovery_group, input_group, output_group, positive_int, privacy_group
 
 HELP = "discover a schema under DP (--eps), draft one (not private), or --check a table against a schema"
 
@@ -22,30 +22,36 @@ WARNING = (
 )
 
 
+EXAMPLES = """
+    ddssp schema adult_raw.csv --eps 0.1 --na-values '?' -o adult.schema.json   # private, costs eps
+    ddssp schema adult_raw.csv --check adult.schema.json
+"""
+
+
 def add_arguments(p) -> None:
     p.add_argument("data", metavar="DATA", help="table to draft the schema from (.csv or .parquet)")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("-o", "--output", help="schema JSON to write, e.g. DATA.schema.json")
     mode.add_argument("--check", metavar="SCHEMA",
                       help="check that DATA encodes under this schema JSON or domain file; writes nothing")
-    p.add_argument("--eps", type=float, default=None,
-                   help="discover the schema under DP with this epsilon (> 0); without it, a NOT private draft")
-    p.add_argument("--delta", type=float, default=None, help="with --eps: delta, in (0, 1) (default 1e-9)")
-    p.add_argument("--bins", type=positive_int, default=None,
-                   help="bins per numeric column (draft: equal-width, default 10, and numeric columns with at "
-                        "most this many distinct values keep them as levels; --eps: equal-frequency, default "
-                        "chosen for the budget)")
-    p.add_argument("--categorical", type=comma_list, default=None, metavar="A,B",
-                   help="columns to treat as categorical even if they hold numbers (with --check and a "
-                        "domain file: the categorical columns of the domain)")
-    p.add_argument("--numeric", type=comma_list, default=None, metavar="A,B",
-                   help="with --eps: columns that are numeric")
-    p.add_argument("--max-levels", type=positive_int, default=None,
-                   help="draft: refuse categorical columns with more distinct values than this (default "
-                        "100); --eps: whole-number columns with at most this many values become levels (default 32)")
-    p.add_argument("--na-values", type=comma_list, metavar="X,Y",
-                   help="cell values that mean missing, besides empty cells (e.g. '?')")
-    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    privacy_group(p).add_argument("--eps", type=float, default=None,
+                                  help="discover the schema under DP with this epsilon (> 0); without it, a NOT private draft")
+    privacy_group(p).add_argument("--delta", type=float, default=None, help="with --eps: delta, in (0, 1) (default 1e-9)")
+    discovery_group(p).add_argument("--bins", type=positive_int, default=None,
+                                    help="bins per numeric column (draft: equal-width, default 10, and numeric columns with at "
+                                         "most this many distinct values keep them as levels; --eps: equal-frequency, default "
+                                         "chosen for the budget)")
+    discovery_group(p).add_argument("--categorical", type=comma_list, default=None, metavar="A,B",
+                                    help="columns to treat as categorical even if they hold numbers (with --check and a "
+                                         "domain file: the categorical columns of the domain)")
+    discovery_group(p).add_argument("--numeric", type=comma_list, default=None, metavar="A,B",
+                                    help="with --eps: columns that are numeric")
+    discovery_group(p).add_argument("--max-levels", type=positive_int, default=None,
+                                    help="draft: refuse categorical columns with more distinct values than this (default "
+                                         "100); --eps: whole-number columns with at most this many values become levels (default 32)")
+    input_group(p).add_argument("--na-values", type=comma_list, metavar="X,Y",
+                                help="cell values that mean missing, besides empty cells (e.g. '?')")
+    output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
 
 
 def run(args) -> int:

@@ -1,15 +1,20 @@
-from ddssp.commands import warn_stamp
+from ddssp.commands import output_group, warn_stamp
 
 HELP = "draw synthetic microdata from a release file (decoded to the schema's labels)"
 
 
+EXAMPLES = """
+    ddssp synth adult.release --rows 1000 -o synthetic.csv
+"""
+
+
 def add_arguments(p) -> None:
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
-    p.add_argument("--rows", type=int, required=True, help="number of synthetic rows (>= 1)")
-    p.add_argument("-o", "--output", required=True, help="CSV file to write")
-    p.add_argument("--seed", type=int, help="random seed (default: fresh OS entropy)")
-    p.add_argument("--codes", action="store_true", help="write integer codes instead of labels")
-    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    output_group(p).add_argument("--rows", type=int, required=True, help="number of synthetic rows (>= 1)")
+    output_group(p).add_argument("-o", "--output", required=True, help="CSV file to write")
+    output_group(p).add_argument("--seed", type=int, help="random seed (default: fresh OS entropy)")
+    output_group(p).add_argument("--codes", action="store_true", help="write integer codes instead of labels")
+    output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
 
 
 def run(args) -> int:

@@ -6,6 +6,11 @@ check that the release was signed (`ddssp release --sign-key`) by the holder of 
 catches inconsistent edits; only a signature tells a publisher's file from a consistent forgery."""
 
 
+EXAMPLES = """
+    ddssp verify adult.release --public-key publisher.pub.pem
+"""
+
+
 def add_arguments(p) -> None:
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
     p.add_argument("--public-key", metavar="KEY.pub.pem",

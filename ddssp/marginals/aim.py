@@ -85,7 +85,13 @@ class Measurement:
 
 @dataclass
 class AIMProgress:
-    """What :func:`run_aim` reports to its callback after every round (round 0: the one-way marginals)."""
+    """What :func:`run_aim` reports to its callback.
+
+    ``phase`` says what starts or just ended: ``"counting"`` before the exact marginals are counted
+    (nothing spent yet), ``"round"`` after every round (round 0: the one-way marginals), ``"final"``
+    before the final estimation on all measurements (often the longest step). ``max_rounds`` is the
+    round count the per-round budget was sized for; the run can end sooner or later than that.
+    """
 
     round: int
     max_rounds: int
@@ -93,6 +99,7 @@ class AIMProgress:
     rho_budget: float
     clique: tuple | None
     sigma: float
+    phase: str = "round"
 
 
 @dataclass
@@ -469,7 +476,8 @@ def run_aim(
         The run's parameters; the same fields may be given as keywords instead (``max_model_size``,
         ``rounds``, ``iters``, ``final_iters``, ``final_tol``, ``engine``, ``fit``), not both.
     callback : callable or None
-        Called with an :class:`AIMProgress` after every round.
+        Called with an :class:`AIMProgress` when counting starts, after every round and before the
+        final estimation (see its ``phase``).
 
     Returns
     -------
@@ -498,6 +506,8 @@ def run_aim(
 
     one_ways = [(a,) for a in user_domain]  # measured in the caller's column order
     needed = sorted(set(candidates) | set(one_ways), key=lambda c: (len(c), c))
+    if callback is not None:
+        callback(AIMProgress(0, T, 0.0, rho, None, math.nan, phase="counting"))
     if not isinstance(data, pd.DataFrame) and callable(data):
         t0 = time.perf_counter()
         # the counter sees the cliques in the caller's column order (its documented interface)
@@ -541,6 +551,8 @@ def run_aim(
         if callback is not None:
             callback(AIMProgress(rnd, T, ledger.spent, rho, canonical(user_domain, chosen), sigma))
 
+    if callback is not None:
+        callback(AIMProgress(rnd, T, ledger.spent, rho, None, math.nan, phase="final"))
     t = time.perf_counter()
     est = run.est
     if s.fast:

@@ -76,8 +76,13 @@ def test_small_run_ledger_and_result(small_run):
     assert init[0].sigma == pytest.approx(math.sqrt(T / (2 * 0.9 * 0.5)))
     for m in res.measurements:
         assert m.values.shape == tuple(DOM[a] for a in m.clique)
-    assert [p.round for p in progress] == list(range(res.rounds + 1))
-    assert progress[-1].rho_spent == pytest.approx(0.5, rel=1e-12)
+    # counting first, one report per round, and the final estimation announced last
+    assert [p.phase for p in progress] == ["counting"] + ["round"] * (res.rounds + 1) + ["final"]
+    rounds = [p for p in progress if p.phase == "round"]
+    assert [p.round for p in rounds] == list(range(res.rounds + 1))
+    assert progress[0].rho_spent == 0.0
+    assert rounds[-1].rho_spent == pytest.approx(0.5, rel=1e-12)
+    assert progress[-1].rho_spent == rounds[-1].rho_spent
     assert isinstance(res.model, GraphicalModel)
     assert res.model.total == pytest.approx(len(df), rel=0.05)
     assert res.info["settings"]["rounds_T"] == T
