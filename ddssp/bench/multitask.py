@@ -33,14 +33,9 @@ import pandas as pd
 
 from ddssp.errors import WorkloadError
 from ddssp.estimators.multitask import DPALS, MultiTaskNoisyGD, MultiTaskSSP
-from ddssp.estimators.multitask.model import (
-    als_predict,
-    dp_als,
-    synthetic_multitask,
-    synthetic_ratings,
-    user_solve,
-    weighted_ridge,
-)
+from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve
+from ddssp.estimators.multitask.regression import weighted_ridge
+from ddssp.estimators.multitask.synthetic import synthetic_multitask, synthetic_ratings
 
 REGRESSION_METHODS = ("ssp", "gd")
 ALS_METHODS = ("dpals-uniform", "dpals-tail", "adadpals")

@@ -48,7 +48,7 @@ fresh rows) or ``misclass`` (logistic); ``tpr`` / ``fpr`` of the selected suppor
 lasso: non-zero); ``n_iter`` (iterations run, private methods); ``l2_to_lasso`` (distance to the non-private lasso on the same rows); for private
 methods ``retrieved_frac`` = Delta_eps / ((1 - r) eps) (Proposition 6, corrected) and ``dp_term_shift``
 = |e* . theta| (above ~0.1 the augmented rows no longer realise the DP term b^T theta and the paper's
-privacy argument does not cover the fit; see :func:`ddssp.estimators.napp_erm.dp_shift`).
+privacy argument does not cover the fit; see :func:`ddssp.estimators.napp_math.dp_shift`).
 
 Output rows: method, loss, n, lambda, lambda_paper, epsilon, trial, metric, value, seconds.
 """
@@ -65,7 +65,8 @@ from scipy import stats
 
 from ddssp.bench import BenchContext
 from ddssp.errors import WorkloadError
-from ddssp.estimators.napp_erm import NAPPERM, NAPPApproximationWarning, declared_constants, penalized_fit
+from ddssp.estimators.napp_erm import NAPPERM, NAPPApproximationWarning
+from ddssp.estimators.napp_math import declared_constants, penalized_fit
 
 P = 16
 METHODS: dict[str, dict[str, Any]] = {

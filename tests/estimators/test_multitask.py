@@ -14,25 +14,20 @@ from scipy import sparse, stats
 
 from ddssp.errors import BudgetExceededError, DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.multitask import DPALS, MultiTaskNoisyGD, MultiTaskSSP
+from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve
 from ddssp.estimators.multitask.model import (
     Ledger,
     MultiTaskData,
     adaptive_weights,
     allocate_weights,
-    als_predict,
-    dp_als,
     per_user_weights,
     plan_budget,
     count_charge,
-    noisy_symmetric,
     private_task_counts,
-    synthetic_multitask,
-    synthetic_ratings,
     user_budgets,
-    user_solve,
-    weighted_ridge,
-    weighted_ssp,
 )
+from ddssp.estimators.multitask.regression import noisy_symmetric, weighted_ridge, weighted_ssp
+from ddssp.estimators.multitask.synthetic import synthetic_multitask, synthetic_ratings
 from ddssp.dp import rho_from_eps_delta
 from ddssp.dp.noise import INSECURE_STAMP, SecureNoise, gaussian_float_measurement, opendp_charge
 
@@ -158,7 +153,8 @@ def test_ssp_noise_scales_match_formula():
     _, A_hat, b_hat = weighted_ssp(data, w, beta, clip_x, clip_star, 0.1, SecureNoise(), ledger,
                                    return_stats=True)
     # the exact (clipped) statistics
-    from ddssp.estimators.multitask.model import clip_rows, weighted_stats
+    from ddssp.dp import clip_rows
+    from ddssp.estimators.multitask.regression import weighted_stats
 
     A, b = weighted_stats(data, w, clip_rows(data.X, clip_x), np.clip(data.y, -clip_x * clip_star,
                                                                      clip_x * clip_star))

@@ -11,10 +11,9 @@ from scipy import stats
 
 from ddssp.dp.noise import INSECURE_STAMP, SecureNoise
 from ddssp.errors import DDSSPError, PrivacyParameterError
-from ddssp.estimators.napp_erm import (
+from ddssp.estimators.napp_erm import NAPPERM, NAPPApproximationWarning
+from ddssp.estimators.napp_math import (
     LOSSES,
-    NAPPERM,
-    NAPPApproximationWarning,
     dp_shift,
     linear_ey,
     augmented_rows,

@@ -1,5 +1,6 @@
-"""Multi-task adaptive SSP: the data model, weights and algorithms (:mod:`.model`) and the
-estimators behind the common interface (:mod:`.estimators`)."""
+"""Multi-task adaptive SSP: the data model, budget and weights (:mod:`.model`), the weighted SSP and
+noisy GD regressions (:mod:`.regression`), DP-ALS (:mod:`.als`), the synthetic generators
+(:mod:`.synthetic`) and the estimators behind the common interface (:mod:`.estimators`)."""
 
 from ddssp.estimators.multitask.estimators import DPALS, MultiTaskNoisyGD, MultiTaskSSP
 from ddssp.estimators.multitask.model import MultiTaskData

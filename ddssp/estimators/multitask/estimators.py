@@ -31,23 +31,20 @@ import numpy as np
 
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPEstimator, as_matrix, renamed_keywords, take_renamed
+from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve
 from ddssp.estimators.multitask.model import (
     ALLOCATIONS,
     BudgetPlan,
     PER_USER_MODES,
     Ledger,
     MultiTaskData,
-    als_predict,
-    dp_als,
     adaptive_weights,
     eps_spent,
     per_user_weights,
     plan_budget,
     private_task_counts,
-    user_solve,
-    weighted_noisy_gd,
-    weighted_ssp,
 )
+from ddssp.estimators.multitask.regression import weighted_noisy_gd, weighted_ssp
 from ddssp.dp import PrivacyRecord, check_bound, check_eps, clip_rows, make_rng
 from ddssp.dp.noise import NoiseSource, resolve_noise
 

@@ -1,0 +1,114 @@
+"""DP alternating least squares for ratings (the paper's Appendix D; tasks are items): exact per-user
+solves that are never released (:func:`user_solve`), private item solves by task-weighted SSP
+(:func:`~.regression.weighted_ssp`) under adaptive, uniform or tail weights (:func:`dp_als`), and the
+predicted ratings u_i . v_j (:func:`als_predict`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import sparse
+
+from ddssp.errors import DDSSPError
+from ddssp.dp.noise import NoiseSource, resolve_noise
+from ddssp.dp import Ledger
+from ddssp.estimators.multitask.model import (
+    ALLOCATIONS,
+    BudgetPlan,
+    MultiTaskData,
+    allocate_weights,
+    plan_budget,
+    private_task_counts,
+)
+from ddssp.estimators.multitask.regression import solve_ridge, weighted_ssp, weighted_stats
+
+
+def user_solve(data: MultiTaskData, U: np.ndarray, ridge: float) -> np.ndarray:
+    """Exact per-user ridge: v_j = (sum_{i in Omega^j} u_i u_i^T + ridge I)^-1 sum_i y_ij u_i (not private:
+    the user embeddings are never released)."""
+    r = U.shape[1]
+    Ue = U[data.task_idx]
+    P = sparse.csr_matrix((np.ones(data.n_entries), (data.user_idx, np.arange(data.n_entries))),
+                          shape=(data.n_users, data.n_entries))
+    G = np.asarray(P @ (Ue[:, :, None] * Ue[:, None, :]).reshape(-1, r * r)).reshape(-1, r, r)
+    h = np.asarray(P @ (Ue * data.y[:, None]))
+    return np.linalg.solve(G + ridge * np.eye(r), h[..., None])[..., 0]
+
+
+def als_predict(U: np.ndarray, V: np.ndarray, task_idx: np.ndarray, user_idx: np.ndarray) -> np.ndarray:
+    return np.einsum("er,er->e", U[task_idx], V[user_idx])
+
+
+def dp_als(
+    data: MultiTaskData,
+    eps: float | None,
+    delta: float,
+    rank: int,
+    rounds: int,
+    rng: np.random.Generator,
+    *,
+    noise: NoiseSource | None = None,
+    allocation: str = "adaptive",
+    mu: float = 0.25,
+    k: int | None = None,
+    count_share: float = 0.15,
+    count_clip: float = 32.0,
+    clip_x: float = 1.0,
+    clip_star: float = 1.0,
+    item_ridge: float | None = None,
+    user_ridge: float = 0.1,
+    beta_bar: float = 1.0,
+    per_user: str = "normalize",
+    public_counts: np.ndarray | None = None,
+    init_scale: float | None = None,
+) -> tuple[np.ndarray, Ledger, BudgetPlan]:
+    """DP alternating least squares (Algorithm 3 of the paper's Appendix D). Tasks are items.
+
+    Pre-processing: noisy item counts (cost rho_counts) when the allocation needs them. Then ``rounds``
+    times: exact user solves V given U (never released), and a private item solve U = Algorithm 1 with
+    x_ij = v_j (clipped to clip_x), labels y_ij (clipped to clip_x clip_star), per-user budget beta.
+    Total zCDP: rho_counts + rounds * beta = rho(eps, delta). ``eps=None`` runs non-privately
+    (exact weighted item solves with unit weights; for reference only). Returns (U, ledger, plan).
+    ``rng`` draws only the initial U and the uniform / tail sampling keys (not privacy noise); the DP
+    noise comes from ``noise`` (default :class:`~ddssp.dp.noise.SecureNoise`).
+    """
+    if not isinstance(rank, (int, np.integer)) or rank < 1:
+        raise DDSSPError(f"rank must be a positive integer, got {rank!r}")
+    if not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise DDSSPError(f"rounds must be a positive integer, got {rounds!r}")
+    if allocation not in ALLOCATIONS:
+        raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {allocation!r}")
+    item_ridge = clip_x**2 * math.sqrt(rank) if item_ridge is None else float(item_ridge)
+    scale = init_scale if init_scale is not None else 1.0 / math.sqrt(rank)
+    U = rng.normal(0.0, scale, size=(data.n_tasks, rank))
+    if eps is None:
+        w = np.ones(data.n_entries)
+        for _ in range(rounds):
+            V = user_solve(data, U, user_ridge)
+            A, b = weighted_stats(data, w, V[data.user_idx], data.y)
+            U = solve_ridge(A, b, user_ridge)
+        return U, Ledger(1.0), BudgetPlan(math.inf, delta, math.inf, 0.0, math.inf, rounds)
+    noise = resolve_noise(noise)
+    needs_counts = public_counts is None and (
+        allocation == "tail" or (allocation == "adaptive" and not (per_user == "normalize" and mu == 0)))
+    plan = plan_budget(eps, delta, rounds, count_share if needs_counts else 0.0)
+    ledger = Ledger(plan.rho_total)
+    counts, n_hat = None, None
+    if public_counts is not None:
+        counts = np.maximum(np.asarray(public_counts, dtype=float), 1.0)
+        if counts.shape != (data.n_tasks,):
+            raise DDSSPError(f"public_counts must have one count per task ({data.n_tasks})")
+        n_hat = float(data.n_users)
+    elif needs_counts:
+        counts, n_hat, _ = private_task_counts(data, plan.rho_counts, noise, ledger, count_clip)
+    if allocation != "adaptive" and k is None:
+        raise DDSSPError(f"allocation {allocation!r} needs k (entries kept per user)")
+    w = allocate_weights(data, plan.beta, allocation=allocation, mu=mu, counts=counts, n_users_hat=n_hat,
+                         beta_bar=beta_bar, per_user=per_user, k=k, rng=rng)
+    for t in range(rounds):
+        V = user_solve(data, U, user_ridge)
+        U = weighted_ssp(data, w, plan.beta, clip_x, clip_star, item_ridge, noise, ledger,
+                         X=V[data.user_idx], round=t)
+    return U, ledger, plan
