@@ -27,6 +27,7 @@ from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
 from ddssp.releasefile.selfcheck import check_shapes, self_check
 from ddssp.releasefile.signing import (
     embedded_fingerprint,
+    embedded_signature_valid,
     load_private_key,
     verify_signature,
 )
@@ -97,9 +98,18 @@ class Release:
         """:data:`~ddssp.dp.noise.INSECURE_STAMP` when the noise is reproducible from a seed, else None."""
         return None if self.noise.get("secure") is True else INSECURE_STAMP
 
+    #: Whether the signature checks against the key embedded in it: True, False (invalid: the file
+    #: was modified after signing, or the signature member was copied from another file), or None
+    #: (unsigned, or ``cryptography`` is missing). This says nothing about who signed: see :meth:`verify`.
+    signature_valid: bool | None = field(default=None, repr=False, compare=False)
+
     @property
     def signed_by(self) -> str | None:
-        """Fingerprint of the key embedded in the signature (NOT verified: see :meth:`verify`)."""
+        """Fingerprint of the key embedded in the signature (NOT verified against a trusted key: see
+        :meth:`verify`), or None when unsigned or when the signature does not even check against
+        that embedded key (:attr:`signature_valid` is False)."""
+        if self.signature_valid is False:
+            return None
         return embedded_fingerprint(self.signature)
 
     @property
@@ -168,6 +178,7 @@ class Release:
             "created": self.created,
             "stamp": self.stamp,
             "signed_by_unverified": self.signed_by,
+            "signature_valid": self.signature_valid,
             "noise": dict(self.noise),
             "eps": self.eps,
             "delta": self.delta,
@@ -259,7 +270,8 @@ class Release:
         return write_release(out, doc, arrays, private)
 
     @classmethod
-    def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> Release:
+    def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int | None = None,
+             public_key: str | Path | bytes | None = None) -> Release:
         """Read, bound, checksum and self-check a release file, without the data.
 
         The reading is bounded (:mod:`ddssp.releasefile.reader`) and never unpickles or executes
@@ -270,7 +282,15 @@ class Release:
         path : str or Path
             The release file.
         max_bytes : int
-            Cap on the sum of the members' uncompressed sizes, checked before anything is read.
+            Cap on the file's size and on the sum of the members' uncompressed sizes, checked before
+            anything is read.
+        max_memory : int, optional
+            Budget in bytes for everything the load allocates (arrays, their float copies, the
+            checks' temporaries, the model), computed from the declared shapes before any array is
+            decompressed. Default: the ``DDSSP_MAX_LOAD_MEMORY`` environment variable, else 1 GiB.
+        public_key : str, Path or bytes, optional
+            An Ed25519 public key (PEM): the signature of manifest.json is checked against it before
+            anything else in the file is parsed, and the load is refused unless it matches.
 
         Returns
         -------
@@ -287,11 +307,7 @@ class Release:
         from ddssp.marginals.model import GraphicalModel
 
         path = Path(path)
-        if not path.exists():
-            raise ReleaseFileError(f"release file {path} not found")
-        if path.is_dir():
-            raise ReleaseFileError(f"{path} is a directory, not a release file")
-        doc, arrays = read_release(path, max_bytes)
+        doc, arrays = read_release(path, max_bytes, max_memory=max_memory, public_key=public_key)
         sig = doc.pop("__signature__")
         try:
             schema = Schema.from_dict(doc["schema"])
@@ -325,7 +341,7 @@ class Release:
             )
         except ReleaseFileError:
             raise
-        except (KeyError, TypeError, ValueError, DDSSPError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError, DDSSPError) as exc:
             raise ReleaseFileError(f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})") from None
         check_shapes(rel, path)
         problem = rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent"))
@@ -333,6 +349,7 @@ class Release:
             raise ReleaseFileError(f"{path}: self-check failed: {problem}; refusing a corrupt or tampered release")
         rel._manifest_bytes = sig["manifest"]
         rel.signature = sig["signature"]
+        rel.signature_valid = embedded_signature_valid(rel.signature, rel._manifest_bytes)
         return rel
 
     # ------------------------------------------------------------------ signatures (optional)
