@@ -98,6 +98,23 @@ def many_entries(base: Path, dst: Path, n: int = 50_000) -> Path:
     return edit_doc(base, dst, edit)
 
 
+def many_discovery_entries(base: Path, dst: Path, n: int = 50_000) -> Path:
+    """``n`` valid stable-key-release ('discover-keys') ledger entries with distinct sigmas: each one's
+    check recomputes a threshold cost (about 1 ms), so only a count cap keeps the load short."""
+    from ddssp.dp.discovery import threshold_cost
+
+    def edit(doc):
+        entries = []
+        for i in range(n):
+            sigma, t = 10.0 + i * 1e-3, 40
+            rho, delta = threshold_cost(sigma, t)
+            entries.append({"kind": "discover-keys", "rho": rho, "sigma": sigma, "eps_em": None,
+                            "clique": ["a"], "round": None, "note": "", "delta": delta,
+                            "params": {"threshold": t, "l0": 1, "l2": 1, "linf": 1, "noise": "discrete_gaussian"}})
+        doc["ledger"]["entries"] = entries + doc["ledger"]["entries"]
+    return edit_doc(base, dst, edit)
+
+
 def many_levels(base: Path, dst: Path, n: int = 5_500_000) -> Path:
     """A categorical column listing ``n`` levels explicitly (5.5M fit under the 64 MiB JSON cap)."""
     def edit(doc):
@@ -202,6 +219,7 @@ def write_all(out: Path, full: bool = True) -> dict[str, Path]:
         "fifo": fifo(out / "pipe.release"),
         "memory-bomb": memory_bomb(base, out / "bomb.release", (8192, 16000) if full else (512, 1000)),
         "50k-entries": many_entries(base, out / "entries.release", 50_000 if full else 2_000),
+        "50k-discovery-entries": many_discovery_entries(base, out / "disc.release", 50_000 if full else 1_001),
         "5.5M-levels": many_levels(base, out / "levels.release", 5_500_000 if full else 1_100_000),
         "deep-release-json": deep_release_json(base, out / "deep.release"),
         "deep-manifest": deep_manifest(base, out / "deepman.release"),

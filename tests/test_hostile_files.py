@@ -50,8 +50,9 @@ def test_base_loads(base):
     (lambda b, d: hostile.huge_number(b, d, "eps", "7" * 5000), "5,000 digits"),
     (lambda b, d: hostile.many_entries(b, d, 20_001), "ledger entries"),
     (lambda b, d: hostile.many_levels(b, d, 1_000_001), "listed levels"),
+    (lambda b, d: hostile.many_discovery_entries(b, d, 1_001), "discovery ledger entries"),
 ], ids=["deep-release", "deep-manifest", "sigma-1e400", "rho-1e400", "eps-1e400", "eps-minus-1e400", "nan",
-        "inf", "5000-digits", "entries", "levels"])
+        "inf", "5000-digits", "entries", "levels", "discovery-entries"])
 def test_hostile_json_refused_in_one_line(base, tmp_path, capsys, make, match):
     p = make(base, tmp_path / "h.release")
     with pytest.raises(ReleaseFileError, match=match):
@@ -216,3 +217,30 @@ def test_two_releases_of_different_tables_differ_only_in_noisy_fields(tmp_path):
     assert set(f0) == set(f1)
     differ = {k for k in f0 if f0[k] != f1[k]}
     assert differ and all(any(k == f or k.startswith(f + ".") for f in NOISY_FIELDS) for k in differ), differ
+
+
+# --------------------------------------------------------------------------- output location
+def test_unwritable_output_directory_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    from ddssp.data import check_output_path
+    from ddssp.errors import OutputExistsError
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    real = os.open
+
+    def denied(path, *a, **k):  # a read-only directory, also for root (who bypasses mode bits)
+        if str(path).startswith(str(ro)):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(os, "open", denied)
+    with pytest.raises(OutputExistsError, match="cannot write to output directory"):
+        check_output_path(ro / "out.release")
+    monkeypatch.undo()
+    assert check_output_path(tmp_path / "ok.release") == tmp_path / "ok.release"
+    assert list(tmp_path.iterdir()) == [ro]  # the probe left nothing behind
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\n1,2\n")
+    monkeypatch.setattr(os, "open", denied)
+    _one_line_refusal(str(data), capsys, "cannot write to output directory",
+                      argv=("release", "-o", str(ro / "r.release"), "--eps", "1", "--delta", "1e-6"))
