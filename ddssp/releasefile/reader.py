@@ -71,6 +71,8 @@ MAX_JSON_ITEMS = 1_500_000
 #: calibrated belief and the message-passing temporaries.
 _MEASUREMENT_BYTES_PER_CELL = 8 * 5
 _MODEL_BYTES_PER_CELL = 8 * 10
+#: Bytes per declared level of the schema once parsed (a label string and its list and dict slots).
+_SCHEMA_BYTES_PER_LEVEL = 160
 
 
 def max_memory_default() -> int:
@@ -294,7 +296,20 @@ def _read_array(zf: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ..
     return out
 
 
-def _check_counts(doc: dict[str, Any], path: Path) -> None:
+def _schema_levels(columns: list) -> int:
+    """The number of levels the schema's columns declare (sizes, bins and listed values), which
+    parsing it turns into Python objects."""
+    total = 0
+    for c in columns:
+        if not isinstance(c, dict):
+            continue
+        listed = sum(len(c[k]) for k in ("levels", "edges", "values", "labels") if isinstance(c.get(k), list))
+        declared = sum(c[k] for k in ("size", "bins") if isinstance(c.get(k), int) and c[k] > 0)
+        total += max(listed, declared)
+    return total
+
+
+def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
     """Refuse ``doc`` if it lists more entries, cliques, columns or levels than any real release, before
     any per-entry work (parsing the schema, checking ledger entries)."""
     def n(x: Any) -> int:
@@ -325,6 +340,10 @@ def _check_counts(doc: dict[str, Any], path: Path) -> None:
         if got > cap:
             raise ReleaseFileError(f"{path}: release.json lists {got:,} {what}, more than the cap of {cap:,}; "
                                    "refusing it")
+    need = _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns)
+    if need > max_memory:
+        raise ReleaseFileError(f"{path}: parsing its schema would allocate about {need / 2**20:,.0f} MiB, more than "
+                               f"the {max_memory / 2**20:,.0f} MiB budget; refusing it")
 
 
 def load_memory(expected: dict[str, tuple[str, tuple[int, ...]]], model_members: set[str]) -> int:
@@ -410,7 +429,7 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int |
         doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"])
         if not isinstance(doc, dict):
             raise ReleaseFileError(f"{path}: release.json is not an object")
-        _check_counts(doc, path)
+        _check_counts(doc, path, max_memory)
         expected = _expected_arrays(doc, path)
         unreferenced = sorted(set(files) - set(expected) - {"release.json"})
         if unreferenced:
@@ -425,7 +444,8 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int |
                 raise ReleaseFileError(f"{path}: member {member} declares {size:,} bytes but its shape {shape} "
                                        f"needs {need:,} (+ header); refusing it without decompressing")
         model_members = {f"arrays/{v}.npy" for v in doc["model"]["arrays"].values()}
-        need = load_memory(expected, model_members)
+        columns = doc["schema"]["columns"]
+        need = load_memory(expected, model_members) + _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns)
         if need > max_memory:
             raise ReleaseFileError(
                 f"{path}: loading it would allocate about {need / 2**20:,.0f} MiB, more than the "
