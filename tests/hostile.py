@@ -155,9 +155,8 @@ def memory_bomb(base: Path, dst: Path, sizes: tuple[int, int] = (8192, 16000)) -
     cols = doc["schema"]["columns"]
     assert len(cols) == 2
     names = [c["name"] for c in cols]
-    for c, n in zip(cols, sizes):
-        c.pop("levels", None)
-        c["size"] = n
+    for i, (c, n) in enumerate(zip(cols, sizes)):
+        cols[i] = {"name": c["name"], "kind": "categorical", "size": n}
     doc["model"]["meta"]["domain"] = [[a, n] for a, n in zip(names, sizes)]
     doc["model"]["meta"]["cliques"] = [names]
     doc["model"]["meta"]["edges"] = []
@@ -183,7 +182,7 @@ def memory_bomb(base: Path, dst: Path, sizes: tuple[int, int] = (8192, 16000)) -
 
 
 def two_column_base(dst: Path, insecure_seed: int | None = 0) -> Path:
-    """A small valid release over two categorical columns, all measurements on the pair only."""
+    """A small valid release over two columns (a numeric, b categorical)."""
     import pandas as pd
 
     from ddssp.data import Schema
@@ -192,7 +191,7 @@ def two_column_base(dst: Path, insecure_seed: int | None = 0) -> Path:
     rng = np.random.default_rng(0)
     a = rng.integers(0, 3, 500)
     codes = pd.DataFrame({"a": a, "b": (a + rng.integers(0, 2, 500)) % 4})
-    schema = Schema.from_domain({"a": 3, "b": 4}, categorical=["a", "b"])
+    schema = Schema.from_domain({"a": 3, "b": 4}, categorical=["b"])  # a: numeric codes, a regression target
     rel = release(codes, schema, eps=1.0, delta=1e-6, rounds=4, seed=0, insecure_seed=insecure_seed,
                   encoded=True)
     rel.save(dst)

@@ -244,3 +244,34 @@ def test_unwritable_output_directory_refused_before_any_work(tmp_path, monkeypat
     monkeypatch.setattr(os, "open", denied)
     _one_line_refusal(str(data), capsys, "cannot write to output directory",
                       argv=("release", "-o", str(ro / "r.release"), "--eps", "1", "--delta", "1e-6"))
+
+
+# --------------------------------------------------------------------------- the stamp travels
+def test_stamp_travels_to_every_output(base, tmp_path, capsys):
+    from ddssp.dp import INSECURE_STAMP
+
+    # JSON outputs carry it
+    assert main(["inspect", "--json", str(base)]) == 0
+    assert json.loads(capsys.readouterr()[0])["stamp"] == INSECURE_STAMP
+    assert main(["fit", str(base), "--target", "a", "--model", "linear", "--json"]) == 0
+    assert json.loads(capsys.readouterr()[0])["stamp"] == INSECURE_STAMP
+    # CSV outputs are refused without --allow-insecure, before anything is written
+    for argv in (["synth", str(base), "--rows", "5", "-o", str(tmp_path / "s.csv")],
+                 ["fit", str(base), "--target", "a", "--model", "linear", "-o", str(tmp_path / "c.csv")]):
+        assert main(argv) == 1
+        err = capsys.readouterr()[1].strip().splitlines()
+        assert err[-1].startswith("ddssp: error:") and "--allow-insecure" in err[-1], err
+        assert not any(tmp_path.glob("*.csv"))
+    # and with it, the file name says so
+    assert main(["synth", str(base), "--rows", "5", "-o", str(tmp_path / "s.csv"), "--allow-insecure"]) == 0
+    assert main(["fit", str(base), "--target", "a", "--model", "linear", "-o", str(tmp_path / "c.csv"),
+                 "--allow-insecure"]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.glob("*.csv")) == ["c.NOT-PRIVATE.csv", "s.NOT-PRIVATE.csv"]
+
+
+def test_secure_release_outputs_carry_no_stamp(tmp_path, capsys):
+    p = hostile.two_column_base(tmp_path / "secure.release", insecure_seed=None)
+    assert main(["fit", str(p), "--target", "a", "--model", "linear", "--json", "-o", str(tmp_path / "c.csv")]) == 0
+    assert json.loads(capsys.readouterr()[0])["stamp"] is None
+    assert (tmp_path / "c.csv").exists()
