@@ -259,13 +259,18 @@ def _read_array(zf: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ..
     try:
         with zf.open(info) as raw:
             fp = _HashingReader(raw, h)
-            version = np.lib.format.read_magic(fp)
-            if version == (1, 0):
-                got_shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-            elif version == (2, 0):
-                got_shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-            else:
-                raise ValueError(f"unsupported .npy version {version}")
+            try:  # numpy parses the header as a Python literal: a mangled one can raise many types
+                version = np.lib.format.read_magic(fp)
+                if version == (1, 0):
+                    got_shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+                elif version == (2, 0):
+                    got_shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+                else:
+                    raise ValueError(f"unsupported .npy version {version}")
+            except (zipfile.BadZipFile, OSError, EOFError):
+                raise
+            except Exception as exc:
+                raise ValueError(f"bad .npy header: {type(exc).__name__}") from None
             if dtype not in _ARRAY_DTYPES:
                 raise ReleaseFileError(f"{path}: array {name} has dtype {dtype}; only float64/int64 are allowed "
                                        "(never pickled objects)")
