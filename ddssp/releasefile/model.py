@@ -24,7 +24,7 @@ from ddssp.releasefile.format import (
     is_integral,
 )
 from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
-from ddssp.releasefile.selfcheck import check_shapes, self_check
+from ddssp.releasefile.selfcheck import check_shapes, model_fit_problem, self_check, stamp_problem
 from ddssp.releasefile.signing import (
     embedded_fingerprint,
     embedded_signature_valid,
@@ -344,7 +344,8 @@ class Release:
         except (KeyError, TypeError, ValueError, OverflowError, DDSSPError) as exc:
             raise ReleaseFileError(f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})") from None
         check_shapes(rel, path)
-        problem = rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent"))
+        problem = (rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent")) or stamp_problem(rel)
+                   or model_fit_problem(rel))
         if problem:
             raise ReleaseFileError(f"{path}: self-check failed: {problem}; refusing a corrupt or tampered release")
         rel._manifest_bytes = sig["manifest"]
