@@ -344,8 +344,11 @@ class Release:
         except (KeyError, TypeError, ValueError, OverflowError, DDSSPError) as exc:
             raise ReleaseFileError(f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})") from None
         check_shapes(rel, path)
-        problem = (rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent")) or stamp_problem(rel)
-                   or model_fit_problem(rel))
+        try:
+            problem = (rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent")) or stamp_problem(rel)
+                       or model_fit_problem(rel))
+        except (ArithmeticError, ValueError, TypeError) as exc:  # e.g. a sigma whose square under/overflows
+            problem = f"its numbers cannot be checked ({type(exc).__name__}: {str(exc)[:120]})"
         if problem:
             raise ReleaseFileError(f"{path}: self-check failed: {problem}; refusing a corrupt or tampered release")
         rel._manifest_bytes = sig["manifest"]
