@@ -275,3 +275,28 @@ def test_secure_release_outputs_carry_no_stamp(tmp_path, capsys):
     assert main(["fit", str(p), "--target", "a", "--model", "linear", "--json", "-o", str(tmp_path / "c.csv")]) == 0
     assert json.loads(capsys.readouterr()[0])["stamp"] is None
     assert (tmp_path / "c.csv").exists()
+
+
+def test_signature_binds_dataset_name_and_date(base, tmp_path, capsys):
+    priv, pub = _keypair(tmp_path, "k")
+    signed = Release.load(base).save(tmp_path / "s.release", sign_key=priv, dataset_name="adult 2026")
+    rel = Release.load(signed)
+    assert rel.dataset_name == "adult 2026" and len(rel.created) == 10
+    assert main(["verify", str(signed), "--public-key", str(pub)]) == 0
+    out = capsys.readouterr()[0]
+    assert "'adult 2026'" in out and rel.created in out
+    # renaming the data set in the manifest breaks the signature
+    m = hostile.members(signed)
+    man = json.loads(m["manifest.json"])
+    man["dataset_name"] = "other"
+    m["manifest.json"] = json.dumps(man).encode()
+    forged = hostile.write_members(m, tmp_path / "renamed.release")
+    assert Release.load(forged).signature_valid is False
+    _one_line_refusal(forged, capsys, "signature", argv=("verify", "--public-key", str(pub)))
+    # a manifest date that is not the release's is refused even unsigned
+    man["created"] = "1999-01-01"
+    m["manifest.json"] = json.dumps(man).encode()
+    with pytest.raises(ReleaseFileError, match="creation date"):
+        Release.load(hostile.write_members(m, tmp_path / "redated.release"))
+    with pytest.raises(Exception, match="dataset-name"):
+        Release.load(base).save(tmp_path / "x.release", dataset_name="two\nlines")

@@ -75,6 +75,9 @@ def add_arguments(p) -> None:
     p.add_argument("-o", "--output", help="release file to write (default: DATA's stem + .release, beside DATA)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no summary")
+    p.add_argument("--dataset-name", metavar="NAME",
+                   help="a public name for the data set, written to the manifest beside the release date; "
+                        "with --sign-key the signature binds both")
 
 
 def need_eps(args, command: str) -> float:
@@ -158,6 +161,9 @@ def run(args) -> int:
         from ddssp.releasefile import load_signing_key
 
         sign_key = load_signing_key(args.sign_key)  # a bad key fails before the data is read
+    from ddssp.releasefile.model import check_dataset_name
+
+    check_dataset_name(args.dataset_name)
     schema, cat = load_declared(decl, args.categorical)
     from ddssp.data.counting import table_columns
 
@@ -223,7 +229,7 @@ def run(args) -> int:
     finally:
         if bar is not None:
             bar.close()
-    rel.save(out, force=args.force, inputs=[args.data], sign_key=sign_key)
+    rel.save(out, force=args.force, inputs=[args.data], sign_key=sign_key, dataset_name=args.dataset_name)
     warn_stamp(rel, out)
     if not args.quiet:
         s = rel.summary()

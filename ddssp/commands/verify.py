@@ -22,7 +22,7 @@ def run(args) -> int:
     parts = [f"self-check OK (eps={rel.eps:g}, delta={rel.delta:g}, {len(rel.ledger.entries)} ledger entries)"]
     if args.public_key:
         fp = rel.verify(args.public_key)
-        parts.append(f"signature OK ({fp})")
+        parts.append(f"signature OK ({fp}; it binds data set {rel.dataset_name!r}, created {rel.created})")
     elif rel.signature and rel.signature_valid is False:
         parts.append("signature INVALID (it does not match even the key embedded in it: the file was "
                      "modified after signing or the signature was copied from another file)")

@@ -102,6 +102,8 @@ class Release:
     #: was modified after signing, or the signature member was copied from another file), or None
     #: (unsigned, or ``cryptography`` is missing). This says nothing about who signed: see :meth:`verify`.
     signature_valid: bool | None = field(default=None, repr=False, compare=False)
+    #: The publisher-chosen name of the data set, from manifest.json (covered by the signature).
+    dataset_name: str | None = field(default=None, compare=False)
 
     @property
     def signed_by(self) -> str | None:
@@ -179,6 +181,7 @@ class Release:
             "stamp": self.stamp,
             "signed_by_unverified": self.signed_by,
             "signature_valid": self.signature_valid,
+            "dataset_name": self.dataset_name,
             "noise": dict(self.noise),
             "eps": self.eps,
             "delta": self.delta,
@@ -239,7 +242,7 @@ class Release:
         return doc, arrays
 
     def save(self, path: str | Path, force: bool = False, inputs: Sequence[str | Path] = (),
-             sign_key: str | Path | bytes | None = None) -> Path:
+             sign_key: str | Path | bytes | None = None, dataset_name: str | None = None) -> Path:
         """Write the release to one file, atomically (temporary file + rename).
 
         Parameters
@@ -253,6 +256,10 @@ class Release:
         sign_key : str, Path or bytes, optional
             An unencrypted Ed25519 private key in PEM (file or bytes): adds an Ed25519 signature of
             manifest.json (needs the ``cryptography`` package: ``pip install 'ddssp[sign]'``).
+        dataset_name : str, optional
+            A public name of the data set chosen by the publisher, written to manifest.json beside
+            the creation date (:attr:`created`, a date without time of day): a signature binds both,
+            so a signed file cannot be passed off as the release of another data set or date.
 
         Returns
         -------
@@ -266,8 +273,9 @@ class Release:
         """
         out = check_output_path(path, force=force, inputs=inputs)
         private = load_private_key(sign_key) if sign_key is not None else None
+        check_dataset_name(dataset_name)
         doc, arrays = self.to_document()
-        return write_release(out, doc, arrays, private)
+        return write_release(out, doc, arrays, private, dataset_name=dataset_name)
 
     @classmethod
     def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int | None = None,
@@ -351,6 +359,12 @@ class Release:
             problem = f"its numbers cannot be checked ({type(exc).__name__}: {str(exc)[:120]})"
         if problem:
             raise ReleaseFileError(f"{path}: self-check failed: {problem}; refusing a corrupt or tampered release")
+        manifest = sig.get("manifest_doc") or {}
+        name = manifest.get("dataset_name")
+        rel.dataset_name = name if isinstance(name, str) else None
+        if "created" in manifest and manifest.get("created") != rel.created:
+            raise ReleaseFileError(f"{path}: the manifest's creation date {manifest.get('created')!r} is not the "
+                                   f"release's {rel.created!r}; refusing a tampered file")
         rel._manifest_bytes = sig["manifest"]
         rel.signature = sig["signature"]
         rel.signature_valid = embedded_signature_valid(rel.signature, rel._manifest_bytes)
@@ -396,6 +410,13 @@ class Release:
             The first problem found, or None.
         """
         return self_check(self, stated_rho_spent)
+
+
+def check_dataset_name(name: Any) -> None:
+    """:class:`DDSSPError` unless ``name`` is None or a non-empty line of at most 200 characters."""
+    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200
+                             or any(c in name for c in "\r\n")):
+        raise DDSSPError("--dataset-name must be a non-empty line of at most 200 characters")
 
 
 def check_rows(rows: Any) -> int:

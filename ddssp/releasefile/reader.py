@@ -460,5 +460,5 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int |
             name: _read_array(zf, by_name[member], shape, files[member]["sha256"], path)
             for member, (name, shape) in expected.items()
         }
-        doc["__signature__"] = {"manifest": manifest_raw[0], "signature": signature}
+        doc["__signature__"] = {"manifest": manifest_raw[0], "signature": signature, "manifest_doc": manifest}
         return doc, arrays

@@ -34,10 +34,13 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def write_release(out: Path, doc: dict[str, Any], arrays: dict[str, np.ndarray], private: Any = None) -> Path:
+def write_release(out: Path, doc: dict[str, Any], arrays: dict[str, np.ndarray], private: Any = None,
+                  dataset_name: str | None = None) -> Path:
     """Write release.json (``doc``), the ``arrays`` as ``arrays/<name>.npy`` and manifest.json (checksum
     and size of each member) to ``out`` through a temporary file and a rename; with ``private`` (an
-    Ed25519 private key) also the signature of manifest.json. Members get fixed metadata
+    Ed25519 private key) also the signature of manifest.json, which names the data set
+    (``dataset_name``, chosen by the publisher) and the release's creation date, so a signature
+    binds both. Members get fixed metadata
     (:data:`MEMBER_DATE_TIME`, 0644), so the archive holds nothing but the members' bytes.
     Returns ``out``."""
     members: dict[str, bytes] = {"release.json": json_bytes(doc)}
@@ -48,6 +51,8 @@ def write_release(out: Path, doc: dict[str, Any], arrays: dict[str, np.ndarray],
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
+        "dataset_name": dataset_name,
+        "created": doc.get("created", ""),
         "files": {k: {"sha256": hashlib.sha256(v).hexdigest(), "size": len(v)} for k, v in members.items()},
     }
     with atomic_write(out, "wb") as fh:
