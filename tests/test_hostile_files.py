@@ -300,3 +300,25 @@ def test_signature_binds_dataset_name_and_date(base, tmp_path, capsys):
         Release.load(hostile.write_members(m, tmp_path / "redated.release"))
     with pytest.raises(Exception, match="dataset-name"):
         Release.load(base).save(tmp_path / "x.release", dataset_name="two\nlines")
+
+
+# --------------------------------------------------------------------------- hostile input tables
+def test_csv_cell_longer_than_the_csv_module_default_is_read(tmp_path):
+    from ddssp.data.tables import read_table
+
+    p = tmp_path / "long.csv"
+    p.write_text("a,b\n1,x\n2," + "z" * 140_000 + "\n")
+    df = read_table(p)
+    assert len(df) == 2 and len(df["b"].iloc[1]) == 140_000
+
+
+def test_duplicate_parquet_columns_refused_in_one_line(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    p = tmp_path / "dup.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array([1, 2] * 50), pa.array([3, 4] * 50)], names=["a", "a"]), p)
+    assert main(["release", str(p), "--eps", "1", "--delta", "1e-6", "--backend", "numpy",
+                 "-o", str(tmp_path / "o.release")]) == 1
+    err = capsys.readouterr()[1].strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ddssp: error:"), err
+    assert not (tmp_path / "o.release").exists()
