@@ -17,8 +17,8 @@ from ddssp.releasefile import Release
 from tests import hostile
 
 BUDGET = 64 << 20
-_SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                       HealthCheck.too_slow])
+_SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture,
+                                                         HealthCheck.too_slow]}
 
 
 @pytest.fixture(scope="module")

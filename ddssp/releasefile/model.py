@@ -24,7 +24,12 @@ from ddssp.releasefile.format import (
     is_integral,
 )
 from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
-from ddssp.releasefile.selfcheck import check_shapes, model_fit_problem, self_check, stamp_problem
+from ddssp.releasefile.selfcheck import (
+    check_shapes,
+    model_fit_problem,
+    self_check,
+    stamp_problem,
+)
 from ddssp.releasefile.signing import (
     embedded_fingerprint,
     embedded_signature_valid,

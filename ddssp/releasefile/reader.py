@@ -269,7 +269,7 @@ def _read_array(zf: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ..
                     raise ValueError(f"unsupported .npy version {version}")
             except (zipfile.BadZipFile, OSError, EOFError):
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - numpy's literal parser raises many types
                 raise ValueError(f"bad .npy header: {type(exc).__name__}") from None
             if dtype not in _ARRAY_DTYPES:
                 raise ReleaseFileError(f"{path}: array {name} has dtype {dtype}; only float64/int64 are allowed "

@@ -25,7 +25,12 @@ import numpy as np
 
 from ddssp.dp import approx_zcdp_rho_budget, entry_problem
 from ddssp.errors import ReleaseFileError
-from ddssp.releasefile.format import SCHEMA_DECLARED, SCHEMA_DISCOVERED, SCHEMA_NOT_PRIVATE, is_integral
+from ddssp.releasefile.format import (
+    SCHEMA_DECLARED,
+    SCHEMA_DISCOVERED,
+    SCHEMA_NOT_PRIVATE,
+    is_integral,
+)
 
 #: Probability that an honest release fails :func:`model_fit_problem` (if the fit reached its optimum).
 MODEL_FIT_FALSE_ALARM = 1e-9
