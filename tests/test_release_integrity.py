@@ -125,7 +125,7 @@ def test_stamp_printed_by_every_command(insecure_rel, tmp_path, capsys):
     p = tmp_path / "insecure.release"
     insecure_rel.save(p)
     for argv in (["inspect", p], ["inspect", p, "--json"], ["fit", p, "--target", "y", "--model", "logistic"],
-                 ["synth", p, "--rows", "5", "-o", tmp_path / "s.csv", "--force"]):
+                 ["synth", p, "--rows", "5", "-o", tmp_path / "s.csv", "--force", "--allow-insecure"]):
         assert main([str(a) for a in argv]) == 0
         _, err = capsys.readouterr()
         assert f"ddssp: WARNING: {p}: {INSECURE_STAMP}" in err, argv

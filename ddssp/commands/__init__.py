@@ -112,3 +112,27 @@ def warn_stamp(rel, path) -> None:
     stamp = getattr(rel, "stamp", None)
     if stamp:
         print(f"ddssp: WARNING: {path}: {stamp}", file=sys.stderr)
+
+
+#: Infix of a CSV file written from an insecure-seed release with ``--allow-insecure``.
+NOT_PRIVATE_INFIX = ".NOT-PRIVATE"
+
+
+def stamped_output(rel, out, allow_insecure: bool, force: bool = False, inputs=()):
+    """Where a CSV made from ``rel`` goes: ``out`` for a private release; for a stamped (insecure-seed)
+    release a :class:`~ddssp.errors.DDSSPError` unless ``allow_insecure``, and then ``out`` with a
+    ``.NOT-PRIVATE`` infix before its suffix, so the stamp travels with the file."""
+    from pathlib import Path
+
+    from ddssp.data.fileio import check_output_path
+    from ddssp.errors import DDSSPError
+
+    if not getattr(rel, "stamp", None):
+        return out
+    if not allow_insecure:
+        raise DDSSPError(f"the release is stamped '{rel.stamp}'; refusing to write {out} from it (pass "
+                         f"--allow-insecure to write it anyway, as a {NOT_PRIVATE_INFIX} file)")
+    out = Path(out)
+    if NOT_PRIVATE_INFIX not in out.name:
+        out = out.with_name(out.stem + NOT_PRIVATE_INFIX + out.suffix)
+    return check_output_path(out, force=force, inputs=inputs)

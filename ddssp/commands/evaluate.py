@@ -204,6 +204,7 @@ def run(args) -> int:
     with atomic_write(out, "w", encoding="utf-8") as fh:
         fh.write(page)
     res["not_for_publication"] = True
+    res["stamp"] = rel.stamp
     if args.json:
         print(json.dumps(res, indent=1))
         return 0

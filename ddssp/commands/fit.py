@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list, intervals_group, model_group, output_group, warn_stamp
+from ddssp.commands import comma_list, intervals_group, model_group, output_group, stamped_output, warn_stamp
 
 HELP = "fit a DD-SSP linear or logistic regression from a release file (post-processing, no privacy cost)"
 
@@ -53,6 +53,8 @@ def add_arguments(p) -> None:
     output_group(p).add_argument("-o", "--output", default=None, metavar="COEF.csv",
                                  help="also write the coefficient table as CSV (refused if it exists, unless --force)")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing -o file")
+    output_group(p).add_argument("--allow-insecure", action="store_true",
+                                 help="write -o from an insecure-seed (NOT PRIVATE) release, with a .NOT-PRIVATE infix")
 
 
 def _overrides(categorical: list[str], numeric: list[str]) -> dict[str, str]:
@@ -162,9 +164,12 @@ def run(args) -> int:
         out_path = check_output_path(args.output, force=args.force, inputs=[args.release])
     source = Release.load(args.release)
     warn_stamp(source, args.release)
+    if out_path is not None:
+        out_path = stamped_output(source, out_path, args.allow_insecure, force=args.force, inputs=[args.release])
     est = fit_release(source, args)
     res = result_dict(est, args.model)
     res["schema_status"] = getattr(source, "schema_status", "declared")
+    res["stamp"] = getattr(source, "stamp", None)
     if out_path is not None:
         with atomic_write(out_path, "w", newline="") as fh:
             coefficient_frame(est).to_csv(fh, index=False)

@@ -30,7 +30,9 @@ def run(args) -> int:
         print(f"*** {s['stamp']} ***")
     else:
         print("noise: OpenDP exact samplers (discrete Gaussian counts, Gumbel noisy-max selection), no seed")
-    if s["signed_by_unverified"]:
+    if s["signature_valid"] is False:
+        print("signature: INVALID (it does not match even the key embedded in it; treat the file as forged)")
+    elif s["signed_by_unverified"]:
         print(f"signed: {s['signed_by_unverified']} (not verified here; run `ddssp verify RELEASE --public-key KEY.pub.pem`)")
     print(f"privacy: eps={s['eps']:g} delta={s['delta']:g}  rho budget {s['rho_budget']:.6g}, "
           f"spent {s['rho_spent']:.6g} (eps spent {s['eps_spent']:.4g})")

@@ -95,6 +95,9 @@ def add_arguments(p) -> None:
     g.add_argument("--sign-key", metavar="KEY.pem",
                    help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
                         "-out key.pem`); readers check it with `ddssp verify --public-key`")
+    g.add_argument("--dataset-name", metavar="NAME",
+                   help="a public name for the data set, written to the manifest beside the release date; "
+                        "with --sign-key the signature binds both")
     g.add_argument("--quiet", action="store_true", help="no progress and no summary")
     g.add_argument("--verbose", action="store_true",
                    help="when stderr is not a terminal (a log file), print one line per phase")
@@ -183,6 +186,9 @@ def run(args) -> int:
         from ddssp.releasefile import load_signing_key
 
         sign_key = load_signing_key(args.sign_key)  # a bad key fails before the data is read
+    from ddssp.releasefile.model import check_dataset_name
+
+    check_dataset_name(args.dataset_name)
     schema, cat = load_declared(decl, args.categorical)
     from ddssp.commands.progress import PhaseProgress
 
@@ -190,7 +196,7 @@ def run(args) -> int:
     try:
         rel = _release(args, progress, eps, delta, schema, cat)
         progress.start("writing")
-        rel.save(out, force=args.force, inputs=[args.data], sign_key=sign_key)
+        rel.save(out, force=args.force, inputs=[args.data], sign_key=sign_key, dataset_name=args.dataset_name)
     finally:
         progress.close()
     _report(args, rel, out, eps, delta, t0)

@@ -1,4 +1,4 @@
-from ddssp.commands import output_group, warn_stamp
+from ddssp.commands import output_group, stamped_output, warn_stamp
 
 HELP = "draw synthetic microdata from a release file (decoded to the schema's labels)"
 
@@ -15,6 +15,8 @@ def add_arguments(p) -> None:
     output_group(p).add_argument("--seed", type=int, help="random seed (default: fresh OS entropy)")
     output_group(p).add_argument("--codes", action="store_true", help="write integer codes instead of labels")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
+    output_group(p).add_argument("--allow-insecure", action="store_true",
+                                 help="write rows from an insecure-seed (NOT PRIVATE) release, as OUTPUT with a .NOT-PRIVATE infix")
 
 
 def run(args) -> int:
@@ -27,6 +29,7 @@ def run(args) -> int:
     out = check_output_path(args.output, force=args.force, inputs=[args.release])
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)
+    out = stamped_output(rel, out, args.allow_insecure, force=args.force, inputs=[args.release])
     df = rel.synthesize_codes(args.rows, args.seed) if args.codes else rel.synthesize(args.rows, args.seed)
     with atomic_write(out, "w", newline="") as fh:
         df.to_csv(fh, index=False)

@@ -21,12 +21,16 @@ def run(args) -> int:
     from ddssp.commands import warn_stamp
     from ddssp.releasefile import Release
 
-    rel = Release.load(args.release)
+    # with a key, the signature is checked on manifest.json before anything else is parsed
+    rel = Release.load(args.release, public_key=args.public_key or None)
     warn_stamp(rel, args.release)
     parts = [f"self-check OK (eps={rel.eps:g}, delta={rel.delta:g}, {len(rel.ledger.entries)} ledger entries)"]
     if args.public_key:
         fp = rel.verify(args.public_key)
-        parts.append(f"signature OK ({fp})")
+        parts.append(f"signature OK ({fp}; it binds data set {rel.dataset_name!r}, created {rel.created})")
+    elif rel.signature and rel.signature_valid is False:
+        parts.append("signature INVALID (it does not match even the key embedded in it: the file was "
+                     "modified after signing or the signature was copied from another file)")
     elif rel.signature:
         parts.append(f"signed by {rel.signed_by} (not verified: pass --public-key)")
     else:

@@ -17,7 +17,9 @@ def check_output_path(
     """Validate an output path before any work is done.
 
     Refuses an existing file unless ``force``, always refuses a path that is one of ``inputs``,
-    a directory, or a path whose parent directory does not exist.
+    a directory, a path whose parent directory does not exist, or a directory where a file cannot
+    be created (checked by creating and removing an empty temporary file, which also catches a
+    read-only file system), so that a long run does not fail at its very end.
     """
     out = Path(path)
     if out.is_dir():
@@ -31,6 +33,13 @@ def check_output_path(
     parent = out.parent if str(out.parent) else Path(".")
     if not parent.is_dir():
         raise OutputExistsError(f"output directory {parent} does not exist")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".probe", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OutputExistsError(f"cannot write to output directory {parent} ({exc.strerror}); "
+                                "choose a writable location") from None
     return out
 
 

@@ -57,7 +57,12 @@ def _read_parquet(p: Path) -> pd.DataFrame:
     except ImportError as exc:  # pragma: no cover - pyarrow is a dependency
         raise DataError(f"cannot read Parquet file {p}: {exc}") from None
     except Exception as exc:  # pyarrow raises many types for corrupt files
-        raise DataError(f"{p} is not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise DataError(f"{p} is not a readable Parquet file ({type(exc).__name__}: {first})") from None
+
+
+#: Longest CSV cell accepted, in characters (DuckDB's own line limit applies on its path).
+CSV_FIELD_LIMIT = 1 << 24
 
 
 def _read_csv(p: Path, delimiter: str = ",", na_values: list[str] | None = None,
@@ -78,7 +83,9 @@ def _read_csv(p: Path, delimiter: str = ",", na_values: list[str] | None = None,
         kind = suffix.lstrip(".").upper() if suffix in NOT_CSV_SUFFIXES else "JSON"
         raise DataError(f"{p} is not a CSV file (it looks like {kind}); "
                         "give a CSV with a header row, or a Parquet file")
-    # one pass with the csv module: decoding, header and row lengths
+    # one pass with the csv module: decoding, header and row lengths; long text cells (the module's
+    # default limit is 131,072 characters) are data like any other, so the limit is raised to 16 MiB
+    csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     try:
         with open(p, newline="", encoding=enc) as fh:
             reader = csv.reader(fh, delimiter=delimiter, skipinitialspace=True)

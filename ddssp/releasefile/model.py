@@ -24,9 +24,15 @@ from ddssp.releasefile.format import (
     is_integral,
 )
 from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
-from ddssp.releasefile.selfcheck import check_shapes, self_check
+from ddssp.releasefile.selfcheck import (
+    check_shapes,
+    model_fit_problem,
+    self_check,
+    stamp_problem,
+)
 from ddssp.releasefile.signing import (
     embedded_fingerprint,
+    embedded_signature_valid,
     load_private_key,
     verify_signature,
 )
@@ -97,9 +103,20 @@ class Release:
         """:data:`~ddssp.dp.noise.INSECURE_STAMP` when the noise is reproducible from a seed, else None."""
         return None if self.noise.get("secure") is True else INSECURE_STAMP
 
+    #: Whether the signature checks against the key embedded in it: True, False (invalid: the file
+    #: was modified after signing, or the signature member was copied from another file), or None
+    #: (unsigned, or ``cryptography`` is missing). This says nothing about who signed: see :meth:`verify`.
+    signature_valid: bool | None = field(default=None, repr=False, compare=False)
+    #: The publisher-chosen name of the data set, from manifest.json (covered by the signature).
+    dataset_name: str | None = field(default=None, compare=False)
+
     @property
     def signed_by(self) -> str | None:
-        """Fingerprint of the key embedded in the signature (NOT verified: see :meth:`verify`)."""
+        """Fingerprint of the key embedded in the signature (NOT verified against a trusted key: see
+        :meth:`verify`), or None when unsigned or when the signature does not even check against
+        that embedded key (:attr:`signature_valid` is False)."""
+        if self.signature_valid is False:
+            return None
         return embedded_fingerprint(self.signature)
 
     @property
@@ -168,6 +185,8 @@ class Release:
             "created": self.created,
             "stamp": self.stamp,
             "signed_by_unverified": self.signed_by,
+            "signature_valid": self.signature_valid,
+            "dataset_name": self.dataset_name,
             "noise": dict(self.noise),
             "eps": self.eps,
             "delta": self.delta,
@@ -228,7 +247,7 @@ class Release:
         return doc, arrays
 
     def save(self, path: str | Path, force: bool = False, inputs: Sequence[str | Path] = (),
-             sign_key: str | Path | bytes | None = None) -> Path:
+             sign_key: str | Path | bytes | None = None, dataset_name: str | None = None) -> Path:
         """Write the release to one file, atomically (temporary file + rename).
 
         Parameters
@@ -242,6 +261,10 @@ class Release:
         sign_key : str, Path or bytes, optional
             An unencrypted Ed25519 private key in PEM (file or bytes): adds an Ed25519 signature of
             manifest.json (needs the ``cryptography`` package: ``pip install 'ddssp[sign]'``).
+        dataset_name : str, optional
+            A public name of the data set chosen by the publisher, written to manifest.json beside
+            the creation date (:attr:`created`, a date without time of day): a signature binds both,
+            so a signed file cannot be passed off as the release of another data set or date.
 
         Returns
         -------
@@ -255,11 +278,13 @@ class Release:
         """
         out = check_output_path(path, force=force, inputs=inputs)
         private = load_private_key(sign_key) if sign_key is not None else None
+        check_dataset_name(dataset_name)
         doc, arrays = self.to_document()
-        return write_release(out, doc, arrays, private)
+        return write_release(out, doc, arrays, private, dataset_name=dataset_name)
 
     @classmethod
-    def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES) -> Release:
+    def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int | None = None,
+             public_key: str | Path | bytes | None = None) -> Release:
         """Read, bound, checksum and self-check a release file, without the data.
 
         The reading is bounded (:mod:`ddssp.releasefile.reader`) and never unpickles or executes
@@ -270,7 +295,15 @@ class Release:
         path : str or Path
             The release file.
         max_bytes : int
-            Cap on the sum of the members' uncompressed sizes, checked before anything is read.
+            Cap on the file's size and on the sum of the members' uncompressed sizes, checked before
+            anything is read.
+        max_memory : int, optional
+            Budget in bytes for everything the load allocates (arrays, their float copies, the
+            checks' temporaries, the model), computed from the declared shapes before any array is
+            decompressed. Default: the ``DDSSP_MAX_LOAD_MEMORY`` environment variable, else 1 GiB.
+        public_key : str, Path or bytes, optional
+            An Ed25519 public key (PEM): the signature of manifest.json is checked against it before
+            anything else in the file is parsed, and the load is refused unless it matches.
 
         Returns
         -------
@@ -287,11 +320,7 @@ class Release:
         from ddssp.marginals.model import GraphicalModel
 
         path = Path(path)
-        if not path.exists():
-            raise ReleaseFileError(f"release file {path} not found")
-        if path.is_dir():
-            raise ReleaseFileError(f"{path} is a directory, not a release file")
-        doc, arrays = read_release(path, max_bytes)
+        doc, arrays = read_release(path, max_bytes, max_memory=max_memory, public_key=public_key)
         sig = doc.pop("__signature__")
         try:
             schema = Schema.from_dict(doc["schema"])
@@ -325,14 +354,25 @@ class Release:
             )
         except ReleaseFileError:
             raise
-        except (KeyError, TypeError, ValueError, DDSSPError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError, DDSSPError) as exc:
             raise ReleaseFileError(f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})") from None
         check_shapes(rel, path)
-        problem = rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent"))
+        try:
+            problem = (rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent")) or stamp_problem(rel)
+                       or model_fit_problem(rel))
+        except (ArithmeticError, ValueError, TypeError) as exc:  # e.g. a sigma whose square under/overflows
+            problem = f"its numbers cannot be checked ({type(exc).__name__}: {str(exc)[:120]})"
         if problem:
             raise ReleaseFileError(f"{path}: self-check failed: {problem}; refusing a corrupt or tampered release")
+        manifest = sig.get("manifest_doc") or {}
+        name = manifest.get("dataset_name")
+        rel.dataset_name = name if isinstance(name, str) else None
+        if "created" in manifest and manifest.get("created") != rel.created:
+            raise ReleaseFileError(f"{path}: the manifest's creation date {manifest.get('created')!r} is not the "
+                                   f"release's {rel.created!r}; refusing a tampered file")
         rel._manifest_bytes = sig["manifest"]
         rel.signature = sig["signature"]
+        rel.signature_valid = embedded_signature_valid(rel.signature, rel._manifest_bytes)
         return rel
 
     # ------------------------------------------------------------------ signatures (optional)
@@ -375,6 +415,13 @@ class Release:
             The first problem found, or None.
         """
         return self_check(self, stated_rho_spent)
+
+
+def check_dataset_name(name: Any) -> None:
+    """:class:`DDSSPError` unless ``name`` is None or a non-empty line of at most 200 characters."""
+    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200
+                             or any(c in name for c in "\r\n")):
+        raise DDSSPError("--dataset-name must be a non-empty line of at most 200 characters")
 
 
 def check_rows(rows: Any) -> int:

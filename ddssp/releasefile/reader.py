@@ -11,6 +11,16 @@
    (float64/int64 only, never pickle).
 The self-check of the content (:mod:`ddssp.releasefile.selfcheck`) comes after, in
 :meth:`ddssp.releasefile.Release.load`.
+
+Before any of that, only a regular file is opened (symlinks resolved; devices and named pipes refused
+without reading, opened with ``O_NONBLOCK`` so a pipe cannot hang), and its size is checked. JSON is
+parsed with a bounded nesting depth (the interpreter's recursion limit, about 1,000, refused in
+linear time) and number hooks that refuse integers over
+:data:`MAX_INT_DIGITS` digits, NaN, infinities and floats that overflow. Counts (ledger entries,
+measurements, model cliques, workload cliques, columns, listed levels) are capped before any per-entry
+work, and the memory the whole load will allocate is computed from the declared shapes and dtypes
+and checked against a budget (:data:`DEFAULT_MAX_MEMORY`, the ``DDSSP_MAX_LOAD_MEMORY`` environment
+variable, or ``max_memory``) before any array is decompressed.
 """
 
 from __future__ import annotations
@@ -18,6 +28,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import stat
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -36,6 +48,127 @@ MAX_JSON_BYTES = 64 << 20
 _NPY_HEADER_MAX = 1 << 16
 _ARRAY_DTYPES = (np.dtype("<f8"), np.dtype("<i8"))
 _CHUNK = 1 << 20
+
+#: Default budget for everything a load allocates (arrays, float copies, check temporaries, the model).
+DEFAULT_MAX_MEMORY = 1 << 30
+#: Environment variable overriding :data:`DEFAULT_MAX_MEMORY` (bytes, or with a K/M/G suffix).
+MAX_MEMORY_ENV = "DDSSP_MAX_LOAD_MEMORY"
+#: Integers in the JSON members are refused above this many digits (no count or id needs more).
+MAX_INT_DIGITS = 30
+#: Caps on counts, checked before any per-entry work. A real release holds a few hundred entries.
+MAX_LEDGER_ENTRIES = 20_000
+MAX_DISCOVERY_ENTRIES = 1_000
+MAX_MEASUREMENTS = 10_000
+MAX_CLIQUES = 10_000
+MAX_COLUMNS = 10_000
+#: Cap on the levels, edges, values and labels listed by all the schema's columns together.
+MAX_LISTED_LEVELS = 1_000_000
+#: Cap on the commas of a JSON member, counted before parsing: it bounds the number of values (and
+#: so the parser's memory, ~100 bytes per value) whatever their kind.
+MAX_JSON_ITEMS = 1_500_000
+#: Bytes allocated per cell while loading, beyond the array itself: a measurement gets a float copy
+#: and the integrality check's temporaries; a model table its float copy, its log-potential, the
+#: calibrated belief and the message-passing temporaries.
+_MEASUREMENT_BYTES_PER_CELL = 8 * 5
+_MODEL_BYTES_PER_CELL = 8 * 10
+#: Bytes per declared level of the schema once parsed (a label string and its list and dict slots).
+_SCHEMA_BYTES_PER_LEVEL = 160
+
+
+def max_memory_default() -> int:
+    """The load budget: ``DDSSP_MAX_LOAD_MEMORY`` if set (bytes, or e.g. ``2G``), else 1 GiB."""
+    raw = os.environ.get(MAX_MEMORY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_MAX_MEMORY
+    return parse_memory(raw, MAX_MEMORY_ENV)
+
+
+def parse_memory(raw: str, what: str) -> int:
+    """``raw`` (``123``, ``512M``, ``2G``) as a positive number of bytes; :class:`DDSSPError` otherwise."""
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    s = str(raw).strip().upper().removesuffix("B").removesuffix("I")
+    k = mult.get(s[-1:], 1)
+    try:
+        v = float(s[:-1] if s[-1:] in mult else s) * k
+    except ValueError:
+        v = float("nan")
+    if not (math.isfinite(v) and v >= 1):
+        raise DDSSPError(f"{what}={raw!r} is not a memory size; give bytes or e.g. 512M, 2G")
+    return int(v)
+
+
+class _JSONLimit(ValueError):
+    pass
+
+
+def _parse_int(s: str) -> int:
+    if len(s.lstrip("-")) > MAX_INT_DIGITS:
+        raise _JSONLimit(f"an integer of {len(s.lstrip('-')):,} digits (more than {MAX_INT_DIGITS})")
+    return int(s)
+
+
+def _parse_float(s: str) -> float:
+    v = float(s)
+    if not math.isfinite(v):
+        raise _JSONLimit(f"the number {s[:20]}{'...' if len(s) > 20 else ''} overflows a float")
+    return v
+
+
+def _parse_constant(s: str):
+    raise _JSONLimit(f"{s} is not a finite number")
+
+
+def loads_bounded(data: bytes, what: str) -> Any:
+    """``data`` parsed as JSON with the depth and number limits above; :class:`ReleaseFileError` else."""
+    items = data.count(b",")
+    if items > MAX_JSON_ITEMS:
+        raise ReleaseFileError(f"{what} is refused: it lists about {items:,} values, more than the cap of "
+                               f"{MAX_JSON_ITEMS:,}")
+    try:
+        return json.loads(data, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+    except _JSONLimit as exc:
+        raise ReleaseFileError(f"{what} is refused: {exc}") from None
+    except RecursionError:
+        raise ReleaseFileError(f"{what} is refused: JSON nested too deep") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ReleaseFileError(f"{what} is not valid JSON ({str(exc)[:200]})") from None
+
+
+def open_regular(path: Path, max_size: int):
+    """Open ``path`` for reading only if it (after resolving symlinks) is a regular file of at most
+    ``max_size`` bytes. Devices, named pipes, sockets and directories are refused without reading:
+    the file is stat-ed, then opened with ``O_NONBLOCK`` and checked again on the descriptor."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ReleaseFileError(f"release file {path} not found") from None
+    except OSError as exc:
+        raise ReleaseFileError(f"release file {path} cannot be read ({exc.strerror})") from None
+    _check_stat(st, path, max_size)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise ReleaseFileError(f"release file {path} cannot be read ({exc.strerror})") from None
+    try:
+        _check_stat(os.fstat(fd), path, max_size)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _check_stat(st: os.stat_result, path: Path, max_size: int) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise ReleaseFileError(f"{path} is a directory, not a release file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a named pipe" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise ReleaseFileError(f"{path} is {kind}, not a release file; give the path of a .release file")
+    if st.st_size > max_size:
+        raise ReleaseFileError(f"{path} is {st.st_size / 2**20:,.0f} MiB, more than the "
+                               f"{max_size / 2**20:,.0f} MiB cap of a release file; refusing it")
 
 
 class _HashingReader:
@@ -75,10 +208,8 @@ def _read_json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, di
         raise ReleaseFileError(f"{path}: checksum mismatch in {info.filename}; the file is corrupt or was modified")
     if raw_out is not None:
         raw_out.append(data)
-    try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReleaseFileError(f"{path}: {info.filename} is not valid JSON ({exc})") from None
+        return None
+    return loads_bounded(data, f"{path}: {info.filename}")
 
 
 def _expected_arrays(doc: Any, path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
@@ -128,13 +259,18 @@ def _read_array(zf: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ..
     try:
         with zf.open(info) as raw:
             fp = _HashingReader(raw, h)
-            version = np.lib.format.read_magic(fp)
-            if version == (1, 0):
-                got_shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-            elif version == (2, 0):
-                got_shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-            else:
-                raise ValueError(f"unsupported .npy version {version}")
+            try:  # numpy parses the header as a Python literal: a mangled one can raise many types
+                version = np.lib.format.read_magic(fp)
+                if version == (1, 0):
+                    got_shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+                elif version == (2, 0):
+                    got_shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+                else:
+                    raise ValueError(f"unsupported .npy version {version}")
+            except (zipfile.BadZipFile, OSError, EOFError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - numpy's literal parser raises many types
+                raise ValueError(f"bad .npy header: {type(exc).__name__}") from None
             if dtype not in _ARRAY_DTYPES:
                 raise ReleaseFileError(f"{path}: array {name} has dtype {dtype}; only float64/int64 are allowed "
                                        "(never pickled objects)")
@@ -165,13 +301,90 @@ def _read_array(zf: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ..
     return out
 
 
-def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """release.json and its arrays (by array name), read defensively: see the module docstring."""
+def _schema_levels(columns: list) -> int:
+    """The number of levels the schema's columns declare (sizes, bins and listed values), which
+    parsing it turns into Python objects."""
+    total = 0
+    for c in columns:
+        if not isinstance(c, dict):
+            continue
+        listed = sum(len(c[k]) for k in ("levels", "edges", "values", "labels") if isinstance(c.get(k), list))
+        declared = sum(c[k] for k in ("size", "bins") if isinstance(c.get(k), int) and c[k] > 0)
+        total += max(listed, declared)
+    return total
+
+
+def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
+    """Refuse ``doc`` if it lists more entries, cliques, columns or levels than any real release, before
+    any per-entry work (parsing the schema, checking ledger entries)."""
+    def n(x: Any) -> int:
+        return len(x) if isinstance(x, (list, dict)) else 0
+
+    ledger = doc.get("ledger") if isinstance(doc.get("ledger"), dict) else {}
+    entries = ledger.get("entries") if isinstance(ledger.get("entries"), list) else []
+    model = doc.get("model") if isinstance(doc.get("model"), dict) else {}
+    meta = model.get("meta") if isinstance(model.get("meta"), dict) else {}
+    schema = doc.get("schema") if isinstance(doc.get("schema"), dict) else {}
+    columns = schema.get("columns") if isinstance(schema.get("columns"), list) else []
+    disc = schema.get("discovery") if isinstance(schema.get("discovery"), dict) else {}
+    n_disc = sum(1 for e in entries if isinstance(e, dict) and str(e.get("kind", "")).startswith("discover"))
+    counts = [
+        ("ledger entries", n(entries), MAX_LEDGER_ENTRIES),
+        ("discovery ledger entries", max(n_disc, n(disc.get("entries"))), MAX_DISCOVERY_ENTRIES),
+        ("measurements", n(doc.get("measurements")), MAX_MEASUREMENTS),
+        ("workload cliques", n(doc.get("workload")), MAX_CLIQUES),
+        ("model cliques", n(meta.get("cliques")), MAX_CLIQUES),
+        ("model tree edges", n(meta.get("edges")), MAX_CLIQUES),
+        ("model domain entries", n(meta.get("domain")), MAX_COLUMNS),
+        ("schema columns", n(columns), MAX_COLUMNS),
+        ("listed levels (levels, edges, values, labels of all columns)",
+         sum(n(c.get(k)) for c in columns if isinstance(c, dict) for k in ("levels", "edges", "values", "labels")),
+         MAX_LISTED_LEVELS),
+    ]
+    for what, got, cap in counts:
+        if got > cap:
+            raise ReleaseFileError(f"{path}: release.json lists {got:,} {what}, more than the cap of {cap:,}; "
+                                   "refusing it")
+    need = _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns)
+    if need > max_memory:
+        raise ReleaseFileError(f"{path}: parsing its schema would allocate about {need / 2**20:,.0f} MiB, more than "
+                               f"the {max_memory / 2**20:,.0f} MiB budget; refusing it")
+
+
+def load_memory(expected: dict[str, tuple[str, tuple[int, ...]]], model_members: set[str]) -> int:
+    """Bytes a load allocates for the arrays of ``expected`` (member -> (name, shape)): each array, and
+    per cell the float copy and check temporaries of a measurement or the model's working tables."""
+    total = 0
+    for member, (_, shape) in expected.items():
+        cells = math.prod(shape)
+        total += cells * (_MODEL_BYTES_PER_CELL if member in model_members else _MEASUREMENT_BYTES_PER_CELL)
+    return total
+
+
+def _verify_first(manifest_raw: bytes, signature: Any, public_key: Any, path: Path) -> None:
+    from ddssp.releasefile.signing import verify_signature
+
     try:
-        zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
+        verify_signature(signature, manifest_raw, public_key)
+    except ReleaseFileError as exc:
+        raise ReleaseFileError(f"{path}: {exc}; nothing else was read") from None
+
+
+def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int | None = None,
+                 public_key: Any = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """release.json and its arrays (by array name), read defensively: see the module docstring.
+
+    With ``public_key``, the signature of manifest.json is checked against it before anything else
+    is parsed. ``max_memory`` (default :func:`max_memory_default`) bounds what the load allocates.
+    """
+    max_memory = max_memory_default() if max_memory is None else int(max_memory)
+    fh = open_regular(path, max_bytes)
+    try:
+        zf = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        fh.close()
         raise ReleaseFileError(f"{path} is not a ddssp release file (not a readable archive: {exc})") from None
-    with zf:
+    with fh, zf:
         infos = zf.infolist()
         by_name = {i.filename: i for i in infos}
         if len(by_name) != len(infos):
@@ -183,7 +396,18 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES) -> tuple[dict[str
         if "manifest.json" not in by_name:
             raise ReleaseFileError(f"{path} is not a ddssp release file (no manifest.json)")
         manifest_raw: list[bytes] = []
-        manifest = _read_json_member(zf, by_name["manifest.json"], path, None, manifest_raw)
+        _read_json_member(zf, by_name["manifest.json"], path, None, manifest_raw)
+        signature = None
+        if SIGNATURE_MEMBER in by_name:
+            if by_name[SIGNATURE_MEMBER].file_size > 4096:
+                raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is implausibly large; refusing it")
+            signature = _read_json_member(zf, by_name[SIGNATURE_MEMBER], path, None)
+            if not (isinstance(signature, dict) and signature.get("algorithm") == "ed25519"
+                    and isinstance(signature.get("signature"), str) and isinstance(signature.get("public_key"), str)):
+                raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is malformed")
+        if public_key is not None:
+            _verify_first(manifest_raw[0], signature, public_key, path)
+        manifest = loads_bounded(manifest_raw[0], f"{path}: manifest.json")
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise ReleaseFileError(f"{path} is not a ddssp release file (format {manifest.get('format')!r})"
                                    if isinstance(manifest, dict) else f"{path}: manifest is not an object")
@@ -210,6 +434,7 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES) -> tuple[dict[str
         doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"])
         if not isinstance(doc, dict):
             raise ReleaseFileError(f"{path}: release.json is not an object")
+        _check_counts(doc, path, max_memory)
         expected = _expected_arrays(doc, path)
         unreferenced = sorted(set(files) - set(expected) - {"release.json"})
         if unreferenced:
@@ -223,17 +448,17 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES) -> tuple[dict[str
             if not need <= size <= need + _NPY_HEADER_MAX:
                 raise ReleaseFileError(f"{path}: member {member} declares {size:,} bytes but its shape {shape} "
                                        f"needs {need:,} (+ header); refusing it without decompressing")
+        model_members = {f"arrays/{v}.npy" for v in doc["model"]["arrays"].values()}
+        columns = doc["schema"]["columns"]
+        need = load_memory(expected, model_members) + _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns)
+        if need > max_memory:
+            raise ReleaseFileError(
+                f"{path}: loading it would allocate about {need / 2**20:,.0f} MiB, more than the "
+                f"{max_memory / 2**20:,.0f} MiB budget; refusing it without decompressing (raise the budget "
+                f"with {MAX_MEMORY_ENV}=BYTES, e.g. 4G, only for a file you trust)")
         arrays = {
             name: _read_array(zf, by_name[member], shape, files[member]["sha256"], path)
             for member, (name, shape) in expected.items()
         }
-        signature = None
-        if SIGNATURE_MEMBER in by_name:
-            if by_name[SIGNATURE_MEMBER].file_size > 4096:
-                raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is implausibly large; refusing it")
-            signature = _read_json_member(zf, by_name[SIGNATURE_MEMBER], path, None)
-            if not (isinstance(signature, dict) and signature.get("algorithm") == "ed25519"
-                    and isinstance(signature.get("signature"), str) and isinstance(signature.get("public_key"), str)):
-                raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is malformed")
-        doc["__signature__"] = {"manifest": manifest_raw[0], "signature": signature}
+        doc["__signature__"] = {"manifest": manifest_raw[0], "signature": signature, "manifest_doc": manifest}
         return doc, arrays

@@ -1,9 +1,19 @@
 """The self-check a loaded release must pass: its content agrees with itself.
 
 Run by :meth:`ddssp.releasefile.Release.load` after the bounded reading; a release that fails it is
-refused as corrupt or tampered. It checks the arrays against the schema (:func:`check_shapes`) and the
-ledger against itself, the measurements and (eps, delta) (:func:`self_check`). Both take the
-:class:`~ddssp.releasefile.Release` (typed ``Any``: ``model.py`` imports this module, not the reverse).
+refused as corrupt or tampered. It checks the arrays against the schema (:func:`check_shapes`), the
+ledger against itself, the measurements and (eps, delta) (:func:`self_check`), the stamps against
+the rest of the file (:func:`stamp_problem`) and the model against the measurements
+(:func:`model_fit_problem`). All take the :class:`~ddssp.releasefile.Release` (typed ``Any``:
+``model.py`` imports this module, not the reverse).
+
+What a forger without the publisher's signing key can still do: write any release that is
+consistent in all these respects, e.g. run ddssp on other data (or on made-up measurements) and
+label it with any name, or rewrite every number, stamp and the model together so that they agree.
+The self-check proves consistency, not origin: only a signature checked against a trusted key
+(``ddssp verify --public-key``) says who wrote a file. It does catch a partial edit: a swapped model
+(fitted to other measurements), an insecure-seed stamp removed while the seed is kept, a
+``schema_status`` of "declared" over a draft schema or over discovery charges in the ledger.
 """
 
 from __future__ import annotations
@@ -12,9 +22,19 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ddssp.dp import approx_zcdp_rho_budget, entry_problem
 from ddssp.errors import ReleaseFileError
-from ddssp.releasefile.format import is_integral
+from ddssp.releasefile.format import (
+    SCHEMA_DECLARED,
+    SCHEMA_DISCOVERED,
+    SCHEMA_NOT_PRIVATE,
+    is_integral,
+)
+
+#: Probability that an honest release fails :func:`model_fit_problem` (if the fit reached its optimum).
+MODEL_FIT_FALSE_ALARM = 1e-9
 
 
 def check_shapes(rel: Any, path: Path) -> None:
@@ -93,4 +113,72 @@ def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
     if not math.isclose(budget, led.rho_budget, rel_tol=1e-9):
         return (f"rho budget {led.rho_budget:.9g} is not what eps={rel.eps:g}, delta={rel.delta:g} "
                 f"convert to ({budget:.9g})")
+    return None
+
+
+def stamp_problem(rel: Any) -> str | None:
+    """The first disagreement of the noise source and ``schema_status`` with the rest of the file, or None.
+
+    - a secure source is OpenDP with no seed and no stamp; an insecure one carries the stamp;
+    - ``schema_status`` is one of the three values; a schema with a draft stamp is "not private";
+      discovery charges in the ledger mean the schema is not merely "declared".
+    """
+    from ddssp.dp.noise import INSECURE_STAMP
+
+    noise = rel.noise
+    if noise.get("secure") is True:
+        if noise.get("source") != "opendp" or "seed" in noise or "stamp" in noise:
+            return f"the noise source {noise!r} is marked secure but is not OpenDP's unseeded samplers"
+    elif noise.get("stamp") != INSECURE_STAMP:
+        return "an insecure noise source without its stamp"
+    status = rel.schema_status
+    if status not in (SCHEMA_DECLARED, SCHEMA_DISCOVERED, SCHEMA_NOT_PRIVATE):
+        return f"unknown schema_status {status[:60]!r}"
+    if getattr(rel.schema, "draft", None) is not None and status != SCHEMA_NOT_PRIVATE:
+        return "the schema carries the data-derived draft stamp but schema_status does not say 'not private'"
+    if rel.ledger.discovery_entries and status == SCHEMA_DECLARED:
+        return "the ledger pays for schema discovery but schema_status says 'declared'"
+    return None
+
+
+def model_fit_statistic(rel: Any) -> tuple[float, int]:
+    """sum over measurements of ||y - model marginal||^2 / sigma^2, and the number of cells summed.
+
+    For a Gaussian measurement y = mu + N(0, sigma^2 I) of a marginal mu with m cells,
+    ||y - mu||^2 / sigma^2 ~ chi^2_m (the discrete Gaussian is no wider). The model is fitted to
+    minimise this very loss over a family that holds the true marginals of the measured cliques, so at
+    its optimum the statistic is at most the truth's: chi^2 with the total number of cells."""
+    with np.errstate(all="ignore"):  # a forged huge value gives inf, refused by the caller
+        return _fit_statistic(rel)
+
+
+def _fit_statistic(rel: Any) -> tuple[float, int]:
+    stat, cells = 0.0, 0
+    for m in rel.measurements:
+        mu = rel.model.marginal(tuple(m.clique))
+        d = np.asarray(m.values, dtype=float).reshape(mu.shape) - mu
+        stat += float(np.dot(d.ravel(), d.ravel())) / float(m.sigma) ** 2
+        cells += d.size
+    return stat, cells
+
+
+def model_fit_bound(cells: int) -> float:
+    """The largest :func:`model_fit_statistic` accepted for ``cells`` cells: the chi^2 quantile at
+    1 - :data:`MODEL_FIT_FALSE_ALARM`, plus slack for a fit stopped before its optimum (10% and 50)."""
+    from scipy.stats import chi2
+
+    return 1.1 * float(chi2.isf(MODEL_FIT_FALSE_ALARM, max(cells, 1))) + 50.0
+
+
+def model_fit_problem(rel: Any) -> str | None:
+    """None if the model fits the measurements as well as the recorded sigmas allow; else why not
+    (e.g. the model of another release was swapped in)."""
+    if not rel.measurements:
+        return None
+    stat, cells = model_fit_statistic(rel)
+    bound = model_fit_bound(cells)
+    if not (np.isfinite(stat) and stat <= bound):
+        return (f"the model does not fit the measurements: sum of squared residuals / sigma^2 = {stat:.4g} over "
+                f"{cells} cells, above {bound:.4g} (an honest fit stays below it with probability "
+                f"1 - {MODEL_FIT_FALSE_ALARM:g}); the model was not fitted to these measurements")
     return None

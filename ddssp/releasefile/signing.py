@@ -99,6 +99,27 @@ def embedded_fingerprint(signature: dict[str, Any] | None) -> str | None:
         return "malformed"
 
 
+def embedded_signature_valid(signature: dict[str, Any] | None, manifest_bytes: bytes | None) -> bool | None:
+    """Whether ``signature`` checks, on ``manifest_bytes``, against the public key embedded in it.
+
+    None when there is no signature or ``cryptography`` is not installed. True only says the file is
+    unchanged since someone signed it; who signed it needs :func:`verify_signature` with a trusted key.
+    """
+    if not signature or manifest_bytes is None:
+        return None
+    try:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives.asymmetric import ed25519
+    except ImportError:
+        return None
+    try:
+        pub = ed25519.Ed25519PublicKey.from_public_bytes(base64.b64decode(signature["public_key"], validate=True))
+        pub.verify(base64.b64decode(signature["signature"], validate=True), manifest_bytes)
+    except (InvalidSignature, ValueError, KeyError, TypeError):
+        return False
+    return True
+
+
 def verify_signature(signature: dict[str, Any] | None, manifest_bytes: bytes | None,
                      public_key: str | Path | bytes) -> str:
     """Check ``signature`` (a signature member as read) of ``manifest_bytes`` against ``public_key``.

@@ -20,10 +20,29 @@ from ddssp.releasefile.format import (
 from ddssp.releasefile.signing import signature_document
 
 
-def write_release(out: Path, doc: dict[str, Any], arrays: dict[str, np.ndarray], private: Any = None) -> Path:
+#: Every member's timestamp: fixed, so the archive carries no wall-clock time (a start time plus a
+#: write time would reveal how long the run took, which grows with the number of rows).
+MEMBER_DATE_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def _member(name: str) -> zipfile.ZipInfo:
+    """A ZIP entry with fixed metadata: timestamp, attributes (a 0644 regular file), creator system."""
+    info = zipfile.ZipInfo(name, date_time=MEMBER_DATE_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.create_system = 3
+    info.external_attr = 0o100644 << 16
+    return info
+
+
+def write_release(out: Path, doc: dict[str, Any], arrays: dict[str, np.ndarray], private: Any = None,
+                  dataset_name: str | None = None) -> Path:
     """Write release.json (``doc``), the ``arrays`` as ``arrays/<name>.npy`` and manifest.json (checksum
     and size of each member) to ``out`` through a temporary file and a rename; with ``private`` (an
-    Ed25519 private key) also the signature of manifest.json. Returns ``out``."""
+    Ed25519 private key) also the signature of manifest.json, which names the data set
+    (``dataset_name``, chosen by the publisher) and the release's creation date, so a signature
+    binds both. Members get fixed metadata
+    (:data:`MEMBER_DATE_TIME`, 0644), so the archive holds nothing but the members' bytes.
+    Returns ``out``."""
     members: dict[str, bytes] = {"release.json": json_bytes(doc)}
     for name, a in arrays.items():
         buf = io.BytesIO()
@@ -32,14 +51,16 @@ def write_release(out: Path, doc: dict[str, Any], arrays: dict[str, np.ndarray],
     manifest = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
+        "dataset_name": dataset_name,
+        "created": doc.get("created", ""),
         "files": {k: {"sha256": hashlib.sha256(v).hexdigest(), "size": len(v)} for k, v in members.items()},
     }
     with atomic_write(out, "wb") as fh:
         with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_DEFLATED) as zf:
             manifest_bytes = json_bytes(manifest)
-            zf.writestr("manifest.json", manifest_bytes)
+            zf.writestr(_member("manifest.json"), manifest_bytes)
             if private is not None:
-                zf.writestr(SIGNATURE_MEMBER, json_bytes(signature_document(private, manifest_bytes)))
+                zf.writestr(_member(SIGNATURE_MEMBER), json_bytes(signature_document(private, manifest_bytes)))
             for k, v in members.items():
-                zf.writestr(k, v)
+                zf.writestr(_member(k), v)
     return out
