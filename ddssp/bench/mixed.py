@@ -132,7 +132,7 @@ CASES = {
 
 def _workload_error(release_path: Path, data_path: Path, domain_path: Path | None) -> tuple[float, int]:
     """Mean TV over the release's workload cliques of the model's marginal vs the data's (and rounds)."""
-    from ddssp.commands.evaluate import tv
+    from ddssp.marginals.workload import total_variation as tv
     from ddssp.data.tables import read_table
     from ddssp.estimators.suffstats import ExactMarginals
     from ddssp.releasefile import Release

@@ -1,4 +1,5 @@
 from ddssp.commands import comma_list, model_group, output_group, warn_stamp
+from ddssp.marginals.workload import total_variation as tv
 
 HELP = "data holder only: compare a release with the sensitive data it came from (NOT for publication)"
 
@@ -27,18 +28,6 @@ def add_arguments(p) -> None:
     model_group(p).add_argument("--features", type=comma_list, help="feature columns for --target (default: all others)")
     output_group(p).add_argument("--json", action="store_true", help="print the summary as JSON")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing report")
-
-
-def tv(p, q) -> float:
-    """Total-variation distance between two count tables, each normalised to sum 1."""
-    import numpy as np
-
-    p = np.asarray(p, dtype=float).ravel()
-    q = np.asarray(q, dtype=float).ravel()
-    p = p / p.sum() if p.sum() > 0 else p
-    q = np.clip(q, 0.0, None)
-    q = q / q.sum() if q.sum() > 0 else q
-    return 0.5 * float(np.abs(p - q).sum())
 
 
 def evaluate(rel, codes, target=None, model=None, features=None) -> dict:

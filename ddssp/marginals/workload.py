@@ -13,6 +13,8 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
+import numpy as np
+
 from ddssp.errors import WorkloadError
 
 Workload = list[tuple[tuple[str, ...], float]]
@@ -144,3 +146,17 @@ def downward_closure(workload: Workload) -> dict[tuple[str, ...], float]:
         r: math.fsum(float(w) * len(key & set(s)) for s, w in workload)
         for key, r in seen.items()
     }
+
+
+def total_variation(p, q) -> float:
+    """Total-variation distance between two count tables, each normalised to sum 1.
+
+    Negative entries of ``q`` (noisy counts) are clipped to 0 first; an all-zero table stays zero.
+    This is the workload error AIM's benchmarks and ``ddssp evaluate`` report.
+    """
+    p = np.asarray(p, dtype=float).ravel()
+    q = np.asarray(q, dtype=float).ravel()
+    p = p / p.sum() if p.sum() > 0 else p
+    q = np.clip(q, 0.0, None)
+    q = q / q.sum() if q.sum() > 0 else q
+    return 0.5 * float(np.abs(p - q).sum())
