@@ -57,9 +57,6 @@ GRID_CELLS = 256
 MAX_INT_CELLS = 4096
 DEFAULT_MAX_LEVELS = 32
 MAX_CATEGORICAL_LEVELS = 200
-#: a categorical column keeps an ``<other>`` level when the noisy count of rows outside its released
-#: labels is at least this share of its rows (and 3 noise sds); else unknown labels join the largest level
-OTHER_MIN_SHARE = 0.01
 
 
 def _slot_bounds() -> tuple[np.ndarray, np.ndarray]:
@@ -161,6 +158,9 @@ class DiscoveryReport:
 
     notes: dict[str, str] = field(default_factory=dict)
     categorical: list[str] = field(default_factory=list)
+    #: columns discovery could not resolve, with the reason (decided from noisy outputs only); the
+    #: caller drops them from the release (or refuses it, when strict)
+    dropped: dict[str, str] = field(default_factory=dict)
 
 
 def _sigma(rho: float) -> float:
@@ -180,8 +180,8 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
     text_c = text if text >= thr else 0.0
     if num <= 0 and text_c <= 0:
         raise SchemaError(
-            f"column {name!r}: no values found (all missing, or too few rows for this budget); "
-            "drop the column or declare it in a schema"
+            f"column {name!r}: no values found (all missing, or too few rows for this budget: a value "
+            f"band needs about {math.ceil(POP_SDS * sigma * math.sqrt(2))} rows to be seen)"
         )
     kind = declared_kind
     if kind is None:
@@ -269,25 +269,17 @@ def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech
     except ValueError:
         keys.sort()
     other = _unique_label(OTHER_LABEL, set(keys) | {MISSING_LABEL})
-    levels = list(keys)
-    keep_other = True
-    if scan is not None:
-        # rows outside the released labels, from noisy outputs only: (scan present + missing) minus
-        # the released counts. When that is clearly small, unknown labels join the largest level
-        # instead of an <other> level of their own (a binary column stays binary).
-        rest = scan.n_present + scan.missing - sum(released.values())
-        sd = math.sqrt(2 * scan.sigma ** 2 + len(released) * sigma ** 2)
-        keep_other = rest >= max(3 * sd, OTHER_MIN_SHARE * max(scan.n_present, 1.0))
-    catch = other if keep_other else max(keys, key=lambda k: labels[k])
-    if keep_other:
-        levels.append(other)
+    # labels that are not released (and labels never seen) go to an <other> level of their own,
+    # never to a released label: a binary column keeps <other> as its third level
+    levels = list(keys) + [other]
+    catch = other
     na = catch
     if has_missing:
         na = MISSING_LABEL
         levels.insert(len(keys), na)
     col = Column.categorical(name, levels, missing=catch).with_na(na)
     note = (f"categorical, {len(keys)} released label(s)" + (" + missing" if has_missing else "")
-            + (f" + {other}" if keep_other else f"; other labels join {catch!r}") + f" (threshold {threshold})")
+            + f" + {other} (threshold {threshold})")
     return col, note
 
 
@@ -406,11 +398,14 @@ def discover(df: pd.DataFrame, columns: list[str], mech, *, rho: float, delta: f
     every noisy count is charged to its ledger), spending at most ``rho`` (zCDP) and ``delta`` (key
     release). ``kinds`` declares some kinds ({name: "numeric"|"categorical"}). Returns
     ({name: Column}, report, delta used). The delta is split among the categorical columns only
-    (known after the scans), so it is all used when there is one, and none is used otherwise."""
+    (known after the scans), so it is all used when there is one, and none is used otherwise. A
+    column that cannot be resolved (its SchemaError) is left out of the columns and listed with
+    its reason in ``report.dropped``; its budget is spent all the same."""
     kinds = dict(kinds or {})
     if not columns:
         return {}, DiscoveryReport(), 0.0
     rho_col = rho / len(columns)
+    dropped: dict[str, str] = {}
     scans: dict[str, ScanResult | None] = {}
     parsed = {}
     for name in columns:
@@ -419,16 +414,25 @@ def discover(df: pd.DataFrame, columns: list[str], mech, *, rho: float, delta: f
             continue
         x, isna = parse_numbers(df[name])
         parsed[name] = x
-        scans[name] = scan_column(x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name))
-    cat = [n for n in columns if scans[n] is None or scans[n].kind == "categorical"]
+        try:
+            scans[name] = scan_column(x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name))
+        except SchemaError as exc:  # this column only: it is dropped, the others go on
+            dropped[name] = str(exc)
+    live = [n for n in columns if n not in dropped]
+    cat = [n for n in live if scans[n] is None or scans[n].kind == "categorical"]
     report = DiscoveryReport(categorical=cat)
     out = {}
-    for name in columns:
+    for name in live:
         left = rho_col if scans[name] is None else (1 - SCAN_FRACTION) * rho_col
-        if name in cat:
-            col, note = discover_categorical(df[name], name, left, delta / len(cat), mech, scans[name])
-        else:
-            col, note = discover_numeric(parsed[name], name, left, mech, scans[name], bins, max_levels)
+        try:
+            if name in cat:
+                col, note = discover_categorical(df[name], name, left, delta / len(cat), mech, scans[name])
+            else:
+                col, note = discover_numeric(parsed[name], name, left, mech, scans[name], bins, max_levels)
+        except SchemaError as exc:
+            dropped[name] = str(exc)
+            continue
         out[name] = col
         report.notes[name] = note
+    report.dropped = {n: dropped[n] for n in columns if n in dropped}
     return out, report, (delta if cat else 0.0)

@@ -158,6 +158,8 @@ def release(
                            categorical=discovery.categorical, numeric=discovery.numeric, bins=discovery.bins,
                            max_levels=discovery.max_levels, accept_draft=accept_draft_schema, noise=noise)
     schema = plan.schema
+    if plan.dropped and isinstance(data, pd.DataFrame) and not encoded:  # columns discovery left out
+        data = data[[c for c in data.columns if str(c) not in plan.dropped]]
     if target is not None:
         schema.column(target)
     if encoded or in_memory:
