@@ -217,7 +217,7 @@ def run(args) -> int:
             table = args.data  # AIM's counts still come from the chosen backend
         else:
             table = table[[c for c in chosen if c not in plan.dropped]]
-            read = ReadOptions(backend="numpy")
+            read = ReadOptions(backend="numpy", csv=csv_options)
     if not args.quiet:
         if plan.discovered:
             disc = plan.ledger.discovery_entries

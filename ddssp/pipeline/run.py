@@ -186,6 +186,9 @@ def release(
     # Only public settings go to the file; timings and iteration counts stay on the terminal.
     settings = dict(result.info.get("settings", {}))
     info = {"settings": settings} if _jsonable(settings) else {}
+    if read.csv is not None:  # public settings: how the raw table was read (reused by `evaluate`)
+        info["reading"] = {"na_values": list(read.csv.na_values), "delimiter": read.csv.delimiter,
+                           "encoding": read.csv.encoding}
     return Release(
         schema=schema,
         model=result.model,
