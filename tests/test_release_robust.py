@@ -183,3 +183,25 @@ def test_property_no_value_stops_discovery_or_encoding(base, n, row, seed):
             continue
         for c in plan.schema.names:
             assert ((codes[c] >= 0) & (codes[c] < plan.schema.column(c).size)).all()
+
+
+def test_inspect_shows_the_schema_and_exports_it(tmp_path, capsys):
+    from ddssp.data import load_schema
+
+    df = _whole_table(4_000)
+    p = tmp_path / "t.csv"
+    df.to_csv(p, index=False)
+    rel = tmp_path / "t.release"
+    assert main(["release", str(p), "--eps", "1", "--rounds", "8", "--quiet", "-o", str(rel)]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(rel)]) == 0
+    out = capsys.readouterr().out
+    assert "discovered" in out and "% of the budget" in out and "<other>" in out
+    s = tmp_path / "s.json"
+    assert main(["inspect", str(rel), "--schema", "-o", str(s)]) == 0
+    assert load_schema(s) == Release.load(rel).schema
+    assert main(["inspect", str(rel), "--json"]) == 0
+    import json
+
+    cols = json.loads(capsys.readouterr().out)["columns"]
+    assert cols["g"]["source"] == "discovered" and "<other>" in cols["g"]["levels"]
