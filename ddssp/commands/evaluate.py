@@ -1,4 +1,4 @@
-from ddssp.commands import comma_list, model_group, output_group, warn_stamp
+from ddssp.commands import comma_list, input_group, model_group, output_group, warn_stamp
 from ddssp.marginals.workload import total_variation as tv
 
 HELP = "data holder only: compare a release with the sensitive data it came from (NOT for publication)"
@@ -26,6 +26,11 @@ def add_arguments(p) -> None:
     model_group(p).add_argument("--model", choices=["linear", "logistic"], default=None,
                                 help="regression model for --target (default: logistic for a two-level target, else linear)")
     model_group(p).add_argument("--features", type=comma_list, help="feature columns for --target (default: all others)")
+    input_group(p).add_argument("--na-values", type=comma_list, metavar="X,Y", default=None,
+                                help="cell values that mean missing, besides empty cells (default: those the release "
+                                     "records, i.e. the --na-values it was made with)")
+    input_group(p).add_argument("--delimiter", default=None, help="CSV field delimiter (default: the release's, else ,)")
+    input_group(p).add_argument("--encoding", default=None, help="CSV text encoding (default: the release's, else utf-8)")
     output_group(p).add_argument("--json", action="store_true", help="print the summary as JSON")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing report")
 
@@ -186,7 +191,15 @@ def run(args) -> int:
     print(f"ddssp: {BANNER}", file=sys.stderr)
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)
-    df = read_table(args.data)
+    reading = rel.reading  # how the release's table was read (public settings stored in the file)
+    na_values = reading["na_values"] if args.na_values is None else args.na_values
+    delimiter = reading["delimiter"] if args.delimiter is None else args.delimiter
+    delimiter = "\t" if delimiter == "\\t" else delimiter
+    encoding = reading["encoding"] if args.encoding is None else args.encoding
+    df = read_table(args.data, delimiter=delimiter, na_values=na_values, encoding=encoding)
+    # columns the release left out (--columns/--drop, or not discoverable) are not compared
+    df = df[[c for c in df.columns if str(c) in rel.schema] if set(rel.schema.names) <= set(map(str, df.columns))
+            else list(df.columns)]
     codes = rel.schema.encode(df)
     res = evaluate(rel, codes, target=args.target, model=args.model, features=args.features)
     page = render_html(res, list(rel.schema.names), f"ddssp evaluate: {args.release} vs {args.data}")

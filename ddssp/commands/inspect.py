@@ -12,6 +12,41 @@ EXAMPLES = """
 def add_arguments(p) -> None:
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
     output_group(p).add_argument("--json", action="store_true", help="machine-readable output")
+    output_group(p).add_argument("--schema", action="store_true",
+                   help="with -o: write the release's schema as a reusable schema file (public: DP output)")
+    output_group(p).add_argument("-o", "--output", metavar="S.json", help="with --schema: the schema file to write")
+    output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
+
+
+def _fmt(x) -> str:
+    x = float(x)
+    if x != x:
+        return "empty"
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f"{x:.6g}"
+
+
+def column_details(rel) -> dict:
+    """Per column: declared or discovered, kind, levels (or bin edges with representative values),
+    where empty cells and unknown values go, and the share of the budget spent discovering it."""
+    disc: dict[str, float] = {}
+    for e in rel.ledger.discovery_entries:
+        disc[e.clique[0]] = disc.get(e.clique[0], 0.0) + e.rho
+    out = {}
+    for c in rel.schema.columns:
+        d = {"source": "discovered" if c.name in disc else "declared", "kind": c.kind, "size": c.size,
+             "budget_share": disc.get(c.name, 0.0) / rel.rho_budget if rel.rho_budget > 0 else 0.0}
+        if c.kind == "categorical" or c.values is None:
+            d["levels"] = list(c.labels)
+        elif c.edges is not None:
+            d["bins"] = [{"bin": lab, "value": float(v)} for lab, v in zip(c.labels, c.values) if v == v]
+        else:
+            d["levels"] = [float(v) for v in c.values if v == v]
+        if c.missing is not None:
+            d["other"] = c.missing  # unknown labels (and, numeric, values of no level) go here
+        if c.na is not None or c.missing is not None:
+            d["empty_cells"] = c.na if c.na is not None else c.missing
+        out[c.name] = d
+    return out
 
 
 def run(args) -> int:
@@ -21,8 +56,26 @@ def run(args) -> int:
 
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)
+    if args.schema or args.output:
+        import sys
+
+        from ddssp.errors import DDSSPError
+
+        if not (args.schema and args.output):
+            raise DDSSPError("write the schema with `ddssp inspect RELEASE --schema -o S.json` (both options)")
+        from ddssp.data import Schema
+
+        schema = Schema(list(rel.schema.columns))  # no discovery record: a published DP output, reused as is
+        out = schema.save(args.output, force=args.force)
+        print(f"ddssp: wrote {out}: the schema of {args.release} ({len(schema)} columns; public, a DP output). "
+              "A release of the same data with it adds its own budget to this release's", file=sys.stderr)
+        return 0
     s = rel.summary()
+    details = column_details(rel)
     if args.json:
+        s = dict(s)
+        for name, d in details.items():
+            s["columns"][name] = dict(s["columns"][name], **d)
         print(json.dumps(s, indent=2))
         return 0
     print(f"{args.release}: {s['format']} v{s['format_version']}, written by ddssp {s['ddssp_version']} at {s['created']}")
@@ -52,7 +105,17 @@ def run(args) -> int:
         print(f"target: {s['target']}")
     print(f"columns ({len(s['columns'])}):")
     for name, c in s["columns"].items():
-        print(f"  {name:<24} {c['kind']:<12} {c['size']:>6} levels")
+        d = details[name]
+        share = f", {100 * d['budget_share']:.2g}% of the budget" if d["source"] == "discovered" else ""
+        print(f"  {name:<24} {c['kind']:<12} {c['size']:>6} levels ({d['source']}{share})")
+        if "bins" in d:
+            print("      bins: " + ", ".join(f"{b['bin']} -> {_fmt(b['value'])}" for b in d["bins"]))
+        else:
+            shown = [str(v) if isinstance(v, str) else _fmt(v) for v in d["levels"]]
+            print("      levels: " + ", ".join(shown[:40]) + (f" ... ({len(shown)} in all)" if len(shown) > 40 else ""))
+        if "other" in d or "empty_cells" in d:
+            other = d.get("other", "clipped / nearest level" if d["kind"] == "numeric" else "(refused)")
+            print(f"      other values -> {other}; empty cells -> {d.get('empty_cells', '(refused)')}")
     print(f"measured marginals ({len(s['cliques'])}), {s['selections']} selections in {s['rounds']} rounds:")
     for c in s["cliques"]:
         sig = ", ".join(f"{x:.4g}" for x in c["sigma"])

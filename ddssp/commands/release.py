@@ -43,6 +43,9 @@ def add_discovery_arguments(p) -> None:
                         "ordered levels instead of bins (default 32)")
     input_group(p).add_argument("--na-values", type=comma_list, metavar="X,Y",
                                 help="cell values that mean missing, besides empty cells (e.g. '?')")
+    input_group(p).add_argument("--columns", type=comma_list, metavar="A,B",
+                                help="use only these columns of DATA (in this order)")
+    input_group(p).add_argument("--drop", type=comma_list, metavar="X,Y", help="leave these columns of DATA out")
 
 
 def add_arguments(p) -> None:
@@ -78,6 +81,10 @@ def add_arguments(p) -> None:
     discovery_group(p).add_argument(
         "--discovery-share", type=float, default=None,
         help="share of the zCDP budget spent discovering undeclared columns (default 0.1)")
+    discovery_group(p).add_argument(
+        "--strict", action="store_true",
+        help="refuse the release when some column cannot be discovered at this budget (by default such "
+             "columns are left out, with one warning listing them)")
     g = aim_group(p)
     g.add_argument("--target", help="regression target column (recorded; needed by --workload target)")
     g.add_argument("--workload", default="all-pairs",
@@ -206,34 +213,63 @@ def run(args) -> int:
 def _release(args, progress, eps, delta, schema, cat):
     """Plan the schema (discovering what is not declared) and run AIM: the Release, not yet saved."""
     import sys
+    import warnings
 
+    from ddssp.data import ClipWarning
     from ddssp.data.counting import table_columns
-    from ddssp.pipeline import DEFAULT_DISCOVERY_SHARE, ReadOptions, plan_schema, release
+    from ddssp.data.tables import UnnamedColumnWarning, select_columns
+    from ddssp.dp.noise import make_noise
+    from ddssp.pipeline import DEFAULT_DISCOVERY_SHARE, DroppedColumnsWarning, ReadOptions, plan_schema, release
     from ddssp.releasefile import SCHEMA_NOT_PRIVATE
 
     progress.start("reading")
     csv_options = counting_options(args)
     read = ReadOptions(backend=args.backend, csv=csv_options, memory_limit=args.memory_limit,
                        spark_master=args.spark_master)
-    header = table_columns(args.data, csv_options)  # public: the column names only
+    with warnings.catch_warnings(record=True) as hw:
+        warnings.simplefilter("always", UnnamedColumnWarning)
+        header = table_columns(args.data, csv_options)  # public: the column names only
+    renamed = [w for w in hw if issubclass(w.category, UnnamedColumnWarning)]
+    for w in renamed:
+        print(f"ddssp: warning: {w.message}", file=sys.stderr)
+    for w in hw:
+        if not issubclass(w.category, UnnamedColumnWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    chosen = select_columns(header, args.columns, args.drop)  # before any noise is drawn
+    # the counting backends read the file by its own column names: a renamed header cell or a
+    # column selection is counted from the table in memory
+    subset = bool(renamed) or chosen != list(header)
     share = DEFAULT_DISCOVERY_SHARE if args.discovery_share is None else args.discovery_share
-    from ddssp.dp.noise import make_noise
 
-    if schema is not None and all(n in schema for n in header) and args.backend != "numpy":
+    if schema is not None and all(n in schema for n in header) and args.backend != "numpy" and not subset:
         # every column declared: nothing to discover, the counting layer reads the file (one scan)
         table = args.data
         progress.end()
         plan = plan_schema(header, schema, eps=eps, delta=delta, discovery_share=share,
                            accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed))
     else:  # discovery (or --backend numpy) reads the table in memory
-        table = read_raw(args.data, csv_options.na_values, csv_options.delimiter, csv_options.encoding)
-        if schema is None or not all(n in schema for n in header):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UnnamedColumnWarning)  # said once above
+            table = read_raw(args.data, csv_options.na_values, csv_options.delimiter, csv_options.encoding)
+        table = table[chosen]
+        if schema is None or not all(n in schema for n in chosen):
             progress.start("discovery")
-        plan = plan_schema(table, schema, eps=eps, delta=delta, discovery_share=share, categorical=cat or (),
-                           numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels,
-                           accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed))
-        if args.backend != "numpy":
+        with warnings.catch_warnings(record=True) as dw:
+            warnings.simplefilter("always", DroppedColumnsWarning)
+            plan = plan_schema(table, schema, eps=eps, delta=delta, discovery_share=share, categorical=cat or (),
+                               numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels,
+                               accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed),
+                               strict=args.strict)
+        for w in dw:
+            if issubclass(w.category, DroppedColumnsWarning):
+                print(f"ddssp: WARNING: {w.message}", file=sys.stderr)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if args.backend != "numpy" and not subset and not plan.dropped:
             table = args.data  # AIM's counts still come from the chosen backend
+        else:
+            table = table[[c for c in chosen if c not in plan.dropped]]
+            read = ReadOptions(backend="numpy", csv=csv_options)
     progress.end()
     if not args.quiet:
         if plan.discovered:
@@ -247,20 +283,24 @@ def _release(args, progress, eps, delta, schema, cat):
         if plan.status == SCHEMA_NOT_PRIVATE:
             print(f"ddssp: WARNING: {SCHEMA_NOT_PRIVATE}", file=sys.stderr)
 
-    import warnings
-
-    from ddssp.data import ClipWarning
-
+    clipped: list[str] = []
     try:
-        with warnings.catch_warnings():
-            if plan.discovered:  # clipping into discovered ranges is by design; say it once below
-                warnings.simplefilter("ignore", ClipWarning)
+        with warnings.catch_warnings(record=True) as cw:
+            warnings.simplefilter("always", ClipWarning)
             rel = release(table, plan.schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
                           max_cells=args.max_cells, max_model_size=args.max_model_size, seed=args.seed,
                           rounds=args.rounds, iters=args.iters, callback=progress.aim, engine=args.engine,
                           plan=plan, insecure_seed=args.insecure_seed, read=read)
+        for w in cw:
+            if issubclass(w.category, ClipWarning):
+                clipped.append(str(w.message).split(" value(s)")[0].replace("column ", "").replace(":", ""))
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     finally:
         progress.end()
+    if clipped and not args.quiet:  # one local note for the data holder; nothing of it is released
+        print("ddssp: note (local, not released): values outside the discovered or declared range were "
+              "clipped into it in " + ", ".join(dict.fromkeys(clipped)) + " (rows clipped)", file=sys.stderr)
     return rel
 
 

@@ -51,7 +51,29 @@ def add_arguments(p) -> None:
                                          "100); --eps: whole-number columns with at most this many values become levels (default 32)")
     input_group(p).add_argument("--na-values", type=comma_list, metavar="X,Y",
                                 help="cell values that mean missing, besides empty cells (e.g. '?')")
+    input_group(p).add_argument("--columns", type=comma_list, metavar="A,B",
+                                help="use only these columns of DATA (in this order)")
+    input_group(p).add_argument("--drop", type=comma_list, metavar="X,Y", help="leave these columns of DATA out")
+    discovery_group(p).add_argument("--strict", action="store_true",
+                                    help="with --eps: refuse when some column cannot be discovered (by default such "
+                                         "columns are left out, with one warning listing them)")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
+
+
+def _read(args):
+    """DATA read as text with --na-values, restricted to --columns / --drop (unknown names: one error)."""
+    import sys
+    import warnings
+
+    from ddssp.commands.release import read_raw
+    from ddssp.data.tables import UnnamedColumnWarning, select_columns
+
+    with warnings.catch_warnings(record=True) as hw:
+        warnings.simplefilter("always", UnnamedColumnWarning)
+        df = read_raw(args.data, args.na_values)
+    for w in hw:
+        print(f"ddssp: warning: {w.message}", file=sys.stderr)
+    return df[select_columns(list(df.columns), args.columns, args.drop)]
 
 
 def run(args) -> int:
@@ -64,8 +86,8 @@ def run(args) -> int:
 
 def _discover(args) -> int:
     import sys
+    import warnings
 
-    from ddssp.commands.release import read_raw
     from ddssp.data.fileio import check_output_path
     from ddssp.dp import check_delta, check_eps
     from ddssp.pipeline import DEFAULT_DELTA, plan_schema
@@ -73,9 +95,16 @@ def _discover(args) -> int:
     eps = check_eps(args.eps)
     delta = check_delta(args.delta if args.delta is not None else DEFAULT_DELTA)
     out = check_output_path(args.output, force=args.force, inputs=[args.data])
-    df = read_raw(args.data, args.na_values)
-    plan = plan_schema(df, None, eps=eps, delta=delta, discovery_share=1.0, categorical=args.categorical or (),
-                       numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels, replan=False)
+    df = _read(args)
+    from ddssp.pipeline import DroppedColumnsWarning
+
+    with warnings.catch_warnings(record=True) as dw:
+        warnings.simplefilter("always", DroppedColumnsWarning)
+        plan = plan_schema(df, None, eps=eps, delta=delta, discovery_share=1.0, categorical=args.categorical or (),
+                           numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels, replan=False,
+                           strict=args.strict)
+    for w in dw:
+        print(f"ddssp: WARNING: {w.message}", file=sys.stderr)
     led = plan.ledger
     schema = plan.schema
     schema.discovery = {
@@ -96,11 +125,10 @@ def _check(args) -> int:
     import sys
     import warnings
 
-    from ddssp.commands.release import read_raw
     from ddssp.data import load_schema
 
     schema = load_schema(args.check, categorical=args.categorical)
-    df = read_raw(args.data, args.na_values)
+    df = _read(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         schema.encode(df)
@@ -115,12 +143,11 @@ def _check(args) -> int:
 def _draft(args) -> int:
     import sys
 
-    from ddssp.commands.release import read_raw
     from ddssp.data.fileio import check_output_path
     from ddssp.data import Schema
 
     out = check_output_path(args.output, force=args.force, inputs=[args.data])
-    df = read_raw(args.data, args.na_values)
+    df = _read(args)
     schema = Schema.infer(df, bins=args.bins or 10, categorical=args.categorical,
                           max_categorical_levels=args.max_levels or 100)
     schema.encode(df)  # the draft must encode its own table (raises on a bug, writes nothing)

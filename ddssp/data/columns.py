@@ -6,8 +6,8 @@ A column has ``size`` levels with codes ``0..size-1``:
   cell ``1`` matches the label ``"1"`` whether the table was read as text or as numbers.
 * ``numeric``: either bins (edges ``e_0 < ... < e_m``; bin ``i`` is ``[e_i, e_{i+1})``, the last one
   closed) with a representative value per bin (the midpoint unless given), or explicit levels
-  (``values``; a data value must equal one of them). Values outside the declared ``bounds`` are
-  clipped to them. Columns that come from a private-pgm domain file are ordinal codes and are never
+  (``values``). Values outside the declared ``bounds`` are clipped to them, and a value between two
+  levels goes to the nearest one (so no single value can stop an encoding). Columns that come from a private-pgm domain file are ordinal codes and are never
   clipped.
 * ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
   and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
@@ -69,6 +69,17 @@ def _numeric_label(label: str) -> str | None:
     if math.isfinite(f) and f == int(f):
         return str(int(f))
     return None
+
+
+def nearest_level(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Index of the level nearest to each ``x`` (``levels`` sorted, finite; ties go to the lower
+    level). A clipped explicit-level column codes a value between two levels (a 2.5 in a column of
+    whole numbers) this way, so that no single value can stop an encoding."""
+    levels = np.asarray(levels, dtype=float)
+    x = np.asarray(x, dtype=float)
+    hi = np.clip(np.searchsorted(levels, x, side="left"), 0, len(levels) - 1)
+    lo = np.clip(hi - 1, 0, len(levels) - 1)
+    return np.where(np.abs(x - levels[lo]) <= np.abs(levels[hi] - x), lo, hi)
 
 
 def _few(values: Iterable[Any], k: int = 5) -> str:

@@ -64,9 +64,6 @@ COARSE_CELLS = 16
 MAX_INT_CELLS = 4096
 DEFAULT_MAX_LEVELS = 32
 MAX_CATEGORICAL_LEVELS = 200
-#: a categorical column keeps an ``<other>`` level when the noisy count of rows outside its released
-#: labels is at least this share of its rows (and 3 noise sds); else unknown labels join the largest level
-OTHER_MIN_SHARE = 0.01
 
 
 def _slot_bounds() -> tuple[np.ndarray, np.ndarray]:
@@ -251,6 +248,11 @@ class DiscoveryReport:
     rows: float | None = None  # the noisy row count, when one was drawn
     share: float | None = None  # discovery's share of the release's zCDP budget, when chosen from it
 
+    @property
+    def dropped(self) -> dict[str, str]:
+        """The unresolved columns, which the release leaves out (or refuses, when strict)."""
+        return self.unresolved
+
 
 def _sigma(rho: float) -> float:
     return 1.0 / math.sqrt(2.0 * rho)
@@ -358,25 +360,17 @@ def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech
     except ValueError:
         keys.sort()
     other = _unique_label(OTHER_LABEL, set(keys) | {MISSING_LABEL})
-    levels = list(keys)
-    keep_other = True
-    if scan is not None:
-        # rows outside the released labels, from noisy outputs only: (scan present + missing) minus
-        # the released counts. When that is clearly small, unknown labels join the largest level
-        # instead of an <other> level of their own (a binary column stays binary).
-        rest = scan.n_present + scan.missing - sum(released.values())
-        sd = math.sqrt(2 * scan.sigma ** 2 + len(released) * sigma ** 2)
-        keep_other = rest >= max(3 * sd, OTHER_MIN_SHARE * max(scan.n_present, 1.0))
-    catch = other if keep_other else max(keys, key=lambda k: labels[k])
-    if keep_other:
-        levels.append(other)
+    # labels that are not released (and labels never seen) go to an <other> level of their own,
+    # never to a released label: a binary column keeps <other> as its third level
+    levels = list(keys) + [other]
+    catch = other
     na = catch
     if has_missing:
         na = MISSING_LABEL
         levels.insert(len(keys), na)
     col = Column.categorical(name, levels, missing=catch).with_na(na)
     note = (f"categorical, {len(keys)} released label(s)" + (" + missing" if has_missing else "")
-            + (f" + {other}" if keep_other else f"; other labels join {catch!r}") + f" (threshold {threshold})")
+            + f" + {other} (threshold {threshold})")
     return col, note
 
 

@@ -1,8 +1,9 @@
 """DataFrame <-> integer codes under a :class:`~ddssp.data.schema.Schema`.
 
 :func:`encode` maps labels and numeric values to codes (clipping numeric values outside declared
-bounds, with one local :class:`ClipWarning` per column; unknown labels and missing values go to a
-declared missing level or raise :class:`~ddssp.errors.SchemaError`). :func:`decode` maps codes back to
+bounds, with one local :class:`ClipWarning` per column, and a number between two explicit levels to
+the nearest one; unknown labels and missing values go to a declared missing level or raise
+:class:`~ddssp.errors.SchemaError`). :func:`decode` maps codes back to
 labels and representative values. ``Schema.encode`` / ``Schema.decode`` call these.
 """
 
@@ -14,7 +15,14 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _as_label, _few, _fmt, _numeric_label
+from ddssp.data.columns import (
+    Column,
+    _as_label,
+    _few,
+    _fmt,
+    _numeric_label,
+    nearest_level,
+)
 from ddssp.errors import SchemaError
 
 
@@ -158,9 +166,9 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
             )
         xv = np.clip(xv, lo, hi)
         warnings.warn(
-            f"column {col.name!r}: {n_out} of {len(s)} value(s) outside the declared bounds "
-            f"[{_fmt(lo)}, {_fmt(hi)}] were clipped to them (local note for the data holder; "
-            "nothing about this is released)",
+            f"column {col.name!r}: {n_out} of {len(s)} value(s) outside the schema's range "
+            f"[{_fmt(lo)}, {_fmt(hi)}] (declared, or discovered under DP) were clipped to it (local "
+            "note for the data holder; nothing about this is released)",
             ClipWarning,
             stacklevel=3,
         )
@@ -174,7 +182,9 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
         c = np.searchsorted(levels, xv, side="left")
         c = np.clip(c, 0, n - 1)
         off = levels[c] != xv
-        if off.any():
+        if off.any() and col.clip:  # between two levels: the nearest one (a 2.5 among whole numbers)
+            c[off] = nearest_level(levels, xv[off])
+        elif off.any():
             offending = sorted(set(xv[off].tolist()))
             if mc is None:
                 raise SchemaError(

@@ -109,7 +109,7 @@ def _read_csv(p: Path, delimiter: str = ",", na_values: list[str] | None = None,
         raise DataError(f"{p} is not a well-formed CSV: {exc}") from None
     if header is None:
         raise DataError(f"{p} is empty: no header and no rows")
-    header_names(header, p)  # one clear error for an empty or repeated name, before pandas reads it
+    names = header_names(header, p)  # one clear error for repeated names, before pandas reads it
     try:
         df = pd.read_csv(
             p,
@@ -125,7 +125,7 @@ def _read_csv(p: Path, delimiter: str = ",", na_values: list[str] | None = None,
         raise DataError(f"{p} is empty: no header and no rows") from None
     except (pd.errors.ParserError, ValueError, UnicodeDecodeError) as exc:
         raise DataError(f"{p} is not a well-formed CSV: {str(exc).strip().splitlines()[0]}") from None
-    df.columns = [str(c).strip() for c in df.columns]
+    df.columns = names
     return df
 
 
@@ -147,12 +147,46 @@ def _check_frame(df: pd.DataFrame, p: Path) -> None:
         raise DataError(f"{p} has a header but no rows")
 
 
+class UnnamedColumnWarning(UserWarning):
+    """A header cell was empty (e.g. the row index R's write.csv writes) and got a name."""
+
+
 def header_names(header, p) -> list[str]:
-    """A CSV header's column names, stripped; one clear error for an empty or repeated name."""
+    """A CSV header's column names, stripped. An empty cell at position i (from 1) is named
+    ``column_i`` with one :class:`UnnamedColumnWarning`; repeated names are one clear error
+    listing them all."""
     names = [h.strip() for h in header]
-    if any(not n for n in names):
-        raise DataError(f"{p}: the header has an empty column name (column {names.index('') + 1})")
+    empty = [i for i, n in enumerate(names) if not n]
+    for i in empty:
+        name = f"column_{i + 1}"
+        while name in names:
+            name += "_"
+        names[i] = name
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise DataError(f"{p}: duplicate column name(s) in the header: {', '.join(map(repr, dup))}")
+        raise DataError(f"{p}: duplicate column name(s) in the header: {', '.join(map(repr, dup))}; "
+                        "rename them (each column needs its own name)")
+    if empty:
+        import warnings
+
+        warnings.warn(f"{p}: {len(empty)} header cell(s) without a name, named "
+                      + ", ".join(repr(names[i]) for i in empty), UnnamedColumnWarning, stacklevel=3)
     return names
+
+
+def select_columns(names: Sequence[str], columns: Sequence[str] | None = None,
+                   drop: Sequence[str] | None = None) -> list[str]:
+    """The column names kept by ``--columns`` (in their order) and ``--drop``; one DataError
+    naming every unknown column at once (the header is public: nothing is spent yet)."""
+    names = list(names)
+    unknown = [c for c in [*(columns or ()), *(drop or ())] if c not in names]
+    if unknown:
+        raise DataError(f"--columns/--drop name column(s) not in the table: {', '.join(map(repr, unknown))}; "
+                        f"the table has {', '.join(map(repr, names[:30]))}{' ...' if len(names) > 30 else ''}")
+    kept = list(columns) if columns else names
+    kept = [c for c in kept if c not in set(drop or ())]
+    if not kept:
+        raise DataError("--columns/--drop leave no column")
+    if len(set(kept)) < len(kept):
+        raise DataError("--columns names a column twice")
+    return kept

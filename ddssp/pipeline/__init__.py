@@ -15,10 +15,23 @@ from ddssp.pipeline.options import (
     DiscoveryOptions,
     ReadOptions,
 )
-from ddssp.pipeline.plan import SchemaPlan, build_workload, plan_schema
+from ddssp.pipeline.plan import (
+    DroppedColumnsWarning,
+    SchemaPlan,
+    build_workload,
+    plan_schema,
+)
 from ddssp.pipeline.run import release
 
 __all__ = [
-    "DEFAULT_DELTA", "DEFAULT_DISCOVERY_SHARE", "DISCOVERY_DELTA_SHARE", "DiscoveryOptions", "ReadOptions",
-    "SchemaPlan", "build_workload", "plan_schema", "release",
+    "DEFAULT_DELTA",
+    "DEFAULT_DISCOVERY_SHARE",
+    "DISCOVERY_DELTA_SHARE",
+    "DiscoveryOptions",
+    "DroppedColumnsWarning",
+    "ReadOptions",
+    "SchemaPlan",
+    "build_workload",
+    "plan_schema",
+    "release",
 ]

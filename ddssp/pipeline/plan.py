@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,23 @@ class SchemaPlan:
     status: str
     notes: dict[str, str] = field(default_factory=dict)
     discovered: list[str] = field(default_factory=list)
+    #: columns discovery could not resolve, left out of the release: {name: reason}
+    dropped: dict[str, str] = field(default_factory=dict)
+
+
+class DroppedColumnsWarning(UserWarning):
+    """Some columns could not be discovered at this budget and were left out of the release."""
+
+
+def dropped_message(dropped: dict[str, str], share: float) -> str:
+    """One message for every column discovery could not resolve: why, and what to do."""
+    reasons = "; ".join(f"{r}" for r in dropped.values())
+    return (f"{len(dropped)} column(s) could not be discovered at this budget and are left out of the "
+            f"release: {', '.join(map(repr, dropped))} ({reasons}). The decision comes from noisy counts "
+            "only (nothing else about these columns is released). To keep a column: give more rows, a "
+            f"larger --discovery-share (now {share:g}) or --eps, or declare it in a --schema file "
+            "(`ddssp schema`; declared columns cost nothing); note that running the release again "
+            "spends the budget again")
 
 
 def plan_schema(
@@ -47,6 +65,7 @@ def plan_schema(
     accept_draft: bool = False,
     replan: bool = True,
     noise: Any = None,
+    strict: bool = False,
 ) -> SchemaPlan:
     """The schema of a release of ``data`` at (eps, delta), and what it costs.
 
@@ -85,6 +104,9 @@ def plan_schema(
         Give the reserved thresholding delta back to zCDP when no key release happened.
     noise : optional
         The noise source (:func:`ddssp.dp.noise.make_noise`); secure by default.
+    strict : bool
+        Refuse (SchemaError) when some column cannot be discovered, instead of leaving it out of
+        the release with one :class:`DroppedColumnsWarning` listing every such column.
 
     Returns
     -------
@@ -180,17 +202,26 @@ def plan_schema(
         rho_disc = min(float(discovery_share) * rho, ledger.remaining)
         found, report, used = discover(
             data, todo, ChargedMechanisms(ledger, noise), rho=rho_disc, delta=reserved, kinds=kinds, bins=bins,
-            max_levels=max_levels or DEFAULT_MAX_LEVELS, rho_max=ledger.remaining,
+            max_levels=max_levels or DEFAULT_MAX_LEVELS, rho_max=ledger.remaining, collect=True,
         )
         notes = dict(report.notes)
+        dropped = dict(report.unresolved)
         if status == SCHEMA_DECLARED:
             status = SCHEMA_DISCOVERED
+        if dropped:
+            msg = dropped_message(dropped, float(discovery_share))
+            if strict or len(dropped) == len(names):
+                raise SchemaError(("refused (--strict): " if strict else "no column could be discovered: ") + msg)
+            warnings.warn(msg, DroppedColumnsWarning, stacklevel=2)
+    else:
+        dropped = {}
     if replan and todo and used == 0.0:  # no key release: give the reserved delta back to zCDP
         final = Ledger(rho_for_release(eps, delta, prior_delta), delta_budget=prior_delta)
         final.entries = list(ledger.entries)
         ledger = final
-    cols = [declared[n] if n in declared else found[n] for n in names]
-    return SchemaPlan(schema=Schema(cols), ledger=ledger, status=status, notes=notes, discovered=todo)
+    cols = [declared[n] if n in declared else found[n] for n in names if n not in dropped]
+    return SchemaPlan(schema=Schema(cols), ledger=ledger, status=status, notes=notes,
+                      discovered=[n for n in todo if n not in dropped], dropped=dropped)
 
 
 def build_workload(workload: Any, domain: dict[str, int], target: str | None, max_cells: int | None = None):

@@ -158,6 +158,8 @@ def release(
                            categorical=discovery.categorical, numeric=discovery.numeric, bins=discovery.bins,
                            max_levels=discovery.max_levels, accept_draft=accept_draft_schema, noise=noise)
     schema = plan.schema
+    if plan.dropped and isinstance(data, pd.DataFrame) and not encoded:  # columns discovery left out
+        data = data[[c for c in data.columns if str(c) not in plan.dropped]]
     if target is not None:
         schema.column(target)
     if encoded or in_memory:
@@ -184,6 +186,9 @@ def release(
     # Only public settings go to the file; timings and iteration counts stay on the terminal.
     settings = dict(result.info.get("settings", {}))
     info = {"settings": settings} if _jsonable(settings) else {}
+    if read.csv is not None:  # public settings: how the raw table was read (reused by `evaluate`)
+        info["reading"] = {"na_values": list(read.csv.na_values), "delimiter": read.csv.delimiter,
+                           "encoding": read.csv.encoding}
     return Release(
         schema=schema,
         model=result.model,

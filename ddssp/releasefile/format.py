@@ -44,7 +44,24 @@ NOISY_FIELDS: dict[str, str] = {
 #: field test, so a new field must be declared public or noisy here.
 PUBLIC_FIELDS = ("format", "format_version", "ddssp_version", "eps", "delta", "target", "schema",
                  "ledger.rho_budget", "ledger.delta_budget", "ledger.delta_spent", "workload", "noise", "schema_status",
-                 "info.settings")
+                 "info.settings", "info.reading")
+
+
+def check_reading(reading: Any) -> dict[str, Any]:
+    """The reading options a release records (public settings of how its raw table was read:
+    ``na_values``, ``delimiter``, ``encoding``), checked; ValueError when malformed."""
+    if not isinstance(reading, dict) or set(reading) - {"na_values", "delimiter", "encoding"}:
+        raise ValueError("info.reading must be an object with na_values, delimiter, encoding")
+    na = reading.get("na_values", [])
+    if not isinstance(na, list) or len(na) > 1000 or not all(isinstance(v, str) and len(v) <= 1000 for v in na):
+        raise ValueError("info.reading.na_values must be a list of strings")
+    d = reading.get("delimiter", ",")
+    if not isinstance(d, str) or len(d) != 1 or d in "\"\n\r":
+        raise ValueError("info.reading.delimiter must be one character")
+    e = reading.get("encoding", "utf-8")
+    if not isinstance(e, str) or not e or len(e) > 64:
+        raise ValueError("info.reading.encoding must be a short string")
+    return {"na_values": list(na), "delimiter": d, "encoding": e}
 
 
 def is_integral(v: np.ndarray) -> bool:

@@ -17,6 +17,7 @@ from ddssp.dp import Ledger, check_delta, check_eps, eps_from_rho_delta, make_rn
 from ddssp.dp.noise import INSECURE_STAMP
 from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError
 from ddssp.releasefile.format import (
+    check_reading,
     FORMAT,
     FORMAT_VERSION,
     SCHEMA_DECLARED,
@@ -118,6 +119,14 @@ class Release:
         if self.signature_valid is False:
             return None
         return embedded_fingerprint(self.signature)
+
+    @property
+    def reading(self) -> dict[str, Any]:
+        """How the release's raw table was read (``na_values``, ``delimiter``, ``encoding``): public
+        settings stored in the file, reused by commands that read raw rows with its schema
+        (``ddssp evaluate``). Defaults (empty cells only, ``,``, UTF-8) when the file has none."""
+        r = self.info.get("reading") if isinstance(self.info, dict) else None
+        return check_reading(r) if r is not None else {"na_values": [], "delimiter": ",", "encoding": "utf-8"}
 
     @property
     def rho_budget(self) -> float:
@@ -334,6 +343,11 @@ class Release:
             ]
             model_arrays = {k: arrays[v] for k, v in doc["model"]["arrays"].items()}
             model = GraphicalModel.from_arrays(doc["model"]["meta"], model_arrays)
+            info = doc.get("info", {})
+            if not isinstance(info, dict):
+                raise ValueError("info must be an object")
+            if "reading" in info:
+                check_reading(info["reading"])
             noise = doc["noise"]
             if not isinstance(noise, dict) or not isinstance(noise.get("secure"), bool):
                 raise ValueError("the noise source is not described")

@@ -173,6 +173,7 @@ BAD = {
 def test_bad_raw_input_one_line_nothing_written(kind, match, tmp_path, capsys):
     data = tmp_path / "bad.csv"
     BAD[kind](20000).to_csv(data, index=False)
-    rc, out, err = run_cli(["release", data, "--eps", "4"], capsys)
+    # --strict: a column discovery cannot resolve refuses the release (by default it is dropped)
+    rc, out, err = run_cli(["release", data, "--eps", "4", "--strict"], capsys)
     assert_clean_failure(rc, err, match)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]

@@ -96,7 +96,7 @@ def test_check_reports_clipping(tmp_path, capsys):
     Schema([Column.binned("x", [0, 10, 20])]).save(schema)
     rc, _, err = run_cli(["schema", data, "--check", schema], capsys)
     assert rc == 0
-    assert "2 of 3 value(s) outside the declared bounds" in err
+    assert "2 of 3 value(s) outside the schema's range" in err
 
 
 def test_adult_checks_through_domain_file(shared_data, capsys):

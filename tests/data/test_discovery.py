@@ -58,8 +58,9 @@ def test_discovered_kinds_levels_and_bins(raw):
     sch = Schema([cols[c] for c in raw.columns])
     assert sch.column("sector").kind == "categorical"
     assert sch.column("income").kind == "categorical"
-    # nothing outside the two released labels: unknown labels join the larger one, no <other> level
-    assert sch.column("income").labels == ["<=50K", ">50K"]
+    # unknown labels never join a released label: a binary column keeps an <other> level
+    assert sch.column("income").labels == ["<=50K", ">50K", "<other>"]
+    assert sch.column("income").missing == "<other>"
     assert {"Private", "Public"} <= set(sch.column("sector").labels)
     assert sch.column("sector").missing in sch.column("sector").labels  # the catch-all level
     ed = sch.column("years_education")  # whole numbers 8..20: ordered levels, not bins
@@ -115,7 +116,7 @@ def test_raw_table_encodes_with_missing_and_text_cells(raw):
     df.loc[3, "age"] = "n/a"
     codes = sch.encode(df)  # no error: unknown labels -> <other>, missing -> the na level
     sec = sch.column("sector")
-    assert codes.loc[1, "sector"] == sec.missing_code  # the catch-all level (<other>, or the largest)
+    assert codes.loc[1, "sector"] == sec.missing_code  # the catch-all level (<other>)
     assert codes.loc[0, "sector"] == sec.na_code
 
 
@@ -127,9 +128,10 @@ def test_raw_table_encodes_with_missing_and_text_cells(raw):
      "mixes numbers and text"),
     (pd.DataFrame({"a": ["7"] * 3000, "b": list("pq") * 1500}), "single value"),
 ])
-def test_bad_columns_are_refused(bad, match):
-    with pytest.raises(SchemaError, match=match):
-        _discover(bad, eps=8.0)
+def test_bad_columns_are_dropped_with_their_reason(bad, match):
+    cols, report, _ = _discover(bad, eps=8.0)
+    assert "a" not in cols and "b" in cols  # the other column is still discovered
+    assert match in report.dropped["a"]
 
 
 def _tiny(seed=0):

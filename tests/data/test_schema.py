@@ -186,12 +186,11 @@ def test_non_numeric_value_in_numeric_column():
         s.encode(df)
 
 
-def test_value_not_among_explicit_levels():
+def test_value_between_explicit_levels_goes_to_the_nearest():
     s = small_schema()
     df = small_frame()
-    df["edu"] = [8, 12, 13, 16, 8, 12]
-    with pytest.raises(SchemaError, match=r"column 'edu'.*13"):
-        s.encode(df)
+    df["edu"] = [8, 12, 13, 15, 8, 12.5]
+    assert s.encode(df)["edu"].tolist() == [0, 1, 1, 2, 0, 1]
 
 
 def test_column_in_data_not_in_schema():

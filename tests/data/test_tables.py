@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from ddssp.data.tables import read_table
+from ddssp.data.tables import UnnamedColumnWarning, read_table
 from ddssp.errors import DataError
 
 
@@ -105,8 +105,22 @@ def test_ragged_rows(tmp_path, content):
 def test_duplicate_and_empty_column_names(tmp_path):
     with pytest.raises(DataError, match="duplicate"):
         read_table(write(tmp_path / "d.csv", "a,a\n1,2\n"))
-    with pytest.raises(DataError, match="empty column name"):
-        read_table(write(tmp_path / "e.csv", "a,\n1,2\n"))
+    with pytest.warns(UnnamedColumnWarning, match="'column_2'"):
+        df = read_table(write(tmp_path / "e.csv", "a,\n1,2\n"))
+    assert list(df.columns) == ["a", "column_2"]
+    with pytest.raises(DataError, match="'a', 'b'"):  # every repeated name in one error
+        read_table(write(tmp_path / "f.csv", "a,a,b,b\n1,2,3,4\n"))
+
+
+def test_select_columns_reports_every_unknown_name():
+    from ddssp.data.tables import select_columns
+
+    assert select_columns(["a", "b", "c"], ["c", "a"]) == ["c", "a"]
+    assert select_columns(["a", "b", "c"], drop=["b"]) == ["a", "c"]
+    with pytest.raises(DataError, match="'x', 'y'"):
+        select_columns(["a", "b"], ["a", "x"], ["y"])
+    with pytest.raises(DataError, match="no column"):
+        select_columns(["a"], drop=["a"])
 
 
 def test_census_example_reads(repo_root):

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _as_label, _few, _fmt, _numeric_label
+from ddssp.data.columns import Column, _as_label, _few, _fmt, _numeric_label, nearest_level
 from ddssp.data.encoding import ClipWarning, _domain_hint, parse_numeric
 from ddssp.data.schema import Schema
 from ddssp.errors import DataError, SchemaError
@@ -164,6 +164,9 @@ def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str,
         off = off | out
         if col.missing is not None:  # not clipped, with a missing level: outside values go there
             st = np.where(out, _OK, st)
+    if col.clip and off.any():  # between two levels: the nearest one, as _encode_numeric
+        c = np.where(off, nearest_level(levels, xc), c)
+        off = np.zeros_like(off)
     c = np.where(bad, fill_nonnum, np.where(off, fill_bad, c))
     st = np.where(~bad & ~out & off, _BAD, st)
     codes[idx] = c
@@ -277,8 +280,8 @@ class _SQLCounter:
                 )
             elif n_clip:
                 warnings.warn(
-                    f"column {col.name!r}: {n_clip} value(s) outside the declared bounds [{_fmt(lo)}, {_fmt(hi)}] "
-                    "were clipped to them (local note for the data holder; nothing about this is released)",
+                    f"column {col.name!r}: {n_clip} value(s) outside the schema's range [{_fmt(lo)}, {_fmt(hi)}] (declared, or discovered under DP) "
+                    "were clipped to it (local note for the data holder; nothing about this is released)",
                     ClipWarning,
                     stacklevel=5,
                 )
