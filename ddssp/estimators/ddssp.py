@@ -599,8 +599,10 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
 class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
     """DD-SSP logistic regression (degree-2 Chebyshev approximation of the log-likelihood on [-R, R]).
 
-    The binary target's first level is class 0 (encoded -1), its second level class 1 (+1);
-    ``classes_`` = [0, 1] are the target's codes, ``target_labels_`` their schema labels.
+    The binary target's first real level is class 0 (encoded -1), its second class 1 (+1); an
+    ``'<other>'`` or empty-cell level of the target is coded 0 (neither class). ``classes_`` holds the
+    two classes' codes, ``target_labels_`` their schema labels.
+
     Degree > 2 needs moments of order > 2 (k-way marginals) and is refused.
 
     Parameters
@@ -664,7 +666,8 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         theta = (-b[1] / (2.0 * b[2])) * self._solve(stats, enc)
         self._finish(theta, enc, stats, source)
         self.chebyshev_coef_ = b
-        self.classes_ = np.array([0, 1])
+        tl = enc.target_levels  # -1 / +1 for the two classes, 0 for '<other>' or empty cells
+        self.classes_ = np.array([int(np.flatnonzero(tl == -1.0)[0]), int(np.flatnonzero(tl == 1.0)[0])])
         labels = getattr(source.schema.column(enc.target), "labels", None)
-        self.target_labels_ = list(labels) if labels is not None else ["0", "1"]
+        self.target_labels_ = [list(labels)[i] for i in self.classes_] if labels is not None else ["0", "1"]
         return self

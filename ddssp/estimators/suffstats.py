@@ -227,12 +227,24 @@ class Encoding:
         col = self.schema.column(c)
         m = int(col.size)
         if self.kind == "logistic":
-            if m != 2:
+            # levels that are not a class: the column's '<other>' level (labels that were not
+            # released) and its empty-cell level; coded 0, the middle of -1/+1, so they pull
+            # towards neither class
+            extra = sorted({i for i in (col.missing_code, col.na_code) if i is not None})
+            real = [i for i in range(m) if i not in extra]
+            if len(real) != 2:
                 raise SchemaError(
-                    f"logistic regression needs a binary target; {c!r} has {m} levels "
+                    f"logistic regression needs a binary target; {c!r} has {len(real)} levels "
                     f"(recode it to two levels, or use --model linear)"
                 )
-            return AttributeEncoding(c, "target", np.array([[-1.0, 1.0]]), [c])
+            row = np.zeros((1, m))
+            row[0, real[0]], row[0, real[1]] = -1.0, 1.0
+            if extra:
+                warnings.warn(
+                    f"target {c!r}: rows in its {', '.join(repr(col.labels[i]) for i in extra)} level(s) are "
+                    "coded 0 (neither class); their share in the release is "
+                    "usually small, check it with `ddssp inspect`", stacklevel=3)
+            return AttributeEncoding(c, "target", row, [c])
         how = how or self._default_how(c)
         if how != "numeric":
             raise SchemaError(

@@ -290,3 +290,26 @@ def test_target_defaults_to_the_sources_declared_target():
     est = DDSSPLogisticRegression().fit(src)
     assert est.target_ == "member"
     np.testing.assert_allclose(est.coef_, DDSSPLogisticRegression().fit(src, target="member").coef_)
+
+
+def test_logistic_target_other_level_is_neither_class():
+    """A binary target with an '<other>' level (labels that were not released): the two real labels
+    are the classes, '<other>' is coded 0; with no row in '<other>' the fit equals the plain binary one."""
+    rng = np.random.default_rng(3)
+    n = 400
+    x = rng.integers(0, 3, n)
+    y = (rng.random(n) < 0.2 + 0.25 * x).astype(int)
+    plain = Schema([Column.categorical("x", ["a", "b", "c"]), Column.categorical("y", ["no", "yes"])])
+    other = Schema([Column.categorical("x", ["a", "b", "c"]),
+                    Column.categorical("y", ["no", "yes"], missing="<other>")])
+    codes = pd.DataFrame({"x": x, "y": y})
+    enc = Encoding(other, None, "y", kind="logistic")
+    assert list(enc.target_levels) == [-1.0, 1.0, 0.0]
+    with pytest.warns(UserWarning, match="neither class"):
+        est = DDSSPLogisticRegression().fit(ExactMarginals(codes, other), target="y")
+    ref = DDSSPLogisticRegression().fit(ExactMarginals(codes, plain), target="y")
+    assert np.allclose(est.coef_, ref.coef_) and math.isclose(est.intercept_, ref.intercept_)
+    assert list(est.classes_) == [0, 1] and est.target_labels_ == ["no", "yes"]
+    three = Schema([Column.categorical("x", ["a", "b", "c"]), Column.categorical("y", ["no", "yes", "maybe"])])
+    with pytest.raises(DDSSPError, match="binary target"):
+        DDSSPLogisticRegression().fit(ExactMarginals(codes, three), target="y")
