@@ -89,13 +89,29 @@ from ddssp.errors import PrivacyParameterError
 INSECURE_STAMP = "NOT PRIVATE: noise reproducible from a seed"
 
 
-def opendp():
-    """``opendp.prelude`` with the "contrib" features enabled (imported on first use: OpenDP is not
-    loaded by commands that draw no noise). Every OpenDP measurement of ddssp is built through this."""
-    import opendp.prelude as dp
+_OPENDP = None
 
-    dp.enable_features("contrib")
-    return dp
+
+def opendp():
+    """OpenDP's names as ``opendp.prelude`` spells them (``dp.m``, ``dp.c``, domains, metrics,
+    measures, types), with the "contrib" features enabled; imported on first use, so commands that
+    draw no noise never load OpenDP. Every OpenDP measurement of ddssp is built through this.
+
+    Built from OpenDP's modules rather than ``opendp.prelude``, which also imports OpenDP's
+    scikit-learn extras: 0.3 s of CPU instead of 2.5 s per process on these machines."""
+    global _OPENDP
+    if _OPENDP is None:
+        import types
+
+        from opendp import combinators, domains, measurements, measures, metrics, mod, typing
+
+        ns = types.SimpleNamespace()
+        for module in (typing, mod, domains, metrics, measures):
+            ns.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
+        ns.m, ns.c = measurements, combinators
+        mod.enable_features("contrib")
+        _OPENDP = ns
+    return _OPENDP
 
 
 def _as_int_counts(counts: Any) -> np.ndarray:
