@@ -27,6 +27,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ddssp.errors import SchemaError
+from ddssp.types import Domain
 
 KINDS = ("categorical", "numeric")
 #: no column may have more levels than this (a typo in a domain file should not exhaust memory)
@@ -458,7 +459,7 @@ class DomainKindsWarning(UserWarning):
     """A domain file was loaded without saying which columns are categorical."""
 
 
-def domain_columns(domain: dict[str, int], categorical: list[str] | None = None,
+def domain_columns(domain: Domain, categorical: list[str] | None = None,
                    stacklevel: int = 2) -> list["Column"]:
     """The columns for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
     already in the data.

@@ -26,6 +26,7 @@ from ddssp.data.columns import Column, _few, domain_columns
 from ddssp.data.draft import DRAFT_STAMP, draft_columns
 from ddssp.data.encoding import decode, encode
 from ddssp.errors import SchemaError
+from ddssp.types import Domain
 
 FORMAT = "ddssp-schema/1"
 __all__ = ["DRAFT_STAMP", "FORMAT", "Schema", "draft_schema"]
@@ -169,7 +170,7 @@ class Schema:
 
     # ----------------------------------------------------------------- other sources
     @classmethod
-    def from_domain(cls, domain: dict[str, int], categorical: list[str] | None = None,
+    def from_domain(cls, domain: Domain, categorical: list[str] | None = None,
                     _stacklevel: int = 2) -> "Schema":
         """A schema for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
         already in the data.

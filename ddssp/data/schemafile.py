@@ -9,11 +9,12 @@ from pathlib import Path
 from ddssp.data.columns import DomainKindsWarning
 from ddssp.data.schema import FORMAT, Schema
 from ddssp.errors import SchemaError
+from ddssp.types import Domain
 
 __all__ = ["DomainKindsWarning", "load_schema", "schema_from_domain"]
 
 
-def schema_from_domain(domain: dict[str, int], categorical: list[str] | None = None) -> Schema:
+def schema_from_domain(domain: Domain, categorical: list[str] | None = None) -> Schema:
     """A schema for a private-pgm / hd-datasets domain file; see :meth:`Schema.from_domain`."""
     return Schema.from_domain(domain, categorical=categorical, _stacklevel=3)
 

@@ -37,8 +37,8 @@ from ddssp.errors import DDSSPError
 from ddssp.marginals.junction_tree import CalibratedTree, bcast, canonical, cells, marginals_from
 from ddssp.marginals.mirror_descent import TOL_BLOCK, MirrorDescentOptions, Point, mirror_descent
 from ddssp.marginals.model import GraphicalModel
+from ddssp.types import Clique
 
-Clique = tuple[str, ...]
 
 #: Default mirror-descent budget per bootstrap re-estimation (warm-started). Not converged on large
 #: models (on Adult at eps 1 the DP standard errors come out at about 0.4x the spread over independent

@@ -52,8 +52,8 @@ from ddssp.marginals.junction_tree import canonical, cells, triangulated_cliques
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
 from ddssp.marginals.workload import Workload, downward_closure, validate_workload
+from ddssp.types import Clique, Domain
 
-Clique = tuple[str, ...]
 
 #: Legacy loop: at most this many plain mirror-descent iterations per round, stopping early when
 #: the loss improves by less than ``ROUND_TOL`` (relative) over ``TOL_BLOCK`` iterations.
@@ -256,7 +256,7 @@ class _Run:
     """What the rounds of one :func:`run_aim` share (fixed for the run, except the measurements,
     the estimation engine and the counters they append to)."""
 
-    domain: dict[str, int]  # internal order: increasing column size
+    domain: Domain  # internal order: increasing column size
     user_domain: dict[str, int]  # the caller's order: what is released
     answers: dict[Clique, np.ndarray]
     candidates: dict[Clique, float]
@@ -270,7 +270,7 @@ class _Run:
 
 
 # --------------------------------------------------------------------------- helpers
-def _validate_data(data: pd.DataFrame, domain: dict[str, int]) -> dict[str, np.ndarray]:
+def _validate_data(data: pd.DataFrame, domain: Domain) -> dict[str, np.ndarray]:
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"data must be a pandas DataFrame of integer codes, got {type(data).__name__}")
     if len(data) == 0:
@@ -300,13 +300,13 @@ def _validate_data(data: pd.DataFrame, domain: dict[str, int]) -> dict[str, np.n
     return codes
 
 
-def _exact(codes: dict[str, np.ndarray], domain: dict[str, int], clique: Clique) -> np.ndarray:
+def _exact(codes: dict[str, np.ndarray], domain: Domain, clique: Clique) -> np.ndarray:
     shape = [domain[a] for a in clique]
     idx = np.ravel_multi_index([codes[a] for a in clique], shape)
     return np.bincount(idx, minlength=math.prod(shape)).astype(float).reshape(shape)
 
 
-def _answers_from_counter(counter, domain: dict[str, int], needed: list[Clique]) -> dict[Clique, np.ndarray]:
+def _answers_from_counter(counter, domain: Domain, needed: list[Clique]) -> dict[Clique, np.ndarray]:
     """Exact answers from a counting function; checked for shape and integrality."""
     got = counter(list(needed))
     answers = {}
@@ -412,7 +412,7 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
     return chosen, est_marg[chosen]
 
 
-def _candidates(workload: Workload, domain: dict[str, int], max_model_size: float) -> dict[Clique, float]:
+def _candidates(workload: Workload, domain: Domain, max_model_size: float) -> dict[Clique, float]:
     """The workload's downward closure (internal column order) with summed weights; every
     candidate must fit the model size limit alone."""
     candidates: dict[Clique, float] = {}
@@ -442,7 +442,7 @@ def _check_domain(domain) -> dict[str, int]:
 
 def run_aim(
     data: pd.DataFrame | Callable[[list[Clique]], Mapping[Clique, np.ndarray]],
-    domain: dict[str, int],
+    domain: Domain,
     workload: Workload,
     rho: float,
     *,

@@ -23,8 +23,8 @@ from ddssp.marginals.junction_tree import (
 )
 from ddssp.marginals.mirror_descent import MirrorDescentOptions, Point, mirror_descent
 from ddssp.marginals.model import GraphicalModel
+from ddssp.types import Clique, Domain
 
-Clique = tuple[str, ...]
 
 
 def _maximal_subset(cliques: list[Clique]) -> list[Clique]:
@@ -40,7 +40,7 @@ def _smallest_container(domain, containers: list[Clique], c: Clique) -> Clique:
     return min(cand, key=lambda m: (cells(domain, m), m))
 
 
-def _canonical_measurement(domain: dict[str, int], clique: Clique, y: np.ndarray) -> tuple[Clique, np.ndarray]:
+def _canonical_measurement(domain: Domain, clique: Clique, y: np.ndarray) -> tuple[Clique, np.ndarray]:
     """A noisy marginal ``y`` over ``clique`` as (domain-ordered clique, ``y`` with its axes in that order)."""
     c = canonical(domain, clique)
     y = np.asarray(y, dtype=float)
@@ -59,7 +59,7 @@ class MirrorDescentNumpy:
     minimiser. Potentials live on the maximal measured cliques and survive new measurements
     (warm start)."""
 
-    def __init__(self, domain: dict[str, int], *, keep_beliefs: bool = False):
+    def __init__(self, domain: Domain, *, keep_beliefs: bool = False):
         self.domain = domain
         self.prec: dict[Clique, float] = {}  # clique -> sum 1/sigma^2
         self.wsum: dict[Clique, np.ndarray] = {}  # clique -> sum y / sigma^2
@@ -275,7 +275,7 @@ class MirrorDescentNumpy:
             self.domain, beliefs, total, cliques=self.tree.cliques, edges=self.tree.edges, tree=self.tree
         )
 
-    def model(self, domain: dict[str, int] | None = None) -> GraphicalModel:
+    def model(self, domain: Domain | None = None) -> GraphicalModel:
         """The fitted model; with ``domain`` (the same columns in another order) its tables have
         their axes in that order (one calibration, in that order)."""
         if self._structure is None:
@@ -304,7 +304,7 @@ class _Objective:
         return self.est._on_potentials(point.grad)
 
 
-def _in_domain_order(model: GraphicalModel, domain: dict[str, int]) -> GraphicalModel:
+def _in_domain_order(model: GraphicalModel, domain: Domain) -> GraphicalModel:
     """The same model (same potentials, same junction tree) with ``domain``'s column order: clique
     axes in that order, calibrated once more."""
     if list(model.domain) == list(domain):
@@ -322,7 +322,7 @@ class MbiEngine:
     round); compiled programs are dropped after each fit (``jax.clear_caches``) so that memory
     maps do not pile up over a long run."""
 
-    def __init__(self, domain: dict[str, int]):
+    def __init__(self, domain: Domain):
         from ddssp.jaxconf import configure_jax
 
         configure_jax()
@@ -365,12 +365,12 @@ class MbiEngine:
         self._jax.clear_caches()
         return {"iterations": int(iters), "loss": float("nan")}
 
-    def model(self, domain: dict[str, int] | None = None) -> GraphicalModel:
+    def model(self, domain: Domain | None = None) -> GraphicalModel:
         m = GraphicalModel.from_mbi(self.mrf)
         return m if domain is None else _in_domain_order(m, domain)
 
 
 
-def make_engine(engine: str, domain: dict[str, int], keep_beliefs: bool = False):
+def make_engine(engine: str, domain: Domain, keep_beliefs: bool = False):
     """The estimation engine ``"numpy"`` (:class:`MirrorDescentNumpy`) or ``"mbi"`` (:class:`MbiEngine`)."""
     return MirrorDescentNumpy(domain, keep_beliefs=keep_beliefs) if engine == "numpy" else MbiEngine(domain)

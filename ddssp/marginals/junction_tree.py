@@ -21,17 +21,17 @@ import networkx as nx
 import numpy as np
 
 from ddssp.errors import ReleaseFileError
+from ddssp.types import Clique, Domain
 
-Clique = tuple[str, ...]
 
 # --------------------------------------------------------------------------- small helpers
-def canonical(domain: dict[str, int], attrs: Iterable[str]) -> Clique:
+def canonical(domain: Domain, attrs: Iterable[str]) -> Clique:
     """``attrs`` as a tuple in domain order (duplicates removed)."""
     s = set(attrs)
     return tuple(a for a in domain if a in s)
 
 
-def cells(domain: dict[str, int], attrs: Iterable[str]) -> int:
+def cells(domain: Domain, attrs: Iterable[str]) -> int:
     return math.prod(int(domain[a]) for a in attrs)
 
 
@@ -163,7 +163,7 @@ _SAFE = {"d": 1e-280, "f": 1e-20}
 
 
 # --------------------------------------------------------------------------- junction trees
-def greedy_order(domain: dict[str, int], cliques: Sequence[Clique]) -> list[str]:
+def greedy_order(domain: Domain, cliques: Sequence[Clique]) -> list[str]:
     """Greedy elimination order (eliminate the attribute whose neighbourhood table is smallest);
     the same rule as private-pgm's ``greedy_order``."""
     clique_set = {frozenset(c) for c in cliques if c}
@@ -186,7 +186,7 @@ def greedy_order(domain: dict[str, int], cliques: Sequence[Clique]) -> list[str]
     return order
 
 
-def triangulated_cliques(domain: dict[str, int], cliques: Sequence[Clique]) -> list[Clique]:
+def triangulated_cliques(domain: Domain, cliques: Sequence[Clique]) -> list[Clique]:
     """The maximal cliques of :func:`junction_tree` (same triangulation: :func:`greedy_order`),
     without the tree: plain adjacency sets instead of networkx graphs, for the many model-size
     checks of an AIM round. Eliminating a vertex makes its remaining neighbours a clique; the
@@ -218,7 +218,7 @@ def triangulated_cliques(domain: dict[str, int], cliques: Sequence[Clique]) -> l
 
 
 def junction_tree(
-    domain: dict[str, int], cliques: Sequence[Clique]
+    domain: Domain, cliques: Sequence[Clique]
 ) -> tuple[list[Clique], list[tuple[int, int]]]:
     """Maximal cliques (domain-ordered, sorted) of a triangulation of the graph that has an edge
     for every pair inside a clique, and the edges (index pairs) of a junction tree over them.
@@ -251,7 +251,7 @@ def tree_edges(maxcl: Sequence[Clique]) -> list[tuple[int, int]]:
     return sorted((min(i, j), max(i, j)) for i, j in tree.edges())
 
 
-def model_size_mb(domain: dict[str, int], cliques: Sequence[Clique]) -> float:
+def model_size_mb(domain: Domain, cliques: Sequence[Clique]) -> float:
     """Size in MB (float64) of the junction-tree tables the given cliques would need."""
     maxcl = triangulated_cliques(domain, cliques)
     return sum(cells(domain, c) for c in maxcl) * 8 / 2**20
@@ -263,7 +263,7 @@ class CalibratedTree:
     ``theta`` holds log-potentials on the tree's cliques. :meth:`calibrate` returns normalised
     log-beliefs (each sums, after exp, to 1)."""
 
-    def __init__(self, domain: dict[str, int], maxcl: list[Clique], edges: list[tuple[int, int]]):
+    def __init__(self, domain: Domain, maxcl: list[Clique], edges: list[tuple[int, int]]):
         self.domain = domain
         self.cliques = list(maxcl)
         self.edges = list(edges)

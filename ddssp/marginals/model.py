@@ -43,6 +43,7 @@ from ddssp.marginals.junction_tree import (  # noqa: F401  (re-exported: the mod
     tree_edges,
     triangulated_cliques,
 )
+from ddssp.types import Domain
 
 #: Format tag of :meth:`GraphicalModel.to_arrays` metadata.
 MODEL_FORMAT = "ddssp.graphical-model/1"
@@ -59,7 +60,7 @@ class GraphicalModel:
 
     def __init__(
         self,
-        domain: dict[str, int],
+        domain: Domain,
         potentials: dict[Clique, np.ndarray],
         total: float,
         *,
@@ -95,7 +96,7 @@ class GraphicalModel:
     @classmethod
     def from_beliefs(
         cls,
-        domain: dict[str, int],
+        domain: Domain,
         beliefs: list[np.ndarray],
         total: float,
         *,

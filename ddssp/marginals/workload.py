@@ -16,15 +16,16 @@ from typing import Any, Iterable
 import numpy as np
 
 from ddssp.errors import WorkloadError
+from ddssp.types import Domain
 
 Workload = list[tuple[tuple[str, ...], float]]
 
 
-def _cells(domain: dict[str, int], clique: Iterable[str]) -> int:
+def _cells(domain: Domain, clique: Iterable[str]) -> int:
     return math.prod(int(domain[a]) for a in clique)
 
 
-def all_pairs(domain: dict[str, int], max_cells: int | None = None) -> Workload:
+def all_pairs(domain: Domain, max_cells: int | None = None) -> Workload:
     """Every two-way marginal (columns in domain order), weight 1; optionally capped in cells."""
     cols = list(domain)
     if len(cols) < 2:
@@ -35,7 +36,7 @@ def all_pairs(domain: dict[str, int], max_cells: int | None = None) -> Workload:
     return cap_cells(wl, domain, max_cells) if max_cells is not None else wl
 
 
-def target_pairs(domain: dict[str, int], target: str, max_cells: int | None = None) -> Workload:
+def target_pairs(domain: Domain, target: str, max_cells: int | None = None) -> Workload:
     """The target's one-way marginal plus every pair (target, other column), weight 1."""
     if target not in domain:
         raise WorkloadError(
@@ -46,7 +47,7 @@ def target_pairs(domain: dict[str, int], target: str, max_cells: int | None = No
     return cap_cells(wl, domain, max_cells) if max_cells is not None else wl
 
 
-def cap_cells(workload: Workload, domain: dict[str, int], max_cells: int) -> Workload:
+def cap_cells(workload: Workload, domain: Domain, max_cells: int) -> Workload:
     """Drop workload cliques whose marginal has more than ``max_cells`` cells."""
     if max_cells is None or max_cells < 1:
         raise WorkloadError(f"max_cells must be a positive integer, got {max_cells!r}")
@@ -58,7 +59,7 @@ def cap_cells(workload: Workload, domain: dict[str, int], max_cells: int) -> Wor
     return kept
 
 
-def load_workload(path: str | Path, domain: dict[str, int]) -> Workload:
+def load_workload(path: str | Path, domain: Domain) -> Workload:
     """Read a workload from JSON: ``[{"clique": ["a", "b"], "weight": 1.0}, ...]`` or
     ``[["a", "b"], ...]`` (weight 1), then validate it against ``domain``."""
     path = Path(path)
@@ -93,7 +94,7 @@ def load_workload(path: str | Path, domain: dict[str, int]) -> Workload:
     return validate_workload(wl, domain)
 
 
-def validate_workload(workload: Workload, domain: dict[str, int]) -> Workload:
+def validate_workload(workload: Workload, domain: Domain) -> Workload:
     """Check a workload against a domain; return it with cliques as tuples and float weights.
 
     Raises :class:`WorkloadError` for an empty workload, an empty clique, a column not in the domain

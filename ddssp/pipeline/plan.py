@@ -20,6 +20,7 @@ from ddssp.releasefile.format import (
     SCHEMA_DISCOVERED,
     SCHEMA_NOT_PRIVATE,
 )
+from ddssp.types import Domain
 
 
 @dataclass
@@ -224,7 +225,7 @@ def plan_schema(
                       discovered=[n for n in todo if n not in dropped], dropped=dropped)
 
 
-def build_workload(workload: Any, domain: dict[str, int], target: str | None, max_cells: int | None = None):
+def build_workload(workload: Any, domain: Domain, target: str | None, max_cells: int | None = None):
     """'all-pairs', 'target' (pairs with the target), a JSON file path, or an explicit list."""
     from ddssp.marginals import workload as wl
 

@@ -16,9 +16,9 @@ from ddssp.data.columns import Column, _few
 from ddssp.data.schema import Schema
 from ddssp.data.tables import header_names
 from ddssp.errors import DataError, SchemaError
+from ddssp.types import Clique
 
 
-Clique = tuple[str, ...]
 BACKENDS = ("numpy", "duckdb", "spark")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
