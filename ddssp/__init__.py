@@ -6,7 +6,6 @@ Heavy modules are imported lazily: ``import ddssp`` does not import JAX.
 from __future__ import annotations
 
 from ddssp._lazy import lazy_getattr
-
 from ddssp._version import __version__
 
 # ``ddssp.release(...)`` is the function (no module is named ``release``); these import numpy and

@@ -106,8 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name, modname in COMMANDS:
         mod = importlib.import_module(modname)
-        p = sub.add_parser(name, help=mod.HELP, description=getattr(mod, "DESCRIPTION", mod.HELP),
-                           epilog=_epilog(getattr(mod, "EXAMPLES", None)), formatter_class=HelpFormatter)
+        p = sub.add_parser(
+            name,
+            help=mod.HELP,
+            description=getattr(mod, "DESCRIPTION", mod.HELP),
+            epilog=_epilog(getattr(mod, "EXAMPLES", None)),
+            formatter_class=HelpFormatter,
+        )
         mod.add_arguments(p)
         if p.__dict__.get("_ddssp_hidden_help"):
             p.add_argument("--help-all", action=_HelpAll, help="show this help with the testing-only options too")

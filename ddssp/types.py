@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 #: An ordered tuple of column names (the attributes of one marginal or measurement).
 Clique = tuple[str, ...]

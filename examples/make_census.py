@@ -73,14 +73,24 @@ SEX = ["Female", "Male"]
 RACE = ["White", "Black", "Hispanic", "Asian", "Other"]
 MARITAL = ["Never-married", "Married", "Divorced", "Separated", "Widowed"]
 EDUCATION = ["Less-than-HS", "HS-grad", "Some-college", "Associate", "Bachelor", "Master", "Doctorate"]
-OCCUPATION = ["Management", "Professional", "Sales", "Office", "Service",
-              "Construction", "Production", "Transport", "Farming", "Military"]
+OCCUPATION = [
+    "Management",
+    "Professional",
+    "Sales",
+    "Office",
+    "Service",
+    "Construction",
+    "Production",
+    "Transport",
+    "Farming",
+    "Military",
+]
 WORKCLASS = ["Private", "Self-employed", "Government", "Without-pay"]
-AGE_EDGES = [16, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 80, 90]          # 13 bins, [16, 90]
-YEARS_EDUCATION = list(range(8, 21))                                           # 13 levels, 8..20
-HOURS_EDGES = [0, 10, 20, 30, 35, 40, 45, 50, 60, 70, 80, 100]                 # 11 bins, [0, 100]
+AGE_EDGES = [16, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 80, 90]  # 13 bins, [16, 90]
+YEARS_EDUCATION = list(range(8, 21))  # 13 levels, 8..20
+HOURS_EDGES = [0, 10, 20, 30, 35, 40, 45, 50, 60, 70, 80, 100]  # 11 bins, [0, 100]
 GAIN_EDGES = [0, 1, 1000, 2500, 5000, 7500, 10000, 15000, 25000, 50000, 100000]  # 10 bins
-GAIN_VALUES = [0, 500, 1750, 3750, 6250, 8750, 12500, 20000, 37500, 75000]     # "none" bin -> 0
+GAIN_VALUES = [0, 500, 1750, 3750, 6250, 8750, 12500, 20000, 37500, 75000]  # "none" bin -> 0
 SCORE_EDGES = [0, 10, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 80, 90, 100, 120]  # 16 bins
 HIGH_INCOME = [0, 1]
 
@@ -88,20 +98,22 @@ HIGH_INCOME = [0, 1]
 def make_schema():
     from ddssp.data import Column, Schema
 
-    return Schema([
-        Column.binned("age", AGE_EDGES),
-        Column.categorical("sex", SEX),
-        Column.categorical("race", RACE),
-        Column.categorical("marital_status", MARITAL),
-        Column.categorical("education", EDUCATION),
-        Column.levels("years_education", YEARS_EDUCATION),
-        Column.categorical("occupation", OCCUPATION),
-        Column.categorical("workclass", WORKCLASS),
-        Column.binned("hours_per_week", HOURS_EDGES),
-        Column.binned("capital_gain", GAIN_EDGES, values=GAIN_VALUES),
-        Column.binned("income_score", SCORE_EDGES),
-        Column.levels("high_income", HIGH_INCOME),
-    ])
+    return Schema(
+        [
+            Column.binned("age", AGE_EDGES),
+            Column.categorical("sex", SEX),
+            Column.categorical("race", RACE),
+            Column.categorical("marital_status", MARITAL),
+            Column.categorical("education", EDUCATION),
+            Column.levels("years_education", YEARS_EDUCATION),
+            Column.categorical("occupation", OCCUPATION),
+            Column.categorical("workclass", WORKCLASS),
+            Column.binned("hours_per_week", HOURS_EDGES),
+            Column.binned("capital_gain", GAIN_EDGES, values=GAIN_VALUES),
+            Column.binned("income_score", SCORE_EDGES),
+            Column.levels("high_income", HIGH_INCOME),
+        ]
+    )
 
 
 def _pick(rng, labels, p, n=None):
@@ -140,8 +152,20 @@ def make_table(rows: int = ROWS, seed: int = SEED) -> pd.DataFrame:
     occ = np.empty(n, dtype=object)
     for i in range(n):
         e = edu_idx[i]
-        w = np.array([1.0 + 0.8 * e, 0.5 + 1.5 * e, 1.2, 1.5, 2.0 - 0.25 * e,
-                      1.2 - 0.15 * e, 1.4 - 0.18 * e, 1.0 - 0.12 * e, 0.35, 0.1])
+        w = np.array(
+            [
+                1.0 + 0.8 * e,
+                0.5 + 1.5 * e,
+                1.2,
+                1.5,
+                2.0 - 0.25 * e,
+                1.2 - 0.15 * e,
+                1.4 - 0.18 * e,
+                1.0 - 0.12 * e,
+                0.35,
+                0.1,
+            ]
+        )
         occ[i] = _pick(rng, OCCUPATION, np.clip(w, 0.05, None))
     workclass = _pick(rng, WORKCLASS, [0.72, 0.11, 0.15, 0.02], n)
 
@@ -157,23 +181,46 @@ def make_table(rows: int = ROWS, seed: int = SEED) -> pd.DataFrame:
     male = (sex == "Male").astype(float)
     married = (marital == "Married").astype(float)
     c = COEF_LINEAR
-    score = (c["intercept"] + c["years_education"] * years_education + c["age"] * age
-             + c["hours_per_week"] * hours + c["capital_gain"] * gain
-             + c["sex=Male"] * male + c["marital_status=Married"] * married
-             + rng.normal(0, NOISE_SD_LINEAR, n))
+    score = (
+        c["intercept"]
+        + c["years_education"] * years_education
+        + c["age"] * age
+        + c["hours_per_week"] * hours
+        + c["capital_gain"] * gain
+        + c["sex=Male"] * male
+        + c["marital_status=Married"] * married
+        + rng.normal(0, NOISE_SD_LINEAR, n)
+    )
     score = np.clip(np.round(score, 1), 0, 120)
 
     b = COEF_LOGISTIC
-    logit = (b["intercept"] + b["years_education"] * years_education + b["age"] * age
-             + b["hours_per_week"] * hours + b["capital_gain"] * gain
-             + b["sex=Male"] * male + b["marital_status=Married"] * married)
+    logit = (
+        b["intercept"]
+        + b["years_education"] * years_education
+        + b["age"] * age
+        + b["hours_per_week"] * hours
+        + b["capital_gain"] * gain
+        + b["sex=Male"] * male
+        + b["marital_status=Married"] * married
+    )
     high = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
 
-    return pd.DataFrame({
-        "age": age, "sex": sex, "race": race, "marital_status": marital, "education": education,
-        "years_education": years_education, "occupation": occ, "workclass": workclass,
-        "hours_per_week": hours, "capital_gain": gain, "income_score": score, "high_income": high,
-    })
+    return pd.DataFrame(
+        {
+            "age": age,
+            "sex": sex,
+            "race": race,
+            "marital_status": marital,
+            "education": education,
+            "years_education": years_education,
+            "occupation": occ,
+            "workclass": workclass,
+            "hours_per_week": hours,
+            "capital_gain": gain,
+            "income_score": score,
+            "high_income": high,
+        }
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -201,9 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     schema.save(schema_path, force=args.force)
     for path in (csv_path, schema_path):
         path.chmod(0o644)  # example files are meant to be read by anyone
-    print(f"wrote {csv_path} ({len(df)} rows, {csv_path.stat().st_size / 1e6:.2f} MB) and {schema_path}; "
-          f"high_income rate {df['high_income'].mean():.3f}; "
-          f"domain {dict(schema.domain)}", file=sys.stderr)
+    print(
+        f"wrote {csv_path} ({len(df)} rows, {csv_path.stat().st_size / 1e6:.2f} MB) and {schema_path}; "
+        f"high_income rate {df['high_income'].mean():.3f}; "
+        f"domain {dict(schema.domain)}",
+        file=sys.stderr,
+    )
     return 0
 
 

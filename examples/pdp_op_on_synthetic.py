@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     from ddssp.jaxconf import configure_jax  # float64, no persistent compilation cache
 
     configure_jax()
+    from ddssp.data import load_schema
     from ddssp.estimators.pdp_op import (
         NonPersonalizedOutputPerturbation,
         PDPOutputPerturbation,
@@ -73,7 +74,6 @@ def main(argv: list[str] | None = None) -> int:
         weighted_ridge,
     )
     from ddssp.pipeline import release
-    from ddssp.data import load_schema
 
     rng = np.random.default_rng(args.seed)
     schema = load_schema(HERE / "census.schema.json")
@@ -112,7 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(("PDP-OP on synthetic", f"release eps={args.eps} (+ unneeded noise)", mse(m)))
     eps_real = privacy_profile(len(Xr), rng=rng)
     m = PDPOutputPerturbation(args.lam, fit_intercept=True).fit(Xr, yr, eps=eps_real)
-    rows.append(("PDP-OP on real rows", f"eps_i in [{m.privacy_.details['min_eps']:.3g}, {m.privacy_.details['max_eps']:.3g}]", mse(m)))
+    rows.append(
+        (
+            "PDP-OP on real rows",
+            f"eps_i in [{m.privacy_.details['min_eps']:.3g}, {m.privacy_.details['max_eps']:.3g}]",
+            mse(m),
+        )
+    )
     m = NonPersonalizedOutputPerturbation(args.lam, fit_intercept=True).fit(Xr, yr, eps=eps_real)
     rows.append(("NonPers on real rows", f"eps = {m.privacy_.eps:.3g} for all", mse(m)))
     theta_real = weighted_ridge(ones(Xr), yr, np.full(len(Xr), 1 / len(Xr)), args.lam)

@@ -86,6 +86,7 @@ def huge_number(base: Path, dst: Path, field: str, literal: str) -> Path:
 
 def many_entries(base: Path, dst: Path, n: int = 50_000) -> Path:
     """``n`` valid Gaussian-measurement ledger entries with distinct sigmas (each passes its own check)."""
+
     def edit(doc):
         proto = next(e for e in doc["ledger"]["entries"] if e["kind"] == "measure")
         entries = []
@@ -95,6 +96,7 @@ def many_entries(base: Path, dst: Path, n: int = 50_000) -> Path:
             e["rho"] = 1.0 / (2 * e["sigma"] ** 2)
             entries.append(e)
         doc["ledger"]["entries"] = entries
+
     return edit_doc(base, dst, edit)
 
 
@@ -108,27 +110,39 @@ def many_discovery_entries(base: Path, dst: Path, n: int = 50_000) -> Path:
         for i in range(n):
             sigma, t = 10.0 + i * 1e-3, 40
             rho, delta = threshold_cost(sigma, t)
-            entries.append({"kind": "discover-keys", "rho": rho, "sigma": sigma, "eps_em": None,
-                            "clique": ["a"], "round": None, "note": "", "delta": delta,
-                            "params": {"threshold": t, "l0": 1, "l2": 1, "linf": 1, "noise": "discrete_gaussian"}})
+            entries.append(
+                {
+                    "kind": "discover-keys",
+                    "rho": rho,
+                    "sigma": sigma,
+                    "eps_em": None,
+                    "clique": ["a"],
+                    "round": None,
+                    "note": "",
+                    "delta": delta,
+                    "params": {"threshold": t, "l0": 1, "l2": 1, "linf": 1, "noise": "discrete_gaussian"},
+                }
+            )
         doc["ledger"]["entries"] = entries + doc["ledger"]["entries"]
+
     return edit_doc(base, dst, edit)
 
 
 def many_levels(base: Path, dst: Path, n: int = 5_500_000) -> Path:
     """A categorical column listing ``n`` levels explicitly (5.5M fit under the 64 MiB JSON cap)."""
+
     def edit(doc):
         col = doc["schema"]["columns"][0]
         col.pop("size", None)
         col["levels"] = [str(i) for i in range(n)]
+
     return edit_doc(base, dst, edit)
 
 
 def _npy_zero_stream(zf: zipfile.ZipFile, name: str, shape: tuple[int, ...], dtype: str) -> tuple[str, int]:
     """Write an all-zero .npy of ``shape`` into ``zf`` chunk by chunk; returns (sha256, size)."""
     hdr = io.BytesIO()
-    np.lib.format.write_array_header_1_0(hdr, {"descr": np.dtype(dtype).str, "fortran_order": False,
-                                               "shape": shape})
+    np.lib.format.write_array_header_1_0(hdr, {"descr": np.dtype(dtype).str, "fortran_order": False, "shape": shape})
     h = hashlib.sha256()
     total = int(np.prod(shape)) * 8
     chunk = bytes(1 << 22)
@@ -192,8 +206,7 @@ def two_column_base(dst: Path, insecure_seed: int | None = 0) -> Path:
     a = rng.integers(0, 3, 500)
     codes = pd.DataFrame({"a": a, "b": (a + rng.integers(0, 2, 500)) % 4})
     schema = Schema.from_domain({"a": 3, "b": 4}, categorical=["b"])  # a: numeric codes, a regression target
-    rel = release(codes, schema, eps=1.0, delta=1e-6, rounds=4, seed=0, insecure_seed=insecure_seed,
-                  encoded=True)
+    rel = release(codes, schema, eps=1.0, delta=1e-6, rounds=4, seed=0, insecure_seed=insecure_seed, encoded=True)
     rel.save(dst)
     return dst
 

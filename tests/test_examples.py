@@ -84,8 +84,14 @@ def test_adult_raw_script_takes_the_table_as_an_argument(tmp_path):
 
 @pytest.mark.slow
 def test_adult_raw_script_on_adult(shared_data, tmp_path):
-    proc = subprocess.run(["sh", str(EXAMPLES / "adult_raw.sh"), str(shared_data / "adult_raw.csv"), "out"],
-                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(
+        ["sh", str(EXAMPLES / "adult_raw.sh"), str(shared_data / "adult_raw.csv"), "out"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "positive class" in proc.stdout or "income" in proc.stdout
     assert (tmp_path / "out" / "adult_raw.synthetic.csv").is_file()

@@ -38,21 +38,37 @@ def test_base_loads(base):
     assert rel.stamp is not None and rel.self_check() is None
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda b, d: hostile.deep_release_json(b, d), "nested too deep"),
-    (lambda b, d: hostile.deep_manifest(b, d), "nested too deep"),
-    (lambda b, d: hostile.huge_number(b, d, "sigma", "1" + "0" * 400), "401 digits"),
-    (lambda b, d: hostile.huge_number(b, d, "rho", "1" + "0" * 400), "401 digits"),
-    (lambda b, d: hostile.huge_number(b, d, "eps", "1e400"), "overflows a float"),
-    (lambda b, d: hostile.huge_number(b, d, "eps", "-1e400"), "overflows a float"),
-    (lambda b, d: hostile.huge_number(b, d, "eps", "NaN"), "not a finite number"),
-    (lambda b, d: hostile.huge_number(b, d, "sigma", "Infinity"), "not a finite number"),
-    (lambda b, d: hostile.huge_number(b, d, "eps", "7" * 5000), "5,000 digits"),
-    (lambda b, d: hostile.many_entries(b, d, 20_001), "ledger entries"),
-    (lambda b, d: hostile.many_levels(b, d, 1_000_001), "listed levels"),
-    (lambda b, d: hostile.many_discovery_entries(b, d, 1_001), "discovery ledger entries"),
-], ids=["deep-release", "deep-manifest", "sigma-1e400", "rho-1e400", "eps-1e400", "eps-minus-1e400", "nan",
-        "inf", "5000-digits", "entries", "levels", "discovery-entries"])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda b, d: hostile.deep_release_json(b, d), "nested too deep"),
+        (lambda b, d: hostile.deep_manifest(b, d), "nested too deep"),
+        (lambda b, d: hostile.huge_number(b, d, "sigma", "1" + "0" * 400), "401 digits"),
+        (lambda b, d: hostile.huge_number(b, d, "rho", "1" + "0" * 400), "401 digits"),
+        (lambda b, d: hostile.huge_number(b, d, "eps", "1e400"), "overflows a float"),
+        (lambda b, d: hostile.huge_number(b, d, "eps", "-1e400"), "overflows a float"),
+        (lambda b, d: hostile.huge_number(b, d, "eps", "NaN"), "not a finite number"),
+        (lambda b, d: hostile.huge_number(b, d, "sigma", "Infinity"), "not a finite number"),
+        (lambda b, d: hostile.huge_number(b, d, "eps", "7" * 5000), "5,000 digits"),
+        (lambda b, d: hostile.many_entries(b, d, 20_001), "ledger entries"),
+        (lambda b, d: hostile.many_levels(b, d, 1_000_001), "listed levels"),
+        (lambda b, d: hostile.many_discovery_entries(b, d, 1_001), "discovery ledger entries"),
+    ],
+    ids=[
+        "deep-release",
+        "deep-manifest",
+        "sigma-1e400",
+        "rho-1e400",
+        "eps-1e400",
+        "eps-minus-1e400",
+        "nan",
+        "inf",
+        "5000-digits",
+        "entries",
+        "levels",
+        "discovery-entries",
+    ],
+)
 def test_hostile_json_refused_in_one_line(base, tmp_path, capsys, make, match):
     p = make(base, tmp_path / "h.release")
     with pytest.raises(ReleaseFileError, match=match):
@@ -144,8 +160,9 @@ def test_copied_signature_is_reported_invalid_not_as_a_fingerprint(base, tmp_pat
     good = Release.load(signed)
     assert good.signature_valid is True and good.signed_by.startswith("ed25519:")
     # a forgery (stamp flipped off, manifest rehashed) with the publisher's signature member copied in
-    forged = hostile.edit_doc(signed, tmp_path / "forged.release",
-                              lambda d: d.__setitem__("noise", {"source": "opendp", "secure": True}))
+    forged = hostile.edit_doc(
+        signed, tmp_path / "forged.release", lambda d: d.__setitem__("noise", {"source": "opendp", "secure": True})
+    )
     m = hostile.members(forged)
     m["signature.json"] = hostile.members(signed)["signature.json"]
     hostile.write_members(m, forged)
@@ -196,8 +213,21 @@ def test_two_releases_of_different_tables_differ_only_in_noisy_fields(tmp_path):
     infos = []
     for p in paths:
         with zipfile.ZipFile(p) as zf:
-            infos.append([(i.filename, i.date_time, i.external_attr, i.create_system, i.compress_type,
-                           i.extra, i.comment, i.flag_bits) for i in zf.infolist()])
+            infos.append(
+                [
+                    (
+                        i.filename,
+                        i.date_time,
+                        i.external_attr,
+                        i.create_system,
+                        i.compress_type,
+                        i.extra,
+                        i.comment,
+                        i.flag_bits,
+                    )
+                    for i in zf.infolist()
+                ]
+            )
             assert zf.comment == b""
     assert infos[0] == infos[1]  # names, order, timestamps, attributes: no wall clock, nothing data-dependent
     assert all(x[1] == (1980, 1, 1, 0, 0, 0) for x in infos[0])
@@ -242,8 +272,12 @@ def test_unwritable_output_directory_refused_before_any_work(tmp_path, monkeypat
     data = tmp_path / "d.csv"
     data.write_text("a,b\n1,2\n")
     monkeypatch.setattr(os, "open", denied)
-    _one_line_refusal(str(data), capsys, "cannot write to output directory",
-                      argv=("release", "-o", str(ro / "r.release"), "--eps", "1", "--delta", "1e-6"))
+    _one_line_refusal(
+        str(data),
+        capsys,
+        "cannot write to output directory",
+        argv=("release", "-o", str(ro / "r.release"), "--eps", "1", "--delta", "1e-6"),
+    )
 
 
 # --------------------------------------------------------------------------- the stamp travels
@@ -256,16 +290,22 @@ def test_stamp_travels_to_every_output(base, tmp_path, capsys):
     assert main(["fit", str(base), "--target", "a", "--model", "linear", "--json"]) == 0
     assert json.loads(capsys.readouterr()[0])["stamp"] == INSECURE_STAMP
     # CSV outputs are refused without --allow-insecure, before anything is written
-    for argv in (["synth", str(base), "--rows", "5", "-o", str(tmp_path / "s.csv")],
-                 ["fit", str(base), "--target", "a", "--model", "linear", "-o", str(tmp_path / "c.csv")]):
+    for argv in (
+        ["synth", str(base), "--rows", "5", "-o", str(tmp_path / "s.csv")],
+        ["fit", str(base), "--target", "a", "--model", "linear", "-o", str(tmp_path / "c.csv")],
+    ):
         assert main(argv) == 1
         err = capsys.readouterr()[1].strip().splitlines()
         assert err[-1].startswith("ddssp: error:") and "--allow-insecure" in err[-1], err
         assert not any(tmp_path.glob("*.csv"))
     # and with it, the file name says so
     assert main(["synth", str(base), "--rows", "5", "-o", str(tmp_path / "s.csv"), "--allow-insecure"]) == 0
-    assert main(["fit", str(base), "--target", "a", "--model", "linear", "-o", str(tmp_path / "c.csv"),
-                 "--allow-insecure"]) == 0
+    assert (
+        main(
+            ["fit", str(base), "--target", "a", "--model", "linear", "-o", str(tmp_path / "c.csv"), "--allow-insecure"]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.glob("*.csv")) == ["c.NOT-PRIVATE.csv", "s.NOT-PRIVATE.csv"]
 
@@ -317,8 +357,23 @@ def test_duplicate_parquet_columns_refused_in_one_line(tmp_path, capsys):
     pq = pytest.importorskip("pyarrow.parquet")
     p = tmp_path / "dup.parquet"
     pq.write_table(pa.Table.from_arrays([pa.array([1, 2] * 50), pa.array([3, 4] * 50)], names=["a", "a"]), p)
-    assert main(["release", str(p), "--eps", "1", "--delta", "1e-6", "--backend", "numpy",
-                 "-o", str(tmp_path / "o.release")]) == 1
+    assert (
+        main(
+            [
+                "release",
+                str(p),
+                "--eps",
+                "1",
+                "--delta",
+                "1e-6",
+                "--backend",
+                "numpy",
+                "-o",
+                str(tmp_path / "o.release"),
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr()[1].strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ddssp: error:"), err
     assert not (tmp_path / "o.release").exists()

@@ -29,13 +29,22 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "ddssp"
 
 RANK = {
-    "errors": 0, "_lazy": 0, "_version": 0, "jaxconf": 0, "types": 0,
-    "data": 1, "dp": 1,
+    "errors": 0,
+    "_lazy": 0,
+    "_version": 0,
+    "jaxconf": 0,
+    "types": 0,
+    "data": 1,
+    "dp": 1,
     "marginals": 2,
     "releasefile": 3,
-    "pipeline": 4, "estimators": 4,
+    "pipeline": 4,
+    "estimators": 4,
     "bench": 5,
-    "commands": 6, "cli": 6, "__main__": 6, "__init__": 6,
+    "commands": 6,
+    "cli": 6,
+    "__main__": 6,
+    "__init__": 6,
 }
 
 #: layers of the same rank that must not import each other
@@ -110,8 +119,11 @@ def _edges(module_level_only: bool) -> list[tuple[str, str]]:
 
 
 def test_every_top_level_name_has_a_layer():
-    names = {p.stem if p.is_file() else p.name for p in PKG.iterdir()
-             if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))}
+    names = {
+        p.stem if p.is_file() else p.name
+        for p in PKG.iterdir()
+        if (p.suffix == ".py" or (p.is_dir() and (p / "__init__.py").exists()))
+    }
     missing = sorted(names - set(RANK))
     assert not missing, f"modules/packages without a layer in tests/test_layout.py: {missing}"
 

@@ -26,10 +26,25 @@ def raw_table(n: int = 2000, seed: int = 0) -> pd.DataFrame:
 def test_flat_keywords_and_options_give_the_same_release():
     df = raw_table()
     common = dict(eps=4.0, delta=1e-6, seed=0, rounds=4, insecure_seed=5)
-    flat = release(df, eps=common["eps"], delta=common["delta"], seed=0, rounds=4, insecure_seed=5,
-                   backend="numpy", discovery_share=0.2, categorical=["y"], numeric=["x"], bins=4)
-    grouped = release(df, **common, read=ReadOptions(backend="numpy"),
-                      discovery=DiscoveryOptions(share=0.2, categorical=("y",), numeric=("x",), bins=4))
+    flat = release(
+        df,
+        eps=common["eps"],
+        delta=common["delta"],
+        seed=0,
+        rounds=4,
+        insecure_seed=5,
+        backend="numpy",
+        discovery_share=0.2,
+        categorical=["y"],
+        numeric=["x"],
+        bins=4,
+    )
+    grouped = release(
+        df,
+        **common,
+        read=ReadOptions(backend="numpy"),
+        discovery=DiscoveryOptions(share=0.2, categorical=("y",), numeric=("x",), bins=4),
+    )
     assert flat.schema.to_dict() == grouped.schema.to_dict()
     assert flat.schema.column("x").size == 4
     assert [e.to_dict() for e in flat.ledger.entries] == [e.to_dict() for e in grouped.ledger.entries]
@@ -50,15 +65,18 @@ def test_options_and_their_keywords_together_are_refused():
         release(df, eps=1.0, discovery={"share": 0.1})
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"share": 0}, "discovery-share"),
-    ({"share": 1.5}, "discovery-share"),
-    ({"share": "0.1"}, "discovery-share"),
-    ({"bins": 0}, "bins"),
-    ({"bins": True}, "bins"),
-    ({"bins": 2.5}, "bins"),
-    ({"max_levels": -1}, "max_levels"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"share": 0}, "discovery-share"),
+        ({"share": 1.5}, "discovery-share"),
+        ({"share": "0.1"}, "discovery-share"),
+        ({"bins": 0}, "bins"),
+        ({"bins": True}, "bins"),
+        ({"bins": 2.5}, "bins"),
+        ({"max_levels": -1}, "max_levels"),
+    ],
+)
 def test_discovery_options_refuse_bad_values(kwargs, match):
     with pytest.raises(DDSSPError, match=match):
         DiscoveryOptions(**kwargs)

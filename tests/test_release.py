@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 from ddssp.cli import main
+from ddssp.data import Schema
 from ddssp.errors import DDSSPError, PrivacyParameterError, ReleaseFileError, SchemaError
 from ddssp.pipeline import release
 from ddssp.releasefile import FORMAT_VERSION, Release
-from ddssp.data import Schema
 
 DOMAIN = {"a": 3, "b": 4, "x": 5, "y": 2}
 
@@ -187,8 +187,10 @@ def test_tampered_with_rehashed_manifest_still_checked(saved, tmp_path):
         doc["eps"] = 100.0
         m["release.json"] = json.dumps(doc).encode()
         man = _manifest(m)
-        man["files"]["release.json"] = {"sha256": hashlib.sha256(m["release.json"]).hexdigest(),
-                                        "size": len(m["release.json"])}
+        man["files"]["release.json"] = {
+            "sha256": hashlib.sha256(m["release.json"]).hexdigest(),
+            "size": len(m["release.json"]),
+        }
         m["manifest.json"] = json.dumps(man).encode()
 
     bad = tmp_path / "rehashed.release"
@@ -267,8 +269,24 @@ def test_cli_release_inspect_synth(codes_csv, tmp_path, capsys):
     data, dom = codes_csv
     out = tmp_path / "t.release"
     code, so, se = run_cli(
-        ["release", data, "--domain", dom, "--categorical", "a,b,y", "--eps", "1", "--rounds", "6",
-         "--seed", "1", "-o", out], capsys)
+        [
+            "release",
+            data,
+            "--domain",
+            dom,
+            "--categorical",
+            "a,b,y",
+            "--eps",
+            "1",
+            "--rounds",
+            "6",
+            "--seed",
+            "1",
+            "-o",
+            out,
+        ],
+        capsys,
+    )
     assert code == 0, se
     assert "delta = 1e-09" in se and "Wrote" in so
     # stderr is not a terminal here (captured): no progress bar, no carriage-return lines in a log
@@ -296,8 +314,14 @@ def test_cli_release_inspect_synth(codes_csv, tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "extra",
-    [["--eps", "0"], ["--eps", "-1"], ["--eps", "1", "--delta", "1"], ["--eps", "1", "--delta", "0"],
-     ["--eps", "1", "--target", "nope"], ["--eps", "1", "--workload", "target"]],
+    [
+        ["--eps", "0"],
+        ["--eps", "-1"],
+        ["--eps", "1", "--delta", "1"],
+        ["--eps", "1", "--delta", "0"],
+        ["--eps", "1", "--target", "nope"],
+        ["--eps", "1", "--workload", "target"],
+    ],
 )
 def test_cli_release_bad_input(codes_csv, tmp_path, capsys, extra):
     data, dom = codes_csv
@@ -353,8 +377,7 @@ def _census_like(tmp_path, repo_root, edit) -> Path:
 
 @pytest.mark.parametrize(
     "case",
-    ["missing-file", "not-csv", "empty", "missing-column", "unknown-label", "non-numeric",
-     "bad-schema-json"],
+    ["missing-file", "not-csv", "empty", "missing-column", "unknown-label", "non-numeric", "bad-schema-json"],
 )
 def test_cli_release_bad_tables(case, tmp_path, repo_root, census_schema, capsys):
     schema = census_schema
@@ -399,8 +422,8 @@ def test_cli_release_extra_column_is_discovered(tmp_path, repo_root, census_sche
 
 
 def test_release_census_decodes_to_schema_labels(repo_root, census_schema, tmp_path):
-    from ddssp.data.tables import read_table
     from ddssp.data import load_schema
+    from ddssp.data.tables import read_table
 
     schema = load_schema(census_schema)
     df = read_table(repo_root / "examples" / "census.csv").iloc[:4000]
@@ -422,8 +445,23 @@ ADULT_CATEGORICAL = "workclass,education,marital-status,occupation,relationship,
 def test_adult_end_to_end_cli(shared_data, tmp_path, capsys):
     out = tmp_path / "adult.release"
     code, so, se = run_cli(
-        ["release", shared_data / "adult.csv", "--domain", shared_data / "adult-domain.json",
-         "--categorical", ADULT_CATEGORICAL, "--eps", "1", "--seed", "0", "--quiet", "-o", out], capsys)
+        [
+            "release",
+            shared_data / "adult.csv",
+            "--domain",
+            shared_data / "adult-domain.json",
+            "--categorical",
+            ADULT_CATEGORICAL,
+            "--eps",
+            "1",
+            "--seed",
+            "0",
+            "--quiet",
+            "-o",
+            out,
+        ],
+        capsys,
+    )
     assert code == 0, se
     code, so, _ = run_cli(["inspect", out, "--json"], capsys)
     info = json.loads(so)

@@ -60,15 +60,19 @@ def test_counter_output_is_checked(census):
     with pytest.raises(DataError, match="no .* array"):
         run_aim(lambda cl: {}, small.domain, w, 0.5, rng=np.random.default_rng(0))
     with pytest.raises(DataError, match="non-count"):
-        run_aim(lambda cl: {c: -np.ones([small.domain[a] for a in c], dtype=np.int64) for c in cl},
-                small.domain, w, 0.5, rng=np.random.default_rng(0))
+        run_aim(
+            lambda cl: {c: -np.ones([small.domain[a] for a in c], dtype=np.int64) for c in cl},
+            small.domain,
+            w,
+            0.5,
+            rng=np.random.default_rng(0),
+        )
 
 
 def test_release_from_a_file_path(census):
     # a path goes through the counting layer (default backend duckdb)
     data, schema, _ = census
-    rel = release(data, schema, eps=1.0, workload=[(("age", "sex"), 1.0)], rounds=2 * len(schema.names) + 1,
-                  seed=0)
+    rel = release(data, schema, eps=1.0, workload=[(("age", "sex"), 1.0)], rounds=2 * len(schema.names) + 1, seed=0)
     assert math.isclose(rel.rho_spent, rel.rho_budget, rel_tol=1e-9)
     assert rel.schema == schema
 
@@ -77,8 +81,21 @@ def test_cli_release_backends(census, tmp_path, capsys):
     data, _, _ = census
     schema_path = data.parent / "census.schema.json"
     out = tmp_path / "r.release"
-    argv = ["release", str(data), "--schema", str(schema_path), "--eps", "1", "--quiet",
-            "--workload", "target", "--target", "high_income", "--rounds", "40"]
+    argv = [
+        "release",
+        str(data),
+        "--schema",
+        str(schema_path),
+        "--eps",
+        "1",
+        "--quiet",
+        "--workload",
+        "target",
+        "--target",
+        "high_income",
+        "--rounds",
+        "40",
+    ]
     assert main([*argv, "-o", str(out), "--backend", "duckdb", "--memory-limit", "256MB", "--na-values", "?"]) == 0
     rel = Release.load(out)
     assert math.isclose(rel.rho_spent, rel.rho_budget, rel_tol=1e-9)
@@ -86,10 +103,12 @@ def test_cli_release_backends(census, tmp_path, capsys):
     assert "duckdb" not in info and "256MB" not in info  # nothing about the reading goes into the file
     assert main([*argv, "-o", str(tmp_path / "n.release"), "--backend", "numpy"]) == 0
     capsys.readouterr()
-    for extra, msg in ((["--backend", "numpy", "--memory-limit", "1GB"], "duckdb only"),
-                       (["--memory-limit", "lots"], "memory"),
-                       (["--spark-master", "local[1]"], "--backend spark"),
-                       (["--delimiter", ";;"], "delimiter")):
+    for extra, msg in (
+        (["--backend", "numpy", "--memory-limit", "1GB"], "duckdb only"),
+        (["--memory-limit", "lots"], "memory"),
+        (["--spark-master", "local[1]"], "--backend spark"),
+        (["--delimiter", ";;"], "delimiter"),
+    ):
         assert main([*argv, "-o", str(tmp_path / "bad.release"), *extra]) == 1
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("ddssp: error:") and msg in err[0], err

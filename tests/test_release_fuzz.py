@@ -17,8 +17,7 @@ from ddssp.releasefile import Release
 from tests import hostile
 
 BUDGET = 64 << 20
-_SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture,
-                                                         HealthCheck.too_slow]}
+_SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]}
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +27,8 @@ def base_members(tmp_path_factory) -> dict[str, bytes]:
 
 
 NUMBERS = st.one_of(
-    st.integers(min_value=-(10**40), max_value=10**40), st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(min_value=-(10**40), max_value=10**40),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.sampled_from([0, -1, 1e308, 1e-308, 2**63, 10**6, 8192, 16000, True, None, "x", [], {}]),
 )
 

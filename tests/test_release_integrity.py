@@ -23,6 +23,7 @@ from ddssp.pipeline import release
 from ddssp.releasefile import NOISY_FIELDS, PUBLIC_FIELDS, Release
 from tests.test_release import DOMAIN, make_codes
 
+
 def exact(codes: pd.DataFrame, clique) -> np.ndarray:
     shape = [DOMAIN[c] for c in clique]
     idx = np.ravel_multi_index([codes[c].to_numpy() for c in clique], shape)
@@ -124,8 +125,12 @@ def test_insecure_seed_reproduces_noise_and_seed_does_not(codes, schema, insecur
 def test_stamp_printed_by_every_command(insecure_rel, tmp_path, capsys):
     p = tmp_path / "insecure.release"
     insecure_rel.save(p)
-    for argv in (["inspect", p], ["inspect", p, "--json"], ["fit", p, "--target", "y", "--model", "logistic"],
-                 ["synth", p, "--rows", "5", "-o", tmp_path / "s.csv", "--force", "--allow-insecure"]):
+    for argv in (
+        ["inspect", p],
+        ["inspect", p, "--json"],
+        ["fit", p, "--target", "y", "--model", "logistic"],
+        ["synth", p, "--rows", "5", "-o", tmp_path / "s.csv", "--force", "--allow-insecure"],
+    ):
         assert main([str(a) for a in argv]) == 0
         _, err = capsys.readouterr()
         assert f"ddssp: WARNING: {p}: {INSECURE_STAMP}" in err, argv
@@ -145,8 +150,23 @@ def test_cli_insecure_seed_stamps_and_reproduces(tmp_path, codes, capsys):
     outs = []
     for i in range(2):
         out = tmp_path / f"r{i}.release"
-        argv = ["release", data, "--domain", dom, "--categorical", "a,b,y", "--eps", "1", "--rounds", "6",
-                "--insecure-seed", "3", "-o", out, "--quiet"]
+        argv = [
+            "release",
+            data,
+            "--domain",
+            dom,
+            "--categorical",
+            "a,b,y",
+            "--eps",
+            "1",
+            "--rounds",
+            "6",
+            "--insecure-seed",
+            "3",
+            "-o",
+            out,
+            "--quiet",
+        ]
         assert main([str(a) for a in argv]) == 0
         _, err = capsys.readouterr()
         assert INSECURE_STAMP in err
@@ -159,8 +179,11 @@ def _flatten(d, prefix=""):
     out = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
-        if isinstance(v, dict) and not any(key == f or key.startswith(f + ".") for f in NOISY_FIELDS) \
-                and key not in PUBLIC_FIELDS:
+        if (
+            isinstance(v, dict)
+            and not any(key == f or key.startswith(f + ".") for f in NOISY_FIELDS)
+            and key not in PUBLIC_FIELDS
+        ):
             out.update(_flatten(v, key + "."))
         else:
             out[key] = v
@@ -176,7 +199,9 @@ def test_release_json_holds_only_public_inputs_and_noisy_outputs(schema):
     assert set(f0) == set(f1)
     for key in f0:
         declared_noisy = any(key == f or key.startswith(f + ".") for f in NOISY_FIELDS)
-        assert declared_noisy or key in PUBLIC_FIELDS, f"release.json field {key!r} is neither public nor a documented noisy output"
+        assert declared_noisy or key in PUBLIC_FIELDS, (
+            f"release.json field {key!r} is neither public nor a documented noisy output"
+        )
         if not declared_noisy:
             assert f0[key] == f1[key], f"public field {key!r} differs between two tables: {f0[key]!r} vs {f1[key]!r}"
     # no timings / row counts / iteration counts anywhere in the file
@@ -206,8 +231,10 @@ def _forge(saved: Path, dst: Path, edit_doc) -> Path:
     edit_doc(doc)
     m["release.json"] = json.dumps(doc).encode()
     man = json.loads(m["manifest.json"])
-    man["files"]["release.json"] = {"sha256": hashlib.sha256(m["release.json"]).hexdigest(),
-                                    "size": len(m["release.json"])}
+    man["files"]["release.json"] = {
+        "sha256": hashlib.sha256(m["release.json"]).hexdigest(),
+        "size": len(m["release.json"]),
+    }
     m["manifest.json"] = json.dumps(man).encode()
     return _write(m, dst)
 
@@ -279,7 +306,9 @@ def test_flipping_insecure_to_secure_is_not_detectable_without_a_signature(insec
     # documented limit: the self-check verifies consistency, not authorship (see README)
     p = tmp_path / "i.release"
     insecure_rel.save(p)
-    forged = _forge(p, tmp_path / "flip.release", lambda d: d.__setitem__("noise", {"source": "opendp", "secure": True}))
+    forged = _forge(
+        p, tmp_path / "flip.release", lambda d: d.__setitem__("noise", {"source": "opendp", "secure": True})
+    )
     assert Release.load(forged).stamp is None
 
 
@@ -389,7 +418,9 @@ def test_signed_release_verifies_and_a_consistent_forgery_does_not(insecure_rel,
     with pytest.raises(ReleaseFileError, match="another key"):
         rel.verify(other_pub)
     # the forgery the self-check cannot see (stamp flipped off, manifest rehashed) breaks the signature
-    forged = _forge(p, tmp_path / "flip.release", lambda d: d.__setitem__("noise", {"source": "opendp", "secure": True}))
+    forged = _forge(
+        p, tmp_path / "flip.release", lambda d: d.__setitem__("noise", {"source": "opendp", "secure": True})
+    )
     f = Release.load(forged)
     assert f.stamp is None
     with pytest.raises(ReleaseFileError, match="does not match"):
@@ -417,7 +448,9 @@ def test_cli_sign_key_bad_key_refused_before_reading_data(tmp_path, capsys):
     dom = tmp_path / "d.json"
     dom.write_text(json.dumps(DOMAIN))
     out = tmp_path / "r.release"
-    code = main(["release", str(data), "--domain", str(dom), "--eps", "1", "-o", str(out), "--sign-key", str(bad), "--quiet"])
+    code = main(
+        ["release", str(data), "--domain", str(dom), "--eps", "1", "-o", str(out), "--sign-key", str(bad), "--quiet"]
+    )
     _, err = capsys.readouterr()
     assert code == 1 and err.strip().splitlines()[-1].startswith("ddssp: error: the signing key")
     assert not out.exists()

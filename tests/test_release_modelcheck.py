@@ -52,8 +52,9 @@ def test_swapped_model_refused(tmp_path):
     ma["release.json"] = json.dumps(doc_a).encode()
     man = json.loads(ma["manifest.json"])
     man["files"] = {k: v for k, v in man["files"].items() if not k.startswith("arrays/model/")}
-    man["files"].update({k: v for k, v in json.loads(mb["manifest.json"])["files"].items()
-                         if k.startswith("arrays/model/")})
+    man["files"].update(
+        {k: v for k, v in json.loads(mb["manifest.json"])["files"].items() if k.startswith("arrays/model/")}
+    )
     ma["manifest.json"] = json.dumps(man).encode()
     hostile._rehash(ma, ["release.json"])
     forged = hostile.write_members(ma, tmp_path / "swapped.release")
@@ -61,11 +62,14 @@ def test_swapped_model_refused(tmp_path):
         Release.load(forged)
 
 
-@pytest.mark.parametrize("edit, match", [
-    (lambda d: d["noise"].__setitem__("secure", True), "marked secure"),
-    (lambda d: d["noise"].pop("stamp"), "without its stamp"),
-    (lambda d: d.__setitem__("schema_status", "trust me"), "unknown schema_status"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (lambda d: d["noise"].__setitem__("secure", True), "marked secure"),
+        (lambda d: d["noise"].pop("stamp"), "without its stamp"),
+        (lambda d: d.__setitem__("schema_status", "trust me"), "unknown schema_status"),
+    ],
+)
 def test_partial_stamp_flips_refused(tmp_path, edit, match):
     p = _release(300, 4).save(tmp_path / "r.release")
     forged = hostile.edit_doc(p, tmp_path / "f.release", edit)
@@ -78,6 +82,7 @@ def test_declared_status_over_a_draft_schema_refused(tmp_path):
 
     def edit(d):
         d["schema"]["draft"] = "data-derived draft"
+
     forged = hostile.edit_doc(p, tmp_path / "f.release", edit)
     with pytest.raises(ReleaseFileError, match="draft stamp"):
         Release.load(forged)

@@ -66,8 +66,21 @@ def test_one_fractional_value_full_release_cli(tmp_path):
         p = tmp_path / f"{name}.csv"
         t.to_csv(p, index=False)
         for backend in ("duckdb", "numpy"):
-            rc = main(["release", str(p), "--eps", "1", "--rounds", "8", "--quiet", "--backend", backend,
-                       "-o", str(tmp_path / f"{name}-{backend}.release")])
+            rc = main(
+                [
+                    "release",
+                    str(p),
+                    "--eps",
+                    "1",
+                    "--rounds",
+                    "8",
+                    "--quiet",
+                    "--backend",
+                    backend,
+                    "-o",
+                    str(tmp_path / f"{name}-{backend}.release"),
+                ]
+            )
             assert rc == 0
 
 
@@ -92,8 +105,9 @@ def test_small_labels_go_to_other_never_to_a_real_label():
 def test_unresolvable_columns_dropped_with_one_warning_or_refused_when_strict():
     rng = np.random.default_rng(2)
     n = 3_000
-    df = pd.DataFrame({"id": [f"u{i}" for i in range(n)], "empty": [None] * n,
-                       "k": rng.integers(0, 4, n), "const": ["c"] * n})
+    df = pd.DataFrame(
+        {"id": [f"u{i}" for i in range(n)], "empty": [None] * n, "k": rng.integers(0, 4, n), "const": ["c"] * n}
+    )
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         plan = plan_schema(df, None, eps=1.0, delta=1e-9)
@@ -116,8 +130,7 @@ def test_release_api_leaves_dropped_columns_out():
 
     rng = np.random.default_rng(3)
     n = 4_000
-    df = pd.DataFrame({"id": [f"u{i}" for i in range(n)], "k": rng.integers(0, 4, n),
-                       "g": rng.choice(["a", "b"], n)})
+    df = pd.DataFrame({"id": [f"u{i}" for i in range(n)], "k": rng.integers(0, 4, n), "g": rng.choice(["a", "b"], n)})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rel = release(df, eps=1.0, rounds=8)
@@ -128,8 +141,14 @@ def test_release_api_leaves_dropped_columns_out():
 def test_cli_columns_drop_strict_and_unnamed_header(tmp_path, capsys):
     rng = np.random.default_rng(4)
     n = 3_000
-    df = pd.DataFrame({"": np.arange(n), "id": [f"u{i}" for i in range(n)], "k": rng.integers(0, 4, n),
-                       "g": rng.choice(["a", "b"], n)})
+    df = pd.DataFrame(
+        {
+            "": np.arange(n),
+            "id": [f"u{i}" for i in range(n)],
+            "k": rng.integers(0, 4, n),
+            "g": rng.choice(["a", "b"], n),
+        }
+    )
     p = tmp_path / "t.csv"
     df.to_csv(p, index=False)
     out = tmp_path / "t.release"
@@ -152,13 +171,21 @@ def test_cli_columns_drop_strict_and_unnamed_header(tmp_path, capsys):
     assert Release.load(out2).schema.names == ["k", "g"]
 
 
-_cell = st.one_of(st.none(), st.integers(-1000, 1000), st.floats(-1e6, 1e6, allow_nan=False),
-                  st.sampled_from(["", "a", "b", "?", "x y", "1.5", "NaN", "inf", "-0", "1e300"]))
+_cell = st.one_of(
+    st.none(),
+    st.integers(-1000, 1000),
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.sampled_from(["", "a", "b", "?", "x y", "1.5", "NaN", "inf", "-0", "1e300"]),
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(base=st.sampled_from(["int", "float", "cat", "mixed"]), n=st.integers(50, 3000),
-       row=st.lists(_cell, min_size=3, max_size=3), seed=st.integers(0, 2**16))
+@given(
+    base=st.sampled_from(["int", "float", "cat", "mixed"]),
+    n=st.integers(50, 3000),
+    row=st.lists(_cell, min_size=3, max_size=3),
+    seed=st.integers(0, 2**16),
+)
 def test_property_no_value_stops_discovery_or_encoding(base, n, row, seed):
     """For random raw tables and a neighbour with one changed row, schema discovery and encoding
     under the discovered schema never raise on values."""

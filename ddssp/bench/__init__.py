@@ -13,5 +13,13 @@ from ddssp.bench.runner import (
     summarize,
 )
 
-__all__ = ["REQUIRED_COLUMNS", "BenchContext", "format_summary", "get_runner", "load_spec",
-           "plot_results", "run_bench", "summarize"]
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "BenchContext",
+    "format_summary",
+    "get_runner",
+    "load_spec",
+    "plot_results",
+    "run_bench",
+    "summarize",
+]

@@ -64,18 +64,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--engine", choices=["numpy", "mbi"], default="numpy")
     p.add_argument("--quiet", action="store_true", help="no per-round lines")
-    p.add_argument("--noise-seed", type=int, default=None,
-                   help="benchmark only, NOT PRIVATE: draw the DP noise from a seeded generator so that two "
-                        "settings see the same noise (default: the secure source)")
-    p.add_argument("--scale", type=float, default=1.0,
-                   help="resample the table to round(scale * rows) rows with replacement (default 1: as is)")
+    p.add_argument(
+        "--noise-seed",
+        type=int,
+        default=None,
+        help="benchmark only, NOT PRIVATE: draw the DP noise from a seeded generator so that two "
+        "settings see the same noise (default: the secure source)",
+    )
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="resample the table to round(scale * rows) rows with replacement (default 1: as is)",
+    )
     p.add_argument("--scale-seed", type=int, default=0, help="seed of the --scale resampling (default 0)")
-    p.add_argument("--fit", choices=["fast", "legacy"], default="fast",
-                   help="per-round estimation: fast (default) or legacy (before issue 19)")
+    p.add_argument(
+        "--fit",
+        choices=["fast", "legacy"],
+        default="fast",
+        help="per-round estimation: fast (default) or legacy (before issue 19)",
+    )
     args = p.parse_args(argv)
 
-    from ddssp.marginals.aim import run_aim
     from ddssp.dp import make_rng, rho_from_eps_delta
+    from ddssp.marginals.aim import run_aim
     from ddssp.marginals.workload import all_pairs
 
     domain = json.loads(Path(args.domain).read_text())
@@ -105,9 +117,19 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     c0 = time.process_time()
     res = run_aim(
-        data, domain, workload, rho, rng=make_rng(args.seed), max_model_size=args.max_model_size,
-        rounds=args.rounds, iters=args.iters, final_iters=args.final_iters, callback=progress,
-        engine=args.engine, fit=args.fit, noise=noise,
+        data,
+        domain,
+        workload,
+        rho,
+        rng=make_rng(args.seed),
+        max_model_size=args.max_model_size,
+        rounds=args.rounds,
+        iters=args.iters,
+        final_iters=args.final_iters,
+        callback=progress,
+        engine=args.engine,
+        fit=args.fit,
+        noise=noise,
     )
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
@@ -115,23 +137,31 @@ def main(argv: list[str] | None = None) -> int:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     tm = res.info["timings"]
     print(f"data            {args.data} ({len(data)} rows, {len(domain)} columns, {len(workload)} pairs)")
-    print(f"setting         eps={args.eps} delta={args.delta} seed={args.seed} engine={args.engine} "
-          f"iters={'fast' if args.iters is None else args.iters} final_iters={args.final_iters} "
-          f"max_model_size={args.max_model_size} MB scale={args.scale:g} fit={args.fit} "
-          f"noise={'secure' if args.noise_seed is None else f'INSECURE seeded {args.noise_seed}'}")
-    print(f"wall time       {wall:.1f} s  (estimate {tm['estimate']:.1f} s, final {tm['final']:.1f} s, "
-          f"filter {tm['filter']:.1f} s, select {tm['select']:.1f} s)")
+    print(
+        f"setting         eps={args.eps} delta={args.delta} seed={args.seed} engine={args.engine} "
+        f"iters={'fast' if args.iters is None else args.iters} final_iters={args.final_iters} "
+        f"max_model_size={args.max_model_size} MB scale={args.scale:g} fit={args.fit} "
+        f"noise={'secure' if args.noise_seed is None else f'INSECURE seeded {args.noise_seed}'}"
+    )
+    print(
+        f"wall time       {wall:.1f} s  (estimate {tm['estimate']:.1f} s, final {tm['final']:.1f} s, "
+        f"filter {tm['filter']:.1f} s, select {tm['select']:.1f} s)"
+    )
     print(f"cpu time        {cpu:.1f} s  (this process, all threads: wall time on a busy machine overstates)")
     print(f"rounds          {res.rounds} (T={res.info['settings']['rounds_T']}, annealed {res.info['annealed']}x)")
-    print(f"iterations      per round mean {np.mean(res.info['iterations']):.0f}, "
-          f"total {int(np.sum(res.info['iterations']))}, final {res.info['final_iterations']}")
+    print(
+        f"iterations      per round mean {np.mean(res.info['iterations']):.0f}, "
+        f"total {int(np.sum(res.info['iterations']))}, final {res.info['final_iterations']}"
+    )
     print(f"rho             budget {res.ledger.rho_budget:.9g}  spent {res.ledger.spent:.9g}")
     print(f"model           {len(res.model.cliques)} cliques, {res.info['model_size_mb']:.2f} MB")
     print(f"peak memory     {peak_mb:.0f} MB (ru_maxrss)")
     print(f"memory maps     {count_maps()}")
     print(f"workload error  {err:.5f}  (mean over {len(workload)} pairs of 0.5*||true/N - model/N||_1)")
-    print(f"summary         rows={len(data)} eps={args.eps:g} fit={args.fit} wall_s={wall:.1f} cpu_s={cpu:.1f} "
-          f"peak_rss_mb={peak_mb:.0f} workload_error={err:.5f} rounds={res.rounds}")
+    print(
+        f"summary         rows={len(data)} eps={args.eps:g} fit={args.fit} wall_s={wall:.1f} cpu_s={cpu:.1f} "
+        f"peak_rss_mb={peak_mb:.0f} workload_error={err:.5f} rounds={res.rounds}"
+    )
     try:
         print(f"load average    {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     except OSError:

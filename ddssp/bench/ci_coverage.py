@@ -90,8 +90,7 @@ def population() -> np.ndarray:
     eta = -1.5 + 0.5 * g1 - 0.3 * g2 + np.array([0.0, 1.0, 0.4])[g3] - 0.8 * g4
     pz1 = 1.0 / (1.0 + np.exp(-eta))
     pz = np.stack([1 - pz1, pz1], axis=-1)
-    px = (p1[:, None, None, None] * p2[:, :, None, None] * p3[:, None, :, None]
-          * p4[None, None, :, :])
+    px = p1[:, None, None, None] * p2[:, :, None, None] * p3[:, None, :, None] * p4[None, None, :, :]
     joint = px[..., None, None] * py[..., :, None] * pz[..., None, :]
     return joint / joint.sum()
 
@@ -157,10 +156,10 @@ def _per_coef(add, model, names, values: dict) -> None:
 
 
 def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
+    from ddssp.dp import make_rng
     from ddssp.estimators.bootstrap import bootstrap_models
     from ddssp.estimators.mechanism_bootstrap import bootstrap_interval, mechanism_replicates
     from ddssp.estimators.suffstats import ExactMarginals
-    from ddssp.dp import make_rng
     from ddssp.pipeline import release
 
     eps_list = ctx.setting(spec, "eps", ctx.eps)
@@ -193,16 +192,23 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         cell: list[dict] = []
 
         def add(method, metric, value, seconds):
-            cell.append({"method": method, "epsilon": float(eps), "trial": trial, "metric": metric,
-                         "value": float(value), "seconds": float(seconds)})
+            cell.append(
+                {
+                    "method": method,
+                    "epsilon": float(eps),
+                    "trial": trial,
+                    "metric": metric,
+                    "value": float(value),
+                    "seconds": float(seconds),
+                }
+            )
 
         # the cell's own streams (base seed, eps, trial): a resumed or extended run skips cells exactly
         ss = np.random.SeedSequence([int(ctx.seed or 0), int(round(float(eps) * 1e6)), int(trial)])
         data_ss, rel_ss, boot_ss, mech_ss = ss.spawn(4)
         codes = sample_codes(joint, rows, np.random.default_rng(data_ss))
         t0 = time.process_time()
-        rel = release(codes, sch, eps=float(eps), delta=delta, encoded=True, seed=np.random.default_rng(rel_ss),
-                      **aim)
+        rel = release(codes, sch, eps=float(eps), delta=delta, encoded=True, seed=np.random.default_rng(rel_ss), **aim)
         t_rel = time.process_time() - t0
         pairs = {frozenset(m.clique) for m in rel.measurements if len(m.clique) >= 2}
         add("release", "cliques_measured", len(pairs), t_rel)
@@ -225,21 +231,35 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
             t1 = time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est.fit_release(rel, target, ci=0.95, boot=boot, seed=brng, boot_iters=boot_iters,
-                                sampling_rows=sampling_rows, replicates=reps)
+                est.fit_release(
+                    rel,
+                    target,
+                    ci=0.95,
+                    boot=boot,
+                    seed=brng,
+                    boot_iters=boot_iters,
+                    sampling_rows=sampling_rows,
+                    replicates=reps,
+                )
             secs = time.process_time() - t1 + t_fixed / 2
             tab = est.conf_int()
             est_v = tab["estimate"].to_numpy()
             add(f"{model}/estimate", "abs_err", float(np.mean(np.abs(est_v - truth_v))), 0.0)
             # is each coefficient's (feature, target) pair inside a measured clique? (intercept: yes)
-            ident = np.array([n == "intercept" or any({n.split("=")[0], target} <= m for m in measured)
-                              for n in tab["name"]])
+            ident = np.array(
+                [n == "intercept" or any({n.split("=")[0], target} <= m for m in measured) for n in tab["name"]]
+            )
             add(f"{model}/estimate", "pair_measured", ident.mean(), 0.0)
-            per_coef = {"err": est_v - truth_v, "pair_measured": ident.astype(float),
-                        "se_fixed": tab["stderr"].to_numpy()}
-            for variant, se, ref in (("dp+sampling", tab["stderr"].to_numpy(), truth_v),
-                                     ("sampling-only", tab["stderr_sampling"].to_numpy(), truth_v),
-                                     ("dp-only-vs-data-fit", tab["stderr_dp"].to_numpy(), exact_v)):
+            per_coef = {
+                "err": est_v - truth_v,
+                "pair_measured": ident.astype(float),
+                "se_fixed": tab["stderr"].to_numpy(),
+            }
+            for variant, se, ref in (
+                ("dp+sampling", tab["stderr"].to_numpy(), truth_v),
+                ("sampling-only", tab["stderr_sampling"].to_numpy(), truth_v),
+                ("dp-only-vs-data-fit", tab["stderr_dp"].to_numpy(), exact_v),
+            ):
                 for level, name in ((0.90, "cover90"), (0.95, "cover95")):
                     z = norm.ppf(0.5 + level / 2)
                     add(f"{model}/{variant}", name, _covers(est_v, est_v - z * se, est_v + z * se, ref), secs)
@@ -275,10 +295,15 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                             add(f"{model}/{part}-{how}+unmeasured-inf", name, _covers(est_v, lo, hi, truth_v), secs)
                     lo, hi = bootstrap_interval(est_v, rep, 0.95, how)
                     add(f"{model}/{part}-{how}", "width95", np.mean(hi - lo), secs)
-            per_coef.update(se_mech=full.std(axis=0, ddof=1), bias_mech=full.mean(axis=0) - est_v,
-                            se_mech_sampling=samp.std(axis=0, ddof=1),
-                            **{f"q{int(q * 1000):03d}_mech": np.quantile(full, q, axis=0) - est_v
-                               for q in (0.025, 0.05, 0.95, 0.975)})
+            per_coef.update(
+                se_mech=full.std(axis=0, ddof=1),
+                bias_mech=full.mean(axis=0) - est_v,
+                se_mech_sampling=samp.std(axis=0, ddof=1),
+                **{
+                    f"q{int(q * 1000):03d}_mech": np.quantile(full, q, axis=0) - est_v
+                    for q in (0.025, 0.05, 0.95, 0.975)
+                },
+            )
             _per_coef(add, model, tab["name"], per_coef)
         bar.update(1)
         out.extend(cell)
@@ -339,8 +364,17 @@ def plot_coverage(res: pd.DataFrame, path, trials: int) -> bool:
                 m, n = g.mean(), g.count()
                 se = (g.std() / np.sqrt(n)).where(n > 1)
                 label, color, ls, marker = VARIANT_STYLES[variant]
-                ax.errorbar(m.index, m.values, yerr=None if se.isna().all() else se.fillna(0).values,
-                            marker=marker, ms=5, capsize=3, ls=ls, color=color, label=label)
+                ax.errorbar(
+                    m.index,
+                    m.values,
+                    yerr=None if se.isna().all() else se.fillna(0).values,
+                    marker=marker,
+                    ms=5,
+                    capsize=3,
+                    ls=ls,
+                    color=color,
+                    label=label,
+                )
             ax.axhline(level, color="k", lw=1)
             if level == 0.95:
                 ax.axhspan(0.93, 0.97, color="0.88", zorder=0)
@@ -354,9 +388,12 @@ def plot_coverage(res: pd.DataFrame, path, trials: int) -> bool:
             band = ", grey band: goal 0.93 to 0.97" if level == 0.95 else ""
             ax.set_title(f"{model} regression, {level:.0%} intervals (black line: {level:.0%}{band})", fontsize=9)
             ax.grid(True, alpha=0.3)
-    fig.suptitle(f"Coverage of the confidence intervals of `ddssp fit --ci` on a known population\n"
-                 f"({trials} release{'s' if trials != 1 else ''} per eps, 6 coefficients each; "
-                 "bars: 1 standard error)", fontsize=11)
+    fig.suptitle(
+        f"Coverage of the confidence intervals of `ddssp fit --ci` on a known population\n"
+        f"({trials} release{'s' if trials != 1 else ''} per eps, 6 coefficients each; "
+        "bars: 1 standard error)",
+        fontsize=11,
+    )
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 1.25 / fig.get_figheight(), 1, 1))

@@ -41,9 +41,36 @@ RELEASE_METHODS = ("ddssp", "aim-synth")
 DISCOVERED_METHODS = ("ddssp-discovered",)
 
 SPEC_KEYS = {
-    "name", "kind", "description", "train", "test", "test_rows", "domain", "schema", "categorical", "drop",
-    "target", "task", "eps", "delta", "trials", "methods", "aim", "ddssp", "train_rows", "synth_rows",
-    "public_ridge", "encoding", "plot_x", "plot_logx", "filter", "recode", "metrics", "raw", "na_values", "discovery_share",
+    "name",
+    "kind",
+    "description",
+    "train",
+    "test",
+    "test_rows",
+    "domain",
+    "schema",
+    "categorical",
+    "drop",
+    "target",
+    "task",
+    "eps",
+    "delta",
+    "trials",
+    "methods",
+    "aim",
+    "ddssp",
+    "train_rows",
+    "synth_rows",
+    "public_ridge",
+    "encoding",
+    "plot_x",
+    "plot_logx",
+    "filter",
+    "recode",
+    "metrics",
+    "raw",
+    "na_values",
+    "discovery_share",
 }
 METRICS = {"linear": ("mse",), "logistic": ("auc", "accuracy", "log_loss")}
 #: test rows held out when the table is too small for ``test_rows`` (and no test table is given)
@@ -167,8 +194,7 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     metrics = spec.get("metrics", list(METRICS[task]))
     if isinstance(metrics, str):
         metrics = [metrics]
-    if (not isinstance(metrics, list) or not metrics
-            or any(m not in METRICS[task] for m in metrics)):
+    if not isinstance(metrics, list) or not metrics or any(m not in METRICS[task] for m in metrics):
         raise WorkloadError(f"metrics for task {task!r}: a non-empty list from {list(METRICS[task])}, got {metrics!r}")
     raw = spec.get("raw", False)
     if not isinstance(raw, bool):
@@ -246,7 +272,9 @@ def parse_recode(raw: Any) -> dict[str, dict[str, str]]:
     if raw is None:
         return {}
     if not isinstance(raw, dict) or not all(isinstance(v, dict) and v for v in raw.values()):
-        raise WorkloadError("'recode' must be a table {column = {old = new, ...}}, e.g. recode.Survived = {0 = 0, 1 = 1}")
+        raise WorkloadError(
+            "'recode' must be a table {column = {old = new, ...}}, e.g. recode.Survived = {0 = 0, 1 = 1}"
+        )
     out = {}
     for col, mapping in raw.items():
         for new in mapping.values():
@@ -265,12 +293,20 @@ def _label(v: Any) -> str:
 def apply_filter(df: pd.DataFrame, conds: list[tuple[str, str, Any]], what: str) -> pd.DataFrame:
     import operator
 
-    ops = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
-           ">=": operator.ge}
+    ops = {
+        "==": operator.eq,
+        "!=": operator.ne,
+        "<": operator.lt,
+        "<=": operator.le,
+        ">": operator.gt,
+        ">=": operator.ge,
+    }
     keep = np.ones(len(df), dtype=bool)
     for col, op, val in conds:
         if col not in df.columns:
-            raise WorkloadError(f"filter: column {col!r} is not in the {what} table ({', '.join(map(str, df.columns))})")
+            raise WorkloadError(
+                f"filter: column {col!r} is not in the {what} table ({', '.join(map(str, df.columns))})"
+            )
         s = df[col]
         if isinstance(val, float) and not pd.api.types.is_numeric_dtype(s):
             s = pd.to_numeric(s, errors="coerce")
@@ -294,7 +330,7 @@ def apply_recode(df: pd.DataFrame, recode: dict[str, dict[str, Any]], what: str)
         if unmapped:
             raise WorkloadError(
                 f"recode.{col}: value(s) {unmapped[:5]} in the {what} table have no new value; list them in "
-                f"recode.{col} or remove those rows with a filter (e.g. filter = \"{col} != {unmapped[0]}\")"
+                f'recode.{col} or remove those rows with a filter (e.g. filter = "{col} != {unmapped[0]}")'
             )
         df[col] = labels.map(lambda v: mapping[v])
     return df
@@ -313,16 +349,17 @@ def recode_schema(schema: Any, recode: dict[str, dict[str, Any]]) -> Any:
             continue
         news = list(dict.fromkeys(recode[c.name].values()))
         numeric = c.kind == "numeric" and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in news)
-        cols.append(Column.levels(c.name, sorted(float(v) for v in news)) if numeric
-                    else Column.categorical(c.name, news))
+        cols.append(
+            Column.levels(c.name, sorted(float(v) for v in news)) if numeric else Column.categorical(c.name, news)
+        )
     return Schema(cols, source=schema.source)
 
 
 # ------------------------------------------------------------------------------------------- data
 def load_data(spec: dict, settings: dict, ctx: Any, rng: np.random.Generator):
     """(schema, train codes, test codes) with dropped columns removed and row caps applied."""
-    from ddssp.data.tables import read_table
     from ddssp.data import load_schema
+    from ddssp.data.tables import read_table
 
     if "domain" in spec:
         schema = load_schema(ctx.data_path(spec["domain"]), categorical=settings["categorical"])
@@ -368,15 +405,18 @@ def load_data(spec: dict, settings: dict, ctx: Any, rng: np.random.Generator):
             n_test = int(round(n_test * n_rows))
         elif 2 * n_test > n_rows:
             frac = SMALL_TABLE_TEST_FRACTION
-            msg = (f"the table has {n_rows} rows, too few for test_rows = {n_test}"
-                   f"{'' if settings['test_rows_given'] else ' (the default)'}: holding out {frac:.0%} "
-                   f"({int(round(frac * n_rows))} rows) as test rows instead (set test_rows to a number or "
-                   "a fraction to choose)")
+            msg = (
+                f"the table has {n_rows} rows, too few for test_rows = {n_test}"
+                f"{'' if settings['test_rows_given'] else ' (the default)'}: holding out {frac:.0%} "
+                f"({int(round(frac * n_rows))} rows) as test rows instead (set test_rows to a number or "
+                "a fraction to choose)"
+            )
             warnings.warn(msg, UserWarning, stacklevel=2)
             n_test = int(round(frac * n_rows))
         if not 1 <= n_test < n_rows:
-            raise WorkloadError(f"test_rows = {settings['test_rows']} leaves no training or no test rows "
-                                f"(the table has {n_rows})")
+            raise WorkloadError(
+                f"test_rows = {settings['test_rows']} leaves no training or no test rows (the table has {n_rows})"
+            )
         perm = rng.permutation(len(train_codes))
         test_codes = train_codes.iloc[perm[:n_test]].reset_index(drop=True)
         test = train.iloc[perm[:n_test]].reset_index(drop=True)
@@ -463,7 +503,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     bar = ctx.progress(len(cells), s["name"])
     try:
         for (eps, trial), ss in zip(cells, cell_root):
-            rel_ss, synth_ss, _base_ss = ss.spawn(3)  # 3rd stream (once the baselines' noise) unused: DP noise is secure
+            rel_ss, synth_ss, _base_ss = ss.spawn(
+                3
+            )  # 3rd stream (once the baselines' noise) unused: DP noise is secure
             done = ctx.cell({"epsilon": eps, "trial": trial})  # finished in the run being resumed
             if done is not None:
                 rows.extend(done)
@@ -473,8 +515,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
 
             def add(method: str, values: dict[str, float], seconds: float) -> None:
                 for metric, value in values.items():
-                    cell_rows.append(dict(method=method, epsilon=eps, trial=trial, metric=metric, value=value,
-                                          seconds=seconds))
+                    cell_rows.append(
+                        dict(method=method, epsilon=eps, trial=trial, metric=metric, value=value, seconds=seconds)
+                    )
 
             rel, rel_seconds = None, 0.0
             if any(m in s["methods"] for m in RELEASE_METHODS):
@@ -511,14 +554,16 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     model.fit(X_train, y_train)
                     add(method, score(model), time.perf_counter() - t0)
                 elif method == "ddssp-discovered":
-                    values, secs = _discovered_ddssp(train_raw, test_raw, eps, s, target, task,
-                                                     np.random.default_rng(rel_ss), score)
+                    values, secs = _discovered_ddssp(
+                        train_raw, test_raw, eps, s, target, task, np.random.default_rng(rel_ss), score
+                    )
                     add(method, values, secs)
                 elif method == "public":
                     if public_result is None:
                         model = nonprivate(X_train, y_train)
                         public_result = (score(model), time.perf_counter() - t0)
                     add(method, *public_result)
+
             for method in s["methods"]:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
@@ -550,8 +595,9 @@ def _discovered_ddssp(train_raw, test_raw, eps, s, target, task, rng, score):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClipWarning)  # clipping into discovered ranges is by design
         plan = plan_schema(train_raw, None, eps=eps, delta=s["delta"], discovery_share=share)
-        rel = release(train_raw, plan.schema, eps=eps, delta=s["delta"], target=target, seed=rng, plan=plan,
-                      **dict(s["aim"]))
+        rel = release(
+            train_raw, plan.schema, eps=eps, delta=s["delta"], target=target, seed=rng, plan=plan, **dict(s["aim"])
+        )
         if task == "logistic" and plan.schema.column(target).size != 2:
             # the discovered target is not binary: score a constant classifier
             return score(_Constant(np.array([-1.0, 1.0]))), time.perf_counter() - t0
@@ -598,8 +644,9 @@ def _ddssp_model(task: str, enc: Any, options: dict):
     return DDSSPLogisticRegression(encoding=enc, **options)
 
 
-def _release(codes: pd.DataFrame, schema: Any, eps: float, s: dict, target: str, rng: np.random.Generator,
-             callback=None):
+def _release(
+    codes: pd.DataFrame, schema: Any, eps: float, s: dict, target: str, rng: np.random.Generator, callback=None
+):
     from ddssp.pipeline import release
 
     aim = dict(s["aim"])

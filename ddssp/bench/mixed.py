@@ -66,7 +66,8 @@ def generate_mixed(rows: int, columns: int, numeric: int, seed: int = 0) -> pd.D
         w2 = 0.3 * ((j * 104729) % 7) / 6
         z = w1 * f[j % 3] + w2 * f[(j + 1) % 3]
         z = (z + np.sqrt(max(1e-6, 1 - w1**2 - w2**2)) * rng.standard_normal(rows)) / np.sqrt(
-            w1**2 + w2**2 + max(1e-6, 1 - w1**2 - w2**2))
+            w1**2 + w2**2 + max(1e-6, 1 - w1**2 - w2**2)
+        )
         if j < numeric:
             shape = SHAPES[j % len(SHAPES)]
             if shape == "normal":
@@ -132,9 +133,9 @@ CASES = {
 
 def _workload_error(release_path: Path, data_path: Path, domain_path: Path | None) -> tuple[float, int]:
     """Mean TV over the release's workload cliques of the model's marginal vs the data's (and rounds)."""
-    from ddssp.marginals.workload import total_variation as tv
     from ddssp.data.tables import read_table
     from ddssp.estimators.suffstats import ExactMarginals
+    from ddssp.marginals.workload import total_variation as tv
     from ddssp.releasefile import Release
 
     rel = Release.load(release_path)
@@ -165,8 +166,22 @@ def run_case(case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed:
         data = data_dir / "adult_raw.csv"
         args = [str(data), "--na-values", "?"]
         case.rows, case.columns = len(pd.read_csv(data, usecols=[0])), len(pd.read_csv(data, nrows=1).columns)
-    cmd = [sys.executable, "-m", "ddssp", "release", *args, "--eps", str(case.eps), "-o", str(out), "--force",
-           "--quiet", "--seed", str(seed), *case.extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "ddssp",
+        "release",
+        *args,
+        "--eps",
+        str(case.eps),
+        "-o",
+        str(out),
+        "--force",
+        "--quiet",
+        "--seed",
+        str(seed),
+        *case.extra,
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     try:
@@ -184,12 +199,22 @@ def run_case(case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed:
     rel = Release.load(out)
     numeric = len(rel.schema.numeric) if case.kind != "adult" else 0
     out.unlink(missing_ok=True)
-    return {"cpu_s": cpu, "wall_s": wall, "peak_mb": after.ru_maxrss / 1024, "rounds": rounds,
-            "error": None, "tv": err, "numeric_found": numeric, "load": os.getloadavg()[0]}
+    return {
+        "cpu_s": cpu,
+        "wall_s": wall,
+        "peak_mb": after.ru_maxrss / 1024,
+        "rounds": rounds,
+        "error": None,
+        "tv": err,
+        "numeric_found": numeric,
+        "load": os.getloadavg()[0],
+    }
 
 
-HEADER = (f"{'case':<20} {'rows':>9} {'cols':>5} {'num':>4} {'eps':>4} {'CPU s':>8} {'peak MB':>8} "
-          f"{'rounds':>6} {'wl error':>9} {'load':>5}")
+HEADER = (
+    f"{'case':<20} {'rows':>9} {'cols':>5} {'num':>4} {'eps':>4} {'CPU s':>8} {'peak MB':>8} "
+    f"{'rounds':>6} {'wl error':>9} {'load':>5}"
+)
 
 
 def format_row(case: Case, r: dict) -> str:
@@ -197,8 +222,10 @@ def format_row(case: Case, r: dict) -> str:
     if r.get("error"):
         return head + f"{case.numeric:>4} {case.eps:>4g}  {r['error']}"
     num = f"{case.numeric}/{r['numeric_found']}" if case.kind == "mixed" else str(r["numeric_found"])
-    return head + (f"{num:>4} {case.eps:>4g} {r['cpu_s']:>8.1f} {r['peak_mb']:>8.0f} {r['rounds']:>6} "
-                   f"{r['tv']:>9.4f} {r['load']:>5.1f}")
+    return head + (
+        f"{num:>4} {case.eps:>4g} {r['cpu_s']:>8.1f} {r['peak_mb']:>8.0f} {r['rounds']:>6} "
+        f"{r['tv']:>9.4f} {r['load']:>5.1f}"
+    )
 
 
 def _spec_cases(spec: dict, eps_override: list[float] | None) -> list[Case]:
@@ -213,9 +240,15 @@ def _spec_cases(spec: dict, eps_override: list[float] | None) -> list[Case]:
                 raise WorkloadError(f"mixed-release: unknown case {c!r}; known: {', '.join(CASES)}")
             base = CASES[c]
         elif isinstance(c, dict) and c.get("kind", "mixed") in ("mixed", "adult", "adult-raw"):
-            base = Case(str(c.get("name", c.get("kind", "mixed"))), c.get("kind", "mixed"), float(c.get("eps", 1.0)),
-                        int(c.get("rows", 0)), int(c.get("columns", 0)), int(c.get("numeric", 0)),
-                        [str(x) for x in c.get("release_args", [])])
+            base = Case(
+                str(c.get("name", c.get("kind", "mixed"))),
+                c.get("kind", "mixed"),
+                float(c.get("eps", 1.0)),
+                int(c.get("rows", 0)),
+                int(c.get("columns", 0)),
+                int(c.get("numeric", 0)),
+                [str(x) for x in c.get("release_args", [])],
+            )
             if base.kind == "mixed" and (base.rows < 1 or not 0 <= base.numeric <= base.columns):
                 raise WorkloadError(f"mixed-release: case {base.name!r} needs rows >= 1, 0 <= numeric <= columns")
         else:
@@ -250,10 +283,17 @@ def run(spec: dict, ctx) -> pd.DataFrame:
                 if r.get("error"):
                     ctx.log(f"mixed-release: {case.name} eps {case.eps:g}: {r['error']}")
                     continue
-                cell = [{**key, "metric": m, "value": float(r[k]), "seconds": r["wall_s"]}
-                        for m, k in (("cpu_s", "cpu_s"), ("peak_mb", "peak_mb"), ("rounds", "rounds"),
-                                     ("workload_tv", "tv"), ("numeric_discovered", "numeric_found"),
-                                     ("load", "load"))]
+                cell = [
+                    {**key, "metric": m, "value": float(r[k]), "seconds": r["wall_s"]}
+                    for m, k in (
+                        ("cpu_s", "cpu_s"),
+                        ("peak_mb", "peak_mb"),
+                        ("rounds", "rounds"),
+                        ("workload_tv", "tv"),
+                        ("numeric_discovered", "numeric_found"),
+                        ("load", "load"),
+                    )
+                ]
                 rows.extend(cell)
                 ctx.save_cell(cell)
     finally:

@@ -69,8 +69,9 @@ def run(spec: dict, ctx) -> pd.DataFrame:
         return df
     if mode == "als":
         df = _run_als(spec, ctx)
-        _plot_panels(df[df.bucket != "all"], ctx.outdir / "rmse_by_bucket.png", x="bucket",
-                     panel=("epsilon",), line="name")
+        _plot_panels(
+            df[df.bucket != "all"], ctx.outdir / "rmse_by_bucket.png", x="bucket", panel=("epsilon",), line="name"
+        )
         return df
     raise WorkloadError(f"multitask-synthetic: unknown mode {mode!r}; use 'regression' or 'als'")
 
@@ -91,8 +92,10 @@ def _plot_panels(df: pd.DataFrame, path, x: str, panel: tuple[str, ...], line: s
     if "name" not in df.columns:
         df["name"] = df["method"]
     if line == "name" and "mu" in df.columns:
-        df["name"] = [m + ("" if (isinstance(u, float) and math.isnan(u)) else f" mu={u:g}")
-                      for m, u in zip(df["method"], df["mu"])]
+        df["name"] = [
+            m + ("" if (isinstance(u, float) and math.isnan(u)) else f" mu={u:g}")
+            for m, u in zip(df["method"], df["mu"])
+        ]
     groups = list(df.groupby(["metric", *panel], sort=True))
     if not groups:
         return
@@ -102,14 +105,18 @@ def _plot_panels(df: pd.DataFrame, path, x: str, panel: tuple[str, ...], line: s
     for ax, (key, g) in zip(axes.ravel(), groups):
         mean = g.groupby([line, x])["value"].mean().reset_index()
         for lv, gg in mean.groupby(line, sort=True):
-            ax.plot(gg[x].astype(str) if x == "bucket" else gg[x], gg["value"], marker="o", label=f"{line}={lv}"
-                    if line != "name" else str(lv))
+            ax.plot(
+                gg[x].astype(str) if x == "bucket" else gg[x],
+                gg["value"],
+                marker="o",
+                label=f"{line}={lv}" if line != "name" else str(lv),
+            )
         ax.set_title(", ".join(f"{k}={v}" for k, v in zip(("metric", *panel), key)), fontsize=9)
         ax.set_xlabel(x)
         ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    for ax in axes.ravel()[len(groups):]:
+    for ax in axes.ravel()[len(groups) :]:
         ax.axis("off")
     fig.tight_layout()
     from ddssp.data.fileio import atomic_write
@@ -150,8 +157,9 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
         raise WorkloadError(f"per_user must be 'clip', 'normalize' or a list of them, got {spec.get('per_user')!r}")
     public_counts = bool(spec.get("public_counts", False))
     ssp_ridge = spec.get("ridge")
-    gd_kw = dict(steps=int(spec.get("gd_steps", 20)), lr=float(spec.get("gd_lr", 0.5)),
-                 radius=float(spec.get("gd_radius", 1.0)))
+    gd_kw = dict(
+        steps=int(spec.get("gd_steps", 20)), lr=float(spec.get("gd_lr", 0.5)), radius=float(spec.get("gd_radius", 1.0))
+    )
     tail_q = float(spec.get("tail_quantile", 0.25))
 
     rows: list[dict[str, Any]] = []
@@ -174,26 +182,42 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
                 tail_mask = tail_tasks[test.task_idx]
                 if trial == 0:
                     r1 = float(np.sum(1.0 / np.maximum(counts, 1)) * counts.sum() / m**2)
-                    ctx.log(f"a={a:g}: task sizes min {counts.min()}, median {int(np.median(counts))}, "
-                            f"max {counts.max()}; R1 = {r1:.2f}")
+                    ctx.log(
+                        f"a={a:g}: task sizes min {counts.min()}, median {int(np.median(counts))}, "
+                        f"max {counts.max()}; R1 = {r1:.2f}"
+                    )
 
                 def record(method, eps, mu, pred, secs, per_user=""):
                     for metric, mask in (("rmse", slice(None)), ("rmse_tail", tail_mask)):
-                        cell_rows.append(dict(method=method, per_user=per_user, a=a, epsilon=eps, mu=mu,
-                                              trial=trial, metric=metric,
-                                              value=_rmse(pred[mask], test.y[mask]), seconds=secs))
+                        cell_rows.append(
+                            dict(
+                                method=method,
+                                per_user=per_user,
+                                a=a,
+                                epsilon=eps,
+                                mu=mu,
+                                trial=trial,
+                                metric=metric,
+                                value=_rmse(pred[mask], test.y[mask]),
+                                seconds=secs,
+                            )
+                        )
 
                 t0 = time.perf_counter()
                 ref = weighted_ridge(train, np.ones(train.n_entries), 1e-6)
-                record("ridge-nonprivate", math.nan, math.nan,
-                       np.einsum("ed,ed->e", test.X, ref[test.task_idx]), time.perf_counter() - t0)
+                record(
+                    "ridge-nonprivate",
+                    math.nan,
+                    math.nan,
+                    np.einsum("ed,ed->e", test.X, ref[test.task_idx]),
+                    time.perf_counter() - t0,
+                )
                 bar.update(1)
-                for ei, eps in enumerate(eps_grid):
-                    for mi, mu in enumerate(mus):
+                for eps in eps_grid:
+                    for mu in mus:
                         for method, pu in ((m_, u_) for m_ in methods for u_ in per_user_modes):
                             # no seed: all the estimators' randomness is DP noise, drawn by the secure source
-                            kw = dict(common, mu=mu, per_user=pu,
-                                      public_counts=counts if public_counts else None)
+                            kw = dict(common, mu=mu, per_user=pu, public_counts=counts if public_counts else None)
                             if method == "ssp":
                                 est = MultiTaskSSP(eps, delta, ridge=ssp_ridge, **kw)
                             else:
@@ -228,10 +252,17 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
     k = int(spec.get("k", 10))
     n_buckets = int(spec.get("buckets", 5))
     test_fraction = float(spec.get("test_fraction", 0.2))
-    common = dict(rank=rank, rounds=rounds, clip_x=float(spec.get("clip_x", 1.0)),
-                  clip_star=float(spec.get("clip_star", 1.0)), user_ridge=float(spec.get("user_ridge", 0.1)),
-                  count_share=float(spec.get("count_share", 0.15)), count_clip=float(spec.get("count_clip", 32)),
-                  per_user=str(spec.get("per_user", "normalize")), beta_bar=float(spec.get("beta_bar", 1.0)))
+    common = dict(
+        rank=rank,
+        rounds=rounds,
+        clip_x=float(spec.get("clip_x", 1.0)),
+        clip_star=float(spec.get("clip_star", 1.0)),
+        user_ridge=float(spec.get("user_ridge", 0.1)),
+        count_share=float(spec.get("count_share", 0.15)),
+        count_clip=float(spec.get("count_clip", 32)),
+        per_user=str(spec.get("per_user", "normalize")),
+        beta_bar=float(spec.get("beta_bar", 1.0)),
+    )
     settings: list[tuple[str, float, dict]] = []
     for method in methods:
         if method == "adadpals":
@@ -258,8 +289,10 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
             bucket_of[order] = np.arange(n_items) * n_buckets // n_items
             tb = bucket_of[test.task_idx]
             if trial == 0:
-                ctx.log(f"ratings: {train.n_entries} train entries; item counts min {counts.min()}, median "
-                        f"{int(np.median(counts))}, max {counts.max()}; test rating sd {np.std(test.y):.3f}")
+                ctx.log(
+                    f"ratings: {train.n_entries} train entries; item counts min {counts.min()}, median "
+                    f"{int(np.median(counts))}, max {counts.max()}; test rating sd {np.std(test.y):.3f}"
+                )
 
             def record(method, eps, mu, U, secs):
                 V = user_solve(train, U, common["user_ridge"])
@@ -271,8 +304,9 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
                     cell_rows.append(dict(base, bucket=str(b), value=_rmse(pred[sel], test.y[sel])))
 
             t0 = time.perf_counter()
-            U, _, _ = dp_als(train, None, delta, rank, rounds, _rng(ctx.seed, 4, trial),
-                             user_ridge=common["user_ridge"])
+            U, _, _ = dp_als(
+                train, None, delta, rank, rounds, _rng(ctx.seed, 4, trial), user_ridge=common["user_ridge"]
+            )
             record("als-nonprivate", math.nan, math.nan, U, time.perf_counter() - t0)
             bar.update(1)
             for ei, eps in enumerate(eps_grid):

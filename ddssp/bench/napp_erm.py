@@ -82,8 +82,17 @@ METHODS: dict[str, dict[str, Any]] = {
     "noMOOR(b=0)": dict(moor=False, selection=None, nonprivate=True),
     "lasso": {},
 }
-DEFAULT_METHODS = ["NAPP-ERM", "DP-ERM", "NAPP-VS", "NAPP-VS+", "NAPP-VS/noMOOR", "NAPP-VS+/noMOOR",
-                   "MOOR(b=0)", "noMOOR(b=0)", "lasso"]
+DEFAULT_METHODS = [
+    "NAPP-ERM",
+    "DP-ERM",
+    "NAPP-VS",
+    "NAPP-VS+",
+    "NAPP-VS/noMOOR",
+    "NAPP-VS+/noMOOR",
+    "MOOR(b=0)",
+    "noMOOR(b=0)",
+    "lasso",
+]
 EPS_NONPRIVATE = 1e12
 
 
@@ -134,9 +143,16 @@ def _designs(spec: dict) -> list[dict[str, Any]]:
         lams = lams if isinstance(lams, list) else [lams]
         if any(isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 for v in lams):
             raise WorkloadError(f"design {loss}: Lambda must be a non-negative number or a list of them")
-        out.append(dict(loss=loss, n=n, lambdas=[float(v) for v in lams],
-                        zeta1=_num(d, "zeta1", 1.0), y_bound=_num(d, "y_bound"),
-                        theta_bound=_num(d, "theta_bound")))
+        out.append(
+            dict(
+                loss=loss,
+                n=n,
+                lambdas=[float(v) for v in lams],
+                zeta1=_num(d, "zeta1", 1.0),
+                y_bound=_num(d, "y_bound"),
+                theta_bound=_num(d, "theta_bound"),
+            )
+        )
     return out
 
 
@@ -157,8 +173,11 @@ def _test_error(loss: str, theta: np.ndarray, Xt: np.ndarray, yt: np.ndarray) ->
 def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     designs = _designs(spec)
     eps_grid = ctx.setting(spec, "eps", ctx.eps, [0.4, 0.6, 0.8, 1.0], old="epsilons")
-    if not isinstance(eps_grid, list) or not eps_grid or any(
-            isinstance(e, bool) or not isinstance(e, (int, float)) or not e > 0 for e in eps_grid):
+    if (
+        not isinstance(eps_grid, list)
+        or not eps_grid
+        or any(isinstance(e, bool) or not isinstance(e, (int, float)) or not e > 0 for e in eps_grid)
+    ):
         raise WorkloadError(f"eps must be a non-empty list of positive numbers, got {eps_grid!r}")
     trials = ctx.setting(spec, "trials", ctx.trials, 20)
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
@@ -189,8 +208,9 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     bar = ctx.progress(total, "napp-erm trials")
     # repeats outermost: a run stopped part-way holds complete repeats of every design (each cell's
     # random streams depend only on (seed, design, Lambda, trial), so the order changes no number)
-    cells = [(trial, di, li) for trial in range(trials) for di, d in enumerate(designs)
-             for li in range(len(d["lambdas"]))]
+    cells = [
+        (trial, di, li) for trial in range(trials) for di, d in enumerate(designs) for li in range(len(d["lambdas"]))
+    ]
     for trial, di, li in cells:
         d = designs[di]
         loss, Lam = d["loss"], d["lambdas"][li]
@@ -217,13 +237,27 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 if name == "lasso":
                     theta, sel, secs = ref, np.abs(ref) > 1e-8, t_ref
                 else:
-                    kw = dict(loss=loss, penalty="lasso", Lambda=Lam, eps=float(eps), delta=delta, r=r,
-                              n_e=n_e, zeta1=d["zeta1"], y_bound=d["y_bound"],
-                              theta_bound=d["theta_bound"], moor=cfg["moor"],
-                              selection=cfg["selection"], budget=cfg.get("budget", "none"),
-                              recycle_noise=cfg.get("recycle_noise", "rescale"),
-                              selection_rule=rule, sign_window=K, tol=tol,
-                              max_iter=max_iter, seed=[base_seed, di, li, trial, mi, int(eps * 1e6)])
+                    kw = dict(
+                        loss=loss,
+                        penalty="lasso",
+                        Lambda=Lam,
+                        eps=float(eps),
+                        delta=delta,
+                        r=r,
+                        n_e=n_e,
+                        zeta1=d["zeta1"],
+                        y_bound=d["y_bound"],
+                        theta_bound=d["theta_bound"],
+                        moor=cfg["moor"],
+                        selection=cfg["selection"],
+                        budget=cfg.get("budget", "none"),
+                        recycle_noise=cfg.get("recycle_noise", "rescale"),
+                        selection_rule=rule,
+                        sign_window=K,
+                        tol=tol,
+                        max_iter=max_iter,
+                        seed=[base_seed, di, li, trial, mi, int(eps * 1e6)],
+                    )
                     if cfg.get("nonprivate"):
                         kw.update(eps=EPS_NONPRIVATE, Lambda0=zeta3 / (2 * (1 - r) * float(eps)))
                     # the seed reaches only the augmented rows; b is drawn by the secure source
@@ -239,16 +273,16 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                         shift = m.privacy_.details["dp_term_shift"]
                 tpr, fpr = _support_rates(sel, truth)
                 err_name, err = _test_error(loss, theta, Xt, yt)
-                vals = {err_name: err, "tpr": tpr, "fpr": fpr,
-                        "l2_to_lasso": float(np.linalg.norm(theta - ref))}
+                vals = {err_name: err, "tpr": tpr, "fpr": fpr, "l2_to_lasso": float(np.linalg.norm(theta - ref))}
                 if n_iter is not None:
                     vals["n_iter"] = float(n_iter)
                 if retrieved is not None:
                     vals["retrieved_frac"] = retrieved
                     vals["dp_term_shift"] = shift
                 for metric, value in vals.items():
-                    cell_rows.append(dict(method=name, epsilon=float(eps), metric=metric, value=value,
-                                          seconds=secs, **common))
+                    cell_rows.append(
+                        dict(method=name, epsilon=float(eps), metric=metric, value=value, seconds=secs, **common)
+                    )
         rows.extend(cell_rows)
         ctx.save_cell(cell_rows)
         bar.update(1)
@@ -263,8 +297,12 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
 def roc_table(df: pd.DataFrame) -> pd.DataFrame:
     """Mean TPR and FPR per (loss, n, eps, method, Lambda) with the number of repeats."""
     sub = df[df.metric.isin(["tpr", "fpr"])]
-    t = sub.pivot_table(index=["loss", "n", "epsilon", "method", "lambda", "lambda_paper"], columns="metric",
-                        values="value", aggfunc="mean").reset_index()
+    t = sub.pivot_table(
+        index=["loss", "n", "epsilon", "method", "lambda", "lambda_paper"],
+        columns="metric",
+        values="value",
+        aggfunc="mean",
+    ).reset_index()
     reps = sub[sub.metric == "tpr"].groupby(["loss", "n", "epsilon", "method", "lambda"]).size()
     t["repeats"] = reps.to_numpy()
     return t
@@ -290,19 +328,29 @@ def plot_roc(df: pd.DataFrame, path) -> bool:
     by_loss = {loss: [(key, g) for key, g in panels if key[0] == loss] for loss in losses}
     cols = max(len(v) for v in by_loss.values())
     fig, axes = plt.subplots(len(losses), cols, figsize=(3.0 * cols, 2.9 * len(losses) + 1.2), squeeze=False)
-    styles = {"NAPP-VS+": ("tab:red", "-"), "NAPP-VS": ("tab:blue", "-"), "NAPP-ERM": ("tab:green", "-"),
-              "DP-ERM": ("tab:gray", "--"), "NAPP-VS+/noMOOR": ("tab:red", "--"),
-              "NAPP-VS/noMOOR": ("tab:blue", "--"), "lasso": ("black", ":")}
-    labels = {"NAPP-VS+/noMOOR": "NAPP-VS+ (no MOOR)", "NAPP-VS/noMOOR": "NAPP-VS (no MOOR)",
-              "lasso": "non-private lasso"}
+    styles = {
+        "NAPP-VS+": ("tab:red", "-"),
+        "NAPP-VS": ("tab:blue", "-"),
+        "NAPP-ERM": ("tab:green", "-"),
+        "DP-ERM": ("tab:gray", "--"),
+        "NAPP-VS+/noMOOR": ("tab:red", "--"),
+        "NAPP-VS/noMOOR": ("tab:blue", "--"),
+        "lasso": ("black", ":"),
+    }
+    labels = {
+        "NAPP-VS+/noMOOR": "NAPP-VS+ (no MOOR)",
+        "NAPP-VS/noMOOR": "NAPP-VS (no MOOR)",
+        "lasso": "non-private lasso",
+    }
     seen: dict[str, Any] = {}
     for row, loss in zip(axes, losses):
         for ax, ((_, n, eps), g) in zip(row, by_loss[loss]):
             for method, gm in g.groupby("method", sort=False):
                 gm = gm.sort_values("lambda")
                 color, ls = styles.get(method, (None, "-."))
-                (line,) = ax.plot(gm["fpr"], gm["tpr"], marker=".", color=color, linestyle=ls,
-                                  label=labels.get(method, method))
+                (line,) = ax.plot(
+                    gm["fpr"], gm["tpr"], marker=".", color=color, linestyle=ls, label=labels.get(method, method)
+                )
                 seen.setdefault(labels.get(method, method), line)
             ax.plot([0, 1], [0, 1], color="0.8", lw=0.5)
             ax.set_xlim(-0.03, 1.03)
@@ -311,17 +359,32 @@ def plot_roc(df: pd.DataFrame, path) -> bool:
             ax.set_xlabel("false positive rate", fontsize=8)
             ax.set_ylabel("true positive rate", fontsize=8)
             ax.tick_params(labelsize=7)
-        for ax in row[len(by_loss[loss]):]:
+        for ax in row[len(by_loss[loss]) :]:
             ax.axis("off")
     reps = int(t["repeats"].min())
-    fig.suptitle("Variable selection by NAPP-ERM and baselines: ROC over one common Lambda sweep\n"
-                 f"(mean of {reps} repeat{'s' if reps != 1 else ''} per point; grey diagonal: random selection)",
-                 fontsize=10)
-    order = ["NAPP-ERM", "NAPP-VS", "NAPP-VS+", "NAPP-VS (no MOOR)", "NAPP-VS+ (no MOOR)", "DP-ERM",
-             "non-private lasso"]
+    fig.suptitle(
+        "Variable selection by NAPP-ERM and baselines: ROC over one common Lambda sweep\n"
+        f"(mean of {reps} repeat{'s' if reps != 1 else ''} per point; grey diagonal: random selection)",
+        fontsize=10,
+    )
+    order = [
+        "NAPP-ERM",
+        "NAPP-VS",
+        "NAPP-VS+",
+        "NAPP-VS (no MOOR)",
+        "NAPP-VS+ (no MOOR)",
+        "DP-ERM",
+        "non-private lasso",
+    ]
     names = sorted(seen, key=lambda k: order.index(k) if k in order else len(order))
-    fig.legend([seen[k] for k in names], names, loc="lower center", ncol=min(len(names), 7 if cols >= 4 else 4),
-               fontsize=8, frameon=False)
+    fig.legend(
+        [seen[k] for k in names],
+        names,
+        loc="lower center",
+        ncol=min(len(names), 7 if cols >= 4 else 4),
+        fontsize=8,
+        frameon=False,
+    )
     fig.tight_layout(rect=(0, 0.55 / fig.get_figheight(), 1, 1))
     with atomic_write(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=100)

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.bench import BenchContext
+from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.errors import WorkloadError
 from ddssp.estimators.pdp_op import (
     DEFAULT_LEVELS,
@@ -57,7 +58,6 @@ from ddssp.estimators.pdp_op import (
     sensitivity_constant,
     weighted_ridge,
 )
-from ddssp.dp.noise import NoiseSource, SecureNoise
 
 METHODS = ("PDP-OP", "NonPers", "J-max", "J-mean", "non-private")
 DEFAULT_METHODS = METHODS
@@ -93,9 +93,14 @@ def _settings(spec: dict, ctx: BenchContext) -> dict[str, Any]:
     if (
         not isinstance(lambdas, list)
         or not lambdas
-        or any(isinstance(l, bool) or not isinstance(l, (int, float)) or not (l > 0 and math.isfinite(l)) for l in lambdas)
+        or any(
+            isinstance(lam, bool) or not isinstance(lam, (int, float)) or not (lam > 0 and math.isfinite(lam))
+            for lam in lambdas
+        )
     ):
-        raise WorkloadError(f"'lambdas' must be a non-empty list of positive numbers (lambda = 0 is refused), got {lambdas!r}")
+        raise WorkloadError(
+            f"'lambdas' must be a non-empty list of positive numbers (lambda = 0 is refused), got {lambdas!r}"
+        )
     profile = spec.get("profile", "default")
     if "fractions" in spec:
         fractions = tuple(float(f) for f in spec["fractions"])
@@ -119,8 +124,17 @@ def _settings(spec: dict, ctx: BenchContext) -> dict[str, Any]:
     except Exception as exc:
         raise WorkloadError(f"spec profile: {exc}") from None
     return dict(
-        d=d, n=n, n_train=n_train, trials=trials, chunk=chunk, lambdas=[float(l) for l in lambdas],
-        fractions=fractions, levels=levels, methods=methods, theta_bound=theta_bound, protocol=protocol,
+        d=d,
+        n=n,
+        n_train=n_train,
+        trials=trials,
+        chunk=chunk,
+        lambdas=[float(lam) for lam in lambdas],
+        fractions=fractions,
+        levels=levels,
+        methods=methods,
+        theta_bound=theta_bound,
+        protocol=protocol,
     )
 
 
@@ -136,9 +150,7 @@ def simulate_chunk(
     return dict(Xtr=X[:, :n_train], ytr=y[:, :n_train], Xte=X[:, n_train:], yte=y[:, n_train:], eps=eps)
 
 
-def _estimates(
-    method: str, data: dict[str, np.ndarray], lam: float, C: float, noise: NoiseSource
-) -> np.ndarray:
+def _estimates(method: str, data: dict[str, np.ndarray], lam: float, C: float, noise: NoiseSource) -> np.ndarray:
     """theta_hat for every trial of a chunk, shape (T, d)."""
     Xtr, ytr, eps = data["Xtr"], data["ytr"], data["eps"]
     T, m, d = Xtr.shape

@@ -64,8 +64,22 @@ import pandas as pd
 
 from ddssp.errors import WorkloadError
 
-SPEC_KEYS = {"name", "kind", "description", "eps", "tables", "sizes", "max_rows", "test_fraction", "max_pairs",
-             "max_onehot", "timeout", "release_args", "plot_x", "plot_logx"}
+SPEC_KEYS = {
+    "name",
+    "kind",
+    "description",
+    "eps",
+    "tables",
+    "sizes",
+    "max_rows",
+    "test_fraction",
+    "max_pairs",
+    "max_onehot",
+    "timeout",
+    "release_args",
+    "plot_x",
+    "plot_logx",
+}
 TABLE_KEYS = {"name", "source", "target", "task", "positive", "na_values", "dates", "description"}
 MISSING = "\x00missing"
 OTHER = "\x00other"
@@ -108,12 +122,17 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     if len(set(names)) != len(names):
         raise WorkloadError(f"table names must be unique, got {names}")
     sizes = spec.get("sizes", ["full", 1000, 5000])
-    if not isinstance(sizes, list) or not sizes or any(
-            not (s == "full" or (isinstance(s, int) and not isinstance(s, bool) and s >= 10)) for s in sizes):
+    if (
+        not isinstance(sizes, list)
+        or not sizes
+        or any(not (s == "full" or (isinstance(s, int) and not isinstance(s, bool) and s >= 10)) for s in sizes)
+    ):
         raise WorkloadError(f"sizes must be a list of 'full' and row counts >= 10, got {sizes!r}")
     release_args = spec.get("release_args", [])
     if not isinstance(release_args, list) or not all(isinstance(a, str) for a in release_args):
-        raise WorkloadError(f"release_args must be a list of strings (extra `ddssp release` flags), got {release_args!r}")
+        raise WorkloadError(
+            f"release_args must be a list of strings (extra `ddssp release` flags), got {release_args!r}"
+        )
     test_fraction = float(spec.get("test_fraction", 0.2))
     if not 0 < test_fraction < 1:
         raise WorkloadError(f"test_fraction must be in (0, 1), got {test_fraction}")
@@ -188,7 +207,11 @@ def sample_split(df: pd.DataFrame, size: Any, max_rows: int, test_fraction: floa
     df = df.reset_index(drop=True)
     perm = _rng("split", name, size).permutation(len(df))
     n_test = round(test_fraction * len(df))
-    return df, df.iloc[np.sort(perm[n_test:])].reset_index(drop=True), df.iloc[np.sort(perm[:n_test])].reset_index(drop=True)
+    return (
+        df,
+        df.iloc[np.sort(perm[n_test:])].reset_index(drop=True),
+        df.iloc[np.sort(perm[:n_test])].reset_index(drop=True),
+    )
 
 
 # ---------------------------------------------------------------------------------------- release
@@ -206,8 +229,9 @@ _LAUNCHER = (
 )
 
 
-def run_release(train_csv: Path, out: Path, eps: float, na_values: list[str], timeout: float,
-                extra: list[str] = ()) -> dict[str, Any]:
+def run_release(
+    train_csv: Path, out: Path, eps: float, na_values: list[str], timeout: float, extra: list[str] = ()
+) -> dict[str, Any]:
     """``python -m ddssp release train_csv --eps eps -o out [extra]`` in a subprocess; its exit code, CPU
     seconds, peak RSS (MB), error line and warning lines."""
     import json
@@ -224,8 +248,13 @@ def run_release(train_csv: Path, out: Path, eps: float, na_values: list[str], ti
     t0 = time.perf_counter()
     timed_out = False
     with open(err_path, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(usage_path), *cmd], stdout=subprocess.DEVNULL,
-                                stderr=err, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _LAUNCHER, str(usage_path), *cmd],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=env,
+            start_new_session=True,
+        )
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -245,7 +274,9 @@ def run_release(train_csv: Path, out: Path, eps: float, na_values: list[str], ti
         error = f"timed out after {timeout:g} s"
     elif code != 0:
         errs = [ln for ln in lines if ln.startswith("ddssp: error")]
-        error = errs[-1] if errs else f"exit {code}, no 'ddssp: error' line; last stderr line: {lines[-1] if lines else ''}"
+        error = (
+            errs[-1] if errs else f"exit {code}, no 'ddssp: error' line; last stderr line: {lines[-1] if lines else ''}"
+        )
     return {
         "ok": code == 0 and not timed_out and out.exists(),
         "error": error,
@@ -283,7 +314,7 @@ def discretize(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray
         r = np.where(_is_missing(real), MISSING, real.astype(str).to_numpy(dtype=object))
         s = np.where(_is_missing(synth), MISSING, synth.astype(str).to_numpy(dtype=object))
         cats, inv = np.unique(np.concatenate([r, s]), return_inverse=True)
-        return inv[: len(r)], inv[len(r):], len(cats)
+        return inv[: len(r)], inv[len(r) :], len(cats)
     rv, sv = _to_axis(real, kind).to_numpy(dtype=float), _to_axis(synth, kind).to_numpy(dtype=float)
     finite = rv[np.isfinite(rv)]
     edges = np.unique(np.quantile(finite, np.linspace(0.1, 0.9, 9))) if finite.size else np.array([])
@@ -297,8 +328,9 @@ def discretize(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray
     return codes(rv, _is_missing(real)), codes(sv, _is_missing(synth)), k + 2
 
 
-def tv_distances(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str], max_pairs: int,
-                 seed_key: Any) -> tuple[float, float]:
+def tv_distances(
+    real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str], max_pairs: int, seed_key: Any
+) -> tuple[float, float]:
     """(mean one-way TV, mean two-way TV) over the columns both frames hold (at most ``max_pairs``
     pairs, a fixed-seed subset when there are more)."""
     cols = [c for c in real.columns if c in synth.columns]
@@ -310,7 +342,7 @@ def tv_distances(real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str],
         return 0.5 * float(np.abs(p - q).sum())
 
     tv1 = [tv(r, s, k) for r, s, k in coded.values()]
-    pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1 :]]
     if len(pairs) > max_pairs:
         pairs = [pairs[i] for i in sorted(_rng("pairs", seed_key).choice(len(pairs), max_pairs, replace=False))]
     tv2 = []
@@ -356,7 +388,10 @@ def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str
         parts = []
         for c in feats:
             if kinds[c] in ("numeric", "date"):
-                v, rv = _to_axis(df[c].where(~_is_missing(df[c])), kinds[c]), _to_axis(ref[c].where(~_is_missing(ref[c])), kinds[c])
+                v, rv = (
+                    _to_axis(df[c].where(~_is_missing(df[c])), kinds[c]),
+                    _to_axis(ref[c].where(~_is_missing(ref[c])), kinds[c]),
+                )
                 med = float(np.nanmedian(rv)) if rv.notna().any() else 0.0
                 sd = float(np.nanstd(rv)) if rv.notna().sum() > 1 else 1.0
                 parts.append(((v.fillna(med) - med) / (sd or 1.0)).to_numpy(dtype=float)[:, None])
@@ -462,8 +497,11 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                 bar.update(1)
                 continue
             cell_rows = run_cell(t, df, size, eps, s, work, keep, Release)
-            ctx.log(f"{t['name']} {size} eps={eps:g}: " + ", ".join(
-                f"{r['metric']}={r['value']:.4g}" for r in cell_rows) + f" | {cell_rows[0]['note']}")
+            ctx.log(
+                f"{t['name']} {size} eps={eps:g}: "
+                + ", ".join(f"{r['metric']}={r['value']:.4g}" for r in cell_rows)
+                + f" | {cell_rows[0]['note']}"
+            )
             rows.extend(cell_rows)
             ctx.save_cell(cell_rows)
             bar.update(1)
@@ -476,8 +514,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     return results
 
 
-def run_cell(t: dict, df: pd.DataFrame, size: Any, eps: float, s: dict, work: Path, keep: Path,
-             Release: Any) -> list[dict]:
+def run_cell(
+    t: dict, df: pd.DataFrame, size: Any, eps: float, s: dict, work: Path, keep: Path, Release: Any
+) -> list[dict]:
     sample, train, test = sample_split(df, size, s["max_rows"], s["test_fraction"], t["name"])
     stem = f"{t['name']}-{size}-{eps:g}".replace("/", "_")
     train_csv, test_csv, rel_path = work / f"{stem}-train.csv", work / f"{stem}-test.csv", keep / f"{stem}.release"
@@ -516,8 +555,14 @@ def run_cell(t: dict, df: pd.DataFrame, size: Any, eps: float, s: dict, work: Pa
     except Exception as exc:  # noqa: BLE001 - recorded in the cell's note
         notes.append(f"public fit: {type(exc).__name__}: {exc}")
     note = " | ".join(n for n in notes if n)
-    cell = {"method": "release", "table": t["name"], "sample": str(size), "rows": len(sample), "epsilon": eps,
-            "trial": 0}
+    cell = {
+        "method": "release",
+        "table": t["name"],
+        "sample": str(size),
+        "rows": len(sample),
+        "epsilon": eps,
+        "trial": 0,
+    }
     return [{**cell, "metric": m, "value": float(v), "seconds": r["wall_s"], "note": note} for m, v in metrics.items()]
 
 
@@ -525,11 +570,25 @@ def markdown_table(results: pd.DataFrame) -> str:
     """One line per (table, sample, eps): the cell's metrics and its note."""
     if results.empty:
         return "(no cells)\n"
-    wide = results.pivot_table(index=["table", "sample", "rows", "epsilon"], columns="metric", values="value",
-                               aggfunc="first", sort=False)
+    wide = results.pivot_table(
+        index=["table", "sample", "rows", "epsilon"], columns="metric", values="value", aggfunc="first", sort=False
+    )
     notes = results.groupby(["table", "sample", "rows", "epsilon"], sort=False)["note"].first()
-    order = ["ok", "cpu_s", "peak_rss_mb", "columns", "columns_dropped", "tv1", "tv2", "ddssp_r2", "schema_public_r2",
-             "public_r2", "ddssp_auc", "schema_public_auc", "public_auc"]
+    order = [
+        "ok",
+        "cpu_s",
+        "peak_rss_mb",
+        "columns",
+        "columns_dropped",
+        "tv1",
+        "tv2",
+        "ddssp_r2",
+        "schema_public_r2",
+        "public_r2",
+        "ddssp_auc",
+        "schema_public_auc",
+        "public_auc",
+    ]
     cols = [c for c in order if c in wide.columns]
     head = ["table", "sample", "rows", "eps", *cols, "error / note"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -537,8 +596,11 @@ def markdown_table(results: pd.DataFrame) -> str:
         vals = []
         for c in cols:
             v = row.get(c)
-            vals.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else
-                        (f"{int(v)}" if c in ("ok", "columns", "columns_dropped") else f"{v:.3g}"))
+            vals.append(
+                ""
+                if v is None or (isinstance(v, float) and math.isnan(v))
+                else (f"{int(v)}" if c in ("ok", "columns", "columns_dropped") else f"{v:.3g}")
+            )
         note = notes.get(idx, "")
         note = "" if not isinstance(note, str) else note.replace("|", "/")
         lines.append("| " + " | ".join([str(idx[0]), str(idx[1]), str(idx[2]), f"{idx[3]:g}", *vals, note]) + " |")

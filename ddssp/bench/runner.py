@@ -23,15 +23,16 @@ import sys
 import time
 import tomllib
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ddssp.errors import WorkloadError
 from ddssp.data.fileio import atomic_write
+from ddssp.errors import WorkloadError
 
 RUNNERS: dict[str, str] = {
     "ddssp-paper": "ddssp.bench.ddssp_paper:run",
@@ -66,7 +67,9 @@ class BenchContext:
         if old is not None and old in spec:
             if key in spec:
                 raise WorkloadError(f"benchmark spec gives both {key!r} and its old spelling {old!r}; keep {key!r}")
-            warnings.warn(f"benchmark spec key {old!r} is deprecated; call it {key!r}", DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                f"benchmark spec key {old!r} is deprecated; call it {key!r}", DeprecationWarning, stacklevel=2
+            )
             spec = {**spec, key: spec[old]}
         if override is not None:
             return override
@@ -84,8 +87,7 @@ class BenchContext:
             if c.exists():
                 return c
         raise WorkloadError(
-            f"data file {name!r} not found (looked in: {', '.join(str(c) for c in candidates)}); "
-            "pass --data-dir"
+            f"data file {name!r} not found (looked in: {', '.join(str(c) for c in candidates)}); pass --data-dir"
         )
 
     def progress(self, total: int, desc: str):
@@ -215,8 +217,13 @@ METHOD_LABELS: dict[str, str] = {
 }
 
 #: axis names of the summary's columns
-AXIS_LABELS: dict[str, str] = {"epsilon": "epsilon (privacy budget)", "mse": "test mean squared error",
-                               "auc": "test AUC", "accuracy": "test accuracy", "rmse": "test RMSE"}
+AXIS_LABELS: dict[str, str] = {
+    "epsilon": "epsilon (privacy budget)",
+    "mse": "test mean squared error",
+    "auc": "test AUC",
+    "accuracy": "test accuracy",
+    "rmse": "test RMSE",
+}
 
 
 def _plain_log_ticks(ax, values) -> None:
@@ -229,8 +236,9 @@ def _plain_log_ticks(ax, values) -> None:
     ax.xaxis.set_minor_formatter(mticker.NullFormatter())
 
 
-def plot_results(summary: pd.DataFrame, path: Path, x: str = "epsilon", logx: bool = True,
-                 title: str | None = None) -> bool:
+def plot_results(
+    summary: pd.DataFrame, path: Path, x: str = "epsilon", logx: bool = True, title: str | None = None
+) -> bool:
     """Metric vs ``x`` per method with standard-error bars (none for one trial), one panel per metric,
     the spec's name as the title. False if no matplotlib."""
     try:
@@ -249,8 +257,14 @@ def plot_results(summary: pd.DataFrame, path: Path, x: str = "epsilon", logx: bo
         for method, grp in sub.groupby("method", sort=False):
             grp = grp.sort_values(x)
             yerr = grp["se"].where(grp["count"] > 1)
-            ax.errorbar(grp[x], grp["mean"], yerr=None if yerr.isna().all() else yerr.fillna(0.0), marker="o",
-                        capsize=3, label=METHOD_LABELS.get(str(method), str(method)))
+            ax.errorbar(
+                grp[x],
+                grp["mean"],
+                yerr=None if yerr.isna().all() else yerr.fillna(0.0),
+                marker="o",
+                capsize=3,
+                label=METHOD_LABELS.get(str(method), str(method)),
+            )
         if logx:
             ax.set_xscale("log")
             _plain_log_ticks(ax, sub[x])
@@ -258,8 +272,11 @@ def plot_results(summary: pd.DataFrame, path: Path, x: str = "epsilon", logx: bo
         ax.set_ylabel(AXIS_LABELS.get(metric, metric))
         ax.grid(True, alpha=0.3)
         trials = int(sub["count"].max()) if len(sub) else 0
-        ax.set_title(f"{AXIS_LABELS.get(metric, metric)} ({trials} trial{'s' if trials != 1 else ''} per point"
-                     + (", bars: 1 standard error)" if trials > 1 else ")"), fontsize=9)
+        ax.set_title(
+            f"{AXIS_LABELS.get(metric, metric)} ({trials} trial{'s' if trials != 1 else ''} per point"
+            + (", bars: 1 standard error)" if trials > 1 else ")"),
+            fontsize=9,
+        )
     if title:
         fig.suptitle(title)
     # one legend for the figure, below the panels (the methods are the same in every panel)
@@ -338,10 +355,14 @@ def run_bench(
         try:
             before = json.loads(run_path.read_text())
         except (OSError, ValueError):
-            raise WorkloadError(f"cannot resume: {run_path} is missing or unreadable (pass --force to start over)") from None
+            raise WorkloadError(
+                f"cannot resume: {run_path} is missing or unreadable (pass --force to start over)"
+            ) from None
         if (outdir / "summary.csv").exists() and before.get("trials") == identity["trials"]:
-            raise WorkloadError(f"the run in {outdir} already finished (summary.csv exists); pass --force to "
-                                "redo it, or --resume --trials N to extend it to N trials")
+            raise WorkloadError(
+                f"the run in {outdir} already finished (summary.csv exists); pass --force to "
+                "redo it, or --resume --trials N to extend it to N trials"
+            )
         # --trials may change: a trial's cells depend on its own index only, so a stopped run can be
         # finished with fewer trials (those it completed) or extended with more
         diff = sorted(k for k in identity if k not in ("spec", "trials") and before.get(k) != identity[k])
@@ -394,8 +415,13 @@ def run_bench(
     with atomic_write(outdir / "summary.csv", "w", newline="") as fh:
         summary.to_csv(fh, index=False)
     x = spec.get("plot_x", "epsilon")
-    plot_results(summary, outdir / "plot.png", x=x, logx=bool(spec.get("plot_logx", True)),
-                 title=spec.get("title") or f"{spec.get('name', spec_path.stem)} ({spec['kind']})")
+    plot_results(
+        summary,
+        outdir / "plot.png",
+        x=x,
+        logx=bool(spec.get("plot_logx", True)),
+        title=spec.get("title") or f"{spec.get('name', spec_path.stem)} ({spec['kind']})",
+    )
     if not quiet:
         print(f"# {spec.get('name', spec_path.stem)}: {spec['kind']}")
     print(format_summary(summary))

@@ -48,8 +48,10 @@ def generate(source: Path, rows: int, out: Path, fmt: str) -> float:
 
     t = time.perf_counter()
     con = duckdb.connect()
-    con.execute(f"CREATE TABLE a AS SELECT row_number() OVER () - 1 AS ddssp_rid, * "
-                f"FROM read_csv('{source}', all_varchar = true)")
+    con.execute(
+        f"CREATE TABLE a AS SELECT row_number() OVER () - 1 AS ddssp_rid, * "
+        f"FROM read_csv('{source}', all_varchar = true)"
+    )
     m = con.execute("SELECT count(*) FROM a").fetchone()[0]
     cols = [r[0] for r in con.execute("DESCRIBE a").fetchall()][1:]
     sel = ", ".join(f'a."{c}"' for c in cols)
@@ -100,8 +102,13 @@ def _child_release(args) -> dict:
     t = time.perf_counter()
     res = run_aim(counter, schema.domain, all_pairs(schema.domain), rho, rng=np.random.default_rng(0))
     total = time.perf_counter() - t
-    return {**timing, "aim_s": total - timing.get("count_s", 0.0), "release_s": time.perf_counter() - t0,
-            "rounds": int(res.rounds), "peak_mb": _peak_mb()}
+    return {
+        **timing,
+        "aim_s": total - timing.get("count_s", 0.0),
+        "release_s": time.perf_counter() - t0,
+        "rounds": int(res.rounds),
+        "peak_mb": _peak_mb(),
+    }
 
 
 def _child_reference(args) -> dict:
@@ -170,8 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--aim-backends", default="duckdb", help="backends for --aim (default duckdb)")
     ap.add_argument("--aim-timeout", type=float, default=900, help="stop a release after this many s")
     ap.add_argument("--reference", action="store_true", help="pair counting in pandas / polars / DuckDB")
-    ap.add_argument("--numpy-max-rows", type=float, default=2e7,
-                    help="skip the in-memory backends above this many rows (default 2e7)")
+    ap.add_argument(
+        "--numpy-max-rows",
+        type=float,
+        default=2e7,
+        help="skip the in-memory backends above this many rows (default 2e7)",
+    )
     ap.add_argument("--memory-limit", help="DuckDB memory limit for the duckdb backend, e.g. 2GB")
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="folder with adult.csv and adult-domain.json")
     ap.add_argument("--tmp", default=tempfile.gettempdir(), help="where the temporary tables go")
@@ -202,8 +213,10 @@ def main(argv: list[str] | None = None) -> int:
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     results = []
     print(f"# ddssp scale benchmark: Adult resampled; 2 shared cores, timings are noisy. cpu={os.cpu_count()}")
-    print(f"{'rows':>11} {'format':>7} {'step':>9} {'backend':>8} {'count s':>8} {'AIM s':>8} {'total s':>8} "
-          f"{'peak MB':>8}  note")
+    print(
+        f"{'rows':>11} {'format':>7} {'step':>9} {'backend':>8} {'count s':>8} {'AIM s':>8} {'total s':>8} "
+        f"{'peak MB':>8}  note"
+    )
     for rows in rows_list:
         work = Path(tempfile.mkdtemp(prefix="ddssp-scale-", dir=args.tmp))
         try:
@@ -211,8 +224,11 @@ def main(argv: list[str] | None = None) -> int:
                 path = work / f"adult_{rows}.{fmt}"
                 g = generate(source, rows, path, fmt)
                 size_mb = path.stat().st_size / 2**20
-                print(f"{rows:>11,} {fmt:>7} {'generate':>9} {'':>8} {'':>8} {'':>8} {g:>8.1f} {'':>8}  "
-                      f"{size_mb:.0f} MB file", flush=True)
+                print(
+                    f"{rows:>11,} {fmt:>7} {'generate':>9} {'':>8} {'':>8} {'':>8} {g:>8.1f} {'':>8}  "
+                    f"{size_mb:.0f} MB file",
+                    flush=True,
+                )
                 common = ["--path", str(path), "--domain", str(domain)]
                 for be in backends:
                     if be != "duckdb" and be != "spark" and rows > args.numpy_max_rows:
@@ -263,8 +279,11 @@ def _print_row(r: dict) -> None:
         note = f"{r['rounds']} rounds; peak after counting {r.get('count_peak_mb', float('nan')):.0f} MB"
     if "nonzero_pair_cells" in r:
         note += f"{'; ' if note else ''}{r['nonzero_pair_cells']} non-zero pair cells"
-    print(f"{r['rows']:>11,} {r['format']:>7} {r['step']:>9} {r['backend']:>8} {count:>8.1f} {aim:>8.1f} "
-          f"{r['wall_s']:>8.1f} {r['peak_mb']:>8.0f}  {note}", flush=True)
+    print(
+        f"{r['rows']:>11,} {r['format']:>7} {r['step']:>9} {r['backend']:>8} {count:>8.1f} {aim:>8.1f} "
+        f"{r['wall_s']:>8.1f} {r['peak_mb']:>8.0f}  {note}",
+        flush=True,
+    )
 
 
 def _print_curve(results: list[dict]) -> None:
@@ -273,8 +292,11 @@ def _print_curve(results: list[dict]) -> None:
         return
     print("\n# counting curve (count step, fresh process): seconds per million rows and peak MB by size")
     for fmt, be in keys:
-        pts = sorted((r["rows"], r["count_s"], r["peak_mb"]) for r in results
-                     if r["step"] == "count" and r["format"] == fmt and r["backend"] == be and "error" not in r)
+        pts = sorted(
+            (r["rows"], r["count_s"], r["peak_mb"])
+            for r in results
+            if r["step"] == "count" and r["format"] == fmt and r["backend"] == be and "error" not in r
+        )
         text = "  ".join(f"{n / 1e6:g}M: {s:.1f} s ({s / (n / 1e6):.2f} s/M), {m:.0f} MB" for n, s, m in pts)
         print(f"{fmt:>7} {be:>8}  {text}")
 

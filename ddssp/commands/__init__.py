@@ -130,8 +130,10 @@ def stamped_output(rel, out, allow_insecure: bool, force: bool = False, inputs=(
     if not getattr(rel, "stamp", None):
         return out
     if not allow_insecure:
-        raise DDSSPError(f"the release is stamped '{rel.stamp}'; refusing to write {out} from it (pass "
-                         f"--allow-insecure to write it anyway, as a {NOT_PRIVATE_INFIX} file)")
+        raise DDSSPError(
+            f"the release is stamped '{rel.stamp}'; refusing to write {out} from it (pass "
+            f"--allow-insecure to write it anyway, as a {NOT_PRIVATE_INFIX} file)"
+        )
     out = Path(out)
     if NOT_PRIVATE_INFIX not in out.name:
         out = out.with_name(out.stem + NOT_PRIVATE_INFIX + out.suffix)

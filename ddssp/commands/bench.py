@@ -23,19 +23,26 @@ def runs_group(p):
 
 def add_arguments(p) -> None:
     p.add_argument("spec", help="benchmark spec (TOML), e.g. workloads/adult-linear.toml")
-    output_group(p).add_argument("-o", "--outdir",
-                                 help="directory for results.csv, summary.csv, plot.png (default: bench-out/<spec stem>)")
+    output_group(p).add_argument(
+        "-o", "--outdir", help="directory for results.csv, summary.csv, plot.png (default: bench-out/<spec stem>)"
+    )
     input_group(p).add_argument("--data-dir", help="directory holding the spec's data files (e.g. ../shared/data)")
     runs_group(p).add_argument("--trials", type=int, help="override the spec's number of trials")
     runs_group(p).add_argument("--eps", type=_floats, help="override the spec's eps grid, e.g. 0.1,1")
-    runs_group(p).add_argument("--methods", type=lambda s: [m.strip() for m in s.split(",") if m.strip()],
-                              help="override the spec's methods, comma-separated")
+    runs_group(p).add_argument(
+        "--methods",
+        type=lambda s: [m.strip() for m in s.split(",") if m.strip()],
+        help="override the spec's methods, comma-separated",
+    )
     runs_group(p).add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     output_group(p).add_argument("--quiet", action="store_true", help="no progress output")
     output_group(p).add_argument("--force", action="store_true", help="replace existing results in OUTDIR")
-    output_group(p).add_argument("--resume", action="store_true",
-                                 help="continue a stopped run in OUTDIR (finished cells are kept; same seeds, same results); "
-                                      "with --trials N it finishes with N trials (fewer or more than the stopped run's)")
+    output_group(p).add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a stopped run in OUTDIR (finished cells are kept; same seeds, same results); "
+        "with --trials N it finishes with N trials (fewer or more than the stopped run's)",
+    )
 
 
 def run(args) -> int:

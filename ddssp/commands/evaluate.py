@@ -23,14 +23,29 @@ def add_arguments(p) -> None:
     p.add_argument("data", metavar="DATA", help="the sensitive table the release was made from (.csv or .parquet)")
     output_group(p).add_argument("-o", "--output", required=True, metavar="REPORT.html", help="HTML report to write")
     model_group(p).add_argument("--target", help="also compare the DD-SSP regression of this column (release vs data)")
-    model_group(p).add_argument("--model", choices=["linear", "logistic"], default=None,
-                                help="regression model for --target (default: logistic for a two-level target, else linear)")
-    model_group(p).add_argument("--features", type=comma_list, help="feature columns for --target (default: all others)")
-    input_group(p).add_argument("--na-values", type=comma_list, metavar="X,Y", default=None,
-                                help="cell values that mean missing, besides empty cells (default: those the release "
-                                     "records, i.e. the --na-values it was made with)")
-    input_group(p).add_argument("--delimiter", default=None, help="CSV field delimiter (default: the release's, else ,)")
-    input_group(p).add_argument("--encoding", default=None, help="CSV text encoding (default: the release's, else utf-8)")
+    model_group(p).add_argument(
+        "--model",
+        choices=["linear", "logistic"],
+        default=None,
+        help="regression model for --target (default: logistic for a two-level target, else linear)",
+    )
+    model_group(p).add_argument(
+        "--features", type=comma_list, help="feature columns for --target (default: all others)"
+    )
+    input_group(p).add_argument(
+        "--na-values",
+        type=comma_list,
+        metavar="X,Y",
+        default=None,
+        help="cell values that mean missing, besides empty cells (default: those the release "
+        "records, i.e. the --na-values it was made with)",
+    )
+    input_group(p).add_argument(
+        "--delimiter", default=None, help="CSV field delimiter (default: the release's, else ,)"
+    )
+    input_group(p).add_argument(
+        "--encoding", default=None, help="CSV text encoding (default: the release's, else utf-8)"
+    )
     output_group(p).add_argument("--json", action="store_true", help="print the summary as JSON")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing report")
 
@@ -50,8 +65,12 @@ def evaluate(rel, codes, target=None, model=None, features=None) -> dict:
     one = {}
     for c in names:
         d, r = exact.marginal([c]), rel.marginal([c])
-        one[c] = {"tv": tv(d, r), "data": (d / d.sum()).tolist(), "release": (np.clip(r, 0, None) / max(r.sum(), 1e-300)).tolist(),
-                  "labels": [str(x) for x in (getattr(schema.column(c), "labels", None) or range(schema.domain[c]))]}
+        one[c] = {
+            "tv": tv(d, r),
+            "data": (d / d.sum()).tolist(),
+            "release": (np.clip(r, 0, None) / max(r.sum(), 1e-300)).tolist(),
+            "labels": [str(x) for x in (getattr(schema.column(c), "labels", None) or range(schema.domain[c]))],
+        }
     pairs = {}
     for a, b in itertools.combinations(names, 2):
         pairs[(a, b)] = tv(exact.marginal([a, b]), rel.marginal([a, b]))
@@ -78,9 +97,12 @@ def evaluate(rel, codes, target=None, model=None, features=None) -> dict:
         coef_r = np.concatenate([[r.intercept_], r.coef_])
         coef_d = np.concatenate([[d.intercept_], d.coef_])
         out["regression"] = {
-            "target": target, "model": model,
-            "coefficients": [{"name": n, "release": float(x), "data": float(y)}
-                             for n, x, y in zip(["intercept"] + list(r.feature_names_in_), coef_r, coef_d)],
+            "target": target,
+            "model": model,
+            "coefficients": [
+                {"name": n, "release": float(x), "data": float(y)}
+                for n, x, y in zip(["intercept"] + list(r.feature_names_in_), coef_r, coef_d)
+            ],
             "max_abs_diff": float(np.max(np.abs(coef_r - coef_d))),
             "rel_l2_error": float(np.linalg.norm(coef_r - coef_d) / max(np.linalg.norm(coef_d), 1e-300)),
         }
@@ -123,8 +145,15 @@ def render_html(res: dict, names: list[str], title: str) -> str:
     for i in range(k):
         for j in range(k):
             if np.isfinite(M[i, j]):
-                ax.text(j, i, f"{M[i, j]:.2f}", ha="center", va="center", fontsize=6,
-                        color="white" if M[i, j] < 0.6 * np.nanmax(M) else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{M[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="white" if M[i, j] < 0.6 * np.nanmax(M) else "black",
+                )
     fig.colorbar(im, ax=ax, label="total-variation error")
     ax.set_title("TV error of every two-way marginal (diagonal: one-way)")
     heat = _png(fig)
@@ -137,8 +166,13 @@ def render_html(res: dict, names: list[str], title: str) -> str:
         ax.bar(x - 0.2, o["data"], width=0.4, label="data")
         ax.bar(x + 0.2, o["release"], width=0.4, label="release")
         labels = o["labels"]
-        ax.set_xticks(x, labels if m <= 40 else [""] * m, rotation=60 if m > 6 else 0, ha="right" if m > 6 else "center",
-                      fontsize=7)
+        ax.set_xticks(
+            x,
+            labels if m <= 40 else [""] * m,
+            rotation=60 if m > 6 else 0,
+            ha="right" if m > 6 else "center",
+            fontsize=7,
+        )
         ax.set_title(f"{c}  (TV {o['tv']:.3f})", fontsize=9)
         ax.legend(fontsize=7)
         bars.append(_png(fig))
@@ -164,9 +198,14 @@ def render_html(res: dict, names: list[str], title: str) -> str:
         reg = res["regression"]
         parts.append(f"<h2>DD-SSP {esc(reg['model'])} regression of {esc(reg['target'])}: release vs data</h2>")
         parts.append(f"<p>max |difference| {reg['max_abs_diff']:.4g}; relative L2 error {reg['rel_l2_error']:.4g}</p>")
-        parts.append("<table><tr><th>coefficient</th><th>release</th><th>data (exact marginals)</th><th>difference</th></tr>")
-        parts += [f"<tr><td>{esc(r['name'])}</td><td>{r['release']:.5f}</td><td>{r['data']:.5f}</td>"
-                  f"<td>{r['release'] - r['data']:+.5f}</td></tr>" for r in reg["coefficients"]]
+        parts.append(
+            "<table><tr><th>coefficient</th><th>release</th><th>data (exact marginals)</th><th>difference</th></tr>"
+        )
+        parts += [
+            f"<tr><td>{esc(r['name'])}</td><td>{r['release']:.5f}</td><td>{r['data']:.5f}</td>"
+            f"<td>{r['release'] - r['data']:+.5f}</td></tr>"
+            for r in reg["coefficients"]
+        ]
         parts.append("</table>")
     parts.append("<h2>One-way distributions</h2><div class='bars'>")
     parts += [f"<img src='data:image/png;base64,{b}'>" for b in bars]
@@ -178,9 +217,9 @@ def run(args) -> int:
     import json
     import sys
 
+    from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.data.tables import read_table
     from ddssp.errors import DDSSPError
-    from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.releasefile import Release
 
     out = check_output_path(args.output, force=args.force, inputs=[args.release, args.data])
@@ -198,8 +237,11 @@ def run(args) -> int:
     encoding = reading["encoding"] if args.encoding is None else args.encoding
     df = read_table(args.data, delimiter=delimiter, na_values=na_values, encoding=encoding)
     # columns the release left out (--columns/--drop, or not discoverable) are not compared
-    df = df[[c for c in df.columns if str(c) in rel.schema] if set(rel.schema.names) <= set(map(str, df.columns))
-            else list(df.columns)]
+    df = df[
+        [c for c in df.columns if str(c) in rel.schema]
+        if set(rel.schema.names) <= set(map(str, df.columns))
+        else list(df.columns)
+    ]
     codes = rel.schema.encode(df)
     res = evaluate(rel, codes, target=args.target, model=args.model, features=args.features)
     page = render_html(res, list(rel.schema.names), f"ddssp evaluate: {args.release} vs {args.data}")
@@ -210,9 +252,13 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(res, indent=1))
         return 0
-    print(f"Release {args.release} vs data {args.data} ({res['rows_data']} rows; release total {res['rows_release']:.1f})")
-    print(f"  two-way marginals: {len(res['two_way'])}, TV error mean {res['two_way_mean_tv']:.4f}, "
-          f"max {res['two_way_max_tv']:.4f}")
+    print(
+        f"Release {args.release} vs data {args.data} ({res['rows_data']} rows; release total {res['rows_release']:.1f})"
+    )
+    print(
+        f"  two-way marginals: {len(res['two_way'])}, TV error mean {res['two_way_mean_tv']:.4f}, "
+        f"max {res['two_way_max_tv']:.4f}"
+    )
     for p in res["two_way"][:5]:
         print(f"    {' x '.join(p['columns']):<40} TV {p['tv']:.4f}")
     width = max(len(c) for c in rel.schema.names)
@@ -221,7 +267,9 @@ def run(args) -> int:
         print(f"    {c:<{width}}  {res['one_way'][c]['tv']:.4f}")
     if "regression" in res:
         reg = res["regression"]
-        print(f"  DD-SSP {reg['model']} regression of {reg['target']!r}: release vs data, max |diff| "
-              f"{reg['max_abs_diff']:.4g}, relative L2 error {reg['rel_l2_error']:.4g}")
+        print(
+            f"  DD-SSP {reg['model']} regression of {reg['target']!r}: release vs data, max |diff| "
+            f"{reg['max_abs_diff']:.4g}, relative L2 error {reg['rel_l2_error']:.4g}"
+        )
     print(f"  report written to {out} ({BANNER})")
     return 0

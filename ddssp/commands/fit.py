@@ -20,41 +20,97 @@ EXAMPLES = """
 def add_arguments(p) -> None:
     p.add_argument("release", help="release file written by `ddssp release`")
     model_group(p).add_argument("--target", required=True, help="target column")
-    model_group(p).add_argument("--model", choices=["linear", "logistic"], default="linear", help="regression model (default linear)")
-    model_group(p).add_argument("--features", type=comma_list, help="comma-separated feature columns (default: all but the target)")
-    model_group(p).add_argument("--categorical", type=comma_list, default=[], help="columns to encode one-hot (override the schema)")
-    model_group(p).add_argument("--numeric", type=comma_list, default=[], help="columns to encode as a scalar in [-1, 1] (override)")
-    model_group(p).add_argument("--ridge", type=float, default=0.0, help="ridge penalty added to X^T X (not on the intercept)")
-    model_group(p).add_argument("--R", type=float, default=6.0, dest="R",
-                                help="logistic only: Chebyshev approximation range [-R, R] (default 6)")
+    model_group(p).add_argument(
+        "--model", choices=["linear", "logistic"], default="linear", help="regression model (default linear)"
+    )
+    model_group(p).add_argument(
+        "--features", type=comma_list, help="comma-separated feature columns (default: all but the target)"
+    )
+    model_group(p).add_argument(
+        "--categorical", type=comma_list, default=[], help="columns to encode one-hot (override the schema)"
+    )
+    model_group(p).add_argument(
+        "--numeric", type=comma_list, default=[], help="columns to encode as a scalar in [-1, 1] (override)"
+    )
+    model_group(p).add_argument(
+        "--ridge", type=float, default=0.0, help="ridge penalty added to X^T X (not on the intercept)"
+    )
+    model_group(p).add_argument(
+        "--R",
+        type=float,
+        default=6.0,
+        dest="R",
+        help="logistic only: Chebyshev approximation range [-R, R] (default 6)",
+    )
     output_group(p).add_argument("--json", action="store_true", help="print the result as JSON")
-    intervals_group(p).add_argument("--ci", type=float, default=None, metavar="LEVEL",
-                                    help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise by a "
-                                         "parametric bootstrap over the release's measurements + sampling variance)")
-    intervals_group(p).add_argument("--boot", type=int, default=100, help="with --ci: bootstrap replicates (default 100)")
-    intervals_group(p).add_argument("--boot-method", choices=["measurements", "mechanism"], default=None, dest="boot_method",
-                                    help="with --ci: 'measurements' redraws the release's measurements (AIM's selection held "
-                                         "fixed) and adds a sandwich sampling variance; 'mechanism' simulates the whole release "
-                                         "(rows drawn from the model, the release's AIM re-run with simulated noise), so the "
-                                         "randomness of AIM's selection is included; ~4x the CPU (default: measurements)")
-    intervals_group(p).add_argument("--interval", choices=["normal", "bc-normal", "basic", "percentile"], default=None,
-                                    help="with --ci: interval construction (normal: estimate +- z stderr; bc-normal: centre "
-                                         "corrected by the bootstrap bias; basic / percentile: replicate quantiles, mechanism only)")
-    intervals_group(p).add_argument("--unmeasured", choices=["keep", "infinite"], default=None,
-                                    help="with --ci: interval of a coefficient whose (feature, target) pair the release never "
-                                         "measured (the model imputes it): 'infinite' (default; the release holds no "
-                                         "information on the pair) or 'keep' the bootstrap's")
-    intervals_group(p).add_argument("--boot-iters", type=int, default=None, dest="boot_iters",
-                                    help="with --ci: re-estimation iterations per replicate (default 150)")
-    intervals_group(p).add_argument("--no-dp-noise", action="store_true", dest="no_dp_noise",
-                                    help="with --ci: sampling variance only (intervals that ignore the DP noise; not recommended)")
-    intervals_group(p).add_argument("--seed", type=int, default=None,
-                                    help="with --ci: seed of the bootstrap (post-processing randomness, not DP noise)")
-    output_group(p).add_argument("-o", "--output", default=None, metavar="COEF.csv",
-                                 help="also write the coefficient table as CSV (refused if it exists, unless --force)")
+    intervals_group(p).add_argument(
+        "--ci",
+        type=float,
+        default=None,
+        metavar="LEVEL",
+        help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise by a "
+        "parametric bootstrap over the release's measurements + sampling variance)",
+    )
+    intervals_group(p).add_argument(
+        "--boot", type=int, default=100, help="with --ci: bootstrap replicates (default 100)"
+    )
+    intervals_group(p).add_argument(
+        "--boot-method",
+        choices=["measurements", "mechanism"],
+        default=None,
+        dest="boot_method",
+        help="with --ci: 'measurements' redraws the release's measurements (AIM's selection held "
+        "fixed) and adds a sandwich sampling variance; 'mechanism' simulates the whole release "
+        "(rows drawn from the model, the release's AIM re-run with simulated noise), so the "
+        "randomness of AIM's selection is included; ~4x the CPU (default: measurements)",
+    )
+    intervals_group(p).add_argument(
+        "--interval",
+        choices=["normal", "bc-normal", "basic", "percentile"],
+        default=None,
+        help="with --ci: interval construction (normal: estimate +- z stderr; bc-normal: centre "
+        "corrected by the bootstrap bias; basic / percentile: replicate quantiles, mechanism only)",
+    )
+    intervals_group(p).add_argument(
+        "--unmeasured",
+        choices=["keep", "infinite"],
+        default=None,
+        help="with --ci: interval of a coefficient whose (feature, target) pair the release never "
+        "measured (the model imputes it): 'infinite' (default; the release holds no "
+        "information on the pair) or 'keep' the bootstrap's",
+    )
+    intervals_group(p).add_argument(
+        "--boot-iters",
+        type=int,
+        default=None,
+        dest="boot_iters",
+        help="with --ci: re-estimation iterations per replicate (default 150)",
+    )
+    intervals_group(p).add_argument(
+        "--no-dp-noise",
+        action="store_true",
+        dest="no_dp_noise",
+        help="with --ci: sampling variance only (intervals that ignore the DP noise; not recommended)",
+    )
+    intervals_group(p).add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="with --ci: seed of the bootstrap (post-processing randomness, not DP noise)",
+    )
+    output_group(p).add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="COEF.csv",
+        help="also write the coefficient table as CSV (refused if it exists, unless --force)",
+    )
     output_group(p).add_argument("--force", action="store_true", help="replace an existing -o file")
-    output_group(p).add_argument("--allow-insecure", action="store_true",
-                                 help="write -o from an insecure-seed (NOT PRIVATE) release, with a .NOT-PRIVATE infix")
+    output_group(p).add_argument(
+        "--allow-insecure",
+        action="store_true",
+        help="write -o from an insecure-seed (NOT PRIVATE) release, with a .NOT-PRIVATE infix",
+    )
 
 
 def _overrides(categorical: list[str], numeric: list[str]) -> dict[str, str]:
@@ -99,8 +155,9 @@ def fit_release(source, args):
         kw["interval"] = args.interval
     if getattr(args, "unmeasured", None) is not None:
         kw["unmeasured"] = args.unmeasured
-    return est.fit_release(source, target=args.target, ci=ci, boot=args.boot, seed=args.seed, dp_noise=dp,
-                           boot_iters=args.boot_iters, **kw)
+    return est.fit_release(
+        source, target=args.target, ci=ci, boot=args.boot, seed=args.seed, dp_noise=dp, boot_iters=args.boot_iters, **kw
+    )
 
 
 def _finite_or_none(v) -> float | None:
@@ -124,10 +181,16 @@ def result_dict(est, model: str) -> dict:
         tab = est.conf_int()
         out["ci"] = dict(est.ci_info_)
         out["coefficients"] = [
-            {"name": str(r.name), "estimate": float(r.estimate), "stderr": float(r.stderr),
-             "ci_low": _finite_or_none(r.ci_low), "ci_high": _finite_or_none(r.ci_high),
-             "stderr_dp": float(r.stderr_dp), "stderr_sampling": float(r.stderr_sampling),
-             "pair_measured": bool(r.pair_measured)}
+            {
+                "name": str(r.name),
+                "estimate": float(r.estimate),
+                "stderr": float(r.stderr),
+                "ci_low": _finite_or_none(r.ci_low),
+                "ci_high": _finite_or_none(r.ci_high),
+                "stderr_dp": float(r.stderr_dp),
+                "stderr_sampling": float(r.stderr_sampling),
+                "pair_measured": bool(r.pair_measured),
+            }
             for r in tab.itertuples(index=False)
         ]
     if model == "logistic":
@@ -143,10 +206,15 @@ def coefficient_frame(est):
     import pandas as pd
 
     if hasattr(est, "ci_table_"):
-        return est.conf_int()[["name", "estimate", "stderr", "ci_low", "ci_high", "stderr_dp", "stderr_sampling",
-                               "pair_measured"]]
-    return pd.DataFrame({"name": ["intercept"] + list(est.feature_names_in_),
-                         "estimate": [est.intercept_] + [float(v) for v in est.coef_]})
+        return est.conf_int()[
+            ["name", "estimate", "stderr", "ci_low", "ci_high", "stderr_dp", "stderr_sampling", "pair_measured"]
+        ]
+    return pd.DataFrame(
+        {
+            "name": ["intercept"] + list(est.feature_names_in_),
+            "estimate": [est.intercept_] + [float(v) for v in est.coef_],
+        }
+    )
 
 
 def _num(v: float) -> float:
@@ -183,7 +251,9 @@ def run(args) -> int:
     print(f"DD-SSP {args.model} regression of {res['target']!r} from {args.release}")
     print(f"  n (model total) = {res['n']:.1f}; release privacy: {cost or 'unknown'} (the fit is post-processing)")
     if args.model == "logistic":
-        print(f"  positive class: {res['target']} = {res['positive_class']!r}; Chebyshev degree 2 on [-{est.R:g}, {est.R:g}]")
+        print(
+            f"  positive class: {res['target']} = {res['positive_class']!r}; Chebyshev degree 2 on [-{est.R:g}, {est.R:g}]"
+        )
     else:
         print("  target rescaled to [-1, 1]; numeric features in [-1, 1]; categorical one-hot (first level dropped)")
     if "coefficients" in res:
@@ -198,19 +268,25 @@ def run(args) -> int:
             else:
                 parts.append("DP noise: NOT included (--no-dp-noise)")
             parts.append(f"sampling: {info['sampling']} variance at n = model total")
-        print(f"  {info['level']:.0%} confidence intervals ({info.get('interval', 'normal')}); " + "; ".join(parts)
-              + f"; {info['seconds']:.1f} s")
+        print(
+            f"  {info['level']:.0%} confidence intervals ({info.get('interval', 'normal')}); "
+            + "; ".join(parts)
+            + f"; {info['seconds']:.1f} s"
+        )
         rows = res["coefficients"]
         width = max(len(r["name"]) for r in rows + [{"name": "feature"}])
         lo, hi = f"[{(1 - info['level']) / 2:.3g}", f"{(1 + info['level']) / 2:.3g}]"
         print(f"  {'feature':<{width}}  {'coef':>11}  {'std err':>10}  {lo:>11}  {hi:>11}")
+
         def end(v):
             return f"{'unbounded':>11}" if v is None else f"{_num(v):>11.6f}"
 
         for r in rows:
             flag = "" if r["pair_measured"] else "  * pair with the target not measured (imputed)"
-            print(f"  {r['name']:<{width}}  {_num(r['estimate']):>11.6f}  {r['stderr']:>10.6f}  "
-                  f"{end(r['ci_low'])}  {end(r['ci_high'])}{flag}")
+            print(
+                f"  {r['name']:<{width}}  {_num(r['estimate']):>11.6f}  {r['stderr']:>10.6f}  "
+                f"{end(r['ci_low'])}  {end(r['ci_high'])}{flag}"
+            )
     else:
         rows = [("intercept", res["intercept"])] + list(res["coef"].items())
         width = max(len(n) for n, _ in rows)

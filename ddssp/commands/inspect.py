@@ -12,8 +12,11 @@ EXAMPLES = """
 def add_arguments(p) -> None:
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
     output_group(p).add_argument("--json", action="store_true", help="machine-readable output")
-    output_group(p).add_argument("--schema", action="store_true",
-                   help="with -o: write the release's schema as a reusable schema file (public: DP output)")
+    output_group(p).add_argument(
+        "--schema",
+        action="store_true",
+        help="with -o: write the release's schema as a reusable schema file (public: DP output)",
+    )
     output_group(p).add_argument("-o", "--output", metavar="S.json", help="with --schema: the schema file to write")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
 
@@ -33,8 +36,12 @@ def column_details(rel) -> dict:
         disc[e.clique[0]] = disc.get(e.clique[0], 0.0) + e.rho
     out = {}
     for c in rel.schema.columns:
-        d = {"source": "discovered" if c.name in disc else "declared", "kind": c.kind, "size": c.size,
-             "budget_share": disc.get(c.name, 0.0) / rel.rho_budget if rel.rho_budget > 0 else 0.0}
+        d = {
+            "source": "discovered" if c.name in disc else "declared",
+            "kind": c.kind,
+            "size": c.size,
+            "budget_share": disc.get(c.name, 0.0) / rel.rho_budget if rel.rho_budget > 0 else 0.0,
+        }
         if c.kind == "categorical" or c.values is None:
             d["levels"] = list(c.labels)
         elif c.edges is not None:
@@ -67,8 +74,11 @@ def run(args) -> int:
 
         schema = Schema(list(rel.schema.columns))  # no discovery record: a published DP output, reused as is
         out = schema.save(args.output, force=args.force)
-        print(f"ddssp: wrote {out}: the schema of {args.release} ({len(schema)} columns; public, a DP output). "
-              "A release of the same data with it adds its own budget to this release's", file=sys.stderr)
+        print(
+            f"ddssp: wrote {out}: the schema of {args.release} ({len(schema)} columns; public, a DP output). "
+            "A release of the same data with it adds its own budget to this release's",
+            file=sys.stderr,
+        )
         return 0
     s = rel.summary()
     details = column_details(rel)
@@ -78,7 +88,9 @@ def run(args) -> int:
             s["columns"][name] = dict(s["columns"][name], **d)
         print(json.dumps(s, indent=2))
         return 0
-    print(f"{args.release}: {s['format']} v{s['format_version']}, written by ddssp {s['ddssp_version']} at {s['created']}")
+    print(
+        f"{args.release}: {s['format']} v{s['format_version']}, written by ddssp {s['ddssp_version']} at {s['created']}"
+    )
     if s["stamp"]:
         print(f"*** {s['stamp']} ***")
     else:
@@ -86,19 +98,27 @@ def run(args) -> int:
     if s["signature_valid"] is False:
         print("signature: INVALID (it does not match even the key embedded in it; treat the file as forged)")
     elif s["signed_by_unverified"]:
-        print(f"signed: {s['signed_by_unverified']} (not verified here; run `ddssp verify RELEASE --public-key KEY.pub.pem`)")
-    print(f"privacy: eps={s['eps']:g} delta={s['delta']:g}  rho budget {s['rho_budget']:.6g}, "
-          f"spent {s['rho_spent']:.6g} (eps spent {s['eps_spent']:.4g})")
+        print(
+            f"signed: {s['signed_by_unverified']} (not verified here; run `ddssp verify RELEASE --public-key KEY.pub.pem`)"
+        )
+    print(
+        f"privacy: eps={s['eps']:g} delta={s['delta']:g}  rho budget {s['rho_budget']:.6g}, "
+        f"spent {s['rho_spent']:.6g} (eps spent {s['eps_spent']:.4g})"
+    )
     if not rel.schema_private:
         print(f"WARNING: {s['schema_status']}")
     d = s["discovery"]
     if d["entries"]:
-        print(f"schema: discovered under DP, in the ledger: {len(d['entries'])} discovery charges on "
-              f"{len(d['columns'])} column(s), rho {d['rho']:.6g} (AIM rho {s['rho_aim']:.6g}); thresholding "
-              f"delta spent {d['delta']:.3g} of {s['delta_threshold_budget']:.3g} set aside")
+        print(
+            f"schema: discovered under DP, in the ledger: {len(d['entries'])} discovery charges on "
+            f"{len(d['columns'])} column(s), rho {d['rho']:.6g} (AIM rho {s['rho_aim']:.6g}); thresholding "
+            f"delta spent {d['delta']:.3g} of {s['delta_threshold_budget']:.3g} set aside"
+        )
         for e in d["entries"]:
             extra = f", delta {e['delta']:.3g}" if e["delta"] else ""
-            print(f"  {e['clique'][0]:<24} {e['kind']:<16} sigma {e['sigma']:.4g}  rho {e['rho']:.4g}{extra}  {e['note']}")
+            print(
+                f"  {e['clique'][0]:<24} {e['kind']:<16} sigma {e['sigma']:.4g}  rho {e['rho']:.4g}{extra}  {e['note']}"
+            )
     elif rel.schema_private:
         print("schema: declared (public; not part of the privacy budget)")
     if s["target"]:

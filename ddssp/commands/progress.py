@@ -68,8 +68,9 @@ class PhaseProgress:
             self._bar = None
         if self.log:
             detail = f" ({self._detail})" if self._detail else ""
-            print(f"ddssp: {self.phase}: {_seconds(time.perf_counter() - self._t)}{detail}", file=self.stream,
-                  flush=True)
+            print(
+                f"ddssp: {self.phase}: {_seconds(time.perf_counter() - self._t)}{detail}", file=self.stream, flush=True
+            )
         self.phase = None
 
     def close(self) -> None:
@@ -103,9 +104,13 @@ class PhaseProgress:
         self.end()
         self.phase, self._t, self._detail = "AIM rounds", time.perf_counter(), ""
         if self.live:
-            self._bar = _Bar(total=100, desc="AIM rounds", file=self.stream, leave=True,
-                             bar_format="{desc}: {percentage:3.0f}% of budget |{bar}| {elapsed} "
-                                        "(rounds left ~{remaining}) {info}")
+            self._bar = _Bar(
+                total=100,
+                desc="AIM rounds",
+                file=self.stream,
+                leave=True,
+                bar_format="{desc}: {percentage:3.0f}% of budget |{bar}| {elapsed} (rounds left ~{remaining}) {info}",
+            )
 
 
 def _bar_class():

@@ -32,85 +32,144 @@ EXAMPLES = """
 def add_discovery_arguments(p) -> None:
     """Options of private schema discovery (shared with `ddssp schema --eps`)."""
     g = discovery_group(p)
-    g.add_argument("--categorical", type=comma_list, metavar="A,B",
-                   help="columns that are categorical (with a domain file: its categorical columns); "
-                        "discovery then skips deciding their kind")
+    g.add_argument(
+        "--categorical",
+        type=comma_list,
+        metavar="A,B",
+        help="columns that are categorical (with a domain file: its categorical columns); "
+        "discovery then skips deciding their kind",
+    )
     g.add_argument("--numeric", type=comma_list, metavar="A,B", help="columns that are numeric (discovery)")
-    g.add_argument("--bins", type=positive_int,
-                   help="bins per discovered numeric column (default: chosen for the budget, 4 to 10)")
-    g.add_argument("--max-levels", type=positive_int, default=None,
-                   help="whole-number columns with at most this many values in their DP range become "
-                        "ordered levels instead of bins (default 32)")
-    input_group(p).add_argument("--na-values", type=comma_list, metavar="X,Y",
-                                help="cell values that mean missing, besides empty cells (e.g. '?')")
-    input_group(p).add_argument("--columns", type=comma_list, metavar="A,B",
-                                help="use only these columns of DATA (in this order)")
+    g.add_argument(
+        "--bins", type=positive_int, help="bins per discovered numeric column (default: chosen for the budget, 4 to 10)"
+    )
+    g.add_argument(
+        "--max-levels",
+        type=positive_int,
+        default=None,
+        help="whole-number columns with at most this many values in their DP range become "
+        "ordered levels instead of bins (default 32)",
+    )
+    input_group(p).add_argument(
+        "--na-values",
+        type=comma_list,
+        metavar="X,Y",
+        help="cell values that mean missing, besides empty cells (e.g. '?')",
+    )
+    input_group(p).add_argument(
+        "--columns", type=comma_list, metavar="A,B", help="use only these columns of DATA (in this order)"
+    )
     input_group(p).add_argument("--drop", type=comma_list, metavar="X,Y", help="leave these columns of DATA out")
 
 
 def add_arguments(p) -> None:
     p.add_argument("data", metavar="DATA", help="sensitive table (.csv or .parquet)")
     g = privacy_group(p)
-    required_in_usage(g.add_argument("--eps", type=float, default=None,
-                                     help="privacy parameter epsilon (> 0; smaller is more private); required"))
+    required_in_usage(
+        g.add_argument(
+            "--eps", type=float, default=None, help="privacy parameter epsilon (> 0; smaller is more private); required"
+        )
+    )
     g.add_argument("--delta", type=float, default=None, help="privacy parameter delta, in (0, 1) (default 1e-9)")
     src = g.add_mutually_exclusive_group()
-    src.add_argument("--schema", help="schema JSON (reviewed, or from `ddssp schema --eps`), or a domain file; "
-                                      "may name only some columns (the rest are discovered). Declared "
-                                      "columns are public and cost nothing")
+    src.add_argument(
+        "--schema",
+        help="schema JSON (reviewed, or from `ddssp schema --eps`), or a domain file; "
+        "may name only some columns (the rest are discovered). Declared "
+        "columns are public and cost nothing",
+    )
     src.add_argument("--domain", help='domain file {"column": levels}: DATA holds integer codes 0..levels-1')
-    g.add_argument("--accept-draft-schema", action="store_true",
-                   help="release with a data-derived draft schema (from `ddssp schema` without --eps); "
-                        "the release is then marked 'schema not private'")
-    g.add_argument("--seed", type=int,
-                   help="seed for what is not DP noise (default: fresh OS entropy); the noise itself always "
-                        "comes from OpenDP's secure samplers and no seed reaches it")
+    g.add_argument(
+        "--accept-draft-schema",
+        action="store_true",
+        help="release with a data-derived draft schema (from `ddssp schema` without --eps); "
+        "the release is then marked 'schema not private'",
+    )
+    g.add_argument(
+        "--seed",
+        type=int,
+        help="seed for what is not DP noise (default: fresh OS entropy); the noise itself always "
+        "comes from OpenDP's secure samplers and no seed reaches it",
+    )
     g = input_group(p)
-    g.add_argument("--backend", choices=["numpy", "duckdb", "spark"], default="duckdb",
-                   help="counting backend: duckdb (default; reads CSV / Parquet out of core, one scan), "
-                        "numpy (pandas in memory) or spark (pip install \"ddssp[spark]\"; DATA is any "
-                        "path Spark reads: local, HDFS, S3). Columns to discover are read in memory")
-    g.add_argument("--memory-limit", metavar="SIZE",
-                   help="duckdb: memory limit such as 2GB (DuckDB spills to a temporary directory beyond it)")
-    g.add_argument("--spark-master", metavar="URL",
-                   help="spark: master URL, e.g. local[4] or spark://host:7077 (default: the spark-submit "
-                        "session, else local[*])")
+    g.add_argument(
+        "--backend",
+        choices=["numpy", "duckdb", "spark"],
+        default="duckdb",
+        help="counting backend: duckdb (default; reads CSV / Parquet out of core, one scan), "
+        'numpy (pandas in memory) or spark (pip install "ddssp[spark]"; DATA is any '
+        "path Spark reads: local, HDFS, S3). Columns to discover are read in memory",
+    )
+    g.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help="duckdb: memory limit such as 2GB (DuckDB spills to a temporary directory beyond it)",
+    )
+    g.add_argument(
+        "--spark-master",
+        metavar="URL",
+        help="spark: master URL, e.g. local[4] or spark://host:7077 (default: the spark-submit session, else local[*])",
+    )
     g.add_argument("--delimiter", default=",", help="CSV field delimiter (default ,; \\t for tab)")
     g.add_argument("--encoding", default="utf-8", help="CSV text encoding (default utf-8)")
     add_discovery_arguments(p)
     discovery_group(p).add_argument(
-        "--discovery-share", type=float, default=None,
-        help="share of the zCDP budget spent discovering undeclared columns (default 0.1)")
+        "--discovery-share",
+        type=float,
+        default=None,
+        help="share of the zCDP budget spent discovering undeclared columns (default 0.1)",
+    )
     discovery_group(p).add_argument(
-        "--strict", action="store_true",
+        "--strict",
+        action="store_true",
         help="refuse the release when some column cannot be discovered at this budget (by default such "
-             "columns are left out, with one warning listing them)")
+        "columns are left out, with one warning listing them)",
+    )
     g = aim_group(p)
     g.add_argument("--target", help="regression target column (recorded; needed by --workload target)")
-    g.add_argument("--workload", default="all-pairs",
-                   help="all-pairs (default), target (pairs with --target), or a JSON file of cliques")
+    g.add_argument(
+        "--workload",
+        default="all-pairs",
+        help="all-pairs (default), target (pairs with --target), or a JSON file of cliques",
+    )
     g.add_argument("--max-cells", type=int, help="drop workload marginals with more cells than this")
     g.add_argument("--max-model-size", type=float, default=80.0, help="model size limit in MB (default 80)")
     g.add_argument("--rounds", type=int, help="AIM rounds (default 16 x number of columns)")
     g.add_argument("--iters", type=int, help="estimation iterations per round (default: adaptive)")
-    g.add_argument("--engine", choices=["numpy", "mbi"], default="numpy",
-                   help="estimation engine: numpy mirror descent (default, nothing compiled) or mbi's "
-                        "JAX MirrorDescent (the slow reference path)")
+    g.add_argument(
+        "--engine",
+        choices=["numpy", "mbi"],
+        default="numpy",
+        help="estimation engine: numpy mirror descent (default, nothing compiled) or mbi's "
+        "JAX MirrorDescent (the slow reference path)",
+    )
     g = output_group(p)
     g.add_argument("-o", "--output", help="release file to write (default: DATA's stem + .release, beside DATA)")
     g.add_argument("--force", action="store_true", help="replace an existing output file")
-    g.add_argument("--sign-key", metavar="KEY.pem",
-                   help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
-                        "-out key.pem`); readers check it with `ddssp verify --public-key`")
-    g.add_argument("--dataset-name", metavar="NAME",
-                   help="a public name for the data set, written to the manifest beside the release date; "
-                        "with --sign-key the signature binds both")
+    g.add_argument(
+        "--sign-key",
+        metavar="KEY.pem",
+        help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
+        "-out key.pem`); readers check it with `ddssp verify --public-key`",
+    )
+    g.add_argument(
+        "--dataset-name",
+        metavar="NAME",
+        help="a public name for the data set, written to the manifest beside the release date; "
+        "with --sign-key the signature binds both",
+    )
     g.add_argument("--quiet", action="store_true", help="no progress and no summary")
-    g.add_argument("--verbose", action="store_true",
-                   help="when stderr is not a terminal (a log file), print one line per phase")
-    testing_option(p, "--insecure-seed", type=int, metavar="N",
-                   help="draw the DP noise from a numpy generator seeded with N. The release is then NOT "
-                        "PRIVATE (anyone with N can subtract the noise) and is stamped so")
+    g.add_argument(
+        "--verbose", action="store_true", help="when stderr is not a terminal (a log file), print one line per phase"
+    )
+    testing_option(
+        p,
+        "--insecure-seed",
+        type=int,
+        metavar="N",
+        help="draw the DP noise from a numpy generator seeded with N. The release is then NOT "
+        "PRIVATE (anyone with N can subtract the noise) and is stamped so",
+    )
 
 
 def need_eps(args, command: str) -> float:
@@ -224,8 +283,9 @@ def _release(args, progress, eps, delta, schema, cat):
 
     progress.start("reading")
     csv_options = counting_options(args)
-    read = ReadOptions(backend=args.backend, csv=csv_options, memory_limit=args.memory_limit,
-                       spark_master=args.spark_master)
+    read = ReadOptions(
+        backend=args.backend, csv=csv_options, memory_limit=args.memory_limit, spark_master=args.spark_master
+    )
     with warnings.catch_warnings(record=True) as hw:
         warnings.simplefilter("always", UnnamedColumnWarning)
         header = table_columns(args.data, csv_options)  # public: the column names only
@@ -245,8 +305,15 @@ def _release(args, progress, eps, delta, schema, cat):
         # every column declared: nothing to discover, the counting layer reads the file (one scan)
         table = args.data
         progress.end()
-        plan = plan_schema(header, schema, eps=eps, delta=delta, discovery_share=share,
-                           accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed))
+        plan = plan_schema(
+            header,
+            schema,
+            eps=eps,
+            delta=delta,
+            discovery_share=share,
+            accept_draft=args.accept_draft_schema,
+            noise=make_noise(args.insecure_seed),
+        )
     else:  # discovery (or --backend numpy) reads the table in memory
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UnnamedColumnWarning)  # said once above
@@ -256,10 +323,20 @@ def _release(args, progress, eps, delta, schema, cat):
             progress.start("discovery")
         with warnings.catch_warnings(record=True) as dw:
             warnings.simplefilter("always", DroppedColumnsWarning)
-            plan = plan_schema(table, schema, eps=eps, delta=delta, discovery_share=share, categorical=cat or (),
-                               numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels,
-                               accept_draft=args.accept_draft_schema, noise=make_noise(args.insecure_seed),
-                               strict=args.strict)
+            plan = plan_schema(
+                table,
+                schema,
+                eps=eps,
+                delta=delta,
+                discovery_share=share,
+                categorical=cat or (),
+                numeric=args.numeric or (),
+                bins=args.bins,
+                max_levels=args.max_levels,
+                accept_draft=args.accept_draft_schema,
+                noise=make_noise(args.insecure_seed),
+                strict=args.strict,
+            )
         for w in dw:
             if issubclass(w.category, DroppedColumnsWarning):
                 print(f"ddssp: WARNING: {w.message}", file=sys.stderr)
@@ -275,9 +352,11 @@ def _release(args, progress, eps, delta, schema, cat):
         if plan.discovered:
             disc = plan.ledger.discovery_entries
             rho_d = sum(e.rho for e in disc)
-            print(f"ddssp: discovered {len(plan.discovered)} column(s) under DP (rho {rho_d:.4g} of "
-                  f"{plan.ledger.rho_budget:.4g}, thresholding delta {plan.ledger.delta_budget:.3g}):",
-                  file=sys.stderr)
+            print(
+                f"ddssp: discovered {len(plan.discovered)} column(s) under DP (rho {rho_d:.4g} of "
+                f"{plan.ledger.rho_budget:.4g}, thresholding delta {plan.ledger.delta_budget:.3g}):",
+                file=sys.stderr,
+            )
             for name, note in plan.notes.items():
                 print(f"ddssp:   {name}: {note}", file=sys.stderr)
         if plan.status == SCHEMA_NOT_PRIVATE:
@@ -287,10 +366,24 @@ def _release(args, progress, eps, delta, schema, cat):
     try:
         with warnings.catch_warnings(record=True) as cw:
             warnings.simplefilter("always", ClipWarning)
-            rel = release(table, plan.schema, eps=eps, delta=delta, target=args.target, workload=args.workload,
-                          max_cells=args.max_cells, max_model_size=args.max_model_size, seed=args.seed,
-                          rounds=args.rounds, iters=args.iters, callback=progress.aim, engine=args.engine,
-                          plan=plan, insecure_seed=args.insecure_seed, read=read)
+            rel = release(
+                table,
+                plan.schema,
+                eps=eps,
+                delta=delta,
+                target=args.target,
+                workload=args.workload,
+                max_cells=args.max_cells,
+                max_model_size=args.max_model_size,
+                seed=args.seed,
+                rounds=args.rounds,
+                iters=args.iters,
+                callback=progress.aim,
+                engine=args.engine,
+                plan=plan,
+                insecure_seed=args.insecure_seed,
+                read=read,
+            )
         for w in cw:
             if issubclass(w.category, ClipWarning):
                 clipped.append(str(w.message).split(" value(s)")[0].replace("column ", "").replace(":", ""))
@@ -299,8 +392,11 @@ def _release(args, progress, eps, delta, schema, cat):
     finally:
         progress.end()
     if clipped and not args.quiet:  # one local note for the data holder; nothing of it is released
-        print("ddssp: note (local, not released): values outside the discovered or declared range were "
-              "clipped into it in " + ", ".join(dict.fromkeys(clipped)) + " (rows clipped)", file=sys.stderr)
+        print(
+            "ddssp: note (local, not released): values outside the discovered or declared range were "
+            "clipped into it in " + ", ".join(dict.fromkeys(clipped)) + " (rows clipped)",
+            file=sys.stderr,
+        )
     return rel
 
 
@@ -315,16 +411,21 @@ def _report(args, rel, out, eps, delta, t0) -> None:
         n_meas = sum(c["measurements"] for c in s["cliques"])
         t = rel.local_info.get("timings", {})
         if t:  # the data holder's terminal only: timings grow with the data and are never saved
-            print("Timings (not saved in the release): "
-                  + ", ".join(f"{k} {v:.2f} s" for k, v in t.items() if isinstance(v, (int, float))),
-                  file=sys.stderr)
+            print(
+                "Timings (not saved in the release): "
+                + ", ".join(f"{k} {v:.2f} s" for k, v in t.items() if isinstance(v, (int, float))),
+                file=sys.stderr,
+            )
         print(
             f"Released {len(rel.schema.names)} columns: {n_meas} noisy measurements of "
             f"{len(s['cliques'])} marginals in {s['rounds']} rounds, model of "
             f"{len(s['model_cliques'])} cliques. Privacy: eps={eps:g}, delta={delta:g} "
             f"(rho budget {rel.rho_budget:.6g}, spent {rel.rho_spent:.6g}"
-            + (f", of which discovery {s['discovery']['rho']:.4g}; thresholding delta "
-               f"{rel.ledger.delta_budget:.3g}" if s["discovery"]["entries"] else "")
+            + (
+                f", of which discovery {s['discovery']['rho']:.4g}; thresholding delta {rel.ledger.delta_budget:.3g}"
+                if s["discovery"]["entries"]
+                else ""
+            )
             + f"). Wall time {time.perf_counter() - t0:.1f} s. "
             f"Wrote {out}; inspect it with `ddssp inspect {out}`."
         )

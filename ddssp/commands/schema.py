@@ -32,31 +32,62 @@ def add_arguments(p) -> None:
     p.add_argument("data", metavar="DATA", help="table to draft the schema from (.csv or .parquet)")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("-o", "--output", help="schema JSON to write, e.g. DATA.schema.json")
-    mode.add_argument("--check", metavar="SCHEMA",
-                      help="check that DATA encodes under this schema JSON or domain file; writes nothing")
-    privacy_group(p).add_argument("--eps", type=float, default=None,
-                                  help="discover the schema under DP with this epsilon (> 0); without it, a NOT private draft")
-    privacy_group(p).add_argument("--delta", type=float, default=None, help="with --eps: delta, in (0, 1) (default 1e-9)")
-    discovery_group(p).add_argument("--bins", type=positive_int, default=None,
-                                    help="bins per numeric column (draft: equal-width, default 10, and numeric columns with at "
-                                         "most this many distinct values keep them as levels; --eps: equal-frequency, default "
-                                         "chosen for the budget)")
-    discovery_group(p).add_argument("--categorical", type=comma_list, default=None, metavar="A,B",
-                                    help="columns to treat as categorical even if they hold numbers (with --check and a "
-                                         "domain file: the categorical columns of the domain)")
-    discovery_group(p).add_argument("--numeric", type=comma_list, default=None, metavar="A,B",
-                                    help="with --eps: columns that are numeric")
-    discovery_group(p).add_argument("--max-levels", type=positive_int, default=None,
-                                    help="draft: refuse categorical columns with more distinct values than this (default "
-                                         "100); --eps: whole-number columns with at most this many values become levels (default 32)")
-    input_group(p).add_argument("--na-values", type=comma_list, metavar="X,Y",
-                                help="cell values that mean missing, besides empty cells (e.g. '?')")
-    input_group(p).add_argument("--columns", type=comma_list, metavar="A,B",
-                                help="use only these columns of DATA (in this order)")
+    mode.add_argument(
+        "--check",
+        metavar="SCHEMA",
+        help="check that DATA encodes under this schema JSON or domain file; writes nothing",
+    )
+    privacy_group(p).add_argument(
+        "--eps",
+        type=float,
+        default=None,
+        help="discover the schema under DP with this epsilon (> 0); without it, a NOT private draft",
+    )
+    privacy_group(p).add_argument(
+        "--delta", type=float, default=None, help="with --eps: delta, in (0, 1) (default 1e-9)"
+    )
+    discovery_group(p).add_argument(
+        "--bins",
+        type=positive_int,
+        default=None,
+        help="bins per numeric column (draft: equal-width, default 10, and numeric columns with at "
+        "most this many distinct values keep them as levels; --eps: equal-frequency, default "
+        "chosen for the budget)",
+    )
+    discovery_group(p).add_argument(
+        "--categorical",
+        type=comma_list,
+        default=None,
+        metavar="A,B",
+        help="columns to treat as categorical even if they hold numbers (with --check and a "
+        "domain file: the categorical columns of the domain)",
+    )
+    discovery_group(p).add_argument(
+        "--numeric", type=comma_list, default=None, metavar="A,B", help="with --eps: columns that are numeric"
+    )
+    discovery_group(p).add_argument(
+        "--max-levels",
+        type=positive_int,
+        default=None,
+        help="draft: refuse categorical columns with more distinct values than this (default "
+        "100); --eps: whole-number columns with at most this many values become levels (default 32)",
+    )
+    input_group(p).add_argument(
+        "--na-values",
+        type=comma_list,
+        metavar="X,Y",
+        help="cell values that mean missing, besides empty cells (e.g. '?')",
+    )
+    input_group(p).add_argument(
+        "--columns", type=comma_list, metavar="A,B", help="use only these columns of DATA (in this order)"
+    )
     input_group(p).add_argument("--drop", type=comma_list, metavar="X,Y", help="leave these columns of DATA out")
-    discovery_group(p).add_argument("--strict", action="store_true",
-                                    help="with --eps: refuse when some column cannot be discovered (by default such "
-                                         "columns are left out, with one warning listing them)")
+    discovery_group(p).add_argument(
+        "--strict",
+        action="store_true",
+        help="with --eps: refuse when some column cannot be discovered (by default such "
+        "columns are left out, with one warning listing them)",
+    )
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
 
 
@@ -100,24 +131,39 @@ def _discover(args) -> int:
 
     with warnings.catch_warnings(record=True) as dw:
         warnings.simplefilter("always", DroppedColumnsWarning)
-        plan = plan_schema(df, None, eps=eps, delta=delta, discovery_share=1.0, categorical=args.categorical or (),
-                           numeric=args.numeric or (), bins=args.bins, max_levels=args.max_levels, replan=False,
-                           strict=args.strict)
+        plan = plan_schema(
+            df,
+            None,
+            eps=eps,
+            delta=delta,
+            discovery_share=1.0,
+            categorical=args.categorical or (),
+            numeric=args.numeric or (),
+            bins=args.bins,
+            max_levels=args.max_levels,
+            replan=False,
+            strict=args.strict,
+        )
     for w in dw:
         print(f"ddssp: WARNING: {w.message}", file=sys.stderr)
     led = plan.ledger
     schema = plan.schema
     schema.discovery = {
-        "eps": eps, "delta": delta, "rho_budget": led.rho_budget, "delta_budget": led.delta_budget,
+        "eps": eps,
+        "delta": delta,
+        "rho_budget": led.rho_budget,
+        "delta_budget": led.delta_budget,
         "entries": [e.to_dict() for e in led.entries],
     }
     schema.save(out, force=args.force)
     for name, note in plan.notes.items():
         print(f"ddssp:   {name}: {note}", file=sys.stderr)
-    print(f"ddssp: wrote {out}: {len(schema)} columns ({len(schema.categorical)} categorical, "
-          f"{len(schema.numeric)} numeric) discovered under ({eps:g}, {delta:g})-DP (rho {led.spent:.4g}, "
-          f"thresholding delta {led.delta_budget:.3g}); a release made with it counts this cost inside its eps",
-          file=sys.stderr)
+    print(
+        f"ddssp: wrote {out}: {len(schema)} columns ({len(schema.categorical)} categorical, "
+        f"{len(schema.numeric)} numeric) discovered under ({eps:g}, {delta:g})-DP (rho {led.spent:.4g}, "
+        f"thresholding delta {led.delta_budget:.3g}); a release made with it counts this cost inside its eps",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -134,26 +180,32 @@ def _check(args) -> int:
         schema.encode(df)
     for w in caught:  # clipping notes etc.: local to the data holder
         print(f"ddssp: warning: {w.message}", file=sys.stderr)
-    print(f"ddssp: {args.data} ({len(df)} rows) encodes under {args.check}: "
-          f"{len(schema)} columns ({len(schema.categorical)} categorical, {len(schema.numeric)} numeric), "
-          f"domain {schema.domain}", file=sys.stderr)
+    print(
+        f"ddssp: {args.data} ({len(df)} rows) encodes under {args.check}: "
+        f"{len(schema)} columns ({len(schema.categorical)} categorical, {len(schema.numeric)} numeric), "
+        f"domain {schema.domain}",
+        file=sys.stderr,
+    )
     return 0
 
 
 def _draft(args) -> int:
     import sys
 
-    from ddssp.data.fileio import check_output_path
     from ddssp.data import Schema
+    from ddssp.data.fileio import check_output_path
 
     out = check_output_path(args.output, force=args.force, inputs=[args.data])
     df = _read(args)
-    schema = Schema.infer(df, bins=args.bins or 10, categorical=args.categorical,
-                          max_categorical_levels=args.max_levels or 100)
+    schema = Schema.infer(
+        df, bins=args.bins or 10, categorical=args.categorical, max_categorical_levels=args.max_levels or 100
+    )
     schema.encode(df)  # the draft must encode its own table (raises on a bug, writes nothing)
     schema.save(out, force=args.force)
     n_cat, n_num = len(schema.categorical), len(schema.numeric)
-    print(f"ddssp: wrote {out}: {len(schema)} columns ({n_cat} categorical, {n_num} numeric), "
-          f"{len(df)} rows read", file=sys.stderr)
+    print(
+        f"ddssp: wrote {out}: {len(schema)} columns ({n_cat} categorical, {n_num} numeric), {len(df)} rows read",
+        file=sys.stderr,
+    )
     print(WARNING.format(out=out), file=sys.stderr)
     return 0

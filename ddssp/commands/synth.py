@@ -15,13 +15,16 @@ def add_arguments(p) -> None:
     output_group(p).add_argument("--seed", type=int, help="random seed (default: fresh OS entropy)")
     output_group(p).add_argument("--codes", action="store_true", help="write integer codes instead of labels")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
-    output_group(p).add_argument("--allow-insecure", action="store_true",
-                                 help="write rows from an insecure-seed (NOT PRIVATE) release, as OUTPUT with a .NOT-PRIVATE infix")
+    output_group(p).add_argument(
+        "--allow-insecure",
+        action="store_true",
+        help="write rows from an insecure-seed (NOT PRIVATE) release, as OUTPUT with a .NOT-PRIVATE infix",
+    )
 
 
 def run(args) -> int:
-    from ddssp.errors import DDSSPError
     from ddssp.data.fileio import atomic_write, check_output_path
+    from ddssp.errors import DDSSPError
     from ddssp.releasefile import Release
 
     if args.rows < 1:

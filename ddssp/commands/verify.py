@@ -13,8 +13,11 @@ EXAMPLES = """
 
 def add_arguments(p) -> None:
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
-    p.add_argument("--public-key", metavar="KEY.pub.pem",
-                   help="the publisher's Ed25519 public key (PEM); without it only the self-check runs")
+    p.add_argument(
+        "--public-key",
+        metavar="KEY.pub.pem",
+        help="the publisher's Ed25519 public key (PEM); without it only the self-check runs",
+    )
 
 
 def run(args) -> int:
@@ -29,8 +32,10 @@ def run(args) -> int:
         fp = rel.verify(args.public_key)
         parts.append(f"signature OK ({fp}; it binds data set {rel.dataset_name!r}, created {rel.created})")
     elif rel.signature and rel.signature_valid is False:
-        parts.append("signature INVALID (it does not match even the key embedded in it: the file was "
-                     "modified after signing or the signature was copied from another file)")
+        parts.append(
+            "signature INVALID (it does not match even the key embedded in it: the file was "
+            "modified after signing or the signature was copied from another file)"
+        )
     elif rel.signature:
         parts.append(f"signed by {rel.signed_by} (not verified: pass --public-key)")
     else:

@@ -21,7 +21,20 @@ from ddssp.data.schemafile import DomainKindsWarning, load_schema, schema_from_d
 from ddssp.data.tables import read_table
 
 __all__ = [
-    "INFER_MISSING_LABEL", "KINDS", "MAX_LEVELS", "Column", "draft_schema", "ClipWarning", "decode",
-    "encode", "atomic_write", "check_output_path", "FORMAT", "Schema", "DomainKindsWarning",
-    "load_schema", "schema_from_domain", "read_table",
+    "INFER_MISSING_LABEL",
+    "KINDS",
+    "MAX_LEVELS",
+    "Column",
+    "draft_schema",
+    "ClipWarning",
+    "decode",
+    "encode",
+    "atomic_write",
+    "check_output_path",
+    "FORMAT",
+    "Schema",
+    "DomainKindsWarning",
+    "load_schema",
+    "schema_from_domain",
+    "read_table",
 ]

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -125,7 +126,7 @@ class Column:
         """Code of empty cells: the ``na`` level if declared, else the ``missing`` level (or None)."""
         return self.labels.index(self.na) if self.na is not None else self.missing_code
 
-    def with_na(self, label: str | None) -> "Column":
+    def with_na(self, label: str | None) -> Column:
         """This column with empty cells coded to the level ``label`` (validated)."""
         self.na = None if label is None else str(label)
         self.validate()
@@ -140,15 +141,18 @@ class Column:
             return False
         if self.kind == "categorical":
             return True
-        return (self.edges is None and not self.clip
-                and np.array_equal(self.values, np.arange(self.size, dtype=float)))
+        return self.edges is None and not self.clip and np.array_equal(self.values, np.arange(self.size, dtype=float))
 
     @property
     def integral_values(self) -> bool:
         """Numeric, no missing level, and every representative value is a whole number: decode
         returns int64 (so codes 0..m-1 of a domain file come back as 0..m-1, not 0.0..)."""
-        return (self.kind == "numeric" and self.missing is None
-                and bool(np.all(np.mod(self.values, 1) == 0)) and bool(np.all(np.abs(self.values) < 2**53)))
+        return (
+            self.kind == "numeric"
+            and self.missing is None
+            and bool(np.all(np.mod(self.values, 1) == 0))
+            and bool(np.all(np.abs(self.values) < 2**53))
+        )
 
     @property
     def is_binned(self) -> bool:
@@ -161,7 +165,7 @@ class Column:
 
     # ----------------------------------------------------------------- constructors
     @classmethod
-    def categorical(cls, name: str, levels: Iterable[Any], missing: Any = None) -> "Column":
+    def categorical(cls, name: str, levels: Iterable[Any], missing: Any = None) -> Column:
         labels = [_as_label(v) for v in levels]
         if missing is not None:
             missing = _as_label(missing)
@@ -179,7 +183,7 @@ class Column:
         values: Iterable[float] | None = None,
         missing: Any = None,
         labels: Iterable[str] | None = None,
-    ) -> "Column":
+    ) -> Column:
         """Numeric column with bins ``[e_i, e_{i+1})`` (last closed); bounds are the outer edges."""
         try:
             e = [float(x) for x in edges]
@@ -228,7 +232,7 @@ class Column:
         missing: Any = None,
         labels: Iterable[str] | None = None,
         clip: bool = True,
-    ) -> "Column":
+    ) -> Column:
         """Numeric column with explicit levels (sorted); a data value must equal one of them
         after clipping to ``[min, max]`` of the levels."""
         try:
@@ -248,28 +252,26 @@ class Column:
         return cls._numeric(name, labs, v, None, (v[0], v[-1]), missing, clip, custom)
 
     @classmethod
-    def ordinal(cls, name: str, size: int) -> "Column":
+    def ordinal(cls, name: str, size: int) -> Column:
         """Integer codes 0..size-1 already in the data, used as numbers (domain files)."""
         size = _check_size(name, size)
         return cls.levels(name, range(size), clip=False)
 
     @classmethod
-    def coded(cls, name: str, size: int) -> "Column":
+    def coded(cls, name: str, size: int) -> Column:
         """Integer codes 0..size-1 already in the data, as categories labelled '0'..'size-1'."""
         size = _check_size(name, size)
         return cls.categorical(name, [str(i) for i in range(size)])
 
     @classmethod
-    def _numeric(cls, name, labs, v, e, bounds, missing, clip, custom) -> "Column":
+    def _numeric(cls, name, labs, v, e, bounds, missing, clip, custom) -> Column:
         if len(labs) != len(v):
             raise SchemaError(f"column {name!r}: {len(v)} levels but {len(labs)} labels")
         vals = np.asarray(v, dtype=float)
         if missing is not None:
             missing = _as_label(missing)
             if missing in labs:
-                raise SchemaError(
-                    f"column {name!r}: missing label {missing!r} clashes with a numeric level label"
-                )
+                raise SchemaError(f"column {name!r}: missing label {missing!r} clashes with a numeric level label")
             labs = [*labs, missing]
             vals = np.append(vals, np.nan)
         col = cls(
@@ -299,7 +301,7 @@ class Column:
         if self.missing is not None and self.missing not in self.labels:
             raise SchemaError(f"column {self.name!r}: missing label {self.missing!r} is not a level")
         if self.na is not None and self.na not in self.labels:
-            raise SchemaError(f"column {self.name!r}: \"na\" label {self.na!r} is not a level")
+            raise SchemaError(f'column {self.name!r}: "na" label {self.na!r} is not a level')
         if self.kind == "numeric":
             if self.values is None or len(self.values) != self.size:
                 raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")
@@ -335,29 +337,41 @@ class Column:
         return d
 
     @classmethod
-    def from_dict(cls, d: Any) -> "Column":
+    def from_dict(cls, d: Any) -> Column:
         col = cls._from_dict(d)
         na = d.get("na")
         if na is not None:
             if not isinstance(na, str):
-                raise SchemaError(f"column {col.name!r}: \"na\" must be a level label (a string)")
+                raise SchemaError(f'column {col.name!r}: "na" must be a level label (a string)')
             col.with_na(na)
         return col
 
     @classmethod
-    def _from_dict(cls, d: Any) -> "Column":
+    def _from_dict(cls, d: Any) -> Column:
         if not isinstance(d, dict):
             raise SchemaError(f"each column must be a JSON object, got {d!r}")
         name = d.get("name")
         if not isinstance(name, str) or not name:
-            raise SchemaError(f"column without a valid \"name\": {d!r}")
+            raise SchemaError(f'column without a valid "name": {d!r}')
         kind = d.get("kind")
         if kind not in KINDS:
-            raise SchemaError(f"column {name!r}: \"kind\" must be one of {KINDS}, got {kind!r}")
+            raise SchemaError(f'column {name!r}: "kind" must be one of {KINDS}, got {kind!r}')
         allowed = {
             "categorical": {"name", "kind", "levels", "size", "missing", "na", "description"},
-            "numeric": {"name", "kind", "edges", "values", "bounds", "bins", "size", "clip",
-                        "labels", "missing", "na", "description"},
+            "numeric": {
+                "name",
+                "kind",
+                "edges",
+                "values",
+                "bounds",
+                "bins",
+                "size",
+                "clip",
+                "labels",
+                "missing",
+                "na",
+                "description",
+            },
         }[kind]
         extra = sorted(set(d) - allowed)
         if extra:
@@ -365,14 +379,14 @@ class Column:
         missing = d.get("missing")
         if kind == "categorical":
             if ("levels" in d) == ("size" in d):
-                raise SchemaError(f"column {name!r}: give exactly one of \"levels\" or \"size\"")
+                raise SchemaError(f'column {name!r}: give exactly one of "levels" or "size"')
             if "size" in d:
                 if missing is not None:
-                    raise SchemaError(f"column {name!r}: \"missing\" needs explicit \"levels\"")
+                    raise SchemaError(f'column {name!r}: "missing" needs explicit "levels"')
                 return cls.coded(name, d["size"])
             levels = d["levels"]
             if not isinstance(levels, list):
-                raise SchemaError(f"column {name!r}: \"levels\" must be a list")
+                raise SchemaError(f'column {name!r}: "levels" must be a list')
             odd = [v for v in levels if isinstance(v, bool) or not isinstance(v, (str, int, float))]
             if odd:
                 raise SchemaError(f"column {name!r}: levels must be strings or numbers, got {_few(odd)}")
@@ -381,41 +395,43 @@ class Column:
         forms = [k for k in ("edges", "bins", "size") if k in d]
         if "size" in d:
             if len(d) - ("description" in d) != 3:
-                raise SchemaError(f"column {name!r}: \"size\" (ordinal codes) takes no other keys")
+                raise SchemaError(f'column {name!r}: "size" (ordinal codes) takes no other keys')
             return cls.ordinal(name, d["size"])
         if len(forms) > 1:
-            raise SchemaError(f"column {name!r}: give only one of \"edges\" or \"bins\"")
+            raise SchemaError(f'column {name!r}: give only one of "edges" or "bins"')
         bounds = d.get("bounds")
         if bounds is not None:
-            if (not isinstance(bounds, list) or len(bounds) != 2
-                    or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bounds)
-                    or not bounds[0] <= bounds[1]):
-                raise SchemaError(f"column {name!r}: \"bounds\" must be [low, high] with low <= high")
+            if (
+                not isinstance(bounds, list)
+                or len(bounds) != 2
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in bounds)
+                or not bounds[0] <= bounds[1]
+            ):
+                raise SchemaError(f'column {name!r}: "bounds" must be [low, high] with low <= high')
         labels = d.get("labels")
-        if labels is not None and (not isinstance(labels, list)
-                                   or not all(isinstance(x, str) for x in labels)):
-            raise SchemaError(f"column {name!r}: \"labels\" must be a list of strings")
+        if labels is not None and (not isinstance(labels, list) or not all(isinstance(x, str) for x in labels)):
+            raise SchemaError(f'column {name!r}: "labels" must be a list of strings')
         if "bins" in d:
             bins = d["bins"]
             if bounds is None:
-                raise SchemaError(f"column {name!r}: \"bins\" needs \"bounds\"")
+                raise SchemaError(f'column {name!r}: "bins" needs "bounds"')
             if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
-                raise SchemaError(f"column {name!r}: \"bins\" must be a positive integer")
+                raise SchemaError(f'column {name!r}: "bins" must be a positive integer')
             if bins > MAX_LEVELS:
-                raise SchemaError(f"column {name!r}: \"bins\" {bins} is more than {MAX_LEVELS}")
+                raise SchemaError(f'column {name!r}: "bins" {bins} is more than {MAX_LEVELS}')
             if not bounds[0] < bounds[1]:
-                raise SchemaError(f"column {name!r}: \"bins\" needs bounds [low, high] with low < high")
+                raise SchemaError(f'column {name!r}: "bins" needs bounds [low, high] with low < high')
             if "clip" in d and d["clip"] is not True:
                 raise SchemaError(f"column {name!r}: binned columns always clip to their edges")
             edges = np.linspace(bounds[0], bounds[1], bins + 1).tolist()
             return cls.binned(name, edges, d.get("values"), missing, labels)
         if "edges" in d:
             if not isinstance(d["edges"], list):
-                raise SchemaError(f"column {name!r}: \"edges\" must be a list")
+                raise SchemaError(f'column {name!r}: "edges" must be a list')
             col = cls.binned(name, d["edges"], d.get("values"), missing, labels)
             if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
                 raise SchemaError(
-                    f"column {name!r}: \"bounds\" {bounds} must equal the outer edges "
+                    f'column {name!r}: "bounds" {bounds} must equal the outer edges '
                     f"[{_fmt(col.bounds[0])}, {_fmt(col.bounds[1])}]"
                 )
             if "clip" in d and d["clip"] is not True:
@@ -423,20 +439,18 @@ class Column:
             return col
         if "values" in d:
             if not isinstance(d["values"], list):
-                raise SchemaError(f"column {name!r}: \"values\" must be a list")
+                raise SchemaError(f'column {name!r}: "values" must be a list')
             clip = d.get("clip", True)
             if not isinstance(clip, bool):
-                raise SchemaError(f"column {name!r}: \"clip\" must be true or false")
+                raise SchemaError(f'column {name!r}: "clip" must be true or false')
             col = cls.levels(name, d["values"], missing, labels, clip=clip)
             if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
                 raise SchemaError(
-                    f"column {name!r}: \"bounds\" {bounds} must equal [min, max] of the values "
+                    f'column {name!r}: "bounds" {bounds} must equal [min, max] of the values '
                     f"[{_fmt(col.bounds[0])}, {_fmt(col.bounds[1])}]"
                 )
             return col
-        raise SchemaError(
-            f"column {name!r}: a numeric column needs \"edges\", \"bins\" + \"bounds\", \"values\" or \"size\""
-        )
+        raise SchemaError(f'column {name!r}: a numeric column needs "edges", "bins" + "bounds", "values" or "size"')
 
 
 def _int_if_whole(xs):
@@ -459,8 +473,7 @@ class DomainKindsWarning(UserWarning):
     """A domain file was loaded without saying which columns are categorical."""
 
 
-def domain_columns(domain: Domain, categorical: list[str] | None = None,
-                   stacklevel: int = 2) -> list["Column"]:
+def domain_columns(domain: Domain, categorical: list[str] | None = None, stacklevel: int = 2) -> list[Column]:
     """The columns for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
     already in the data.
 
@@ -479,8 +492,7 @@ def domain_columns(domain: Domain, categorical: list[str] | None = None,
         unknown = sorted(cat - set(names))
         if unknown:
             raise SchemaError(
-                f"categorical column(s) not in the domain file: {_few(unknown)}; "
-                f"the domain has {_few(names, 20)}"
+                f"categorical column(s) not in the domain file: {_few(unknown)}; the domain has {_few(names, 20)}"
             )
     cols = []
     for name, size in zip(names, domain.values()):

@@ -33,8 +33,9 @@ even the refusals ("a single value", "an identifier", "all missing") are DP outp
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -108,7 +109,7 @@ def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
         hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
         if hit.size:
             for i in hit:
-                out[i:i + w] = True
+                out[i : i + w] = True
             return out
         w *= 2
     return out
@@ -132,13 +133,13 @@ def outer_span(y: np.ndarray, sd: float, sds: float) -> tuple[int, int] | None:
         w = 1
         while w <= max(a, k - 1 - b):
             if w <= a:  # windows [i, i + w) left of a
-                sums = cum[w:a + 1] - cum[:a + 1 - w]
+                sums = cum[w : a + 1] - cum[: a + 1 - w]
                 hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
                 if hit.size:
                     a, grown = int(hit[0]), True
                     break
             if w <= k - 1 - b:  # windows right of b
-                sums = cum[b + 1 + w:] - cum[b + 1:k + 1 - w]
+                sums = cum[b + 1 + w :] - cum[b + 1 : k + 1 - w]
                 hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
                 if hit.size:
                     b, grown = int(b + hit[-1] + w), True
@@ -198,8 +199,8 @@ def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
     cells = np.zeros(2 + 2 * N_SLOTS, dtype=np.int64)
     cells[0] = int(isna.sum())
     cells[1] = int(text.sum())
-    cells[2:2 + N_SLOTS] = np.bincount(slot[whole], minlength=N_SLOTS)
-    cells[2 + N_SLOTS:] = np.bincount(slot[~whole], minlength=N_SLOTS)
+    cells[2 : 2 + N_SLOTS] = np.bincount(slot[whole], minlength=N_SLOTS)
+    cells[2 + N_SLOTS :] = np.bincount(slot[~whole], minlength=N_SLOTS)
     return cells
 
 
@@ -260,11 +261,12 @@ def _sigma(rho: float) -> float:
 
 def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, declared_kind: str | None) -> ScanResult:
     sigma = _sigma(rho)
-    y = mech.counts(scan_cells(x, isna), sigma, column=name,
-                    note="scan: missing / text / log-band counts").astype(float)
+    y = mech.counts(scan_cells(x, isna), sigma, column=name, note="scan: missing / text / log-band counts").astype(
+        float
+    )
     thr = POP_SDS * sigma
     miss, text = y[0], y[1]
-    whole, frac = y[2:2 + N_SLOTS], y[2 + N_SLOTS:]
+    whole, frac = y[2 : 2 + N_SLOTS], y[2 + N_SLOTS :]
     slot = whole + frac
     pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
     num = float(np.sum(slot[pop]))
@@ -287,8 +289,13 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
                 f"column {name!r} mixes numbers and text (about {100 * share:.0f}% text); declare it "
                 "with --categorical, or mark the text as missing with --na-values"
             )
-    res = ScanResult(kind=kind, n_present=num + text_c, missing=max(miss, 0.0) + (text_c if kind == "numeric" else 0.0),
-                     text=text_c, sigma=sigma)
+    res = ScanResult(
+        kind=kind,
+        n_present=num + text_c,
+        missing=max(miss, 0.0) + (text_c if kind == "numeric" else 0.0),
+        text=text_c,
+        sigma=sigma,
+    )
     if kind == "numeric":
         if not pop.any():
             raise SchemaError(
@@ -351,7 +358,7 @@ def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech
     if len(labels) == 1 and not has_missing and scan is not None:
         # rows outside the one label, estimated from the scan (present + missing) minus its count
         rest = scan.n_present + scan.missing - next(iter(labels.values()))
-        sd = math.sqrt(2 * scan.sigma ** 2 + sigma ** 2)
+        sd = math.sqrt(2 * scan.sigma**2 + sigma**2)
         if _confident_single(rest, sd, scan.n_present):
             raise SchemaError(_single(name))
     keys = list(labels)
@@ -369,8 +376,11 @@ def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech
         na = MISSING_LABEL
         levels.insert(len(keys), na)
     col = Column.categorical(name, levels, missing=catch).with_na(na)
-    note = (f"categorical, {len(keys)} released label(s)" + (" + missing" if has_missing else "")
-            + f" + {other} (threshold {threshold})")
+    note = (
+        f"categorical, {len(keys)} released label(s)"
+        + (" + missing" if has_missing else "")
+        + f" + {other} (threshold {threshold})"
+    )
     return col, note
 
 
@@ -419,8 +429,7 @@ def _make_grid(lo: float, hi: float, lo_pos: float | None, cells: int, whole: bo
     return grid
 
 
-def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None,
-                     max_levels: int):
+def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int):
     sigma = _sigma(rho)
     n = max(scan.n_present, 1.0)
     lo, hi = scan.lo, scan.hi
@@ -445,8 +454,9 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         col = Column.levels(name, [v], missing=OTHER_LABEL, clip=False)
         return col, f"numeric, one value {v:g} found + {OTHER_LABEL} (everything else)"
     if int_grid:
-        y = mech.counts(grid_counts(x, grid), sigma, column=name,
-                        note=f"counts on a {len(grid) - 1}-cell grid").astype(float)
+        y = mech.counts(grid_counts(x, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
+            float
+        )
     else:
         # coarse to fine, half the budget each: a grid over the scan's range (whose ends are a quarter
         # decade wide), cut to the part the noisy counts show populated; then a grid inside that part
@@ -456,8 +466,9 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
         # of the cells it spans, or the cut below would clip it away
         grid = _make_grid(lo, hi, scan.lo_pos, min(COARSE_CELLS, _grid_cells(n, sigma)), scan.whole, scan.zero > 0)
-        y = mech.counts(grid_counts(x, grid), sigma, column=name,
-                        note=f"coarse counts on a {len(grid) - 1}-cell grid").astype(float)
+        y = mech.counts(
+            grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
+        ).astype(float)
         a, b = populated_span(y, sigma)
         lo, hi = float(grid[a]), float(grid[b + 1])
         # the fine grid: finer than the coarse one (its empty cells are cut off again below)
@@ -468,8 +479,9 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         else:
             lo_pos = scan.lo_pos if lo <= 0 else lo
             grid = _make_grid(lo, hi, lo_pos, cells, scan.whole, scan.zero > 0)
-        y = mech.counts(grid_counts(x, grid), sigma, column=name,
-                        note=f"fine counts on a {len(grid) - 1}-cell grid").astype(float)
+        y = mech.counts(
+            grid_counts(x, grid), sigma, column=name, note=f"fine counts on a {len(grid) - 1}-cell grid"
+        ).astype(float)
     # cut to the outermost populated cells (years 2003-2009 become 7 levels, a city's latitudes stay
     # in the city); the test level makes a false extension of the range ~1% likely per column
     from scipy.stats import norm
@@ -477,7 +489,7 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
     span = outer_span(y, sigma, float(norm.isf(0.01 / len(y))))
     if span is not None:
         a, b = span
-        grid, y = grid[a:b + 2], y[a:b + 1]
+        grid, y = grid[a : b + 2], y[a : b + 1]
     n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
     missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
     thr = 3.5 * sigma
@@ -485,7 +497,7 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
     # lets the rows fill: a small table gets bins); the populated span above set their ends
     if int_grid and len(grid) - 1 <= min(max_levels, max(16, 2 * _grid_cells(n, sigma))):
         a, b = 0, len(grid) - 2
-        values = grid[a:b + 1]
+        values = grid[a : b + 1]
         if len(values) == 1:  # one whole number found: everything else is <other>, or a single value
             rest = float(y.sum() - y[a])
             if _confident_single(rest, sigma * math.sqrt(max(len(y) - 1, 1)), n):
@@ -493,7 +505,7 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
             col = Column.levels(name, values, missing=OTHER_LABEL, clip=False)
             return col, f"numeric, one value {values[0]:g} found + {OTHER_LABEL} (everything else)"
         col = Column.levels(name, values, missing=missing)
-        col.with_na(missing if missing is not None else col.labels[_median_index(y[a:b + 1])])
+        col.with_na(missing if missing is not None else col.labels[_median_index(y[a : b + 1])])
         return col, f"numeric, whole numbers {values[0]:g}..{values[-1]:g} as {len(values)} ordered levels"
     forced = []
     heavy = max(n / n_bins, thr)
@@ -524,8 +536,10 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         med = mids[_median_index(y)]
         col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
     pm = ", ".join(f"{v:g}" for v in sorted(points))
-    return col, (f"numeric, {len(edges) - 1} bins over [{edges[0]:g}, {edges[-1]:g}]"
-                 + (f", point mass(es) at {pm}" if points else ""))
+    return col, (
+        f"numeric, {len(edges) - 1} bins over [{edges[0]:g}, {edges[-1]:g}]"
+        + (f", point mass(es) at {pm}" if points else "")
+    )
 
 
 def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
@@ -556,11 +570,19 @@ def _median_index(y: np.ndarray) -> int:
     return int(np.searchsorted(np.cumsum(w), w.sum() / 2))
 
 
-def discover(df: pd.DataFrame, columns: list[str], mech, *, rho: float, delta: float,
-             kinds: dict[str, str] | None = None, bins: int | None = None,
-             max_levels: int = DEFAULT_MAX_LEVELS,
-             rho_max: float | None = None,
-             collect: bool = False) -> tuple[dict[str, Any], DiscoveryReport, float]:
+def discover(
+    df: pd.DataFrame,
+    columns: list[str],
+    mech,
+    *,
+    rho: float,
+    delta: float,
+    kinds: dict[str, str] | None = None,
+    bins: int | None = None,
+    max_levels: int = DEFAULT_MAX_LEVELS,
+    rho_max: float | None = None,
+    collect: bool = False,
+) -> tuple[dict[str, Any], DiscoveryReport, float]:
     """Discover ``columns`` of ``df`` through ``mech`` (:class:`ddssp.dp.discovery.ChargedMechanisms`:
     every noisy count is charged to its ledger), spending at most ``rho`` (zCDP) and ``delta`` (key
     release). ``kinds`` declares some kinds ({name: "numeric"|"categorical"}). Returns
@@ -579,8 +601,12 @@ def discover(df: pd.DataFrame, columns: list[str], mech, *, rho: float, delta: f
     report = DiscoveryReport()
     if rho_max is not None:
         rho_n = ROWS_FRACTION * rho
-        y = mech.counts(np.array([len(df)], dtype=np.int64), _sigma(rho_n), column=columns[0],
-                        note="noisy row count (sets discovery's share of the budget)")
+        y = mech.counts(
+            np.array([len(df)], dtype=np.int64),
+            _sigma(rho_n),
+            column=columns[0],
+            note="noisy row count (sets discovery's share of the budget)",
+        )
         n = max(float(y[0]), 1.0)
         need = len(columns) / (2.0 * (n * TARGET_SD_SHARE) ** 2)
         rho_use = min(max(rho, need), max(rho, MAX_AUTO_SHARE * float(rho_max)))
@@ -624,6 +650,8 @@ def discover(df: pd.DataFrame, columns: list[str], mech, *, rho: float, delta: f
 def unresolved_message(report: DiscoveryReport) -> str:
     """One message for every column discovery could not resolve, with what to do."""
     why = "; ".join(report.unresolved.values())
-    return (f"{len(report.unresolved)} column(s) could not be discovered at this budget: {why}. Drop them, "
-            "declare them in a schema (--categorical for codes), or give discovery more budget "
-            "(--discovery-share, --eps); a new run spends its budget again")
+    return (
+        f"{len(report.unresolved)} column(s) could not be discovered at this budget: {why}. Drop them, "
+        "declare them in a schema (--categorical for codes), or give discovery more budget "
+        "(--discovery-share, --eps); a new run spends its budget again"
+    )

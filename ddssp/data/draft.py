@@ -16,8 +16,10 @@ from ddssp.data.columns import INFER_MISSING_LABEL, Column, _as_label, _few
 from ddssp.errors import SchemaError
 
 #: the stamp ``ddssp schema`` (without --eps) puts in a schema drafted from data (key "draft")
-DRAFT_STAMP = ("data-derived draft: levels, bounds and bin edges were read from the data WITHOUT "
-               "privacy; review them, replace them with public knowledge, then delete this key")
+DRAFT_STAMP = (
+    "data-derived draft: levels, bounds and bin edges were read from the data WITHOUT "
+    "privacy; review them, replace them with public knowledge, then delete this key"
+)
 
 
 def draft_columns(

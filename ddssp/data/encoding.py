@@ -61,9 +61,7 @@ def encode(schema: _Columns, df: pd.DataFrame) -> pd.DataFrame:
         )
     absent = [n for n in schema.names if n not in set(cols)]
     if absent:
-        raise SchemaError(
-            f"schema column(s) missing from the data: {_few(absent)}; the data has {_few(cols, 20)}"
-        )
+        raise SchemaError(f"schema column(s) missing from the data: {_few(absent)}; the data has {_few(cols, 20)}")
     data = df.copy()
     data.columns = cols
     out = {c.name: _encode_column(c, data[c.name]) for c in schema.columns}
@@ -78,8 +76,10 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
 
 def _domain_hint(col: Column) -> str:
     if col.is_codes:
-        return (f"; the domain says column {col.name!r} has size {col.size} (codes "
-                f"0..{col.size - 1}) but the data has other values: the domain does not fit the data")
+        return (
+            f"; the domain says column {col.name!r} has size {col.size} (codes "
+            f"0..{col.size - 1}) but the data has other values: the domain does not fit the data"
+        )
     return ""
 
 
@@ -90,8 +90,7 @@ def _encode_categorical(col: Column, s: pd.Series) -> np.ndarray:
     present = s[~isna]
     uniq = pd.unique(present)
     ulabels = [_as_label(v) for v in uniq]
-    ucodes = np.array([lookup.get(lab, lookup.get(_numeric_label(lab), -1)) for lab in ulabels],
-                      dtype=np.int64)
+    ucodes = np.array([lookup.get(lab, lookup.get(_numeric_label(lab), -1)) for lab in ulabels], dtype=np.int64)
     if len(uniq):
         idx = pd.Index(uniq).get_indexer(present)
         codes[~isna] = ucodes[idx]
@@ -107,7 +106,7 @@ def _encode_categorical(col: Column, s: pd.Series) -> np.ndarray:
     if isna.any() and nc is None:
         raise SchemaError(
             f"column {col.name!r}: {int(isna.sum())} missing (empty) value(s), e.g. in row(s) "
-            f"{_few(list(s.index[isna]))}; fill them or declare a \"missing\" level"
+            f'{_few(list(s.index[isna]))}; fill them or declare a "missing" level'
         )
     if nc is not None:
         codes[isna] = nc
@@ -121,8 +120,9 @@ def parse_numeric(s: pd.Series) -> np.ndarray:
     of :func:`encode`, shared with the counting backends so they agree cell by cell)."""
     isna = s.isna().to_numpy()
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-        x = pd.to_numeric(s.astype(object).where(~isna, None).map(
-            lambda v: v.strip() if isinstance(v, str) else v), errors="coerce")
+        x = pd.to_numeric(
+            s.astype(object).where(~isna, None).map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce"
+        )
     else:
         try:
             x = pd.to_numeric(s, errors="coerce")
@@ -146,7 +146,7 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
     if isna.any() and nc is None:
         raise SchemaError(
             f"column {col.name!r}: {int(isna.sum())} missing (empty) value(s), e.g. in row(s) "
-            f"{_few(list(s.index[isna]))}; fill them or declare a \"missing\" level"
+            f'{_few(list(s.index[isna]))}; fill them or declare a "missing" level'
         )
     miss = np.isnan(x)
     xv = x[~miss]
@@ -162,7 +162,7 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
             raise SchemaError(
                 f"column {col.name!r}: {n_out} value(s) outside [{_fmt(lo)}, {_fmt(hi)}]: "
                 f"{_few([_fmt(v) for v in offending])}"
-                + (_domain_hint(col) or "; this column is not clipped (\"clip\": false)")
+                + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
             )
         xv = np.clip(xv, lo, hi)
         warnings.warn(
@@ -220,9 +220,7 @@ def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
     else:
         arr = np.asarray(codes)
         if arr.ndim != 2 or arr.shape[1] != len(schema.columns):
-            raise SchemaError(
-                f"codes must be a 2-D array with {len(schema.columns)} columns, got shape {arr.shape}"
-            )
+            raise SchemaError(f"codes must be a 2-D array with {len(schema.columns)} columns, got shape {arr.shape}")
         names = schema.names
         arrays = {n: arr[:, j] for j, n in enumerate(names)}
         index = None
@@ -239,9 +237,7 @@ def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
         ai = af.astype(np.int64)
         bad = (ai < 0) | (ai >= col.size)
         if bad.any():
-            raise SchemaError(
-                f"column {n!r}: codes outside 0..{col.size - 1}: {_few(sorted(set(ai[bad].tolist())))}"
-            )
+            raise SchemaError(f"column {n!r}: codes outside 0..{col.size - 1}: {_few(sorted(set(ai[bad].tolist())))}")
         if col.kind == "categorical":
             out[n] = np.asarray(col.labels, dtype=object)[ai]
         else:

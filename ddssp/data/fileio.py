@@ -5,15 +5,14 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Iterator, Iterable
+from typing import IO
 
 from ddssp.errors import OutputExistsError
 
 
-def check_output_path(
-    path: str | os.PathLike, force: bool = False, inputs: Iterable[str | os.PathLike] = ()
-) -> Path:
+def check_output_path(path: str | os.PathLike, force: bool = False, inputs: Iterable[str | os.PathLike] = ()) -> Path:
     """Validate an output path before any work is done.
 
     Refuses an existing file unless ``force``, always refuses a path that is one of ``inputs``,
@@ -38,8 +37,9 @@ def check_output_path(
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise OutputExistsError(f"cannot write to output directory {parent} ({exc.strerror}); "
-                                "choose a writable location") from None
+        raise OutputExistsError(
+            f"cannot write to output directory {parent} ({exc.strerror}); choose a writable location"
+        ) from None
     return out
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,8 +36,9 @@ __all__ = ["DRAFT_STAMP", "FORMAT", "Schema", "draft_schema"]
 class Schema:
     """An ordered list of columns. See the module docstring."""
 
-    def __init__(self, columns: Iterable[Column], source: str = "schema", draft: str | None = None,
-                 discovery: dict | None = None):
+    def __init__(
+        self, columns: Iterable[Column], source: str = "schema", draft: str | None = None, discovery: dict | None = None
+    ):
         self.columns: list[Column] = list(columns)
         #: the draft stamp (a schema drafted from the data without privacy and not reviewed), or None
         self.draft = draft
@@ -96,13 +98,10 @@ class Schema:
         try:
             return self._by_name[name]
         except KeyError:
-            raise SchemaError(
-                f"column {name!r} is not in the schema (columns: {_few(self.names, 20)})"
-            ) from None
+            raise SchemaError(f"column {name!r} is not in the schema (columns: {_few(self.names, 20)})") from None
 
-    def subset(self, names: Iterable[str]) -> "Schema":
-        return Schema([self.column(n) for n in names], source=self.source, draft=self.draft,
-                      discovery=self.discovery)
+    def subset(self, names: Iterable[str]) -> Schema:
+        return Schema([self.column(n) for n in names], source=self.source, draft=self.draft, discovery=self.discovery)
 
     # ----------------------------------------------------------------- encode / decode
     def encode(self, df: pd.DataFrame) -> pd.DataFrame:
@@ -125,7 +124,7 @@ class Schema:
         return d
 
     @classmethod
-    def from_dict(cls, d: Any) -> "Schema":
+    def from_dict(cls, d: Any) -> Schema:
         """A full ddssp schema dict (``"format": "ddssp-schema/1"``)."""
         if not isinstance(d, dict):
             raise SchemaError("a schema must be a JSON object")
@@ -137,20 +136,18 @@ class Schema:
             raise SchemaError(f"unknown top-level schema keys {extra}")
         cols = d.get("columns")
         if not isinstance(cols, list) or not cols:
-            raise SchemaError("a schema needs a non-empty \"columns\" list")
+            raise SchemaError('a schema needs a non-empty "columns" list')
         draft = d.get("draft")
         if draft is not None and not isinstance(draft, str):
-            raise SchemaError("\"draft\" must be a string (the draft stamp)")
+            raise SchemaError('"draft" must be a string (the draft stamp)')
         disc = d.get("discovery")
         if disc is not None and not (isinstance(disc, dict) and isinstance(disc.get("entries"), list)):
-            raise SchemaError("\"discovery\" must be an object with a list of ledger \"entries\"")
+            raise SchemaError('"discovery" must be an object with a list of ledger "entries"')
         return cls([Column.from_dict(c) for c in cols], draft=draft, discovery=disc)
 
     def to_json(self) -> str:
         """JSON text, one line per column (easy to review and diff)."""
-        cols = ",\n".join(
-            "    " + json.dumps(c.to_dict(), allow_nan=False, ensure_ascii=False) for c in self.columns
-        )
+        cols = ",\n".join("    " + json.dumps(c.to_dict(), allow_nan=False, ensure_ascii=False) for c in self.columns)
         head = f'  "format": {json.dumps(FORMAT)},\n'
         if self.draft is not None:
             head += f'  "draft": {json.dumps(self.draft)},\n'
@@ -170,8 +167,7 @@ class Schema:
 
     # ----------------------------------------------------------------- other sources
     @classmethod
-    def from_domain(cls, domain: Domain, categorical: list[str] | None = None,
-                    _stacklevel: int = 2) -> "Schema":
+    def from_domain(cls, domain: Domain, categorical: list[str] | None = None, _stacklevel: int = 2) -> Schema:
         """A schema for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
         already in the data.
 
@@ -190,10 +186,9 @@ class Schema:
         bins: int = 10,
         categorical: list[str] | None = None,
         max_categorical_levels: int = 100,
-    ) -> "Schema":
+    ) -> Schema:
         """Draft a schema from data. NOT PRIVATE; see :func:`draft_schema`."""
-        return draft_schema(df, bins=bins, categorical=categorical,
-                            max_categorical_levels=max_categorical_levels)
+        return draft_schema(df, bins=bins, categorical=categorical, max_categorical_levels=max_categorical_levels)
 
 
 def draft_schema(
@@ -210,6 +205,5 @@ def draft_schema(
     others get ``bins`` equal-width bins between the observed min and max. Columns with empty
     cells get a missing level ``"<missing>"``. The schema carries the draft stamp.
     """
-    cols = draft_columns(df, bins=bins, categorical=categorical,
-                         max_categorical_levels=max_categorical_levels)
+    cols = draft_columns(df, bins=bins, categorical=categorical, max_categorical_levels=max_categorical_levels)
     return Schema(cols, source="inferred", draft=DRAFT_STAMP)

@@ -48,13 +48,11 @@ def load_schema(path: str | os.PathLike, categorical: list[str] | None = None) -
                     "do not pass categorical columns"
                 )
             return Schema.from_dict(d)
-        if isinstance(d, dict) and d and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in d.values()
-        ):
+        if isinstance(d, dict) and d and all(isinstance(v, int) and not isinstance(v, bool) for v in d.values()):
             return schema_from_domain(d, categorical=categorical)
     except SchemaError as exc:
         raise SchemaError(f"schema file {p}: {exc}") from None
     raise SchemaError(
-        f"schema file {p} is neither a ddssp schema (with \"format\": \"{FORMAT}\") nor a domain file "
-        "({\"column\": size, ...})"
+        f'schema file {p} is neither a ddssp schema (with "format": "{FORMAT}") nor a domain file '
+        '({"column": size, ...})'
     )

@@ -11,8 +11,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
@@ -65,8 +65,9 @@ def _read_parquet(p: Path) -> pd.DataFrame:
 CSV_FIELD_LIMIT = 1 << 24
 
 
-def _read_csv(p: Path, delimiter: str = ",", na_values: list[str] | None = None,
-              encoding: str = "utf-8") -> pd.DataFrame:
+def _read_csv(
+    p: Path, delimiter: str = ",", na_values: list[str] | None = None, encoding: str = "utf-8"
+) -> pd.DataFrame:
     enc = "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
     try:
         with open(p, "rb") as fh:
@@ -76,13 +77,13 @@ def _read_csv(p: Path, delimiter: str = ",", na_values: list[str] | None = None,
     if not head.strip():
         raise DataError(f"{p} is empty: no header and no rows")
     if b"\x00" in head:
-        raise DataError(f"{p} is not a CSV file (it contains binary data; if it is compressed, "
-                        "decompress it first)")
+        raise DataError(f"{p} is not a CSV file (it contains binary data; if it is compressed, decompress it first)")
     suffix = p.suffix.lower()
     if suffix in NOT_CSV_SUFFIXES or _is_json(p, head):
         kind = suffix.lstrip(".").upper() if suffix in NOT_CSV_SUFFIXES else "JSON"
-        raise DataError(f"{p} is not a CSV file (it looks like {kind}); "
-                        "give a CSV with a header row, or a Parquet file")
+        raise DataError(
+            f"{p} is not a CSV file (it looks like {kind}); give a CSV with a header row, or a Parquet file"
+        )
     # one pass with the csv module: decoding, header and row lengths; long text cells (the module's
     # default limit is 131,072 characters) are data like any other, so the limit is raised to 16 MiB
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
@@ -164,25 +165,33 @@ def header_names(header, p) -> list[str]:
         names[i] = name
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise DataError(f"{p}: duplicate column name(s) in the header: {', '.join(map(repr, dup))}; "
-                        "rename them (each column needs its own name)")
+        raise DataError(
+            f"{p}: duplicate column name(s) in the header: {', '.join(map(repr, dup))}; "
+            "rename them (each column needs its own name)"
+        )
     if empty:
         import warnings
 
-        warnings.warn(f"{p}: {len(empty)} header cell(s) without a name, named "
-                      + ", ".join(repr(names[i]) for i in empty), UnnamedColumnWarning, stacklevel=3)
+        warnings.warn(
+            f"{p}: {len(empty)} header cell(s) without a name, named " + ", ".join(repr(names[i]) for i in empty),
+            UnnamedColumnWarning,
+            stacklevel=3,
+        )
     return names
 
 
-def select_columns(names: Sequence[str], columns: Sequence[str] | None = None,
-                   drop: Sequence[str] | None = None) -> list[str]:
+def select_columns(
+    names: Sequence[str], columns: Sequence[str] | None = None, drop: Sequence[str] | None = None
+) -> list[str]:
     """The column names kept by ``--columns`` (in their order) and ``--drop``; one DataError
     naming every unknown column at once (the header is public: nothing is spent yet)."""
     names = list(names)
     unknown = [c for c in [*(columns or ()), *(drop or ())] if c not in names]
     if unknown:
-        raise DataError(f"--columns/--drop name column(s) not in the table: {', '.join(map(repr, unknown))}; "
-                        f"the table has {', '.join(map(repr, names[:30]))}{' ...' if len(names) > 30 else ''}")
+        raise DataError(
+            f"--columns/--drop name column(s) not in the table: {', '.join(map(repr, unknown))}; "
+            f"the table has {', '.join(map(repr, names[:30]))}{' ...' if len(names) > 30 else ''}"
+        )
     kept = list(columns) if columns else names
     kept = [c for c in kept if c not in set(drop or ())]
     if not kept:

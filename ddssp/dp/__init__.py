@@ -4,17 +4,18 @@ Import from here (``from ddssp.dp import Ledger, check_eps``); the submodules ar
 detail. This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
 """
 
+from ddssp.dp import discovery as _discovery  # noqa: E402,F401  (registers the discovery entry checks)
 from ddssp.dp.accounting import (
     LEDGER_RTOL,
     Ledger,
     LedgerEntry,
     PrivacyRecord,
-    approx_zcdp_rho_budget,
     approx_zcdp_delta,
-    entry_problem,
-    register_entry_check,
+    approx_zcdp_rho_budget,
     cks_delta,
+    entry_problem,
     eps_from_rho_delta,
+    register_entry_check,
     rho_for_release,
     rho_from_eps_delta,
 )
@@ -34,13 +35,34 @@ from ddssp.dp.noise import (
 )
 from ddssp.dp.params import check_bound, check_delta, check_eps, check_positive, check_rho
 from ddssp.dp.random import make_rng
-from ddssp.dp import discovery as _discovery  # noqa: E402,F401  (registers the discovery entry checks)
 
 __all__ = [
-    "LEDGER_RTOL", "Ledger", "LedgerEntry", "PrivacyRecord", "cks_delta", "eps_from_rho_delta", "rho_from_eps_delta",
-    "entry_problem", "register_entry_check", "approx_zcdp_rho_budget", "approx_zcdp_delta", "rho_for_release",
-    "INSECURE_STAMP", "InsecureSeededNoise", "NoiseSource", "SecureNoise", "make_noise",
-    "clip_rows", "exponential_probabilities", "exponential_rho",
-    "gaussian_rho", "gaussian_sigma",
-    "check_bound", "check_delta", "check_eps", "check_positive", "check_rho", "make_rng",
+    "LEDGER_RTOL",
+    "Ledger",
+    "LedgerEntry",
+    "PrivacyRecord",
+    "cks_delta",
+    "eps_from_rho_delta",
+    "rho_from_eps_delta",
+    "entry_problem",
+    "register_entry_check",
+    "approx_zcdp_rho_budget",
+    "approx_zcdp_delta",
+    "rho_for_release",
+    "INSECURE_STAMP",
+    "InsecureSeededNoise",
+    "NoiseSource",
+    "SecureNoise",
+    "make_noise",
+    "clip_rows",
+    "exponential_probabilities",
+    "exponential_rho",
+    "gaussian_rho",
+    "gaussian_sigma",
+    "check_bound",
+    "check_delta",
+    "check_eps",
+    "check_positive",
+    "check_rho",
+    "make_rng",
 ]

@@ -23,9 +23,10 @@ the same way.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 from scipy import optimize
@@ -38,7 +39,6 @@ from ddssp.types import Clique
 #: Relative slack allowed when the ledger compares spent with budget. It only absorbs the rounding
 #: of float sums (a final round spends "exactly what remains", computed as budget - spent).
 LEDGER_RTOL = 1e-12
-
 
 
 # --------------------------------------------------------------------------- zCDP <-> (eps, delta)
@@ -86,8 +86,9 @@ def rho_from_eps_delta(eps: float, delta: float) -> float:
     return lo  # the feasible end: never over-reports the budget
 
 
-def bisect_bracket(below: Callable[[float], bool], lo: float, hi: float, *, iters: int,
-                   rtol: float = 0.0) -> tuple[float, float]:
+def bisect_bracket(
+    below: Callable[[float], bool], lo: float, hi: float, *, iters: int, rtol: float = 0.0
+) -> tuple[float, float]:
     """Bisection of a monotone test that holds at ``lo`` and fails at ``hi``: at most ``iters``
     halvings, stopping once hi - lo <= rtol * hi. Returns the final (lo, hi); the caller takes the
     end on its safe side."""
@@ -172,7 +173,7 @@ class LedgerEntry:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LedgerEntry":
+    def from_dict(cls, d: dict[str, Any]) -> LedgerEntry:
         d = dict(d)
         if d.get("clique") is not None:
             d["clique"] = tuple(d["clique"])
@@ -295,8 +296,9 @@ class Ledger:
         return max(self.rho_budget - self.spent, 0.0)
 
     def can_afford(self, rho: float, delta: float = 0.0) -> bool:
-        return (self.spent + rho <= self.rho_budget * (1.0 + LEDGER_RTOL)
-                and self.delta_spent + delta <= self.delta_budget * (1.0 + LEDGER_RTOL))
+        return self.spent + rho <= self.rho_budget * (
+            1.0 + LEDGER_RTOL
+        ) and self.delta_spent + delta <= self.delta_budget * (1.0 + LEDGER_RTOL)
 
     def charge(self, entry: LedgerEntry) -> LedgerEntry:
         if not (math.isfinite(entry.rho) and entry.rho > 0):
@@ -379,13 +381,26 @@ class Ledger:
         scale = 2.0 * sens / eps_em
         rho, _ = opendp_charge(noisy_max_measurement(scale), sens)
         _agree("select", exponential_rho(eps_em), rho)
-        self.charge(LedgerEntry("select", rho, eps_em=eps_em, round=round,
-                                params={"sensitivity": sens, "scale": scale, "candidates": int(scores.size),
-                                        "noise": "gumbel"}))
+        self.charge(
+            LedgerEntry(
+                "select",
+                rho,
+                eps_em=eps_em,
+                round=round,
+                params={"sensitivity": sens, "scale": scale, "candidates": int(scores.size), "noise": "gumbel"},
+            )
+        )
         return noise.noisy_max(scores, scale)
 
-    def record(self, mechanism: str, *, delta: float | None = None, eps: float | None = None,
-               noise: Any = None, details: Mapping[str, Any] | None = None) -> "PrivacyRecord":
+    def record(
+        self,
+        mechanism: str,
+        *,
+        delta: float | None = None,
+        eps: float | None = None,
+        noise: Any = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> PrivacyRecord:
         """This ledger's spending as a :class:`PrivacyRecord` (see :meth:`PrivacyRecord.from_ledger`)."""
         return PrivacyRecord.from_ledger(self, mechanism, delta=delta, eps=eps, noise=noise, details=details)
 
@@ -399,7 +414,7 @@ class Ledger:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Ledger":
+    def from_dict(cls, d: dict[str, Any]) -> Ledger:
         ledger = cls(float(d["rho_budget"]), delta_budget=float(d.get("delta_budget", 0.0)))
         ledger.entries = [LedgerEntry.from_dict(e) for e in d["entries"]]
         return ledger
@@ -471,9 +486,16 @@ class PrivacyRecord:
         return self.stamp is None and self.eps is not None and math.isfinite(self.eps)
 
     @classmethod
-    def from_ledger(cls, ledger: "Ledger", mechanism: str, *, delta: float | None = None,
-                    eps: float | None = None, noise: Any = None,
-                    details: Mapping[str, Any] | None = None) -> "PrivacyRecord":
+    def from_ledger(
+        cls,
+        ledger: Ledger,
+        mechanism: str,
+        *,
+        delta: float | None = None,
+        eps: float | None = None,
+        noise: Any = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> PrivacyRecord:
         """The record of everything ``ledger`` has charged: rho = ledger.spent, its entries, and eps
         the (eps, delta)-DP that rho implies (:func:`eps_from_rho_delta`, less the ledger's own
         approximate-zCDP delta) unless ``eps`` is given (e.g. a release's stated budget).
@@ -481,13 +503,18 @@ class PrivacyRecord:
         if eps is None and delta is not None and ledger.spent > 0:
             eps = eps_from_rho_delta(ledger.spent, float(delta) - ledger.delta_spent)
         return cls(
-            mechanism=mechanism, eps=eps, delta=delta, rho=ledger.spent, entries=tuple(ledger.entries),
+            mechanism=mechanism,
+            eps=eps,
+            delta=delta,
+            rho=ledger.spent,
+            entries=tuple(ledger.entries),
             stamp=getattr(noise, "stamp", None) or None,
-            noise=noise.describe() if noise is not None else None, details=details or {},
+            noise=noise.describe() if noise is not None else None,
+            details=details or {},
         )
 
     @classmethod
-    def for_noise(cls, mechanism: str, noise: Any, **fields: Any) -> "PrivacyRecord":
+    def for_noise(cls, mechanism: str, noise: Any, **fields: Any) -> PrivacyRecord:
         """A record whose stamp and noise description come from the noise source ``noise``."""
         return cls(mechanism, stamp=getattr(noise, "stamp", None) or None, noise=noise.describe(), **fields)
 

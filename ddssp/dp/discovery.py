@@ -30,8 +30,7 @@ from ddssp.errors import PrivacyParameterError
 @lru_cache(maxsize=64)
 def _gaussian_vec(sigma: float):
     dp = opendp()
-    return dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64),
-                              scale=float(sigma))
+    return dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64), scale=float(sigma))
 
 
 def gaussian_counts_rho(sigma: float) -> float:
@@ -115,6 +114,7 @@ def threshold_counts(counts: dict[str, int], sigma: float, threshold: int) -> tu
 
 def _threshold_fallback(counts: dict[str, int], sigma: float, threshold: int):
     """The key release drawn from a numpy Generator (insecure seeded noise, tests only)."""
+
     def run(rng):
         keys = list(counts)
         z = discrete_gaussian_numpy(rng, sigma, len(keys))
@@ -147,9 +147,16 @@ class ChargedMechanisms:
         if c.ndim != 1 or c.size == 0 or c.dtype.kind not in "iu" or (c < 0).any():
             raise PrivacyParameterError("discovery counts must be a non-empty vector of non-negative integers")
         rho = gaussian_counts_rho(sigma)
-        self.ledger.charge(LedgerEntry("discover-counts", rho, sigma=sigma, clique=(column,), note=note,
-                                       params={"sensitivity": 1, "cells": int(c.size),
-                                               "noise": "discrete_gaussian"}))
+        self.ledger.charge(
+            LedgerEntry(
+                "discover-counts",
+                rho,
+                sigma=sigma,
+                clique=(column,),
+                note=note,
+                params={"sensitivity": 1, "cells": int(c.size), "noise": "discrete_gaussian"},
+            )
+        )
         return np.asarray(self.noise.gaussian_int(c.astype(np.int64), sigma), dtype=np.int64)
 
     def keys(self, counts: dict[str, int], sigma: float, delta: float, *, column: str) -> tuple[dict[str, int], int]:
@@ -160,15 +167,23 @@ class ChargedMechanisms:
         sigma = check_positive(sigma, "noise scale")
         threshold = choose_threshold(sigma, delta)
         rho, d = threshold_cost(sigma, threshold)
-        self.ledger.charge(LedgerEntry("discover-keys", rho, sigma=sigma, clique=(column,), delta=d,
-                                       note=f"stable key release, threshold {threshold}",
-                                       params={"threshold": int(threshold), "l0": 1, "l2": 1, "linf": 1,
-                                               "noise": "discrete_gaussian"}))
+        self.ledger.charge(
+            LedgerEntry(
+                "discover-keys",
+                rho,
+                sigma=sigma,
+                clique=(column,),
+                delta=d,
+                note=f"stable key release, threshold {threshold}",
+                params={"threshold": int(threshold), "l0": 1, "l2": 1, "linf": 1, "noise": "discrete_gaussian"},
+            )
+        )
         clean = {str(k): int(v) for k, v in counts.items() if int(v) > 0}
         if not clean:
             return {}, threshold
-        out = self.noise.run_opendp(_gaussian_threshold(sigma, threshold), clean,
-                                    fallback=_threshold_fallback(clean, sigma, threshold))
+        out = self.noise.run_opendp(
+            _gaussian_threshold(sigma, threshold), clean, fallback=_threshold_fallback(clean, sigma, threshold)
+        )
         return {str(k): int(v) for k, v in out.items()}, threshold
 
 

@@ -8,7 +8,7 @@ selection law, for tests and analysis.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 from scipy import special

@@ -77,8 +77,9 @@ the same way: see :meth:`ddssp.dp.accounting.Ledger.charge_opendp`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

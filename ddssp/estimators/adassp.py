@@ -51,11 +51,11 @@ from typing import Any
 
 import numpy as np
 
-from ddssp.errors import DDSSPError, PrivacyParameterError
-from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 from ddssp.dp import check_bound, check_delta, check_eps, clip_rows
 from ddssp.dp.accounting import LedgerEntry, PrivacyRecord, bisect_bracket
 from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp, opendp_charge, resolve_noise
+from ddssp.errors import DDSSPError, PrivacyParameterError
+from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 
 
 @lru_cache(maxsize=4096)
@@ -69,8 +69,9 @@ def zcdp_to_eps(rho: float, delta: float) -> float:
     if rho > 1000.0:
         return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
     try:
-        meas = dp.m.make_gaussian(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float),
-                                  scale=1.0 / math.sqrt(2.0 * rho))
+        meas = dp.m.make_gaussian(
+            dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=1.0 / math.sqrt(2.0 * rho)
+        )
         return float(dp.c.make_zCDP_to_approxDP(meas).map(1.0).epsilon(float(delta)))
     except dp.OpenDPException:
         return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
@@ -176,8 +177,7 @@ class AdaSSP(DPRegressor):
         }
 
     @staticmethod
-    def opendp_charges(d: int, scales: dict[str, float], x_bound: float,
-                       y_bound: float) -> tuple[LedgerEntry, ...]:
+    def opendp_charges(d: int, scales: dict[str, float], x_bound: float, y_bound: float) -> tuple[LedgerEntry, ...]:
         """The three parts as ledger entries, each charged by OpenDP's map of the measurement the fit
         runs (float Gaussian on vectors of length 1, d(d+1)/2 and d; sensitivities B^2, B^2, B Y)."""
         parts = (
@@ -188,8 +188,16 @@ class AdaSSP(DPRegressor):
         out = []
         for name, s, n, sens in parts:
             rho, delta = opendp_charge(gaussian_float_measurement(s, n), float(sens))
-            out.append(LedgerEntry("gaussian-float", rho, sigma=s, note=name, delta=delta,
-                                   params={"sensitivity": float(sens), "size": n}))
+            out.append(
+                LedgerEntry(
+                    "gaussian-float",
+                    rho,
+                    sigma=s,
+                    note=name,
+                    delta=delta,
+                    params={"sensitivity": float(sens), "size": n},
+                )
+            )
         return tuple(out)
 
     @staticmethod
@@ -197,7 +205,7 @@ class AdaSSP(DPRegressor):
         """Total zCDP rho of the three parts by OpenDP's maps (:meth:`opendp_charges`)."""
         return sum(e.rho for e in AdaSSP.opendp_charges(d, scales, x_bound, y_bound))
 
-    def fit(self, X: Any, y: Any) -> "AdaSSP":
+    def fit(self, X: Any, y: Any) -> AdaSSP:
         eps, delta, xb, yb, rho_fail = self._checked_params()
         arr, names = as_matrix(X)
         yv = as_vector(y, arr.shape[0])
@@ -249,9 +257,17 @@ class AdaSSP(DPRegressor):
         entries = self.opendp_charges(d, s, xb, yb)
         rho = sum(e.rho for e in entries)
         self.privacy_ = PrivacyRecord.for_noise(
-            "AdaSSP (OpenDP float Gaussian on lambda_min, X^T X, X^T y; zCDP composition)", noise,
-            eps=eps, delta=delta, rho=rho, entries=entries,
-            details={"eps_from_opendp": zcdp_to_eps(rho, delta), "noise_factor": s["factor"],
-                     "x_bound": xb, "y_bound": yb},
+            "AdaSSP (OpenDP float Gaussian on lambda_min, X^T X, X^T y; zCDP composition)",
+            noise,
+            eps=eps,
+            delta=delta,
+            rho=rho,
+            entries=entries,
+            details={
+                "eps_from_opendp": zcdp_to_eps(rho, delta),
+                "noise_factor": s["factor"],
+                "x_bound": xb,
+                "y_bound": yb,
+            },
         )
         return self

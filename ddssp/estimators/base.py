@@ -84,7 +84,7 @@ class DPEstimator:
         sig = inspect.signature(type(self).__init__)
         return {k: getattr(self, k) for k in sig.parameters if k != "self" and hasattr(self, k)}
 
-    def set_params(self, **params: Any) -> "DPEstimator":
+    def set_params(self, **params: Any) -> DPEstimator:
         valid = self.get_params()
         for k, v in params.items():
             if k not in valid:

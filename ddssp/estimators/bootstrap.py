@@ -39,7 +39,6 @@ from ddssp.marginals.mirror_descent import TOL_BLOCK, MirrorDescentOptions, Poin
 from ddssp.marginals.model import GraphicalModel
 from ddssp.types import Clique
 
-
 #: Default mirror-descent budget per bootstrap re-estimation (warm-started). Not converged on large
 #: models (on Adult at eps 1 the DP standard errors come out at about 0.4x the spread over independent
 #: releases); pass ``iters`` (and ``tol``) to :func:`bootstrap_models` to go further.
@@ -129,8 +128,9 @@ class MeasurementRefit:
             grad[c] = self.prec[c] * r
         return loss, grad
 
-    def _direction(self, mu: dict[Clique, np.ndarray], ybar: dict[Clique, np.ndarray],
-                   precondition: bool | None = None) -> list[np.ndarray]:
+    def _direction(
+        self, mu: dict[Clique, np.ndarray], ybar: dict[Clique, np.ndarray], precondition: bool | None = None
+    ) -> list[np.ndarray]:
         """Mirror-descent direction on the tree cliques: sum of broadcast prec_c (mu_c - ybar_c)."""
         tcl = self.tree.cliques
         d = [np.zeros(t.shape) for t in self.theta0]
@@ -173,8 +173,14 @@ class MeasurementRefit:
             alpha *= 2.0
         return alpha
 
-    def refit(self, ybar: dict[Clique, np.ndarray], total: float, iters: int = BOOT_ITERS,
-              alpha: float | None = None, tol: float | None = None) -> tuple[GraphicalModel, dict]:
+    def refit(
+        self,
+        ybar: dict[Clique, np.ndarray],
+        total: float,
+        iters: int = BOOT_ITERS,
+        alpha: float | None = None,
+        tol: float | None = None,
+    ) -> tuple[GraphicalModel, dict]:
         """Re-estimate the model from the pooled noisy marginals ``ybar``, warm-started at the released
         potentials.
 
@@ -210,14 +216,23 @@ class MeasurementRefit:
         if alpha is None:
             alpha = self.step_size(ybar, total)
         options = MirrorDescentOptions(
-            momentum="k3", grow=STEP_GROWTH, tol=tol, count="accepted", precondition=self.use_precond,
+            momentum="k3",
+            grow=STEP_GROWTH,
+            tol=tol,
+            count="accepted",
+            precondition=self.use_precond,
             fallback=lambda theta: self._plain_alpha(theta, ybar, total),
         )
         res = mirror_descent(_Redraw(self, ybar, total), self.theta0, alpha, iters, options)
         x = res.point.theta
         model = GraphicalModel(self.domain, dict(zip(tcl, x)), total, cliques=list(tcl), edges=list(self.tree.edges))
-        return model, {"iterations": res.iterations, "loss": res.loss, "alpha": res.alpha,
-                       "start_loss": res.start_loss, "last_drop": res.last_drop(TOL_BLOCK)}
+        return model, {
+            "iterations": res.iterations,
+            "loss": res.loss,
+            "alpha": res.alpha,
+            "start_loss": res.start_loss,
+            "last_drop": res.last_drop(TOL_BLOCK),
+        }
 
 
 class _Redraw:
@@ -247,22 +262,31 @@ class ModelSource:
         return self.model.marginal(cols)
 
 
-def bootstrap_models(source: Any, boot: int, rng: np.random.Generator, iters: int | None = None,
-                     tol: float | None = None, info: list | None = None) -> list[GraphicalModel]:
+def bootstrap_models(
+    source: Any,
+    boot: int,
+    rng: np.random.Generator,
+    iters: int | None = None,
+    tol: float | None = None,
+    info: list | None = None,
+) -> list[GraphicalModel]:
     """``boot`` models re-estimated from redraws of a release's measurements (one shared step size).
 
     ``source`` is a release (``.model`` and ``.measurements``); ``rng`` a numpy Generator. ``iters``
     bounds each re-estimation and ``tol`` stops it earlier (:meth:`MeasurementRefit.refit`). A list
     passed as ``info`` receives each re-estimation's {'iterations', 'loss', 'alpha', 'start_loss',
     'last_drop'} (``last_drop``: relative loss decrease over its last ``TOL_BLOCK`` accepted steps)."""
-    if tol is not None and not (isinstance(tol, (int, float)) and not isinstance(tol, bool)
-                                and math.isfinite(tol) and tol >= 0):
+    if tol is not None and not (
+        isinstance(tol, (int, float)) and not isinstance(tol, bool) and math.isfinite(tol) and tol >= 0
+    ):
         raise DDSSPError(f"tol must be a non-negative number or None, got {tol!r}")
     model = getattr(source, "model", None)
     meas = getattr(source, "measurements", None)
     if model is None or meas is None:
-        raise DDSSPError("the DP-noise bootstrap needs a release (its model and measurements); "
-                         "use dp_noise=False for an exact-marginal source")
+        raise DDSSPError(
+            "the DP-noise bootstrap needs a release (its model and measurements); "
+            "use dp_noise=False for an exact-marginal source"
+        )
     refit = MeasurementRefit(model, list(meas))
     iters = BOOT_ITERS if iters is None else int(iters)
     alpha = None

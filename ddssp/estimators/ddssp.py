@@ -25,7 +25,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -151,8 +152,9 @@ def source_privacy(source: Any) -> PrivacyRecord:
     if isinstance(ledger, Ledger):  # a release: its ledger, and its noise source's description and stamp
         rec = ledger.record(mechanism, delta=stated["delta"], eps=stated["eps"], details=details)
         noise = getattr(source, "noise", None)
-        return dataclasses.replace(rec, stamp=getattr(source, "stamp", None) or None,
-                                   noise=dict(noise) if isinstance(noise, Mapping) else None)
+        return dataclasses.replace(
+            rec, stamp=getattr(source, "stamp", None) or None, noise=dict(noise) if isinstance(noise, Mapping) else None
+        )
     return PrivacyRecord(mechanism, eps=stated["eps"], delta=stated["delta"], rho=stated["rho"], details=details)
 
 
@@ -227,11 +229,23 @@ class _DDSSPMixin:
         )
 
     # ------------------------------------------------------------------ confidence intervals
-    def fit_release(self, source: Any, target: str | None = None, *, ci: float = 0.95, boot: int = 100,
-                    seed: int | np.random.Generator | None = None, dp_noise: bool = True,
-                    sampling: str = "sandwich", boot_iters: int | None = None,
-                    sampling_rows: int = 50_000, replicates: Any = None,
-                    bootstrap: str = "measurements", interval: str | None = None, unmeasured: str = "infinite"):
+    def fit_release(
+        self,
+        source: Any,
+        target: str | None = None,
+        *,
+        ci: float = 0.95,
+        boot: int = 100,
+        seed: int | np.random.Generator | None = None,
+        dp_noise: bool = True,
+        sampling: str = "sandwich",
+        boot_iters: int | None = None,
+        sampling_rows: int = 50_000,
+        replicates: Any = None,
+        bootstrap: str = "measurements",
+        interval: str | None = None,
+        unmeasured: str = "infinite",
+    ):
         """Fit from a release and attach standard errors and ``ci`` confidence intervals.
 
         Post-processing of the release: reads its model and measurement sigmas, never the data, never
@@ -281,9 +295,9 @@ class _DDSSPMixin:
         ``ci_table_``; ``conf_int()`` returns the table."""
         import time
 
+        from ddssp.dp import make_rng
         from ddssp.estimators.bootstrap import BOOT_ITERS, TOL_BLOCK, ModelSource, bootstrap_models
         from ddssp.marginals.aim import FINAL_TOL
-        from ddssp.dp import make_rng
 
         level = _check_level(ci)
         from ddssp.estimators.mechanism_bootstrap import INTERVALS
@@ -295,8 +309,10 @@ class _DDSSPMixin:
         if interval not in INTERVALS:
             raise DDSSPError(f"interval must be one of {', '.join(INTERVALS)}; got {interval!r}")
         if bootstrap == "measurements" and interval in ("basic", "percentile"):
-            raise DDSSPError(f"interval {interval!r} needs bootstrap='mechanism' (the measurement bootstrap's "
-                             "sampling part is analytic, not replicates)")
+            raise DDSSPError(
+                f"interval {interval!r} needs bootstrap='mechanism' (the measurement bootstrap's "
+                "sampling part is analytic, not replicates)"
+            )
         if unmeasured not in ("keep", "infinite"):
             raise DDSSPError(f"unmeasured must be 'keep' or 'infinite', got {unmeasured!r}")
         self.ci_unmeasured_ = unmeasured
@@ -318,8 +334,11 @@ class _DDSSPMixin:
         info: dict[str, Any] = {"level": level, "dp_noise": bool(dp_noise), "sampling": sampling}
         if dp_noise:
             refit_info: list = []
-            models = (replicates if replicates is not None
-                      else bootstrap_models(source, boot, rng, boot_iters, info=refit_info))
+            models = (
+                replicates
+                if replicates is not None
+                else bootstrap_models(source, boot, rng, boot_iters, info=refit_info)
+            )
             if len(models) < 2:
                 raise DDSSPError(f"the DP-noise bootstrap needs at least 2 replicates, got {len(models)}")
             clone = type(self)(**self.get_params())  # type: ignore[attr-defined]
@@ -342,7 +361,9 @@ class _DDSSPMixin:
                         f"AIM's {100 * FINAL_TOL:g}% stopping rule), so the DP part of the standard errors is "
                         f"understated (on Adult at eps 1, 150 iterations gave 0.3-0.4x of the spread across "
                         f"releases); raise --boot-iters (2000 came close there) or use --boot-method mechanism",
-                        BootstrapConvergenceWarning, stacklevel=2)
+                        BootstrapConvergenceWarning,
+                        stacklevel=2,
+                    )
         var_samp = np.zeros(p) if sampling == "none" else self._sampling_variance(source, sampling, rng, sampling_rows)
         se = np.sqrt(var_dp + var_samp)
         info.update(bootstrap="measurements", interval=interval)
@@ -418,11 +439,27 @@ class _DDSSPMixin:
             var_tot = reps.var(axis=0, ddof=1)
         else:
             reps, var_tot = samp, var_samp
-        info: dict[str, Any] = {"level": level, "dp_noise": bool(dp_noise), "sampling": "in the bootstrap",
-                                "bootstrap": "mechanism", "interval": interval, "boot": len(reps),
-                                "rows": replicates.rows}
-        self._set_ci(level, theta, np.sqrt(var_tot), np.sqrt(np.clip(var_tot - var_samp, 0.0, None)),
-                     np.sqrt(var_samp), reps, interval, info, t0, source)
+        info: dict[str, Any] = {
+            "level": level,
+            "dp_noise": bool(dp_noise),
+            "sampling": "in the bootstrap",
+            "bootstrap": "mechanism",
+            "interval": interval,
+            "boot": len(reps),
+            "rows": replicates.rows,
+        }
+        self._set_ci(
+            level,
+            theta,
+            np.sqrt(var_tot),
+            np.sqrt(np.clip(var_tot - var_samp, 0.0, None)),
+            np.sqrt(var_samp),
+            reps,
+            interval,
+            info,
+            t0,
+            source,
+        )
         return self
 
     def conf_int(self, level: float | None = None) -> pd.DataFrame:
@@ -447,16 +484,18 @@ class _DDSSPMixin:
         measured = getattr(self, "pair_measured_", np.ones(len(est), dtype=bool))
         if getattr(self, "ci_unmeasured_", "keep") == "infinite":
             lo, hi = np.where(measured, lo, -np.inf), np.where(measured, hi, np.inf)
-        return pd.DataFrame({
-            "name": [INTERCEPT] + list(self.feature_names_in_),
-            "estimate": est,
-            "stderr": se,
-            "stderr_dp": self.stderr_dp_,
-            "stderr_sampling": self.stderr_sampling_,
-            "ci_low": lo,
-            "ci_high": hi,
-            "pair_measured": measured,
-        })
+        return pd.DataFrame(
+            {
+                "name": [INTERCEPT] + list(self.feature_names_in_),
+                "estimate": est,
+                "stderr": se,
+                "stderr_dp": self.stderr_dp_,
+                "stderr_sampling": self.stderr_sampling_,
+                "ci_low": lo,
+                "ci_high": hi,
+                "pair_measured": measured,
+            }
+        )
 
     def _scale(self) -> float:
         """theta = scale * (least-squares coefficients): 1 for linear, -b1 / (2 b2) for logistic."""
@@ -578,14 +617,15 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
 
     kind = "linear"
 
-    def __init__(self, ridge: float = 0.0, features: Sequence[str] | None = None, encoding: Any = None,
-                 psd: str = "clip"):
+    def __init__(
+        self, ridge: float = 0.0, features: Sequence[str] | None = None, encoding: Any = None, psd: str = "clip"
+    ):
         self.ridge = ridge
         self.features = features
         self.encoding = encoding
         self.psd = psd
 
-    def fit(self, source: Any, target: str | None = None) -> "DDSSPLinearRegression":
+    def fit(self, source: Any, target: str | None = None) -> DDSSPLinearRegression:
         enc, stats = self._fit_stats(source, target)
         theta = self._solve(stats, enc)
         self._finish(theta, enc, stats, source)
@@ -644,8 +684,15 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
 
     kind = "logistic"
 
-    def __init__(self, degree: int = 2, R: float = 6.0, ridge: float = 0.0, features: Sequence[str] | None = None,
-                 encoding: Any = None, psd: str = "clip"):
+    def __init__(
+        self,
+        degree: int = 2,
+        R: float = 6.0,
+        ridge: float = 0.0,
+        features: Sequence[str] | None = None,
+        encoding: Any = None,
+        psd: str = "clip",
+    ):
         self.degree = degree
         self.R = R
         self.ridge = ridge
@@ -653,7 +700,7 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         self.encoding = encoding
         self.psd = psd
 
-    def fit(self, source: Any, target: str | None = None) -> "DDSSPLogisticRegression":
+    def fit(self, source: Any, target: str | None = None) -> DDSSPLogisticRegression:
         if self.degree != 2:
             raise DDSSPError(
                 f"Chebyshev degree {self.degree!r} is not supported: DD-SSP from two-way marginals gives the "

@@ -65,8 +65,10 @@ def aim_settings(source: Any) -> dict[str, Any]:
     model = getattr(source, "model", None)
     ledger = getattr(source, "ledger", None)
     if model is None or ledger is None or getattr(source, "workload", None) is None:
-        raise DDSSPError("the mechanism bootstrap needs a release (its model, workload and ledger); "
-                         "use dp_noise=False or bootstrap='measurements' for other sources")
+        raise DDSSPError(
+            "the mechanism bootstrap needs a release (its model, workload and ledger); "
+            "use dp_noise=False or bootstrap='measurements' for other sources"
+        )
     rec = dict((getattr(source, "info", None) or {}).get("settings", {}) or {})
     out: dict[str, Any] = {}
     rho = rec.get("rho")
@@ -106,8 +108,9 @@ def simulation_noise(rng: np.random.Generator):
     return InsecureSeededNoise(int(rng.integers(0, 2**63 - 1)))
 
 
-def mechanism_replicates(source: Any, boot: int, rng: np.random.Generator, *, dp: bool = True,
-                         rows: int | None = None) -> MechanismReplicates:
+def mechanism_replicates(
+    source: Any, boot: int, rng: np.random.Generator, *, dp: bool = True, rows: int | None = None
+) -> MechanismReplicates:
     """``boot`` simulated releases of ``source`` (a :class:`ddssp.Release`).
 
     ``dp=False`` only draws the rows (the sampling-only bootstrap; no AIM runs). ``rows`` overrides
@@ -142,8 +145,9 @@ def mechanism_replicates(source: Any, boot: int, rng: np.random.Generator, *, dp
 INTERVALS = ("normal", "bc-normal", "basic", "percentile")
 
 
-def bootstrap_interval(theta: np.ndarray, reps: np.ndarray, level: float, how: str,
-                       center: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_interval(
+    theta: np.ndarray, reps: np.ndarray, level: float, how: str, center: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) for each coefficient from bootstrap replicates ``reps`` (B x p).
 
     ``center`` is the bootstrap world's truth (default ``theta``: the fit on the released model's

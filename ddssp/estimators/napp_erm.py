@@ -52,6 +52,8 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from ddssp.dp import PrivacyRecord, check_delta, check_eps, check_positive, make_rng
+from ddssp.dp.noise import NoiseSource, resolve_noise
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 from ddssp.estimators.napp_math import (
@@ -70,8 +72,6 @@ from ddssp.estimators.napp_math import (
     retrieved_budget,
     sample_b,
 )
-from ddssp.dp import PrivacyRecord, check_delta, check_eps, check_positive, make_rng
-from ddssp.dp.noise import NoiseSource, resolve_noise
 
 
 class NAPPApproximationWarning(UserWarning):
@@ -207,14 +207,34 @@ class NAPPERM(DPRegressor):
         ``Lambda0_recycled``, ``recycle_noise``, ``eps_composition_bound``, ``guarantee``.
     """
 
-    def __init__(self, loss: str = "linear", penalty: str = "lasso", Lambda: float = 1.0, gamma: float = 1.0,
-                 kappa: float = 0.5, eps: float = 1.0, delta: float | None = None, r: float = 0.5,
-                 n_e: int = 10000, Lambda0: float | None = None, zeta1: float = 1.0,
-                 y_bound: float | None = None, theta_bound: float | None = None, moor: bool = True,
-                 max_iter: int = 80, tol: float = 0.0, zero_threshold: float | str = "auto",
-                 selection: str | None = None, budget: str = "none", seed: int | None = None,
-                 selection_rule: str = "sign", sign_window: int = 10, recycle_noise: str = "rescale",
-                 noise: NoiseSource | None = None, insecure_seed: int | None = None):
+    def __init__(
+        self,
+        loss: str = "linear",
+        penalty: str = "lasso",
+        Lambda: float = 1.0,
+        gamma: float = 1.0,
+        kappa: float = 0.5,
+        eps: float = 1.0,
+        delta: float | None = None,
+        r: float = 0.5,
+        n_e: int = 10000,
+        Lambda0: float | None = None,
+        zeta1: float = 1.0,
+        y_bound: float | None = None,
+        theta_bound: float | None = None,
+        moor: bool = True,
+        max_iter: int = 80,
+        tol: float = 0.0,
+        zero_threshold: float | str = "auto",
+        selection: str | None = None,
+        budget: str = "none",
+        seed: int | None = None,
+        selection_rule: str = "sign",
+        sign_window: int = 10,
+        recycle_noise: str = "rescale",
+        noise: NoiseSource | None = None,
+        insecure_seed: int | None = None,
+    ):
         self.loss = loss
         self.penalty = penalty
         self.Lambda = Lambda
@@ -258,8 +278,11 @@ class NAPPERM(DPRegressor):
             raise DDSSPError(f"selection_rule must be one of {', '.join(SELECTION_RULES)}, got {self.selection_rule!r}")
         if self.recycle_noise not in RECYCLE_NOISE:
             raise DDSSPError(f"recycle_noise must be one of {', '.join(RECYCLE_NOISE)}, got {self.recycle_noise!r}")
-        if (isinstance(self.sign_window, bool) or not isinstance(self.sign_window, (int, np.integer))
-                or self.sign_window < 1):
+        if (
+            isinstance(self.sign_window, bool)
+            or not isinstance(self.sign_window, (int, np.integer))
+            or self.sign_window < 1
+        ):
             raise DDSSPError(f"sign_window (K) must be an integer >= 1, got {self.sign_window!r}")
         eps = check_eps(self.eps)
         delta = None if self.delta is None else check_delta(self.delta)
@@ -304,9 +327,22 @@ class NAPPERM(DPRegressor):
             zt = float(self.zero_threshold)
             if not (zt >= 0 and math.isfinite(zt)):
                 raise DDSSPError(f"zero_threshold must be 'auto' or a number >= 0, got {self.zero_threshold!r}")
-        return dict(eps=eps, delta=delta, r=r, Lambda=Lam, gamma=gamma, kappa=kappa, zeta1=zeta1,
-                    zeta2=zeta2, zeta3=zeta3, y_bound=y_bound, theta_bound=theta_bound, Lambda0=lam0,
-                    Lambda0_min=lam0_min, zero_threshold=zt)
+        return dict(
+            eps=eps,
+            delta=delta,
+            r=r,
+            Lambda=Lam,
+            gamma=gamma,
+            kappa=kappa,
+            zeta1=zeta1,
+            zeta2=zeta2,
+            zeta3=zeta3,
+            y_bound=y_bound,
+            theta_bound=theta_bound,
+            Lambda0=lam0,
+            Lambda0_min=lam0_min,
+            zero_threshold=zt,
+        )
 
     def _prepare(self, X: Any, y: Any, P: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, list[str] | None]:
         X, names = as_matrix(X)
@@ -326,8 +362,9 @@ class NAPPERM(DPRegressor):
         return X, y, names
 
     # ----------------------------------------------------------------- core
-    def _run(self, X: np.ndarray, y: np.ndarray, b: np.ndarray, Lambda0: float, P: dict[str, Any],
-             rng: np.random.Generator) -> dict[str, Any]:
+    def _run(
+        self, X: np.ndarray, y: np.ndarray, b: np.ndarray, Lambda0: float, P: dict[str, Any], rng: np.random.Generator
+    ) -> dict[str, Any]:
         n, p = X.shape
         loss, pen = self.loss, self.penalty
         adaptive = pen != "ridge"
@@ -357,8 +394,7 @@ class NAPPERM(DPRegressor):
             if loss == "linear":  # closed form on the Gram matrices (the real rows' part is computed once)
                 H = G_real + E.T @ E
                 a = a_real + E.T @ ey
-                theta_new = (ball_step(H, a, radius) if radius is not None
-                             else newton_direction(H, a))
+                theta_new = ball_step(H, a, radius) if radius is not None else newton_direction(H, a)
                 obj = 0.5 * (yy_real + float(ey @ ey)) - float(a @ theta_new) + 0.5 * float(theta_new @ H @ theta_new)
             else:
                 Xa = np.vstack([X, E])
@@ -367,7 +403,7 @@ class NAPPERM(DPRegressor):
             gain = obj - (data0 + aug_const)  # objective net of its (constant) value at theta = 0
             theta = theta_new
             signs.append(np.where(np.abs(theta) > THETA_FLOOR, np.sign(theta), 0.0))
-            del signs[:-(K + 1)]
+            del signs[: -(K + 1)]
             if obj_prev is not None and it >= min_iter:
                 if abs(gain - obj_prev) <= self.tol * max(abs(obj_prev), 1e-12):
                     break
@@ -375,10 +411,16 @@ class NAPPERM(DPRegressor):
         S = np.array(signs)
         changes = np.sum(S[1:] != S[:-1], axis=0) if len(S) > 1 else np.zeros(p, dtype=int)
         stable = (changes == 0) & (S[-1] != 0)
-        return dict(theta=theta, M=M, n_iter=it, dp_shift=dp_shift(loss, b_eff, theta, self.n_e),
-                    sign_changes=changes, sign_stable=stable)
+        return dict(
+            theta=theta,
+            M=M,
+            n_iter=it,
+            dp_shift=dp_shift(loss, b_eff, theta, self.n_e),
+            sign_changes=changes,
+            sign_stable=stable,
+        )
 
-    def fit(self, X: Any, y: Any) -> "NAPPERM":
+    def fit(self, X: Any, y: Any) -> NAPPERM:
         P = self._validate()
         X, y, names = self._prepare(X, y, P)
         n, p = X.shape
@@ -393,17 +435,24 @@ class NAPPERM(DPRegressor):
         mechanism = "NAPP-ERM objective perturbation" + (f" ({self.selection.upper()})" if self.selection else "")
         spent = eps
         details: dict[str, Any] = {
-            "eps_planned": eps, "r": r,
+            "eps_planned": eps,
+            "r": r,
             "noise_distribution": "spherical Laplace" if delta is None else "Gaussian",
-            "zeta1": P["zeta1"], "zeta2": P["zeta2"], "zeta3": P["zeta3"],
-            "Lambda0": P["Lambda0"], "Lambda0_min": P["Lambda0_min"],
-            "retrievable_eps": delta_eps, "retrieved_eps": 0.0, "budget": self.budget,
+            "zeta1": P["zeta1"],
+            "zeta2": P["zeta2"],
+            "zeta3": P["zeta3"],
+            "Lambda0": P["Lambda0"],
+            "Lambda0_min": P["Lambda0_min"],
+            "retrievable_eps": delta_eps,
+            "retrieved_eps": 0.0,
+            "budget": self.budget,
         }
         if self.budget == "return":
             details["retrieved_eps"] = delta_eps
             spent = eps - delta_eps
-            details["guarantee"] = ("eps is an ex-post (output-dependent) loss per Proposition 6; "
-                                    "the a-priori guarantee is eps_planned")
+            details["guarantee"] = (
+                "eps is an ex-post (output-dependent) loss per Proposition 6; the a-priori guarantee is eps_planned"
+            )
         elif self.budget == "recycle" and delta_eps > 0:
             Mmin = float(np.min(out["M"]))
             if self.recycle_noise == "rescale":  # Algorithm 2 step 6: e* <- e* r eps / (r eps + Delta_eps)
@@ -414,25 +463,34 @@ class NAPPERM(DPRegressor):
                     b2 = np.abs(b2)
             out = self._run(X, y, b2, max(Mmin, P["Lambda0"]), P, rng)
             details.update(
-                retrieved_eps=delta_eps, eps_noise=r * eps + delta_eps, Lambda0_recycled=Mmin,
+                retrieved_eps=delta_eps,
+                eps_noise=r * eps + delta_eps,
+                Lambda0_recycled=Mmin,
                 recycle_noise=self.recycle_noise,
                 eps_composition_bound=2.0 * eps,
-                guarantee=("paper's Algorithm 2 accounting (eps); the first run's output sets the second "
-                           "run's budget, so plain composition only gives eps_composition_bound"),
+                guarantee=(
+                    "paper's Algorithm 2 accounting (eps); the first run's output sets the second "
+                    "run's budget, so plain composition only gives eps_composition_bound"
+                ),
             )
         details["dp_term_shift"] = out["dp_shift"]
-        privacy = PrivacyRecord.for_noise(mechanism, noise, eps=spent,
-                                          delta=delta if delta is not None else 0.0, details=details)
+        privacy = PrivacyRecord.for_noise(
+            mechanism, noise, eps=spent, delta=delta if delta is not None else 0.0, details=details
+        )
         if out["dp_shift"] > DP_SHIFT_WARN:
             warnings.warn(
                 f"NAPP-ERM: the DP noise is so large that the augmented rows do not realise the DP term "
                 f"b^T theta (|e* . theta| = {out['dp_shift']:.3g} > {DP_SHIFT_WARN}); the paper's privacy "
                 "argument does not cover this fit. Increase n_e, eps, or tighten the declared bounds.",
-                NAPPApproximationWarning, stacklevel=2,
+                NAPPApproximationWarning,
+                stacklevel=2,
             )
         # the paper's scale of Lambda (Table 2 weights realise 2/(2-gamma) times our target penalty)
-        self.lambda_paper_ = {"lasso": 0.5 * P["Lambda"], "bridge": 0.5 * (2.0 - P["gamma"]) * P["Lambda"],
-                              "ridge": P["Lambda"]}.get(self.penalty)
+        self.lambda_paper_ = {
+            "lasso": 0.5 * P["Lambda"],
+            "bridge": 0.5 * (2.0 - P["gamma"]) * P["Lambda"],
+            "ridge": P["Lambda"],
+        }.get(self.penalty)
         self.coef_last_ = out["theta"]
         self.intercept_ = 0.0
         self.curvature_ = out["M"]

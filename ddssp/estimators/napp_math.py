@@ -15,8 +15,8 @@ import math
 import numpy as np
 from scipy import linalg, optimize, special
 
-from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.dp.noise import NoiseSource, resolve_noise
+from ddssp.errors import DDSSPError, PrivacyParameterError
 
 LOSSES = ("linear", "logistic", "poisson")
 #: l''(0) of each loss: the augmented-row variance is V_j = 2 M_j / (n_e l''(0)).
@@ -49,8 +49,13 @@ def loss_value(loss: str, X: np.ndarray, y: np.ndarray, theta: np.ndarray) -> fl
     return float(np.sum(loss_terms(loss, X @ theta, y)[0]))
 
 
-def loss_grad_hess(loss: str, X: np.ndarray, y: np.ndarray, theta: np.ndarray,
-                   terms: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> tuple[float, np.ndarray, np.ndarray]:
+def loss_grad_hess(
+    loss: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    theta: np.ndarray,
+    terms: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> tuple[float, np.ndarray, np.ndarray]:
     """Summed loss, its gradient and Hessian in theta (``terms``: loss_terms at theta, if already known)."""
     v, d1, d2 = loss_terms(loss, X @ theta, y) if terms is None else terms
     # Poisson far from the data (huge DP noise) can reach e^eta ~ 1e300: cap the derivatives (not the
@@ -61,7 +66,9 @@ def loss_grad_hess(loss: str, X: np.ndarray, y: np.ndarray, theta: np.ndarray,
     return float(np.sum(v)), X.T @ d1, Xw.T @ Xw
 
 
-def declared_constants(loss: str, zeta1: float, y_bound: float | None, theta_bound: float | None) -> tuple[float, float]:
+def declared_constants(
+    loss: str, zeta1: float, y_bound: float | None, theta_bound: float | None
+) -> tuple[float, float]:
     """(zeta2, zeta3): bounds on |dl/deta| and |l''| ||x||^2 over rows with ||x|| <= zeta1, |y| <= y_bound
     (Poisson: 0 <= y <= y_bound) and ||theta|| <= theta_bound."""
     if loss == "logistic":
@@ -87,8 +94,9 @@ def gaussian_b_sigma(eps_b: float, delta: float, zeta1: float, zeta2: float) -> 
     return math.sqrt(2.0 * zeta1**2 * zeta2**2 * (eps_b - math.log(delta))) / eps_b
 
 
-def sample_b(p: int, eps_b: float, zeta1: float, zeta2: float, delta: float | None, noise: NoiseSource,
-             size: int | None = None) -> np.ndarray:
+def sample_b(
+    p: int, eps_b: float, zeta1: float, zeta2: float, delta: float | None, noise: NoiseSource, size: int | None = None
+) -> np.ndarray:
     """The DP noise b for a budget eps_b (= r eps) on the r1 ratio, from the noise source ``noise``
     (:class:`~ddssp.dp.noise.SecureNoise` for a private fit; a numpy Generator is refused).
 
@@ -129,7 +137,9 @@ def dp_shift(loss: str, b_eff: np.ndarray, theta: np.ndarray, n_e: int) -> float
     return float(abs(b_eff @ theta)) * (2.0 if loss == "logistic" else 1.0) / n_e
 
 
-def augmented_rows(loss: str, M: np.ndarray, b_eff: np.ndarray, n_e: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def augmented_rows(
+    loss: str, M: np.ndarray, b_eff: np.ndarray, n_e: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """n_e augmented rows (E, e_y) whose summed loss has gradient b_eff at theta = 0 (exactly) and Hessian
     2 diag(M) at theta = 0 (in expectation, up to O(n_e^-1/2) sampling error and an O(1/n_e) b b^T term).
 
@@ -175,7 +185,9 @@ def penalty_weights(penalty: str, theta_prev: np.ndarray | None, gamma: float, k
     return 0.5 * (2.0 - g) * a ** (-g)
 
 
-def curvature(penalty: str, Lambda: float, Lambda0: float, w: np.ndarray | None, p: int, kappa: float, moor: bool) -> np.ndarray:
+def curvature(
+    penalty: str, Lambda: float, Lambda0: float, w: np.ndarray | None, p: int, kappa: float, moor: bool
+) -> np.ndarray:
     """M_j: with MOOR max(Lambda w_j, Lambda0); without MOOR Lambda w_j + Lambda0 (ridge always max)."""
     if w is None:
         if penalty == "ridge":
@@ -226,8 +238,15 @@ def newton_direction(H: np.ndarray, g: np.ndarray) -> np.ndarray:
         return d * np.linalg.lstsq(Hs, d * g, rcond=None)[0]
 
 
-def fit_glm(loss: str, X: np.ndarray, y: np.ndarray, theta0: np.ndarray, radius: float | None = None,
-            max_newton: int = 100, tol: float = 1e-12) -> tuple[np.ndarray, float]:
+def fit_glm(
+    loss: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    theta0: np.ndarray,
+    radius: float | None = None,
+    max_newton: int = 100,
+    tol: float = 1e-12,
+) -> tuple[np.ndarray, float]:
     """Minimise the summed loss over theta (in the ball of ``radius`` if given) by damped Newton.
 
     With a ball the Newton model is minimised over the ball (exact trust-region subproblem) and the
@@ -237,8 +256,9 @@ def fit_glm(loss: str, X: np.ndarray, y: np.ndarray, theta0: np.ndarray, radius:
         return _fit_glm(loss, X, y, theta0, radius, max_newton, tol)
 
 
-def _fit_glm(loss: str, X: np.ndarray, y: np.ndarray, theta0: np.ndarray, radius: float | None,
-             max_newton: int, tol: float) -> tuple[np.ndarray, float]:
+def _fit_glm(
+    loss: str, X: np.ndarray, y: np.ndarray, theta0: np.ndarray, radius: float | None, max_newton: int, tol: float
+) -> tuple[np.ndarray, float]:
     theta = np.array(theta0, dtype=float)
     if radius is not None and np.linalg.norm(theta) > radius:
         theta *= radius / np.linalg.norm(theta)
@@ -270,8 +290,16 @@ def _fit_glm(loss: str, X: np.ndarray, y: np.ndarray, theta0: np.ndarray, radius
     return theta, f
 
 
-def penalized_fit(loss: str, X: np.ndarray, y: np.ndarray, Lambda: float, penalty: str = "lasso",
-                  kappa: float = 0.5, max_iter: int = 50000, tol: float = 1e-11) -> np.ndarray:
+def penalized_fit(
+    loss: str,
+    X: np.ndarray,
+    y: np.ndarray,
+    Lambda: float,
+    penalty: str = "lasso",
+    kappa: float = 0.5,
+    max_iter: int = 50000,
+    tol: float = 1e-11,
+) -> np.ndarray:
     """Non-private reference: argmin sum_i l(theta | x_i, y_i) + Lambda R(theta).
 
     ridge by Newton; lasso / elastic net by FISTA with backtracking (proximal gradient). Bridge

@@ -42,10 +42,10 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from ddssp.errors import DDSSPError
-from ddssp.estimators.base import DPClassifier, as_matrix
 from ddssp.dp import PrivacyRecord, check_bound, check_delta, check_eps, clip_rows
 from ddssp.dp.noise import NoiseSource, resolve_noise
+from ddssp.errors import DDSSPError
+from ddssp.estimators.base import DPClassifier, as_matrix
 
 
 def binary_labels(y: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -208,7 +208,7 @@ class ObjectivePerturbation(DPClassifier):
         sigma = x_bound * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * eps) / eps
         return Delta, sigma
 
-    def fit(self, X: Any, y: Any) -> "ObjectivePerturbation":
+    def fit(self, X: Any, y: Any) -> ObjectivePerturbation:
         eps, delta, xb, ridge = self._checked_params()
         arr, names = as_matrix(X)
         n, d = arr.shape
@@ -228,8 +228,11 @@ class ObjectivePerturbation(DPClassifier):
         self.Delta_ = Delta
         self.sigma_ = sigma
         self.privacy_ = PrivacyRecord.for_noise(
-            "objective perturbation (Kifer et al. 2012, Gaussian; b from OpenDP's sampler)", noise,
-            eps=eps, delta=delta, details={"x_bound": xb},
+            "objective perturbation (Kifer et al. 2012, Gaussian; b from OpenDP's sampler)",
+            noise,
+            eps=eps,
+            delta=delta,
+            details={"x_bound": xb},
         )
         return self
 

@@ -56,15 +56,16 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
-from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 from ddssp.dp import PrivacyRecord, check_bound, make_rng
 from ddssp.dp.noise import NoiseSource, resolve_noise
+from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
+from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 
 __all__ = [
     "PDPOutputPerturbation",
@@ -231,8 +232,7 @@ def _check_eps_vector(eps: Any, n: int) -> np.ndarray:
     if bad.size:
         i = int(bad[0])
         raise PrivacyParameterError(
-            f"every per-row eps must be a positive finite number; {bad.size} are not "
-            f"(first: row {i}, eps = {arr[i]!r})"
+            f"every per-row eps must be a positive finite number; {bad.size} are not (first: row {i}, eps = {arr[i]!r})"
         )
     return arr
 
@@ -353,9 +353,7 @@ class PDPOutputPerturbation(DPRegressor):
     def _prepare(self, X: Any, y: Any, eps: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str] | None]:
         col = self.eps if isinstance(self.eps, str) else None
         if eps is not None and self.eps is not None:
-            raise PrivacyParameterError(
-                "per-row eps given twice (constructor eps and fit(eps=...)); give exactly one"
-            )
+            raise PrivacyParameterError("per-row eps given twice (constructor eps and fit(eps=...)); give exactly one")
         if col is not None:
             if not isinstance(X, pd.DataFrame):
                 raise DataError(f"eps={col!r} names a column, so X must be a pandas DataFrame")
@@ -400,7 +398,7 @@ class PDPOutputPerturbation(DPRegressor):
         return eps
 
     # ---------------------------------------------------------------- fit
-    def fit(self, X: Any, y: Any, eps: Any = None) -> "PDPOutputPerturbation":
+    def fit(self, X: Any, y: Any, eps: Any = None) -> PDPOutputPerturbation:
         """Fit on rows X (n x d) with labels y and per-row privacy levels ``eps`` (array of n positive
         numbers, or a scalar; or None when the constructor's eps names a column / gives a number)."""
         lam = _check_lam(self.lam)
@@ -422,8 +420,12 @@ class PDPOutputPerturbation(DPRegressor):
         self.noise_rate_ = eta
         self.sensitivity_ = w * C
         self.privacy_ = PrivacyRecord.for_noise(
-            f"{self.method_name}: weighted ridge + L2-Laplace output perturbation", noise,
-            eps=float(eff.max()), delta=0.0, details=self._privacy_details(eff, requested, eta, R))
+            f"{self.method_name}: weighted ridge + L2-Laplace output perturbation",
+            noise,
+            eps=float(eff.max()),
+            delta=0.0,
+            details=self._privacy_details(eff, requested, eta, R),
+        )
         return self
 
     def _privacy_details(self, eff: np.ndarray, requested: np.ndarray, eta: float, R: float) -> dict[str, Any]:
@@ -532,7 +534,7 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
             raise PrivacyParameterError(f"threshold must be 'max', 'mean' or a positive number, got {t!r}")
         return check_bound(t, "threshold")
 
-    def fit(self, X: Any, y: Any, eps: Any = None) -> "JorgensenSampleMechanism":
+    def fit(self, X: Any, y: Any, eps: Any = None) -> JorgensenSampleMechanism:
         lam = _check_lam(self.lam)
         Xa, ya, requested, names = self._prepare(X, y, eps)
         if self.theta_bound is not None:
@@ -566,7 +568,10 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
         self.noise_rate_ = eta
         nominal = np.minimum(requested, t)
         self.privacy_ = PrivacyRecord.for_noise(
-            f"{self.method_name} (threshold {t:g}) + output perturbation", noise, eps=float(t), delta=0.0,
+            f"{self.method_name} (threshold {t:g}) + output perturbation",
+            noise,
+            eps=float(t),
+            delta=0.0,
             details={
                 "personalized_eps": nominal,
                 "min_eps": float(nominal.min()),

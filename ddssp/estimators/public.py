@@ -73,7 +73,7 @@ class PublicLinearRegression(DPRegressor):
         self.fit_intercept = fit_intercept
         _check_ridge(ridge)
 
-    def fit(self, X: Any, y: Any) -> "PublicLinearRegression":
+    def fit(self, X: Any, y: Any) -> PublicLinearRegression:
         ridge = _check_ridge(self.ridge)
         arr, names = as_matrix(X)
         yv = as_vector(y, arr.shape[0])
@@ -133,7 +133,7 @@ class PublicLogisticRegression(DPClassifier):
         self.tol = tol
         _check_ridge(ridge)
 
-    def fit(self, X: Any, y: Any) -> "PublicLogisticRegression":
+    def fit(self, X: Any, y: Any) -> PublicLogisticRegression:
         ridge = _check_ridge(self.ridge)
         arr, names = as_matrix(X)
         if arr.shape[0] == 0:
@@ -152,4 +152,3 @@ class PublicLogisticRegression(DPClassifier):
         self.n_features_in_ = d
         self.privacy_ = NON_PRIVATE
         return self
-

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -57,7 +58,9 @@ def check_codes(codes: pd.DataFrame, domain: Domain, columns: Sequence[str]) -> 
         if not np.issubdtype(vals.dtype, np.integer):
             as_float = np.asarray(vals, dtype=float) if np.issubdtype(vals.dtype, np.number) else None
             if as_float is None or not np.all(as_float == np.round(as_float)):
-                raise DataError(f"column {c!r} is not integer-coded (dtype {col.dtype}); encode it with the schema first")
+                raise DataError(
+                    f"column {c!r} is not integer-coded (dtype {col.dtype}); encode it with the schema first"
+                )
         vals = np.asarray(vals, dtype=np.int64)
         size = int(domain[c])
         if len(vals) and (vals.min() < 0 or vals.max() >= size):
@@ -198,9 +201,7 @@ class Encoding:
         for c in features:
             self.attributes.append(self._feature(c, overrides.get(c)))
         self.target_encoding = self._target(target, overrides.get(target))
-        self.names: list[str] = ([INTERCEPT] if self.intercept else []) + [
-            n for a in self.attributes for n in a.names
-        ]
+        self.names: list[str] = ([INTERCEPT] if self.intercept else []) + [n for a in self.attributes for n in a.names]
         if len(set(self.names)) != len(self.names):
             dup = sorted({n for n in self.names if self.names.count(n) > 1})
             raise SchemaError(f"encoded feature names collide: {dup}; rename the columns or labels")
@@ -218,8 +219,9 @@ class Encoding:
             A = np.hstack([np.zeros((m - 1, 1)), np.eye(m - 1)]) if m > 1 else np.zeros((0, 1))
             return AttributeEncoding(c, "onehot", A, [f"{c}={lab}" for lab in labels[1:]])
         if m < 2:
-            warnings.warn(f"numeric feature {c!r} has a single level; it carries no information and is dropped",
-                          stacklevel=3)
+            warnings.warn(
+                f"numeric feature {c!r} has a single level; it carries no information and is dropped", stacklevel=3
+            )
             return AttributeEncoding(c, "numeric", np.zeros((0, m)), [])
         return AttributeEncoding(c, "numeric", _unit_scale(_level_values(col), c)[None, :], [c])
 
@@ -243,7 +245,9 @@ class Encoding:
                 warnings.warn(
                     f"target {c!r}: rows in its {', '.join(repr(col.labels[i]) for i in extra)} level(s) are "
                     "coded 0 (neither class); their share in the release is "
-                    "usually small, check it with `ddssp inspect`", stacklevel=3)
+                    "usually small, check it with `ddssp inspect`",
+                    stacklevel=3,
+                )
             return AttributeEncoding(c, "target", row, [c])
         how = how or self._default_how(c)
         if how != "numeric":
@@ -323,8 +327,9 @@ class Encoding:
         return out
 
     def __repr__(self) -> str:
-        return (f"Encoding(kind={self.kind!r}, target={self.target!r}, features={self.features!r}, "
-                f"width={len(self.names)})")
+        return (
+            f"Encoding(kind={self.kind!r}, target={self.target!r}, features={self.features!r}, width={len(self.names)})"
+        )
 
 
 # -------------------------------------------------------------------------------------- Z^T Z
@@ -410,8 +415,9 @@ def suffstats_from_codes(codes: pd.DataFrame, encoding: Encoding) -> SuffStats:
     """Z^T Z computed row by row from integer codes (reference for tests; not private)."""
     X = encoding.transform(codes)
     Z = np.column_stack([X, encoding.target_vector(codes)])
-    return SuffStats(matrix=Z.T @ Z, names=encoding.names + [encoding.target], target=encoding.target,
-                     n=float(len(codes)))
+    return SuffStats(
+        matrix=Z.T @ Z, names=encoding.names + [encoding.target], target=encoding.target, n=float(len(codes))
+    )
 
 
 def check_source(source: Any) -> None:

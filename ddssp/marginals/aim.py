@@ -38,8 +38,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -53,7 +54,6 @@ from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
 from ddssp.marginals.workload import Workload, downward_closure, validate_workload
 from ddssp.types import Clique, Domain
-
 
 #: Legacy loop: at most this many plain mirror-descent iterations per round, stopping early when
 #: the loss improves by less than ``ROUND_TOL`` (relative) over ``TOL_BLOCK`` iterations.
@@ -203,7 +203,7 @@ class RoundBudget:
     sigma: float
     eps_em: float
 
-    def annealed(self) -> "RoundBudget":
+    def annealed(self) -> RoundBudget:
         """Half the noise, twice the selection budget (the model stopped learning at this scale)."""
         return RoundBudget(self.sigma / 2, self.eps_em * 2)
 
@@ -521,8 +521,17 @@ def run_aim(
     timings = {"answers": time.perf_counter() - t0, "estimate": 0.0, "select": 0.0, "filter": 0.0}
 
     ledger = Ledger(rho)
-    run = _Run(domain, user_domain, answers, candidates, ledger, noise,
-               make_engine(s.engine, domain, keep_beliefs=s.fast), s, timings=timings)
+    run = _Run(
+        domain,
+        user_domain,
+        answers,
+        candidates,
+        ledger,
+        noise,
+        make_engine(s.engine, domain, keep_beliefs=s.fast),
+        s,
+        timings=timings,
+    )
     budget = RoundBudget(math.sqrt(T / (2 * 0.9 * rho)), math.sqrt(8 * 0.1 * rho / T))
 
     for c in one_ways:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import networkx as nx
 import numpy as np
@@ -217,9 +217,7 @@ def triangulated_cliques(domain: Domain, cliques: Sequence[Clique]) -> list[Cliq
     return sorted({canonical(domain, c) for c in maximal})
 
 
-def junction_tree(
-    domain: Domain, cliques: Sequence[Clique]
-) -> tuple[list[Clique], list[tuple[int, int]]]:
+def junction_tree(domain: Domain, cliques: Sequence[Clique]) -> tuple[list[Clique], list[tuple[int, int]]]:
     """Maximal cliques (domain-ordered, sorted) of a triangulation of the graph that has an edge
     for every pair inside a clique, and the edges (index pairs) of a junction tree over them.
     Attributes in no clique become singleton cliques; components are joined by empty separators,

@@ -25,8 +25,9 @@ options of every schedule. Parameters are a dict or a list of numpy arrays (same
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -251,7 +252,7 @@ def mirror_descent(
             beta = k / (k + 3.0)
         x_prev, x = x.theta, xn
         accepted += 1
-        recent = (recent + [x.loss])[-(o.block + 1):]
+        recent = (recent + [x.loss])[-(o.block + 1) :]
         if converged(it if o.count == "iterations" else accepted):
             break
     return MirrorDescentResult(x, it, alpha, start_loss, recent)

@@ -18,7 +18,8 @@ Everything here is post-processing of released numbers and runs in a fresh proce
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -102,8 +103,8 @@ class GraphicalModel:
         *,
         cliques: list[Clique],
         edges: list[tuple[int, int]],
-        tree: "CalibratedTree | None" = None,
-    ) -> "GraphicalModel":
+        tree: CalibratedTree | None = None,
+    ) -> GraphicalModel:
         """A model from calibrated beliefs (counts on the junction tree's cliques, each summing to
         ``total``, consistent on separators), without a new calibration. Its log-potentials,
         when asked for, are the junction-tree factorisation log b_C - log b_S (S: the separator
@@ -265,7 +266,7 @@ class GraphicalModel:
         return meta, arrays
 
     @classmethod
-    def from_arrays(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "GraphicalModel":
+    def from_arrays(cls, meta: dict, arrays: dict[str, np.ndarray]) -> GraphicalModel:
         """Rebuild from :meth:`to_arrays` output; raises :class:`ReleaseFileError` on any mismatch."""
         try:
             if meta.get("format") != MODEL_FORMAT:
@@ -329,7 +330,7 @@ class GraphicalModel:
         return model
 
     @classmethod
-    def from_mbi(cls, mrf: Any) -> "GraphicalModel":
+    def from_mbi(cls, mrf: Any) -> GraphicalModel:
         """Convert an ``mbi.MarkovRandomField`` (log-potentials on its cliques) to numpy."""
         domain = {a: int(n) for a, n in mrf.domain.config.items()}
         pots = {}

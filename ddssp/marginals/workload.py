@@ -10,8 +10,9 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -29,9 +30,7 @@ def all_pairs(domain: Domain, max_cells: int | None = None) -> Workload:
     """Every two-way marginal (columns in domain order), weight 1; optionally capped in cells."""
     cols = list(domain)
     if len(cols) < 2:
-        raise WorkloadError(
-            f"all pairs needs at least two columns, the domain has {len(cols)}: {cols}"
-        )
+        raise WorkloadError(f"all pairs needs at least two columns, the domain has {len(cols)}: {cols}")
     wl: Workload = [((a, b), 1.0) for a, b in itertools.combinations(cols, 2)]
     return cap_cells(wl, domain, max_cells) if max_cells is not None else wl
 
@@ -39,9 +38,7 @@ def all_pairs(domain: Domain, max_cells: int | None = None) -> Workload:
 def target_pairs(domain: Domain, target: str, max_cells: int | None = None) -> Workload:
     """The target's one-way marginal plus every pair (target, other column), weight 1."""
     if target not in domain:
-        raise WorkloadError(
-            f"target column {target!r} is not in the domain (columns: {', '.join(domain)})"
-        )
+        raise WorkloadError(f"target column {target!r} is not in the domain (columns: {', '.join(domain)})")
     wl: Workload = [((target,), 1.0)]
     wl += [((target, c), 1.0) for c in domain if c != target]
     return cap_cells(wl, domain, max_cells) if max_cells is not None else wl
@@ -53,9 +50,7 @@ def cap_cells(workload: Workload, domain: Domain, max_cells: int) -> Workload:
         raise WorkloadError(f"max_cells must be a positive integer, got {max_cells!r}")
     kept = [(cl, w) for cl, w in workload if _cells(domain, cl) <= max_cells]
     if not kept:
-        raise WorkloadError(
-            f"no workload marginal has at most {max_cells} cells; raise the cell cap"
-        )
+        raise WorkloadError(f"no workload marginal has at most {max_cells} cells; raise the cell cap")
     return kept
 
 
@@ -83,9 +78,7 @@ def load_workload(path: str | Path, domain: Domain) -> Workload:
         if isinstance(clique, str):
             clique = [clique]
         if not isinstance(clique, list) or not all(isinstance(c, str) for c in clique):
-            raise WorkloadError(
-                f"workload entry {i} in {path} must be a list of column names, got {clique!r}"
-            )
+            raise WorkloadError(f"workload entry {i} in {path} must be a list of column names, got {clique!r}")
         try:
             weight = float(weight)
         except (TypeError, ValueError):
@@ -116,8 +109,7 @@ def validate_workload(workload: Workload, domain: Domain) -> Workload:
         unknown = [c for c in clique if c not in domain]
         if unknown:
             raise WorkloadError(
-                f"workload clique {list(clique)} names unknown column(s) {unknown}; "
-                f"known columns: {', '.join(domain)}"
+                f"workload clique {list(clique)} names unknown column(s) {unknown}; known columns: {', '.join(domain)}"
             )
         if len(set(clique)) != len(clique):
             raise WorkloadError(f"workload clique {list(clique)} repeats a column")
@@ -143,10 +135,7 @@ def downward_closure(workload: Workload) -> dict[tuple[str, ...], float]:
         for k in range(1, len(clique) + 1):
             for sub in itertools.combinations(clique, k):
                 seen.setdefault(frozenset(sub), sub)
-    return {
-        r: math.fsum(float(w) * len(key & set(s)) for s, w in workload)
-        for key, r in seen.items()
-    }
+    return {r: math.fsum(float(w) * len(key & set(s)) for s, w in workload) for key, r in seen.items()}
 
 
 def total_variation(p, q) -> float:

@@ -44,12 +44,14 @@ class DroppedColumnsWarning(UserWarning):
 def dropped_message(dropped: dict[str, str], share: float) -> str:
     """One message for every column discovery could not resolve: why, and what to do."""
     reasons = "; ".join(f"{r}" for r in dropped.values())
-    return (f"{len(dropped)} column(s) could not be discovered at this budget and are left out of the "
-            f"release: {', '.join(map(repr, dropped))} ({reasons}). The decision comes from noisy counts "
-            "only (nothing else about these columns is released). To keep a column: give more rows, a "
-            f"larger --discovery-share (now {share:g}) or --eps, or declare it in a --schema file "
-            "(`ddssp schema`; declared columns cost nothing); note that running the release again "
-            "spends the budget again")
+    return (
+        f"{len(dropped)} column(s) could not be discovered at this budget and are left out of the "
+        f"release: {', '.join(map(repr, dropped))} ({reasons}). The decision comes from noisy counts "
+        "only (nothing else about these columns is released). To keep a column: give more rows, a "
+        f"larger --discovery-share (now {share:g}) or --eps, or declare it in a --schema file "
+        "(`ddssp schema`; declared columns cost nothing); note that running the release again "
+        "spends the budget again"
+    )
 
 
 def plan_schema(
@@ -153,7 +155,7 @@ def plan_schema(
                 raise SchemaError(
                     "the schema is a data-derived draft (it carries the draft stamp of `ddssp schema`): "
                     "its levels and bounds were read from the data without privacy. Review it and delete "
-                    "its \"draft\" key, or discover the schema privately (`ddssp schema DATA --eps E`, or "
+                    'its "draft" key, or discover the schema privately (`ddssp schema DATA --eps E`, or '
                     "leave out --schema), or pass --accept-draft-schema to release it marked not private"
                 )
             status = SCHEMA_NOT_PRIVATE
@@ -189,8 +191,10 @@ def plan_schema(
         try:
             ledger.charge(e)
         except DDSSPError as exc:
-            raise SchemaError(f"the DP schema file costs more than this release's budget ({exc}); give a "
-                              "larger --eps or discover the schema inside this release") from None
+            raise SchemaError(
+                f"the DP schema file costs more than this release's budget ({exc}); give a "
+                "larger --eps or discover the schema inside this release"
+            ) from None
     found: dict[str, Any] = {}
     notes: dict[str, str] = {}
     used = 0.0
@@ -202,8 +206,16 @@ def plan_schema(
     if todo:
         rho_disc = min(float(discovery_share) * rho, ledger.remaining)
         found, report, used = discover(
-            data, todo, ChargedMechanisms(ledger, noise), rho=rho_disc, delta=reserved, kinds=kinds, bins=bins,
-            max_levels=max_levels or DEFAULT_MAX_LEVELS, rho_max=ledger.remaining, collect=True,
+            data,
+            todo,
+            ChargedMechanisms(ledger, noise),
+            rho=rho_disc,
+            delta=reserved,
+            kinds=kinds,
+            bins=bins,
+            max_levels=max_levels or DEFAULT_MAX_LEVELS,
+            rho_max=ledger.remaining,
+            collect=True,
         )
         notes = dict(report.notes)
         dropped = dict(report.unresolved)
@@ -221,8 +233,14 @@ def plan_schema(
         final.entries = list(ledger.entries)
         ledger = final
     cols = [declared[n] if n in declared else found[n] for n in names if n not in dropped]
-    return SchemaPlan(schema=Schema(cols), ledger=ledger, status=status, notes=notes,
-                      discovered=[n for n in todo if n not in dropped], dropped=dropped)
+    return SchemaPlan(
+        schema=Schema(cols),
+        ledger=ledger,
+        status=status,
+        notes=notes,
+        discovered=[n for n in todo if n not in dropped],
+        dropped=dropped,
+    )
 
 
 def build_workload(workload: Any, domain: Domain, target: str | None, max_cells: int | None = None):

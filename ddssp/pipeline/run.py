@@ -139,8 +139,15 @@ def release(
     in_memory = isinstance(data, pd.DataFrame) and chosen == "numpy"
     if not isinstance(data, pd.DataFrame) and not encoded:
         if plan is None:
-            plan = plan_schema(table_columns(data, read.csv), schema, eps=eps, delta=delta,
-                               discovery_share=discovery.share, accept_draft=accept_draft_schema, noise=noise)
+            plan = plan_schema(
+                table_columns(data, read.csv),
+                schema,
+                eps=eps,
+                delta=delta,
+                discovery_share=discovery.share,
+                accept_draft=accept_draft_schema,
+                noise=noise,
+            )
     if discover is None:
         discover = schema is None
     if encoded:
@@ -154,9 +161,19 @@ def release(
             extra = [str(c) for c in data.columns if str(c) not in schema]
             if extra:
                 schema.encode(data)  # the usual error naming the columns not in the schema
-        plan = plan_schema(data, schema, eps=eps, delta=delta, discovery_share=discovery.share,
-                           categorical=discovery.categorical, numeric=discovery.numeric, bins=discovery.bins,
-                           max_levels=discovery.max_levels, accept_draft=accept_draft_schema, noise=noise)
+        plan = plan_schema(
+            data,
+            schema,
+            eps=eps,
+            delta=delta,
+            discovery_share=discovery.share,
+            categorical=discovery.categorical,
+            numeric=discovery.numeric,
+            bins=discovery.bins,
+            max_levels=discovery.max_levels,
+            accept_draft=accept_draft_schema,
+            noise=noise,
+        )
     schema = plan.schema
     if plan.dropped and isinstance(data, pd.DataFrame) and not encoded:  # columns discovery left out
         data = data[[c for c in data.columns if str(c) not in plan.dropped]]
@@ -167,9 +184,18 @@ def release(
         if len(codes) == 0:
             raise SchemaError("the table has no rows")
     else:
+
         def codes(cliques):  # AIM calls this once, with every clique it may measure
-            return count_marginals(data, schema, cliques, backend=chosen, csv_options=read.csv,
-                                   memory_limit=read.memory_limit, spark_master=read.spark_master)
+            return count_marginals(
+                data,
+                schema,
+                cliques,
+                backend=chosen,
+                csv_options=read.csv,
+                memory_limit=read.memory_limit,
+                spark_master=read.spark_master,
+            )
+
     domain = schema.domain
     w = build_workload(workload, domain, target, max_cells)
     ledger = plan.ledger
@@ -178,8 +204,17 @@ def release(
         raise DDSSPError("nothing of the budget is left for the marginals after schema discovery")
     rng = make_rng(seed)
     result = run_aim(
-        codes, domain, w, rho_aim, rng=rng, max_model_size=max_model_size, rounds=rounds, iters=iters,
-        callback=callback, engine=engine, noise=noise,
+        codes,
+        domain,
+        w,
+        rho_aim,
+        rng=rng,
+        max_model_size=max_model_size,
+        rounds=rounds,
+        iters=iters,
+        callback=callback,
+        engine=engine,
+        noise=noise,
     )
     full = Ledger(ledger.rho_budget, delta_budget=ledger.delta_budget)
     full.entries = list(ledger.entries) + list(result.ledger.entries)
@@ -187,8 +222,11 @@ def release(
     settings = dict(result.info.get("settings", {}))
     info = {"settings": settings} if _jsonable(settings) else {}
     if read.csv is not None:  # public settings: how the raw table was read (reused by `evaluate`)
-        info["reading"] = {"na_values": list(read.csv.na_values), "delimiter": read.csv.delimiter,
-                           "encoding": read.csv.encoding}
+        info["reading"] = {
+            "na_values": list(read.csv.na_values),
+            "delimiter": read.csv.delimiter,
+            "encoding": read.csv.encoding,
+        }
     return Release(
         schema=schema,
         model=result.model,
@@ -206,8 +244,9 @@ def release(
     )
 
 
-def _read_options(read: ReadOptions | None, backend: Any, csv_options: Any, memory_limit: Any,
-                  spark_master: Any) -> ReadOptions:
+def _read_options(
+    read: ReadOptions | None, backend: Any, csv_options: Any, memory_limit: Any, spark_master: Any
+) -> ReadOptions:
     """``read``, or one built from the flat keywords; both at once is an error."""
     flat = (backend, csv_options, memory_limit, spark_master)
     if read is None:
@@ -215,23 +254,26 @@ def _read_options(read: ReadOptions | None, backend: Any, csv_options: Any, memo
     if not isinstance(read, ReadOptions):
         raise DDSSPError(f"read must be a ReadOptions, got {type(read).__name__}")
     if any(v is not None for v in flat):
-        raise DDSSPError("give the reading options either as read=ReadOptions(...) or as keywords "
-                         "(backend, csv_options, memory_limit, spark_master), not both")
+        raise DDSSPError(
+            "give the reading options either as read=ReadOptions(...) or as keywords "
+            "(backend, csv_options, memory_limit, spark_master), not both"
+        )
     return read
 
 
-def _discovery_options(discovery: DiscoveryOptions | None, share: Any, categorical: Any, numeric: Any,
-                       bins: Any, max_levels: Any) -> DiscoveryOptions:
+def _discovery_options(
+    discovery: DiscoveryOptions | None, share: Any, categorical: Any, numeric: Any, bins: Any, max_levels: Any
+) -> DiscoveryOptions:
     """``discovery``, or one built from the flat keywords; both at once is an error."""
     if discovery is None:
-        return DiscoveryOptions(share=share, categorical=categorical, numeric=numeric, bins=bins,
-                                max_levels=max_levels)
+        return DiscoveryOptions(share=share, categorical=categorical, numeric=numeric, bins=bins, max_levels=max_levels)
     if not isinstance(discovery, DiscoveryOptions):
         raise DDSSPError(f"discovery must be a DiscoveryOptions, got {type(discovery).__name__}")
-    if (share != DEFAULT_DISCOVERY_SHARE or categorical or numeric or bins is not None
-            or max_levels is not None):
-        raise DDSSPError("give the discovery options either as discovery=DiscoveryOptions(...) or as "
-                         "keywords (discovery_share, categorical, numeric, bins, max_levels), not both")
+    if share != DEFAULT_DISCOVERY_SHARE or categorical or numeric or bins is not None or max_levels is not None:
+        raise DDSSPError(
+            "give the discovery options either as discovery=DiscoveryOptions(...) or as "
+            "keywords (discovery_share, categorical, numeric, bins, max_levels), not both"
+        )
     return discovery
 
 

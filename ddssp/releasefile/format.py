@@ -23,8 +23,10 @@ FORMAT_VERSION = 2
 #: ``schema_status`` values recorded in a release
 SCHEMA_DECLARED = "declared"
 SCHEMA_DISCOVERED = "discovered"
-SCHEMA_NOT_PRIVATE = ("schema not private: a data-derived draft schema was used without review "
-                      "(--accept-draft-schema); its levels, bounds and bin edges may reveal individual rows")
+SCHEMA_NOT_PRIVATE = (
+    "schema not private: a data-derived draft schema was used without review "
+    "(--accept-draft-schema); its levels, bounds and bin edges may reveal individual rows"
+)
 #: Optional member holding an Ed25519 signature of manifest.json (see :meth:`Release.verify`).
 SIGNATURE_MEMBER = "signature.json"
 
@@ -42,9 +44,23 @@ NOISY_FIELDS: dict[str, str] = {
 
 #: Every field of release.json (dotted paths down to the noisy ones): anything else is refused by the
 #: field test, so a new field must be declared public or noisy here.
-PUBLIC_FIELDS = ("format", "format_version", "ddssp_version", "eps", "delta", "target", "schema",
-                 "ledger.rho_budget", "ledger.delta_budget", "ledger.delta_spent", "workload", "noise", "schema_status",
-                 "info.settings", "info.reading")
+PUBLIC_FIELDS = (
+    "format",
+    "format_version",
+    "ddssp_version",
+    "eps",
+    "delta",
+    "target",
+    "schema",
+    "ledger.rho_budget",
+    "ledger.delta_budget",
+    "ledger.delta_spent",
+    "workload",
+    "noise",
+    "schema_status",
+    "info.settings",
+    "info.reading",
+)
 
 
 def check_reading(reading: Any) -> dict[str, Any]:
@@ -56,7 +72,7 @@ def check_reading(reading: Any) -> dict[str, Any]:
     if not isinstance(na, list) or len(na) > 1000 or not all(isinstance(v, str) and len(v) <= 1000 for v in na):
         raise ValueError("info.reading.na_values must be a list of strings")
     d = reading.get("delimiter", ",")
-    if not isinstance(d, str) or len(d) != 1 or d in "\"\n\r":
+    if not isinstance(d, str) or len(d) != 1 or d in '"\n\r':
         raise ValueError("info.reading.delimiter must be one character")
     e = reading.get("encoding", "utf-8")
     if not isinstance(e, str) or not e or len(e) > 64:
@@ -69,7 +85,9 @@ def is_integral(v: np.ndarray) -> bool:
     v = np.asarray(v)
     if v.dtype.kind in "iu":
         return True
-    return bool(v.dtype.kind == "f" and np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.abs(v) < 2**62))
+    return bool(
+        v.dtype.kind == "f" and np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.abs(v) < 2**62)
+    )
 
 
 def json_bytes(obj: Any) -> bytes:

@@ -17,11 +17,11 @@ from ddssp.dp import Ledger, check_delta, check_eps, eps_from_rho_delta, make_rn
 from ddssp.dp.noise import INSECURE_STAMP
 from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError
 from ddssp.releasefile.format import (
-    check_reading,
     FORMAT,
     FORMAT_VERSION,
     SCHEMA_DECLARED,
     SCHEMA_NOT_PRIVATE,
+    check_reading,
     is_integral,
 )
 from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
@@ -209,9 +209,7 @@ class Release:
             "discovery": discovery,
             "rho_aim": math.fsum(e.rho for e in self.ledger.entries if not e.is_discovery),
             "columns": {c.name: {"kind": c.kind, "size": c.size} for c in self.schema.columns},
-            "cliques": [
-                {"clique": list(c), "measurements": len(s), "sigma": s} for c, s in by_clique.items()
-            ],
+            "cliques": [{"clique": list(c), "measurements": len(s), "sigma": s} for c, s in by_clique.items()],
             "selections": n_select,
             "rounds": max((int(m.round) for m in self.measurements), default=0),
             "model_cliques": [list(c) for c in self.model.cliques],
@@ -255,8 +253,14 @@ class Release:
         }
         return doc, arrays
 
-    def save(self, path: str | Path, force: bool = False, inputs: Sequence[str | Path] = (),
-             sign_key: str | Path | bytes | None = None, dataset_name: str | None = None) -> Path:
+    def save(
+        self,
+        path: str | Path,
+        force: bool = False,
+        inputs: Sequence[str | Path] = (),
+        sign_key: str | Path | bytes | None = None,
+        dataset_name: str | None = None,
+    ) -> Path:
         """Write the release to one file, atomically (temporary file + rename).
 
         Parameters
@@ -292,8 +296,14 @@ class Release:
         return write_release(out, doc, arrays, private, dataset_name=dataset_name)
 
     @classmethod
-    def load(cls, path: str | Path, *, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int | None = None,
-             public_key: str | Path | bytes | None = None) -> Release:
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        max_bytes: int = MAX_TOTAL_BYTES,
+        max_memory: int | None = None,
+        public_key: str | Path | bytes | None = None,
+    ) -> Release:
         """Read, bound, checksum and self-check a release file, without the data.
 
         The reading is bounded (:mod:`ddssp.releasefile.reader`) and never unpickles or executes
@@ -337,8 +347,12 @@ class Release:
             eps, delta = check_eps(doc["eps"]), check_delta(doc["delta"])
             workload = [(tuple(w["clique"]), float(w["weight"])) for w in doc["workload"]]
             measurements = [
-                Measurement(clique=tuple(m["clique"]), sigma=float(m["sigma"]),
-                            values=arrays[m["array"]].astype(float), round=int(m["round"]))
+                Measurement(
+                    clique=tuple(m["clique"]),
+                    sigma=float(m["sigma"]),
+                    values=arrays[m["array"]].astype(float),
+                    round=int(m["round"]),
+                )
                 for m in doc["measurements"]
             ]
             model_arrays = {k: arrays[v] for k, v in doc["model"]["arrays"].items()}
@@ -369,11 +383,16 @@ class Release:
         except ReleaseFileError:
             raise
         except (KeyError, TypeError, ValueError, OverflowError, DDSSPError) as exc:
-            raise ReleaseFileError(f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})") from None
+            raise ReleaseFileError(
+                f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})"
+            ) from None
         check_shapes(rel, path)
         try:
-            problem = (rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent")) or stamp_problem(rel)
-                       or model_fit_problem(rel))
+            problem = (
+                rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent"))
+                or stamp_problem(rel)
+                or model_fit_problem(rel)
+            )
         except (ArithmeticError, ValueError, TypeError) as exc:  # e.g. a sigma whose square under/overflows
             problem = f"its numbers cannot be checked ({type(exc).__name__}: {str(exc)[:120]})"
         if problem:
@@ -382,8 +401,10 @@ class Release:
         name = manifest.get("dataset_name")
         rel.dataset_name = name if isinstance(name, str) else None
         if "created" in manifest and manifest.get("created") != rel.created:
-            raise ReleaseFileError(f"{path}: the manifest's creation date {manifest.get('created')!r} is not the "
-                                   f"release's {rel.created!r}; refusing a tampered file")
+            raise ReleaseFileError(
+                f"{path}: the manifest's creation date {manifest.get('created')!r} is not the "
+                f"release's {rel.created!r}; refusing a tampered file"
+            )
         rel._manifest_bytes = sig["manifest"]
         rel.signature = sig["signature"]
         rel.signature_valid = embedded_signature_valid(rel.signature, rel._manifest_bytes)
@@ -433,8 +454,9 @@ class Release:
 
 def check_dataset_name(name: Any) -> None:
     """:class:`DDSSPError` unless ``name`` is None or a non-empty line of at most 200 characters."""
-    if name is not None and (not isinstance(name, str) or not name.strip() or len(name) > 200
-                             or any(c in name for c in "\r\n")):
+    if name is not None and (
+        not isinstance(name, str) or not name.strip() or len(name) > 200 or any(c in name for c in "\r\n")
+    ):
         raise DDSSPError("--dataset-name must be a non-empty line of at most 200 characters")
 
 

@@ -122,8 +122,9 @@ def loads_bounded(data: bytes, what: str) -> Any:
     """``data`` parsed as JSON with the depth and number limits above; :class:`ReleaseFileError` else."""
     items = data.count(b",")
     if items > MAX_JSON_ITEMS:
-        raise ReleaseFileError(f"{what} is refused: it lists about {items:,} values, more than the cap of "
-                               f"{MAX_JSON_ITEMS:,}")
+        raise ReleaseFileError(
+            f"{what} is refused: it lists about {items:,} values, more than the cap of {MAX_JSON_ITEMS:,}"
+        )
     try:
         return json.loads(data, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
     except _JSONLimit as exc:
@@ -163,12 +164,21 @@ def _check_stat(st: os.stat_result, path: Path, max_size: int) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise ReleaseFileError(f"{path} is a directory, not a release file")
     if not stat.S_ISREG(st.st_mode):
-        kind = ("a named pipe" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
-                or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        kind = (
+            "a named pipe"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a device"
+            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+            else "a socket"
+            if stat.S_ISSOCK(st.st_mode)
+            else "not a regular file"
+        )
         raise ReleaseFileError(f"{path} is {kind}, not a release file; give the path of a .release file")
     if st.st_size > max_size:
-        raise ReleaseFileError(f"{path} is {st.st_size / 2**20:,.0f} MiB, more than the "
-                               f"{max_size / 2**20:,.0f} MiB cap of a release file; refusing it")
+        raise ReleaseFileError(
+            f"{path} is {st.st_size / 2**20:,.0f} MiB, more than the "
+            f"{max_size / 2**20:,.0f} MiB cap of a release file; refusing it"
+        )
 
 
 class _HashingReader:
@@ -191,11 +201,14 @@ class _HashingReader:
         return n
 
 
-def _read_json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, digest: str | None,
-                      raw_out: list | None = None) -> Any:
+def _read_json_member(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, digest: str | None, raw_out: list | None = None
+) -> Any:
     if info.file_size > MAX_JSON_BYTES:
-        raise ReleaseFileError(f"{path}: {info.filename} declares {info.file_size:,} bytes, more than the "
-                               f"{MAX_JSON_BYTES >> 20} MiB cap; refusing it")
+        raise ReleaseFileError(
+            f"{path}: {info.filename} declares {info.file_size:,} bytes, more than the "
+            f"{MAX_JSON_BYTES >> 20} MiB cap; refusing it"
+        )
     h = hashlib.sha256()
     try:
         with zf.open(info) as raw:
@@ -249,10 +262,14 @@ def _expected_arrays(doc: Any, path: Path) -> dict[str, tuple[str, tuple[int, ..
     except ReleaseFileError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, DDSSPError) as exc:
-        raise ReleaseFileError(f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})") from None
+        raise ReleaseFileError(
+            f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})"
+        ) from None
 
 
-def _read_array(zf: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ...], digest: str, path: Path) -> np.ndarray:
+def _read_array(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ...], digest: str, path: Path
+) -> np.ndarray:
     """Stream one .npy member into a preallocated array of the expected ``shape``, hashing as it goes."""
     name = info.filename
     h = hashlib.sha256()
@@ -272,14 +289,17 @@ def _read_array(zf: zipfile.ZipFile, info: zipfile.ZipInfo, shape: tuple[int, ..
             except Exception as exc:  # noqa: BLE001 - numpy's literal parser raises many types
                 raise ValueError(f"bad .npy header: {type(exc).__name__}") from None
             if dtype not in _ARRAY_DTYPES:
-                raise ReleaseFileError(f"{path}: array {name} has dtype {dtype}; only float64/int64 are allowed "
-                                       "(never pickled objects)")
+                raise ReleaseFileError(
+                    f"{path}: array {name} has dtype {dtype}; only float64/int64 are allowed (never pickled objects)"
+                )
             if tuple(got_shape) != tuple(shape) or fortran:
                 raise ReleaseFileError(f"{path}: array {name} has shape {tuple(got_shape)}, expected {tuple(shape)}")
             nbytes = math.prod(shape) * dtype.itemsize
             if fp.count + nbytes != info.file_size:
-                raise ReleaseFileError(f"{path}: array {name} declares {info.file_size:,} bytes, but its shape "
-                                       f"{tuple(shape)} needs {fp.count + nbytes:,}")
+                raise ReleaseFileError(
+                    f"{path}: array {name} declares {info.file_size:,} bytes, but its shape "
+                    f"{tuple(shape)} needs {fp.count + nbytes:,}"
+                )
             out = np.empty(shape, dtype=dtype)
             view = memoryview(out.reshape(-1).view(np.uint8))
             pos = 0
@@ -317,6 +337,7 @@ def _schema_levels(columns: list) -> int:
 def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
     """Refuse ``doc`` if it lists more entries, cliques, columns or levels than any real release, before
     any per-entry work (parsing the schema, checking ledger entries)."""
+
     def n(x: Any) -> int:
         return len(x) if isinstance(x, (list, dict)) else 0
 
@@ -337,18 +358,23 @@ def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
         ("model tree edges", n(meta.get("edges")), MAX_CLIQUES),
         ("model domain entries", n(meta.get("domain")), MAX_COLUMNS),
         ("schema columns", n(columns), MAX_COLUMNS),
-        ("listed levels (levels, edges, values, labels of all columns)",
-         sum(n(c.get(k)) for c in columns if isinstance(c, dict) for k in ("levels", "edges", "values", "labels")),
-         MAX_LISTED_LEVELS),
+        (
+            "listed levels (levels, edges, values, labels of all columns)",
+            sum(n(c.get(k)) for c in columns if isinstance(c, dict) for k in ("levels", "edges", "values", "labels")),
+            MAX_LISTED_LEVELS,
+        ),
     ]
     for what, got, cap in counts:
         if got > cap:
-            raise ReleaseFileError(f"{path}: release.json lists {got:,} {what}, more than the cap of {cap:,}; "
-                                   "refusing it")
+            raise ReleaseFileError(
+                f"{path}: release.json lists {got:,} {what}, more than the cap of {cap:,}; refusing it"
+            )
     need = _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns)
     if need > max_memory:
-        raise ReleaseFileError(f"{path}: parsing its schema would allocate about {need / 2**20:,.0f} MiB, more than "
-                               f"the {max_memory / 2**20:,.0f} MiB budget; refusing it")
+        raise ReleaseFileError(
+            f"{path}: parsing its schema would allocate about {need / 2**20:,.0f} MiB, more than "
+            f"the {max_memory / 2**20:,.0f} MiB budget; refusing it"
+        )
 
 
 def load_memory(expected: dict[str, tuple[str, tuple[int, ...]]], model_members: set[str]) -> int:
@@ -370,8 +396,9 @@ def _verify_first(manifest_raw: bytes, signature: Any, public_key: Any, path: Pa
         raise ReleaseFileError(f"{path}: {exc}; nothing else was read") from None
 
 
-def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int | None = None,
-                 public_key: Any = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def read_release(
+    path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int | None = None, public_key: Any = None
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """release.json and its arrays (by array name), read defensively: see the module docstring.
 
     With ``public_key``, the signature of manifest.json is checked against it before anything else
@@ -391,8 +418,10 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int |
             raise ReleaseFileError(f"{path} holds two members with the same name; refusing a tampered file")
         total = sum(i.file_size for i in infos)
         if total > max_bytes:
-            raise ReleaseFileError(f"{path}: members declare {total / 2**20:,.0f} MiB uncompressed, more than the "
-                                   f"{max_bytes / 2**20:,.0f} MiB cap; refusing it without decompressing")
+            raise ReleaseFileError(
+                f"{path}: members declare {total / 2**20:,.0f} MiB uncompressed, more than the "
+                f"{max_bytes / 2**20:,.0f} MiB cap; refusing it without decompressing"
+            )
         if "manifest.json" not in by_name:
             raise ReleaseFileError(f"{path} is not a ddssp release file (no manifest.json)")
         manifest_raw: list[bytes] = []
@@ -402,15 +431,22 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int |
             if by_name[SIGNATURE_MEMBER].file_size > 4096:
                 raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is implausibly large; refusing it")
             signature = _read_json_member(zf, by_name[SIGNATURE_MEMBER], path, None)
-            if not (isinstance(signature, dict) and signature.get("algorithm") == "ed25519"
-                    and isinstance(signature.get("signature"), str) and isinstance(signature.get("public_key"), str)):
+            if not (
+                isinstance(signature, dict)
+                and signature.get("algorithm") == "ed25519"
+                and isinstance(signature.get("signature"), str)
+                and isinstance(signature.get("public_key"), str)
+            ):
                 raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is malformed")
         if public_key is not None:
             _verify_first(manifest_raw[0], signature, public_key, path)
         manifest = loads_bounded(manifest_raw[0], f"{path}: manifest.json")
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise ReleaseFileError(f"{path} is not a ddssp release file (format {manifest.get('format')!r})"
-                                   if isinstance(manifest, dict) else f"{path}: manifest is not an object")
+            raise ReleaseFileError(
+                f"{path} is not a ddssp release file (format {manifest.get('format')!r})"
+                if isinstance(manifest, dict)
+                else f"{path}: manifest is not an object"
+            )
         version = manifest.get("format_version")
         if version != FORMAT_VERSION:
             raise ReleaseFileError(
@@ -418,9 +454,14 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int |
                 f"version {FORMAT_VERSION} only"
             )
         files = manifest.get("files")
-        if (not isinstance(files, dict) or "release.json" not in files
-                or not all(isinstance(f, dict) and isinstance(f.get("sha256"), str) and isinstance(f.get("size"), int)
-                           for f in files.values())):
+        if (
+            not isinstance(files, dict)
+            or "release.json" not in files
+            or not all(
+                isinstance(f, dict) and isinstance(f.get("sha256"), str) and isinstance(f.get("size"), int)
+                for f in files.values()
+            )
+        ):
             raise ReleaseFileError(f"{path}: manifest lists no release.json or is malformed")
         extra = sorted(set(by_name) - set(files) - {"manifest.json", SIGNATURE_MEMBER})
         if extra:
@@ -429,8 +470,10 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int |
             if name not in by_name:
                 raise ReleaseFileError(f"{path}: member {name} is missing (truncated file?)")
             if by_name[name].file_size != f["size"]:
-                raise ReleaseFileError(f"{path}: member {name} declares {by_name[name].file_size:,} bytes, the "
-                                       f"manifest {f['size']:,}; refusing a tampered file")
+                raise ReleaseFileError(
+                    f"{path}: member {name} declares {by_name[name].file_size:,} bytes, the "
+                    f"manifest {f['size']:,}; refusing a tampered file"
+                )
         doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"])
         if not isinstance(doc, dict):
             raise ReleaseFileError(f"{path}: release.json is not an object")
@@ -438,16 +481,19 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int |
         expected = _expected_arrays(doc, path)
         unreferenced = sorted(set(files) - set(expected) - {"release.json"})
         if unreferenced:
-            raise ReleaseFileError(f"{path}: member {unreferenced[0]} is not referenced by release.json; "
-                                   "refusing a tampered file")
+            raise ReleaseFileError(
+                f"{path}: member {unreferenced[0]} is not referenced by release.json; refusing a tampered file"
+            )
         missing = sorted(set(expected) - set(files))
         if missing:
             raise ReleaseFileError(f"{path}: array member {missing[0]} is missing (truncated file?)")
         for member, (_, shape) in expected.items():  # every size against its shape, before any decompression
             size, need = by_name[member].file_size, 8 * math.prod(shape)
             if not need <= size <= need + _NPY_HEADER_MAX:
-                raise ReleaseFileError(f"{path}: member {member} declares {size:,} bytes but its shape {shape} "
-                                       f"needs {need:,} (+ header); refusing it without decompressing")
+                raise ReleaseFileError(
+                    f"{path}: member {member} declares {size:,} bytes but its shape {shape} "
+                    f"needs {need:,} (+ header); refusing it without decompressing"
+                )
         model_members = {f"arrays/{v}.npy" for v in doc["model"]["arrays"].values()}
         columns = doc["schema"]["columns"]
         need = load_memory(expected, model_members) + _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns)
@@ -455,7 +501,8 @@ def read_release(path: Path, max_bytes: int = MAX_TOTAL_BYTES, max_memory: int |
             raise ReleaseFileError(
                 f"{path}: loading it would allocate about {need / 2**20:,.0f} MiB, more than the "
                 f"{max_memory / 2**20:,.0f} MiB budget; refusing it without decompressing (raise the budget "
-                f"with {MAX_MEMORY_ENV}=BYTES, e.g. 4G, only for a file you trust)")
+                f"with {MAX_MEMORY_ENV}=BYTES, e.g. 4G, only for a file you trust)"
+            )
         arrays = {
             name: _read_array(zf, by_name[member], shape, files[member]["sha256"], path)
             for member, (name, shape) in expected.items()

@@ -80,8 +80,7 @@ def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
             return f"ledger entry {i} ({e.kind}): {p}"
     meas_entries = [e for e in led.entries if e.kind == "measure"]
     if len(meas_entries) != len(rel.measurements):
-        return (f"the ledger pays for {len(meas_entries)} measurements but the file holds "
-                f"{len(rel.measurements)}")
+        return f"the ledger pays for {len(meas_entries)} measurements but the file holds {len(rel.measurements)}"
     for i, (e, m) in enumerate(zip(meas_entries, rel.measurements)):
         if tuple(e.clique or ()) != tuple(m.clique) or e.round != m.round:
             return f"measurement {i} ({','.join(m.clique)}, round {m.round}) is not the one its ledger entry paid for"
@@ -111,8 +110,10 @@ def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
         return f"approximate-zCDP delta budget {led.delta_budget:.3g} is not below delta={rel.delta:g}"
     budget = approx_zcdp_rho_budget(rel.eps, rel.delta, led.delta_budget)
     if not math.isclose(budget, led.rho_budget, rel_tol=1e-9):
-        return (f"rho budget {led.rho_budget:.9g} is not what eps={rel.eps:g}, delta={rel.delta:g} "
-                f"convert to ({budget:.9g})")
+        return (
+            f"rho budget {led.rho_budget:.9g} is not what eps={rel.eps:g}, delta={rel.delta:g} "
+            f"convert to ({budget:.9g})"
+        )
     return None
 
 
@@ -178,7 +179,9 @@ def model_fit_problem(rel: Any) -> str | None:
     stat, cells = model_fit_statistic(rel)
     bound = model_fit_bound(cells)
     if not (np.isfinite(stat) and stat <= bound):
-        return (f"the model does not fit the measurements: sum of squared residuals / sigma^2 = {stat:.4g} over "
-                f"{cells} cells, above {bound:.4g} (an honest fit stays below it with probability "
-                f"1 - {MODEL_FIT_FALSE_ALARM:g}); the model was not fitted to these measurements")
+        return (
+            f"the model does not fit the measurements: sum of squared residuals / sigma^2 = {stat:.4g} over "
+            f"{cells} cells, above {bound:.4g} (an honest fit stays below it with probability "
+            f"1 - {MODEL_FIT_FALSE_ALARM:g}); the model was not fitted to these measurements"
+        )
     return None

@@ -47,11 +47,14 @@ def load_private_key(key: Any):
     try:
         k = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:
-        raise DDSSPError(f"the signing key is not an unencrypted PEM private key ({exc}); make one with "
-                         "`openssl genpkey -algorithm ed25519 -out key.pem`") from None
+        raise DDSSPError(
+            f"the signing key is not an unencrypted PEM private key ({exc}); make one with "
+            "`openssl genpkey -algorithm ed25519 -out key.pem`"
+        ) from None
     if not isinstance(k, ed25519.Ed25519PrivateKey):
-        raise DDSSPError("the signing key is not an Ed25519 key; make one with "
-                         "`openssl genpkey -algorithm ed25519 -out key.pem`")
+        raise DDSSPError(
+            "the signing key is not an Ed25519 key; make one with `openssl genpkey -algorithm ed25519 -out key.pem`"
+        )
     return k
 
 
@@ -61,8 +64,10 @@ def load_public_key(key: str | Path | bytes):
     try:
         k = serialization.load_pem_public_key(data)
     except (ValueError, TypeError) as exc:
-        raise DDSSPError(f"the public key is not a PEM public key ({exc}); export it with "
-                         "`openssl pkey -in key.pem -pubout -out key.pub.pem`") from None
+        raise DDSSPError(
+            f"the public key is not a PEM public key ({exc}); export it with "
+            "`openssl pkey -in key.pem -pubout -out key.pub.pem`"
+        ) from None
     if not isinstance(k, ed25519.Ed25519PublicKey):
         raise DDSSPError("the public key is not an Ed25519 key")
     return k
@@ -120,8 +125,9 @@ def embedded_signature_valid(signature: dict[str, Any] | None, manifest_bytes: b
     return True
 
 
-def verify_signature(signature: dict[str, Any] | None, manifest_bytes: bytes | None,
-                     public_key: str | Path | bytes) -> str:
+def verify_signature(
+    signature: dict[str, Any] | None, manifest_bytes: bytes | None, public_key: str | Path | bytes
+) -> str:
     """Check ``signature`` (a signature member as read) of ``manifest_bytes`` against ``public_key``.
 
     Parameters

@@ -19,7 +19,6 @@ from ddssp.releasefile.format import (
 )
 from ddssp.releasefile.signing import signature_document
 
-
 #: Every member's timestamp: fixed, so the archive carries no wall-clock time (a start time plus a
 #: write time would reveal how long the run took, which grows with the number of rows).
 MEMBER_DATE_TIME = (1980, 1, 1, 0, 0, 0)
@@ -34,8 +33,9 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def write_release(out: Path, doc: dict[str, Any], arrays: dict[str, np.ndarray], private: Any = None,
-                  dataset_name: str | None = None) -> Path:
+def write_release(
+    out: Path, doc: dict[str, Any], arrays: dict[str, np.ndarray], private: Any = None, dataset_name: str | None = None
+) -> Path:
     """Write release.json (``doc``), the ``arrays`` as ``arrays/<name>.npy`` and manifest.json (checksum
     and size of each member) to ``out`` through a temporary file and a rename; with ``private`` (an
     Ed25519 private key) also the signature of manifest.json, which names the data set

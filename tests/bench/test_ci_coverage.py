@@ -25,8 +25,17 @@ def test_ci_coverage_bench_rows_resume_and_plot(tmp_path):
     out = tmp_path / "out"
     results, _ = bench.run_bench(spec, out, quiet=True, trials=1)
     methods = set(results["method"])
-    for m in ("linear/dp+sampling", "linear/sampling-only", "logistic/mech-normal", "logistic/mech-basic",
-              "linear/mech-sampling-only-normal", "linear/mech-normal+unmeasured-inf", "linear/coef/x1", "cost", "release"):
+    for m in (
+        "linear/dp+sampling",
+        "linear/sampling-only",
+        "logistic/mech-normal",
+        "logistic/mech-basic",
+        "linear/mech-sampling-only-normal",
+        "linear/mech-normal+unmeasured-inf",
+        "linear/coef/x1",
+        "cost",
+        "release",
+    ):
         assert m in methods, m
     cov = results[results["metric"].isin(["cover90", "cover95"])]["value"]
     assert cov.between(0, 1).all()

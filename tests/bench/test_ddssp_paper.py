@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from ddssp import bench
+from ddssp.bench.ddssp_paper import accuracy, auc_score, log_loss, mse
 from ddssp.cli import main
 from ddssp.errors import WorkloadError
-from ddssp.bench.ddssp_paper import accuracy, auc_score, log_loss, mse
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_SPEC = ROOT / "workloads" / "example-linear.toml"
@@ -88,8 +88,12 @@ def test_baselines_on_example(tmp_path):
 
 def test_objpert_on_example_logistic(tmp_path):
     spec = _spec_file(
-        tmp_path, task='"logistic"', target='"high_income"', methods='["objpert", "public"]',
-        drop='["education", "income_score", "capital_gain"]', train_rows=2000,
+        tmp_path,
+        task='"logistic"',
+        target='"high_income"',
+        methods='["objpert", "public"]',
+        drop='["education", "income_score", "capital_gain"]',
+        train_rows=2000,
     )
     results, _ = bench.run_bench(spec, tmp_path / "out", eps=[0.5, 1e9], quiet=True)
     assert set(results["metric"]) == {"auc", "accuracy", "log_loss"}  # the logistic default
@@ -202,12 +206,16 @@ def test_bad_specs(tmp_path, changes, match):
 
 def test_bad_aim_key_and_missing_data(tmp_path, capsys):
     spec = tmp_path / "s.toml"
-    spec.write_text(EXAMPLE_SPEC.read_text().replace("[aim]", "[aim]\nbogus = 1").replace(
-        '"../examples/', f'"{ROOT}/examples/'))
+    spec.write_text(
+        EXAMPLE_SPEC.read_text().replace("[aim]", "[aim]\nbogus = 1").replace('"../examples/', f'"{ROOT}/examples/')
+    )
     with pytest.raises(WorkloadError, match="bogus"):
         bench.run_bench(spec, tmp_path / "out", quiet=True)
-    spec.write_text(EXAMPLE_SPEC.read_text().replace("../examples/census.csv", "nowhere.csv").replace(
-        '"../examples/', f'"{ROOT}/examples/'))
+    spec.write_text(
+        EXAMPLE_SPEC.read_text()
+        .replace("../examples/census.csv", "nowhere.csv")
+        .replace('"../examples/', f'"{ROOT}/examples/')
+    )
     code = main(["bench", str(spec), "-o", str(tmp_path / "o"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 1 and "nowhere.csv" in err and "Traceback" not in err
@@ -256,8 +264,10 @@ def test_filter_recode_metrics_and_small_table(tmp_path):
     spec.write_text(base)
     with pytest.raises(Exception, match="binary target"):
         bench.run_bench(spec, tmp_path / "o0", quiet=True)
-    spec.write_text(base + 'filter = "Survived != 2"\nmetrics = ["accuracy", "log_loss"]\n'
-                    '[recode.Survived]\n0 = "died"\n1 = "survived"\n')
+    spec.write_text(
+        base + 'filter = "Survived != 2"\nmetrics = ["accuracy", "log_loss"]\n'
+        '[recode.Survived]\n0 = "died"\n1 = "survived"\n'
+    )
     with pytest.warns(UserWarning, match=r"752 rows.*holding out 20% \(150 rows\)"):
         results, _ = bench.run_bench(spec, tmp_path / "o1", quiet=True)
     assert set(results.metric) == {"accuracy", "log_loss"}
@@ -266,8 +276,12 @@ def test_filter_recode_metrics_and_small_table(tmp_path):
     spec.write_text(base + '[recode.Survived]\n0 = "died"\n1 = "survived"\n')
     with pytest.raises(WorkloadError, match=r"recode.Survived.*filter = \"Survived != 2\""):
         bench.run_bench(spec, tmp_path / "o2", quiet=True)
-    for bad, match in (('filter = "Survived ~ 2"', "column OP value"), ('filter = "nope == 1"', "not in the schema"),
-                       ('metrics = ["mse"]', "metrics"), ("test_rows = 1.5", "fraction")):
+    for bad, match in (
+        ('filter = "Survived ~ 2"', "column OP value"),
+        ('filter = "nope == 1"', "not in the schema"),
+        ('metrics = ["mse"]', "metrics"),
+        ("test_rows = 1.5", "fraction"),
+    ):
         spec.write_text(base + bad + "\n")
         with pytest.raises(WorkloadError, match=match):
             bench.run_bench(spec, tmp_path / "o3", quiet=True, force=True)
@@ -285,7 +299,7 @@ def test_method_warnings_name_method_eps_and_trial(tmp_path, monkeypatch):
     def noisy_fit(self, X, y):
         import warnings
 
-        warnings.warn("X^T X is singular (test)")
+        warnings.warn("X^T X is singular (test)", stacklevel=2)
         return real_fit(self, X, y)
 
     monkeypatch.setattr(adassp.AdaSSP, "fit", noisy_fit)
@@ -301,22 +315,49 @@ def test_raw_table_declared_vs_discovered_schema(tmp_path):
     from tests.data.raw_table import make_raw_table
 
     make_raw_table(3000, seed=11).to_csv(tmp_path / "raw.csv", index=False)
-    (tmp_path / "raw.schema.json").write_text(json.dumps({"format": "ddssp-schema/1", "columns": [
-        {"name": "age", "kind": "numeric", "edges": [18, 30, 40, 50, 60, 70, 90]},
-        {"name": "years_education", "kind": "numeric", "values": list(range(8, 21))},
-        {"name": "hours", "kind": "numeric", "edges": [1, 20, 35, 40, 41, 50, 99]},
-        {"name": "gain", "kind": "numeric", "edges": [0, 1, 5000, 20000, 1000000]},
-        {"name": "sector", "kind": "categorical", "levels": ["Private", "Public", "Self-employed", "Nonprofit"],
-         "missing": "<missing>"},
-        {"name": "income", "kind": "categorical", "levels": ["<=50K", ">50K"]},
-    ]}))
+    (tmp_path / "raw.schema.json").write_text(
+        json.dumps(
+            {
+                "format": "ddssp-schema/1",
+                "columns": [
+                    {"name": "age", "kind": "numeric", "edges": [18, 30, 40, 50, 60, 70, 90]},
+                    {"name": "years_education", "kind": "numeric", "values": list(range(8, 21))},
+                    {"name": "hours", "kind": "numeric", "edges": [1, 20, 35, 40, 41, 50, 99]},
+                    {"name": "gain", "kind": "numeric", "edges": [0, 1, 5000, 20000, 1000000]},
+                    {
+                        "name": "sector",
+                        "kind": "categorical",
+                        "levels": ["Private", "Public", "Self-employed", "Nonprofit"],
+                        "missing": "<missing>",
+                    },
+                    {"name": "income", "kind": "categorical", "levels": ["<=50K", ">50K"]},
+                ],
+            }
+        )
+    )
     spec = tmp_path / "spec.toml"
-    spec.write_text('\n'.join([
-        'name = "raw"', f'train = "{tmp_path / "raw.csv"}"', f'schema = "{tmp_path / "raw.schema.json"}"',
-        'raw = true', 'na_values = ["?"]', 'target = "years_education"', 'task = "linear"', 'eps = [2.0]',
-        'delta = 1e-6', 'trials = 1', 'methods = ["ddssp", "ddssp-discovered", "public"]', 'test_rows = 500',
-        '[aim]', 'rounds = 8', 'max_model_size = 2.0',
-    ]) + '\n')
+    spec.write_text(
+        "\n".join(
+            [
+                'name = "raw"',
+                f'train = "{tmp_path / "raw.csv"}"',
+                f'schema = "{tmp_path / "raw.schema.json"}"',
+                "raw = true",
+                'na_values = ["?"]',
+                'target = "years_education"',
+                'task = "linear"',
+                "eps = [2.0]",
+                "delta = 1e-6",
+                "trials = 1",
+                'methods = ["ddssp", "ddssp-discovered", "public"]',
+                "test_rows = 500",
+                "[aim]",
+                "rounds = 8",
+                "max_model_size = 2.0",
+            ]
+        )
+        + "\n"
+    )
     results, _ = bench.run_bench(spec, tmp_path / "out", quiet=True)
     assert set(results["method"]) == {"ddssp", "ddssp-discovered", "public"}
     assert set(results["metric"]) == {"mse_original"}
@@ -324,7 +365,9 @@ def test_raw_table_declared_vs_discovered_schema(tmp_path):
     assert np.all(np.isfinite(v)) and v["public"] < 30  # years 8..20: MSE in years^2, not [-1, 1] units
     with pytest.raises(WorkloadError, match="raw"):
         bad = tmp_path / "bad.toml"
-        bad.write_text(EXAMPLE_SPEC.read_text().replace(
-            'methods = ["ddssp", "aim-synth", "adassp", "public"]', 'methods = ["ddssp-discovered"]').replace(
-            '"../examples/', f'"{ROOT}/examples/'))
+        bad.write_text(
+            EXAMPLE_SPEC.read_text()
+            .replace('methods = ["ddssp", "aim-synth", "adassp", "public"]', 'methods = ["ddssp-discovered"]')
+            .replace('"../examples/', f'"{ROOT}/examples/')
+        )
         bench.run_bench(bad, tmp_path / "out2", quiet=True)

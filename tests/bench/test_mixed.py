@@ -36,9 +36,11 @@ def test_mixed_release_kind(tmp_path, capsys):
     from ddssp.cli import main as cli_main
 
     spec = tmp_path / "tiny.toml"
-    spec.write_text('name = "tiny"\nkind = "mixed-release"\ntimeout = 600\n'
-                    'cases = [{name = "tiny", kind = "mixed", rows = 5000, columns = 4, numeric = 2, eps = 4, '
-                    'release_args = ["--rounds", "8", "--bins", "4"]}]\n')
+    spec.write_text(
+        'name = "tiny"\nkind = "mixed-release"\ntimeout = 600\n'
+        'cases = [{name = "tiny", kind = "mixed", rows = 5000, columns = 4, numeric = 2, eps = 4, '
+        'release_args = ["--rounds", "8", "--bins", "4"]}]\n'
+    )
     assert cli_main(["bench", str(spec), "-o", str(tmp_path / "out"), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "wl error" in out and "tiny" in out

@@ -27,7 +27,9 @@ def test_numeric_columns_compare_on_real_deciles_and_missing_is_a_category():
     r, _, k = discretize(real, far, "numeric")
     assert k == 12  # 10 decile bins + missing + other
     assert np.bincount(r, minlength=k)[:10].tolist() == [10] * 10
-    assert tv_distances(pd.DataFrame({"v": real}), pd.DataFrame({"v": far}), {"v": "numeric"}, 1, 0)[0] == pytest.approx(0.9)
+    assert tv_distances(pd.DataFrame({"v": real}), pd.DataFrame({"v": far}), {"v": "numeric"}, 1, 0)[
+        0
+    ] == pytest.approx(0.9)
     half = pd.Series([None] * 50 + [str(i) for i in range(50)])
     full = pd.Series([str(i) for i in range(100)])
     tv1, _ = tv_distances(pd.DataFrame({"v": half}), pd.DataFrame({"v": full}), {"v": "numeric"}, 1, 0)
@@ -38,17 +40,24 @@ def test_numeric_columns_compare_on_real_deciles_and_missing_is_a_category():
 
 def test_dates_compare_on_the_time_axis():
     real = pd.Series(pd.date_range("2012-01-01", periods=100).strftime("%Y-%m-%d"))
-    assert tv_distances(pd.DataFrame({"d": real}), pd.DataFrame({"d": real.iloc[::-1].reset_index(drop=True)}),
-                        {"d": "date"}, 1, 0)[0] == 0.0
+    assert (
+        tv_distances(
+            pd.DataFrame({"d": real}), pd.DataFrame({"d": real.iloc[::-1].reset_index(drop=True)}), {"d": "date"}, 1, 0
+        )[0]
+        == 0.0
+    )
     late = pd.Series(["2030-01-01"] * 100)
-    assert tv_distances(pd.DataFrame({"d": real}), pd.DataFrame({"d": late}), {"d": "date"}, 1, 0)[0] == pytest.approx(0.9)
+    assert tv_distances(pd.DataFrame({"d": real}), pd.DataFrame({"d": late}), {"d": "date"}, 1, 0)[0] == pytest.approx(
+        0.9
+    )
 
 
 def _spec(tmp_path: Path, csv: Path, extra: str = "") -> Path:
     spec = tmp_path / "real.toml"
     spec.write_text(
-        'name = "tiny"\nkind = "real-tables"\neps = [1.0]\nsizes = ["full"]\n' + extra +
-        f'[[tables]]\nname = "tiny"\nsource = "file:{csv}"\ntarget = "y"\ntask = "logistic"\npositive = "yes"\n'
+        'name = "tiny"\nkind = "real-tables"\neps = [1.0]\nsizes = ["full"]\n'
+        + extra
+        + f'[[tables]]\nname = "tiny"\nsource = "file:{csv}"\ntarget = "y"\ntask = "logistic"\npositive = "yes"\n'
     )
     return spec
 
@@ -93,9 +102,11 @@ def test_spec_errors(tmp_path):
     csv = tmp_path / "t.csv"
     csv.write_text("a,y\n1,yes\n")
     with pytest.raises(WorkloadError, match="unknown key"):
-        bench.run_bench(_spec(tmp_path, csv, 'bogus = 1\n'), tmp_path / "o1", quiet=True)
+        bench.run_bench(_spec(tmp_path, csv, "bogus = 1\n"), tmp_path / "o1", quiet=True)
     spec = tmp_path / "bad.toml"
-    spec.write_text('kind = "real-tables"\n[[tables]]\nname = "t"\nsource = "file:x.csv"\ntarget = "y"\ntask = "logistic"\n')
+    spec.write_text(
+        'kind = "real-tables"\n[[tables]]\nname = "t"\nsource = "file:x.csv"\ntarget = "y"\ntask = "logistic"\n'
+    )
     with pytest.raises(WorkloadError, match="positive"):
         bench.run_bench(spec, tmp_path / "o2", quiet=True)
 

@@ -144,12 +144,16 @@ def test_killed_run_resumes_to_the_uninterrupted_results(tmp_path, monkeypatch):
     cell = (resumed.trial == 0) & resumed["lambda"].isin(first["lambda"].unique())
     # the finished cell, read back as is (its DP values included)
     order = ["method", "epsilon", "metric"]
-    pd.testing.assert_frame_equal(resumed[cell].sort_values(order).reset_index(drop=True),
-                                  first.drop(columns="seconds")[list(resumed.columns)].sort_values(order)
-                                  .reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        resumed[cell].sort_values(order).reset_index(drop=True),
+        first.drop(columns="seconds")[list(resumed.columns)].sort_values(order).reset_index(drop=True),
+    )
     _assert_same_cells(resumed, _without_seconds(full_out / "results.csv"))
-    _assert_same_cells(pd.read_csv(out / "summary.csv").drop(columns=["seconds", "se"]),
-                       pd.read_csv(full_out / "summary.csv").drop(columns=["seconds", "se"]), value="mean")
+    _assert_same_cells(
+        pd.read_csv(out / "summary.csv").drop(columns=["seconds", "se"]),
+        pd.read_csv(full_out / "summary.csv").drop(columns=["seconds", "se"]),
+        value="mean",
+    )
     with pytest.raises(WorkloadError, match="already finished"):
         bench.run_bench(spec, out, quiet=True, seed=7, resume=True)
     # --resume --trials N shrinks or extends a run; the trials it keeps are unchanged

@@ -13,8 +13,16 @@ def _results(trials: int) -> pd.DataFrame:
     for t in range(trials):
         for m in ("ddssp", "public"):
             for eps in (0.5, 2.0):
-                rows.append({"method": m, "epsilon": eps, "trial": t, "metric": "mse",
-                             "value": 0.1 + 0.01 * t + (0.05 if m == "ddssp" else 0.0) / eps, "seconds": 0.1})
+                rows.append(
+                    {
+                        "method": m,
+                        "epsilon": eps,
+                        "trial": t,
+                        "metric": "mse",
+                        "value": 0.1 + 0.01 * t + (0.05 if m == "ddssp" else 0.0) / eps,
+                        "seconds": 0.1,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -61,9 +69,14 @@ def test_coverage_plot_one_legend_with_readable_names(tmp_path, monkeypatch):
     from ddssp.bench.ci_coverage import VARIANT_STYLES, plot_coverage
 
     captured = _legend_of_saved_figure(monkeypatch)
-    rows = [{"method": f"{model}/{v}", "epsilon": eps, "trial": t, "metric": metric, "value": 0.9, "seconds": 0.0}
-            for model in ("linear", "logistic") for v in [*VARIANT_STYLES, "dp-only-vs-data-fit"]
-            for eps in (0.1, 1.0) for t in range(2) for metric in ("cover90", "cover95")]
+    rows = [
+        {"method": f"{model}/{v}", "epsilon": eps, "trial": t, "metric": metric, "value": 0.9, "seconds": 0.0}
+        for model in ("linear", "logistic")
+        for v in [*VARIANT_STYLES, "dp-only-vs-data-fit"]
+        for eps in (0.1, 1.0)
+        for t in range(2)
+        for metric in ("cover90", "cover95")
+    ]
     assert plot_coverage(pd.DataFrame(rows), tmp_path / "c.png", 2)
     fig = captured["fig"]
     assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
@@ -79,10 +92,26 @@ def test_roc_plot_has_one_legend_for_the_figure(tmp_path, monkeypatch):
     from ddssp.bench.napp_erm import plot_roc
 
     captured = _legend_of_saved_figure(monkeypatch)
-    rows = [{"method": m, "loss": loss, "n": n, "lambda": lam, "lambda_paper": lam / 2, "epsilon": eps, "trial": 0,
-             "metric": metric, "value": 0.5, "seconds": 0.0}
-            for m in ("NAPP-ERM", "lasso") for loss in ("linear", "logistic") for n in (200, 500)
-            for eps in (0.4, 1.0) for lam in (1.0, 10.0) for metric in ("tpr", "fpr")]
+    rows = [
+        {
+            "method": m,
+            "loss": loss,
+            "n": n,
+            "lambda": lam,
+            "lambda_paper": lam / 2,
+            "epsilon": eps,
+            "trial": 0,
+            "metric": metric,
+            "value": 0.5,
+            "seconds": 0.0,
+        }
+        for m in ("NAPP-ERM", "lasso")
+        for loss in ("linear", "logistic")
+        for n in (200, 500)
+        for eps in (0.4, 1.0)
+        for lam in (1.0, 10.0)
+        for metric in ("tpr", "fpr")
+    ]
     assert plot_roc(pd.DataFrame(rows), tmp_path / "roc.png")
     fig = captured["fig"]
     assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)

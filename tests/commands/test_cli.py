@@ -14,8 +14,14 @@ def tiny_release(tmp_path_factory):
     from ddssp.data import Schema
     from ddssp.pipeline import release
 
-    rel = release(make_codes(500), Schema.from_domain(DOMAIN, categorical=["a", "b", "y"]),
-                  eps=1.0, delta=1e-6, rounds=8, encoded=True)
+    rel = release(
+        make_codes(500),
+        Schema.from_domain(DOMAIN, categorical=["a", "b", "y"]),
+        eps=1.0,
+        delta=1e-6,
+        rounds=8,
+        encoded=True,
+    )
     path = tmp_path_factory.mktemp("cli") / "tiny.release"
     rel.save(path)
     return path
@@ -28,8 +34,12 @@ def test_closed_stdout_is_not_an_internal_error(tiny_release, unbuffered):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     if unbuffered:
         env["PYTHONUNBUFFERED"] = unbuffered
-    p = subprocess.Popen([sys.executable, "-m", "ddssp", "inspect", str(tiny_release)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "ddssp", "inspect", str(tiny_release)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     p.stdout.close()  # the reader is gone before ddssp writes anything
     err = p.stderr.read().decode()
     code = p.wait(timeout=300)

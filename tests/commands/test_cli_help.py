@@ -92,5 +92,5 @@ def test_release_options_are_grouped_in_order():
     titles = ["input and reading:", "privacy:", "discovery (", "AIM (", "output:", "examples:"]
     pos = [text.index("\n" + t) for t in titles]
     assert pos == sorted(pos)
-    privacy = text[text.index("\nprivacy:"):text.index("\ndiscovery (")]
+    privacy = text[text.index("\nprivacy:") : text.index("\ndiscovery (")]
     assert "--eps EPS" in privacy and "--schema" in privacy

@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
+from ddssp.bench import ci_coverage as cc
 from ddssp.cli import main
 from ddssp.commands.evaluate import BANNER, evaluate, tv
-from ddssp.bench import ci_coverage as cc
 from ddssp.pipeline import release
 
 pytest.importorskip("matplotlib")
@@ -52,8 +52,17 @@ def test_evaluate_values(files):
 def test_cli_report(files, capsys):
     d, _, _ = files
     out = d / "report.html"
-    argv = ["evaluate", str(d / "pop.release"), str(d / "pop.csv"), "-o", str(out), "--target", "z",
-            "--features", ",".join(cc.FEATURES)]
+    argv = [
+        "evaluate",
+        str(d / "pop.release"),
+        str(d / "pop.csv"),
+        "-o",
+        str(out),
+        "--target",
+        "z",
+        "--features",
+        ",".join(cc.FEATURES),
+    ]
     assert main(argv) == 0
     cap = capsys.readouterr()
     assert "NOT FOR PUBLICATION" in cap.err and "NOT FOR PUBLICATION" in cap.out

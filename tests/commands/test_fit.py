@@ -15,7 +15,6 @@ from ddssp.releasefile import Release
 from tests.estimators.test_suffstats import mixed_codes, mixed_schema
 
 
-
 class FakeRelease(ExactMarginals):
     eps, delta = 1.0, 1e-9
 
@@ -51,12 +50,28 @@ def test_fit_json_linear(fake_release, capsys):
 
 def test_fit_json_logistic_with_options(fake_release, capsys):
     src, path, _ = fake_release
-    argv = ["fit", path, "--target", "member", "--model", "logistic", "--features", "age,score,color",
-            "--categorical", "score", "--numeric", "color", "--ridge", "2.5", "--json"]
+    argv = [
+        "fit",
+        path,
+        "--target",
+        "member",
+        "--model",
+        "logistic",
+        "--features",
+        "age,score,color",
+        "--categorical",
+        "score",
+        "--numeric",
+        "color",
+        "--ridge",
+        "2.5",
+        "--json",
+    ]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    est = DDSSPLogisticRegression(ridge=2.5, features=["age", "score", "color"],
-                                  encoding={"score": "onehot", "color": "numeric"}).fit(src, target="member")
+    est = DDSSPLogisticRegression(
+        ridge=2.5, features=["age", "score", "color"], encoding={"score": "onehot", "color": "numeric"}
+    ).fit(src, target="member")
     assert list(out["coef"]) == ["age", "score=2", "score=5", "score=9", "color"]
     np.testing.assert_allclose(list(out["coef"].values()), est.coef_, rtol=1e-12)
     assert out["positive_class"] == "yes"

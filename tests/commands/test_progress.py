@@ -38,7 +38,13 @@ def test_verbose_redirected_stderr_gets_one_line_per_phase():
     _run_phases(PhaseProgress(log, verbose=True))
     lines = log.getvalue().splitlines()
     assert [line.split(":")[1].strip() for line in lines] == [
-        "reading", "discovery", "counting marginals", "AIM rounds", "final fit", "writing"]
+        "reading",
+        "discovery",
+        "counting marginals",
+        "AIM rounds",
+        "final fit",
+        "writing",
+    ]
     assert all(re.fullmatch(r"ddssp: [a-zA-Z ]+: [0-9.]+ s( \(\d+ rounds\))?", line) for line in lines)
     assert "\r" not in log.getvalue()
 

@@ -27,8 +27,23 @@ def made(tmp_path_factory):
     p = d / "t.tsv"
     pd.DataFrame({"g": g, "k": k, "h": rng.choice(["x", "y"], n)}).to_csv(p, index=False, sep=";")
     out = d / "t.release"
-    rc = main(["release", str(p), "--eps", "2", "--na-values", "?", "--delimiter", ";", "--rounds", "8",
-               "--quiet", "-o", str(out)])
+    rc = main(
+        [
+            "release",
+            str(p),
+            "--eps",
+            "2",
+            "--na-values",
+            "?",
+            "--delimiter",
+            ";",
+            "--rounds",
+            "8",
+            "--quiet",
+            "-o",
+            str(out),
+        ]
+    )
     assert rc == 0
     return d, p, out
 

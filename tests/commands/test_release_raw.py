@@ -49,8 +49,9 @@ def test_release_with_only_eps_writes_beside_the_data_and_refuses_to_overwrite(r
     assert "discovered 6 column(s) under DP" in err
     rc, out, err = run_cli(["release", data, "--eps", "1"], capsys)
     assert_clean_failure(rc, err, "already exists")
-    rc, out, err = run_cli(["release", data, "--eps", "1", "--rounds", "8", "-o", tmp_path / "other.release",
-                            "--quiet"], capsys)
+    rc, out, err = run_cli(
+        ["release", data, "--eps", "1", "--rounds", "8", "-o", tmp_path / "other.release", "--quiet"], capsys
+    )
     assert rc == 0 and (tmp_path / "other.release").exists()
 
 
@@ -111,8 +112,24 @@ def test_schema_eps_writes_a_dp_schema_that_a_release_pays_for(raw_csv, tmp_path
     assert all(e["kind"] in ("discover-counts", "discover-keys") for e in entries)
     rho_schema = sum(e["rho"] for e in doc["discovery"]["entries"])
     out_rel = tmp_path / "r.release"
-    rc, out, err = run_cli(["release", raw_csv, "--schema", s_path, "--eps", "2", "--na-values", "?",
-                            "--rounds", "8", "-o", out_rel, "--quiet"], capsys)
+    rc, out, err = run_cli(
+        [
+            "release",
+            raw_csv,
+            "--schema",
+            s_path,
+            "--eps",
+            "2",
+            "--na-values",
+            "?",
+            "--rounds",
+            "8",
+            "-o",
+            out_rel,
+            "--quiet",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     rel = Release.load(out_rel)
     assert rel.schema_status == "discovered"
@@ -130,8 +147,10 @@ def test_draft_schema_is_stamped_refused_and_marked_when_accepted(raw_csv, tmp_p
     rc, out, err = run_cli(["release", raw_csv, "--schema", d_path, "--eps", "1", "-o", out_rel], capsys)
     assert_clean_failure(rc, err, "--accept-draft-schema")
     assert not out_rel.exists()
-    rc, out, err = run_cli(["release", raw_csv, "--schema", d_path, "--eps", "1", "-o", out_rel, "--rounds", "8",
-                            "--accept-draft-schema"], capsys)
+    rc, out, err = run_cli(
+        ["release", raw_csv, "--schema", d_path, "--eps", "1", "-o", out_rel, "--rounds", "8", "--accept-draft-schema"],
+        capsys,
+    )
     assert rc == 0, err
     assert "schema not private" in err
     rel = Release.load(out_rel)
@@ -144,13 +163,36 @@ def test_draft_schema_is_stamped_refused_and_marked_when_accepted(raw_csv, tmp_p
 
 def test_partial_schema_discovers_only_the_rest(raw_csv, tmp_path, capsys):
     s_path = tmp_path / "partial.json"
-    s_path.write_text(json.dumps({"format": "ddssp-schema/1", "columns": [
-        {"name": "income", "kind": "categorical", "levels": ["<=50K", ">50K"]},
-        {"name": "years_education", "kind": "numeric", "values": list(range(8, 21))},
-    ]}))
+    s_path.write_text(
+        json.dumps(
+            {
+                "format": "ddssp-schema/1",
+                "columns": [
+                    {"name": "income", "kind": "categorical", "levels": ["<=50K", ">50K"]},
+                    {"name": "years_education", "kind": "numeric", "values": list(range(8, 21))},
+                ],
+            }
+        )
+    )
     out_rel = tmp_path / "p.release"
-    rc, out, err = run_cli(["release", raw_csv, "--schema", s_path, "--eps", "1", "--na-values", "?",
-                            "--rounds", "8", "-o", out_rel, "--quiet"], capsys)
+    rc, out, err = run_cli(
+        [
+            "release",
+            raw_csv,
+            "--schema",
+            s_path,
+            "--eps",
+            "1",
+            "--na-values",
+            "?",
+            "--rounds",
+            "8",
+            "-o",
+            out_rel,
+            "--quiet",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     rel = Release.load(out_rel)
     assert {e.clique[0] for e in rel.ledger.discovery_entries} == {"age", "hours", "gain", "sector"}
@@ -161,15 +203,21 @@ BAD = {
     "one_value": lambda n: pd.DataFrame({"a": ["same"] * n, "b": np.arange(n) % 2}),
     "all_missing": lambda n: pd.DataFrame({"a": [""] * n, "b": np.arange(n) % 2}),
     "ids": lambda n: pd.DataFrame({"a": [f"id{i:06d}" for i in range(100_000)], "b": np.arange(100_000) % 2}),
-    "mixed": lambda n: pd.DataFrame({"a": [str(i) if i % 2 else f"w{i % 5}" for i in range(n)],
-                                     "b": np.arange(n) % 2}),
+    "mixed": lambda n: pd.DataFrame({"a": [str(i) if i % 2 else f"w{i % 5}" for i in range(n)], "b": np.arange(n) % 2}),
     "header_only": lambda n: pd.DataFrame({"a": [], "b": []}),
 }
 
 
-@pytest.mark.parametrize("kind,match", [("one_value", "single value"), ("all_missing", "no values"),
-                                        ("ids", "identifier"), ("mixed", "mixes numbers and text"),
-                                        ("header_only", "no rows")])
+@pytest.mark.parametrize(
+    "kind,match",
+    [
+        ("one_value", "single value"),
+        ("all_missing", "no values"),
+        ("ids", "identifier"),
+        ("mixed", "mixes numbers and text"),
+        ("header_only", "no rows"),
+    ],
+)
 def test_bad_raw_input_one_line_nothing_written(kind, match, tmp_path, capsys):
     data = tmp_path / "bad.csv"
     BAD[kind](20000).to_csv(data, index=False)

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from ddssp.cli import main
-from ddssp.data.tables import read_table
 from ddssp.data import Column, Schema, load_schema
+from ddssp.data.tables import read_table
 
 
 def run_cli(argv, capsys):
@@ -42,8 +42,9 @@ def table(tmp_path):
     data = tmp_path / "data.csv"
     df.to_csv(data, index=False)
     schema = tmp_path / "data.schema.json"
-    Schema([Column.binned("age", [0, 30, 60, 100]), Column.categorical("sex", ["F", "M"]),
-            Column.levels("k", [1, 2])]).save(schema)
+    Schema(
+        [Column.binned("age", [0, 30, 60, 100]), Column.categorical("sex", ["F", "M"]), Column.levels("k", [1, 2])]
+    ).save(schema)
     return data, schema
 
 
@@ -83,8 +84,10 @@ def test_draft_options(tmp_path, table, capsys):
 
 
 def test_committed_census_schema_checks(repo_root, capsys):
-    rc, _, err = run_cli(["schema", repo_root / "examples" / "census.csv",
-                          "--check", repo_root / "examples" / "census.schema.json"], capsys)
+    rc, _, err = run_cli(
+        ["schema", repo_root / "examples" / "census.csv", "--check", repo_root / "examples" / "census.schema.json"],
+        capsys,
+    )
     assert rc == 0, err
     assert "24000 rows" in err and "warning" not in err
 
@@ -100,8 +103,17 @@ def test_check_reports_clipping(tmp_path, capsys):
 
 
 def test_adult_checks_through_domain_file(shared_data, capsys):
-    rc, _, err = run_cli(["schema", shared_data / "adult.csv", "--check", shared_data / "adult-domain.json",
-                          "--categorical", "workclass,race,sex,native-country"], capsys)
+    rc, _, err = run_cli(
+        [
+            "schema",
+            shared_data / "adult.csv",
+            "--check",
+            shared_data / "adult-domain.json",
+            "--categorical",
+            "workclass,race,sex,native-country",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     assert "48842 rows" in err
 
@@ -207,8 +219,14 @@ def test_domain_smaller_than_codes(tmp_path, capsys, categorical):
     assert "does not fit the data" in err
 
 
-@pytest.mark.parametrize("text", ["{\"format\": \"ddssp-schema/1\", \"columns\": [", "not json at all",
-                                  "{\"format\": \"ddssp-schema/1\", \"columns\": [{\"name\": \"a\"}]}"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"format": "ddssp-schema/1", "columns": [',
+        "not json at all",
+        '{"format": "ddssp-schema/1", "columns": [{"name": "a"}]}',
+    ],
+)
 def test_malformed_schema_json(table, capsys, text):
     data, schema = table
     schema.write_text(text)

@@ -22,7 +22,13 @@ def make_raw_table(rows: int = 4000, seed: int = 7) -> pd.DataFrame:
     sector = rng.choice(SECTORS + ["?"], size=rows, p=[0.55, 0.2, 0.12, 0.08, 0.05])
     score = -9 + 0.35 * educ + 0.04 * age + 0.04 * hours + 0.0001 * gain + rng.logistic(size=rows)
     target = np.where(score > 0, ">50K", "<=50K")
-    return pd.DataFrame({
-        "age": age.astype(str), "years_education": educ.astype(str), "hours": hours.astype(str),
-        "gain": [f"{g:g}" for g in gain], "sector": sector, "income": target,
-    })
+    return pd.DataFrame(
+        {
+            "age": age.astype(str),
+            "years_education": educ.astype(str),
+            "hours": hours.astype(str),
+            "gain": [f"{g:g}" for g in gain],
+            "sector": sector,
+            "income": target,
+        }
+    )

@@ -25,8 +25,28 @@ from ddssp.data.schema import Schema
 from ddssp.data.tables import read_table
 from ddssp.errors import DataError, SchemaError
 
-TRICKY = ["a", "b", "c", "rare1", "", "?", "NA", "1", "1.0", "01", " 7", "7", "x y", "it's", 'q"uote',
-          "é", "1e0", "  ", "-0", "c,d"]
+TRICKY = [
+    "a",
+    "b",
+    "c",
+    "rare1",
+    "",
+    "?",
+    "NA",
+    "1",
+    "1.0",
+    "01",
+    " 7",
+    "7",
+    "x y",
+    "it's",
+    'q"uote',
+    "é",
+    "1e0",
+    "  ",
+    "-0",
+    "c,d",
+]
 
 
 def make_table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
@@ -35,29 +55,44 @@ def make_table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     x = rng.normal(50, 30, n)
     num = np.array([f"{v:.{k}f}" for v, k in zip(x, rng.integers(0, 4, n))], dtype=object)
-    for p, tok in ((0.05, ""), (0.03, "abc"), (0.02, "1e2"), (0.02, "inf"), (0.02, "?"), (0.02, "20"),
-                   (0.01, " 40.5"), (0.01, "1_000"), (0.01, "nan"), (0.01, "-inf")):
+    for p, tok in (
+        (0.05, ""),
+        (0.03, "abc"),
+        (0.02, "1e2"),
+        (0.02, "inf"),
+        (0.02, "?"),
+        (0.02, "20"),
+        (0.01, " 40.5"),
+        (0.01, "1_000"),
+        (0.01, "nan"),
+        (0.01, "-inf"),
+    ):
         num = np.where(rng.random(n) < p, tok, num)
-    return pd.DataFrame({
-        "cat": rng.choice(TRICKY, n),
-        "cat2": rng.choice(["u", "v", "w"], n),
-        "num": num,
-        "lev": rng.choice(["1", "2", "3", "4", "5", "2.0", "6", "0", "2.5", "", " 3", "x", "-1"], n),
-        "code": rng.integers(0, 4, n).astype(str),
-        "ord": rng.integers(0, 6, n).astype(str),
-    })
+    return pd.DataFrame(
+        {
+            "cat": rng.choice(TRICKY, n),
+            "cat2": rng.choice(["u", "v", "w"], n),
+            "num": num,
+            "lev": rng.choice(["1", "2", "3", "4", "5", "2.0", "6", "0", "2.5", "", " 3", "x", "-1"], n),
+            "code": rng.integers(0, 4, n).astype(str),
+            "ord": rng.integers(0, 6, n).astype(str),
+        }
+    )
 
 
 def make_schema() -> Schema:
-    return Schema([
-        Column.categorical("cat", ["a", "b", "c", "1", "7", "x y", "it's", 'q"uote', "é", "0", "c,d"],
-                           missing="<other>"),
-        Column.categorical("cat2", ["u", "v", "w"]),
-        Column.binned("num", [0, 20, 40.5, 60, 80, 100], missing="<missing>"),
-        Column.levels("lev", [1, 2, 3, 4, 5], missing="<other>"),
-        Column.coded("code", 4),
-        Column.ordinal("ord", 6),
-    ])
+    return Schema(
+        [
+            Column.categorical(
+                "cat", ["a", "b", "c", "1", "7", "x y", "it's", 'q"uote', "é", "0", "c,d"], missing="<other>"
+            ),
+            Column.categorical("cat2", ["u", "v", "w"]),
+            Column.binned("num", [0, 20, 40.5, 60, 80, 100], missing="<missing>"),
+            Column.levels("lev", [1, 2, 3, 4, 5], missing="<other>"),
+            Column.coded("code", 4),
+            Column.ordinal("ord", 6),
+        ]
+    )
 
 
 CLIQUES = [c for k in (1, 2, 3) for c in itertools.combinations(make_schema().names, k)]
@@ -91,24 +126,28 @@ def typed_table(tmp_path_factory):
     """A Parquet file with integer, float (NaN, inf, huge), boolean and string (None, '') columns."""
     rng = np.random.default_rng(1)
     n = 3000
-    df = pd.DataFrame({
-        "i": rng.integers(-2, 5, n),
-        "f": rng.choice([1.0, 2.0, 2.5, 0.1, np.nan, 7.0, 1e20, np.inf, -3.0], n),
-        "x": rng.normal(10, 10, n),
-        "xi": rng.integers(0, 30, n),
-        "b": rng.random(n) < 0.3,
-        "s": pd.array(rng.choice(["a", "b", None, "", "1.0"], n), dtype=object),
-        "lv": rng.choice([1.0, 2.0, 3.0, np.nan, 2.5], n),
-    })
-    schema = Schema([
-        Column.categorical("i", ["-2", "-1", "0", "1", "2", "3"], missing="other"),
-        Column.categorical("f", ["1", "2", "2.5", "0.1", "7", "100000000000000000000", "inf", "x"], missing="NA"),
-        Column.binned("x", [0, 5, 10, 15, 20]),
-        Column.binned("xi", [3, 10, 20]),
-        Column.categorical("b", ["False", "True"]),
-        Column.categorical("s", ["a", "", "1"], missing="m"),
-        Column.levels("lv", [1, 2, 3], missing="o"),
-    ])
+    df = pd.DataFrame(
+        {
+            "i": rng.integers(-2, 5, n),
+            "f": rng.choice([1.0, 2.0, 2.5, 0.1, np.nan, 7.0, 1e20, np.inf, -3.0], n),
+            "x": rng.normal(10, 10, n),
+            "xi": rng.integers(0, 30, n),
+            "b": rng.random(n) < 0.3,
+            "s": pd.array(rng.choice(["a", "b", None, "", "1.0"], n), dtype=object),
+            "lv": rng.choice([1.0, 2.0, 3.0, np.nan, 2.5], n),
+        }
+    )
+    schema = Schema(
+        [
+            Column.categorical("i", ["-2", "-1", "0", "1", "2", "3"], missing="other"),
+            Column.categorical("f", ["1", "2", "2.5", "0.1", "7", "100000000000000000000", "inf", "x"], missing="NA"),
+            Column.binned("x", [0, 5, 10, 15, 20]),
+            Column.binned("xi", [3, 10, 20]),
+            Column.categorical("b", ["False", "True"]),
+            Column.categorical("s", ["a", "", "1"], missing="m"),
+            Column.levels("lv", [1, 2, 3], missing="o"),
+        ]
+    )
     p = tmp_path_factory.mktemp("counting") / "t.parquet"
     df.to_parquet(p)
     return p, df, schema
@@ -152,8 +191,13 @@ def test_clique_axes_follow_the_clique_order(csv_table):
     schema = make_schema()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClipWarning)
-        got = count_marginals(csv_table, schema, [("num", "cat"), ("cat", "num")], backend="duckdb",
-                              csv_options=CsvOptions(na_values=("?",)))
+        got = count_marginals(
+            csv_table,
+            schema,
+            [("num", "cat"), ("cat", "num")],
+            backend="duckdb",
+            csv_options=CsvOptions(na_values=("?",)),
+        )
     assert np.array_equal(got[("num", "cat")], got[("cat", "num")].T)
 
 
@@ -219,16 +263,28 @@ def test_errors_match_schema_encode(tmp_path, backend):
     p = tmp_path / "t.csv"
     pd.DataFrame({"a": ["x", "y", "zz"], "n": ["1", "", "3"]}).to_csv(p, index=False)
     with pytest.raises(SchemaError, match="not among the schema's levels"):
-        count_marginals(p, Schema([Column.categorical("a", ["x", "y"]), Column.levels("n", [1, 3], missing="m")]),
-                        [("a",)], backend=backend)
+        count_marginals(
+            p,
+            Schema([Column.categorical("a", ["x", "y"]), Column.levels("n", [1, 3], missing="m")]),
+            [("a",)],
+            backend=backend,
+        )
     with pytest.raises(SchemaError, match="missing"):
-        count_marginals(p, Schema([Column.categorical("a", ["x", "y", "zz"]), Column.levels("n", [1, 3])]),
-                        [("a",)], backend=backend)
+        count_marginals(
+            p,
+            Schema([Column.categorical("a", ["x", "y", "zz"]), Column.levels("n", [1, 3])]),
+            [("a",)],
+            backend=backend,
+        )
     with pytest.raises(SchemaError, match="not in the schema"):
         count_marginals(p, Schema([Column.categorical("a", ["x", "y", "zz"])]), [("a",)], backend=backend)
     with pytest.raises(SchemaError, match="not in the schema"):
-        count_marginals(p, Schema([Column.categorical("a", ["x", "y", "zz"]), Column.levels("n", [1, 3], missing="m")]),
-                        [("b",)], backend=backend)
+        count_marginals(
+            p,
+            Schema([Column.categorical("a", ["x", "y", "zz"]), Column.levels("n", [1, 3], missing="m")]),
+            [("b",)],
+            backend=backend,
+        )
     q = tmp_path / "codes.csv"
     pd.DataFrame({"c": ["0", "1", "5"]}).to_csv(q, index=False)
     with pytest.raises(SchemaError, match="domain"):
@@ -272,11 +328,13 @@ def test_csv_larger_than_duckdb_memory_limit(tmp_path):
     )
     con.close()
     assert p.stat().st_size > 48 * 2**20  # larger than the limit below
-    schema = Schema([
-        Column.categorical("a", [f"label-number-{i}" for i in range(7)]),
-        Column.binned("x", [0, 5, 10, 20]),
-        Column.categorical("b", ["0", "1", "2"], missing="none"),
-    ])
+    schema = Schema(
+        [
+            Column.categorical("a", [f"label-number-{i}" for i in range(7)]),
+            Column.binned("x", [0, 5, 10, 20]),
+            Column.categorical("b", ["0", "1", "2"], missing="none"),
+        ]
+    )
     with pytest.warns(ClipWarning):
         got = count_marginals(p, schema, [("a", "x"), ("x", "b")], backend="duckdb", memory_limit="32MB")
     r = np.arange(n)
@@ -303,14 +361,16 @@ def spark():
 def make_na_schema() -> Schema:
     """The table's schema as discovery makes them: ``na`` levels that need not be the missing/other
     level, unclipped explicit levels."""
-    return Schema([
-        Column.categorical("cat", ["a", "b", "c", "1", "7", "none"], missing="<other>").with_na("none"),
-        Column.categorical("cat2", ["u", "v", "w"]),
-        Column.binned("num", [0, 20, 40.5, 60, 80, 100]).with_na("[40.5, 60)"),
-        Column.levels("lev", [1, 2, 3], missing="<other>", clip=False).with_na("2"),
-        Column.coded("code", 4),
-        Column.ordinal("ord", 6),
-    ])
+    return Schema(
+        [
+            Column.categorical("cat", ["a", "b", "c", "1", "7", "none"], missing="<other>").with_na("none"),
+            Column.categorical("cat2", ["u", "v", "w"]),
+            Column.binned("num", [0, 20, 40.5, 60, 80, 100]).with_na("[40.5, 60)"),
+            Column.levels("lev", [1, 2, 3], missing="<other>", clip=False).with_na("2"),
+            Column.coded("code", 4),
+            Column.ordinal("ord", 6),
+        ]
+    )
 
 
 def test_spark_counts_equal_duckdb_and_numpy(spark, csv_table, typed_table):
@@ -322,13 +382,17 @@ def test_spark_counts_equal_duckdb_and_numpy(spark, csv_table, typed_table):
         got = count_marginals(csv_table, schema, pairs, backend="spark", csv_options=opts)
         assert_same(reference(read_table(csv_table, na_values=["?"]), schema, pairs), got)
         na_schema = make_na_schema()
-        assert_same(reference(read_table(csv_table, na_values=["?"]), na_schema, pairs),
-                    count_marginals(csv_table, na_schema, pairs, backend="spark", csv_options=opts))
+        assert_same(
+            reference(read_table(csv_table, na_values=["?"]), na_schema, pairs),
+            count_marginals(csv_table, na_schema, pairs, backend="spark", csv_options=opts),
+        )
         # a Spark DataFrame given directly (e.g. a Hive table), typed columns
         path, _, tschema = typed_table
         cl = list(itertools.combinations(tschema.names, 2))
-        assert_same(count_marginals(path, tschema, cl, backend="numpy"),
-                    count_marginals(spark.read.parquet(str(path)), tschema, cl))
+        assert_same(
+            count_marginals(path, tschema, cl, backend="numpy"),
+            count_marginals(spark.read.parquet(str(path)), tschema, cl),
+        )
 
 
 def test_duckdb_never_reads_the_file_into_pandas(csv_table, monkeypatch):
@@ -342,8 +406,9 @@ def test_duckdb_never_reads_the_file_into_pandas(csv_table, monkeypatch):
     monkeypatch.setattr(pd, "read_parquet", refuse)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClipWarning)
-        got = count_marginals(csv_table, make_schema(), [("cat", "num")], backend="duckdb",
-                              csv_options=CsvOptions(na_values=("?",)))
+        got = count_marginals(
+            csv_table, make_schema(), [("cat", "num")], backend="duckdb", csv_options=CsvOptions(na_values=("?",))
+        )
     assert got[("cat", "num")].sum() == 3000
 
 

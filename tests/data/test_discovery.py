@@ -12,11 +12,10 @@ import pandas as pd
 import pytest
 
 from ddssp.data import Column, Schema
-from ddssp.data.discovery import OTHER_LABEL, SLOT_HI, SLOT_LO, discover, scan_cells
+from ddssp.data.discovery import SLOT_HI, SLOT_LO, discover, scan_cells
 from ddssp.dp import Ledger, cks_delta, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
-from ddssp.errors import SchemaError
 from ddssp.pipeline import release
 from ddssp.releasefile import Release
 from tests.data.raw_table import make_raw_table
@@ -38,8 +37,9 @@ def _discover(df, eps=4.0, delta=1e-6, share=0.5, noise_seed=0, **kw):
     rho = rho_from_eps_delta(eps, delta / 2)
     ledger = Ledger(rho, delta_budget=delta / 2)
     noise = InsecureSeededNoise(noise_seed) if noise_seed is not None else None
-    cols, report, used = discover(df, list(df.columns), ChargedMechanisms(ledger, noise), rho=share * rho,
-                                  delta=delta / 2, **kw)
+    cols, report, used = discover(
+        df, list(df.columns), ChargedMechanisms(ledger, noise), rho=share * rho, delta=delta / 2, **kw
+    )
     return cols, report, ledger
 
 
@@ -120,14 +120,19 @@ def test_raw_table_encodes_with_missing_and_text_cells(raw):
     assert codes.loc[0, "sector"] == sec.na_code
 
 
-@pytest.mark.parametrize("bad,match", [
-    (pd.DataFrame({"a": ["x"] * 3000, "b": list("pq") * 1500}), "single value"),
-    (pd.DataFrame({"a": [None] * 3000, "b": list("pq") * 1500}), "no values"),
-    (pd.DataFrame({"a": [f"id{i}" for i in range(3000)], "b": list("pq") * 1500}), "identifier"),
-    (pd.DataFrame({"a": [str(i) if i % 2 else f"t{i % 7}" for i in range(3000)], "b": list("pq") * 1500}),
-     "mixes numbers and text"),
-    (pd.DataFrame({"a": ["7"] * 3000, "b": list("pq") * 1500}), "single value"),
-])
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        (pd.DataFrame({"a": ["x"] * 3000, "b": list("pq") * 1500}), "single value"),
+        (pd.DataFrame({"a": [None] * 3000, "b": list("pq") * 1500}), "no values"),
+        (pd.DataFrame({"a": [f"id{i}" for i in range(3000)], "b": list("pq") * 1500}), "identifier"),
+        (
+            pd.DataFrame({"a": [str(i) if i % 2 else f"t{i % 7}" for i in range(3000)], "b": list("pq") * 1500}),
+            "mixes numbers and text",
+        ),
+        (pd.DataFrame({"a": ["7"] * 3000, "b": list("pq") * 1500}), "single value"),
+    ],
+)
 def test_bad_columns_are_dropped_with_their_reason(bad, match):
     cols, report, _ = _discover(bad, eps=8.0, collect=True)
     assert "a" not in cols and "b" in cols  # the other column is still discovered
@@ -137,11 +142,13 @@ def test_bad_columns_are_dropped_with_their_reason(bad, match):
 def _tiny(seed=0):
     rng = np.random.default_rng(seed)
     n = 1500
-    return pd.DataFrame({
-        "c": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
-        "x": np.round(rng.normal(50, 10, n), 3).astype(str),
-        "k": rng.integers(1, 6, n).astype(str),
-    })
+    return pd.DataFrame(
+        {
+            "c": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+            "x": np.round(rng.normal(50, 10, n), 3).astype(str),
+            "k": rng.integers(1, 6, n).astype(str),
+        }
+    )
 
 
 DECLARED = {

@@ -28,21 +28,30 @@ pytestmark = pytest.mark.filterwarnings("ignore::ddssp.data.encoding.ClipWarning
 
 def _table(n, seed=0):
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({
-        "year": rng.integers(2003, 2010, n),
-        "lat": np.round(rng.uniform(47.5, 47.7, n), 5),
-        "age": rng.integers(17, 91, n),
-        "hours": np.where(rng.random(n) < 0.45, 40, rng.integers(1, 99, n)),
-        "c": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
-    })
+    return pd.DataFrame(
+        {
+            "year": rng.integers(2003, 2010, n),
+            "lat": np.round(rng.uniform(47.5, 47.7, n), 5),
+            "age": rng.integers(17, 91, n),
+            "hours": np.where(rng.random(n) < 0.45, 40, rng.integers(1, 99, n)),
+            "c": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+        }
+    )
 
 
 def _run(df, eps=1.0, share=0.1, seed=0, rho_max=True, collect=True):
     rho = rho_from_eps_delta(eps, 1e-6)
     ledger = Ledger(rho, delta_budget=1e-7)
     noise = InsecureSeededNoise(seed) if seed is not None else None
-    cols, rep, _ = discover(df, list(df.columns), ChargedMechanisms(ledger, noise), rho=share * rho, delta=1e-7,
-                            rho_max=rho if rho_max else None, collect=collect)
+    cols, rep, _ = discover(
+        df,
+        list(df.columns),
+        ChargedMechanisms(ledger, noise),
+        rho=share * rho,
+        delta=1e-7,
+        rho_max=rho if rho_max else None,
+        collect=collect,
+    )
     return cols, rep, ledger
 
 
@@ -89,8 +98,9 @@ def test_large_table_keeps_the_given_share():
 
 def test_every_unresolved_column_is_reported_at_once():
     n = 3000
-    df = pd.DataFrame({"ok": np.arange(n) % 5, "empty": [None] * n, "ids": [f"id{i}" for i in range(n)],
-                       "const": ["x"] * n})
+    df = pd.DataFrame(
+        {"ok": np.arange(n) % 5, "empty": [None] * n, "ids": [f"id{i}" for i in range(n)], "const": ["x"] * n}
+    )
     cols, rep, _ = _run(df, eps=8.0, share=0.5, seed=1)
     assert set(rep.unresolved) == {"empty", "ids", "const"} and set(cols) == {"ok"}
     assert "rows" in rep.unresolved["empty"] and "rows" in rep.unresolved["ids"]

@@ -2,8 +2,8 @@ import os
 
 import pytest
 
-from ddssp.errors import OutputExistsError
 from ddssp.data.fileio import atomic_write, check_output_path
+from ddssp.errors import OutputExistsError
 
 
 def test_atomic_write_leaves_target_untouched_on_error(tmp_path):

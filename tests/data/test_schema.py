@@ -11,8 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ddssp.data.tables import read_table
-from ddssp.errors import OutputExistsError, SchemaError
 from ddssp.data import (
     FORMAT,
     ClipWarning,
@@ -21,26 +19,32 @@ from ddssp.data import (
     Schema,
     load_schema,
 )
+from ddssp.data.tables import read_table
+from ddssp.errors import OutputExistsError, SchemaError
 
 
 def small_schema() -> Schema:
-    return Schema([
-        Column.binned("age", [16, 20, 30, 50, 90]),
-        Column.categorical("sex", ["F", "M"]),
-        Column.levels("edu", [8, 12, 16]),
-        Column.categorical("grade", [1, 2, 3]),
-        Column.binned("gain", [0, 1, 1000, 10000], values=[0, 500, 5000]),
-    ])
+    return Schema(
+        [
+            Column.binned("age", [16, 20, 30, 50, 90]),
+            Column.categorical("sex", ["F", "M"]),
+            Column.levels("edu", [8, 12, 16]),
+            Column.categorical("grade", [1, 2, 3]),
+            Column.binned("gain", [0, 1, 1000, 10000], values=[0, 500, 5000]),
+        ]
+    )
 
 
 def small_frame() -> pd.DataFrame:
-    return pd.DataFrame({
-        "age": [16, 19.99, 20, 45, 90, 30],
-        "sex": ["F", "M", "M", "F", "F", "M"],
-        "edu": [8, 12, 16, 16, 8, 12],
-        "grade": [1, 2, 3, 3, 1, 2],
-        "gain": [0, 0.5, 1, 999, 10000, 5000],
-    })
+    return pd.DataFrame(
+        {
+            "age": [16, 19.99, 20, 45, 90, 30],
+            "sex": ["F", "M", "M", "F", "F", "M"],
+            "edu": [8, 12, 16, 16, 8, 12],
+            "grade": [1, 2, 3, 3, 1, 2],
+            "gain": [0, 0.5, 1, 999, 10000, 5000],
+        }
+    )
 
 
 # ------------------------------------------------------------------ encode / decode
@@ -73,8 +77,15 @@ def test_decode_gives_labels_and_representative_values():
 
 
 def test_decode_dtypes():
-    s = Schema([Column.ordinal("o", 4), Column.levels("w", [1, 2.5]), Column.binned("b", [0, 2, 4]),
-                Column.binned("h", [0, 1, 2]), Column.levels("m", [1, 2], missing="NA")])
+    s = Schema(
+        [
+            Column.ordinal("o", 4),
+            Column.levels("w", [1, 2.5]),
+            Column.binned("b", [0, 2, 4]),
+            Column.binned("h", [0, 1, 2]),
+            Column.levels("m", [1, 2], missing="NA"),
+        ]
+    )
     dec = s.decode(np.array([[3, 1, 1, 1, 2]]))
     assert dec["o"].dtype == np.int64 and dec["o"][0] == 3  # domain codes come back as integers
     assert dec["b"].dtype == np.int64 and dec["b"][0] == 3  # midpoints 1 and 3
@@ -141,10 +152,12 @@ def test_no_warning_when_inside_bounds():
 
 
 def test_missing_level_categorical_and_numeric():
-    s = Schema([
-        Column.categorical("c", ["a", "b"], missing="other"),
-        Column.binned("x", [0, 10, 20], missing="NA"),
-    ])
+    s = Schema(
+        [
+            Column.categorical("c", ["a", "b"], missing="other"),
+            Column.binned("x", [0, 10, 20], missing="NA"),
+        ]
+    )
     assert s.domain == {"c": 3, "x": 3}
     df = pd.DataFrame({"c": ["a", "zzz", None, "b"], "x": [5, None, "n/a", 15]})
     codes = s.encode(df)
@@ -238,16 +251,19 @@ def test_views_and_column_lookup():
     assert sub.names == ["sex", "age"]
 
 
-@pytest.mark.parametrize("bad", [
-    lambda: Column.binned("a", [1]),
-    lambda: Column.binned("a", [0, 2, 1]),
-    lambda: Column.binned("a", [0, 1, 2], values=[0.5, 5]),
-    lambda: Column.levels("a", [3, 1]),
-    lambda: Column.categorical("a", ["x", "x"]),
-    lambda: Column.categorical("a", []),
-    lambda: Schema([Column.categorical("a", ["x"]), Column.categorical("a", ["y"])]),
-    lambda: Schema([]),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: Column.binned("a", [1]),
+        lambda: Column.binned("a", [0, 2, 1]),
+        lambda: Column.binned("a", [0, 1, 2], values=[0.5, 5]),
+        lambda: Column.levels("a", [3, 1]),
+        lambda: Column.categorical("a", ["x", "x"]),
+        lambda: Column.categorical("a", []),
+        lambda: Schema([Column.categorical("a", ["x"]), Column.categorical("a", ["y"])]),
+        lambda: Schema([]),
+    ],
+)
 def test_invalid_columns(bad):
     with pytest.raises(SchemaError):
         bad()
@@ -255,10 +271,15 @@ def test_invalid_columns(bad):
 
 # ------------------------------------------------------------------ JSON
 def test_json_round_trip(tmp_path):
-    s = Schema([*small_schema().columns,
-                Column.categorical("m", ["a", "b"], missing="?"),
-                Column.binned("n", [0, 5, 10], missing="NA"),
-                Column.ordinal("o", 4), Column.coded("p", 3)])
+    s = Schema(
+        [
+            *small_schema().columns,
+            Column.categorical("m", ["a", "b"], missing="?"),
+            Column.binned("n", [0, 5, 10], missing="NA"),
+            Column.ordinal("o", 4),
+            Column.coded("p", 3),
+        ]
+    )
     path = tmp_path / "s.json"
     s.save(path)
     d = json.loads(path.read_text())
@@ -279,12 +300,15 @@ def test_save_refuses_existing_unless_force(tmp_path):
 
 
 def test_json_compact_forms(tmp_path):
-    d = {"format": FORMAT, "columns": [
-        {"name": "age", "kind": "numeric", "bounds": [0, 100], "bins": 4},
-        {"name": "g", "kind": "categorical", "levels": [1, 2], "missing": "other"},
-        {"name": "c", "kind": "categorical", "size": 3},
-        {"name": "o", "kind": "numeric", "size": 5},
-    ]}
+    d = {
+        "format": FORMAT,
+        "columns": [
+            {"name": "age", "kind": "numeric", "bounds": [0, 100], "bins": 4},
+            {"name": "g", "kind": "categorical", "levels": [1, 2], "missing": "other"},
+            {"name": "c", "kind": "categorical", "size": 3},
+            {"name": "o", "kind": "numeric", "size": 5},
+        ],
+    }
     s = Schema.from_dict(d)
     assert s.column("age").edges == [0, 25, 50, 75, 100]
     assert s.column("g").labels == ["1", "2", "other"]
@@ -293,28 +317,45 @@ def test_json_compact_forms(tmp_path):
     assert s.column("o").clip is False
 
 
-@pytest.mark.parametrize("text, match", [
-    ("{not json", "not valid JSON"),
-    ("", "not valid JSON"),
-    ("[1, 2]", "neither"),
-    ('{"format": "other/9", "columns": []}', "unknown schema format"),
-    ('{"format": "ddssp-schema/1", "columns": []}', "non-empty"),
-    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "weird"}]}', "kind"),
-    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric"}]}', "needs"),
-    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric", "edges": [0, 5], '
-     '"bounds": [0, 6]}]}', "outer edges"),
-    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "categorical", "levels": ["x"], '
-     '"colour": 1}]}', "unknown keys"),
-    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric", "values": [1, 2], '
-     '"labels": ["one"]}]}', "2 levels but 1 labels"),
-    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric", "bins": 4}]}', "bounds"),
-    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "categorical", "levels": [[1]]}]}',
-     "strings or numbers"),
-    ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "categorical", "levels": ["x"]}, '
-     '{"name": "a", "kind": "categorical", "levels": ["y"]}]}', "twice"),
-    ('{"a": 3, "b": 0}', "positive integer"),
-    ('{"a": 3, "b": "x"}', "neither"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("{not json", "not valid JSON"),
+        ("", "not valid JSON"),
+        ("[1, 2]", "neither"),
+        ('{"format": "other/9", "columns": []}', "unknown schema format"),
+        ('{"format": "ddssp-schema/1", "columns": []}', "non-empty"),
+        ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "weird"}]}', "kind"),
+        ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric"}]}', "needs"),
+        (
+            '{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric", "edges": [0, 5], '
+            '"bounds": [0, 6]}]}',
+            "outer edges",
+        ),
+        (
+            '{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "categorical", "levels": ["x"], '
+            '"colour": 1}]}',
+            "unknown keys",
+        ),
+        (
+            '{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric", "values": [1, 2], '
+            '"labels": ["one"]}]}',
+            "2 levels but 1 labels",
+        ),
+        ('{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "numeric", "bins": 4}]}', "bounds"),
+        (
+            '{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "categorical", "levels": [[1]]}]}',
+            "strings or numbers",
+        ),
+        (
+            '{"format": "ddssp-schema/1", "columns": [{"name": "a", "kind": "categorical", "levels": ["x"]}, '
+            '{"name": "a", "kind": "categorical", "levels": ["y"]}]}',
+            "twice",
+        ),
+        ('{"a": 3, "b": 0}', "positive integer"),
+        ('{"a": 3, "b": "x"}', "neither"),
+    ],
+)
 def test_malformed_schema_json(tmp_path, text, match):
     path = tmp_path / "bad.json"
     path.write_text(text)
@@ -369,8 +410,17 @@ def test_domain_file_with_categorical_for_full_schema_is_refused(tmp_path):
 
 
 def test_adult_loads_through_domain_file(shared_data):
-    cats = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
-            "native-country", "income>50K"]
+    cats = [
+        "workclass",
+        "education",
+        "marital-status",
+        "occupation",
+        "relationship",
+        "race",
+        "sex",
+        "native-country",
+        "income>50K",
+    ]
     s = load_schema(shared_data / "adult-domain.json", categorical=cats)
     df = read_table(shared_data / "adult.csv")
     with warnings.catch_warnings():
@@ -385,12 +435,14 @@ def test_adult_loads_through_domain_file(shared_data):
 # ------------------------------------------------------------------ infer
 def test_infer_kinds_and_exact_round_trip():
     rng = np.random.default_rng(1)
-    df = pd.DataFrame({
-        "x": rng.normal(50, 10, 300),
-        "k": rng.integers(0, 4, 300),
-        "c": rng.choice(["u", "v", "w"], 300),
-        "g": rng.integers(1, 3, 300),
-    })
+    df = pd.DataFrame(
+        {
+            "x": rng.normal(50, 10, 300),
+            "k": rng.integers(0, 4, 300),
+            "c": rng.choice(["u", "v", "w"], 300),
+            "g": rng.integers(1, 3, 300),
+        }
+    )
     df.loc[5, "c"] = None
     s = Schema.infer(df, bins=5, categorical=["g"])
     assert s.column("x").kind == "numeric" and s.column("x").size == 5
@@ -425,8 +477,7 @@ def schemas_and_codes(draw):
             scale = draw(st.sampled_from([1.0, 0.1, 7.3]))
             cols.append(Column.binned(f"c{j}", [x * scale for x in e], missing=missing))
         elif kind == "levels":
-            v = sorted(draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=6,
-                                     unique=True)))
+            v = sorted(draw(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=6, unique=True)))
             cols.append(Column.levels(f"c{j}", v, missing=missing))
         else:
             cols.append(Column.ordinal(f"c{j}", draw(st.integers(1, 6))))
@@ -447,8 +498,12 @@ def test_property_round_trip_exact_on_codes(sc):
     assert Schema.from_dict(json.loads(s.to_json())) == s
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(schemas_and_codes())
 def test_property_round_trip_through_csv(tmp_path, sc):
     """decode -> CSV -> read_table (text) -> encode gives back the codes."""

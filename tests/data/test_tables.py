@@ -27,7 +27,7 @@ def test_csv_cells_are_strings_and_only_empty_is_missing(tmp_path):
 
 
 def test_utf8_bom_and_quoted_fields(tmp_path):
-    p = write(tmp_path / "t.csv", "\ufeffname,v\n\"Smith, J\",1\n")
+    p = write(tmp_path / "t.csv", '\ufeffname,v\n"Smith, J",1\n')
     df = read_table(p)
     assert list(df.columns) == ["name", "v"]
     assert df["name"].tolist() == ["Smith, J"]
@@ -50,12 +50,15 @@ def test_directory(tmp_path):
         read_table(tmp_path)
 
 
-@pytest.mark.parametrize("content, match", [
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "not a CSV"),
-    (b"PK\x03\x04\x14\x00\x00\x00\x08\x00", "not a CSV"),
-    (b"a,b\n\xff\xfe\xfa,1\n", "not a CSV"),
-    (b'{"a": 3,\n "b": 4}\n', "looks like JSON"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00", "not a CSV"),
+        (b"PK\x03\x04\x14\x00\x00\x00\x08\x00", "not a CSV"),
+        (b"a,b\n\xff\xfe\xfa,1\n", "not a CSV"),
+        (b'{"a": 3,\n "b": 4}\n', "looks like JSON"),
+    ],
+)
 def test_not_a_csv(tmp_path, content, match):
     p = write(tmp_path / "t.csv", content)
     with pytest.raises(DataError, match=match):
@@ -79,23 +82,29 @@ def test_corrupt_parquet(tmp_path):
         read_table(p)
 
 
-@pytest.mark.parametrize("content, match", [
-    ("", "empty"),
-    ("\n\n  \n", "empty"),
-    ("a,b,c\n", "no rows"),
-    ("a,b\n\n\n", "no rows"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("", "empty"),
+        ("\n\n  \n", "empty"),
+        ("a,b,c\n", "no rows"),
+        ("a,b\n\n\n", "no rows"),
+    ],
+)
 def test_empty_table(tmp_path, content, match):
     p = write(tmp_path / "t.csv", content)
     with pytest.raises(DataError, match=match):
         read_table(p)
 
 
-@pytest.mark.parametrize("content", [
-    "a,b\n1,2\n3\n",
-    "a,b\n1,2\n3,4,5\n",
-    "a,b\n1,2,3\n4,5,6\n",  # every row one field too many (pandas would make an index of it)
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "a,b\n1,2\n3\n",
+        "a,b\n1,2\n3,4,5\n",
+        "a,b\n1,2,3\n4,5,6\n",  # every row one field too many (pandas would make an index of it)
+    ],
+)
 def test_ragged_rows(tmp_path, content):
     p = write(tmp_path / "t.csv", content)
     with pytest.raises(DataError, match=r"line \d+ has \d field"):

@@ -190,7 +190,10 @@ def test_ledger_charge_opendp_generic_entry_and_approximate_zcdp():
     from ddssp.errors import BudgetExceededError
 
     dp.enable_features("contrib")
-    space = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=dp.i32)), dp.l02inf_distance(dp.absolute_distance(T=dp.i32))
+    space = (
+        dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=dp.i32)),
+        dp.l02inf_distance(dp.absolute_distance(T=dp.i32)),
+    )
     meas = dp.m.make_gaussian_threshold(*space, scale=10.0, threshold=60)
     rho, delta = nz.opendp_charge(meas, (1, 1, 1))
     assert rho > 0 and 0 < delta < 1e-3

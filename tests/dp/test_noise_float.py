@@ -59,7 +59,9 @@ def test_insecure_float_samplers_same_law_and_reproducible(sigma):
 def test_ks_detects_a_wrong_scale():
     """Power check: 10% too little noise is caught by the same tests."""
     draws = nz.SecureNoise().gaussian_float(np.zeros(N), 0.9)
-    assert stats.kstest(draws, stats.norm(scale=1.0).cdf).pvalue < ALPHA or abs(np.mean(draws**2) - 1.0) > Z * math.sqrt(2 / N)
+    assert stats.kstest(draws, stats.norm(scale=1.0).cdf).pvalue < ALPHA or abs(
+        np.mean(draws**2) - 1.0
+    ) > Z * math.sqrt(2 / N)
 
 
 def test_secure_float_noise_has_no_seed_and_lies_on_the_grid():

@@ -4,20 +4,20 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ddssp.errors import BudgetExceededError, PrivacyParameterError
 from ddssp.dp import (
+    InsecureSeededNoise,
     Ledger,
     LedgerEntry,
+    SecureNoise,
     cks_delta,
     eps_from_rho_delta,
     exponential_probabilities,
     gaussian_rho,
     gaussian_sigma,
-    InsecureSeededNoise,
-    SecureNoise,
     make_rng,
     rho_from_eps_delta,
 )
+from ddssp.errors import BudgetExceededError, PrivacyParameterError
 
 
 @pytest.mark.parametrize(

@@ -66,8 +66,13 @@ def test_to_dict_is_json_and_can_leave_entries_out():
 
 def test_every_row_estimator_fills_the_same_record():
     from ddssp.estimators import (
-        NAPPERM, AdaSSP, JorgensenSampleMechanism, NonPersonalizedOutputPerturbation, ObjectivePerturbation,
-        PDPOutputPerturbation, PublicLinearRegression,
+        NAPPERM,
+        AdaSSP,
+        JorgensenSampleMechanism,
+        NonPersonalizedOutputPerturbation,
+        ObjectivePerturbation,
+        PDPOutputPerturbation,
+        PublicLinearRegression,
     )
 
     rng = np.random.default_rng(0)
@@ -80,8 +85,9 @@ def test_every_row_estimator_fills_the_same_record():
         PDPOutputPerturbation(lam=1.0, eps=0.5, insecure_seed=0).fit(X, y),
         NonPersonalizedOutputPerturbation(lam=1.0, insecure_seed=0).fit(X, y, eps=np.linspace(0.1, 1, 200)),
         JorgensenSampleMechanism(lam=1.0, eps=0.5, insecure_seed=0).fit(X, y),
-        NAPPERM(loss="linear", eps=1.0, n_e=200, max_iter=3, y_bound=1.0, theta_bound=2.0, seed=0,
-                insecure_seed=0).fit(X, y),
+        NAPPERM(loss="linear", eps=1.0, n_e=200, max_iter=3, y_bound=1.0, theta_bound=2.0, seed=0, insecure_seed=0).fit(
+            X, y
+        ),
         PublicLinearRegression().fit(X, y),
     ]
     for m in fits:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ddssp.data import Column, Schema
 from ddssp.errors import DDSSPError
 from ddssp.estimators.ddssp import (
     DDSSPLinearRegression,
@@ -19,7 +20,6 @@ from ddssp.estimators.ddssp import (
     log_sigmoid,
     solve_normal_equations,
 )
-from ddssp.data import Column, Schema
 from ddssp.estimators.suffstats import Encoding, ExactMarginals, sufficient_statistics
 from tests.estimators.test_suffstats import mixed_codes, mixed_schema
 
@@ -230,8 +230,17 @@ def test_not_a_source():
 
 
 # ------------------------------------------------------------------------------------- real data
-ADULT_CATEGORICAL = ["workclass", "education", "marital-status", "occupation", "relationship", "race", "sex",
-                     "native-country", "income>50K"]
+ADULT_CATEGORICAL = [
+    "workclass",
+    "education",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "native-country",
+    "income>50K",
+]
 
 
 def auc(scores, labels):
@@ -278,8 +287,10 @@ def test_adult_exact_marginals(shared_data):
     opt = minimize(nll, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": 2000})
     auc_dd = auc(log.decision_function(test), test["income>50K"].to_numpy())
     auc_lr = auc(Xt @ opt.x, test["income>50K"].to_numpy())
-    print(f"\nAdult exact marginals: linear MSE DD-SSP {mse_dd:.5f} lstsq {mse_ls:.5f}; "
-          f"logistic AUC DD-SSP {auc_dd:.4f} MLE {auc_lr:.4f}")
+    print(
+        f"\nAdult exact marginals: linear MSE DD-SSP {mse_dd:.5f} lstsq {mse_ls:.5f}; "
+        f"logistic AUC DD-SSP {auc_dd:.4f} MLE {auc_lr:.4f}"
+    )
     assert auc_dd > 0.85 and auc_lr > 0.85
 
 
@@ -300,8 +311,9 @@ def test_logistic_target_other_level_is_neither_class():
     x = rng.integers(0, 3, n)
     y = (rng.random(n) < 0.2 + 0.25 * x).astype(int)
     plain = Schema([Column.categorical("x", ["a", "b", "c"]), Column.categorical("y", ["no", "yes"])])
-    other = Schema([Column.categorical("x", ["a", "b", "c"]),
-                    Column.categorical("y", ["no", "yes"], missing="<other>")])
+    other = Schema(
+        [Column.categorical("x", ["a", "b", "c"]), Column.categorical("y", ["no", "yes"], missing="<other>")]
+    )
     codes = pd.DataFrame({"x": x, "y": y})
     enc = Encoding(other, None, "y", kind="logistic")
     assert list(enc.target_levels) == [-1.0, 1.0, 0.0]

@@ -12,7 +12,7 @@ from ddssp.estimators.base import DPEstimator
 def test_exported_and_interface(name):
     cls = getattr(est, name)
     assert issubclass(cls, DPEstimator)
-    assert callable(getattr(cls, "fit")) and hasattr(cls, "get_params")
+    assert callable(cls.fit) and hasattr(cls, "get_params")
 
 
 def test_unknown_name():

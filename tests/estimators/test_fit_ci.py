@@ -11,13 +11,13 @@ import warnings
 import numpy as np
 import pytest
 
-from ddssp.cli import main
-from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 from ddssp.bench import ci_coverage as cc
+from ddssp.cli import main
 from ddssp.dp import Ledger
+from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+from ddssp.estimators.suffstats import ExactMarginals
 from ddssp.pipeline import release
 from ddssp.releasefile import Release
-from ddssp.estimators.suffstats import ExactMarginals
 
 FEATS = cc.FEATURES
 BOOT = dict(boot=15, boot_iters=60)
@@ -66,7 +66,11 @@ def test_table_shape_and_point_estimate_unchanged(releases):
     tab = est.conf_int()
     assert list(tab["name"]) == ["intercept"] + plain.feature_names_in_
     assert est.stderr_.shape == est.coef_.shape
-    assert np.all(tab["stderr"] > 0) and np.all(tab["ci_low"] < tab["estimate"]) and np.all(tab["estimate"] < tab["ci_high"])
+    assert (
+        np.all(tab["stderr"] > 0)
+        and np.all(tab["ci_low"] < tab["estimate"])
+        and np.all(tab["estimate"] < tab["ci_high"])
+    )
     np.testing.assert_allclose(tab["stderr"] ** 2, tab["stderr_dp"] ** 2 + tab["stderr_sampling"] ** 2)
     # a wider level gives wider intervals around the same centre
     t90 = est.conf_int(0.90)
@@ -150,7 +154,9 @@ def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, ca
     out = capsys.readouterr().out
     assert "std err" not in out and "coef" in out
     csv = tmp_path / "coef.csv"
-    assert main(argv + ["--ci", "0.9", "--boot", "10", "--boot-iters", "50", "--seed", "3", "--json", "-o", str(csv)]) == 0
+    assert (
+        main(argv + ["--ci", "0.9", "--boot", "10", "--boot-iters", "50", "--seed", "3", "--json", "-o", str(csv)]) == 0
+    )
     res = json.loads(capsys.readouterr().out)
     rows = res["coefficients"]
     assert [r["name"] for r in rows] == ["intercept"] + list(plain["coef"])
@@ -171,11 +177,14 @@ def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, ca
     assert release_file.read_bytes() == data  # the release is read, never written
 
 
-@pytest.mark.parametrize("extra,msg", [
-    (["--ci", "1.5"], "--ci must be a confidence level"),
-    (["--ci", "0.95", "--boot", "1"], "--boot must be at least 2"),
-    (["--ci", "0.95", "--boot-iters", "0"], "--boot-iters must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "extra,msg",
+    [
+        (["--ci", "1.5"], "--ci must be a confidence level"),
+        (["--ci", "0.95", "--boot", "1"], "--boot must be at least 2"),
+        (["--ci", "0.95", "--boot-iters", "0"], "--boot-iters must be at least 1"),
+    ],
+)
 def test_cli_fit_ci_bad_input(release_file, capsys, extra, msg):
     argv = ["fit", str(release_file), "--target", "y", "--features", ",".join(FEATS)] + extra
     assert main(argv) == 1

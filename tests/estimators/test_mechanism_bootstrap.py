@@ -178,8 +178,24 @@ def test_bad_arguments(releases, sample):
 def test_cli_boot_method_mechanism(releases, tmp_path, capsys):
     path = tmp_path / "r.release"
     releases[1.0].save(path)
-    argv = ["fit", str(path), "--target", "z", "--model", "logistic", "--features", ",".join(FEATS),
-            "--ci", "0.9", "--boot", "4", "--seed", "2", "--boot-method", "mechanism"]
+    argv = [
+        "fit",
+        str(path),
+        "--target",
+        "z",
+        "--model",
+        "logistic",
+        "--features",
+        ",".join(FEATS),
+        "--ci",
+        "0.9",
+        "--boot",
+        "4",
+        "--seed",
+        "2",
+        "--boot-method",
+        "mechanism",
+    ]
     assert main(argv + ["--interval", "basic", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["ci"]["bootstrap"] == "mechanism" and res["ci"]["interval"] == "basic" and res["ci"]["boot"] == 4
@@ -193,7 +209,9 @@ def test_cli_boot_method_mechanism(releases, tmp_path, capsys):
     bad = ["fit", str(path), "--target", "z", "--features", ",".join(FEATS), "--ci", "0.9", "--interval", "basic"]
     assert main(bad) == 1
     err = capsys.readouterr().err
-    errors = [ln for ln in err.splitlines() if ln.startswith("ddssp: error:")]  # (the other line: the seeded-noise stamp)
+    errors = [
+        ln for ln in err.splitlines() if ln.startswith("ddssp: error:")
+    ]  # (the other line: the seeded-noise stamp)
     assert len(errors) == 1 and "needs bootstrap='mechanism'" in errors[0] and "Traceback" not in err
 
 
@@ -209,15 +227,31 @@ def test_unmeasured_pairs_flagged_and_unbounded(sample, tmp_path, capsys):
         assert m[0] and not m.all(), (target, expect)  # this seeded release does leave some out
         np.testing.assert_array_equal(inf["ci_low"][m], keep["ci_low"][m])
         assert np.all(np.isneginf(inf["ci_low"][~m])) and np.all(np.isposinf(inf["ci_high"][~m]))
-    exact = DDSSPLinearRegression(features=FEATS).fit_release(ExactMarginals(sample, cc.schema()), "y", ci=0.9,
-                                                              dp_noise=False)
+    exact = DDSSPLinearRegression(features=FEATS).fit_release(
+        ExactMarginals(sample, cc.schema()), "y", ci=0.9, dp_noise=False
+    )
     assert exact.conf_int()["pair_measured"].all()  # no measurements: nothing is imputed
     with pytest.raises(DDSSPError, match="unmeasured must be"):
         DDSSPLinearRegression(features=FEATS).fit_release(rel, "y", unmeasured="drop")
     path = tmp_path / "low.release"
     rel.save(path)
-    argv = ["fit", str(path), "--target", "y", "--features", ",".join(FEATS), "--ci", "0.95", "--boot", "3",
-            "--boot-method", "mechanism", "--no-dp-noise", "--unmeasured", "infinite"]
+    argv = [
+        "fit",
+        str(path),
+        "--target",
+        "y",
+        "--features",
+        ",".join(FEATS),
+        "--ci",
+        "0.95",
+        "--boot",
+        "3",
+        "--boot-method",
+        "mechanism",
+        "--no-dp-noise",
+        "--unmeasured",
+        "infinite",
+    ]
     assert main(argv + ["--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["coefficients"]  # valid JSON: unbounded ends are null
     assert any(r["ci_low"] is None and not r["pair_measured"] for r in rows)

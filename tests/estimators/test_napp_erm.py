@@ -14,11 +14,11 @@ from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.napp_erm import NAPPERM, NAPPApproximationWarning
 from ddssp.estimators.napp_math import (
     LOSSES,
-    dp_shift,
-    linear_ey,
     augmented_rows,
     curvature,
+    dp_shift,
     gaussian_b_sigma,
+    linear_ey,
     loss_grad_hess,
     penalized_fit,
     penalty_weights,
@@ -134,8 +134,9 @@ def test_sample_b_refuses_a_numpy_generator():
     with pytest.raises(PrivacyParameterError, match="NoiseSource"):
         sample_b(P, 0.5, 1.0, 2.0, None, np.random.default_rng(0))
     with pytest.raises(PrivacyParameterError, match="either"):
-        NAPPERM(noise=SecureNoise(), insecure_seed=1, y_bound=1.0, theta_bound=1.0).fit(np.ones((4, 2)) * 0.1,
-                                                                                        np.zeros(4))
+        NAPPERM(noise=SecureNoise(), insecure_seed=1, y_bound=1.0, theta_bound=1.0).fit(
+            np.ones((4, 2)) * 0.1, np.zeros(4)
+        )
 
 
 def test_seed_no_longer_reproduces_the_dp_noise():
@@ -145,8 +146,7 @@ def test_seed_no_longer_reproduces_the_dp_noise():
     from ddssp.estimators import napp_erm
 
     X, y = sim("linear", 200, 30)
-    kw = dict(loss="linear", Lambda=1.0, eps=1.0, delta=1e-4, y_bound=2.0, theta_bound=3.0, n_e=200,
-              max_iter=2, seed=5)
+    kw = dict(loss="linear", Lambda=1.0, eps=1.0, delta=1e-4, y_bound=2.0, theta_bound=3.0, n_e=200, max_iter=2, seed=5)
     seen = []
     real_run = napp_erm.NAPPERM._run
 
@@ -193,8 +193,9 @@ def test_retrieved_budget_formula():
 
 def test_fit_return_and_recycle_budget():
     X, y = sim("linear", 300, 7)
-    kw = dict(loss="linear", penalty="ridge", eps=1.0, delta=1e-4, y_bound=2.0, theta_bound=4.0, n_e=2000,
-              max_iter=3, seed=8)
+    kw = dict(
+        loss="linear", penalty="ridge", eps=1.0, delta=1e-4, y_bound=2.0, theta_bound=4.0, n_e=2000, max_iter=3, seed=8
+    )
     # ridge with Lambda below Lambda0: nothing to retrieve
     m = NAPPERM(Lambda=0.5, budget="return", **kw).fit(X, y)
     assert m.privacy_.details["retrieved_eps"] == 0.0 and m.privacy_.eps == 1.0
@@ -216,8 +217,18 @@ def test_large_eps_approaches_nonprivate_lasso(loss, Lambda):
     ref = penalized_fit(loss, X, y, Lambda, "lasso")
     # theta_bound 12 > ||ref|| (10.4 for Poisson); eps large enough that b and Lambda0 vanish even with
     # the Poisson constants zeta2, zeta3 = exp(12)
-    m = NAPPERM(loss=loss, penalty="lasso", Lambda=Lambda, eps=1e12, zeta1=zeta1, y_bound=1e4,
-                theta_bound=12.0, n_e=10000, max_iter=40, seed=10).fit(X, y)
+    m = NAPPERM(
+        loss=loss,
+        penalty="lasso",
+        Lambda=Lambda,
+        eps=1e12,
+        zeta1=zeta1,
+        y_bound=1e4,
+        theta_bound=12.0,
+        n_e=10000,
+        max_iter=40,
+        seed=10,
+    ).fit(X, y)
     assert m.privacy_.details["Lambda0"] < 1e-6
     assert np.linalg.norm(m.coef_ - ref) < 0.03 * np.linalg.norm(ref)
     # support: the clearly non-zero lasso coefficients are selected
@@ -228,8 +239,17 @@ def test_large_eps_ridge_and_elasticnet():
     X, y = sim("linear", 400, 11)
     for pen in ("ridge", "elasticnet"):
         ref = penalized_fit("linear", X, y, 2.0, pen, kappa=0.5)
-        m = NAPPERM(loss="linear", penalty=pen, Lambda=2.0, kappa=0.5, eps=1e9, y_bound=10.0,
-                    theta_bound=20.0, max_iter=40, seed=12).fit(X, y)
+        m = NAPPERM(
+            loss="linear",
+            penalty=pen,
+            Lambda=2.0,
+            kappa=0.5,
+            eps=1e9,
+            y_bound=10.0,
+            theta_bound=20.0,
+            max_iter=40,
+            seed=12,
+        ).fit(X, y)
         assert np.linalg.norm(m.coef_ - ref) < 0.03 * np.linalg.norm(ref), pen
 
 
@@ -239,8 +259,17 @@ def test_moor_is_closer_to_lasso_than_sum_form():
     ref = penalized_fit("linear", X, y, 1.0, "lasso")
     d = {}
     for moor in (True, False):
-        m = NAPPERM(loss="linear", Lambda=1.0, eps=1e9, Lambda0=1.0, y_bound=10.0, theta_bound=20.0,
-                    moor=moor, max_iter=40, seed=14).fit(X, y)
+        m = NAPPERM(
+            loss="linear",
+            Lambda=1.0,
+            eps=1e9,
+            Lambda0=1.0,
+            y_bound=10.0,
+            theta_bound=20.0,
+            moor=moor,
+            max_iter=40,
+            seed=14,
+        ).fit(X, y)
         d[moor] = np.linalg.norm(m.coef_ - ref)
     assert d[True] < 0.5 * d[False]
 
@@ -248,33 +277,46 @@ def test_moor_is_closer_to_lasso_than_sum_form():
 def test_vs_plus_is_sparser_at_moderate_noise():
     X, y = sim("linear", 2000, 15)
     kw = dict(loss="linear", Lambda=4.0, eps=20.0, delta=1e-4, y_bound=2.0, theta_bound=3.0, max_iter=40)
-    nsel = {s: np.mean([NAPPERM(selection=s, seed=k, insecure_seed=k, **kw).fit(X, y).selected_.sum()
-                        for k in range(3)])
-            for s in (None, "vs+")}
+    nsel = {
+        s: np.mean([NAPPERM(selection=s, seed=k, insecure_seed=k, **kw).fit(X, y).selected_.sum() for k in range(3)])
+        for s in (None, "vs+")
+    }
     assert nsel["vs+"] < nsel[None]
 
 
 def test_interface_and_prediction():
     X, y = sim("poisson", 300, 16)
     with pytest.warns(NAPPApproximationWarning):  # eps = 1 with n_e = 1000: the DP term is not realised
-        m = NAPPERM(loss="poisson", Lambda=2.0, eps=1.0, y_bound=50, theta_bound=3.0, max_iter=3, n_e=1000,
-                    seed=0, insecure_seed=0).fit(X, y)
+        m = NAPPERM(
+            loss="poisson",
+            Lambda=2.0,
+            eps=1.0,
+            y_bound=50,
+            theta_bound=3.0,
+            max_iter=3,
+            n_e=1000,
+            seed=0,
+            insecure_seed=0,
+        ).fit(X, y)
     assert m.privacy_.details["dp_term_shift"] > 0.1
     assert m.coef_.shape == (P,) and m.intercept_ == 0.0
     np.testing.assert_allclose(m.predict(X), np.exp(X @ m.coef_))
     assert m.privacy_.eps == 1.0 and m.privacy_.details["noise_distribution"] == "spherical Laplace"
     assert np.linalg.norm(m.coef_) <= 3.0 + 1e-9  # the parameter ball is respected
     Xl, yl = sim("logistic", 300, 17)
-    c = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0,
-                insecure_seed=0).fit(Xl, yl)
+    c = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0, insecure_seed=0).fit(
+        Xl, yl
+    )
     assert c.privacy_.details["dp_term_shift"] < 0.1
     assert set(np.unique(c.predict(Xl))) <= {0, 1}
     assert c.predict_proba(Xl).shape == (300, 2)
     # same seed and same insecure noise seed -> same fit (the seed alone no longer fixes the DP noise)
-    c1 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0,
-                 insecure_seed=4).fit(Xl, yl)
-    c2 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0,
-                 insecure_seed=4).fit(Xl, yl)
+    c1 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0, insecure_seed=4).fit(
+        Xl, yl
+    )
+    c2 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0, insecure_seed=4).fit(
+        Xl, yl
+    )
     np.testing.assert_array_equal(c1.coef_, c2.coef_)
 
 
@@ -353,8 +395,9 @@ def test_linear_ey_keeps_rank_one_term_small():
 
 def test_auto_zero_threshold_when_everything_is_zero():
     X, y = sim("linear", 300, 22)
-    m = NAPPERM(loss="linear", Lambda=200.0, eps=1e12, Lambda0=1.0, y_bound=2.0, theta_bound=3.0,
-                max_iter=30, seed=0).fit(X, y)
+    m = NAPPERM(
+        loss="linear", Lambda=200.0, eps=1e12, Lambda0=1.0, y_bound=2.0, theta_bound=3.0, max_iter=30, seed=0
+    ).fit(X, y)
     assert np.abs(m.coef_).max() < 1e-7
     assert not m.selected_.any()
     assert penalized_fit("linear", X, y, 200.0).any() == False  # noqa: E712 - the lasso is all zero too
@@ -362,19 +405,33 @@ def test_auto_zero_threshold_when_everything_is_zero():
 
 def test_simulation_runner_small(tmp_path):
     from ddssp.bench import BenchContext
-    from ddssp.errors import WorkloadError
     from ddssp.bench.napp_erm import run
+    from ddssp.errors import WorkloadError
 
-    spec = {"kind": "napp-erm-simulation", "eps": [1.0], "trials": 1, "n_e": 200, "max_iter": 2,
-            "n_test": 100, "methods": ["NAPP-ERM", "MOOR(b=0)", "lasso"],
-            "designs": [{"loss": "linear", "n": 50, "Lambda": [1.0, 5.0], "y_bound": 1.7, "theta_bound": 2.0}]}
+    spec = {
+        "kind": "napp-erm-simulation",
+        "eps": [1.0],
+        "trials": 1,
+        "n_e": 200,
+        "max_iter": 2,
+        "n_test": 100,
+        "methods": ["NAPP-ERM", "MOOR(b=0)", "lasso"],
+        "designs": [{"loss": "linear", "n": 50, "Lambda": [1.0, 5.0], "y_bound": 1.7, "theta_bound": 2.0}],
+    }
     ctx = BenchContext(spec_path=tmp_path / "s.toml", outdir=tmp_path, quiet=True)
     df = run(spec, ctx)
     for c in ("method", "loss", "n", "lambda", "epsilon", "trial", "metric", "value", "seconds"):
         assert c in df.columns
     assert set(df["method"]) == {"NAPP-ERM", "MOOR(b=0)", "lasso"}
     assert set(df.loc[df.method == "NAPP-ERM", "metric"]) == {
-        "test_mse", "tpr", "fpr", "l2_to_lasso", "n_iter", "retrieved_frac", "dp_term_shift"}
+        "test_mse",
+        "tpr",
+        "fpr",
+        "l2_to_lasso",
+        "n_iter",
+        "retrieved_frac",
+        "dp_term_shift",
+    }
     assert (df.loc[df.method == "lasso", "metric"] == "l2_to_lasso").sum() == 2
     with pytest.raises(WorkloadError):
         run(dict(spec, methods=["nope"]), ctx)
@@ -390,8 +447,19 @@ def test_alternating_coefficient_is_not_selected():
     from ddssp.bench.napp_erm import simulate
 
     X, y = simulate("linear", 500, np.random.default_rng(0))
-    kw = dict(loss="linear", Lambda=1.5, eps=1.0, delta=1e-4, zeta1=1.0, y_bound=1.7, theta_bound=2.0,
-              selection="vs+", max_iter=40, seed=0, insecure_seed=0)  # both fits get the same DP draw
+    kw = dict(
+        loss="linear",
+        Lambda=1.5,
+        eps=1.0,
+        delta=1e-4,
+        zeta1=1.0,
+        y_bound=1.7,
+        theta_bound=2.0,
+        selection="vs+",
+        max_iter=40,
+        seed=0,
+        insecure_seed=0,
+    )  # both fits get the same DP draw
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NAPPApproximationWarning)
         m = NAPPERM(selection_rule="sign", sign_window=10, **kw).fit(X, y)
@@ -425,10 +493,23 @@ def test_vs_plus_selects_nothing_without_true_effects(loss):
     for k in range(3):
         rng = np.random.default_rng(k)
         X = rng.uniform(-half, half, (5000, 16))
-        y = (rng.normal(0, 0.25, 5000).clip(-0.5, 0.5) if loss == "linear"
-             else (rng.uniform(size=5000) < 0.5).astype(float))
-        m = NAPPERM(loss=loss, Lambda=100.0, eps=5.0, delta=1e-4, selection="vs+", n_e=2000, max_iter=30,
-                    seed=k, insecure_seed=k, **kw).fit(X, y)
+        y = (
+            rng.normal(0, 0.25, 5000).clip(-0.5, 0.5)
+            if loss == "linear"
+            else (rng.uniform(size=5000) < 0.5).astype(float)
+        )
+        m = NAPPERM(
+            loss=loss,
+            Lambda=100.0,
+            eps=5.0,
+            delta=1e-4,
+            selection="vs+",
+            n_e=2000,
+            max_iter=30,
+            seed=k,
+            insecure_seed=k,
+            **kw,
+        ).fit(X, y)
         assert not m.selected_.any()
         assert np.all(m.coef_ == 0.0)
 
@@ -447,8 +528,9 @@ def test_recycle_rescale_is_step_6():
         seen.append(b.copy())
         return real_run(self, X, y, b, Lambda0, P, rng)
 
-    kw = dict(loss="linear", Lambda=40.0, eps=1.0, y_bound=2.0, theta_bound=2.0, budget="recycle", max_iter=5,
-              seed=3, n_e=200)
+    kw = dict(
+        loss="linear", Lambda=40.0, eps=1.0, y_bound=2.0, theta_bound=2.0, budget="recycle", max_iter=5, seed=3, n_e=200
+    )
     napp_erm.NAPPERM._run = spy
     try:
         m = NAPPERM(recycle_noise="rescale", **kw).fit(X, y)

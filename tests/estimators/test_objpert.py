@@ -137,8 +137,16 @@ def test_binary_labels_rejects_other_codings():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(eps=0), dict(eps=-0.5), dict(eps=math.inf), dict(delta=0), dict(delta=1), dict(x_bound=0),
-     dict(x_bound=-2), dict(x_bound=math.nan)],
+    [
+        dict(eps=0),
+        dict(eps=-0.5),
+        dict(eps=math.inf),
+        dict(delta=0),
+        dict(delta=1),
+        dict(x_bound=0),
+        dict(x_bound=-2),
+        dict(x_bound=math.nan),
+    ],
 )
 def test_bad_privacy_parameters_raise(kwargs):
     params = dict(eps=1.0, delta=1e-5, x_bound=1.0)

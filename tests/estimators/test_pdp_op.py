@@ -11,12 +11,11 @@ import math
 import warnings
 
 import numpy as np
-
-from ddssp.dp.noise import INSECURE_STAMP, InsecureSeededNoise, SecureNoise
 import pandas as pd
 import pytest
 from scipy import stats
 
+from ddssp.dp.noise import INSECURE_STAMP, InsecureSeededNoise, SecureNoise
 from ddssp.errors import DataError, PrivacyParameterError, WorkloadError
 from ddssp.estimators.pdp_op import (
     DEFAULT_LEVELS,
@@ -303,7 +302,9 @@ def test_jorgensen_probabilities_and_sampling_rate():
     # thresholds
     e2 = np.array([0.1, 0.3, 0.8])
     assert JorgensenSampleMechanism(1.0, threshold="max", insecure_seed=0).fit(X[:3], y[:3], eps=e2).threshold_ == 0.8
-    assert JorgensenSampleMechanism(1.0, threshold="mean", insecure_seed=0).fit(X[:3], y[:3], eps=e2).threshold_ == pytest.approx(0.4)
+    assert JorgensenSampleMechanism(1.0, threshold="mean", insecure_seed=0).fit(
+        X[:3], y[:3], eps=e2
+    ).threshold_ == pytest.approx(0.4)
     with pytest.raises(PrivacyParameterError):
         JorgensenSampleMechanism(1.0, threshold="median").fit(X[:3], y[:3], eps=e2)
     with pytest.raises(PrivacyParameterError):
@@ -344,7 +345,10 @@ def test_eps_column_name_and_scalar():
     m4 = PDPOutputPerturbation(1.0, insecure_seed=3).fit(X, y, eps=0.5)
     np.testing.assert_array_equal(m3.coef_, m4.coef_)
     np.testing.assert_allclose(m3.privacy_.details["personalized_eps"], 0.5)
-    assert m3.privacy_.details["pure_dp"] is True and m3.privacy_.details["min_eps"] == m3.privacy_.details["max_eps"] == 0.5
+    assert (
+        m3.privacy_.details["pure_dp"] is True
+        and m3.privacy_.details["min_eps"] == m3.privacy_.details["max_eps"] == 0.5
+    )
 
 
 # --------------------------------------------------------------------------- bad input
@@ -469,8 +473,13 @@ def test_runner_output_and_ordering(tmp_path):
 def test_runner_paper_protocol_and_errors(tmp_path):
     from ddssp.bench import run_bench
 
-    results, _ = run_bench(_write_spec(tmp_path, 'protocol = "paper"\nmethods = ["non-private", "PDP-OP"]\n'),
-                           tmp_path / "o2", quiet=True, seed=1, trials=20)
+    results, _ = run_bench(
+        _write_spec(tmp_path, 'protocol = "paper"\nmethods = ["non-private", "PDP-OP"]\n'),
+        tmp_path / "o2",
+        quiet=True,
+        seed=1,
+        trials=20,
+    )
     npv = results[(results.method == "non-private") & (results.metric == "mse")]
     assert npv.groupby("lambda")["value"].nunique().max() == 1  # one dataset: the noise-free fit is fixed
     with pytest.raises(WorkloadError, match="--eps"):

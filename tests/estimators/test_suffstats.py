@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddssp.errors import DataError, DDSSPError, SchemaError
 from ddssp.data import Column, Schema
+from ddssp.errors import DataError, DDSSPError, SchemaError
 from ddssp.estimators.suffstats import Encoding, ExactMarginals, sufficient_statistics, suffstats_from_codes
 
 
@@ -101,8 +101,16 @@ def test_transform_and_row_norm_bound():
     np.testing.assert_array_equal(X[:, 0], 1.0)
     # row 0 by hand
     r = codes.iloc[0]
-    expect = [1.0] + list(np.eye(4)[r["color"]][1:]) + [enc.matrices["age"][0, r["age"]],
-              enc.matrices["score"][0, r["score"]], enc.matrices["rank"][0, r["rank"]], float(r["member"] == 1)]
+    expect = (
+        [1.0]
+        + list(np.eye(4)[r["color"]][1:])
+        + [
+            enc.matrices["age"][0, r["age"]],
+            enc.matrices["score"][0, r["score"]],
+            enc.matrices["rank"][0, r["rank"]],
+            float(r["member"] == 1),
+        ]
+    )
     np.testing.assert_allclose(X[0], expect)
     # Prop 3.1: sqrt(||U||^2 + c) with 3 scalar features (|v| <= 1), 2 one-hot attributes and the intercept
     bound = enc.row_norm_bound()

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from ddssp.marginals.aim import AIMProgress, MirrorDescentNumpy, run_aim
-from ddssp.errors import DataError, DDSSPError, PrivacyParameterError, WorkloadError
-from ddssp.marginals.model import GraphicalModel
-from ddssp.dp import LEDGER_RTOL, InsecureSeededNoise, SecureNoise
+from ddssp.dp import LEDGER_RTOL, InsecureSeededNoise
 from ddssp.dp.noise import discrete_gaussian_pmf
+from ddssp.errors import DataError, DDSSPError, PrivacyParameterError, WorkloadError
+from ddssp.marginals.aim import AIMProgress, MirrorDescentNumpy, run_aim
+from ddssp.marginals.model import GraphicalModel
 from ddssp.marginals.workload import all_pairs, target_pairs
 
 DOM = {"a": 6, "b": 5, "c": 4, "d": 3, "e": 2}
@@ -90,9 +90,7 @@ def test_small_run_ledger_and_result(small_run):
 
 def test_measured_noise_has_recorded_sigma(small_run):
     df, res, _ = small_run
-    z = np.concatenate(
-        [((m.values - exact(df, DOM, m.clique)) / m.sigma).ravel() for m in res.measurements]
-    )
+    z = np.concatenate([((m.values - exact(df, DOM, m.clique)) / m.sigma).ravel() for m in res.measurements])
     assert z.size > 200
     assert stats.kstest(z, "norm").pvalue > 1e-3
     # variance: chi-square test of sum z^2 with z.size degrees of freedom
@@ -108,8 +106,16 @@ def test_noise_calibration_many_draws():
     dom = {"a": 6, "b": 5}
     sq, var, m4 = [], [], []
     for seed in range(30):
-        res = run_aim(df[["a", "b"]], dom, [(("a", "b"), 1.0)], 2.0, rng=np.random.default_rng(seed),
-                      rounds=3, iters=2, final_iters=2)
+        res = run_aim(
+            df[["a", "b"]],
+            dom,
+            [(("a", "b"), 1.0)],
+            2.0,
+            rng=np.random.default_rng(seed),
+            rounds=3,
+            iters=2,
+            final_iters=2,
+        )
         for m in res.measurements:
             e = (m.values - exact(df, dom, m.clique)).ravel()
             assert np.array_equal(e, np.round(e))
@@ -135,14 +141,22 @@ def test_noise_calibration_many_draws():
 def test_ledger_total_equals_budget_property(sizes, rho, seed, extra_rounds, data):
     domain = {f"c{i}": k for i, k in enumerate(sizes)}
     cols = list(domain)
-    pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1 :]]
     chosen = data.draw(st.lists(st.sampled_from(pairs + [(c,) for c in cols]), min_size=1, unique=True))
     weights = data.draw(st.lists(st.floats(0.1, 5.0), min_size=len(chosen), max_size=len(chosen)))
     workload = list(zip(chosen, weights))
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({c: rng.integers(0, k, 200) for c, k in domain.items()})
-    res = run_aim(df, domain, workload, rho, rng=np.random.default_rng(seed),
-                  rounds=len(domain) + extra_rounds, iters=3, final_iters=5)
+    res = run_aim(
+        df,
+        domain,
+        workload,
+        rho,
+        rng=np.random.default_rng(seed),
+        rounds=len(domain) + extra_rounds,
+        iters=3,
+        final_iters=5,
+    )
     check_ledger(res)
 
 
@@ -150,9 +164,36 @@ def test_final_tol_stops_early_and_none_runs_exactly_final_iters():
     df = make_data(9, n=500)
     dom = {k: DOM[k] for k in ["a", "b", "c"]}
     kw = dict(rounds=8, final_iters=400)
-    loose = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), noise=InsecureSeededNoise(0), final_tol=1e-2, **kw)
-    exact_n = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), noise=InsecureSeededNoise(0), final_tol=None, **kw)
-    again = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), noise=InsecureSeededNoise(0), final_tol=1e-2, **kw)
+    loose = run_aim(
+        df[list(dom)],
+        dom,
+        all_pairs(dom),
+        1.0,
+        rng=np.random.default_rng(0),
+        noise=InsecureSeededNoise(0),
+        final_tol=1e-2,
+        **kw,
+    )
+    exact_n = run_aim(
+        df[list(dom)],
+        dom,
+        all_pairs(dom),
+        1.0,
+        rng=np.random.default_rng(0),
+        noise=InsecureSeededNoise(0),
+        final_tol=None,
+        **kw,
+    )
+    again = run_aim(
+        df[list(dom)],
+        dom,
+        all_pairs(dom),
+        1.0,
+        rng=np.random.default_rng(0),
+        noise=InsecureSeededNoise(0),
+        final_tol=1e-2,
+        **kw,
+    )
     assert exact_n.info["final_iterations"] == 400
     assert loose.info["final_iterations"] < 400 and loose.info["final_iterations"] % 10 == 0
     assert loose.info["settings"]["final_tol"] == 1e-2
@@ -219,8 +260,7 @@ def test_bad_input(kwargs, exc, match):
     args = dict(workload=all_pairs(DOM), rho=1.0)
     args.update(kwargs)
     with pytest.raises(exc, match=match):
-        run_aim(make_data(0, n=100), DOM, args.pop("workload"), args.pop("rho"),
-                rng=np.random.default_rng(0), **args)
+        run_aim(make_data(0, n=100), DOM, args.pop("workload"), args.pop("rho"), rng=np.random.default_rng(0), **args)
 
 
 def test_bad_data():
@@ -236,10 +276,23 @@ def test_bad_data():
     with pytest.raises(DataError, match="'e'"):
         run_aim(df.drop(columns="e"), DOM, all_pairs(DOM), 1.0, rng=np.random.default_rng(0))
     with pytest.raises(DataError, match="missing"):
-        run_aim(df.astype({"b": "Int64"}).assign(b=pd.array([None] + [1] * 99, dtype="Int64")), DOM,
-                all_pairs(DOM), 1.0, rng=np.random.default_rng(0))
-    ok = run_aim(df.astype({"b": "Int64"}), DOM, all_pairs(DOM), 1.0, rng=np.random.default_rng(0),
-                 rounds=7, iters=2, final_iters=2)
+        run_aim(
+            df.astype({"b": "Int64"}).assign(b=pd.array([None] + [1] * 99, dtype="Int64")),
+            DOM,
+            all_pairs(DOM),
+            1.0,
+            rng=np.random.default_rng(0),
+        )
+    ok = run_aim(
+        df.astype({"b": "Int64"}),
+        DOM,
+        all_pairs(DOM),
+        1.0,
+        rng=np.random.default_rng(0),
+        rounds=7,
+        iters=2,
+        final_iters=2,
+    )
     assert ok.rounds >= 1
     with pytest.raises(DataError, match="integer"):
         run_aim(df.astype({"b": float}).assign(b=0.5), DOM, all_pairs(DOM), 1.0, rng=np.random.default_rng(0))
@@ -327,10 +380,12 @@ def test_mbi_engine_matches_numpy_engine():
     dom = {"a": 3, "b": 4, "c": 2}
     df = make_data(6, n=500, domain=dom)
     kw = dict(rounds=5, iters=50, final_iters=50)
-    r_np = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(3), engine="numpy",
-                   noise=InsecureSeededNoise(3), **kw)
-    r_mbi = run_aim(df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(3), engine="mbi",
-                    noise=InsecureSeededNoise(3), **kw)
+    r_np = run_aim(
+        df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(3), engine="numpy", noise=InsecureSeededNoise(3), **kw
+    )
+    r_mbi = run_aim(
+        df, dom, all_pairs(dom), 1.0, rng=np.random.default_rng(3), engine="mbi", noise=InsecureSeededNoise(3), **kw
+    )
     assert [m.clique for m in r_np.measurements] == [m.clique for m in r_mbi.measurements]
     for cl, _ in all_pairs(dom):
         np.testing.assert_allclose(r_np.model.marginal(cl), r_mbi.model.marginal(cl), rtol=1e-6, atol=1e-6)
@@ -339,8 +394,7 @@ def test_mbi_engine_matches_numpy_engine():
 def test_model_size_filter_is_respected():
     df = make_data(8, n=2000)
     limit = 0.0012  # MB: room for the one-way tables and a few small pairs only
-    res = run_aim(df, DOM, all_pairs(DOM), 5.0, rng=np.random.default_rng(2), max_model_size=limit,
-                  final_iters=50)
+    res = run_aim(df, DOM, all_pairs(DOM), 5.0, rng=np.random.default_rng(2), max_model_size=limit, final_iters=50)
     check_ledger(res)
     assert res.model.size_mb <= limit
     assert any(len(m.clique) == 2 for m in res.measurements)
@@ -355,8 +409,9 @@ def test_forced_iterations_and_progress(small_run):
     assert 1 <= res.info["final_iterations"] <= 1000  # fast mode: at most final_iters
     df = make_data(9, n=500)
     dom = {k: DOM[k] for k in ["a", "b", "c"]}
-    forced = run_aim(df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), rounds=8,
-                     iters=37, final_iters=11)
+    forced = run_aim(
+        df[list(dom)], dom, all_pairs(dom), 1.0, rng=np.random.default_rng(0), rounds=8, iters=37, final_iters=11
+    )
     assert set(forced.info["iterations"]) == {37}
     assert forced.info["final_iterations"] == 11
     assert all(p.rho_spent <= p.rho_budget * (1 + 1e-12) for p in progress)

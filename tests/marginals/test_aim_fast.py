@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddssp.marginals.aim import MirrorDescentNumpy, run_aim
 from ddssp.errors import WorkloadError
+from ddssp.marginals.aim import MirrorDescentNumpy, run_aim
 from ddssp.marginals.model import GraphicalModel, junction_tree, triangulated_cliques
 from ddssp.marginals.workload import all_pairs
 
@@ -137,7 +137,7 @@ def test_accelerated_fit_reaches_the_same_minimiser(seed=0):
     la = acc.fit_accelerated(1500)["loss"]
     assert la == pytest.approx(lp, rel=1e-3)
     mp, ma = plain.model(), acc.model()
-    for c, y, _ in meas:
+    for c, _y, _ in meas:
         np.testing.assert_allclose(ma.marginal(c), mp.marginal(c), atol=0.05 * math.sqrt(mp.total))
 
 

@@ -31,8 +31,16 @@ def test_settings_object_and_keywords_give_the_same_run():
     df = _data()
     s = AIMSettings(rounds=10, final_iters=40)
     r1 = run_aim(df, DOM, all_pairs(DOM), 0.5, rng=np.random.default_rng(0), noise=InsecureSeededNoise(4), settings=s)
-    r2 = run_aim(df, DOM, all_pairs(DOM), 0.5, rng=np.random.default_rng(0), noise=InsecureSeededNoise(4),
-                 rounds=10, final_iters=40)
+    r2 = run_aim(
+        df,
+        DOM,
+        all_pairs(DOM),
+        0.5,
+        rng=np.random.default_rng(0),
+        noise=InsecureSeededNoise(4),
+        rounds=10,
+        final_iters=40,
+    )
     assert [m.clique for m in r1.measurements] == [m.clique for m in r2.measurements]
     for m1, m2 in zip(r1.measurements, r2.measurements):
         assert np.array_equal(m1.values, m2.values)
@@ -42,8 +50,18 @@ def test_settings_object_and_keywords_give_the_same_run():
     assert r1.info["settings"]["rounds_T"] == 10 and r1.info["settings"]["final_tol"] == FINAL_TOL
 
 
-@pytest.mark.parametrize("kw", [dict(engine="jax"), dict(fit="slow"), dict(max_model_size=0), dict(iters=0),
-                                dict(final_iters=0), dict(final_tol=-1.0), dict(final_tol="never")])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(engine="jax"),
+        dict(fit="slow"),
+        dict(max_model_size=0),
+        dict(iters=0),
+        dict(final_iters=0),
+        dict(final_tol=-1.0),
+        dict(final_tol="never"),
+    ],
+)
 def test_bad_settings_are_rejected(kw):
     with pytest.raises(WorkloadError):
         AIMSettings(**kw)

@@ -73,9 +73,7 @@ def test_junction_tree_running_intersection_and_size():
     assert len(edges) == len(cliques) - 1
     # the 4-cycle a-b-c-d needs one chord: two triangles
     assert sorted(len(c) for c in cliques if len(c) > 1) == [3, 3]
-    assert model_size_mb(DOM, [("a", "b")]) == pytest.approx(
-        (3 * 2 + 4 + 2 + 3) * 8 / 2**20
-    )
+    assert model_size_mb(DOM, [("a", "b")]) == pytest.approx((3 * 2 + 4 + 2 + 3) * 8 / 2**20)
 
 
 def test_marginal_rejects_unknown_or_repeated_columns():

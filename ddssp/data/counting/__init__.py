@@ -50,25 +50,48 @@ never written to a release.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import Column
-from ddssp.data.counting.common import (BACKENDS, Clique, CsvOptions, Histogram, _check_cliques,
-                                        _check_path, _csv_header, _first_line, _is_parquet,
-                                        _is_spark_frame, _is_uri, counts_from_codes)
-from ddssp.data.schema import Schema
-from ddssp.errors import DataError
+from ddssp.data.counting.common import (
+    BACKENDS,
+    Clique,
+    CsvOptions,
+    Histogram,
+    _check_cliques,
+    _check_path,
+    _csv_header,
+    _first_line,
+    _is_parquet,
+    _is_spark_frame,
+    _is_uri,
+    counts_from_codes,
+)
 from ddssp.data.counting.duckdb_backend import DuckDBCounter
 from ddssp.data.counting.numpy_backend import NumpyCounter
 from ddssp.data.counting.spark_backend import SparkCounter, spark_session
+from ddssp.data.schema import Schema
+from ddssp.errors import DataError
 
 __all__ = [
-    "BACKENDS", "CsvOptions", "Histogram", "count_histograms", "count_labels", "count_marginals",
-    "counts_from_codes", "default_backend", "make_counter", "spark_session", "table_columns",
-    "NumpyCounter", "DuckDBCounter", "SparkCounter",
+    "BACKENDS",
+    "CsvOptions",
+    "Histogram",
+    "count_histograms",
+    "count_labels",
+    "count_marginals",
+    "counts_from_codes",
+    "default_backend",
+    "make_counter",
+    "spark_session",
+    "table_columns",
+    "NumpyCounter",
+    "DuckDBCounter",
+    "SparkCounter",
 ]
 
 
@@ -123,8 +146,9 @@ def count_marginals(
         The number of values clipped to the bounds, per column (a local note, never released).
     """
     cl = _check_cliques(schema, cliques)
-    counter = make_counter(source, backend, csv_options=csv_options, memory_limit=memory_limit,
-                           spark_master=spark_master)
+    counter = make_counter(
+        source, backend, csv_options=csv_options, memory_limit=memory_limit, spark_master=spark_master
+    )
     try:
         return counter.marginals(schema, cl)
     finally:
@@ -172,8 +196,9 @@ def count_labels(
     DataError
         An unreadable table, a column type the backend does not read, a bad backend option.
     """
-    counter = make_counter(source, backend, csv_options=csv_options, memory_limit=memory_limit,
-                           spark_master=spark_master)
+    counter = make_counter(
+        source, backend, csv_options=csv_options, memory_limit=memory_limit, spark_master=spark_master
+    )
     try:
         return counter.labels([str(c) for c in columns])
     finally:
@@ -221,8 +246,9 @@ def count_histograms(
         An unreadable table, a bad backend option.
     """
     checked = {str(name): list(Column.binned(str(name), e).edges) for name, e in edges.items()}
-    counter = make_counter(source, backend, csv_options=csv_options, memory_limit=memory_limit,
-                           spark_master=spark_master)
+    counter = make_counter(
+        source, backend, csv_options=csv_options, memory_limit=memory_limit, spark_master=spark_master
+    )
     try:
         return counter.histograms(checked)
     finally:
@@ -287,8 +313,14 @@ def default_backend(source: Any) -> str:
     return "duckdb"
 
 
-def make_counter(source: Any, backend: str | None = None, *, csv_options: CsvOptions | None = None,
-                 memory_limit: str | None = None, spark_master: str | None = None):
+def make_counter(
+    source: Any,
+    backend: str | None = None,
+    *,
+    csv_options: CsvOptions | None = None,
+    memory_limit: str | None = None,
+    spark_master: str | None = None,
+):
     """The backend object for ``source``: it has ``marginals``, ``labels``, ``histograms`` and ``close``.
 
     Parameters
@@ -334,4 +366,3 @@ def make_counter(source: Any, backend: str | None = None, *, csv_options: CsvOpt
             raise DataError("a Spark DataFrame needs the spark backend")
         return DuckDBCounter(source, opts, memory_limit=memory_limit)
     return SparkCounter(source, opts, master=spark_master)
-

@@ -6,9 +6,10 @@ from __future__ import annotations
 import csv
 import math
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,6 @@ from ddssp.data.schema import Schema
 from ddssp.data.tables import header_names
 from ddssp.errors import DataError, SchemaError
 from ddssp.types import Clique
-
 
 BACKENDS = ("numpy", "duckdb", "spark")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -51,7 +51,7 @@ class CsvOptions:
     encoding: str = "utf-8"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.delimiter, str) or len(self.delimiter) != 1 or self.delimiter in "\"\n\r":
+        if not isinstance(self.delimiter, str) or len(self.delimiter) != 1 or self.delimiter in '"\n\r':
             raise DataError(
                 f"the CSV delimiter must be one character (not a quote or a newline), got {self.delimiter!r}"
             )
@@ -69,7 +69,6 @@ class Histogram:
     above: int
     missing: int
     non_numeric: int
-
 
 
 # --------------------------------------------------------------------------- helpers
@@ -122,8 +121,10 @@ def _csv_header(p: Path, opts: CsvOptions) -> list[str]:
     from ddssp.data.tables import NOT_CSV_SUFFIXES
 
     if p.suffix.lower() in NOT_CSV_SUFFIXES:
-        raise DataError(f"{p} is not a CSV file (it looks like {p.suffix.lstrip('.').upper()}); "
-                        "give a CSV with a header row, or a Parquet file")
+        raise DataError(
+            f"{p} is not a CSV file (it looks like {p.suffix.lstrip('.').upper()}); "
+            "give a CSV with a header row, or a Parquet file"
+        )
     try:
         with open(p, "rb") as fh:
             raw = fh.read(1 << 16)
@@ -156,8 +157,9 @@ def _check_columns(schema: Schema, names: list[str]) -> None:
         raise SchemaError(f"schema column(s) missing from the data: {_few(absent)}; the data has {_few(names, 20)}")
 
 
-def counts_from_codes(codes: Mapping[str, np.ndarray], domain: Mapping[str, int],
-                      cliques: Iterable[Clique]) -> dict[Clique, np.ndarray]:
+def counts_from_codes(
+    codes: Mapping[str, np.ndarray], domain: Mapping[str, int], cliques: Iterable[Clique]
+) -> dict[Clique, np.ndarray]:
     """Exact counts of each clique from integer code columns (``np.bincount``).
 
     Parameters
@@ -180,9 +182,6 @@ def counts_from_codes(codes: Mapping[str, np.ndarray], domain: Mapping[str, int]
         idx = codes[c[0]] if len(c) == 1 else np.ravel_multi_index([codes[a] for a in c], shape)
         out[tuple(c)] = np.bincount(idx, minlength=math.prod(shape)).astype(np.int64).reshape(shape)
     return out
-
-
-
 
 
 class _Accumulator:
@@ -223,13 +222,17 @@ def _bincount_exact(idx: np.ndarray, weights: np.ndarray, size: int) -> np.ndarr
     return out
 
 
-def _finish(schema: Schema, cliques: list[Clique], oneway: dict[int, np.ndarray],
-            arrays: dict[tuple[int, ...], np.ndarray], check) -> dict[Clique, np.ndarray]:
+def _finish(
+    schema: Schema,
+    cliques: list[Clique],
+    oneway: dict[int, np.ndarray],
+    arrays: dict[tuple[int, ...], np.ndarray],
+    check,
+) -> dict[Clique, np.ndarray]:
     """Check statuses (errors / clip warnings via ``check``), then the arrays in clique order."""
     for i, col in enumerate(schema.columns):
         by_status = oneway[i].sum(axis=0)
-        check(col, int(by_status[_MISSING]), int(by_status[_BAD]), int(by_status[_CLIPPED]),
-              int(by_status[_NONNUM]))
+        check(col, int(by_status[_MISSING]), int(by_status[_BAD]), int(by_status[_CLIPPED]), int(by_status[_NONNUM]))
     if int(oneway[0].sum()) == 0:
         raise DataError("the table has no rows")
     pos = {c: i for i, c in enumerate(schema.names)}

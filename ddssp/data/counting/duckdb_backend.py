@@ -11,18 +11,33 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import _few
+from ddssp.data.counting.common import (
+    _CLIPPED,
+    _MISSING,
+    _NA,
+    _NONNUM,
+    _OK,
+    _UNKNOWN,
+    Clique,
+    CsvOptions,
+    _Accumulator,
+    _csv_header,
+    _fills,
+    _first_line,
+    _is_parquet,
+)
+from ddssp.data.counting.sql import _Dialect, _family, _map_values, _SQLCounter, _Src
 from ddssp.data.schema import Schema
 from ddssp.errors import DataError, SchemaError
-from ddssp.data.counting.common import (Clique, CsvOptions, _CLIPPED, _MISSING, _NA, _NONNUM, _OK, _UNKNOWN, _Accumulator, _csv_header, _fills, _first_line, _is_parquet)
-from ddssp.data.counting.sql import (_SQLCounter, _Dialect, _Src, _family, _map_values)
 
 
 # --------------------------------------------------------------------------- DuckDB
 class DuckDBCounter(_SQLCounter):
     """Embedded DuckDB over a CSV / Parquet file (scanned out of core) or a pandas DataFrame."""
 
-    def __init__(self, source: pd.DataFrame | Path, opts: CsvOptions, memory_limit: str | None = None,
-                 threads: int | None = None):
+    def __init__(
+        self, source: pd.DataFrame | Path, opts: CsvOptions, memory_limit: str | None = None, threads: int | None = None
+    ):
         import duckdb
 
         self.dialect = _Dialect("duckdb")
@@ -106,8 +121,9 @@ class DuckDBCounter(_SQLCounter):
     def _rows(self, sql: str) -> list[tuple]:
         return self._run(sql).fetchall()
 
-    def _encode_and_count(self, comp: str, schema: Schema, cliques: list[Clique], srcs: dict[str, _Src],
-                          mapped: list[int]):
+    def _encode_and_count(
+        self, comp: str, schema: Schema, cliques: list[Clique], srcs: dict[str, _Src], mapped: list[int]
+    ):
         """Stream the grouped rows (distinct keys, usually far fewer than rows) in Arrow batches;
         encode each batch's distinct raw values in Python by Schema.encode's rules (cached) and
         count in numpy. Needs little memory beyond one batch (a GROUPING SETS query with a hundred
@@ -118,7 +134,9 @@ class DuckDBCounter(_SQLCounter):
         cache: dict[int, dict[Any, tuple[int, int]]] = {i: {} for i in mapped}
         try:
             rel = self.con.sql(f"SELECT * FROM {comp}")
-            reader = rel.to_arrow_reader(200_000) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(200_000)
+            reader = (
+                rel.to_arrow_reader(200_000) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(200_000)
+            )
         except Exception as exc:  # noqa: BLE001
             raise DataError(f"cannot read {self.where}: {_first_line(exc)}") from None
         while True:
@@ -150,8 +168,9 @@ class DuckDBCounter(_SQLCounter):
                 else:
                     b = batch.column(f"b{i}").to_numpy(zero_copy_only=False).astype(np.int64)
                     k = batch.column(f"k{i}").to_numpy(zero_copy_only=False).astype(bool)
-                    cols[f"s{i}"] = np.where(b == _NA, _MISSING, np.where(b == _UNKNOWN, _NONNUM,
-                                                                         np.where(k, _CLIPPED, _OK)))
+                    cols[f"s{i}"] = np.where(
+                        b == _NA, _MISSING, np.where(b == _UNKNOWN, _NONNUM, np.where(k, _CLIPPED, _OK))
+                    )
                     cols[f"c{i}"] = np.where(b == _NA, fill_na, np.where(b < 0, fill_nonnum, b))
             acc.add(cols)
         return acc.result()

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import _as_label, _few
+from ddssp.data.counting.common import Clique, CsvOptions, Histogram, counts_from_codes
 from ddssp.data.encoding import parse_numeric
 from ddssp.data.schema import Schema
 from ddssp.errors import DataError, SchemaError
-from ddssp.data.counting.common import (Clique, CsvOptions, Histogram, counts_from_codes)
 
 
 # --------------------------------------------------------------------------- numpy backend

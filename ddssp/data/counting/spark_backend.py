@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddssp.data.counting.common import PARQUET_SUFFIXES, CsvOptions, _csv_header, _first_line, _is_spark_frame, _is_uri
+from ddssp.data.counting.sql import _Dialect, _family, _SQLCounter, _Src
 from ddssp.errors import DataError
-from ddssp.data.counting.common import (PARQUET_SUFFIXES, CsvOptions, _csv_header, _first_line, _is_spark_frame, _is_uri)
-from ddssp.data.counting.sql import (_SQLCounter, _Dialect, _Src, _family)
 
 
 # --------------------------------------------------------------------------- Spark
@@ -53,17 +53,31 @@ class SparkCounter(_SQLCounter):
                 df, names = self.spark.read.parquet(str(self.source)), None
             elif _is_uri(self.source):  # a remote CSV: its header as Spark reads it
                 o = self.opts
-                df = (self.spark.read.option("header", True).option("sep", o.delimiter).option("quote", '"')
-                      .option("escape", '"').option("encoding", o.encoding).option("mode", "FAILFAST")
-                      .option("inferSchema", False).csv(str(self.source)))
+                df = (
+                    self.spark.read.option("header", True)
+                    .option("sep", o.delimiter)
+                    .option("quote", '"')
+                    .option("escape", '"')
+                    .option("encoding", o.encoding)
+                    .option("mode", "FAILFAST")
+                    .option("inferSchema", False)
+                    .csv(str(self.source))
+                )
                 names = [str(c).strip() for c in df.columns]
                 df = df.toDF(*[f"f{i}" for i in range(len(names))])
             else:
                 names = _csv_header(self.source, self.opts)
                 o = self.opts
-                df = (self.spark.read.option("header", True).option("sep", o.delimiter).option("quote", '"')
-                      .option("escape", '"').option("encoding", o.encoding).option("mode", "FAILFAST")
-                      .option("inferSchema", False).csv(str(self.source)))
+                df = (
+                    self.spark.read.option("header", True)
+                    .option("sep", o.delimiter)
+                    .option("quote", '"')
+                    .option("escape", '"')
+                    .option("encoding", o.encoding)
+                    .option("mode", "FAILFAST")
+                    .option("inferSchema", False)
+                    .csv(str(self.source))
+                )
                 df = df.toDF(*[f"f{i}" for i in range(len(names))])
         except Exception as exc:  # noqa: BLE001
             raise DataError(f"Spark cannot read {self.where}: {_first_line(exc)}") from None
@@ -110,13 +124,30 @@ class SparkCounter(_SQLCounter):
         return self._view(df, name)
 
     def _register(self, name: str, frame: pd.DataFrame, family: str | None) -> str:
-        from pyspark.sql.types import (BooleanType, DoubleType, LongType, StringType, StructField, StructType)
+        from pyspark.sql.types import BooleanType, DoubleType, LongType, StringType, StructField, StructType
 
         key_type = {"int": LongType(), "float": DoubleType(), "bool": BooleanType()}.get(family or "", StringType())
-        schema = StructType([StructField("key", key_type), StructField("code", LongType()), StructField("st", LongType())])
-        rows = [(None if pd.isna(k) else (int(k) if family == "int" else float(k) if family == "float"
-                                          else bool(k) if family == "bool" else str(k)), int(c), int(s))
-                for k, c, s in zip(frame["key"], frame["code"], frame["st"])]
+        schema = StructType(
+            [StructField("key", key_type), StructField("code", LongType()), StructField("st", LongType())]
+        )
+        rows = [
+            (
+                None
+                if pd.isna(k)
+                else (
+                    int(k)
+                    if family == "int"
+                    else float(k)
+                    if family == "float"
+                    else bool(k)
+                    if family == "bool"
+                    else str(k)
+                ),
+                int(c),
+                int(s),
+            )
+            for k, c, s in zip(frame["key"], frame["code"], frame["st"])
+        ]
         return self._view(self.spark.createDataFrame(rows, schema), name)
 
 
@@ -157,7 +188,8 @@ def spark_session(master: str | None = None):
     try:
         session = builder.getOrCreate()
     except Exception as exc:  # noqa: BLE001 - no Java, a bad master URL
-        raise DataError(f"cannot start Spark (master {master}): {_first_line(exc)}; "
-                        "Spark needs Java 17 or later") from None
+        raise DataError(
+            f"cannot start Spark (master {master}): {_first_line(exc)}; Spark needs Java 17 or later"
+        ) from None
     session.sparkContext.setLogLevel("ERROR")
     return session

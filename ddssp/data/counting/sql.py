@@ -5,17 +5,36 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import Column, _as_label, _few, _fmt, _numeric_label, nearest_level
+from ddssp.data.counting.common import (
+    _BAD,
+    _CLIPPED,
+    _MISSING,
+    _NA,
+    _NONNUM,
+    _NSTATUS,
+    _OK,
+    _UNKNOWN,
+    Clique,
+    CsvOptions,
+    Histogram,
+    _check_columns,
+    _fills,
+    _finish,
+    _int_values,
+    _isnull,
+    _pandas_dtype,
+)
 from ddssp.data.encoding import ClipWarning, _domain_hint, parse_numeric
 from ddssp.data.schema import Schema
 from ddssp.errors import DataError, SchemaError
-from ddssp.data.counting.common import (Clique, CsvOptions, Histogram, _BAD, _CLIPPED, _MISSING, _NA, _NONNUM, _NSTATUS, _OK, _UNKNOWN, _check_columns, _fills, _finish, _int_values, _isnull, _pandas_dtype)
 
 
 # --------------------------------------------------------------------------- SQL: dialects, sources
@@ -63,8 +82,23 @@ def _family(type_name: str) -> str | None:
         return "text"
     if t.startswith("BOOL"):
         return "bool"
-    if t.startswith(("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-                     "UINTEGER", "UBIGINT", "INT", "LONG", "SHORT", "BYTE")):
+    if t.startswith(
+        (
+            "TINYINT",
+            "SMALLINT",
+            "INTEGER",
+            "BIGINT",
+            "HUGEINT",
+            "UTINYINT",
+            "USMALLINT",
+            "UINTEGER",
+            "UBIGINT",
+            "INT",
+            "LONG",
+            "SHORT",
+            "BYTE",
+        )
+    ):
         return "int"
     if t.startswith(("DOUBLE", "FLOAT", "REAL")):
         return "float"
@@ -174,8 +208,9 @@ def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str,
     return codes, status
 
 
-def _from_grouping_sets(schema: Schema, cliques: list[Clique], sets: list[list[int]],
-                        cols: dict[str, np.ndarray]) -> tuple[dict[int, np.ndarray], dict[Clique, np.ndarray]]:
+def _from_grouping_sets(
+    schema: Schema, cliques: list[Clique], sets: list[list[int]], cols: dict[str, np.ndarray]
+) -> tuple[dict[int, np.ndarray], dict[Clique, np.ndarray]]:
     """Scatter GROUPING SETS rows into (per-column counts by code x status, clique arrays)."""
     k = len(schema.columns)
     dom = [c.size for c in schema.columns]
@@ -203,6 +238,7 @@ def _from_grouping_sets(schema: Schema, cliques: list[Clique], sets: list[list[i
         np.add.at(arr, np.ravel_multi_index([codes[i][sel] for i in s], shape), n[sel])
         out[s] = arr.reshape(shape)
     return oneway, out
+
 
 # --------------------------------------------------------------------------- the SQL backends
 class _SQLCounter:
@@ -271,12 +307,12 @@ class _SQLCounter:
                 errors.append(self._bad_message(col, n_bad))
             elif n_missing and nc is None:
                 errors.append(
-                    f"column {col.name!r}: {n_missing} missing (empty) value(s); fill them or declare a \"missing\" level"
+                    f'column {col.name!r}: {n_missing} missing (empty) value(s); fill them or declare a "missing" level'
                 )
             elif n_clip and not col.clip:
                 errors.append(
                     f"column {col.name!r}: {n_clip} value(s) outside [{_fmt(lo)}, {_fmt(hi)}]"
-                    + (_domain_hint(col) or "; this column is not clipped (\"clip\": false)")
+                    + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
                 )
             elif n_clip:
                 warnings.warn(
@@ -291,8 +327,9 @@ class _SQLCounter:
             raise SchemaError(errors[0])
         return out
 
-    def _encode_and_count(self, comp: str, schema: Schema, cliques: list[Clique], srcs: dict[str, _Src],
-                          mapped: list[int]):
+    def _encode_and_count(
+        self, comp: str, schema: Schema, cliques: list[Clique], srcs: dict[str, _Src], mapped: list[int]
+    ):
         """(2) encode each column's distinct raw values in Python, by Schema.encode's rules, join the
         codes to the grouped rows, and (3) count every marginal in one GROUPING SETS query."""
         na_values = self.opts.na_values
@@ -311,8 +348,13 @@ class _SQLCounter:
             if i in mapped:
                 distinct = distinct_of[i]
                 codes, status = _map_values(col, srcs[col.name], distinct, na_values)
-                frame = pd.DataFrame({"key": pd.Series(distinct, dtype=_pandas_dtype(srcs[col.name].family)),
-                                      "code": codes, "st": status})
+                frame = pd.DataFrame(
+                    {
+                        "key": pd.Series(distinct, dtype=_pandas_dtype(srcs[col.name].family)),
+                        "code": codes,
+                        "st": status,
+                    }
+                )
                 m = self._register(f"ddssp_map{i}", frame, srcs[col.name].family)
                 joins.append(f"LEFT JOIN {m} m{i} ON g.v{i} = m{i}.key")
                 enc.append(f"CASE WHEN g.v{i} IS NULL THEN {_MISSING} ELSE m{i}.st END AS s{i}")
@@ -322,8 +364,10 @@ class _SQLCounter:
                     f"CASE WHEN g.b{i} = {_NA} THEN {_MISSING} WHEN g.b{i} = {_UNKNOWN} THEN {_NONNUM} "
                     f"WHEN g.k{i} THEN {_CLIPPED} ELSE {_OK} END AS s{i}"
                 )
-                enc.append(f"CASE WHEN g.b{i} = {_NA} THEN {fill_na} WHEN g.b{i} < 0 THEN {fill_nonnum} "
-                           f"ELSE g.b{i} END AS c{i}")
+                enc.append(
+                    f"CASE WHEN g.b{i} = {_NA} THEN {fill_na} WHEN g.b{i} < 0 THEN {fill_nonnum} "
+                    f"ELSE g.b{i} END AS c{i}"
+                )
         # (3) all marginals from the encoded grouped rows
         enc_sql = f"SELECT {', '.join(enc)}, g.n AS n FROM {comp} g {' '.join(joins)}"
         return self._count_encoded(enc_sql, schema, cliques)
@@ -337,9 +381,7 @@ class _SQLCounter:
             idx = sorted(schema.names.index(a) for a in c)
             if len(idx) > 1 and idx not in sets:
                 sets.append(idx)
-        gs = ", ".join(
-            "(" + ", ".join(f"c{i}" for i in s) + (f", s{s[0]}" if len(s) == 1 else "") + ")" for s in sets
-        )
+        gs = ", ".join("(" + ", ".join(f"c{i}" for i in s) + (f", s{s[0]}" if len(s) == 1 else "") + ")" for s in sets)
         cols_c = ", ".join(f"c{i}" for i in range(k))
         cols_s = ", ".join(f"s{i}" for i in range(k))
         cols = self._fetch(f"SELECT {cols_c}, {cols_s}, SUM(n) AS n FROM ({enc_sql}) e GROUP BY GROUPING SETS ({gs})")
@@ -347,13 +389,19 @@ class _SQLCounter:
 
     def _bad_message(self, col: Column, n_bad: int) -> str:
         if col.kind == "categorical":
-            return (f"column {col.name!r}: {n_bad} value(s) not among the schema's levels"
-                    f"{_domain_hint(col) or '; add them to the levels or declare a missing/other level'}")
+            return (
+                f"column {col.name!r}: {n_bad} value(s) not among the schema's levels"
+                f"{_domain_hint(col) or '; add them to the levels or declare a missing/other level'}"
+            )
         if col.edges is None:
-            return (f"column {col.name!r}: {n_bad} value(s) not numeric or not among the declared levels"
-                    f"{_domain_hint(col) or '; use bin edges or declare a missing level'}")
-        return (f"column {col.name!r} is numeric but has {n_bad} non-numeric value(s); fix the data, "
-                "declare a missing level, or make the column categorical")
+            return (
+                f"column {col.name!r}: {n_bad} value(s) not numeric or not among the declared levels"
+                f"{_domain_hint(col) or '; use bin edges or declare a missing level'}"
+            )
+        return (
+            f"column {col.name!r} is numeric but has {n_bad} non-numeric value(s); fix the data, "
+            "declare a missing level, or make the column categorical"
+        )
 
     # ----------------------------------------------------------------- discovery counts
     def labels(self, columns: list[str]) -> dict[str, dict[str | None, int]]:
@@ -366,8 +414,9 @@ class _SQLCounter:
         keys = ", ".join(f"l{j}" for j in range(len(columns)))
         gid = ", ".join(f"GROUPING(l{j}) AS g{j}" for j in range(len(columns)))
         gs = ", ".join(f"(l{j})" for j in range(len(columns)))
-        rows = self._rows(f"SELECT {keys}, {gid}, COUNT(*) AS n FROM (SELECT {sel} FROM {relation}) t "
-                          f"GROUP BY GROUPING SETS ({gs})")
+        rows = self._rows(
+            f"SELECT {keys}, {gid}, COUNT(*) AS n FROM (SELECT {sel} FROM {relation}) t GROUP BY GROUPING SETS ({gs})"
+        )
         k = len(columns)
         out: dict[str, dict[str | None, int]] = {name: {} for name in columns}
         for j, name in enumerate(columns):
@@ -407,8 +456,10 @@ class _SQLCounter:
             meta.append((name, np.asarray(e, dtype=float)))
         keys = ", ".join(f"h{j}" for j in range(len(meta)))
         gs = ", ".join(f"(h{j})" for j in range(len(meta)))
-        cols = self._fetch(f"SELECT {keys}, COUNT(*) AS n FROM (SELECT {', '.join(sel)} FROM {relation}) t "
-                           f"GROUP BY GROUPING SETS ({gs})")
+        cols = self._fetch(
+            f"SELECT {keys}, COUNT(*) AS n FROM (SELECT {', '.join(sel)} FROM {relation}) t "
+            f"GROUP BY GROUPING SETS ({gs})"
+        )
         n = np.asarray(cols["n"], dtype=np.int64)
         out = {}
         for j, (name, e) in enumerate(meta):

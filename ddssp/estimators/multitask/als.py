@@ -11,9 +11,9 @@ import math
 import numpy as np
 from scipy import sparse
 
-from ddssp.errors import DDSSPError
-from ddssp.dp.noise import NoiseSource, resolve_noise
 from ddssp.dp import Ledger
+from ddssp.dp.noise import NoiseSource, resolve_noise
+from ddssp.errors import DDSSPError
 from ddssp.estimators.multitask.model import (
     ALLOCATIONS,
     BudgetPlan,
@@ -30,8 +30,9 @@ def user_solve(data: MultiTaskData, U: np.ndarray, ridge: float) -> np.ndarray:
     the user embeddings are never released)."""
     r = U.shape[1]
     Ue = U[data.task_idx]
-    P = sparse.csr_matrix((np.ones(data.n_entries), (data.user_idx, np.arange(data.n_entries))),
-                          shape=(data.n_users, data.n_entries))
+    P = sparse.csr_matrix(
+        (np.ones(data.n_entries), (data.user_idx, np.arange(data.n_entries))), shape=(data.n_users, data.n_entries)
+    )
     G = np.asarray(P @ (Ue[:, :, None] * Ue[:, None, :]).reshape(-1, r * r)).reshape(-1, r, r)
     h = np.asarray(P @ (Ue * data.y[:, None]))
     return np.linalg.solve(G + ridge * np.eye(r), h[..., None])[..., 0]
@@ -92,7 +93,8 @@ def dp_als(
         return U, Ledger(1.0), BudgetPlan(math.inf, delta, math.inf, 0.0, math.inf, rounds)
     noise = resolve_noise(noise)
     needs_counts = public_counts is None and (
-        allocation == "tail" or (allocation == "adaptive" and not (per_user == "normalize" and mu == 0)))
+        allocation == "tail" or (allocation == "adaptive" and not (per_user == "normalize" and mu == 0))
+    )
     plan = plan_budget(eps, delta, rounds, count_share if needs_counts else 0.0)
     ledger = Ledger(plan.rho_total)
     counts, n_hat = None, None
@@ -105,10 +107,19 @@ def dp_als(
         counts, n_hat, _ = private_task_counts(data, plan.rho_counts, noise, ledger, count_clip)
     if allocation != "adaptive" and k is None:
         raise DDSSPError(f"allocation {allocation!r} needs k (entries kept per user)")
-    w = allocate_weights(data, plan.beta, allocation=allocation, mu=mu, counts=counts, n_users_hat=n_hat,
-                         beta_bar=beta_bar, per_user=per_user, k=k, rng=rng)
+    w = allocate_weights(
+        data,
+        plan.beta,
+        allocation=allocation,
+        mu=mu,
+        counts=counts,
+        n_users_hat=n_hat,
+        beta_bar=beta_bar,
+        per_user=per_user,
+        k=k,
+        rng=rng,
+    )
     for t in range(rounds):
         V = user_solve(data, U, user_ridge)
-        U = weighted_ssp(data, w, plan.beta, clip_x, clip_star, item_ridge, noise, ledger,
-                         X=V[data.user_idx], round=t)
+        U = weighted_ssp(data, w, plan.beta, clip_x, clip_star, item_ridge, noise, ledger, X=V[data.user_idx], round=t)
     return U, ledger, plan

@@ -29,13 +29,15 @@ from typing import Any
 
 import numpy as np
 
+from ddssp.dp import PrivacyRecord, check_bound, check_eps, clip_rows, make_rng
+from ddssp.dp.noise import NoiseSource, resolve_noise
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPEstimator, as_matrix, renamed_keywords, take_renamed
 from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve
 from ddssp.estimators.multitask.model import (
     ALLOCATIONS,
-    BudgetPlan,
     PER_USER_MODES,
+    BudgetPlan,
     Ledger,
     MultiTaskData,
     adaptive_weights,
@@ -45,8 +47,6 @@ from ddssp.estimators.multitask.model import (
     private_task_counts,
 )
 from ddssp.estimators.multitask.regression import weighted_noisy_gd, weighted_ssp
-from ddssp.dp import PrivacyRecord, check_bound, check_eps, clip_rows, make_rng
-from ddssp.dp.noise import NoiseSource, resolve_noise
 
 
 def _check_data(data: Any) -> MultiTaskData:
@@ -59,10 +59,22 @@ def _record(name: str, ledger: Ledger, plan: BudgetPlan, noise: NoiseSource, **e
     """The fit's :class:`~ddssp.dp.PrivacyRecord`: rho is what the ledger spent and eps the user-level
     (eps, plan.delta)-DP it implies (CKS, never above the planned eps); ``details`` holds the plan
     (``eps_budget``, ``rho_budget``, ``rho_counts``, ``beta``, ``rounds``) and ``level`` = "user"."""
-    details = {"eps_budget": plan.eps, "rho_budget": plan.rho_total, "rho_counts": plan.rho_counts,
-               "beta": plan.beta, "rounds": plan.rounds, "level": "user", **extra}
-    return ledger.record(f"{name} (user-level zCDP, OpenDP Gaussian)", delta=plan.delta,
-                         eps=eps_spent(ledger, plan.delta), noise=noise, details=details)
+    details = {
+        "eps_budget": plan.eps,
+        "rho_budget": plan.rho_total,
+        "rho_counts": plan.rho_counts,
+        "beta": plan.beta,
+        "rounds": plan.rounds,
+        "level": "user",
+        **extra,
+    }
+    return ledger.record(
+        f"{name} (user-level zCDP, OpenDP Gaussian)",
+        delta=plan.delta,
+        eps=eps_spent(ledger, plan.delta),
+        noise=noise,
+        details=details,
+    )
 
 
 class _MultiTaskBase(DPEstimator):
@@ -98,8 +110,11 @@ class _MultiTaskBase(DPEstimator):
         self.tasks_ = data.tasks
         self.feature_names_in_ = data.feature_names
         self.ledger_ = ledger
-        counts = ("public (declared)" if self.public_counts is not None else
-                  ("private" if any(e.kind == "task-counts" for e in ledger.entries) else "not used"))
+        counts = (
+            "public (declared)"
+            if self.public_counts is not None
+            else ("private" if any(e.kind == "task-counts" for e in ledger.entries) else "not used")
+        )
         self.privacy_ = _record(type(self).__name__, ledger, plan, noise, counts=counts)
 
     def _task_index(self, task_ids: Any) -> np.ndarray:
@@ -206,7 +221,7 @@ class MultiTaskSSP(_MultiTaskBase):
         self.noise = noise
         self.insecure_seed = insecure_seed
 
-    def fit(self, data: MultiTaskData) -> "MultiTaskSSP":
+    def fit(self, data: MultiTaskData) -> MultiTaskSSP:
         data = _check_data(data)
         noise = resolve_noise(self.noise, self.insecure_seed)
         plan, ledger, _, _, w = self._weights(data, 1, noise)
@@ -309,7 +324,7 @@ class MultiTaskNoisyGD(_MultiTaskBase):
     def _needs_counts(self) -> bool:
         return self.public_counts is None
 
-    def fit(self, data: MultiTaskData) -> "MultiTaskNoisyGD":
+    def fit(self, data: MultiTaskData) -> MultiTaskNoisyGD:
         data = _check_data(data)
         noise = resolve_noise(self.noise, self.insecure_seed)
         plan, ledger, counts, omega, w = self._weights(data, 1, noise)
@@ -324,8 +339,9 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         # sum_j w_ij is estimated by n_hat_i omega_i: released (or declared) quantities only
         wsum = np.maximum(np.asarray(counts, dtype=float), 1.0) * omega
         step = float(self.lr) / np.maximum(wsum * clip_x**2 / max(data.n_features, 1), 1e-12)
-        coef = weighted_noisy_gd(clipped, w, plan.beta, int(self.steps), gclip, step, radius, noise, ledger,
-                                 ridge=float(self.ridge))
+        coef = weighted_noisy_gd(
+            clipped, w, plan.beta, int(self.steps), gclip, step, radius, noise, ledger, ridge=float(self.ridge)
+        )
         self.weights_ = w
         self._finish(data, coef, plan, ledger, noise)
         return self
@@ -423,7 +439,7 @@ class DPALS(DPEstimator):
         self.noise = noise
         self.insecure_seed = insecure_seed
 
-    def fit(self, data: MultiTaskData) -> "DPALS":
+    def fit(self, data: MultiTaskData) -> DPALS:
         data = _check_data(data)
         if self.allocation not in ALLOCATIONS:
             raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}")
@@ -431,11 +447,25 @@ class DPALS(DPEstimator):
         rng = make_rng(self.seed)  # initial factors and sampling keys only
         noise = resolve_noise(self.noise, self.insecure_seed)
         U, ledger, plan = dp_als(
-            data, self.eps, self.delta, self.rank, self.rounds, rng, noise=noise,
-            allocation=self.allocation, mu=self.mu, k=self.k, count_share=self.count_share,
-            count_clip=self.count_clip, clip_x=self.clip_x, clip_star=self.clip_star,
-            item_ridge=self.item_ridge, user_ridge=self.user_ridge, beta_bar=self.beta_bar,
-            per_user=self.per_user, public_counts=self.public_counts,
+            data,
+            self.eps,
+            self.delta,
+            self.rank,
+            self.rounds,
+            rng,
+            noise=noise,
+            allocation=self.allocation,
+            mu=self.mu,
+            k=self.k,
+            count_share=self.count_share,
+            count_clip=self.count_clip,
+            clip_x=self.clip_x,
+            clip_star=self.clip_star,
+            item_ridge=self.item_ridge,
+            user_ridge=self.user_ridge,
+            beta_bar=self.beta_bar,
+            per_user=self.per_user,
+            public_counts=self.public_counts,
         )
         self.coef_ = U
         self.intercept_ = np.zeros(U.shape[0])
@@ -456,5 +486,9 @@ class DPALS(DPEstimator):
     def predict(self, task_idx: Any, user_idx: Any, V: np.ndarray) -> np.ndarray:  # type: ignore[override]
         """Predicted ratings u_i . v_j for integer item / user positions, given user factors V."""
         self._check_fitted()
-        return als_predict(self.coef_, np.asarray(V, dtype=float), np.asarray(task_idx, dtype=np.int64),
-                           np.asarray(user_idx, dtype=np.int64))
+        return als_predict(
+            self.coef_,
+            np.asarray(V, dtype=float),
+            np.asarray(task_idx, dtype=np.int64),
+            np.asarray(user_idx, dtype=np.int64),
+        )

@@ -36,21 +36,14 @@ not privacy noise: DP-ALS's initial item factors and the uniform / tail sampling
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
-from ddssp.dp.noise import (
-    NoiseSource,
-    gaussian_float_measurement,
-    gaussian_measurement,
-    opendp_charge,
-    resolve_noise,
-)
 from ddssp.dp import (
     Ledger,
     LedgerEntry,
@@ -62,6 +55,14 @@ from ddssp.dp import (
     gaussian_sigma,
     rho_from_eps_delta,
 )
+from ddssp.dp.noise import (
+    NoiseSource,
+    gaussian_float_measurement,
+    gaussian_measurement,
+    opendp_charge,
+    resolve_noise,
+)
+from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 
 ALLOCATIONS = ("adaptive", "uniform", "tail")
 PER_USER_MODES = ("clip", "normalize")
@@ -140,7 +141,7 @@ class MultiTaskData:
         tasks: Sequence[Any] | None = None,
         users: Sequence[Any] | None = None,
         feature_names: list[str] | None = None,
-    ) -> "MultiTaskData":
+    ) -> MultiTaskData:
         """Build from integer entry lists in any order (rows are sorted into CSR order)."""
         t = np.asarray(task_idx).astype(np.int64).reshape(-1)
         u = np.asarray(user_idx).astype(np.int64).reshape(-1)
@@ -179,7 +180,7 @@ class MultiTaskData:
         task: str = "task",
         target: str = "y",
         features: Sequence[str] | None = None,
-    ) -> "MultiTaskData":
+    ) -> MultiTaskData:
         """From a long table with one row per (user, task): columns user, task, features..., y.
 
         ``features`` defaults to every other column. User and task labels are sorted.
@@ -232,17 +233,22 @@ class MultiTaskData:
         """|Omega^j|, the number of tasks of each user."""
         return np.bincount(self.user_idx, minlength=self.n_users).astype(np.int64)
 
-    def subset(self, mask: np.ndarray) -> "MultiTaskData":
+    def subset(self, mask: np.ndarray) -> MultiTaskData:
         """The entries where ``mask`` is true (same users and tasks)."""
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != (self.n_entries,):
             raise DataError(f"mask must have one value per entry ({self.n_entries})")
         return MultiTaskData.from_entries(
-            self.task_idx[mask], self.user_idx[mask], self.X[mask], self.y[mask],
-            tasks=self.tasks, users=self.users, feature_names=self.feature_names,
+            self.task_idx[mask],
+            self.user_idx[mask],
+            self.X[mask],
+            self.y[mask],
+            tasks=self.tasks,
+            users=self.users,
+            feature_names=self.feature_names,
         )
 
-    def split(self, test_fraction: float, rng: np.random.Generator) -> tuple["MultiTaskData", "MultiTaskData"]:
+    def split(self, test_fraction: float, rng: np.random.Generator) -> tuple[MultiTaskData, MultiTaskData]:
         """Random split of the entries into (train, test)."""
         if not 0.0 < test_fraction < 1.0:
             raise DataError(f"test_fraction must lie in (0, 1), got {test_fraction!r}")
@@ -250,8 +256,10 @@ class MultiTaskData:
         return self.subset(~test), self.subset(test)
 
     def __repr__(self) -> str:
-        return (f"MultiTaskData(tasks={self.n_tasks}, users={self.n_users}, entries={self.n_entries}, "
-                f"features={self.n_features})")
+        return (
+            f"MultiTaskData(tasks={self.n_tasks}, users={self.n_users}, entries={self.n_entries}, "
+            f"features={self.n_features})"
+        )
 
 
 # =========================================================================== budget
@@ -268,8 +276,12 @@ class BudgetPlan:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "eps": self.eps, "delta": self.delta, "rho": self.rho_total,
-            "rho_counts": self.rho_counts, "beta": self.beta, "rounds": self.rounds,
+            "eps": self.eps,
+            "delta": self.delta,
+            "rho": self.rho_total,
+            "rho_counts": self.rho_counts,
+            "beta": self.beta,
+            "rounds": self.rounds,
         }
 
 
@@ -346,10 +358,16 @@ def private_task_counts(
     m = data.n_tasks
     sigma, charge = opendp_sigma(gaussian_sigma(rho, sens), lambda s: count_charge(s, m, count_clip), rho)
     if ledger is not None:
-        ledger.charge(LedgerEntry("task-counts", charge, sigma=sigma,
-                                  note=f"m={m} task counts (OpenDP float Gaussian) + user count (discrete "
-                                       f"Gaussian), L2 sensitivity {sens:.4g}",
-                                  params={"count_clip": count_clip, "n_tasks": m}))
+        ledger.charge(
+            LedgerEntry(
+                "task-counts",
+                charge,
+                sigma=sigma,
+                note=f"m={m} task counts (OpenDP float Gaussian) + user count (discrete "
+                f"Gaussian), L2 sensitivity {sens:.4g}",
+                params={"count_clip": count_clip, "n_tasks": m},
+            )
+        )
     noisy = noise.gaussian_float(exact, sigma)
     n_users_hat = float(noise.gaussian_int(np.array([data.n_users]), sigma)[0])
     return np.maximum(noisy, 1.0), max(n_users_hat, 1.0), sigma
@@ -503,4 +521,3 @@ def check_weights(data: MultiTaskData, w: np.ndarray, beta: float) -> None:
         raise PrivacyParameterError(
             f"weights exceed the per-user budget: max_j sum_i w_ij^2 = {s.max():.6g} > beta = {beta:.6g}"
         )
-

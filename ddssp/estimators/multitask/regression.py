@@ -13,9 +13,9 @@ import math
 import numpy as np
 from scipy import sparse
 
-from ddssp.errors import DDSSPError
-from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp_charge, resolve_noise
 from ddssp.dp import Ledger, LedgerEntry, check_bound, check_rho, clip_rows
+from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp_charge, resolve_noise
+from ddssp.errors import DDSSPError
 from ddssp.estimators.multitask.model import MultiTaskData, check_weights, opendp_sigma
 
 
@@ -33,8 +33,9 @@ def psd_project(A: np.ndarray) -> np.ndarray:
     return (vecs * vals[..., None, :]) @ np.swapaxes(vecs, -1, -2)
 
 
-def weighted_stats(data: MultiTaskData, w: np.ndarray, X: np.ndarray | None = None,
-                   y: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def weighted_stats(
+    data: MultiTaskData, w: np.ndarray, X: np.ndarray | None = None, y: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """A_i = sum_j w_ij x_ij x_ij^T (m, d, d) and b_i = sum_j w_ij y_ij x_ij (m, d); exact, not private."""
     X = data.X if X is None else X
     y = data.y if y is None else y
@@ -126,11 +127,16 @@ def weighted_ssp(
     sigma_A, rho_A = opendp_sigma(clip_x**2, lambda s: ssp_charge(s, size_A, sens_A), beta / 2.0)
     sigma_b, rho_b = opendp_sigma(clip_x**2 * clip_star, lambda s: ssp_charge(s, size_b, sens_b), beta / 2.0)
     if ledger is not None:
-        ledger.charge(LedgerEntry(
-            "ssp-round", rho_A + rho_b, sigma=sigma_A, round=round,
-            note=f"A_i (sigma={sigma_A:.4g}) and b_i (sigma={sigma_b:.4g}), per-user beta={beta:.6g}",
-            params={"sigma_b": sigma_b, "sens_A": sens_A, "sens_b": sens_b, "size_A": size_A, "size_b": size_b},
-        ))
+        ledger.charge(
+            LedgerEntry(
+                "ssp-round",
+                rho_A + rho_b,
+                sigma=sigma_A,
+                round=round,
+                note=f"A_i (sigma={sigma_A:.4g}) and b_i (sigma={sigma_b:.4g}), per-user beta={beta:.6g}",
+                params={"sigma_b": sigma_b, "sens_A": sens_A, "sens_b": sens_b, "size_A": size_A, "size_b": size_b},
+            )
+        )
     A_hat = noisy_symmetric(A, sigma_A, noise)
     b_hat = noise.gaussian_float(b, sigma_b)
     theta = solve_ridge(psd_project(A_hat), b_hat, ridge)
@@ -175,8 +181,7 @@ def weighted_noisy_gd(
     noise = resolve_noise(noise)
     step_sizes = np.broadcast_to(np.asarray(step_sizes, dtype=float), (m,))
     sens = math.sqrt(beta) * grad_clip
-    sigma, per = opendp_sigma(grad_clip * math.sqrt(steps / 2.0), lambda s: ssp_charge(s, m * d, sens),
-                              beta / steps)
+    sigma, per = opendp_sigma(grad_clip * math.sqrt(steps / 2.0), lambda s: ssp_charge(s, m * d, sens), beta / steps)
     if ledger is not None:
         for t in range(steps):
             ledger.charge(LedgerEntry("gd-step", per, sigma=sigma, round=t, params={"sens": sens, "size": m * d}))
@@ -197,4 +202,3 @@ def weighted_noisy_gd(
             acc += theta
             nacc += 1
     return acc / nacc
-

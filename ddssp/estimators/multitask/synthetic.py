@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from ddssp.errors import DDSSPError
 from ddssp.dp import clip_rows
+from ddssp.errors import DDSSPError
 from ddssp.estimators.multitask.model import MultiTaskData
 
 
