@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddssp.data.columns import INFER_MISSING_LABEL
 from ddssp.errors import DataError, DDSSPError, SchemaError
 from ddssp.types import Domain
 
@@ -232,7 +233,9 @@ class Encoding:
             # levels that are not a class: the column's '<other>' level (labels that were not
             # released) and its empty-cell level; coded 0, the middle of -1/+1, so they pull
             # towards neither class
-            extra = sorted({i for i in (col.missing_code, col.na_code) if i is not None})
+            # (an empty-cell level that is a real label, e.g. a discovered column's median bin, stays a class)
+            na_own = col.na is not None and col.na == INFER_MISSING_LABEL
+            extra = sorted({i for i in (col.missing_code, col.na_code if na_own else None) if i is not None})
             real = [i for i in range(m) if i not in extra]
             if len(real) != 2:
                 raise SchemaError(
