@@ -25,6 +25,10 @@ _LAZY = {
     "read_table": "ddssp.data.tables",
     "ReadOptions": "ddssp.pipeline",
     "DiscoveryOptions": "ddssp.pipeline",
+    "DDSSPLinearRegression": "ddssp.estimators.ddssp",
+    "DDSSPLogisticRegression": "ddssp.estimators.ddssp",
+    "evaluate": "ddssp.report",
+    "QualityReport": "ddssp.report",
 }
 
 __all__ = ["__version__", "release", "Release", *_LAZY]

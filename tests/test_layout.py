@@ -2,12 +2,12 @@
 
 Layers, lowest first (a module may import its own layer and any layer below it):
 
-    errors, _lazy, _version, jaxconf, types  (leaves: import nothing of ddssp but each other)
+    errors, _lazy, _version, jaxconf, types, progress  (leaves: import nothing of ddssp but each other)
     data, dp                        (reading data; DP primitives: import only the leaves)
     marginals                       (workloads, the junction-tree model, AIM)
     releasefile                     (the release file: model, format, bounded reading, self-check, signing)
     pipeline, estimators            (making a release from data; DD-SSP and the other DP regressions)
-    bench                           (the spec runner and experiment kinds)
+    bench, report                   (the spec runner and experiment kinds; the data holder's quality report)
     commands, cli, __init__         (the CLI; the package's public names)
 
 data and dp are independent of each other, and so are pipeline and estimators; the CLI modules
@@ -34,6 +34,7 @@ RANK = {
     "_version": 0,
     "jaxconf": 0,
     "types": 0,
+    "progress": 0,
     "data": 1,
     "dp": 1,
     "marginals": 2,
@@ -41,6 +42,7 @@ RANK = {
     "pipeline": 4,
     "estimators": 4,
     "bench": 5,
+    "report": 5,
     "commands": 6,
     "cli": 6,
     "__main__": 6,

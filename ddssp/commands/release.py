@@ -256,7 +256,7 @@ def run(args) -> int:
 
     check_dataset_name(args.dataset_name)
     schema, cat = load_declared(decl, args.categorical)
-    from ddssp.commands.progress import PhaseProgress
+    from ddssp.progress import PhaseProgress
 
     progress = PhaseProgress(quiet=args.quiet, verbose=args.verbose)
     try:

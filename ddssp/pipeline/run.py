@@ -5,9 +5,12 @@ This is the only step of ddssp that reads the sensitive data.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
-from collections.abc import Callable, Sequence
+import re
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -58,6 +61,7 @@ def release(
     spark_master: str | None = None,
     read: ReadOptions | None = None,
     discovery: DiscoveryOptions | None = None,
+    progress: bool | None = None,
 ) -> Release:
     """Run AIM on ``data`` and return the release; the budget (eps, delta) is converted to zCDP and
     spent in full.
@@ -114,6 +118,10 @@ def release(
         How a table given by path is read; not together with its flat keywords.
     discovery : DiscoveryOptions, optional
         How undeclared columns are discovered; not together with its flat keywords.
+    progress : bool, optional
+        Show the phases and AIM's rounds on stderr: by default when stderr is a terminal or the
+        call runs in a Jupyter notebook, never in a log; ``False`` never, ``True`` always. Ignored
+        when ``callback`` is given (the caller then shows progress itself).
 
     Returns
     -------
@@ -127,6 +135,111 @@ def release(
     SchemaError
         For data that does not fit the schema, or a schema that cannot be planned.
     """
+    args = dict(locals())
+    del args["progress"]
+    context: dict[str, Any] = {}
+    with _warnings_once(context), _progress(progress, callback) as cb:
+        args["callback"] = cb
+        return _release(context=context, **args)
+
+
+@contextlib.contextmanager
+def _progress(progress: bool | None, callback: Callable | None) -> Iterator[Callable | None]:
+    """AIM's callback: the caller's, or a :class:`~ddssp.progress.PhaseProgress` bar when wanted."""
+    if callback is not None or progress is False:
+        yield callback
+        return
+    from ddssp.progress import PhaseProgress
+
+    with PhaseProgress(live=True if progress else None) as bar:
+        yield bar.aim
+
+
+_ONE_LINE = "{category}: {message}\n"
+
+
+def _one_line(message, category, filename, lineno, line=None):  # noqa: ARG001
+    return _ONE_LINE.format(category=category.__name__, message=message)
+
+
+@contextlib.contextmanager
+def _warnings_once(context: dict[str, Any]) -> Iterator[None]:
+    """Show each distinct warning of one release once, after the run, as one line without a source
+    line (unless the caller has its own ``warnings.formatwarning``, like the CLI). Filters set by the
+    caller still decide what is shown. A clipping note names the range as discovered or declared."""
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        _show_once(caught, context.get("discovered", set()))
+
+
+def _show_once(caught: list[warnings.WarningMessage], discovered: set[str]) -> None:
+    """Re-emit the distinct warnings of ``caught`` (see :func:`_warnings_once`)."""
+    seen: set[tuple[type, str]] = set()
+    own = warnings.formatwarning is getattr(warnings, "_formatwarning_orig", None)
+    if own:
+        warnings.formatwarning = _one_line
+    try:
+        for w in caught:
+            text = str(w.message)
+            m = re.match(r"column '([^']*)':", text)
+            if m and "(declared, or discovered under DP)" in text:
+                how = "discovered under DP" if m.group(1) in discovered else "declared"
+                text = text.replace("(declared, or discovered under DP)", f"({how})")
+            key = (w.category, text)
+            if key in seen:
+                continue
+            seen.add(key)
+            ours = w.category.__module__.startswith("ddssp")
+            warnings.warn_explicit(
+                text,
+                w.category,
+                "ddssp" if ours else w.filename,
+                0 if ours else w.lineno,
+                module="ddssp" if ours else None,
+                registry={},
+            )
+    finally:
+        if own:
+            warnings.formatwarning = warnings._formatwarning_orig  # type: ignore[attr-defined]
+
+
+def _release(
+    data: Any,
+    schema: Any,
+    *,
+    context: dict[str, Any],
+    eps: float,
+    delta: float,
+    target: str | None,
+    workload: Any,
+    max_cells: int | None,
+    max_model_size: float,
+    seed: int | np.random.Generator | None,
+    rounds: int | None,
+    iters: int | None,
+    callback: Callable[[Any], None] | None,
+    encoded: bool,
+    engine: str,
+    insecure_seed: int | None,
+    discover: bool | None,
+    discovery_share: float,
+    categorical: Sequence[str],
+    numeric: Sequence[str],
+    bins: int | None,
+    max_levels: int | None,
+    accept_draft_schema: bool,
+    plan: SchemaPlan | None,
+    backend: str | None,
+    csv_options: Any,
+    memory_limit: str | None,
+    spark_master: str | None,
+    read: ReadOptions | None,
+    discovery: DiscoveryOptions | None,
+) -> Release:
     from ddssp.data.counting import count_marginals, default_backend, table_columns
     from ddssp.marginals.aim import run_aim
 
@@ -175,6 +288,7 @@ def release(
             noise=noise,
         )
     schema = plan.schema
+    context["discovered"] = set(plan.discovered)
     if plan.dropped and isinstance(data, pd.DataFrame) and not encoded:  # columns discovery left out
         data = data[[c for c in data.columns if str(c) not in plan.dropped]]
     if target is not None:

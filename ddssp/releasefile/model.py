@@ -174,6 +174,34 @@ class Release:
         """``rows`` synthetic records decoded to the schema's labels / numeric representatives."""
         return self.schema.decode(self.synthesize_codes(rows, seed))
 
+    def sample(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
+        """``rows`` synthetic records as a DataFrame in the data's own labels and values.
+
+        The name synthetic-data libraries use (SDV, smartnoise-synth, synthcity); the same as
+        :meth:`synthesize`. Sampling is post-processing: it costs no privacy.
+
+        Parameters
+        ----------
+        rows : int
+            Number of records.
+        seed : int or numpy.random.Generator, optional
+            Makes the draw reproducible.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One column per schema column, in schema order.
+        """
+        return self.synthesize(rows, seed)
+
+    def __repr__(self) -> str:
+        k = len(self.schema.names)
+        insecure = "" if self.stamp is None else f", {self.stamp}"
+        return (
+            f"<ddssp Release: eps={self.eps:g}, delta={self.delta:g}, {k} columns, "
+            f"{len(self.measurements)} noisy marginals, schema {self.schema_status}{insecure}>"
+        )
+
     def summary(self) -> dict[str, Any]:
         """What was released, at what cost (the ``inspect`` view)."""
         by_clique: dict[tuple[str, ...], list[float]] = {}

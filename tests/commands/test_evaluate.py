@@ -10,8 +10,8 @@ import pytest
 
 from ddssp.bench import ci_coverage as cc
 from ddssp.cli import main
-from ddssp.commands.evaluate import BANNER, evaluate, tv
 from ddssp.pipeline import release
+from ddssp.report import BANNER, compare, tv
 
 pytest.importorskip("matplotlib")
 
@@ -36,7 +36,7 @@ def test_tv():
 
 def test_evaluate_values(files):
     _, codes, rel = files
-    res = evaluate(rel, codes, target="y", features=cc.FEATURES)
+    res = compare(rel, codes, target="y", features=cc.FEATURES)
     assert len(res["two_way"]) == 15 and res["rows_data"] == 5000
     tvs = [p["tv"] for p in res["two_way"]]
     assert all(0 <= t <= 1 for t in tvs) and tvs == sorted(tvs, reverse=True)
@@ -83,3 +83,45 @@ def test_cli_bad_target(files, capsys):
     err = capsys.readouterr().err
     assert "ddssp: error:" in err and "nope" in err
     assert not (d / "r2.html").exists()
+
+
+def test_report_object_equals_cli(files, capsys):
+    """``ddssp.evaluate`` (the notebook path) gives the same scores as the CLI report's JSON."""
+    import pandas as pd
+
+    import ddssp
+
+    d, _, rel = files
+    argv = ["evaluate", str(d / "pop.release"), str(d / "pop.csv"), "-o", str(d / "r3.html"), "--json"]
+    argv += ["--target", "z", "--features", ",".join(cc.FEATURES)]
+    assert main(argv) == 0
+    cli = json.loads(capsys.readouterr().out)
+    report = ddssp.evaluate(rel, pd.read_csv(d / "pop.csv"), target="z", features=cc.FEATURES)
+    assert report.two_way_tv == pytest.approx(cli["two_way_mean_tv"], abs=1e-12)
+    assert report.max_two_way_tv == pytest.approx(cli["two_way_max_tv"], abs=1e-12)
+    for c, row in zip(report.columns["column"], report.columns["tv"]):
+        assert row == pytest.approx(cli["one_way"][c]["tv"], abs=1e-12)
+    assert list(report.pairs["tv"]) == pytest.approx([p["tv"] for p in cli["two_way"]], abs=1e-12)
+    assert list(report.regression["release"]) == pytest.approx(
+        [c["release"] for c in cli["regression"]["coefficients"]], abs=1e-12
+    )
+    assert report.get_score() == pytest.approx(1 - cli["two_way_mean_tv"])
+    # a path gives the same report as the frame; every view says it is not for publication
+    assert ddssp.evaluate(d / "pop.release", d / "pop.csv").two_way_tv == pytest.approx(report.two_way_tv)
+    assert BANNER in report._repr_html_() and "NOT FOR PUBLICATION" in repr(report)
+    assert report.to_dict()["not_for_publication"] is True
+    page = report.to_html(d / "obj.html")
+    assert (d / "obj.html").read_text() == page and page.count(BANNER) == 2
+    with pytest.raises(ddssp.DDSSPError):
+        report.to_html(d / "obj.html")  # no silent overwrite
+
+
+def test_report_rejects_unknown_column(files):
+    import pandas as pd
+
+    import ddssp
+
+    d, _, rel = files
+    df = pd.read_csv(d / "pop.csv").assign(extra=1)
+    with pytest.raises(ddssp.DDSSPError, match="extra"):
+        ddssp.evaluate(rel, df.drop(columns=["x1"]))

@@ -4,8 +4,9 @@ On a terminal each phase is a line that ticks its elapsed time (reading, discove
 final fit, writing); AIM's rounds are a bar over the privacy budget spent, since the number of
 rounds is not known in advance (a round's share of the budget shrinks when the run anneals) but
 the budget always ends fully spent. The bar's estimate of the time left covers the rounds only, not
-the final fit that follows them, and says so. When stderr is not a terminal (a log file) nothing is
-shown, or with ``verbose`` one line per finished phase.
+the final fit that follows them, and says so. In a Jupyter notebook the same bars are drawn by
+``tqdm.auto``. When stderr is neither a terminal nor a notebook (a log file) nothing is shown, or with
+``verbose`` one line per finished phase.
 """
 
 from __future__ import annotations
@@ -14,6 +15,26 @@ import sys
 import threading
 import time
 from typing import Any, TextIO
+
+
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (where stderr is not a terminal but bars are wanted)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None or "ipykernel" not in sys.modules:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except AttributeError:
+        return False
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _tqdm():
+    if in_notebook():
+        from tqdm.auto import tqdm
+    else:
+        from tqdm import tqdm
+    return tqdm
 
 
 def _seconds(t: float) -> str:
@@ -25,16 +46,20 @@ class PhaseProgress:
 
     ``start(name)`` ends the current phase and begins another; ``aim`` is the callback of
     :func:`ddssp.marginals.aim.run_aim` (it starts the counting, rounds and final-fit phases);
-    ``close()`` ends the last phase. Safe to use as a context manager.
+    ``close()`` ends the last phase. Safe to use as a context manager. ``live`` forces the bars on
+    (True) or off (False); by default they are shown on a terminal and in a Jupyter notebook.
     """
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False, verbose: bool = False):
+    def __init__(
+        self, stream: TextIO | None = None, *, quiet: bool = False, verbose: bool = False, live: bool | None = None
+    ):
         self.stream = sys.stderr if stream is None else stream
         try:
             tty = bool(self.stream.isatty())
         except (AttributeError, ValueError):
             tty = False
-        self.live = tty and not quiet
+        notebook = stream is None and in_notebook()
+        self.live = ((tty or notebook) if live is None else live) and not quiet
         self.log = (not tty) and verbose and not quiet
         self.phase: str | None = None
         self._t = 0.0
@@ -47,8 +72,7 @@ class PhaseProgress:
         self.end()
         self.phase, self._t, self._detail = name, time.perf_counter(), ""
         if self.live:
-            from tqdm import tqdm
-
+            tqdm = _tqdm()
             self._bar = tqdm(total=None, desc=name, file=self.stream, bar_format="{desc}: {elapsed}", leave=True)
             self._stop = threading.Event()
             threading.Thread(target=self._tick, args=(self._bar, self._stop), daemon=True).start()
@@ -114,7 +138,7 @@ class PhaseProgress:
 
 
 def _bar_class():
-    from tqdm import tqdm
+    tqdm = _tqdm()
 
     class Bar(tqdm):
         """tqdm with an ``info`` field in the bar format (tqdm's own postfix starts with ", ")."""

@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 import re
 
-from ddssp.commands.progress import PhaseProgress
 from ddssp.marginals.aim import AIMProgress
+from ddssp.progress import PhaseProgress
 
 
 class _Terminal(io.StringIO):
@@ -70,7 +70,7 @@ def test_terminal_bar_is_by_budget_with_elapsed_time_and_no_round_cap():
 def _small_table(tmp_path):
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2] / "examples"
+    root = Path(__file__).resolve().parents[1] / "examples"
     lines = (root / "census.csv").read_text().splitlines()[:1501]
     data = tmp_path / "t.csv"
     data.write_text("\n".join(lines) + "\n")

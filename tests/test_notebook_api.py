@@ -1,0 +1,110 @@
+"""The notebook path: top-level names, a quiet-but-informative release, ``sample``, a useful repr."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ddssp
+from ddssp.data.encoding import ClipWarning
+from ddssp.progress import PhaseProgress
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(0)
+    n = 3000
+    age = rng.normal(40, 12, n).round()
+    age[:40] = 500  # far outside what discovery will find: clipped, with a local note
+    return pd.DataFrame(
+        {
+            "age": age,
+            "group": rng.choice(["a", "b", "c"], n),
+            "y": (rng.random(n) < 0.3).astype(int),
+        }
+    )
+
+
+def test_top_level_names_are_lazy():
+    code = (
+        "import sys, ddssp\n"
+        "names = ['release', 'Release', 'DDSSPLinearRegression', 'DDSSPLogisticRegression', 'evaluate']\n"
+        "assert all(n in ddssp.__all__ for n in names)\n"
+        "heavy = [m for m in ('jax', 'opendp', 'duckdb', 'matplotlib') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+    from ddssp.report import evaluate
+
+    assert ddssp.DDSSPLinearRegression is DDSSPLinearRegression
+    assert ddssp.DDSSPLogisticRegression is DDSSPLogisticRegression
+    assert ddssp.evaluate is evaluate
+
+
+def test_release_warns_once_in_one_line(frame):
+    shown = io.StringIO()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        shown.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = show
+        rel = ddssp.release(frame, eps=2.0, seed=0, rounds=20, progress=False)
+    lines = [ln for ln in shown.getvalue().splitlines() if ln]
+    clips = [ln for ln in lines if ln.startswith("ClipWarning: column 'age'")]
+    assert len(clips) == 1, lines  # once, one line, no file:line prefix, no source line
+    assert "(discovered under DP)" in clips[0] and "declared" not in clips[0]
+    assert all(not ln.startswith(" ") for ln in lines)
+    assert warnings.formatwarning is warnings._formatwarning_orig  # restored for other libraries
+    assert rel.eps == 2.0
+
+
+def test_declared_range_is_called_declared(frame):
+    schema = ddssp.Schema.from_dict(
+        {
+            "format": "ddssp-schema/1",
+            "columns": [
+                {"name": "age", "kind": "numeric", "edges": [0, 20, 40, 60, 80, 100], "bounds": [0, 100]},
+                {"name": "group", "kind": "categorical", "levels": ["a", "b", "c"]},
+                {"name": "y", "kind": "numeric", "values": [0, 1], "bounds": [0, 1]},
+            ],
+        }
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ddssp.release(frame, schema, eps=1.0, seed=0, rounds=20, progress=False)
+    clip = [str(w.message) for w in caught if issubclass(w.category, ClipWarning)]
+    assert len(clip) == 1 and "(declared)" in clip[0]
+
+
+def test_progress_auto_is_silent_off_a_terminal(frame, capfd):
+    ddssp.release(frame[["group", "y"]], eps=1.0, seed=0, rounds=20)
+    assert capfd.readouterr().err == ""  # stderr is not a terminal here: nothing drawn
+
+
+def test_progress_forced_on():
+    log = io.StringIO()
+    p = PhaseProgress(log, live=True)
+    p.start("reading")
+    p.close()
+    assert "reading" in log.getvalue()
+    q = PhaseProgress(io.StringIO(), live=False, verbose=False)
+    assert not q.live
+
+
+def test_sample_is_synthesize_and_repr_is_short(frame):
+    rel = ddssp.release(frame[["group", "y"]], eps=1.0, seed=0, rounds=20, progress=False)
+    a, b = rel.sample(200, seed=3), rel.synthesize(200, seed=3)
+    pd.testing.assert_frame_equal(a, b)
+    assert list(a.columns) == ["group", "y"] and len(a) == 200
+    r = repr(rel)
+    assert r.startswith("<ddssp Release: eps=1") and len(r) < 200 and "values=" not in r
