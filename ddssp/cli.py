@@ -25,6 +25,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("bench", "ddssp.commands.bench"),
     ("schema", "ddssp.commands.schema"),
     ("fit", "ddssp.commands.fit"),
+    ("predict", "ddssp.commands.predict"),
     ("evaluate", "ddssp.commands.evaluate"),
 ]
 

@@ -108,3 +108,29 @@ def test_sample_is_synthesize_and_repr_is_short(frame):
     assert list(a.columns) == ["group", "y"] and len(a) == 200
     r = repr(rel)
     assert r.startswith("<ddssp Release: eps=1") and len(r) < 200 and "values=" not in r
+
+
+def test_fit_with_ci_in_one_call_and_unmeasured_pairs_flagged():
+    rng = np.random.default_rng(5)
+    n = 4000
+    x = rng.integers(0, 3, n)
+    frame = pd.DataFrame(
+        {
+            "x": np.array(["a", "b", "c"])[x],
+            "noise1": rng.choice(["p", "q"], n),
+            "noise2": rng.choice(["u", "v", "w"], n),
+            "y": (rng.random(n) < 0.2 + 0.25 * x).astype(int),
+        }
+    )
+    rel = ddssp.release(frame, eps=1.0, seed=0, rounds=16, progress=False)
+    clf = ddssp.DDSSPLogisticRegression().fit(rel, target="y", ci=0.9, boot=5, seed=1)
+    tab = clf.coef_table()
+    assert {"coef", "unit", "coef_scaled", "measured", "stderr", "ci_low", "ci_high"} <= set(tab.columns)
+    measured = {frozenset(m.clique) for m in rel.measurements}
+    for name, row in tab.iloc[1:].iterrows():
+        col = name.split("=", 1)[0]
+        assert row["measured"] == any({col, "y"} <= m for m in measured)
+        if row["measured"]:
+            assert row["ci_low"] <= row["coef"] <= row["ci_high"]
+    with pytest.raises(ddssp.DDSSPError, match="ci=0.95"):
+        ddssp.DDSSPLogisticRegression().fit(rel, target="y", boot=5)

@@ -480,7 +480,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     def score(model, encoding=None, X=None) -> dict[str, float]:
         encoding = encoding or enc
         X = X_test if X is None else X
-        pred = model.decision_function(X) if task == "logistic" else model.predict(X)
+        pred = model.decision_function(X)  # the encoded scale for every estimator
         if s["raw"]:
             if task == "linear":
                 ok = np.isfinite(y_truth)

@@ -17,8 +17,8 @@ EXAMPLES = """
 """
 
 
-def add_arguments(p) -> None:
-    p.add_argument("release", help="release file written by `ddssp release`")
+def add_model_arguments(p) -> None:
+    """The regression's options, shared by `fit` and `predict`."""
     model_group(p).add_argument("--target", required=True, help="target column")
     model_group(p).add_argument(
         "--model", choices=["linear", "logistic"], default="linear", help="regression model (default linear)"
@@ -42,6 +42,11 @@ def add_arguments(p) -> None:
         dest="R",
         help="logistic only: Chebyshev approximation range [-R, R] (default 6)",
     )
+
+
+def add_arguments(p) -> None:
+    p.add_argument("release", help="release file written by `ddssp release`")
+    add_model_arguments(p)
     output_group(p).add_argument("--json", action="store_true", help="print the result as JSON")
     intervals_group(p).add_argument(
         "--ci",
@@ -168,19 +173,43 @@ def _finite_or_none(v) -> float | None:
 
 
 def result_dict(est, model: str) -> dict:
+    """Everything the fit says, as JSON: the coefficients in data units and on the encoded scale,
+    and for every feature and the target the public schema entry (levels, bin edges and the
+    representative values a bin stands for) that a prediction needs."""
+    tab = est.coef_table()
+    enc = est.encoding_
     out = {
         "model": model,
         "target": est.target_,
         "n": est.n_,
-        "intercept": est.intercept_,
-        "coef": {n: float(v) for n, v in zip(est.feature_names_in_, est.coef_)},
-        "encoding": est.encoding_.describe(),
+        "intercept": est.intercept_data_,
+        "coef": {n: float(v) for n, v in zip(est.feature_names_in_, est.coef_data_)},
+        "intercept_scaled": est.intercept_,
+        "coef_scaled": {n: float(v) for n, v in zip(est.feature_names_in_, est.coef_)},
+        "coefficients": [
+            {
+                "name": str(name),
+                "coef": float(r["coef"]),
+                "unit": r["unit"],
+                "coef_scaled": float(r["coef_scaled"]),
+                "pair_measured": bool(r["measured"]),
+                **{k: _finite_or_none(r[k]) for k in ("stderr", "ci_low", "ci_high") if k in tab.columns},
+            }
+            for name, r in tab.iterrows()
+        ],
+        "encoding": enc.describe(),
+        "columns": {c: _column_entry(est.schema_.column(c)) for c in [*enc.features, enc.target]},
+        "how_to_predict": (
+            "map each raw value to its column's level (categorical) or to the representative value of "
+            "its bin (numeric: 'values' of the column, bins by 'edges'); the prediction is intercept + "
+            "sum of coef x value for numeric features + coef of each 'column=level' term that matches"
+            + ("; that is the log-odds of the positive class" if model == "logistic" else " (target units)")
+        ),
         "privacy": est.privacy_.to_dict(entries=False),
     }
     if hasattr(est, "ci_table_"):
-        tab = est.conf_int()
         out["ci"] = dict(est.ci_info_)
-        out["coefficients"] = [
+        out["coefficients_scaled"] = [
             {
                 "name": str(r.name),
                 "estimate": float(r.estimate),
@@ -191,30 +220,36 @@ def result_dict(est, model: str) -> dict:
                 "stderr_sampling": float(r.stderr_sampling),
                 "pair_measured": bool(r.pair_measured),
             }
-            for r in tab.itertuples(index=False)
+            for r in est.conf_int().itertuples(index=False)
         ]
     if model == "logistic":
         out["positive_class"] = est.target_labels_[1]
         out["chebyshev"] = {"R": est.R, "coef": [float(b) for b in est.chebyshev_coef_]}
     else:
-        out["target_scale"] = "target level values rescaled linearly to [-1, 1]"
+        a, _, c, d, _ = est._units()
+        out["target_scale"] = {
+            "scaled": "y_scaled = (y - centre) / half_range, in [-1, 1]",
+            "centre": d,
+            "half_range": c,
+        }
     return out
 
 
-def coefficient_frame(est):
-    """The coefficient table (name, estimate[, stderr, ci_low, ci_high]) as a DataFrame."""
-    import pandas as pd
+def _column_entry(col) -> dict:
+    """The column's public schema entry, with the representative value of every level or bin spelled
+    out (a binned column's defaults are not stored in its schema entry)."""
+    d = dict(col.to_dict())
+    vals = getattr(col, "values", None)
+    if vals is not None:
+        d["values"] = [None if v != v else float(v) for v in vals]
+    return d
 
-    if hasattr(est, "ci_table_"):
-        return est.conf_int()[
-            ["name", "estimate", "stderr", "ci_low", "ci_high", "stderr_dp", "stderr_sampling", "pair_measured"]
-        ]
-    return pd.DataFrame(
-        {
-            "name": ["intercept"] + list(est.feature_names_in_),
-            "estimate": [est.intercept_] + [float(v) for v in est.coef_],
-        }
-    )
+
+def coefficient_frame(est):
+    """The coefficient table as a DataFrame: name, coef (data units), unit, coef_scaled,
+    pair_measured, and with intervals stderr, ci_low, ci_high (data units)."""
+    tab = est.coef_table().rename(columns={"measured": "pair_measured"}).reset_index()
+    return tab
 
 
 def _num(v: float) -> float:
@@ -252,11 +287,13 @@ def run(args) -> int:
     print(f"  n (model total) = {res['n']:.1f}; release privacy: {cost or 'unknown'} (the fit is post-processing)")
     if args.model == "logistic":
         print(
-            f"  positive class: {res['target']} = {res['positive_class']!r}; Chebyshev degree 2 on [-{est.R:g}, {est.R:g}]"
+            f"  positive class: {res['target']} = {res['positive_class']!r}; coefficients in log-odds; "
+            f"Chebyshev degree 2 on [-{est.R:g}, {est.R:g}]"
         )
     else:
-        print("  target rescaled to [-1, 1]; numeric features in [-1, 1]; categorical one-hot (first level dropped)")
-    if "coefficients" in res:
+        print(f"  coefficients in the units of {res['target']!r} per unit of each numeric feature")
+    ci = "ci" in res
+    if ci:
         info = res["ci"]
         parts = []
         if info.get("bootstrap") == "mechanism":
@@ -273,26 +310,30 @@ def run(args) -> int:
             + "; ".join(parts)
             + f"; {info['seconds']:.1f} s"
         )
-        rows = res["coefficients"]
-        width = max(len(r["name"]) for r in rows + [{"name": "feature"}])
+    rows = res["coefficients"]
+    width = max(len(r["name"]) for r in rows + [{"name": "feature"}])
+    uw = max(len(r["unit"]) for r in rows + [{"unit": "unit"}])
+    head = f"  {'feature':<{width}}  {'coef':>12}  {'unit':<{uw}}"
+    if ci:
         lo, hi = f"[{(1 - info['level']) / 2:.3g}", f"{(1 + info['level']) / 2:.3g}]"
-        print(f"  {'feature':<{width}}  {'coef':>11}  {'std err':>10}  {lo:>11}  {hi:>11}")
+        head += f"  {'std err':>10}  {lo:>11}  {hi:>11}"
+    print(head + f"  {'scaled':>10}")
 
-        def end(v):
-            return f"{'unbounded':>11}" if v is None else f"{_num(v):>11.6f}"
+    def end(v):
+        return f"{'unbounded':>11}" if v is None else f"{_num(v):>11.6g}"
 
-        for r in rows:
-            flag = "" if r["pair_measured"] else "  * pair with the target not measured (imputed)"
-            print(
-                f"  {r['name']:<{width}}  {_num(r['estimate']):>11.6f}  {r['stderr']:>10.6f}  "
-                f"{end(r['ci_low'])}  {end(r['ci_high'])}{flag}"
-            )
-    else:
-        rows = [("intercept", res["intercept"])] + list(res["coef"].items())
-        width = max(len(n) for n, _ in rows)
-        print(f"  {'feature':<{width}}  {'coef':>12}")
-        for n, v in rows:
-            print(f"  {n:<{width}}  {_num(v):>12.6f}")
+    for r in rows:
+        line = f"  {r['name']:<{width}}  {_num(r['coef']):>12.6g}  {r['unit']:<{uw}}"
+        if ci:
+            se = "" if r.get("stderr") is None else f"{r['stderr']:.4g}"
+            line += f"  {se:>10}  {end(r.get('ci_low'))}  {end(r.get('ci_high'))}"
+        line += f"  {_num(r['coef_scaled']):>10.4f}"
+        print(line + ("" if r["pair_measured"] else "  *"))
+    if not all(r["pair_measured"] for r in rows):
+        print(
+            "  * no released marginal holds this feature together with the target: the model imputed the "
+            "pair (often as independence, coefficient 0); `ddssp release --target` favours pairs with the target"
+        )
     if out_path is not None:
         print(f"  coefficient table written to {out_path}")
     return 0

@@ -35,7 +35,14 @@ from numpy.polynomial import Chebyshev, Polynomial
 from ddssp.dp import Ledger, PrivacyRecord
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPClassifier, DPRegressor, as_matrix
-from ddssp.estimators.suffstats import INTERCEPT, Encoding, SuffStats, check_source, sufficient_statistics
+from ddssp.estimators.suffstats import (
+    INTERCEPT,
+    Encoding,
+    SuffStats,
+    _level_values,
+    check_source,
+    sufficient_statistics,
+)
 
 #: relative eigenvalue tolerance: |lambda| <= _EIG_TOL * max|lambda| counts as zero
 _EIG_TOL = 1e-11
@@ -220,13 +227,119 @@ class _DDSSPMixin:
         self.target_ = enc.target
         self.privacy_ = source_privacy(source)
         self.schema_ = source.schema
+        self._source_measurements = getattr(source, "measurements", None)
 
-    def coef_table(self) -> pd.Series:
-        """Coefficients by encoded name, intercept first."""
+    def _units(self) -> tuple[np.ndarray, np.ndarray, float, float, list[str]]:
+        """The map from encoded coefficients to the data's units.
+
+        A numeric feature enters X as ``a * v + b`` (its level values v rescaled to [-1, 1]); a
+        linear target as ``(y - d) / c``. So in data units a coefficient is ``c * a * beta`` per unit
+        of the feature (per level, vs the first, for one-hot terms: a = 1, b = 0) and the intercept is
+        ``c * (beta_0 + sum b * beta) + d``. Logistic: c = 1, d = 0 (log-odds of the second class).
+        Returns (a, b, c, d, unit descriptions) for the non-intercept coefficients.
+        """
+        enc: Encoding = self.encoding_
+        a, b, unit = [], [], []
+        for att in enc.attributes:
+            if att.how == "numeric" and att.width:
+                vals = _level_values(self.schema_.column(att.column))
+                finite = vals[np.isfinite(vals)]
+                lo, hi = float(finite.min()), float(finite.max())
+                slope = 2.0 / (hi - lo) if hi > lo else 0.0
+                a.append(slope)
+                b.append(-1.0 - lo * slope)
+                unit.append(f"per 1 {att.column}")
+            else:
+                first = self._first_label(att.column)
+                for _ in att.names:
+                    a.append(1.0)
+                    b.append(0.0)
+                    unit.append(f"vs {att.column}={first}")
+        c, d = 1.0, 0.0
+        if enc.kind == "linear":
+            vals = _level_values(self.schema_.column(enc.target))
+            lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
+            c, d = (hi - lo) / 2.0, (hi + lo) / 2.0
+        return np.array(a, dtype=float), np.array(b, dtype=float), c, d, unit
+
+    def _first_label(self, column: str) -> str:
+        labels = getattr(self.schema_.column(column), "labels", None)
+        return str(labels[0]) if labels else "0"
+
+    @property
+    def coef_data_(self) -> np.ndarray:
+        """Coefficients in the data's units: per unit of a numeric feature, per level of a categorical
+        one (vs its first level); for a linear model in the target's units, for a logistic one in
+        log-odds of the second class."""
         self._check_fitted()  # type: ignore[attr-defined]
-        return pd.Series(
-            np.concatenate([[self.intercept_], self.coef_]), index=[INTERCEPT] + list(self.feature_names_in_)
+        a, _, c, _, _ = self._units()
+        return c * a * self.coef_
+
+    @property
+    def intercept_data_(self) -> float:
+        """The intercept in the data's units (the prediction when every numeric feature is 0 and
+        every categorical one at its first level)."""
+        self._check_fitted()  # type: ignore[attr-defined]
+        _, b, c, d, _ = self._units()
+        return float(c * (self.intercept_ + float(b @ self.coef_)) + d)
+
+    def coef_table(self) -> pd.DataFrame:
+        """The coefficients as a table, intercept first, indexed by encoded name.
+
+        Columns: ``coef`` (data units, see :attr:`coef_data_`), ``unit``, ``coef_scaled`` (on the
+        encoded scale the model was solved on), ``measured`` (False when no released measurement
+        covers the (feature, target) pair: the model imputed it, and such a coefficient is often
+        exactly 0); after ``fit(..., ci=level)`` also ``stderr``, ``ci_low`` and ``ci_high`` in data
+        units (for the intercept only when no numeric feature shifts it: else NaN).
+        """
+        self._check_fitted()  # type: ignore[attr-defined]
+        a, b, c, _, unit = self._units()
+        names = [INTERCEPT] + list(self.feature_names_in_)
+        out = pd.DataFrame(
+            {
+                "coef": np.concatenate([[self.intercept_data_], self.coef_data_]),
+                "unit": ["intercept"] + unit,
+                "coef_scaled": np.concatenate([[self.intercept_], self.coef_]),
+                "measured": self.pair_measured(),
+            },
+            index=pd.Index(names, name="name"),
         )
+        if hasattr(self, "ci_table_"):
+            tab = self.conf_int()
+            mult = np.concatenate([[c if not np.any(b) else np.nan], c * a])
+            shift = np.concatenate([[out["coef"].iloc[0] - c * self.intercept_], np.zeros(len(a))])
+            out["stderr"] = tab["stderr"].to_numpy() * np.abs(mult)
+            out["ci_low"] = tab["ci_low"].to_numpy() * mult + shift
+            out["ci_high"] = tab["ci_high"].to_numpy() * mult + shift
+        return out
+
+    def pair_measured(self) -> np.ndarray:
+        """Per coefficient (intercept first): is its (feature, target) pair inside a released
+        measurement? Always True for a source without measurements (exact marginals)."""
+        self._check_fitted()  # type: ignore[attr-defined]
+        return self._pair_measured(self._source_measurements)
+
+    def score(self, X: Any, y: Any, codes: bool = False) -> float:
+        """R^2 (linear, in the target's units) or accuracy (logistic) on a table ``X`` and its target ``y``.
+
+        ``y`` holds the target's own values (labels for a logistic model); with ``codes=True``, ``X``
+        and ``y`` hold the schema's integer codes.
+        """
+        self._check_fitted()  # type: ignore[attr-defined]
+        pred = self.predict(X, codes=codes)
+        if self.kind == "linear":
+            truth = np.asarray(y, dtype=float)
+            if codes:
+                truth = _level_values(self.schema_.column(self.target_))[truth.astype(int)]
+            ok = np.isfinite(truth)
+            resid = float(np.sum((truth[ok] - pred[ok]) ** 2))
+            total = float(np.sum((truth[ok] - truth[ok].mean()) ** 2))
+            return 1.0 - resid / total if total > 0 else float("nan")
+        truth = np.asarray(y)
+        if not codes:
+            frame = pd.DataFrame({self.target_: truth})
+            truth = self._codes_of(frame, [self.target_])[self.target_].to_numpy()
+        return float(np.mean(pred == truth))
 
     # ------------------------------------------------------------------ confidence intervals
     def fit_release(
@@ -390,10 +503,11 @@ class _DDSSPMixin:
 
     def _pair_measured(self, source) -> np.ndarray:
         """Per coefficient (intercept first): is its (feature column, target) pair inside a measured
-        clique of ``source``? True throughout for a source without measurements (exact marginals)."""
+        clique of ``source`` (or of a list of measurements)? True throughout for a source without
+        measurements (exact marginals)."""
         enc: Encoding = self.encoding_
         cols = ([None] if enc.intercept else []) + [a.column for a in enc.attributes for _ in a.names]
-        meas = getattr(source, "measurements", None)
+        meas = source if isinstance(source, list) or source is None else getattr(source, "measurements", None)
         if meas is None:
             return np.ones(len(cols) + (0 if enc.intercept else 1), dtype=bool)
         cliques = [set(m.clique) for m in meas]
@@ -560,11 +674,13 @@ class _DDSSPMixin:
         )
 
     def _codes(self, X: pd.DataFrame) -> pd.DataFrame:
+        return self._codes_of(X, self.encoding_.features)
+
+    def _codes_of(self, X: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
         """X[features] encoded to codes by the schema. A DataFrame always holds raw values (labels,
         numeric values); for a domain-file schema those are the codes themselves. Never guessed from
         dtypes: raw integers (e.g. ages) can fall inside a code range. Pass ``encoding_.transform(codes)``
         to predict from codes of a full schema."""
-        enc: Encoding = self.encoding_
         schema = self.schema_
         if not hasattr(schema, "encode"):
             raise DDSSPError("the table is not integer codes and the schema cannot encode raw values")
@@ -573,14 +689,14 @@ class _DDSSPMixin:
             if c not in full.columns:
                 col = schema.column(c)
                 full[c] = col.values[0] if getattr(col, "values", None) is not None else col.labels[0]
-        return schema.encode(full[list(schema.names)])[enc.features]
+        return schema.encode(full[list(schema.names)])[columns]
 
 
 class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
     """DD-SSP linear regression from a marginal source.
 
-    ``fit(source, target=...)``; the target is encoded in [-1, 1] (its level values rescaled), so
-    ``predict`` returns values on that scale (``predict_original`` maps them back).
+    ``fit(source, target=...)``; the target is encoded in [-1, 1] (its level values rescaled) for the
+    solve; ``predict`` returns the target's own units, ``decision_function`` the encoded scale.
 
     Parameters
     ----------
@@ -625,15 +741,43 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
         self.encoding = encoding
         self.psd = psd
 
-    def fit(self, source: Any, target: str | None = None) -> DDSSPLinearRegression:
+    def fit(
+        self, source: Any, target: str | None = None, *, ci: float | None = None, **ci_options: Any
+    ) -> DDSSPLinearRegression:
+        """Fit from a release (or any marginal source); with ``ci``, also intervals.
+
+        Parameters
+        ----------
+        source : Release or marginal source
+            The release (post-processing: no privacy cost), or e.g. ``ExactMarginals``.
+        target : str, optional
+            The target column (default: the release's ``target``).
+        ci : float, optional
+            Confidence level (e.g. 0.95): also standard errors and intervals, as
+            :meth:`fit_release` with ``ci_options`` (``boot``, ``seed``, ...).
+
+        Returns
+        -------
+        self
+        """
+        if ci is not None:
+            return self.fit_release(source, target, ci=ci, **ci_options)
+        if ci_options:
+            raise DDSSPError(f"{sorted(ci_options)} apply to intervals only: give ci=0.95 (or another level)")
         enc, stats = self._fit_stats(source, target)
         theta = self._solve(stats, enc)
         self._finish(theta, enc, stats, source)
         return self
 
+    def predict(self, X: Any, codes: bool = False) -> np.ndarray:
+        """Predictions in the target's own units, for a table of raw values (or of integer codes
+        with ``codes=True``) or an encoded matrix. :meth:`decision_function` gives them on the
+        encoded [-1, 1] scale the model was solved on."""
+        return self.encoding_.decode_target(self.decision_function(X, codes=codes))
+
     def predict_original(self, X: Any, codes: bool = False) -> np.ndarray:
-        """Predictions on the target's level-value scale (undoing the [-1, 1] rescaling)."""
-        return self.encoding_.decode_target(self.predict(X, codes=codes))
+        """The same as :meth:`predict` (predictions in the target's units)."""
+        return self.predict(X, codes=codes)
 
 
 class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
@@ -700,7 +844,29 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         self.encoding = encoding
         self.psd = psd
 
-    def fit(self, source: Any, target: str | None = None) -> DDSSPLogisticRegression:
+    def fit(
+        self, source: Any, target: str | None = None, *, ci: float | None = None, **ci_options: Any
+    ) -> DDSSPLogisticRegression:
+        """Fit from a release (or any marginal source); with ``ci``, also intervals.
+
+        Parameters
+        ----------
+        source : Release or marginal source
+            The release (post-processing: no privacy cost), or e.g. ``ExactMarginals``.
+        target : str, optional
+            The binary target column (default: the release's ``target``).
+        ci : float, optional
+            Confidence level (e.g. 0.95): also standard errors and intervals, as
+            :meth:`fit_release` with ``ci_options`` (``boot``, ``seed``, ...).
+
+        Returns
+        -------
+        self
+        """
+        if ci is not None:
+            return self.fit_release(source, target, ci=ci, **ci_options)
+        if ci_options:
+            raise DDSSPError(f"{sorted(ci_options)} apply to intervals only: give ci=0.95 (or another level)")
         if self.degree != 2:
             raise DDSSPError(
                 f"Chebyshev degree {self.degree!r} is not supported: DD-SSP from two-way marginals gives the "

@@ -254,9 +254,15 @@ class Encoding:
             return AttributeEncoding(c, "target", row, [c])
         how = how or self._default_how(c)
         if how != "numeric":
+            real = m - sum(i is not None for i in {col.missing_code, col.na_code})
+            if real == 2:
+                raise SchemaError(
+                    f"{c!r} is a two-level categorical target: fit a logistic regression "
+                    f"(--model logistic; DDSSPLogisticRegression in Python)"
+                )
             raise SchemaError(
-                f"linear regression needs a numeric target; {c!r} is categorical "
-                f"(declare it numeric to regress on its codes, e.g. --numeric {c})"
+                f"linear regression needs a numeric target; {c!r} is categorical with {real} levels "
+                f"(recode it to two levels for --model logistic, or regress on its level codes with --numeric {c})"
             )
         if m < 2:
             raise SchemaError(f"the target {c!r} has a single level; there is nothing to predict")

@@ -42,8 +42,10 @@ def test_fit_json_linear(fake_release, capsys):
     est = DDSSPLinearRegression().fit(src, target="y")
     assert out["model"] == "linear" and out["target"] == "y" and out["n"] == len(mixed_codes(seed=11))
     assert list(out["coef"]) == est.feature_names_in_
-    np.testing.assert_allclose(list(out["coef"].values()), est.coef_, rtol=1e-12)
-    assert out["intercept"] == pytest.approx(est.intercept_)
+    np.testing.assert_allclose(list(out["coef_scaled"].values()), est.coef_, rtol=1e-12)
+    np.testing.assert_allclose(list(out["coef"].values()), est.coef_data_, rtol=1e-12)
+    assert out["intercept_scaled"] == pytest.approx(est.intercept_)
+    assert out["intercept"] == pytest.approx(est.intercept_data_)
     assert out["privacy"]["details"] == {"post_processing": True}
     assert (out["privacy"]["eps"], out["privacy"]["delta"]) == (1.0, 1e-9) and "entries" not in out["privacy"]
 
@@ -73,7 +75,7 @@ def test_fit_json_logistic_with_options(fake_release, capsys):
         ridge=2.5, features=["age", "score", "color"], encoding={"score": "onehot", "color": "numeric"}
     ).fit(src, target="member")
     assert list(out["coef"]) == ["age", "score=2", "score=5", "score=9", "color"]
-    np.testing.assert_allclose(list(out["coef"].values()), est.coef_, rtol=1e-12)
+    np.testing.assert_allclose(list(out["coef_scaled"].values()), est.coef_, rtol=1e-12)
     assert out["positive_class"] == "yes"
     assert out["chebyshev"]["coef"][1] == pytest.approx(0.5)
 
@@ -85,6 +87,55 @@ def test_fit_table(fake_release, capsys):
     assert "intercept" in out and "color=green" in out and "eps=1" in out
     est_lines = [ln for ln in out.splitlines() if ln.strip().startswith("age ")]
     assert len(est_lines) == 1
+
+
+def test_fit_json_is_enough_to_predict(fake_release, capsys):
+    """From the JSON alone (schema entries + data-unit coefficients), raw rows give the estimator's
+    predictions."""
+    import pandas as pd
+
+    src, path, _ = fake_release
+    assert main(["fit", path, "--target", "y", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    codes = mixed_codes(50, seed=3)
+    raw = src.schema.decode(codes)
+    pred = np.full(len(raw), out["intercept"])
+    for c in out["coefficients"][1:]:
+        name = c["name"]
+        if c["unit"].startswith("per 1 "):
+            col = out["columns"][name]
+            edges, values = col.get("edges"), col.get("values")
+            x = pd.to_numeric(raw[name]).to_numpy(dtype=float)
+            if edges is not None:  # a raw value stands for its bin's representative value
+                x = np.asarray(values)[np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(values) - 1)]
+            pred += c["coef"] * x
+        else:
+            col, level = name.split("=", 1)
+            pred += c["coef"] * (raw[col].astype(str).to_numpy() == level)
+    est = DDSSPLinearRegression().fit(src, target="y")
+    np.testing.assert_allclose(pred, est.predict(raw.drop(columns="y")), atol=1e-9)
+
+
+def test_fit_marks_unmeasured_pairs(monkeypatch, fake_release, capsys):
+    src, path, _ = fake_release
+    from ddssp.marginals.aim import Measurement
+
+    monkeypatch.setattr(
+        FakeRelease, "measurements", [Measurement(("age", "y"), 1.0, np.zeros((5, 4)), 1)], raising=False
+    )
+    assert main(["fit", path, "--target", "y"]) == 0
+    out = capsys.readouterr().out
+    marked = [ln for ln in out.splitlines() if ln.rstrip().endswith("*")]
+    assert marked and all(not ln.strip().startswith("age ") for ln in marked)
+    assert any(ln.strip().startswith("color=") for ln in marked)
+    assert "no released marginal holds this feature together with the target" in out
+
+
+def test_categorical_target_suggests_logistic(fake_release, capsys):
+    _, path, _ = fake_release
+    assert main(["fit", path, "--target", "member"]) == 1
+    err = capsys.readouterr().err
+    assert "--model logistic" in err and "--numeric" not in err
 
 
 @pytest.mark.parametrize(
@@ -121,7 +172,7 @@ def test_fit_real_release_end_to_end(tmp_path, capsys):
     assert main(["fit", str(path), "--target", "member", "--model", "logistic", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     est = DDSSPLogisticRegression().fit(Release.load(path), target="member")
-    np.testing.assert_allclose(list(out["coef"].values()), est.coef_, rtol=1e-9)
+    np.testing.assert_allclose(list(out["coef_scaled"].values()), est.coef_, rtol=1e-9)
     assert out["privacy"]["eps"] == 4.0 and out["privacy"]["details"]["post_processing"] is True
     # the release's model total is a noisy estimate of the number of rows
     assert abs(out["n"] - len(codes)) < 0.1 * len(codes)
@@ -129,3 +180,35 @@ def test_fit_real_release_end_to_end(tmp_path, capsys):
     # the strong effects (age, rank, y drive member) are recovered close to the exact-marginal fit
     idx = [est.feature_names_in_.index(c) for c in ("age", "rank", "y")]
     assert np.max(np.abs(est.coef_[idx] - exact.coef_[idx])) < 0.4
+
+
+def test_predict_command_matches_the_estimator(fake_release, tmp_path, capsys):
+    import pandas as pd
+
+    src, path, _ = fake_release
+    raw = src.schema.decode(mixed_codes(40, seed=8))
+    data = tmp_path / "new.csv"
+    raw.drop(columns=["member"]).to_csv(data, index=False)
+    src.reading = {"na_values": [], "delimiter": ",", "encoding": "utf-8"}
+    out = tmp_path / "pred.csv"
+    argv = ["predict", path, str(data), "--target", "member", "--model", "logistic", "-o", str(out)]
+    assert main(argv) == 0
+    got = pd.read_csv(out)
+    est = DDSSPLogisticRegression().fit(src, target="member")
+    X = raw.drop(columns=["member"])
+    np.testing.assert_allclose(got["probability"], est.predict_proba(X)[:, 1], atol=1e-12)
+    assert set(got["prediction"]) <= {"no", "yes"} and list(got.columns[:-2]) == list(X.columns)
+    assert main(argv) == 1 and "exists" in capsys.readouterr().err  # no silent overwrite
+    # linear: predictions in the target's units
+    raw.drop(columns=["y"]).to_csv(tmp_path / "lin_in.csv", index=False)
+    assert main(["predict", path, str(tmp_path / "lin_in.csv"), "--target", "y", "-o", str(tmp_path / "lin.csv")]) == 0
+    lin = DDSSPLinearRegression().fit(src, target="y")
+    pred = lin.predict(raw.drop(columns=["y"]))
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "lin.csv")["prediction"], pred, atol=1e-9)
+    # a table without a feature column: one line saying what to do
+    raw.drop(columns=["y", "age"]).to_csv(tmp_path / "bad.csv", index=False)
+    argv = ["predict", path, str(tmp_path / "bad.csv"), "--target", "y", "-o", str(tmp_path / "bad_out.csv")]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ddssp: error:") and "'age'" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "bad_out.csv").exists()

@@ -84,12 +84,55 @@ def test_linear_equals_lstsq_with_exact_marginals():
     assert est.n_ == len(codes)
     # predict: codes, encoded matrix (with or without intercept), encoded DataFrame all agree with X theta
     pred = X @ theta
-    np.testing.assert_allclose(est.predict(codes, codes=True), pred, atol=1e-9)
-    np.testing.assert_allclose(est.predict(X[:, 1:]), pred, atol=1e-9)
-    np.testing.assert_allclose(est.predict(X), pred, atol=1e-9)
-    np.testing.assert_allclose(est.predict(est.encoding_.frame(codes)), pred, atol=1e-9)
+    np.testing.assert_allclose(est.decision_function(codes, codes=True), pred, atol=1e-9)
+    np.testing.assert_allclose(est.decision_function(X[:, 1:]), pred, atol=1e-9)
+    np.testing.assert_allclose(est.decision_function(X), pred, atol=1e-9)
+    np.testing.assert_allclose(est.decision_function(est.encoding_.frame(codes)), pred, atol=1e-9)
     np.testing.assert_allclose(est.predict_original(codes, codes=True), est.encoding_.decode_target(pred))
-    assert est.coef_table()["intercept"] == est.intercept_
+    assert est.coef_table().loc["intercept", "coef_scaled"] == est.intercept_
+    np.testing.assert_allclose(est.predict(codes, codes=True), est.encoding_.decode_target(pred), atol=1e-9)
+
+
+def _data_unit_prediction(est, raw):
+    """The prediction from the coefficients in data units, by hand: intercept + sum coef * value."""
+    tab = est.coef_table()
+    out = np.full(len(raw), tab.loc["intercept", "coef"])
+    for name, row in tab.iloc[1:].iterrows():
+        if row["unit"].startswith("per 1 "):
+            out += row["coef"] * pd.to_numeric(raw[name]).to_numpy(dtype=float)
+        else:
+            col, level = name.split("=", 1)
+            out += row["coef"] * (raw[col].astype(str).to_numpy() == level)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["linear", "logistic"])
+def test_coefficients_in_data_units_reproduce_predictions(kind):
+    """Predict in original units (raw values x coefficients in data units) equals predict on the
+    scaled encoding, for both models."""
+    schema, codes = mixed_schema(), mixed_codes(600, seed=11)
+    src = ExactMarginals(codes, schema)
+    if kind == "linear":
+        feats = ["color", "score", "member", "age"]
+        est = DDSSPLinearRegression(features=feats).fit(src, target="y")
+    else:
+        feats = ["color", "score", "age"]
+        est = DDSSPLogisticRegression(features=feats).fit(src, target="member")
+    raw = schema.decode(codes)
+    by_hand = _data_unit_prediction(est, raw)
+    scaled = est.decision_function(codes, codes=True)
+    if kind == "linear":
+        np.testing.assert_allclose(by_hand, est.encoding_.decode_target(scaled), atol=1e-9)
+        np.testing.assert_allclose(est.predict(raw[feats]), by_hand, atol=1e-9)
+        truth = raw["y"].to_numpy(dtype=float)
+        r2 = 1 - np.sum((truth - by_hand) ** 2) / np.sum((truth - truth.mean()) ** 2)
+        assert est.score(raw[feats], raw["y"]) == pytest.approx(r2)
+    else:
+        np.testing.assert_allclose(by_hand, scaled, atol=1e-9)  # log-odds of the second class
+        acc = np.mean(est.predict(codes, codes=True) == codes["member"].to_numpy())
+        assert 0.5 < acc < 1 and est.score(raw[feats], raw["member"]) == pytest.approx(acc)
+    tab = est.coef_table()
+    assert list(tab.columns) == ["coef", "unit", "coef_scaled", "measured"] and tab["measured"].all()
 
 
 def test_linear_ridge_and_features():
@@ -269,7 +312,7 @@ def test_adult_exact_marginals(shared_data):
     X, y = encoded(train, lin.encoding_)
     theta, *_ = np.linalg.lstsq(X, y, rcond=None)
     Xt, yt = encoded(test, lin.encoding_)
-    mse_dd = np.mean((lin.predict(test) - yt) ** 2)
+    mse_dd = np.mean((lin.decision_function(test) - yt) ** 2)
     mse_ls = np.mean((Xt @ theta - yt) ** 2)
     assert mse_dd == pytest.approx(mse_ls, rel=1e-6)
 

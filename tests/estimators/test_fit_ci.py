@@ -149,7 +149,7 @@ def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, ca
     argv = ["fit", path, "--target", "z", "--model", "logistic", "--features", ",".join(FEATS)]
     assert main(argv + ["--json"]) == 0
     plain = json.loads(capsys.readouterr().out)
-    assert "coefficients" not in plain and "ci" not in plain
+    assert "ci" not in plain and "stderr" not in plain["coefficients"][0]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "std err" not in out and "coef" in out
@@ -160,14 +160,19 @@ def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, ca
     res = json.loads(capsys.readouterr().out)
     rows = res["coefficients"]
     assert [r["name"] for r in rows] == ["intercept"] + list(plain["coef"])
-    assert set(rows[0]) >= {"name", "estimate", "stderr", "ci_low", "ci_high"}
-    np.testing.assert_allclose([r["estimate"] for r in rows[1:]], list(plain["coef"].values()))
+    assert set(rows[0]) >= {"name", "coef", "unit", "coef_scaled", "stderr", "ci_low", "ci_high", "pair_measured"}
+    np.testing.assert_allclose([r["coef"] for r in rows[1:]], list(plain["coef"].values()))
+    scaled = res["coefficients_scaled"]
+    np.testing.assert_allclose([r["estimate"] for r in scaled[1:]], list(plain["coef_scaled"].values()))
+    for r in rows[1:]:  # data units: the interval brackets the estimate (a positive rescaling)
+        if r["ci_low"] is not None:
+            assert r["ci_low"] <= r["coef"] <= r["ci_high"]
     assert res["ci"]["level"] == 0.9 and res["ci"]["boot"] == 10
     import pandas as pd
 
     tab = pd.read_csv(csv)
-    assert list(tab.columns[:5]) == ["name", "estimate", "stderr", "ci_low", "ci_high"]
-    np.testing.assert_allclose(tab["stderr"], [r["stderr"] for r in rows], rtol=1e-12)
+    assert list(tab.columns) == ["name", "coef", "unit", "coef_scaled", "pair_measured", "stderr", "ci_low", "ci_high"]
+    np.testing.assert_allclose(tab["stderr"][1:], [r["stderr"] for r in rows][1:], rtol=1e-12)
     # refuses to overwrite; table print
     assert main(argv + ["--ci", "0.95", "--boot", "5", "-o", str(csv)]) == 1
     assert "exists" in capsys.readouterr().err
