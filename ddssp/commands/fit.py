@@ -42,6 +42,12 @@ def add_model_arguments(p) -> None:
         dest="R",
         help="logistic only: Chebyshev approximation range [-R, R] (default 6)",
     )
+    model_group(p).add_argument(
+        "--keep-missing-target",
+        action="store_true",
+        help="keep the rows whose target is missing (coded as the centre of its range, or between the "
+        "two classes for logistic); by default they are left out of the fit",
+    )
 
 
 def add_arguments(p) -> None:
@@ -137,10 +143,15 @@ def fit_release(source, args):
     if args.ridge < 0 or args.ridge != args.ridge:
         raise DDSSPError(f"--ridge must be >= 0, got {args.ridge}")
     overrides = _overrides(args.categorical, args.numeric)
+    missing = "keep" if getattr(args, "keep_missing_target", False) else "drop"
     if args.model == "linear":
-        est = DDSSPLinearRegression(ridge=args.ridge, features=args.features, encoding=overrides)
+        est = DDSSPLinearRegression(
+            ridge=args.ridge, features=args.features, encoding=overrides, missing_target=missing
+        )
     else:
-        est = DDSSPLogisticRegression(R=args.R, ridge=args.ridge, features=args.features, encoding=overrides)
+        est = DDSSPLogisticRegression(
+            R=args.R, ridge=args.ridge, features=args.features, encoding=overrides, missing_target=missing
+        )
     ci = getattr(args, "ci", None)
     if ci is None:
         return est.fit(source, target=args.target)
@@ -285,6 +296,11 @@ def run(args) -> int:
         print(f"WARNING: {source.schema_status}")
     print(f"DD-SSP {args.model} regression of {res['target']!r} from {args.release}")
     print(f"  n (model total) = {res['n']:.1f}; release privacy: {cost or 'unknown'} (the fit is post-processing)")
+    share = getattr(est, "target_unobserved_share_", None)
+    if share is not None and not getattr(args, "keep_missing_target", False):
+        print(
+            f"  rows with a missing target ({share:.1%} of the release) are left out; --keep-missing-target keeps them"
+        )
     if args.model == "logistic":
         print(
             f"  positive class: {res['target']} = {res['positive_class']!r}; coefficients in log-odds; "

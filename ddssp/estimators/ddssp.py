@@ -41,6 +41,7 @@ from ddssp.estimators.suffstats import (
     SuffStats,
     _level_values,
     check_source,
+    observed_target,
     sufficient_statistics,
 )
 
@@ -200,6 +201,23 @@ class _DDSSPMixin:
     def _fit_stats(self, source: Any, target: str | None) -> tuple[Encoding, SuffStats]:
         check_source(source)
         enc = self._make_encoding(source, target)
+        how = getattr(self, "missing_target", "drop")
+        if how not in ("drop", "keep"):
+            raise DDSSPError(f"missing_target must be 'drop' or 'keep', got {how!r}")
+        observed = observed_target(source, enc)
+        if observed is not source:
+            share = 1.0 - observed.total / float(source.total) if float(source.total) > 0 else 0.0
+            self.target_unobserved_share_ = share
+            levels = getattr(source.schema.column(enc.target), "labels", None)
+            what = ", ".join(repr(levels[i]) if levels else str(i) for i in enc.unobserved_target_codes)
+            if how == "keep":
+                warnings.warn(
+                    f"target {enc.target!r}: rows in its {what} level(s) ({share:.1%} of the release) are "
+                    "kept and coded 0 (missing_target='keep'); the default leaves them out",
+                    stacklevel=4,
+                )
+            else:
+                source = observed
         stats = sufficient_statistics(source, enc)
         if not stats.n > 0:
             raise DDSSPError(f"the source's total is {stats.n}; there is no data to fit")
@@ -637,9 +655,11 @@ class _DDSSPMixin:
             if rows < 100:
                 raise DDSSPError(f"sampling_rows must be >= 100, got {rows}")
             codes = model.sample(rows, rng)
+            if getattr(self, "missing_target", "drop") == "drop":  # the rows the fit used
+                codes = codes[~codes[enc.target].isin(enc.unobserved_target_codes)]
             X = enc.transform(codes)
             e = enc.target_vector(codes) - X @ beta
-            meat = (X * (e**2)[:, None]).T @ X * (n / rows)
+            meat = (X * (e**2)[:, None]).T @ X * (n / max(len(codes), 1))
         else:  # homoskedastic: s^2 A from the released second moments
             rss = stats.yty - 2.0 * float(beta @ stats.xty) + float(beta @ stats.xtx @ beta)
             s2 = max(rss, 0.0) / max(n - pdim, 1.0)
@@ -708,6 +728,10 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
         A ready :class:`Encoding`, or ``{column: "onehot" | "numeric"}`` overrides.
     psd : str
         How an indefinite noisy X^T X is repaired: "clip" (project onto the PSD cone) or "ridge".
+    missing_target : {"drop", "keep"}
+        Rows whose target is missing (its missing level) are left out of the fit ("drop", default:
+        X^T X and X^T y from the model's marginals of the rows with an observed target), or kept
+        with the target coded as the centre of its range ("keep", with a warning).
 
     Attributes
     ----------
@@ -734,12 +758,18 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
     kind = "linear"
 
     def __init__(
-        self, ridge: float = 0.0, features: Sequence[str] | None = None, encoding: Any = None, psd: str = "clip"
+        self,
+        ridge: float = 0.0,
+        features: Sequence[str] | None = None,
+        encoding: Any = None,
+        psd: str = "clip",
+        missing_target: str = "drop",
     ):
         self.ridge = ridge
         self.features = features
         self.encoding = encoding
         self.psd = psd
+        self.missing_target = missing_target
 
     def fit(
         self, source: Any, target: str | None = None, *, ci: float | None = None, **ci_options: Any
@@ -783,8 +813,8 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
 class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
     """DD-SSP logistic regression (degree-2 Chebyshev approximation of the log-likelihood on [-R, R]).
 
-    The binary target's first real level is class 0 (encoded -1), its second class 1 (+1); an
-    ``'<other>'`` or empty-cell level of the target is coded 0 (neither class). ``classes_`` holds the
+    The binary target's first real level is class 0 (encoded -1), its second class 1 (+1); rows in an
+    ``'<other>'`` or empty-cell level of the target are left out (``missing_target="drop"``). ``classes_`` holds the
     two classes' codes, ``target_labels_`` their schema labels.
 
     Degree > 2 needs moments of order > 2 (k-way marginals) and is refused.
@@ -797,6 +827,9 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         Half-width of the approximation interval [-R, R] of the linear predictor.
     ridge, features, encoding, psd
         As in :class:`DDSSPLinearRegression`.
+    missing_target : {"drop", "keep"}
+        Rows whose target is in neither class (its ``'<other>'`` or ``'<missing>'`` level) are left
+        out of the fit ("drop", default) or kept and coded 0, between the classes ("keep").
 
     Attributes
     ----------
@@ -836,6 +869,7 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         features: Sequence[str] | None = None,
         encoding: Any = None,
         psd: str = "clip",
+        missing_target: str = "drop",
     ):
         self.degree = degree
         self.R = R
@@ -843,6 +877,7 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         self.features = features
         self.encoding = encoding
         self.psd = psd
+        self.missing_target = missing_target
 
     def fit(
         self, source: Any, target: str | None = None, *, ci: float | None = None, **ci_options: Any

@@ -124,14 +124,17 @@ def _level_values(column: Any) -> np.ndarray:
     return vals
 
 
-def _unit_scale(values: np.ndarray, name: str = "") -> np.ndarray:
+def _unit_scale(values: np.ndarray, name: str = "", warn: bool = True) -> np.ndarray:
     """Rescale linearly so min -> -1 and max -> +1 (a single distinct value maps to 0).
 
-    A missing level (value NaN) is encoded 0, the centre of the range, with a warning."""
+    A missing level (value NaN) is encoded 0, the centre of the range, with a warning unless ``warn``
+    is False."""
     finite = values[np.isfinite(values)]
     lo, hi = float(finite.min()), float(finite.max())
     out = np.zeros_like(values) if hi == lo else 2.0 * (values - lo) / (hi - lo) - 1.0
-    if np.any(np.isnan(values)):
+    if np.any(np.isnan(values)) and not warn:
+        out = np.where(np.isnan(values), 0.0, out)
+    elif np.any(np.isnan(values)):
         warnings.warn(
             f"numeric column {name!r} has a missing level; it is encoded as 0 (the centre of [-1, 1]). "
             "Encode the column one-hot (categorical) to give missingness its own coefficient",
@@ -244,13 +247,6 @@ class Encoding:
                 )
             row = np.zeros((1, m))
             row[0, real[0]], row[0, real[1]] = -1.0, 1.0
-            if extra:
-                warnings.warn(
-                    f"target {c!r}: rows in its {', '.join(repr(col.labels[i]) for i in extra)} level(s) are "
-                    "coded 0 (neither class); their share in the release is "
-                    "usually small, check it with `ddssp inspect`",
-                    stacklevel=3,
-                )
             return AttributeEncoding(c, "target", row, [c])
         how = how or self._default_how(c)
         if how != "numeric":
@@ -266,7 +262,18 @@ class Encoding:
             )
         if m < 2:
             raise SchemaError(f"the target {c!r} has a single level; there is nothing to predict")
-        return AttributeEncoding(c, "target", _unit_scale(_level_values(col), c)[None, :], [c])
+        # a missing level is coded 0; the estimators leave its rows out (see observed_target)
+        return AttributeEncoding(c, "target", _unit_scale(_level_values(col), c, warn=False)[None, :], [c])
+
+    @property
+    def unobserved_target_codes(self) -> list[int]:
+        """Codes of the target that are not a value to fit: a linear target's missing level (no
+        numeric value), a logistic target's levels that are neither class (``'<other>'``, a dedicated
+        ``'<missing>'`` level). Their rows are coded 0 in y."""
+        col = self.schema.column(self.target)
+        if self.kind == "logistic":
+            return [int(i) for i in np.flatnonzero(self.target_encoding.matrix[0] == 0.0)]
+        return [int(i) for i in np.flatnonzero(np.isnan(_level_values(col)))]
 
     # ------------------------------------------------------------------ public API
     @property
@@ -427,6 +434,54 @@ def suffstats_from_codes(codes: pd.DataFrame, encoding: Encoding) -> SuffStats:
     return SuffStats(
         matrix=Z.T @ Z, names=encoding.names + [encoding.target], target=encoding.target, n=float(len(codes))
     )
+
+
+class ObservedTarget:
+    """A marginal source restricted to the rows whose target is observed.
+
+    Every marginal is the source's marginal of those rows: a query over ``cols`` with the target is
+    the source's with the unobserved target levels set to 0; without the target it is the source's
+    marginal over ``cols + (target,)`` summed over the observed levels (a three-way query for a
+    feature pair, which the release's graphical model answers). With exact marginals this is the
+    complete-case analysis exactly.
+    """
+
+    def __init__(self, source: Any, target: str, unobserved: Sequence[int]):
+        self.source, self.target, self.unobserved = source, target, list(unobserved)
+        self.schema = source.schema
+        keep = np.ones(int(source.schema.domain[target]), dtype=bool)
+        keep[self.unobserved] = False
+        self._keep = keep
+        one = np.asarray(source.marginal([target]), dtype=float)
+        self.total = float(one[keep].sum())
+
+    def marginal(self, cols: Sequence[str]) -> np.ndarray:
+        cols = list(cols)
+        if self.target in cols:
+            arr = np.array(self.source.marginal(cols), dtype=float)
+            idx = [slice(None)] * len(cols)
+            idx[cols.index(self.target)] = ~self._keep
+            arr[tuple(idx)] = 0.0
+            return arr
+        arr = np.asarray(self.source.marginal([*cols, self.target]), dtype=float)
+        return np.tensordot(arr, self._keep.astype(float), axes=([arr.ndim - 1], [0]))
+
+    def __getattr__(self, name: str) -> Any:  # measurements, eps, ledger, ... of the source
+        if name == "source":
+            raise AttributeError(name)
+        return getattr(self.source, name)
+
+
+def observed_target(source: Any, encoding: Encoding) -> Any:
+    """``source`` restricted to rows with an observed target (:class:`ObservedTarget`), or
+    ``source`` itself when the target has no unobserved level with mass in it."""
+    codes = encoding.unobserved_target_codes
+    if not codes:
+        return source
+    one = np.asarray(source.marginal([encoding.target]), dtype=float)
+    if not np.any(one[codes] > 0):
+        return source
+    return ObservedTarget(source, encoding.target, codes)
 
 
 def check_source(source: Any) -> None:

@@ -360,11 +360,67 @@ def test_logistic_target_other_level_is_neither_class():
     codes = pd.DataFrame({"x": x, "y": y})
     enc = Encoding(other, None, "y", kind="logistic")
     assert list(enc.target_levels) == [-1.0, 1.0, 0.0]
-    with pytest.warns(UserWarning, match="neither class"):
-        est = DDSSPLogisticRegression().fit(ExactMarginals(codes, other), target="y")
+    est = DDSSPLogisticRegression().fit(ExactMarginals(codes, other), target="y")
     ref = DDSSPLogisticRegression().fit(ExactMarginals(codes, plain), target="y")
     assert np.allclose(est.coef_, ref.coef_) and math.isclose(est.intercept_, ref.intercept_)
     assert list(est.classes_) == [0, 1] and est.target_labels_ == ["no", "yes"]
     three = Schema([Column.categorical("x", ["a", "b", "c"]), Column.categorical("y", ["no", "yes", "maybe"])])
     with pytest.raises(DDSSPError, match="binary target"):
         DDSSPLogisticRegression().fit(ExactMarginals(codes, three), target="y")
+
+
+def _missing_target_table(n=6000, seed=0):
+    """y depends on x and z; y is missing far more often when x is high (missing at random given x)."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 4, n)
+    z = rng.integers(0, 3, n)
+    y = np.clip(x + z + rng.integers(-1, 2, n), 0, 5)
+    missing = rng.random(n) < np.array([0.05, 0.1, 0.5, 0.8])[x]
+    y = np.where(missing, 6, y)  # code 6: the missing level
+    schema = Schema(
+        [
+            Column.categorical("x", ["x0", "x1", "x2", "x3"]),
+            Column.categorical("z", ["z0", "z1", "z2"]),
+            Column.levels("y", [0, 1, 2, 3, 4, 5], missing="<missing>"),
+        ]
+    )
+    return schema, pd.DataFrame({"x": x, "z": z, "y": y}), missing
+
+
+def test_missing_target_rows_are_left_out():
+    """With exact marginals, the default fit equals the complete-case least squares exactly; keeping
+    the rows (coded as the centre of the range) is further from it, and says so."""
+    schema, codes, missing = _missing_target_table()
+    assert schema.domain["y"] == 7
+    est = DDSSPLinearRegression().fit(ExactMarginals(codes, schema), target="y")
+    cc = codes[~missing]
+    X, y = encoded(cc, est.encoding_)
+    theta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    np.testing.assert_allclose(np.concatenate([[est.intercept_], est.coef_]), theta, atol=1e-9)
+    assert est.n_ == len(cc) and est.target_unobserved_share_ == pytest.approx(missing.mean())
+    with pytest.warns(UserWarning, match="kept and coded 0"):
+        kept = DDSSPLinearRegression(missing_target="keep").fit(ExactMarginals(codes, schema), target="y")
+    full = np.concatenate([[kept.intercept_], kept.coef_])
+    assert np.linalg.norm(full - theta) > 10 * np.linalg.norm(np.concatenate([[est.intercept_], est.coef_]) - theta)
+    with pytest.raises(DDSSPError, match="missing_target"):
+        DDSSPLinearRegression(missing_target="impute").fit(ExactMarginals(codes, schema), target="y")
+
+
+def test_missing_target_left_out_of_a_dp_release():
+    """The same on a DP release: leaving the rows out is closer to the complete-case fit."""
+    from ddssp.pipeline import release
+
+    schema, codes, missing = _missing_target_table(n=20000, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = release(codes, schema, eps=4.0, encoded=True, seed=0, rounds=24, target="y", progress=False)
+        drop = DDSSPLinearRegression().fit(rel, target="y")
+        keep = DDSSPLinearRegression(missing_target="keep").fit(rel, target="y")
+    cc = codes[~missing]
+    X, y = encoded(cc, drop.encoding_)
+    theta, *_ = np.linalg.lstsq(X, y, rcond=None)
+    err = {
+        name: np.linalg.norm(np.concatenate([[m.intercept_], m.coef_]) - theta)
+        for name, m in (("drop", drop), ("keep", keep))
+    }
+    assert err["drop"] < err["keep"], err
