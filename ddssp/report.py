@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddssp._warnings import tidy_warnings
 from ddssp.marginals.workload import total_variation as tv
 
 BANNER = "NOT FOR PUBLICATION: this report holds exact statistics of the sensitive data (no privacy)"
@@ -22,6 +23,7 @@ BANNER = "NOT FOR PUBLICATION: this report holds exact statistics of the sensiti
 __all__ = ["BANNER", "QualityReport", "compare", "evaluate", "render_html", "tv"]
 
 
+@tidy_warnings
 def evaluate(
     release: Any,
     data: Any,

@@ -95,3 +95,14 @@ def test_adult_raw_script_on_adult(shared_data, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "positive class" in proc.stdout or "income" in proc.stdout
     assert (tmp_path / "out" / "adult_raw.synthetic.csv").is_file()
+
+
+def test_notebook_example_from_another_directory(tmp_path):
+    """The README's notebook path runs as a script and prints what a notebook user sees."""
+    argv = [sys.executable, str(EXAMPLES / "notebook.py"), "--rows", "3000", "--boot", "5"]
+    res = _run(argv, tmp_path)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert out.startswith("<ddssp Release: eps=1") and "QualityReport (NOT FOR PUBLICATION)" in out
+    assert "P(high_income) for the first rows" in out and "accuracy on the data" in out
+    assert "Traceback" not in res.stderr and ".py:" not in res.stderr  # warnings in one line, no source lines

@@ -2,7 +2,7 @@
 
 Layers, lowest first (a module may import its own layer and any layer below it):
 
-    errors, _lazy, _version, jaxconf, types, progress  (leaves: import nothing of ddssp but each other)
+    errors, _lazy, _warnings, _version, jaxconf, types, progress  (leaves: import nothing of ddssp but each other)
     data, dp                        (reading data; DP primitives: import only the leaves)
     marginals                       (workloads, the junction-tree model, AIM)
     releasefile                     (the release file: model, format, bounded reading, self-check, signing)
@@ -31,6 +31,7 @@ PKG = Path(__file__).resolve().parents[1] / "ddssp"
 RANK = {
     "errors": 0,
     "_lazy": 0,
+    "_warnings": 0,
     "_version": 0,
     "jaxconf": 0,
     "types": 0,

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from numpy.polynomial import Chebyshev, Polynomial
 
+from ddssp._warnings import tidy_warnings
 from ddssp.dp import Ledger, PrivacyRecord
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPClassifier, DPRegressor, as_matrix
@@ -326,9 +327,10 @@ class _DDSSPMixin:
             tab = self.conf_int()
             mult = np.concatenate([[c if not np.any(b) else np.nan], c * a])
             shift = np.concatenate([[out["coef"].iloc[0] - c * self.intercept_], np.zeros(len(a))])
-            out["stderr"] = tab["stderr"].to_numpy() * np.abs(mult)
-            out["ci_low"] = tab["ci_low"].to_numpy() * mult + shift
-            out["ci_high"] = tab["ci_high"].to_numpy() * mult + shift
+            with np.errstate(invalid="ignore"):  # an unbounded interval times an unknown intercept scale
+                out["stderr"] = tab["stderr"].to_numpy() * np.abs(mult)
+                out["ci_low"] = tab["ci_low"].to_numpy() * mult + shift
+                out["ci_high"] = tab["ci_high"].to_numpy() * mult + shift
         return out
 
     def pair_measured(self) -> np.ndarray:
@@ -360,6 +362,7 @@ class _DDSSPMixin:
         return float(np.mean(pred == truth))
 
     # ------------------------------------------------------------------ confidence intervals
+    @tidy_warnings
     def fit_release(
         self,
         source: Any,
@@ -696,6 +699,7 @@ class _DDSSPMixin:
     def _codes(self, X: pd.DataFrame) -> pd.DataFrame:
         return self._codes_of(X, self.encoding_.features)
 
+    @tidy_warnings
     def _codes_of(self, X: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
         """X[features] encoded to codes by the schema. A DataFrame always holds raw values (labels,
         numeric values); for a domain-file schema those are the codes themselves. Never guessed from
@@ -771,6 +775,7 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
         self.psd = psd
         self.missing_target = missing_target
 
+    @tidy_warnings
     def fit(
         self, source: Any, target: str | None = None, *, ci: float | None = None, **ci_options: Any
     ) -> DDSSPLinearRegression:
@@ -879,6 +884,7 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         self.psd = psd
         self.missing_target = missing_target
 
+    @tidy_warnings
     def fit(
         self, source: Any, target: str | None = None, *, ci: float | None = None, **ci_options: Any
     ) -> DDSSPLogisticRegression:

@@ -8,14 +8,13 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
-import re
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ddssp._warnings import warnings_once
 from ddssp.dp import Ledger, check_delta, check_eps, make_rng, rho_from_eps_delta
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError
@@ -138,7 +137,7 @@ def release(
     args = dict(locals())
     del args["progress"]
     context: dict[str, Any] = {}
-    with _warnings_once(context), _progress(progress, callback) as cb:
+    with warnings_once(context), _progress(progress, callback) as cb:
         args["callback"] = cb
         return _release(context=context, **args)
 
@@ -153,58 +152,6 @@ def _progress(progress: bool | None, callback: Callable | None) -> Iterator[Call
 
     with PhaseProgress(live=True if progress else None) as bar:
         yield bar.aim
-
-
-_ONE_LINE = "{category}: {message}\n"
-
-
-def _one_line(message, category, filename, lineno, line=None):  # noqa: ARG001
-    return _ONE_LINE.format(category=category.__name__, message=message)
-
-
-@contextlib.contextmanager
-def _warnings_once(context: dict[str, Any]) -> Iterator[None]:
-    """Show each distinct warning of one release once, after the run, as one line without a source
-    line (unless the caller has its own ``warnings.formatwarning``, like the CLI). Filters set by the
-    caller still decide what is shown. A clipping note names the range as discovered or declared."""
-    caught: list[warnings.WarningMessage] = []
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            yield
-    finally:
-        _show_once(caught, context.get("discovered", set()))
-
-
-def _show_once(caught: list[warnings.WarningMessage], discovered: set[str]) -> None:
-    """Re-emit the distinct warnings of ``caught`` (see :func:`_warnings_once`)."""
-    seen: set[tuple[type, str]] = set()
-    own = warnings.formatwarning is getattr(warnings, "_formatwarning_orig", None)
-    if own:
-        warnings.formatwarning = _one_line
-    try:
-        for w in caught:
-            text = str(w.message)
-            m = re.match(r"column '([^']*)':", text)
-            if m and "(declared, or discovered under DP)" in text:
-                how = "discovered under DP" if m.group(1) in discovered else "declared"
-                text = text.replace("(declared, or discovered under DP)", f"({how})")
-            key = (w.category, text)
-            if key in seen:
-                continue
-            seen.add(key)
-            ours = w.category.__module__.startswith("ddssp")
-            warnings.warn_explicit(
-                text,
-                w.category,
-                "ddssp" if ours else w.filename,
-                0 if ours else w.lineno,
-                module="ddssp" if ours else None,
-                registry={},
-            )
-    finally:
-        if own:
-            warnings.formatwarning = warnings._formatwarning_orig  # type: ignore[attr-defined]
 
 
 def _release(
