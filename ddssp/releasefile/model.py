@@ -167,7 +167,7 @@ class Release:
 
     def synthesize_codes(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         rows = check_rows(rows)
-        codes = self.model.sample(rows, make_rng(seed))
+        codes = self.model.sample(rows, make_rng(seed), method="rounded")
         return codes[self.schema.names]
 
     def synthesize(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:

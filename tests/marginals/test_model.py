@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -226,3 +227,49 @@ def test_single_exp_calibration_keeps_mass_far_below_a_clique_maximum(dtype):
             want = brute_marginal(joint, dom, c)
             assert want[(0,) * len(c)] > 0.1 or c == ("b", "c")  # the mass is where the child is tiny
             np.testing.assert_allclose(g, want, rtol=1e-3 if dtype is np.float32 else 1e-9, atol=1e-6)
+
+
+# ------------------------------------------------------------------ synthetic sampling
+def _tv(p, q):
+    return 0.5 * np.abs(p / p.sum() - q / q.sum()).sum()
+
+
+def test_rounded_sample_root_counts_within_one_and_reproducible():
+    """Controlled rounding: the root clique's cell counts are floor or ceil of n * p, never further."""
+    model = GraphicalModel(DOM, random_potentials(DOM, STRUCTURES["chain"], 4), 1.0)
+    n = 1013
+    s = model.sample(n, np.random.default_rng(3), method="rounded")
+    root = model._tree.order[0]
+    c = model.cliques[root]
+    prob = model.beliefs[root] / model.beliefs[root].sum()
+    counts = np.zeros([DOM[a] for a in c])
+    np.add.at(counts, tuple(s[a].to_numpy() for a in c), 1)
+    assert len(s) == n and np.all(np.abs(counts - n * prob) < 1.0)
+    again = model.sample(n, np.random.default_rng(3), method="rounded")
+    pd.testing.assert_frame_equal(s, again)
+    with pytest.raises(ValueError, match="method"):
+        model.sample(5, np.random.default_rng(0), method="exact")
+
+
+def test_rounded_sample_is_unbiased_and_closer_than_iid():
+    """Over many draws the mean count of every cell of every pair is n * p (unbiased rounding), and
+    the two-way marginals of one draw are closer to the model's than iid draws are."""
+    model = GraphicalModel(DOM, random_potentials(DOM, STRUCTURES["tree"], 5), 1.0)
+    n, reps = 200, 300
+    pairs = [("a", "c"), ("b", "e"), ("c", "d")]
+    mean = {p: np.zeros([DOM[a] for a in p]) for p in pairs}
+    tv = {"iid": [], "rounded": []}
+    for r in range(reps):
+        for method in ("iid", "rounded"):
+            s = model.sample(n, np.random.default_rng(r), method=method)
+            for p in pairs:
+                m = np.zeros([DOM[a] for a in p])
+                np.add.at(m, (s[p[0]].to_numpy(), s[p[1]].to_numpy()), 1)
+                tv[method].append(_tv(m, model.marginal(p)))
+                if method == "rounded":
+                    mean[p] += m / reps
+    for p in pairs:
+        expect = n * model.marginal(p) / model.total
+        # sd of a mean of `reps` counts is at most sqrt(n p (1-p) / reps) <= sqrt(n / (4 reps))
+        assert np.max(np.abs(mean[p] - expect)) < 5 * np.sqrt(n / (4 * reps))
+    assert np.mean(tv["rounded"]) < 0.8 * np.mean(tv["iid"])
