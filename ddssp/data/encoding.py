@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import (
+    INFER_MISSING_LABEL,
     Column,
     _as_label,
     _few,
@@ -203,9 +204,10 @@ def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
 
 
 def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
-    """Labels (categorical, as strings) and representative values (numeric: int64 when every
-    level value is a whole number and there is no missing level, else float with NaN for a
-    missing level) from integer codes. A DataFrame may hold any subset of the schema's columns
+    """Labels (categorical, as strings; None for the ``"<missing>"`` level of empty cells) and
+    representative values (numeric: int64 when every level value is a whole number and there is no
+    missing level, else float with NaN for a missing level) from integer codes: a missing value
+    comes out missing for every kind (an empty cell in a CSV), ``"<other>"`` stays a label. A DataFrame may hold any subset of the schema's columns
     (output in schema order); an array must have one column per schema column, in order."""
     if isinstance(codes, pd.DataFrame):
         cols = [str(c) for c in codes.columns]
@@ -239,7 +241,12 @@ def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
         if bad.any():
             raise SchemaError(f"column {n!r}: codes outside 0..{col.size - 1}: {_few(sorted(set(ai[bad].tolist())))}")
         if col.kind == "categorical":
-            out[n] = np.asarray(col.labels, dtype=object)[ai]
+            labels = np.asarray(col.labels, dtype=object)
+            na = col.na_code
+            if na is not None and col.labels[na] == INFER_MISSING_LABEL:  # empty cells' own level
+                labels = labels.copy()
+                labels[na] = None
+            out[n] = labels[ai]
         else:
             v = col.values[ai]
             out[n] = v.astype(np.int64) if col.integral_values else v

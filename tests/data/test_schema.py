@@ -519,3 +519,26 @@ def test_property_round_trip_through_csv(tmp_path, sc):
         warnings.simplefilter("error")
         back = s.encode(df)
     np.testing.assert_array_equal(back.to_numpy(), codes)
+
+
+def test_missing_decodes_to_missing_for_every_kind():
+    """The level of empty cells decodes to a missing value (categorical: None; numeric: NaN), and
+    a round trip through encode keeps it; '<other>' stays a label."""
+    import numpy as np
+    import pandas as pd
+
+    from ddssp.data import Column, Schema
+
+    schema = Schema(
+        [
+            Column.categorical("c", ["a", "b", "<other>"], missing="<missing>"),
+            Column.binned("x", [0, 10, 20], missing="<missing>"),
+        ]
+    )
+    assert schema.column("c").labels[-1] == "<missing>"
+    codes = pd.DataFrame({"c": [0, 2, 3], "x": [0, 1, 2]})
+    out = schema.decode(codes)
+    assert out["c"].tolist()[:2] == ["a", "<other>"] and out["c"].isna().tolist() == [False, False, True]
+    assert np.isnan(out["x"].iloc[2]) and not out["x"].iloc[:2].isna().any()
+    back = schema.encode(out)
+    assert back.to_numpy().tolist() == codes.to_numpy().tolist()
