@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
 _UNSPECIFIED = "(declared, or discovered under DP)"
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def _one_line(message, category, filename, lineno, line=None):  # noqa: ARG001
@@ -76,13 +78,14 @@ def _show_once(caught: list[warnings.WarningMessage], discovered: set[str] | Non
             if key in seen:
                 continue
             seen.add(key)
-            ours = w.category.__module__.startswith("ddssp")
+            ours = w.category.__module__.startswith("ddssp") or os.path.abspath(w.filename).startswith(_PACKAGE)
+            module = "ddssp" if ours else os.path.splitext(os.path.basename(w.filename))[0] or "unknown"
             warnings.warn_explicit(
                 text,
                 w.category,
                 "ddssp" if ours else w.filename,
                 0 if ours else w.lineno,
-                module="ddssp" if ours else None,
+                module=module,  # warn_explicit shows nothing when module is None
                 registry={},
             )
     finally:

@@ -198,8 +198,16 @@ def _main(argv: list[str] | None) -> int:
     if extras:
         _reject_unknown(subcommand_parser(parser, args.command) or parser, extras)
     debug = bool(os.environ.get("DDSSP_DEBUG"))
+    before = warnings.formatwarning
     if not debug:
         warnings.formatwarning = _format_warning
+    try:
+        return _run(args, debug)
+    finally:
+        warnings.formatwarning = before  # a command run inside Python leaves its caller's format
+
+
+def _run(args, debug: bool) -> int:
     try:
         return int(args._run(args) or 0)
     except DDSSPError as exc:

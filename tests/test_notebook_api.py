@@ -134,3 +134,17 @@ def test_fit_with_ci_in_one_call_and_unmeasured_pairs_flagged():
             assert row["ci_low"] <= row["coef"] <= row["ci_high"]
     with pytest.raises(ddssp.DDSSPError, match="ci=0.95"):
         ddssp.DDSSPLogisticRegression().fit(rel, target="y", boot=5)
+
+
+def test_warnings_once_shows_every_kind_of_warning(capsys):
+    """Warnings of any category pass through (a UserWarning raised inside ddssp, another library's
+    warning), each distinct one once."""
+    from ddssp._warnings import warnings_once
+
+    with warnings.catch_warnings(record=True) as outer:
+        warnings.simplefilter("always")
+        with warnings_once():
+            for _ in range(3):
+                warnings.warn("plain user warning", UserWarning)
+            warnings.warn("a deprecation", DeprecationWarning)
+    assert sorted(str(w.message) for w in outer) == ["a deprecation", "plain user warning"]
