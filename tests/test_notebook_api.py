@@ -145,6 +145,6 @@ def test_warnings_once_shows_every_kind_of_warning(capsys):
         warnings.simplefilter("always")
         with warnings_once():
             for _ in range(3):
-                warnings.warn("plain user warning", UserWarning)
-            warnings.warn("a deprecation", DeprecationWarning)
+                warnings.warn("plain user warning", UserWarning, stacklevel=1)
+            warnings.warn("a deprecation", DeprecationWarning, stacklevel=1)
     assert sorted(str(w.message) for w in outer) == ["a deprecation", "plain user warning"]
