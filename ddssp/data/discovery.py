@@ -516,6 +516,11 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
     edges = _equal_frequency(grid, y, n_bins, forced)
     if len(edges) < 2:
         raise SchemaError(f"column {name!r} holds a single value; drop it (it carries no information)")
+    if len(edges) < 3:  # one bin: every row would clip into it, and the column would say nothing
+        raise SchemaError(
+            f"column {name!r}: the noisy counts show its values in one narrow band only "
+            f"([{edges[0]:g}, {edges[-1]:g}]), too few rows elsewhere for this budget"
+        )
     values = []
     points = {float(grid[i]) for i in forced}
     for a, b in zip(edges, edges[1:]):
