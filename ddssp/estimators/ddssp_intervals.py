@@ -174,7 +174,8 @@ class IntervalsMixin:
                         f"loss still falling {100 * drop:.2g}% over the last {TOL_BLOCK} steps, more than "
                         f"AIM's {100 * FINAL_TOL:g}% stopping rule), so the DP part of the standard errors is "
                         f"understated (on Adult at eps 1, 150 iterations gave 0.3-0.4x of the spread across "
-                        f"releases); raise --boot-iters (2000 came close there) or use --boot-method mechanism",
+                        f"releases); raise --boot-iters (boot_iters= in Python; 2000 came close there) or use "
+                        f"--boot-method mechanism (bootstrap='mechanism')",
                         BootstrapConvergenceWarning,
                         stacklevel=2,
                     )

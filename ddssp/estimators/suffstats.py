@@ -136,8 +136,10 @@ def _unit_scale(values: np.ndarray, name: str = "", warn: bool = True) -> np.nda
         out = np.where(np.isnan(values), 0.0, out)
     elif np.any(np.isnan(values)):
         warnings.warn(
-            f"numeric column {name!r} has a missing level; it is encoded as 0 (the centre of [-1, 1]). "
-            "Encode the column one-hot (categorical) to give missingness its own coefficient",
+            f"numeric feature {name!r} has a level without a numeric value (missing, or '<other>' for the "
+            "values discovery did not resolve); its rows are encoded as 0 (the centre of [-1, 1]). Encode "
+            f"the column one-hot to give that level its own coefficient (--categorical {name}; "
+            f"encoding={{{name!r}: 'onehot'}} in Python)",
             stacklevel=4,
         )
         out = np.where(np.isnan(values), 0.0, out)
