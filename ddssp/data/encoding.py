@@ -69,51 +69,43 @@ def encode(schema: _Columns, df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, index=df.index, columns=schema.names)
 
 
-def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
+#: What happened to a cell on its way to a code. :func:`classify` decides it once for every reader:
+#: :func:`encode` (pandas) and the counting backends (DuckDB, Spark) both apply its verdicts.
+#: OK: a level; CLIPPED: outside the column's range (clipped into an end level, or refused when the
+#: column is not clipped); BAD: an unknown label / a number between levels (to the ``missing``
+#: level); MISSING: an empty cell (to the ``na`` level); NONNUM: text in a numeric column (to the
+#: ``na`` level, like an empty cell).
+OK, CLIPPED, BAD, MISSING, NONNUM = 0, 1, 2, 3, 4
+
+
+def classify(col: Column, s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The code and the status (:data:`OK`, :data:`CLIPPED`, ...) of every cell of ``s`` under
+    ``col``'s rules. The code is -1 where the rules need a level the column does not have (an unknown
+    label without a ``missing`` level, an empty cell without an ``na`` level, a value outside a column
+    that is not clipped): :func:`encode` refuses those, naming them."""
     if col.kind == "categorical":
-        return _encode_categorical(col, s)
-    return _encode_numeric(col, s)
+        return _classify_categorical(col, s)
+    return _classify_numeric(col, s)
 
 
-def _domain_hint(col: Column) -> str:
-    if col.is_codes:
-        return (
-            f"; the domain says column {col.name!r} has size {col.size} (codes "
-            f"0..{col.size - 1}) but the data has other values: the domain does not fit the data"
-        )
-    return ""
-
-
-def _encode_categorical(col: Column, s: pd.Series) -> np.ndarray:
+def _classify_categorical(col: Column, s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     isna = s.isna().to_numpy()
-    codes = np.empty(len(s), dtype=np.int64)
+    codes = np.full(len(s), -1, dtype=np.int64)
+    status = np.zeros(len(s), dtype=np.int64)
     lookup = {lab: i for i, lab in enumerate(col.labels)}
     present = s[~isna]
     uniq = pd.unique(present)
     ulabels = [_as_label(v) for v in uniq]
     ucodes = np.array([lookup.get(lab, lookup.get(_numeric_label(lab), -1)) for lab in ulabels], dtype=np.int64)
     if len(uniq):
-        idx = pd.Index(uniq).get_indexer(present)
-        codes[~isna] = ucodes[idx]
-    codes[isna] = -2
-    unknown = [lab for lab, c in zip(ulabels, ucodes) if c < 0]
-    mc = col.missing_code
-    if unknown and mc is None:
-        raise SchemaError(
-            f"column {col.name!r}: {len(unknown)} value(s) not among the schema's levels: "
-            f"{_few(sorted(unknown))}{_domain_hint(col) or '; add them to the levels or declare a missing/other level'}"
-        )
-    nc = col.na_code
-    if isna.any() and nc is None:
-        raise SchemaError(
-            f"column {col.name!r}: {int(isna.sum())} missing (empty) value(s), e.g. in row(s) "
-            f'{_few(list(s.index[isna]))}; fill them or declare a "missing" level'
-        )
-    if nc is not None:
-        codes[isna] = nc
-    if mc is not None:
-        codes[codes < 0] = mc
-    return codes
+        codes[~isna] = ucodes[pd.Index(uniq).get_indexer(present)]
+    unknown = ~isna & (codes < 0)
+    status[unknown] = BAD
+    status[isna] = MISSING
+    mc, nc = col.missing_code, col.na_code
+    codes[unknown] = -1 if mc is None else mc
+    codes[isna] = -1 if nc is None else nc
+    return codes, status
 
 
 def parse_numeric(s: pd.Series) -> np.ndarray:
@@ -132,75 +124,117 @@ def parse_numeric(s: pd.Series) -> np.ndarray:
     return x.to_numpy(dtype=float, na_value=np.nan)
 
 
-def _encode_numeric(col: Column, s: pd.Series) -> np.ndarray:
+def _classify_numeric(col: Column, s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     isna = s.isna().to_numpy()
     x = parse_numeric(s)
-    bad = np.isnan(x) & ~isna
-    mc = col.missing_code
-    nc = col.na_code  # empty and non-numeric cells
-    if bad.any() and nc is None:
-        vals = sorted({_as_label(v) for v in s[bad]})
+    codes = np.full(len(s), -1, dtype=np.int64)
+    status = np.zeros(len(s), dtype=np.int64)
+    mc, nc = col.missing_code, col.na_code
+    miss = np.isnan(x)
+    status[miss & ~isna] = NONNUM
+    status[isna] = MISSING
+    codes[miss] = -1 if nc is None else nc
+    xv = x[~miss]
+    lo, hi = col.bounds
+    out = (xv < lo) | (xv > hi)
+    levels_mode = col.edges is None
+    # explicit levels, not clipped, with a missing/other level: values outside go to that level
+    to_other = out & (not col.clip) & (mc is not None) & levels_mode
+    st = np.where(out & ~to_other, CLIPPED, OK)
+    xc = np.clip(xv, lo, hi)
+    n = col.size - (mc is not None)
+    if not levels_mode:
+        e = np.asarray(col.edges, dtype=float)
+        c = np.clip(np.searchsorted(e, xc, side="right") - 1, 0, n - 1)
+    else:
+        levels = col.values[:n]
+        c = np.clip(np.searchsorted(levels, xc, side="left"), 0, n - 1)
+        off = levels[c] != xc
+        if col.clip:  # between two levels: the nearest one (a 2.5 among whole numbers)
+            if off.any():
+                c[off] = nearest_level(levels, xc[off])
+        else:
+            inside_off = off & ~out
+            c[inside_off] = -1 if mc is None else mc
+            st[inside_off] = BAD
+    if not col.clip:
+        c[to_other] = mc if mc is not None else -1
+        c[out & ~to_other] = -1  # refused: the column is not clipped
+    codes[~miss] = c
+    status[~miss] = st
+    return codes, status
+
+
+def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
+    """Codes of one column by :func:`classify`, refusing what the schema has no level for and noting
+    (:class:`ClipWarning`) what was clipped."""
+    codes, status = classify(col, s)
+    isna = status == MISSING
+    if col.kind == "categorical":
+        unknown = status == BAD
+        if unknown.any() and col.missing_code is None:
+            labels = sorted({_as_label(v) for v in s[unknown]})
+            raise SchemaError(
+                f"column {col.name!r}: {len(labels)} value(s) not among the schema's levels: "
+                f"{_few(labels)}{_domain_hint(col) or '; add them to the levels or declare a missing/other level'}"
+            )
+        if isna.any() and col.na_code is None:
+            raise SchemaError(
+                f"column {col.name!r}: {int(isna.sum())} missing (empty) value(s), e.g. in row(s) "
+                f'{_few(list(s.index[isna]))}; fill them or declare a "missing" level'
+            )
+        return codes
+    nonnum = status == NONNUM
+    if nonnum.any() and col.na_code is None:
+        vals = sorted({_as_label(v) for v in s[nonnum]})
         raise SchemaError(
-            f"column {col.name!r} is numeric but has {int(bad.sum())} non-numeric value(s): "
+            f"column {col.name!r} is numeric but has {int(nonnum.sum())} non-numeric value(s): "
             f"{_few(vals)}; fix the data, declare a missing level, or make the column categorical"
         )
-    if isna.any() and nc is None:
+    if isna.any() and col.na_code is None:
         raise SchemaError(
             f"column {col.name!r}: {int(isna.sum())} missing (empty) value(s), e.g. in row(s) "
             f'{_few(list(s.index[isna]))}; fill them or declare a "missing" level'
         )
-    miss = np.isnan(x)
-    xv = x[~miss]
+    clipped = status == CLIPPED
     lo, hi = col.bounds
-    out_lo, out_hi = xv < lo, xv > hi
-    n_out = int(out_lo.sum() + out_hi.sum())
-    outside = out_lo | out_hi
-    if n_out and not col.clip and mc is not None and col.edges is None:
-        n_out = 0  # explicit levels, not clipped, with a missing/other level: outside values go there
-    if n_out:
+    if clipped.any():
         if not col.clip:
-            offending = sorted(set(xv[out_lo | out_hi].tolist()))
+            x = parse_numeric(s)
+            offending = sorted(set(x[clipped].tolist()))
             raise SchemaError(
-                f"column {col.name!r}: {n_out} value(s) outside [{_fmt(lo)}, {_fmt(hi)}]: "
+                f"column {col.name!r}: {int(clipped.sum())} value(s) outside [{_fmt(lo)}, {_fmt(hi)}]: "
                 f"{_few([_fmt(v) for v in offending])}"
                 + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
             )
-        xv = np.clip(xv, lo, hi)
         warnings.warn(
-            f"column {col.name!r}: {n_out} of {len(s)} value(s) outside the schema's range "
+            f"column {col.name!r}: {int(clipped.sum())} of {len(s)} value(s) outside the schema's range "
             f"[{_fmt(lo)}, {_fmt(hi)}] (declared, or discovered under DP) were clipped to it (local "
             "note for the data holder; nothing about this is released)",
             ClipWarning,
             stacklevel=3,
         )
-    n = col.size - (mc is not None)
-    if col.edges is not None:
-        e = np.asarray(col.edges, dtype=float)
-        c = np.searchsorted(e, xv, side="right") - 1
-        c = np.clip(c, 0, n - 1)
-    else:
+    off = (status == BAD) & (codes < 0)
+    if off.any():
+        x = parse_numeric(s)
+        n = col.size - (col.missing_code is not None)
         levels = col.values[:n]
-        c = np.searchsorted(levels, xv, side="left")
-        c = np.clip(c, 0, n - 1)
-        off = levels[c] != xv
-        if off.any() and col.clip:  # between two levels: the nearest one (a 2.5 among whole numbers)
-            c[off] = nearest_level(levels, xv[off])
-        elif off.any():
-            offending = sorted(set(xv[off].tolist()))
-            if mc is None:
-                raise SchemaError(
-                    f"column {col.name!r}: {int(off.sum())} value(s) not among the declared levels "
-                    f"{_few([_fmt(v) for v in levels], 8)}: {_few([_fmt(v) for v in offending])}"
-                    + (_domain_hint(col) or "; use bin edges or declare a missing level")
-                )
-            c[off] = mc
-    if not col.clip and mc is not None and col.edges is None:
-        c[outside] = mc
-    codes = np.empty(len(s), dtype=np.int64)
-    codes[~miss] = c
-    if miss.any():
-        codes[miss] = nc
+        offending = sorted(set(x[off].tolist()))
+        raise SchemaError(
+            f"column {col.name!r}: {int(off.sum())} value(s) not among the declared levels "
+            f"{_few([_fmt(v) for v in levels], 8)}: {_few([_fmt(v) for v in offending])}"
+            + (_domain_hint(col) or "; use bin edges or declare a missing level")
+        )
     return codes
+
+
+def _domain_hint(col: Column) -> str:
+    if col.is_codes:
+        return (
+            f"; the domain says column {col.name!r} has size {col.size} (codes "
+            f"0..{col.size - 1}) but the data has other values: the domain does not fit the data"
+        )
+    return ""
 
 
 def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:

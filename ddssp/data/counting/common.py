@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ddssp.data.columns import Column, _few
+from ddssp.data.encoding import BAD, CLIPPED, MISSING, NONNUM, OK
 from ddssp.data.schema import Schema
 from ddssp.data.tables import header_names
 from ddssp.errors import DataError, SchemaError
@@ -24,10 +25,8 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 
 # raw codes inside the SQL (never returned): a value that fits no level, a missing cell
 _UNKNOWN, _NA = -2, -3
-# per-column status in the one-way grouping sets
-# _BAD: an unknown label / a number that is no level (coded to the ``missing`` level);
-# _NONNUM: text in a numeric column (coded like an empty cell, to the ``na`` level); _MISSING: empty
-_OK, _CLIPPED, _BAD, _MISSING, _NONNUM = 0, 1, 2, 3, 4
+# per-column status in the one-way grouping sets: the statuses of ddssp.data.encoding.classify
+_OK, _CLIPPED, _BAD, _MISSING, _NONNUM = OK, CLIPPED, BAD, MISSING, NONNUM
 _NSTATUS = 5
 
 

@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _as_label, _few, _fmt, _numeric_label, nearest_level
+from ddssp.data.columns import Column, _as_label, _few, _fmt
 from ddssp.data.counting.common import (
-    _BAD,
     _CLIPPED,
     _MISSING,
     _NA,
@@ -32,7 +31,7 @@ from ddssp.data.counting.common import (
     _isnull,
     _pandas_dtype,
 )
-from ddssp.data.encoding import ClipWarning, _domain_hint, parse_numeric
+from ddssp.data.encoding import ClipWarning, _domain_hint, classify
 from ddssp.data.schema import Schema
 from ddssp.errors import DataError, SchemaError
 
@@ -148,12 +147,13 @@ def _bin_sql(d: _Dialect, x: str, edges: Sequence[float]) -> str:
 
 # --------------------------------------------------------------------------- Python side of the plan
 def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Final codes and statuses of distinct raw values of a categorical or explicit-level column, by
-    the rules of Schema.encode (missing cells to the ``na`` level, unknown labels and off-level numbers
-    to the ``missing`` level, non-numeric text to the ``na`` level)."""
+    """Final codes and statuses of distinct raw values of a categorical or explicit-level column:
+    the CSV reading rules (leading spaces, missing-value markers) here, the encoding rules by
+    :func:`ddssp.data.encoding.classify`, the same function ``Schema.encode`` applies. A cell the
+    schema has no level for gets code 0 (an error is raised from its status before counts are used)."""
     vals = list(values)
     n = len(vals)
-    codes = np.full(n, -1, dtype=np.int64)
+    codes = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int64)
     if src.family == "text" and src.csv:
         marks = {"", *na_values}
@@ -161,49 +161,24 @@ def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str,
         vals = [None if v is None or v in marks else v for v in vals]
     if src.family == "float":
         vals = [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in vals]
-    fill_bad, fill_na, fill_nonnum = _fills(col)
     isna = np.array([v is None for v in vals], dtype=bool)
+    _, fill_na, _ = _fills(col)
     status[isna] = _MISSING
     codes[isna] = fill_na
     present = [v for v in vals if v is not None]
-    idx = np.flatnonzero(~isna)
-    if col.kind == "categorical":
-        lookup = {lab: i for i, lab in enumerate(col.labels)}
-        for j, v in zip(idx, present):
-            lab = _as_label(v)
-            c = lookup.get(lab, lookup.get(_numeric_label(lab), -1))
-            codes[j] = c if c >= 0 else fill_bad
-            if c < 0:
-                status[j] = _BAD
-        return codes, status
-    # numeric with explicit levels (as _encode_numeric)
     if not present:
         return codes, status
-    dtype = {"text": object, "int": "int64", "float": "float64", "bool": bool}.get(src.family, object)
-    try:
-        s = pd.Series(present, dtype=dtype)
-    except (TypeError, ValueError, OverflowError):
+    if col.kind == "categorical":
         s = pd.Series(present, dtype=object)
-    x = parse_numeric(s)
-    bad = np.isnan(x)
-    lo, hi = col.bounds
-    out = ~bad & ((x < lo) | (x > hi))
-    xc = np.clip(np.where(bad, lo, x), lo, hi)
-    m = col.size - (col.missing is not None)
-    levels = col.values[:m]
-    c = np.clip(np.searchsorted(levels, xc, side="left"), 0, m - 1)
-    off = levels[c] != xc
-    st = np.where(bad, _NONNUM, np.where(out, _CLIPPED, _OK))
-    if not col.clip:
-        off = off | out
-        if col.missing is not None:  # not clipped, with a missing level: outside values go there
-            st = np.where(out, _OK, st)
-    if col.clip and off.any():  # between two levels: the nearest one, as _encode_numeric
-        c = np.where(off, nearest_level(levels, xc), c)
-        off = np.zeros_like(off)
-    c = np.where(bad, fill_nonnum, np.where(off, fill_bad, c))
-    st = np.where(~bad & ~out & off, _BAD, st)
-    codes[idx] = c
+    else:
+        dtype = {"text": object, "int": "int64", "float": "float64", "bool": bool}.get(src.family, object)
+        try:
+            s = pd.Series(present, dtype=dtype)
+        except (TypeError, ValueError, OverflowError):
+            s = pd.Series(present, dtype=object)
+    c, st = classify(col, s)
+    idx = np.flatnonzero(~isna)
+    codes[idx] = np.where(c < 0, 0, c)
     status[idx] = st
     return codes, status
 
