@@ -335,14 +335,17 @@ def run(args) -> int:
         head += f"  {'std err':>10}  {lo:>11}  {hi:>11}"
     print(head + f"  {'scaled':>10}")
 
-    def end(v):
-        return f"{'unbounded':>11}" if v is None else f"{_num(v):>11.6g}"
+    def end(v, measured):
+        if v is None:  # unbounded for an unmeasured pair; the intercept's, when numeric features shift it
+            return f"{'unbounded' if not measured else 'n/a':>11}"
+        return f"{_num(v):>11.6g}"
 
     for r in rows:
         line = f"  {r['name']:<{width}}  {_num(r['coef']):>12.6g}  {r['unit']:<{uw}}"
         if ci:
             se = "" if r.get("stderr") is None else f"{r['stderr']:.4g}"
-            line += f"  {se:>10}  {end(r.get('ci_low'))}  {end(r.get('ci_high'))}"
+            ok = r["pair_measured"]
+            line += f"  {se:>10}  {end(r.get('ci_low'), ok)}  {end(r.get('ci_high'), ok)}"
         line += f"  {_num(r['coef_scaled']):>10.4f}"
         print(line + ("" if r["pair_measured"] else "  *"))
     if not all(r["pair_measured"] for r in rows):
