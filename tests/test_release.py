@@ -407,7 +407,7 @@ def test_cli_release_bad_tables(case, tmp_path, repo_root, census_schema, capsys
 
 
 def test_cli_release_extra_column_is_discovered(tmp_path, repo_root, census_schema, capsys):
-    """A column the schema does not declare is discovered under DP inside the budget (issue 15: a
+    """A column the schema does not declare is discovered under DP inside the budget (a
     partial schema is honoured), not an error; with ``discover=False`` the Python API still refuses it."""
     from ddssp.data import load_schema
 

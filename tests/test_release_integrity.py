@@ -62,7 +62,7 @@ def saved(secure_rel, tmp_path_factory) -> Path:
 
 # --------------------------------------------------------------------------- seed reversal
 def _replay_numpy_attack(rel: Release, seed: int) -> list[np.ndarray]:
-    """The attack of issue 16 on the old code: re-create default_rng(seed), replay one uniform per
+    """The attack on a seeded noise source: re-create default_rng(seed), replay one uniform per
     selection and rng.normal(0, sigma, shape) per measurement in the ledger's order, subtract."""
     rng = np.random.default_rng(seed)
     out, k = [], 0

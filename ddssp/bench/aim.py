@@ -7,7 +7,7 @@
 
 ``--scale K`` resamples the table to round(K * rows) rows (with replacement, fixed ``--scale-seed``)
 before the run: a high-signal setting (Adult x 20 = 976,840 rows). ``--fit legacy`` runs the
-per-round estimation as it was before issue 19 (cold mirror descent warm-started from the previous
+per-round estimation of the legacy loop (cold mirror descent warm-started from the previous
 potentials, up to 250 iterations per round, model rebuilt for scoring) for before/after comparisons.
 
 Prints wall time, rounds, rho budget / spent, peak memory (ru_maxrss) and the workload error:
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         "--fit",
         choices=["fast", "legacy"],
         default="fast",
-        help="per-round estimation: fast (default) or legacy (before issue 19)",
+        help="per-round estimation: fast (default) or legacy (plain mirror descent per round, for comparisons)",
     )
     args = p.parse_args(argv)
 

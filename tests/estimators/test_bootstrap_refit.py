@@ -1,4 +1,4 @@
-"""The DP-noise bootstrap's re-estimation (:class:`ddssp.estimators.bootstrap.MeasurementRefit`), issue 18.
+"""The DP-noise bootstrap's re-estimation (:class:`ddssp.estimators.bootstrap.MeasurementRefit`).
 
 One seeded AIM release (the ci-coverage population, 20,000 rows, eps 1) for the module; every
 randomness below is seeded, so the assertions are deterministic (no false-alarm rate to state)."""

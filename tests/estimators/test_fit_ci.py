@@ -1,4 +1,4 @@
-"""Confidence intervals from a release (issue 18): DD-SSP fit_release, `ddssp fit --ci`.
+"""Confidence intervals from a release: DD-SSP fit_release, `ddssp fit --ci`.
 
 Releases are AIM runs on samples of the known population of the ci-coverage benchmark
 (:mod:`ddssp.bench.ci_coverage`), built once per module."""

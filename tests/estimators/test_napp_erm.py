@@ -439,7 +439,7 @@ def test_simulation_runner_small(tmp_path):
         run(dict(spec, designs=[{"loss": "probit", "n": 50, "Lambda": 1.0}]), ctx)
 
 
-# ------------------------------------------------------------------ selection rule (issue 17)
+# ------------------------------------------------------------------ selection rule
 def test_alternating_coefficient_is_not_selected():
     """VS+ with a DP term larger than the data gradient flips a coefficient's sign at every iteration
     (the issue's case: linear n = 500, Lambda = 1.5, eps = 1). The sign rule does not select such a

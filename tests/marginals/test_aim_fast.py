@@ -1,4 +1,4 @@
-"""The fast AIM fit (issue 19): closed-form warm start, accelerated mirror descent, the model
+"""The fast AIM fit: closed-form warm start, accelerated mirror descent, the model
 built from the fit's calibrated tables, and the networkx-free triangulation behind the model-size
 checks. Properties, not timings (timings are printed by ``python -m ddssp.bench_aim``)."""
 
