@@ -72,8 +72,11 @@ def test_year_and_latitude_decode_inside_their_range(seed):
     else:
         assert year.edges is None and (lo, hi) == (2003, 2009)
     lo, hi = _decoded_range(lat)
-    assert 47.2 <= lo and hi <= 48.0
-    assert lat.edges[0] >= 47.2 and lat.edges[-1] <= 48.0
+    # a fresh draw may widen the range by a false positive at the test level (~1% per column): at
+    # most a coarse cell (~1.5 degrees here); seeded draws stay in the city
+    slack = 1.6 if seed is None else 0.3
+    assert 47.5 - slack <= lo and hi <= 47.7 + slack
+    assert lat.edges[0] >= 47.5 - slack and lat.edges[-1] <= 47.7 + slack
     assert ledger.spent <= ledger.rho_budget * (1 + 1e-12)
 
 
