@@ -41,12 +41,31 @@ class ClipWarning(UserWarning):
 
 
 def encode(schema: _Columns, df: pd.DataFrame) -> pd.DataFrame:
-    """Integer codes (int64), columns in schema order, same index as ``df``.
+    """Integer codes of a table of raw values, by each column's rules (:func:`classify`).
 
-    Raises SchemaError when the columns differ from the schema, for unknown labels and missing
-    values (unless the column declares ``missing``), non-numeric values in numeric columns, and
-    codes outside a domain file's sizes. Numeric values outside the declared bounds are clipped,
-    with one :class:`ClipWarning` per column saying how many.
+    Parameters
+    ----------
+    schema : Schema
+        The columns and their levels, bins and bounds.
+    df : pandas.DataFrame
+        Raw values (labels, numbers, empty cells), one column per schema column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Integer codes (int64), columns in schema order, same index as ``df``.
+
+    Raises
+    ------
+    SchemaError
+        When the columns differ from the schema, for unknown labels and missing values (unless the
+        column has a ``missing`` level), non-numeric values in numeric columns, and codes outside a
+        domain file's sizes.
+
+    Warns
+    -----
+    ClipWarning
+        Numeric values outside the column's range are clipped, one note per column saying how many.
     """
     if not isinstance(df, pd.DataFrame):
         raise SchemaError(f"encode needs a pandas DataFrame, got {type(df).__name__}")
@@ -241,8 +260,26 @@ def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
     """Labels (categorical, as strings; None for the ``"<missing>"`` level of empty cells) and
     representative values (numeric: int64 when every level value is a whole number and there is no
     missing level, else float with NaN for a missing level) from integer codes: a missing value
-    comes out missing for every kind (an empty cell in a CSV), ``"<other>"`` stays a label. A DataFrame may hold any subset of the schema's columns
-    (output in schema order); an array must have one column per schema column, in order."""
+    comes out missing for every kind (an empty cell in a CSV), ``"<other>"`` stays a label.
+
+    Parameters
+    ----------
+    schema : Schema
+        The columns the codes belong to.
+    codes : pandas.DataFrame or numpy.ndarray
+        Integer codes. A DataFrame may hold any subset of the schema's columns (output in schema
+        order); an array must have one column per schema column, in order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The decoded values.
+
+    Raises
+    ------
+    SchemaError
+        For a column not in the schema, non-integer codes, or codes outside a column's levels.
+    """
     if isinstance(codes, pd.DataFrame):
         cols = [str(c) for c in codes.columns]
         extra = [c for c in cols if c not in schema._by_name]

@@ -34,7 +34,20 @@ __all__ = ["DRAFT_STAMP", "FORMAT", "Schema", "draft_schema"]
 
 
 class Schema:
-    """An ordered list of columns. See the module docstring."""
+    """An ordered list of columns (see the module docstring): their kinds, levels, bins and bounds.
+
+    Parameters
+    ----------
+    columns : iterable of Column
+        The columns, in order.
+    source : str
+        "schema" (a ddssp schema), "domain" (from a domain file: codes already in the data) or
+        "inferred" (drafted from data).
+    draft : str, optional
+        The draft stamp of a schema drafted from the data without privacy and not reviewed.
+    discovery : dict, optional
+        For a schema discovered under DP: its privacy record.
+    """
 
     def __init__(
         self, columns: Iterable[Column], source: str = "schema", draft: str | None = None, discovery: dict | None = None

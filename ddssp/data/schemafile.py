@@ -15,14 +15,44 @@ __all__ = ["DomainKindsWarning", "load_schema", "schema_from_domain"]
 
 
 def schema_from_domain(domain: Domain, categorical: list[str] | None = None) -> Schema:
-    """A schema for a private-pgm / hd-datasets domain file; see :meth:`Schema.from_domain`."""
+    """A schema for a private-pgm / hd-datasets domain file; see :meth:`Schema.from_domain`.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``: the data holds integer codes 0..size-1.
+    categorical : list of str, optional
+        Columns to treat as categorical (one-hot); the rest become ordinal numeric codes. Without
+        it every column is categorical, with a warning.
+
+    Returns
+    -------
+    Schema
+    """
     return Schema.from_domain(domain, categorical=categorical, _stacklevel=3)
 
 
 def load_schema(path: str | os.PathLike, categorical: list[str] | None = None) -> Schema:
     """Read a schema file: a full ddssp schema (``"format": "ddssp-schema/1"``) or a private-pgm /
-    hd-datasets domain file ``{"attr": size, ...}`` (see :func:`schema_from_domain` for
-    ``categorical``). ``categorical`` must be None for a full schema (kinds are in the file)."""
+    hd-datasets domain file ``{"attr": size, ...}``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The JSON file.
+    categorical : list of str, optional
+        For a domain file only (see :func:`schema_from_domain`); must be None for a full schema,
+        whose kinds are in the file.
+
+    Returns
+    -------
+    Schema
+
+    Raises
+    ------
+    SchemaError
+        For a missing file, a directory, invalid JSON, or an invalid schema.
+    """
     p = Path(path)
     if not p.exists():
         raise SchemaError(f"schema file {p} not found")

@@ -31,12 +31,27 @@ def read_table(
 ) -> pd.DataFrame:
     """Read a CSV (cells as strings) or Parquet file (by suffix).
 
-    CSV options: ``delimiter`` (one character), ``na_values`` (markers read as missing, besides the
-    empty cell, e.g. ``?``) and the text ``encoding`` (UTF-8 by default, a BOM is skipped).
+    Parameters
+    ----------
+    path : str or path-like
+        The table; ``.parquet`` / ``.pq`` are read as Parquet, anything else as CSV.
+    delimiter : str
+        CSV field delimiter (one character).
+    na_values : sequence of str
+        CSV markers read as missing, besides the empty cell (e.g. ``?``).
+    encoding : str
+        CSV text encoding (UTF-8 by default; a BOM is skipped).
 
-    Raises DataError for a missing file, a directory, a file that is not a CSV (binary or
-    undecodable), an empty table (no rows or no columns), ragged rows, and duplicate or empty
-    column names.
+    Returns
+    -------
+    pandas.DataFrame
+        The table; an unnamed header cell gets a name (``column_1``) with a warning.
+
+    Raises
+    ------
+    DataError
+        For a missing file, a directory, a file that is not a CSV (binary or undecodable), an empty
+        table (no rows or no columns), ragged rows, and duplicate column names.
     """
     p = Path(path)
     if not p.exists():

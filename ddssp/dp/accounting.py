@@ -77,7 +77,25 @@ def cks_delta(rho: float, eps: float) -> float:
 
 
 def rho_from_eps_delta(eps: float, delta: float) -> float:
-    """Largest rho such that rho-zCDP implies (eps, delta)-DP (bisection on :func:`cks_delta`)."""
+    """Largest rho such that rho-zCDP implies (eps, delta)-DP (bisection on :func:`cks_delta`).
+
+    Parameters
+    ----------
+    eps : float
+        Positive and finite.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+        The zCDP budget rho.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For eps or delta outside their ranges.
+    """
     eps, delta = check_eps(eps), check_delta(delta)
     hi = eps + 1.0
     while cks_delta(hi, eps) <= delta:  # pragma: no cover - hi is always large enough
@@ -104,7 +122,25 @@ def bisect_bracket(
 
 
 def eps_from_rho_delta(rho: float, delta: float) -> float:
-    """Smallest eps such that rho-zCDP implies (eps, delta)-DP."""
+    """Smallest eps such that rho-zCDP implies (eps, delta)-DP.
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter (positive, finite).
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+        The eps of the (eps, delta)-DP guarantee.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For rho or delta outside their ranges.
+    """
     rho, delta = check_rho(rho), check_delta(delta)
     hi = rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))  # the classic (valid) bound
     _, hi = bisect_bracket(lambda e: cks_delta(rho, e) > delta, 0.0, hi, iters=200, rtol=1e-15)
@@ -266,6 +302,15 @@ class Ledger:
     - :meth:`measure`: discrete Gaussian on integer counts (OpenDP ``make_gaussian``);
     - :meth:`select`: exponential mechanism as Gumbel noisy max (OpenDP ``make_noisy_max``, zCDP);
     - :meth:`charge_opendp` + ``noise.run_opendp``: any other OpenDP measurement, charged by its map.
+
+    Parameters
+    ----------
+    rho_budget : float
+        The zCDP budget.
+    entries : list of LedgerEntry
+        What has been charged, in order.
+    delta_budget : float
+        The budget of the approximate part (thresholding mechanisms).
     """
 
     rho_budget: float

@@ -73,8 +73,15 @@ def check_codes(codes: pd.DataFrame, domain: Domain, columns: Sequence[str]) -> 
 class ExactMarginals:
     """Exact marginal counts of a table of integer codes (not private: the reference and test oracle).
 
-    ``ExactMarginals(codes, schema)``: ``codes`` holds one integer column per schema column (extra
-    columns are ignored). ``.marginal(cols)`` returns the count array of shape (sizes of cols).
+    A marginal source like a release: ``.marginal(cols)`` returns the count array of shape (sizes
+    of cols), ``.total`` the row count, ``.schema`` the schema.
+
+    Parameters
+    ----------
+    codes : pandas.DataFrame
+        One integer column per schema column (extra columns are ignored).
+    schema : Schema
+        The schema the codes belong to.
     """
 
     def __init__(self, codes: pd.DataFrame, schema: Any):
@@ -396,7 +403,28 @@ def _marginal(source: Any, cols: Sequence[str], domain: Domain) -> np.ndarray:
 
 
 def sufficient_statistics(source: Any, encoding: Encoding) -> SuffStats:
-    """Z^T Z from a marginal source: every one-way marginal and every pair marginal queried once."""
+    """Z^T Z from a marginal source: every one-way marginal and every pair marginal queried once.
+
+    Each block is A_j <mu_jk> A_k^T, with A_j the encoding matrix of column j and mu_jk the
+    source's marginal of (j, k).
+
+    Parameters
+    ----------
+    source : Release or ExactMarginals
+        Anything with ``schema``, ``total`` and ``marginal(cols)``.
+    encoding : Encoding
+        How features and target are encoded (built from the same schema).
+
+    Returns
+    -------
+    SuffStats
+        Z^T Z with Z = [X, y]: X^T X, X^T y, y^T y and the total.
+
+    Raises
+    ------
+    SchemaError
+        When the encoding was built for another schema.
+    """
     check_source(source)
     dom = dict(source.schema.domain)
     if dom != encoding.domain:
