@@ -20,11 +20,14 @@ shrink with the table. Then, per discovered column (names are public; nothing el
    number when the numbers are whole and few; else coarse to fine, half the budget each: a 16-cell
    grid (log-spaced when the range spans decades) cut to its populated span, then a finer grid (or
    one cell per whole number) inside that span, cut to its outermost populated cells. Cells are
-   windows of adjacent cells when single cells are lost in the noise (small tables). Each bin
-   decodes to the median of the noisy fine counts inside it. Whole numbers over a short range (at most ``max_levels``) become ordered
-   levels; otherwise equal-frequency bin edges are read from the cumulative noisy counts, and a
-   heavy point mass (a whole number, or zero, holding at least 1/bins of the rows) gets its own bin
-   that decodes to exactly that value. Values outside the range are clipped into the end bins.
+   windows of adjacent cells when single cells are lost in the noise (small tables). Whole numbers
+   over a short range (at most ``max_levels``) become ordered levels; otherwise equal-frequency bin
+   edges are read from the cumulative noisy counts, and a heavy point mass (a whole number, or
+   zero, holding at least 1/bins of the rows) gets its own bin that decodes to exactly that value.
+   Each other bin decodes to the median of the noisy fine counts inside it (fits, every decode),
+   and keeps how those counts spread inside it (at most ``WITHIN_CELLS`` weighted runs of cells),
+   from which synthetic rows draw values inside the bin. Values outside the range are clipped into
+   the end bins.
 
 Decisions use noisy outputs only (post-processing), so the column kind, the number of levels and
 even the refusals ("a single value", "an identifier", "all missing") are DP outputs.
