@@ -163,31 +163,33 @@ class Within:
         m = len(edges) - 1
         if len(self.bins) != m:
             raise SchemaError(f"{where} has {len(self.bins)} entries for {m} bins")
-        for i, b in enumerate(self.bins):
+        if self.whole and not max(abs(edges[0]), abs(edges[-1])) < 2**53:
+            raise SchemaError(f'{where}: "whole": true needs bin edges within +-2**53 (whole numbers as floats)')
+        for i, b in enumerate(self.bins):  # plain Python: bins hold a few numbers each, and many bins are cheap
             if b is None:
                 continue
-            cuts, weights = np.asarray(b[0], dtype=float), np.asarray(b[1], dtype=float)
+            cuts, weights = b
             lo, hi = edges[i], edges[i + 1]
             span = f"[{_fmt(lo)}, {_fmt(hi)})"
             if len(weights) != len(cuts) + 1:
                 raise SchemaError(f"{where}: bin {i} {span} has {len(cuts)} cuts, so needs {len(cuts) + 1} weights")
             if len(weights) > MAX_WITHIN_CELLS:
                 raise SchemaError(f"{where}: bin {i} has {len(weights)} sub-cells, more than {MAX_WITHIN_CELLS}")
-            if not (np.all(np.isfinite(cuts)) and np.all(np.isfinite(weights))):
+            if not all(math.isfinite(x) for x in (*cuts, *weights)):
                 raise SchemaError(f"{where}: bin {i} {span}: cuts and weights must be finite numbers")
-            sub = np.concatenate([[lo], cuts, [hi]])
-            if np.any(np.diff(sub) <= 0):
+            sub = (lo, *cuts, hi)
+            if any(v <= u for u, v in zip(sub, sub[1:])):
                 raise SchemaError(f"{where}: bin {i}: cuts must increase strictly inside the bin {span}")
-            if np.any(weights < 0) or not weights.sum() > 0:
-                raise SchemaError(f"{where}: bin {i} {span}: weights must be >= 0 and not all zero")
+            total = sum(weights)
+            if any(w < 0 for w in weights) or not 0 < total < math.inf:
+                raise SchemaError(f"{where}: bin {i} {span}: weights must be >= 0, not all zero, with a finite sum")
             if self.whole:
-                empty = (np.ceil(sub[:-1]) >= sub[1:]) & (weights > 0)
-                if empty.any():
-                    j = int(np.flatnonzero(empty)[0])
-                    raise SchemaError(
-                        f"{where}: bin {i}: sub-cell [{_fmt(sub[j])}, {_fmt(sub[j + 1])}) holds no whole number "
-                        'but has weight (the column has "whole": true)'
-                    )
+                for j, w in enumerate(weights):
+                    if w > 0 and math.ceil(sub[j]) >= sub[j + 1]:
+                        raise SchemaError(
+                            f"{where}: bin {i}: sub-cell [{_fmt(sub[j])}, {_fmt(sub[j + 1])}) holds no whole "
+                            'number but has weight (the column has "whole": true)'
+                        )
 
 
 @dataclass(eq=False)

@@ -346,10 +346,12 @@ def _draw_within(col: Column, codes: np.ndarray, rng: np.random.Generator) -> np
     v = col.values[codes].astype(float)
     edges = col.edges
     m = len(edges) - 1
-    for i in range(m):
-        rows = np.flatnonzero(codes == i)
-        if not rows.size:
+    order = np.argsort(codes, kind="stable")  # rows grouped by code: one pass, whatever the number of bins
+    present, starts, counts = np.unique(codes[order], return_index=True, return_counts=True)
+    for i, start, count in zip(present.tolist(), starts.tolist(), counts.tolist()):
+        if i >= m:  # the missing level
             continue
+        rows = order[start : start + count]
         sub = col.within.sub_edges(i, edges[i], edges[i + 1])
         if sub is None:
             continue
@@ -358,12 +360,12 @@ def _draw_within(col: Column, codes: np.ndarray, rng: np.random.Generator) -> np
         lo, hi = sub[cell], sub[cell + 1]
         if col.within.whole:
             first = np.ceil(lo)
-            count = np.ceil(hi) - first  # whole numbers first, ..., first + count - 1 lie in [lo, hi)
-            x = first + np.floor(rng.random(rows.size) * count)
-            x = np.minimum(x, first + count - 1)
+            k = np.ceil(hi) - first  # the whole numbers first, ..., first + k - 1 lie in [lo, hi)
+            x = first + np.floor(rng.random(rows.size) * k)
+            x = np.minimum(x, first + k - 1)
         else:
-            x = lo + rng.random(rows.size) * (hi - lo)
-            x = np.clip(x, lo, hi)
+            r = rng.random(rows.size)
+            x = np.clip(lo * (1 - r) + hi * r, lo, hi)  # no overflow for bins as wide as the floats
             if i < m - 1:  # bins are half-open (the last is closed): stay below the next bin
                 x = np.minimum(x, np.nextafter(edges[i + 1], -np.inf))
         v[rows] = x

@@ -174,6 +174,7 @@ def _schema_doc(within):
         ({"bins": [None, {"cuts": [15], "weights": [1, float("inf")]}]}, "finite"),
         ({"bins": [None, {"cuts": [15], "weights": [-1, 2]}]}, ">= 0"),
         ({"bins": [None, {"cuts": [], "weights": [0]}]}, "not all zero"),
+        ({"bins": [None, {"cuts": [15], "weights": [1e308, 1e308]}]}, "finite sum"),
         ({"bins": [None, {"cuts": ["a"], "weights": [1, 1]}]}, "lists of numbers"),
         ({"bins": [None, {"cuts": [], "weights": [True]}]}, "lists of numbers"),
         ({"bins": [None, {"cuts": 5, "weights": [1]}]}, "lists of numbers"),
@@ -192,6 +193,14 @@ def test_hostile_within_in_a_schema_file_is_a_clear_error(within, says, tmp_path
     with pytest.raises(SchemaError, match="within") as exc:
         load_schema(p)
     assert says in str(exc.value)
+
+
+def test_huge_bins_draw_finite_values_or_are_refused():
+    col = Column.binned("x", [-1e308, 0.0, 1e308]).with_within(Within((((-1e300,), (1.0, 1.0)), ((), (1.0,)))))
+    v = Schema([col]).decode(pd.DataFrame({"x": [0, 1] * 500}), rng=np.random.default_rng(0))["x"].to_numpy()
+    assert np.all(np.isfinite(v)) and np.all(v[::2] < 0) and np.all(v[1::2] >= 0)
+    with pytest.raises(SchemaError, match="2\\*\\*53"):
+        Column.binned("x", [0.0, 1e300]).with_within(Within((((), (1.0,)),), whole=True))
 
 
 def test_within_on_a_level_column_is_refused():
@@ -222,3 +231,16 @@ def test_old_files_without_it_still_read(discovered):
     assert all(c.within is None for c in old.columns)
     codes = pd.DataFrame({"income": [0, 1], "age": [0, 1], "gain": [0, 1]})
     assert old.decode(codes, rng=np.random.default_rng(0)).equals(old.decode(codes))
+
+
+def test_a_release_listing_too_many_within_numbers_is_refused_before_parsing(rel, tmp_path):
+    base = rel.save(tmp_path / "r.release")
+
+    def edit(doc):
+        col = doc["schema"]["columns"][0]
+        col["within"]["bins"] = [{"cuts": [], "weights": [1] * 250_001}] * 4
+
+    bad = edit_doc(base, tmp_path / "big.release", edit)
+    with pytest.raises(Exception, match="listed levels") as exc:
+        Release.load(bad)
+    assert type(exc.value).__name__ == "ReleaseFileError"
