@@ -9,6 +9,10 @@ A column has ``size`` levels with codes ``0..size-1``:
   (``values``). Values outside the declared ``bounds`` are clipped to them, and a value between two
   levels goes to the nearest one (so no single value can stop an encoding). Columns that come from a private-pgm domain file are ordinal codes and are never
   clipped.
+* ``within`` (optional, binned numeric columns): how values spread inside each bin, as a few
+  sub-cells with weights (:class:`Within`; discovery derives it from the noisy fine-grid counts it
+  already paid for). Synthetic rows draw a value inside the bin by it; fits and every other decode
+  keep the representative value. Without it a bin always decodes to its representative value.
 * ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
   and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
   is the last code and its representative value is NaN.
@@ -33,6 +37,8 @@ from ddssp.types import Domain
 KINDS = ("categorical", "numeric")
 #: no column may have more levels than this (a typo in a domain file should not exhaust memory)
 MAX_LEVELS = 1_000_000
+#: most sub-cells per bin a ``within`` entry may have when read from a file
+MAX_WITHIN_CELLS = 256
 #: default label of the missing level :func:`ddssp.data.draft.draft_schema` adds when a column has empty cells
 INFER_MISSING_LABEL = "<missing>"
 
@@ -91,6 +97,101 @@ def _few(values: Iterable[Any], k: int = 5) -> str:
     return shown + more
 
 
+@dataclass(frozen=True)
+class Within:
+    """How values spread inside each bin of a binned numeric column.
+
+    One entry per bin (the missing level has none): ``None`` (the bin decodes to its representative
+    value, e.g. a point mass such as exact zero), or ``(cuts, weights)``: the bin ``[e_i, e_i+1)``
+    split at the strictly increasing ``cuts`` (strictly inside the bin) into ``len(cuts) + 1``
+    sub-cells with non-negative ``weights`` (not all zero). A value drawn for the bin falls in a
+    sub-cell with probability proportional to its weight, uniformly inside it; with ``whole`` it is
+    a whole number ``v`` with ``lo <= v < hi`` of the sub-cell (every weighted sub-cell holds one).
+    Public: discovery builds it from noisy counts (post-processing), a user may declare it.
+    """
+
+    bins: tuple[tuple[tuple[float, ...], tuple[float, ...]] | None, ...]
+    whole: bool = False
+
+    def sub_edges(self, i: int, lo: float, hi: float) -> np.ndarray | None:
+        """Edges ``[lo, cuts..., hi]`` of bin ``i``'s sub-cells, or None for a representative-value bin."""
+        b = self.bins[i]
+        return None if b is None else np.array([lo, *b[0], hi], dtype=float)
+
+    def to_dict(self) -> dict:
+        bins = [
+            None
+            if b is None
+            else {"cuts": _int_if_whole([float(x) for x in b[0]]), "weights": [float(w) for w in b[1]]}
+            for b in self.bins
+        ]
+        d: dict[str, Any] = {"bins": bins}
+        if self.whole:
+            d["whole"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, name: str, d: Any) -> Within:
+        """Parse (not yet checked against the bins: :meth:`Column.validate` does that)."""
+        where = f'column {name!r}: "within"'
+        if not isinstance(d, dict) or set(d) - {"bins", "whole"} or not isinstance(d.get("bins"), list):
+            raise SchemaError(f'{where} must be an object {{"bins": [...], "whole": true|false}}')
+        whole = d.get("whole", False)
+        if not isinstance(whole, bool):
+            raise SchemaError(f'{where}: "whole" must be true or false')
+        out = []
+        for i, b in enumerate(d["bins"]):
+            if b is None:
+                out.append(None)
+                continue
+            if not isinstance(b, dict) or set(b) != {"cuts", "weights"}:
+                raise SchemaError(f'{where}: bin {i} must be null or an object with "cuts" and "weights"')
+            cuts, weights = b["cuts"], b["weights"]
+            if not isinstance(cuts, list) or not isinstance(weights, list):
+                raise SchemaError(f'{where}: bin {i}: "cuts" and "weights" must be lists of numbers')
+            if len(weights) > MAX_WITHIN_CELLS:
+                raise SchemaError(f"{where}: bin {i} has {len(weights)} sub-cells, more than {MAX_WITHIN_CELLS}")
+            nums = cuts + weights
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in nums):
+                raise SchemaError(f'{where}: bin {i}: "cuts" and "weights" must be lists of numbers')
+            out.append((tuple(float(x) for x in cuts), tuple(float(x) for x in weights)))
+        return cls(tuple(out), whole)
+
+    def check(self, name: str, edges: list[float]) -> None:
+        """SchemaError unless every entry fits its bin (see the class docstring)."""
+        where = f'column {name!r}: "within"'
+        m = len(edges) - 1
+        if len(self.bins) != m:
+            raise SchemaError(f"{where} has {len(self.bins)} entries for {m} bins")
+        if self.whole and not max(abs(edges[0]), abs(edges[-1])) < 2**53:
+            raise SchemaError(f'{where}: "whole": true needs bin edges within +-2**53 (whole numbers as floats)')
+        for i, b in enumerate(self.bins):  # plain Python: bins hold a few numbers each, and many bins are cheap
+            if b is None:
+                continue
+            cuts, weights = b
+            lo, hi = edges[i], edges[i + 1]
+            span = f"[{_fmt(lo)}, {_fmt(hi)})"
+            if len(weights) != len(cuts) + 1:
+                raise SchemaError(f"{where}: bin {i} {span} has {len(cuts)} cuts, so needs {len(cuts) + 1} weights")
+            if len(weights) > MAX_WITHIN_CELLS:
+                raise SchemaError(f"{where}: bin {i} has {len(weights)} sub-cells, more than {MAX_WITHIN_CELLS}")
+            if not all(math.isfinite(x) for x in (*cuts, *weights)):
+                raise SchemaError(f"{where}: bin {i} {span}: cuts and weights must be finite numbers")
+            sub = (lo, *cuts, hi)
+            if any(v <= u for u, v in zip(sub, sub[1:])):
+                raise SchemaError(f"{where}: bin {i}: cuts must increase strictly inside the bin {span}")
+            total = sum(weights)
+            if any(w < 0 for w in weights) or not 0 < total < math.inf:
+                raise SchemaError(f"{where}: bin {i} {span}: weights must be >= 0, not all zero, with a finite sum")
+            if self.whole:
+                for j, w in enumerate(weights):
+                    if w > 0 and math.ceil(sub[j]) >= sub[j + 1]:
+                        raise SchemaError(
+                            f"{where}: bin {i}: sub-cell [{_fmt(sub[j])}, {_fmt(sub[j + 1])}) holds no whole "
+                            'number but has weight (the column has "whole": true)'
+                        )
+
+
 @dataclass(eq=False)
 class Column:
     """One column of a schema. Build through the helpers (:meth:`categorical`, :meth:`binned`,
@@ -112,6 +213,8 @@ class Column:
     #: when that is not the ``missing`` level (discovered schemas: a released missing level, or the
     #: ``<other>`` level, or the bin of the noisy median)
     na: str | None = None
+    #: binned numeric only, optional: how values spread inside each bin (synthetic rows)
+    within: Within | None = None
 
     @property
     def size(self) -> int:
@@ -129,6 +232,12 @@ class Column:
     def with_na(self, label: str | None) -> Column:
         """This column with empty cells coded to the level ``label`` (validated)."""
         self.na = None if label is None else str(label)
+        self.validate()
+        return self
+
+    def with_within(self, within: Within | None) -> Column:
+        """This column with a within-bin distribution (validated against the bins)."""
+        self.within = within
         self.validate()
         return self
 
@@ -305,6 +414,10 @@ class Column:
         if self.kind == "numeric":
             if self.values is None or len(self.values) != self.size:
                 raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")
+        if self.within is not None:
+            if not self.is_binned:
+                raise SchemaError(f'column {self.name!r}: "within" applies to binned numeric columns only')
+            self.within.check(self.name, list(self.edges))
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
@@ -329,6 +442,8 @@ class Column:
                 d["clip"] = False
             if self.custom_labels:
                 d["labels"] = list(self.labels[:n])
+            if self.within is not None:
+                d["within"] = self.within.to_dict()
             d = {k: (_int_if_whole(v) if k in ("edges", "values", "bounds") else v) for k, v in d.items()}
         if self.missing is not None:
             d["missing"] = self.missing
@@ -339,6 +454,8 @@ class Column:
     @classmethod
     def from_dict(cls, d: Any) -> Column:
         col = cls._from_dict(d)
+        if d.get("within") is not None:
+            col.with_within(Within.from_dict(col.name, d["within"]))
         na = d.get("na")
         if na is not None:
             if not isinstance(na, str):
@@ -370,6 +487,7 @@ class Column:
                 "labels",
                 "missing",
                 "na",
+                "within",
                 "description",
             },
         }[kind]

@@ -20,11 +20,14 @@ shrink with the table. Then, per discovered column (names are public; nothing el
    number when the numbers are whole and few; else coarse to fine, half the budget each: a 16-cell
    grid (log-spaced when the range spans decades) cut to its populated span, then a finer grid (or
    one cell per whole number) inside that span, cut to its outermost populated cells. Cells are
-   windows of adjacent cells when single cells are lost in the noise (small tables). Each bin
-   decodes to the median of the noisy fine counts inside it. Whole numbers over a short range (at most ``max_levels``) become ordered
-   levels; otherwise equal-frequency bin edges are read from the cumulative noisy counts, and a
-   heavy point mass (a whole number, or zero, holding at least 1/bins of the rows) gets its own bin
-   that decodes to exactly that value. Values outside the range are clipped into the end bins.
+   windows of adjacent cells when single cells are lost in the noise (small tables). Whole numbers
+   over a short range (at most ``max_levels``) become ordered levels; otherwise equal-frequency bin
+   edges are read from the cumulative noisy counts, and a heavy point mass (a whole number, or
+   zero, holding at least 1/bins of the rows) gets its own bin that decodes to exactly that value.
+   Each other bin decodes to the median of the noisy fine counts inside it (fits, every decode),
+   and keeps how those counts spread inside it (at most ``WITHIN_CELLS`` weighted runs of cells),
+   from which synthetic rows draw values inside the bin. Values outside the range are clipped into
+   the end bins.
 
 Decisions use noisy outputs only (post-processing), so the column kind, the number of levels and
 even the refusals ("a single value", "an identifier", "all missing") are DP outputs.
@@ -40,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _as_label
+from ddssp.data.columns import Column, Within, _as_label
 from ddssp.errors import SchemaError
 
 OTHER_LABEL = "<other>"
@@ -63,6 +66,8 @@ GRID_CELLS = 256
 #: cells of the coarse grid (the first of the two numeric passes)
 COARSE_CELLS = 16
 MAX_INT_CELLS = 4096
+#: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
+WITHIN_CELLS = 16
 DEFAULT_MAX_LEVELS = 32
 MAX_CATEGORICAL_LEVELS = 200
 
@@ -535,6 +540,12 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         else:
             values.append((a + b) / 2)
     col = Column.binned(name, edges, values, missing=missing)
+    col.with_within(
+        Within(
+            tuple(None if a in points else _within_bin(grid, y, a, b) for a, b in zip(edges, edges[1:])),
+            whole=bool(scan.whole),
+        )
+    )
     # na level: the missing level, else the bin holding the noisy median
     if missing is None:
         mids = 0.5 * (grid[:-1] + grid[1:])
@@ -566,6 +577,32 @@ def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: floa
     else:
         v = float(0.5 * (grid[k] + grid[k + 1]))
     return v if a <= v < b else None
+
+
+def _within_bin(grid: np.ndarray, y: np.ndarray, a: float, b: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """How the rows of bin [a, b) spread inside it, for synthetic rows: the grid cells inside the
+    bin, merged into at most ``WITHIN_CELLS`` runs of adjacent cells, each weighted by its noisy
+    counts clipped at zero (uniform when all are zero). Returns (cuts strictly inside the bin,
+    weights summing to 1). Post-processing of paid-for counts; cuts are grid edges, rounded to 6
+    significant digits when that keeps them strictly inside the bin and increasing."""
+    inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
+    if inside.size == 0:
+        return (), (1.0,)
+    w = np.clip(y[inside], 0, None)
+    groups = np.array_split(np.arange(inside.size), min(WITHIN_CELLS, inside.size))
+    weights = np.array([w[g].sum() for g in groups])
+    cuts = np.array([grid[inside[g[0]]] for g in groups[1:]], dtype=float)
+    if weights.sum() <= 0:  # nothing shows above the noise: uniform over the bin's width
+        sub = np.concatenate([[a], cuts, [b]])
+        weights = np.diff(sub)
+    weights = weights / weights.sum()
+    rounded = np.array([float(f"{c:.6g}") for c in cuts])
+    if np.all(np.diff(np.concatenate([[a], rounded, [b]])) > 0):
+        cuts = rounded
+    shares = np.round(weights, 5)
+    if shares.sum() <= 0:
+        shares = weights
+    return tuple(float(c) for c in cuts), tuple(float(x) for x in shares)
 
 
 def _median_index(y: np.ndarray) -> int:

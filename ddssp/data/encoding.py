@@ -4,7 +4,8 @@
 bounds, with one local :class:`ClipWarning` per column, and a number between two explicit levels to
 the nearest one; unknown labels and missing values go to a declared missing level or raise
 :class:`~ddssp.errors.SchemaError`). :func:`decode` maps codes back to
-labels and representative values. ``Schema.encode`` / ``Schema.decode`` call these.
+labels and representative values, or (synthetic rows, given a generator) to values drawn inside each
+bin by the column's within-bin distribution. ``Schema.encode`` / ``Schema.decode`` call these.
 """
 
 from __future__ import annotations
@@ -256,11 +257,19 @@ def _domain_hint(col: Column) -> str:
     return ""
 
 
-def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
+def decode(
+    schema: _Columns, codes: pd.DataFrame | np.ndarray, *, rng: np.random.Generator | None = None
+) -> pd.DataFrame:
     """Labels (categorical, as strings; None for the ``"<missing>"`` level of empty cells) and
     representative values (numeric: int64 when every level value is a whole number and there is no
     missing level, else float with NaN for a missing level) from integer codes: a missing value
     comes out missing for every kind (an empty cell in a CSV), ``"<other>"`` stays a label.
+
+    With ``rng`` (synthetic rows), a binned numeric column that has a within-bin distribution
+    (:class:`~ddssp.data.columns.Within`) decodes each code to a value drawn inside its bin by that
+    distribution instead of the representative value (whole numbers for a whole-number column); the
+    value encodes back to the same code. Columns without one, levels and labels decode as above.
+    Post-processing of public values: the draw uses ``rng``, never DP noise.
 
     Parameters
     ----------
@@ -269,6 +278,8 @@ def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
     codes : pandas.DataFrame or numpy.ndarray
         Integer codes. A DataFrame may hold any subset of the schema's columns (output in schema
         order); an array must have one column per schema column, in order.
+    rng : numpy.random.Generator, optional
+        Draw binned numeric values inside their bins (see above); None keeps representative values.
 
     Returns
     -------
@@ -318,7 +329,44 @@ def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
                 labels = labels.copy()
                 labels[na] = None
             out[n] = labels[ai]
+        elif rng is not None and col.within is not None:
+            v = _draw_within(col, ai, rng)
+            out[n] = v.astype(np.int64) if col.integral_values and col.within.whole else v
         else:
             v = col.values[ai]
             out[n] = v.astype(np.int64) if col.integral_values else v
     return pd.DataFrame(out, index=index, columns=names)
+
+
+def _draw_within(col: Column, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Values for the codes of a binned column with a within-bin distribution: for each bin, a
+    sub-cell drawn by weight, then a value uniform inside it (a whole number ``lo <= v < hi`` when
+    the distribution says whole). Bins without an entry and the missing level keep their
+    representative value (NaN). Every value stays inside its bin, so inside the column's range."""
+    v = col.values[codes].astype(float)
+    edges = col.edges
+    m = len(edges) - 1
+    order = np.argsort(codes, kind="stable")  # rows grouped by code: one pass, whatever the number of bins
+    present, starts, counts = np.unique(codes[order], return_index=True, return_counts=True)
+    for i, start, count in zip(present.tolist(), starts.tolist(), counts.tolist()):
+        if i >= m:  # the missing level
+            continue
+        rows = order[start : start + count]
+        sub = col.within.sub_edges(i, edges[i], edges[i + 1])
+        if sub is None:
+            continue
+        w = np.asarray(col.within.bins[i][1], dtype=float)
+        cell = rng.choice(len(w), size=rows.size, p=w / w.sum())
+        lo, hi = sub[cell], sub[cell + 1]
+        if col.within.whole:
+            first = np.ceil(lo)
+            k = np.ceil(hi) - first  # the whole numbers first, ..., first + k - 1 lie in [lo, hi)
+            x = first + np.floor(rng.random(rows.size) * k)
+            x = np.minimum(x, first + k - 1)
+        else:
+            r = rng.random(rows.size)
+            x = np.clip(lo * (1 - r) + hi * r, lo, hi)  # no overflow for bins as wide as the floats
+            if i < m - 1:  # bins are half-open (the last is closed): stay below the next bin
+                x = np.minimum(x, np.nextafter(edges[i + 1], -np.inf))
+        v[rows] = x
+    return v

@@ -122,9 +122,10 @@ class Schema:
         :func:`ddssp.data.encoding.encode`."""
         return encode(self, df)
 
-    def decode(self, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
-        """Labels and representative values from integer codes; see :func:`ddssp.data.encoding.decode`."""
-        return decode(self, codes)
+    def decode(self, codes: pd.DataFrame | np.ndarray, *, rng: np.random.Generator | None = None) -> pd.DataFrame:
+        """Labels and representative values from integer codes (with ``rng``: binned values drawn
+        inside their bins, for synthetic rows); see :func:`ddssp.data.encoding.decode`."""
+        return decode(self, codes, rng=rng)
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:

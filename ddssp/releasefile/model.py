@@ -171,8 +171,13 @@ class Release:
         return codes[self.schema.names]
 
     def synthesize(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
-        """``rows`` synthetic records decoded to the schema's labels / numeric representatives."""
-        return self.schema.decode(self.synthesize_codes(rows, seed))
+        """``rows`` synthetic records decoded to the schema's labels and numeric values: a binned
+        numeric column with a within-bin distribution (discovered schemas) gets values drawn inside
+        each bin by it, others their representative values. The codes are those of
+        :meth:`synthesize_codes` with the same seed; the values are drawn after them from the same
+        generator (post-processing, no privacy cost)."""
+        rng = make_rng(seed)
+        return self.schema.decode(self.synthesize_codes(rows, rng), rng=rng)
 
     def sample(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         """``rows`` synthetic records as a DataFrame in the data's own labels and values.

@@ -61,7 +61,7 @@ MAX_DISCOVERY_ENTRIES = 1_000
 MAX_MEASUREMENTS = 10_000
 MAX_CLIQUES = 10_000
 MAX_COLUMNS = 10_000
-#: Cap on the levels, edges, values and labels listed by all the schema's columns together.
+#: Cap on the levels, edges, values, labels and within-bin numbers listed by all the schema's columns together.
 MAX_LISTED_LEVELS = 1_000_000
 #: Cap on the commas of a JSON member, counted before parsing: it bounds the number of values (and
 #: so the parser's memory, ~100 bytes per value) whatever their kind.
@@ -321,14 +321,30 @@ def _read_array(
     return out
 
 
+def _within_items(c: dict) -> int:
+    """The numbers a column's within-bin distribution lists (cuts and weights of every bin)."""
+    w = c.get("within")
+    bins = w.get("bins") if isinstance(w, dict) else None
+    if not isinstance(bins, list):
+        return 0
+    return sum(
+        len(b[k]) if isinstance(b[k], list) else 0
+        for b in bins
+        if isinstance(b, dict)
+        for k in ("cuts", "weights")
+        if k in b
+    )
+
+
 def _schema_levels(columns: list) -> int:
-    """The number of levels the schema's columns declare (sizes, bins and listed values), which
-    parsing it turns into Python objects."""
+    """The number of levels the schema's columns declare (sizes, bins and listed values, within-bin
+    cuts and weights), which parsing it turns into Python objects."""
     total = 0
     for c in columns:
         if not isinstance(c, dict):
             continue
         listed = sum(len(c[k]) for k in ("levels", "edges", "values", "labels") if isinstance(c.get(k), list))
+        listed += _within_items(c)
         declared = sum(c[k] for k in ("size", "bins") if isinstance(c.get(k), int) and c[k] > 0)
         total += max(listed, declared)
     return total
@@ -359,8 +375,9 @@ def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
         ("model domain entries", n(meta.get("domain")), MAX_COLUMNS),
         ("schema columns", n(columns), MAX_COLUMNS),
         (
-            "listed levels (levels, edges, values, labels of all columns)",
-            sum(n(c.get(k)) for c in columns if isinstance(c, dict) for k in ("levels", "edges", "values", "labels")),
+            "listed levels (levels, edges, values, labels, within-bin cuts and weights of all columns)",
+            sum(n(c.get(k)) for c in columns if isinstance(c, dict) for k in ("levels", "edges", "values", "labels"))
+            + sum(_within_items(c) for c in columns if isinstance(c, dict)),
             MAX_LISTED_LEVELS,
         ),
     ]
