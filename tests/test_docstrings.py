@@ -8,7 +8,8 @@ The rules, read from the source with :mod:`ast` (nothing is imported):
 
 - there is a docstring;
 - when the function takes parameters (other than ``self``/``cls``) it has an underlined ``Parameters``
-  section naming each of them (``*args``/``**kwargs`` may be written with or without their stars);
+  section naming each of them (``*args``/``**kwargs`` may be written with or without their stars;
+  a parameter whose name starts with an underscore is private and need not be named);
 - a class documents the parameters of the ``__init__`` it defines in ``Parameters``; a dataclass or
   named tuple names each of its fields in ``Attributes`` or ``Parameters``;
 - a generator has a ``Yields`` section; any other function whose return annotation is not ``None`` or
@@ -113,9 +114,9 @@ def _params(fn) -> list[str]:
     a = fn.args
     names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
     names += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
-    if names and names[0] in ("self", "cls") and not isinstance(fn, ast.Lambda):
+    if names and names[0] in ("self", "cls"):
         names = names[1:]
-    return names
+    return [n for n in names if not n.startswith("_")]
 
 
 def _own_nodes(fn):
