@@ -56,7 +56,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    """Run ``ddssp evaluate``: compare a release with the sensitive table it was made from, as an HTML report (NOT private: for the data holder).
+    """Run ``ddssp evaluate``: an HTML report comparing a release with its sensitive table.
+
+    NOT private: the report is for the data holder.
 
     Parameters
     ----------

@@ -323,7 +323,9 @@ def _num(v: float) -> float:
 
 
 def run(args) -> int:
-    """Run ``ddssp fit``: a DD-SSP regression from a release (post-processing), printed or as JSON, optionally written as CSV.
+    """Run ``ddssp fit``: a DD-SSP regression from a release (post-processing).
+
+    Printed, or as JSON, and optionally written as CSV.
 
     Parameters
     ----------

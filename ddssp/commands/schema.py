@@ -115,7 +115,10 @@ def _read(args):
 
 
 def run(args) -> int:
-    """Run ``ddssp schema``: check a schema file (``--check``), discover one under DP (``--eps``), or draft one from the data (NOT private).
+    """Run ``ddssp schema``: check, discover or draft a schema.
+
+    ``--check`` checks a schema file, ``--eps`` discovers one under DP, otherwise one is drafted from
+    the data (NOT private).
 
     Parameters
     ----------

@@ -28,7 +28,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    """Run ``ddssp verify``: load a release (its self-check) and report its signature, checked against a trusted key when given.
+    """Run ``ddssp verify``: load a release (its self-check) and report its signature.
+
+    The signature is checked against a trusted key when one is given.
 
     Parameters
     ----------

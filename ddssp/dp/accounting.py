@@ -213,7 +213,9 @@ def approx_zcdp_rho_budget(eps: float, delta: float, delta_approx: float = 0.0) 
 
 
 def approx_zcdp_delta(rho: float, delta_threshold: float, eps: float) -> float:
-    """Total delta of a (delta_threshold, rho)-approximately-zCDP release at ``eps``: delta_threshold + cks_delta(rho, eps).
+    """Total delta of a (delta_threshold, rho)-approximately-zCDP release at ``eps``.
+
+    delta_threshold + cks_delta(rho, eps).
 
     Parameters
     ----------

@@ -281,7 +281,9 @@ class ChargedMechanisms:
         return np.asarray(self.noise.gaussian_int(c.astype(np.int64), sigma), dtype=np.int64)
 
     def keys(self, counts: dict[str, int], sigma: float, delta: float, *, column: str) -> tuple[dict[str, int], int]:
-        """Stable key release at the smallest threshold whose delta is at most ``delta``, charged as a 'discover-keys' entry.
+        """Stable key release at the smallest threshold whose delta is at most ``delta``.
+
+        Charged as a 'discover-keys' entry (rho and delta).
 
         Parameters
         ----------

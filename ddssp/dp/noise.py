@@ -685,7 +685,9 @@ class InsecureSeededNoise(NoiseSource):
         self.rng = np.random.default_rng(self.seed)
 
     def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:
-        """NOT PRIVATE: discrete Gaussian noise N_Z(0, sigma^2) added to integer counts (:func:`discrete_gaussian_numpy` from the seeded generator).
+        """NOT PRIVATE: discrete Gaussian noise N_Z(0, sigma^2) added to integer counts.
+
+        Drawn by :func:`discrete_gaussian_numpy` from the seeded generator.
 
         Parameters
         ----------
@@ -704,7 +706,7 @@ class InsecureSeededNoise(NoiseSource):
         return a + discrete_gaussian_numpy(self.rng, sigma, a.size).reshape(a.shape)
 
     def noisy_max(self, scores: Any, scale: float) -> int:
-        """NOT PRIVATE: report noisy max: argmax_i (scores_i + Gumbel(scale)_i) (Gumbel draws from the seeded generator).
+        """NOT PRIVATE: report noisy max, argmax_i (scores_i + Gumbel(scale)_i), from the seeded generator.
 
         P(i) is proportional to exp(scores_i / scale); with scale = 2 * sensitivity / eps_em this is the
         exponential mechanism at eps_em.
@@ -805,7 +807,9 @@ class InsecureSeededNoise(NoiseSource):
         return radius[..., None] * g / np.linalg.norm(g, axis=-1, keepdims=True)
 
     def run_opendp(self, measurement, arg: Any, fallback: Callable[[np.random.Generator], Any] | None = None):
-        """NOT PRIVATE: run an OpenDP measurement (e.g. key release) (``fallback(rng)`` with the seeded generator when given, else the secure measurement).
+        """NOT PRIVATE: run an OpenDP measurement (e.g. key release).
+
+        ``fallback(rng)`` with the seeded generator when given, else the measurement itself (secure).
 
         Parameters
         ----------

@@ -421,7 +421,9 @@ class NAPPERM(DPRegressor):
         )
 
     def fit(self, X: Any, y: Any) -> NAPPERM:
-        """Fit by NAPP-ERM: draw the DP noise b, then solve the augmented problem (with variable selection and budget retrieval as configured).
+        """Fit by NAPP-ERM: draw the DP noise b, then solve the augmented problem.
+
+        Variable selection and budget retrieval as configured.
 
         Parameters
         ----------

@@ -275,7 +275,10 @@ class ObjectivePerturbation(DPClassifier):
         return Delta, sigma
 
     def fit(self, X: Any, y: Any) -> ObjectivePerturbation:
-        """Fit by objective perturbation: rows clipped to the declared bound, noise b drawn, the perturbed objective minimised.
+        """Fit by objective perturbation.
+
+        Rows are clipped to the declared bound, the noise b is drawn, and the perturbed objective is
+        minimised.
 
         Parameters
         ----------

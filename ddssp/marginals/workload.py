@@ -212,8 +212,9 @@ def validate_workload(workload: Workload, domain: Domain) -> Workload:
 
 
 def downward_closure(workload: Workload) -> dict[tuple[str, ...], float]:
-    """AIM candidates: every non-empty subset r of a workload clique, with weight w_r = sum over workload cliques s of c_s * abs(r & s).
+    """AIM candidates: every non-empty subset r of a workload clique, with its weight.
 
+    The weight is w_r = sum over workload cliques s of c_s * abs(r & s).
     Subsets keep the column order of the first workload clique they come from; cliques that are
     permutations of each other count as the same candidate.
 
