@@ -80,9 +80,23 @@ def _numeric_label(label: str) -> str | None:
 
 
 def nearest_level(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Index of the level nearest to each ``x`` (``levels`` sorted, finite; ties go to the lower
-    level). A clipped explicit-level column codes a value between two levels (a 2.5 in a column of
-    whole numbers) this way, so that no single value can stop an encoding."""
+    """Index of the level nearest to each value (ties go to the lower level).
+
+    A clipped explicit-level column codes a value between two levels (a 2.5 in a column of whole
+    numbers) this way, so that no single value can stop an encoding.
+
+    Parameters
+    ----------
+    levels : numpy.ndarray
+        The levels, sorted and finite.
+    x : numpy.ndarray
+        The values to code.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer indices into ``levels``, one per value of ``x``.
+    """
     levels = np.asarray(levels, dtype=float)
     x = np.asarray(x, dtype=float)
     hi = np.clip(np.searchsorted(levels, x, side="left"), 0, len(levels) - 1)
@@ -194,8 +208,38 @@ class Within:
 
 @dataclass(eq=False)
 class Column:
-    """One column of a schema. Build through the helpers (:meth:`categorical`, :meth:`binned`,
-    :meth:`levels`, :meth:`ordinal`) or ``Schema.from_dict``; they validate."""
+    """One column of a schema: its kind, levels and (numeric) bins, bounds and missing level.
+
+    Build through the helpers (:meth:`categorical`, :meth:`binned`, :meth:`levels`, :meth:`ordinal`,
+    :meth:`coded`) or ``Schema.from_dict``; they validate.
+
+    Attributes
+    ----------
+    name : str
+        The column name.
+    kind : str
+        ``"categorical"`` or ``"numeric"``.
+    labels : list of str
+        One label per level, in code order.
+    values : numpy.ndarray or None
+        Numeric only: the representative value of each level (NaN for a missing level).
+    edges : list of float or None
+        Binned numeric only: the bin edges ``e_0 < ... < e_m``.
+    bounds : tuple of float or None
+        Numeric only: the range values are clipped to.
+    missing : str or None
+        The label of a declared missing/"other" level: empty cells, unknown labels and (numeric)
+        non-numeric values map to it instead of raising.
+    clip : bool
+        Numeric only: clip values outside ``bounds`` (True) or treat them as an error (False;
+        domain-file / ordinal-code columns).
+    custom_labels : bool
+        Labels were given explicitly for a numeric column (kept in the schema file).
+    na : str or None
+        The label of the level that empty cells (and, numeric, non-numeric cells) are coded to, when
+        that is not the ``missing`` level (discovered schemas: a released missing level, the
+        ``<other>`` level, or the bin of the noisy median).
+    """
 
     name: str
     kind: str
@@ -218,10 +262,12 @@ class Column:
 
     @property
     def size(self) -> int:
+        """The number of levels (codes are ``0..size-1``)."""
         return len(self.labels)
 
     @property
     def missing_code(self) -> int | None:
+        """The code of the ``missing`` level, or None when the column has none."""
         return None if self.missing is None else self.labels.index(self.missing)
 
     @property
@@ -230,7 +276,23 @@ class Column:
         return self.labels.index(self.na) if self.na is not None else self.missing_code
 
     def with_na(self, label: str | None) -> Column:
-        """This column with empty cells coded to the level ``label`` (validated)."""
+        """This column with empty cells coded to the level ``label`` (validated; changes the column in place).
+
+        Parameters
+        ----------
+        label : str or None
+            A level label, or None to code empty cells by the default rules.
+
+        Returns
+        -------
+        Column
+            This column.
+
+        Raises
+        ------
+        SchemaError
+            When ``label`` is not one of the column's levels.
+        """
         self.na = None if label is None else str(label)
         self.validate()
         return self
@@ -265,6 +327,7 @@ class Column:
 
     @property
     def is_binned(self) -> bool:
+        """True for a numeric column with bin edges (not explicit levels)."""
         return self.kind == "numeric" and self.edges is not None
 
     def __eq__(self, other: object) -> bool:
@@ -275,6 +338,26 @@ class Column:
     # ----------------------------------------------------------------- constructors
     @classmethod
     def categorical(cls, name: str, levels: Iterable[Any], missing: Any = None) -> Column:
+        """A categorical column with the given levels (compared as strings).
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        levels : iterable
+            The level labels, in code order (converted to strings).
+        missing : optional
+            The label of a missing/"other" level; appended to the levels when not among them.
+
+        Returns
+        -------
+        Column
+
+        Raises
+        ------
+        SchemaError
+            For an empty name, no levels, or duplicate labels.
+        """
         labels = [_as_label(v) for v in levels]
         if missing is not None:
             missing = _as_label(missing)
@@ -293,7 +376,31 @@ class Column:
         missing: Any = None,
         labels: Iterable[str] | None = None,
     ) -> Column:
-        """Numeric column with bins ``[e_i, e_{i+1})`` (last closed); bounds are the outer edges."""
+        """A numeric column with bins ``[e_i, e_{i+1})`` (the last closed); bounds are the outer edges.
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        edges : iterable of float
+            At least two finite, strictly increasing bin edges.
+        values : iterable of float, optional
+            The representative value of each bin, inside it; the bin midpoints by default.
+        missing : optional
+            The label of a missing level (the last code; its value is NaN).
+        labels : iterable of str, optional
+            Labels of the bins; ``"[a, b)"`` by default.
+
+        Returns
+        -------
+        Column
+
+        Raises
+        ------
+        SchemaError
+            For edges that are not finite and strictly increasing, or representative values outside
+            their bins.
+        """
         try:
             e = [float(x) for x in edges]
         except (TypeError, ValueError):
@@ -342,8 +449,30 @@ class Column:
         labels: Iterable[str] | None = None,
         clip: bool = True,
     ) -> Column:
-        """Numeric column with explicit levels (sorted); a data value must equal one of them
-        after clipping to ``[min, max]`` of the levels."""
+        """A numeric column with explicit levels; a value is coded to the nearest level after clipping.
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        values : iterable of float
+            The levels, finite and strictly increasing.
+        missing : optional
+            The label of a missing level (the last code; its value is NaN).
+        labels : iterable of str, optional
+            Labels of the levels; the formatted values by default.
+        clip : bool
+            Clip values to ``[min, max]`` of the levels (True), or treat values outside as an error.
+
+        Returns
+        -------
+        Column
+
+        Raises
+        ------
+        SchemaError
+            For no values, or values that are not finite and strictly increasing.
+        """
         try:
             v = [float(x) for x in values]
         except (TypeError, ValueError):
@@ -362,13 +491,38 @@ class Column:
 
     @classmethod
     def ordinal(cls, name: str, size: int) -> Column:
-        """Integer codes 0..size-1 already in the data, used as numbers (domain files)."""
+        """A numeric column of integer codes 0..size-1 already in the data, used as numbers (domain files).
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        size : int
+            The number of codes.
+
+        Returns
+        -------
+        Column
+            Explicit levels ``0..size-1``, never clipped.
+        """
         size = _check_size(name, size)
         return cls.levels(name, range(size), clip=False)
 
     @classmethod
     def coded(cls, name: str, size: int) -> Column:
-        """Integer codes 0..size-1 already in the data, as categories labelled '0'..'size-1'."""
+        """A categorical column of integer codes 0..size-1 already in the data, labelled '0'..'size-1'.
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        size : int
+            The number of codes.
+
+        Returns
+        -------
+        Column
+        """
         size = _check_size(name, size)
         return cls.categorical(name, [str(i) for i in range(size)])
 
@@ -398,6 +552,14 @@ class Column:
         return col
 
     def validate(self) -> None:
+        """Check the column's fields are consistent.
+
+        Raises
+        ------
+        SchemaError
+            For an empty name, an unknown kind, no levels, duplicate labels, a ``missing`` or ``na``
+            label that is not a level, or a numeric column without one value per level.
+        """
         if not isinstance(self.name, str) or not self.name:
             raise SchemaError(f"column names must be non-empty strings, got {self.name!r}")
         if self.kind not in KINDS:
@@ -421,6 +583,13 @@ class Column:
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
+        """The column as a schema-file entry (the inverse of :meth:`from_dict`).
+
+        Returns
+        -------
+        dict
+            JSON-ready; numeric values that are whole numbers are written as integers.
+        """
         d: dict[str, Any] = {"name": self.name, "kind": self.kind}
         if self.is_codes:
             d["size"] = self.size
@@ -453,6 +622,22 @@ class Column:
 
     @classmethod
     def from_dict(cls, d: Any) -> Column:
+        """A column from a schema-file entry (validated).
+
+        Parameters
+        ----------
+        d : dict
+            One entry of a schema file's ``"columns"`` list.
+
+        Returns
+        -------
+        Column
+
+        Raises
+        ------
+        SchemaError
+            For an invalid entry.
+        """
         col = cls._from_dict(d)
         if d.get("within") is not None:
             col.with_within(Within.from_dict(col.name, d["within"]))
@@ -592,13 +777,30 @@ class DomainKindsWarning(UserWarning):
 
 
 def domain_columns(domain: Domain, categorical: list[str] | None = None, stacklevel: int = 2) -> list[Column]:
-    """The columns for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
-    already in the data.
+    """The columns for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are already in the data.
 
     Columns listed in ``categorical`` get labels ``"0".."m-1"``; the others are numeric with
     value = code (ordinal) and bounds ``(0, m-1)``, never clipped (a code ``>= m`` is an error).
-    With ``categorical=None`` every column is categorical (the conservative one-hot default:
-    nothing is assumed about the order of codes) and a :class:`DomainKindsWarning` says so.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    categorical : list of str, optional
+        The categorical columns. With None every column is categorical (the conservative one-hot
+        default: nothing is assumed about the order of codes) and a :class:`DomainKindsWarning`
+        says so.
+    stacklevel : int
+        The stack level of that warning.
+
+    Returns
+    -------
+    list of Column
+
+    Raises
+    ------
+    SchemaError
+        For an empty domain, or categorical columns not in it.
     """
     if not isinstance(domain, dict) or not domain:
         raise SchemaError("a domain must be a non-empty mapping {column: size}")

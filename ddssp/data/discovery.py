@@ -100,10 +100,26 @@ ROWS_FRACTION = 0.01
 
 
 def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
-    """Cells of ``y`` (noisy counts, noise sd ``sd`` per cell) that are populated: the cells whose
-    noisy count reaches ``sds`` sds; when none does (a small table, rows spread thinly), the windows
-    of 2, 4, 8, ... adjacent cells whose noisy sum reaches ``sds`` sds of that sum, at the finest
-    scale where any does (the rows are somewhere in those windows). Pure post-processing."""
+    """Cells of a grid of noisy counts that are populated. Pure post-processing.
+
+    The cells whose noisy count reaches ``sds`` sds; when none does (a small table, rows spread
+    thinly), the windows of 2, 4, 8, ... adjacent cells whose noisy sum reaches ``sds`` sds of that
+    sum, at the finest scale where any does (the rows are somewhere in those windows).
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    sd : float
+        The noise sd of one cell.
+    sds : float
+        The threshold, in sds.
+
+    Returns
+    -------
+    numpy.ndarray
+        A boolean mask over the cells.
+    """
     y = np.asarray(y, dtype=float)
     k = len(y)
     out = np.zeros(k, dtype=bool)
@@ -121,10 +137,26 @@ def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
 
 
 def outer_span(y: np.ndarray, sd: float, sds: float) -> tuple[int, int] | None:
-    """(first, last) populated cell of a grid of noisy counts: the outermost cells of
-    :func:`populated_windows`, then extended outwards by any window of 1, 2, 4, ... cells beyond
-    the span whose noisy sum reaches ``sds`` sds (a thin tail shows at a coarser scale than the
-    bulk; the span then reaches that window's far end). None when nothing is populated."""
+    """(first, last) populated cell of a grid of noisy counts. Pure post-processing.
+
+    The outermost cells of :func:`populated_windows`, then extended outwards by any window of 1, 2,
+    4, ... cells beyond the span whose noisy sum reaches ``sds`` sds (a thin tail shows at a coarser
+    scale than the bulk; the span then reaches that window's far end).
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    sd : float
+        The noise sd of one cell.
+    sds : float
+        The threshold, in sds.
+
+    Returns
+    -------
+    tuple of int or None
+        Cell indices, or None when nothing is populated.
+    """
     y = np.asarray(y, dtype=float)
     k = len(y)
     pop = populated_windows(y, sd, sds)
@@ -154,10 +186,26 @@ def outer_span(y: np.ndarray, sd: float, sds: float) -> tuple[int, int] | None:
 
 
 def populated_span(y: np.ndarray, sd: float, sds: float = 3.0) -> tuple[int, int]:
-    """(first, last) cell of the populated part of a grid of noisy counts: the first cell where the
-    noisy count of the cells up to it reaches ``sds`` sds of that sum, and the same from the right
-    end. A tail too thin to show above the noise is left out (its rows clip into the end bins).
-    The whole grid when no end shows. Pure post-processing."""
+    """(first, last) cell of the populated part of a grid of noisy counts. Pure post-processing.
+
+    The first cell where the noisy count of the cells up to it reaches ``sds`` sds of that sum, and
+    the same from the right end. A tail too thin to show above the noise is left out (its rows clip
+    into the end bins).
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    sd : float
+        The noise sd of one cell.
+    sds : float
+        The threshold, in sds.
+
+    Returns
+    -------
+    tuple of int
+        Cell indices; the whole grid when no end shows.
+    """
     y = np.asarray(y, dtype=float)
     k = len(y)
     t = sds * sd * np.sqrt(np.arange(1, k + 1))
@@ -172,7 +220,20 @@ def populated_span(y: np.ndarray, sd: float, sds: float = 3.0) -> tuple[int, int
 # ----------------------------------------------------------------------------- counting (exact)
 # The only functions here that read the data. Each row adds one to exactly one cell.
 def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(x, isna): float values (NaN for missing or text) and the missing mask."""
+    """A column's values as numbers (text stripped first).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+
+    Returns
+    -------
+    x : numpy.ndarray
+        Float values, NaN for missing or text cells.
+    isna : numpy.ndarray
+        The missing-cell mask.
+    """
     isna = s.isna().to_numpy()
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         t = s.astype(object).where(~isna, None).map(lambda v: v.strip() if isinstance(v, str) else v)
@@ -183,7 +244,20 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
-    """Counts of the scan cells: [missing, text, whole numbers by slot, other numbers by slot]."""
+    """Exact counts of the scan cells (noised by the caller).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text (:func:`parse_numbers`).
+    isna : numpy.ndarray
+        The missing-cell mask.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts: [missing, text, whole numbers by log-band slot, other numbers by slot].
+    """
     text = np.isnan(x) & ~isna
     num = ~np.isnan(x)
     v = x[num]
@@ -210,7 +284,18 @@ def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
 
 
 def label_counts(s: pd.Series) -> dict[str, int]:
-    """{label: count} of a column's values as categorical labels; missing cells under one key."""
+    """Exact counts of a column's values as categorical labels (noised by the caller).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+
+    Returns
+    -------
+    dict
+        ``{label: count}``; missing cells under one key, ``"<missing>"``.
+    """
     isna = s.isna()
     vc = s[~isna].map(_as_label).value_counts(sort=False)
     out = {str(k): int(v) for k, v in vc.items()}
@@ -220,7 +305,20 @@ def label_counts(s: pd.Series) -> dict[str, int]:
 
 
 def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Counts of the numbers in ``x`` (NaN skipped) in the grid cells, values clipped into the grid."""
+    """Exact counts of numbers in the cells of a grid (noised by the caller).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values; NaN is skipped.
+    edges : numpy.ndarray
+        The grid's cell edges; values outside are clipped into the end cells.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts, one per cell.
+    """
     v = x[~np.isnan(x)]
     v = np.clip(v, edges[0], edges[-1])
     k = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, len(edges) - 2)
@@ -230,6 +328,30 @@ def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- the discovery
 @dataclass
 class ScanResult:
+    """What the scan of one column found (all from noisy counts).
+
+    Attributes
+    ----------
+    kind : str or None
+        ``"numeric"`` or ``"categorical"``.
+    n_present : float
+        Noisy count of present (non-missing) cells, populated cells only.
+    missing : float
+        Noisy missing + text count (numeric columns: cells that are not numbers).
+    lo, hi : float
+        The outer edges of the populated bands (numeric).
+    lo_pos : float or None
+        The lower edge of the lowest populated positive band.
+    whole : bool
+        The numbers are whole.
+    zero : float
+        Noisy count of exact zeros.
+    text : float
+        Noisy count of text cells, when above the noise.
+    sigma : float
+        The noise sd of one scan cell.
+    """
+
     kind: str | None  # "numeric" / "categorical"
     n_present: float  # noisy count of present (non-missing) cells, populated cells only
     missing: float  # noisy missing + text count (numeric columns: cells that are not numbers)
@@ -244,7 +366,22 @@ class ScanResult:
 
 @dataclass
 class DiscoveryReport:
-    """What discovery decided, per column (printed by the CLI; the values are DP outputs)."""
+    """What discovery decided, per column (printed by the CLI; the values are DP outputs).
+
+    Attributes
+    ----------
+    notes : dict
+        ``{column: what was found}``.
+    categorical : list of str
+        The columns discovered as categorical.
+    unresolved : dict
+        ``{column: why}`` for the columns discovery could not resolve (no values, no label released,
+        a single value, numbers mixed with text); post-processing of noisy counts, so public.
+    rows : float or None
+        The noisy row count, when one was drawn.
+    share : float or None
+        Discovery's share of the release's zCDP budget, when chosen from it.
+    """
 
     notes: dict[str, str] = field(default_factory=dict)
     categorical: list[str] = field(default_factory=list)
@@ -265,6 +402,33 @@ def _sigma(rho: float) -> float:
 
 
 def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, declared_kind: str | None) -> ScanResult:
+    """Scan one column: noisy counts of missing, text and log-band cells, read into a kind and a range.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text (:func:`parse_numbers`).
+    isna : numpy.ndarray
+        The missing-cell mask.
+    name : str
+        The column name.
+    rho : float
+        The scan's zCDP budget.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    declared_kind : str or None
+        A kind the user declared; read from the counts when None.
+
+    Returns
+    -------
+    ScanResult
+
+    Raises
+    ------
+    SchemaError
+        When no values show above the noise, numbers are mixed with text, or a column declared
+        numeric holds (almost) no numbers.
+    """
     sigma = _sigma(rho)
     y = mech.counts(scan_cells(x, isna), sigma, column=name, note="scan: missing / text / log-band counts").astype(
         float
@@ -348,6 +512,37 @@ def _unique_label(label: str, taken: set[str]) -> str:
 
 
 def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech, scan: ScanResult | None):
+    """Discover a categorical column's levels by stable key release.
+
+    Labels not released (and labels never seen) go to an ``<other>`` level of their own; missing
+    cells get their own level when released.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+    name : str
+        The column name.
+    rho : float
+        The column's zCDP budget.
+    delta : float
+        The column's delta share: a label held by one row is released with at most this probability.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    scan : ScanResult or None
+        The column's scan, if it had one (used to refuse a single-valued column).
+
+    Returns
+    -------
+    col : Column
+    note : str
+        What was found, for the report.
+
+    Raises
+    ------
+    SchemaError
+        When no label is released, or the column holds a single value.
+    """
     sigma = _sigma(rho)
     released, threshold = mech.keys(label_counts(s), sigma, delta, column=name)
     has_missing = MISSING_LABEL in released
@@ -435,6 +630,36 @@ def _make_grid(lo: float, hi: float, lo_pos: float | None, cells: int, whole: bo
 
 
 def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int):
+    """Discover a numeric column's levels or bins from noisy counts on public grids.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text.
+    name : str
+        The column name.
+    rho : float
+        The zCDP budget left for the column after its scan.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    scan : ScanResult
+        The column's scan (kind, range, whole numbers, zeros).
+    bins : int or None
+        The number of bins; chosen from the noisy count of values when None.
+    max_levels : int
+        Whole numbers over at most this many values become ordered levels.
+
+    Returns
+    -------
+    col : Column
+    note : str
+        What was found, for the report.
+
+    Raises
+    ------
+    SchemaError
+        When the column holds a single value.
+    """
     sigma = _sigma(rho)
     n = max(scan.n_present, 1.0)
     lo, hi = scan.lo, scan.hi
@@ -625,18 +850,54 @@ def discover(
     rho_max: float | None = None,
     collect: bool = False,
 ) -> tuple[dict[str, Any], DiscoveryReport, float]:
-    """Discover ``columns`` of ``df`` through ``mech`` (:class:`ddssp.dp.discovery.ChargedMechanisms`:
-    every noisy count is charged to its ledger), spending at most ``rho`` (zCDP) and ``delta`` (key
-    release). ``kinds`` declares some kinds ({name: "numeric"|"categorical"}). Returns
-    ({name: Column}, report, delta used). The delta is split among the categorical columns only
-    (known after the scans), so it is all used when there is one, and none is used otherwise.
+    """Discover columns of a table, reading the data only through noisy counts charged to a ledger.
+
+    The delta is split among the categorical columns only (known after the scans), so it is all used
+    when there is one, and none is used otherwise.
 
     With ``rho_max`` (the budget of the whole release), discovery first spends ``ROWS_FRACTION`` of
-    ``rho`` on a noisy row count, and when the table is small raises its own budget above ``rho``
-    (up to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE``
-    of the rows: the noise of a count does not shrink with the table, so a small table needs a larger
-    share of the budget for its schema to hold any information (measured on raw Adult at eps 1: at
-    4,000 rows a 0.5 share gives two-way TV 0.31 against 0.43 at 0.1)."""
+    ``rho`` on a noisy row count, and when the table is small raises its own budget above ``rho`` (up
+    to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE`` of the
+    rows: the noise of a count does not shrink with the table, so a small table needs a larger share of
+    the budget for its schema to hold any information.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The raw table.
+    columns : list of str
+        The columns to discover.
+    mech : ChargedMechanisms
+        :class:`ddssp.dp.discovery.ChargedMechanisms`: every noisy count is charged to its ledger.
+    rho : float
+        zCDP budget to spend (at most; more only with ``rho_max``, as above).
+    delta : float
+        Delta for the key release of categorical levels.
+    kinds : dict, optional
+        Declared kinds, ``{name: "numeric" | "categorical"}``.
+    bins : int, optional
+        Bins per binned numeric column; chosen from the noisy counts when None.
+    max_levels : int
+        Whole numbers over at most this many values become ordered levels.
+    rho_max : float, optional
+        The zCDP budget of the whole release (enables the noisy row count, as above).
+    collect : bool
+        Report the columns that cannot be discovered in the report instead of raising.
+
+    Returns
+    -------
+    columns : dict
+        ``{name: Column}`` for the discovered columns.
+    report : DiscoveryReport
+        What was decided, per column.
+    delta : float
+        The delta used.
+
+    Raises
+    ------
+    SchemaError
+        When a column cannot be discovered (unless ``collect``): one message for all of them.
+    """
     kinds = dict(kinds or {})
     if not columns:
         return {}, DiscoveryReport(), 0.0
@@ -690,7 +951,17 @@ def discover(
 
 
 def unresolved_message(report: DiscoveryReport) -> str:
-    """One message for every column discovery could not resolve, with what to do."""
+    """One message for every column discovery could not resolve, with what to do.
+
+    Parameters
+    ----------
+    report : DiscoveryReport
+        The report with its ``unresolved`` columns.
+
+    Returns
+    -------
+    str
+    """
     why = "; ".join(report.unresolved.values())
     return (
         f"{len(report.unresolved)} column(s) could not be discovered at this budget: {why}. Drop them, "

@@ -99,10 +99,26 @@ OK, CLIPPED, BAD, MISSING, NONNUM = 0, 1, 2, 3, 4
 
 
 def classify(col: Column, s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """The code and the status (:data:`OK`, :data:`CLIPPED`, ...) of every cell of ``s`` under
-    ``col``'s rules. The code is -1 where the rules need a level the column does not have (an unknown
-    label without a ``missing`` level, an empty cell without an ``na`` level, a value outside a column
-    that is not clipped): :func:`encode` refuses those, naming them."""
+    """The code and the status (:data:`OK`, :data:`CLIPPED`, ...) of every cell under a column's rules.
+
+    The code is -1 where the rules need a level the column does not have (an unknown label without a
+    ``missing`` level, an empty cell without an ``na`` level, a value outside a column that is not
+    clipped): :func:`encode` refuses those, naming them.
+
+    Parameters
+    ----------
+    col : Column
+        The column's rules.
+    s : pandas.Series
+        The raw values.
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        int64 codes, -1 where no level fits.
+    status : numpy.ndarray
+        One status code per cell.
+    """
     if col.kind == "categorical":
         return _classify_categorical(col, s)
     return _classify_numeric(col, s)
@@ -129,8 +145,20 @@ def _classify_categorical(col: Column, s: pd.Series) -> tuple[np.ndarray, np.nda
 
 
 def parse_numeric(s: pd.Series) -> np.ndarray:
-    """A column's values as float: text stripped, unparseable and missing -> NaN (the numeric parse
-    of :func:`encode`, shared with the counting backends so they agree cell by cell)."""
+    """A column's values as float: text stripped, unparseable and missing cells NaN.
+
+    The numeric parse of :func:`encode`, shared with the counting backends so they agree cell by cell.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw values.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 values.
+    """
     isna = s.isna().to_numpy()
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         x = pd.to_numeric(
