@@ -122,17 +122,43 @@ class Within:
     sub-cell with probability proportional to its weight, uniformly inside it; with ``whole`` it is
     a whole number ``v`` with ``lo <= v < hi`` of the sub-cell (every weighted sub-cell holds one).
     Public: discovery builds it from noisy counts (post-processing), a user may declare it.
+
+    Attributes
+    ----------
+    bins : tuple
+        One entry per bin: None or ``(cuts, weights)``.
+    whole : bool
+        Draw whole numbers.
     """
 
     bins: tuple[tuple[tuple[float, ...], tuple[float, ...]] | None, ...]
     whole: bool = False
 
     def sub_edges(self, i: int, lo: float, hi: float) -> np.ndarray | None:
-        """Edges ``[lo, cuts..., hi]`` of bin ``i``'s sub-cells, or None for a representative-value bin."""
+        """Edges of bin ``i``'s sub-cells.
+
+        Parameters
+        ----------
+        i : int
+            The bin.
+        lo, hi : float
+            The bin's edges.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            ``[lo, cuts..., hi]``, or None for a representative-value bin.
+        """
         b = self.bins[i]
         return None if b is None else np.array([lo, *b[0], hi], dtype=float)
 
     def to_dict(self) -> dict:
+        """The schema-file form ``{"bins": [...], "whole": true}`` (``whole`` only when set).
+
+        Returns
+        -------
+        dict
+        """
         bins = [
             None
             if b is None
@@ -146,7 +172,24 @@ class Within:
 
     @classmethod
     def from_dict(cls, name: str, d: Any) -> Within:
-        """Parse (not yet checked against the bins: :meth:`Column.validate` does that)."""
+        """Parse the schema-file form (not yet checked against the bins: :meth:`Column.validate` does that).
+
+        Parameters
+        ----------
+        name : str
+            The column, for messages.
+        d : object
+            The parsed JSON value.
+
+        Returns
+        -------
+        Within
+
+        Raises
+        ------
+        SchemaError
+            For a malformed value.
+        """
         where = f'column {name!r}: "within"'
         if not isinstance(d, dict) or set(d) - {"bins", "whole"} or not isinstance(d.get("bins"), list):
             raise SchemaError(f'{where} must be an object {{"bins": [...], "whole": true|false}}')
@@ -172,7 +215,20 @@ class Within:
         return cls(tuple(out), whole)
 
     def check(self, name: str, edges: list[float]) -> None:
-        """SchemaError unless every entry fits its bin (see the class docstring)."""
+        """Check every entry against its bin (see the class docstring).
+
+        Parameters
+        ----------
+        name : str
+            The column, for messages.
+        edges : list of float
+            The column's bin edges.
+
+        Raises
+        ------
+        SchemaError
+            Unless every entry fits its bin.
+        """
         where = f'column {name!r}: "within"'
         m = len(edges) - 1
         if len(self.bins) != m:
@@ -239,6 +295,9 @@ class Column:
         The label of the level that empty cells (and, numeric, non-numeric cells) are coded to, when
         that is not the ``missing`` level (discovered schemas: a released missing level, the
         ``<other>`` level, or the bin of the noisy median).
+    within : Within or None
+        Binned numeric columns: how values spread inside each bin, for synthetic rows (None: every
+        bin decodes to its representative value).
     """
 
     name: str
@@ -298,7 +357,18 @@ class Column:
         return self
 
     def with_within(self, within: Within | None) -> Column:
-        """This column with a within-bin distribution (validated against the bins)."""
+        """Attach a within-bin distribution (validated against the bins).
+
+        Parameters
+        ----------
+        within : Within or None
+            The distribution, or None to drop it.
+
+        Returns
+        -------
+        Column
+            This column.
+        """
         self.within = within
         self.validate()
         return self
