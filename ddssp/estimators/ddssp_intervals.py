@@ -173,8 +173,9 @@ class IntervalsMixin:
                         f"the DP-noise re-estimations had not converged after {boot_iters} iterations (median "
                         f"loss still falling {100 * drop:.2g}% over the last {TOL_BLOCK} steps, more than "
                         f"AIM's {100 * FINAL_TOL:g}% stopping rule), so the DP part of the standard errors is "
-                        f"understated (on Adult at eps 1, 150 iterations gave 0.3-0.4x of the spread across "
-                        f"releases); raise --boot-iters (boot_iters= in Python; 2000 came close there) or use "
+                        f"understated (on Adult at eps 1, 150 iterations gave about 0.65x the coefficient spread of "
+                        f"a 3,000-iteration re-estimation); raise --boot-iters (boot_iters= in Python; 1000 gave "
+                        f"about 0.9x there) or use "
                         f"--boot-method mechanism (bootstrap='mechanism')",
                         BootstrapConvergenceWarning,
                         stacklevel=2,
