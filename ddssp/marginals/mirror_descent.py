@@ -41,9 +41,21 @@ TOL_BLOCK = 10
 
 @dataclass
 class Point:
-    """One evaluated iterate: potentials ``theta``, marginals ``mu`` (clique -> array), ``loss``,
-    the loss gradient with respect to ``mu`` (``grad``, needed by the Armijo test) and whatever the
-    problem keeps with it (``extra``: e.g. the calibrated tables)."""
+    """One evaluated iterate.
+
+    Attributes
+    ----------
+    theta : dict or list of numpy.ndarray
+        The potentials.
+    mu : dict
+        The marginals, ``{clique: numpy.ndarray}``.
+    loss : float
+        The loss at ``theta``.
+    grad : dict or None
+        The loss gradient with respect to ``mu`` (needed by the Armijo test).
+    extra : object
+        Whatever the problem keeps with the point (e.g. the calibrated tables).
+    """
 
     theta: Any
     mu: dict
@@ -56,10 +68,34 @@ class Problem(Protocol):
     """What :func:`mirror_descent` needs from a problem."""
 
     def evaluate(self, theta: Any) -> Point:
-        """The point ``theta`` with its marginals, loss (and gradient)."""
+        """Evaluate the potentials ``theta``.
+
+        Parameters
+        ----------
+        theta : dict or list of numpy.ndarray
+            The potentials.
+
+        Returns
+        -------
+        Point
+            ``theta`` with its marginals, loss (and gradient, where the schedule needs it).
+        """
 
     def direction(self, point: Point, precondition: bool) -> Any:
-        """The step direction on the potentials at ``point`` (same structure as ``theta``)."""
+        """The step direction on the potentials at ``point``.
+
+        Parameters
+        ----------
+        point : Point
+            Where the direction is taken.
+        precondition : bool
+            Scale the direction by the problem's preconditioner, if it has one.
+
+        Returns
+        -------
+        dict or list of numpy.ndarray
+            Same structure as ``theta``; a step is ``theta - alpha * direction``.
+        """
 
 
 @dataclass(frozen=True)
@@ -138,10 +174,23 @@ class MirrorDescentResult:
 
     @property
     def loss(self) -> float:
+        """Loss of the last accepted iterate."""
         return self.point.loss
 
     def last_drop(self, block: int = TOL_BLOCK) -> float:
-        """Relative loss decrease over the last ``block`` accepted steps (inf if fewer were taken)."""
+        """Relative loss decrease over the last ``block`` accepted steps.
+
+        Parameters
+        ----------
+        block : int
+            The run's ``MirrorDescentOptions.block`` (``recent`` reaches back that many accepted
+            steps).
+
+        Returns
+        -------
+        float
+            ``(recent[0] - loss) / max(loss, 1)``; inf if fewer than ``block`` steps were accepted.
+        """
         if len(self.recent) <= block:
             return float("inf")
         return (self.recent[0] - self.point.loss) / max(self.point.loss, 1.0)
