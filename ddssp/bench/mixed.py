@@ -202,7 +202,9 @@ def _workload_error(release_path: Path, data_path: Path, domain_path: Path | Non
     return float(np.mean(errs)), rounds
 
 
-def run_case(case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed: int = 0) -> dict:
+def run_case(
+    case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed: int = 0, insecure_seed: int | None = None
+) -> dict:
     """Release one case in a subprocess and score it.
 
     Parameters
@@ -217,6 +219,8 @@ def run_case(case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed:
         Stop the release after this many seconds.
     seed : int
         Seeds the generated table and the release.
+    insecure_seed : int, optional
+        Seeded (NOT private) noise, for before/after comparisons on the same noise draws.
 
     Returns
     -------
@@ -252,6 +256,7 @@ def run_case(case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed:
         "--quiet",
         "--seed",
         str(seed),
+        *(["--insecure-seed", str(insecure_seed)] if insecure_seed is not None else []),
         *case.extra,
     ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -421,6 +426,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tmp", default=tempfile.gettempdir(), help="where generated tables and releases go")
     ap.add_argument("--timeout", type=float, default=1800, help="stop a release after this many s")
     ap.add_argument("--seed", type=int, default=0, help="seed of the generated tables and the release")
+    ap.add_argument(
+        "--insecure-seed",
+        type=int,
+        default=None,
+        help="seeded, NOT private noise in every release: compare code versions on the same noise draws",
+    )
     ap.add_argument("--generate", metavar="ROWS,COLUMNS,NUMERIC", help="only write a mixed table to -o")
     ap.add_argument("-o", "--output", help="CSV for --generate")
     args = ap.parse_args(argv)
@@ -440,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER, flush=True)
     for n in names:
         case = CASES[n]
-        r = run_case(case, Path(args.data), work, args.timeout, seed=args.seed)
+        r = run_case(case, Path(args.data), work, args.timeout, seed=args.seed, insecure_seed=args.insecure_seed)
         print(format_row(case, r), flush=True)
     return 0
 
