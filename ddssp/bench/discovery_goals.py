@@ -50,9 +50,10 @@ def one_trial(
         ``ok``, ``dropped`` (columns left out), ``error`` and, with ``with_tv``, ``tv2_discovered``,
         ``tv2_declared``, ``cpu_s``.
     """
-    import ddssp
     from ddssp.bench.realtables import _column_kind, tv_distances
     from ddssp.data.schemafile import load_schema
+    from ddssp.errors import DDSSPError
+    from ddssp.pipeline import release
 
     sample = df if n >= len(df) else df.iloc[np.sort(rng.choice(len(df), n, replace=False))].reset_index(drop=True)
     out: dict = {"ok": False, "dropped": [], "error": None}
@@ -60,8 +61,8 @@ def one_trial(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            rel = ddssp.release(sample, eps=eps, progress=False)
-        except ddssp.errors.DDSSPError as e:
+            rel = release(sample, eps=eps, progress=False)
+        except DDSSPError as e:
             out["error"] = str(e).splitlines()[0][:160]
             return out
     out["ok"] = True
@@ -76,7 +77,7 @@ def one_trial(
     out["tv2_discovered"] = tv_distances(sample, syn, kinds, 300, "goals")[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        declared = ddssp.release(sample, load_schema(schema_path), eps=eps, progress=False)
+        declared = release(sample, load_schema(schema_path), eps=eps, progress=False)
     syn_d = declared.sample(len(sample), seed=seed)
     out["tv2_declared"] = tv_distances(sample, syn_d, kinds, 300, "goals")[1]
     return out
