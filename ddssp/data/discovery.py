@@ -10,8 +10,9 @@ shrink with the table. Then, per discovered column (names are public; nothing el
    in advance (public): missing, text (not a number), and for numbers a signed log-spaced band
    (four per decade from 1e-6 to 1e12, exact zero its own cell), split by whole / not whole. From
    the noisy cells (only cells clearly above the noise count) come the kind (numeric or
-   categorical; a mix is refused), the range (outer edges of the populated bands), whether the
-   numbers are whole, and the mass at exactly zero.
+   categorical; a mix is refused), the range (outer edges of the populated bands, grown by
+   neighbouring bands that show, alone or a few together), whether the numbers are whole, and the
+   mass at exactly zero.
 2. **Categorical**: stable key release (:func:`ddssp.dp.discovery.threshold_counts`): noisy counts
    of the observed labels, kept when they reach a threshold chosen so that a label held by one row
    is released with probability at most the column's delta share. Missing cells are a label like any
@@ -366,6 +367,7 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
             first -= 1
         if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
             last += 1
+        first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
         idx = np.array(sorted(set(idx.tolist()) | {first, last}))
         res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
         posidx = idx[idx > ZERO_SLOT]
@@ -375,6 +377,26 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
         res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
         res.n_present = num
     return res
+
+
+def _grow_scan(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int, int]:
+    """The scan's range grown by the window of 1, 2 or 4 bands right next to it whose noisy sum
+    reaches ``GROW_SDS`` sds of that sum (a tail spread thinly over several bands), repeatedly; a
+    window never reaches or crosses the exact-zero slot (see the neighbouring-band rule)."""
+    grown = True
+    while grown:
+        grown = False
+        for w in (1, 2, 4):
+            # left: bands [first - w, first), all on first's side of zero
+            ok = first - w >= (ZERO_SLOT + 1 if first > ZERO_SLOT else 0) and first != ZERO_SLOT
+            if ok and slot[first - w : first].sum() >= GROW_SDS * sd * math.sqrt(w):
+                first, grown = first - w, True
+                break
+            ok = last + w <= (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1) and last != ZERO_SLOT
+            if ok and slot[last + 1 : last + 1 + w].sum() >= GROW_SDS * sd * math.sqrt(w):
+                last, grown = last + w, True
+                break
+    return first, last
 
 
 def _single(name: str) -> str:
