@@ -10,17 +10,20 @@ shrink with the table. Then, per discovered column (names are public; nothing el
    in advance (public): missing, text (not a number), and for numbers a signed log-spaced band
    (four per decade from 1e-6 to 1e12, exact zero its own cell), split by whole / not whole. From
    the noisy cells (only cells clearly above the noise count) come the kind (numeric or
-   categorical; a mix is refused), the range (outer edges of the populated bands), whether the
-   numbers are whole, and the mass at exactly zero.
+   categorical; a mix is refused), the range (outer edges of the populated bands, grown by
+   neighbouring bands that show, alone or a few together), whether the numbers are whole, and the
+   mass at exactly zero.
 2. **Categorical**: stable key release (:func:`ddssp.dp.discovery.threshold_counts`): noisy counts
    of the observed labels, kept when they reach a threshold chosen so that a label held by one row
    is released with probability at most the column's delta share. Missing cells are a label like any
    other. Labels not released (and labels never seen) map to the ``<other>`` level.
 3. **Numeric**: noisy counts on a public grid inside the range found in step 1: one cell per whole
    number when the numbers are whole and few; else coarse to fine, half the budget each: a 16-cell
-   grid (log-spaced when the range spans decades) cut to its populated span, then a finer grid (or
-   one cell per whole number) inside that span, cut to its outermost populated cells. Cells are
-   windows of adjacent cells when single cells are lost in the noise (small tables). Whole numbers
+   grid (log-spaced when the range spans decades) cut to its populated span, grown by windows of
+   adjacent cells whose noisy sum shows (thin tails), then a finer grid (or one cell per whole
+   number) inside that span, trimmed only inside the outer coarse cells. Cells are windows of
+   adjacent cells when single cells are lost in the noise (small tables). A value found alone by
+   the scan gets its own bin, the other values are located by decade and binned. Whole numbers
    over a short range (at most ``max_levels``) become ordered levels; otherwise equal-frequency bin
    edges are read from the cumulative noisy counts, and a heavy point mass (a whole number, or
    zero, holding at least 1/bins of the rows) gets its own bin that decodes to exactly that value.
@@ -62,6 +65,10 @@ SCAN_FRACTION = 0.25  # of a column's rho, when the column needs a scan
 POP_SDS = 4.5
 #: a slot next to the populated range joins it when its noisy count reaches this many sds
 ADJACENT_SDS = 2.0
+#: a window of grid cells right next to a populated span joins it when its noisy sum reaches this
+#: many sds of that sum (a thin tail spread over cells each lost in the noise; a few windows per
+#: side are tested, so a hard end of the range is falsely extended in under 1% of the cuts)
+GROW_SDS = 3.0
 GRID_CELLS = 256
 #: cells of the coarse grid (the first of the two numeric passes)
 COARSE_CELLS = 16
@@ -90,6 +97,28 @@ def _slot_bounds() -> tuple[np.ndarray, np.ndarray]:
 
 
 SLOT_LO, SLOT_HI = _slot_bounds()
+
+
+def _decade_groups() -> np.ndarray:
+    """Group of each scan slot when the bands are merged by whole decades (in value order)."""
+    j = np.zeros(N_SLOTS, dtype=np.int64)  # band index of each band slot, by magnitude
+    j[1 : N_BANDS + 1] = N_BANDS - np.arange(1, N_BANDS + 1)
+    j[ZERO_SLOT + 2 : ZERO_SLOT + 2 + N_BANDS] = np.arange(N_BANDS)
+    key = np.where(
+        np.isin(np.arange(N_SLOTS), [0, N_BANDS + 1, ZERO_SLOT, ZERO_SLOT + 1, N_SLOTS - 1]), -1, j // BAND_PER
+    )
+    group = np.zeros(N_SLOTS, dtype=np.int64)
+    for s in range(1, N_SLOTS):
+        group[s] = group[s - 1] + (key[s] == -1 or key[s] != key[s - 1])
+    return group
+
+
+#: decade group of each scan slot (a public grid of 41 cells in value order: the cells where a
+#: column's values other than its one point mass are counted, see :func:`rest_cells`)
+DECADE_GROUP = _decade_groups()
+N_DECADES = int(DECADE_GROUP[-1]) + 1
+DECADE_LO = np.array([SLOT_LO[DECADE_GROUP == g].min() for g in range(N_DECADES)])
+DECADE_HI = np.array([SLOT_HI[DECADE_GROUP == g].max() for g in range(N_DECADES)])
 
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
 MAX_AUTO_SHARE = 0.5
@@ -136,12 +165,14 @@ def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
     return out
 
 
-def outer_span(y: np.ndarray, sd: float, sds: float) -> tuple[int, int] | None:
+def outer_span(y: np.ndarray, sd: float, sds: float, grow: float | None = None) -> tuple[int, int] | None:
     """(first, last) populated cell of a grid of noisy counts. Pure post-processing.
 
     The outermost cells of :func:`populated_windows`, then extended outwards by any window of 1, 2,
-    4, ... cells beyond the span whose noisy sum reaches ``sds`` sds (a thin tail shows at a coarser
-    scale than the bulk; the span then reaches that window's far end).
+    4, ... cells beyond the span whose noisy sum reaches ``sds`` sds, or by the window of as many
+    cells right next to the span whose noisy sum reaches ``grow`` sds (when given; a lower level,
+    as only these few windows are tested). A thin tail shows at a coarser scale than the bulk, in
+    aggregate over cells each lost in the noise; the span then reaches that window's far end.
 
     Parameters
     ----------
@@ -151,6 +182,8 @@ def outer_span(y: np.ndarray, sd: float, sds: float) -> tuple[int, int] | None:
         The noise sd of one cell.
     sds : float
         The threshold, in sds.
+    grow : float, optional
+        The lower threshold (in sds) of the windows right next to the span.
 
     Returns
     -------
@@ -164,22 +197,24 @@ def outer_span(y: np.ndarray, sd: float, sds: float) -> tuple[int, int] | None:
         return None
     a, b = int(np.flatnonzero(pop)[0]), int(np.flatnonzero(pop)[-1])
     cum = np.concatenate([[0.0], np.cumsum(y)])
+    near = sds if grow is None else min(grow, sds)
     grown = True
     while grown:
         grown = False
         w = 1
         while w <= max(a, k - 1 - b):
-            if w <= a:  # windows [i, i + w) left of a
+            t, t_near = sds * sd * math.sqrt(w), near * sd * math.sqrt(w)
+            if w <= a:  # windows [i, i + w) left of a; the last one ends next to a
                 sums = cum[w : a + 1] - cum[: a + 1 - w]
-                hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
-                if hit.size:
-                    a, grown = int(hit[0]), True
+                hit = np.flatnonzero(sums >= t)
+                if hit.size or sums[-1] >= t_near:
+                    a, grown = int(hit[0]) if hit.size else a - w, True
                     break
-            if w <= k - 1 - b:  # windows right of b
+            if w <= k - 1 - b:  # windows right of b; the first one starts next to b
                 sums = cum[b + 1 + w :] - cum[b + 1 : k + 1 - w]
-                hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
-                if hit.size:
-                    b, grown = int(b + hit[-1] + w), True
+                hit = np.flatnonzero(sums >= t)
+                if hit.size or sums[0] >= t_near:
+                    b, grown = int(b + (hit[-1] if hit.size else 0) + w), True
                     break
             w *= 2
     return a, b
@@ -243,6 +278,24 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(x, dtype=float), isna
 
 
+def _slots(v: np.ndarray) -> np.ndarray:
+    """The scan slot of each number in ``v`` (no NaN)."""
+    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
+    a = np.abs(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        j = np.floor((np.log10(a) - BAND_LO) * BAND_PER)
+    pos, neg = v > 0, v < 0
+    tiny, huge = a < _B[0], a >= _B[-1]
+    jj = np.clip(np.nan_to_num(j, nan=0, posinf=N_BANDS - 1, neginf=0), 0, N_BANDS - 1).astype(np.int64)
+    slot[pos] = ZERO_SLOT + 2 + jj[pos]
+    slot[neg] = N_BANDS - jj[neg]
+    slot[pos & tiny] = ZERO_SLOT + 1
+    slot[neg & tiny] = N_BANDS + 1
+    slot[pos & huge] = N_SLOTS - 1
+    slot[neg & huge] = 0
+    return slot
+
+
 def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
     """Exact counts of the scan cells (noised by the caller).
 
@@ -261,19 +314,7 @@ def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
     text = np.isnan(x) & ~isna
     num = ~np.isnan(x)
     v = x[num]
-    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
-    a = np.abs(v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        j = np.floor((np.log10(a) - BAND_LO) * BAND_PER)
-    pos, neg = v > 0, v < 0
-    tiny, huge = a < _B[0], a >= _B[-1]
-    jj = np.clip(np.nan_to_num(j, nan=0, posinf=N_BANDS - 1, neginf=0), 0, N_BANDS - 1).astype(np.int64)
-    slot[pos] = ZERO_SLOT + 2 + jj[pos]
-    slot[neg] = N_BANDS - jj[neg]
-    slot[pos & tiny] = ZERO_SLOT + 1
-    slot[neg & tiny] = N_BANDS + 1
-    slot[pos & huge] = N_SLOTS - 1
-    slot[neg & huge] = 0
+    slot = _slots(v)
     whole = np.isfinite(v) & (v == np.floor(v))
     cells = np.zeros(2 + 2 * N_SLOTS, dtype=np.int64)
     cells[0] = int(isna.sum())
@@ -281,6 +322,27 @@ def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
     cells[2 : 2 + N_SLOTS] = np.bincount(slot[whole], minlength=N_SLOTS)
     cells[2 + N_SLOTS :] = np.bincount(slot[~whole], minlength=N_SLOTS)
     return cells
+
+
+def rest_cells(x: np.ndarray, v: float) -> np.ndarray:
+    """Exact counts of the rows equal to ``v`` and of the other numbers by decade (noised by the caller).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text.
+    v : float
+        The single value the scan found.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts: [rows equal to ``v``, the other numbers by decade group (``DECADE_GROUP``)].
+    """
+    num = x[~np.isnan(x)]
+    rest = num[num != v]
+    groups = np.bincount(DECADE_GROUP[_slots(rest)], minlength=N_DECADES)
+    return np.concatenate([[int(np.sum(num == v))], groups]).astype(np.int64)
 
 
 def label_counts(s: pd.Series) -> dict[str, int]:
@@ -483,6 +545,7 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
             first -= 1
         if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
             last += 1
+        first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
         idx = np.array(sorted(set(idx.tolist()) | {first, last}))
         res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
         posidx = idx[idx > ZERO_SLOT]
@@ -492,6 +555,26 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
         res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
         res.n_present = num
     return res
+
+
+def _grow_scan(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int, int]:
+    """The scan's range grown by the window of 1, 2 or 4 bands right next to it whose noisy sum
+    reaches ``GROW_SDS`` sds of that sum (a tail spread thinly over several bands), repeatedly; a
+    window never reaches or crosses the exact-zero slot (see the neighbouring-band rule)."""
+    grown = True
+    while grown:
+        grown = False
+        for w in (1, 2, 4):
+            # left: bands [first - w, first), all on first's side of zero
+            ok = first - w >= (ZERO_SLOT + 1 if first > ZERO_SLOT else 0) and first != ZERO_SLOT
+            if ok and slot[first - w : first].sum() >= GROW_SDS * sd * math.sqrt(w):
+                first, grown = first - w, True
+                break
+            ok = last + w <= (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1) and last != ZERO_SLOT
+            if ok and slot[last + 1 : last + 1 + w].sum() >= GROW_SDS * sd * math.sqrt(w):
+                last, grown = last + w, True
+                break
+    return first, last
 
 
 def _single(name: str) -> str:
@@ -605,6 +688,14 @@ def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterabl
     return sorted(edges)
 
 
+def _span_sds(cells: int) -> float:
+    """Test level (in noise sds) of the cut of a grid of ``cells`` noisy counts to its populated
+    span: a false extension of the range is about 1% likely per column."""
+    from scipy.stats import norm
+
+    return float(norm.isf(0.01 / cells))
+
+
 def _grid_cells(n: float, sigma: float) -> int:
     """Cells of a numeric grid: about a few noise sds of rows per cell on average (a finer grid
     only adds noise), between 8 and ``GRID_CELLS``."""
@@ -664,6 +755,7 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
     n = max(scan.n_present, 1.0)
     lo, hi = scan.lo, scan.hi
     int_grid = False
+    keep = None  # (lo, hi) the final cut keeps in range, when a coarse pass showed where rows are
     if scan.whole:
         lo_i = math.ceil(lo)
         hi_i = max(lo_i, math.floor(hi) if hi <= 0 else math.ceil(hi) - 1)
@@ -674,51 +766,86 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
             int_grid = True
             grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
     single = (int_grid and len(grid) == 2) or (not int_grid and hi <= lo)
-    if single:  # one value found: measure it against everything else
+    point = None  # a value found alone by the scan: its own bin, decoding to exactly it
+    if single:
+        # one value found: half the budget on the other numbers by decade (are there any, and
+        # where?), half on a grid from the value to them (as the fine grid below)
         v = float(grid[0]) if int_grid else lo
-        num = x[~np.isnan(x)]
-        cnt = np.array([int(np.sum(num == v)), int(np.sum(num != v))], dtype=np.int64)
-        y = mech.counts(cnt, sigma, column=name, note="counts of the one value found vs the rest")
-        if _confident_single(float(y[1]), sigma, n):
-            raise SchemaError(_single(name))
-        col = Column.levels(name, [v], missing=OTHER_LABEL, clip=False)
-        return col, f"numeric, one value {v:g} found + {OTHER_LABEL} (everything else)"
+        sigma = _sigma(rho / 2)
+        y = mech.counts(rest_cells(x, v)[1:], sigma, column=name, note="counts of the other values by decade").astype(
+            float
+        )
+        span = outer_span(y, sigma, _span_sds(len(y)))
+        if span is None:
+            if _confident_single(float(y.sum()), sigma * math.sqrt(len(y)), n):
+                raise SchemaError(_single(name))
+            raise SchemaError(
+                f"column {name!r}: one value {v:g} found; the other values are too few for this budget "
+                "to place (declare the column, or give discovery more budget)"
+            )
+        a, b = span
+        int_grid, point = False, v
+        lo, hi = min(v, float(DECADE_LO[a])), max(v + scan.whole, float(DECADE_HI[b]))
+        # the fine cut below keeps it all: the decades hold the rows, and the fine cells would
+        # split them into cells each lost in the noise
+        keep = (lo, math.nextafter(hi, math.inf))
+        pos = np.flatnonzero(DECADE_LO[a : b + 1] > 0)
+        lo_pos = float(DECADE_LO[a + pos[0]]) if pos.size else None
     if int_grid:
         y = mech.counts(grid_counts(x, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
             float
         )
     else:
-        # coarse to fine, half the budget each: a grid over the scan's range (whose ends are a quarter
-        # decade wide), cut to the part the noisy counts show populated; then a grid inside that part
-        # (one cell per whole number when few enough), so years 2003-2009 stay 2003-2009 and
-        # coordinates stay in their city
-        sigma = _sigma(rho / 2)
-        # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
-        # of the cells it spans, or the cut below would clip it away
-        grid = _make_grid(lo, hi, scan.lo_pos, min(COARSE_CELLS, _grid_cells(n, sigma)), scan.whole, scan.zero > 0)
-        y = mech.counts(
-            grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
-        ).astype(float)
-        a, b = populated_span(y, sigma)
-        lo, hi = float(grid[a]), float(grid[b + 1])
+        if point is None:
+            # coarse to fine, half the budget each: a grid over the scan's range (whose ends are a quarter
+            # decade wide), cut to the part the noisy counts show populated; then a grid inside that part
+            # (one cell per whole number when few enough), so years 2003-2009 stay 2003-2009 and
+            # coordinates stay in their city
+            sigma = _sigma(rho / 2)
+            # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
+            # of the cells it spans, or the cut below would clip it away
+            grid = _make_grid(lo, hi, scan.lo_pos, min(COARSE_CELLS, _grid_cells(n, sigma)), scan.whole, scan.zero > 0)
+            y = mech.counts(
+                grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
+            ).astype(float)
+            # the populated span, grown outwards by windows of adjacent cells whose noisy sum shows
+            # above the noise of the window: a tail of many thin cells holds rows in aggregate
+            a, b = outer_span(y, sigma, _span_sds(len(y)), GROW_SDS) or (0, len(y) - 1)
+            lo, hi = float(grid[a]), float(grid[b + 1])
+            lo_pos = scan.lo_pos
+            # the cut of the fine grid below may trim only inside the two outer coarse cells: the coarse
+            # cells between hold the rows the coarse counts showed, and a fine grid splits a thin tail
+            # into cells each lost in the noise
+            keep = (float(grid[a + 1]), float(grid[b]))
         # the fine grid: finer than the coarse one (its empty cells are cut off again below)
         cells = min(GRID_CELLS, 4 * _grid_cells(n, sigma))
         if scan.whole and math.ceil(hi) - math.ceil(lo) <= max(max_levels, cells):
             int_grid = True
             grid = np.arange(math.ceil(lo), max(math.ceil(hi), math.ceil(lo) + 1) + 1, dtype=float)
         else:
-            lo_pos = scan.lo_pos if lo <= 0 else lo
-            grid = _make_grid(lo, hi, lo_pos, cells, scan.whole, scan.zero > 0)
+            grid = _make_grid(lo, hi, lo_pos if lo <= 0 else lo, cells, scan.whole, scan.zero > 0)
+            if point is not None:  # the point mass gets a cell [v, v + 1) (whole numbers) of its own
+                step = 1.0 if scan.whole else float(np.min(np.diff(grid))) / 64
+                grid = np.unique(np.concatenate([grid, [point, point + step]]))
         y = mech.counts(
             grid_counts(x, grid), sigma, column=name, note=f"fine counts on a {len(grid) - 1}-cell grid"
         ).astype(float)
     # cut to the outermost populated cells (years 2003-2009 become 7 levels, a city's latitudes stay
-    # in the city); the test level makes a false extension of the range ~1% likely per column
-    from scipy.stats import norm
-
-    span = outer_span(y, sigma, float(norm.isf(0.01 / len(y))))
+    # in the city); the test level makes a false extension of the range ~1% likely per column. After
+    # a coarse pass (which grew the range by its thin tails) the cut only trims its outer cells
+    span = outer_span(y, sigma, _span_sds(len(y)), GROW_SDS if keep is None else None)
+    if span is not None and int_grid and span[0] == span[1]:
+        # one whole number shows: a single value, or the others are thin over the whole grid (then
+        # it stays uncut: every value must decode to a number, none to an empty cell)
+        rest = float(y.sum() - y[span[0]])
+        if _confident_single(rest, sigma * math.sqrt(max(len(y) - 1, 1)), n):
+            raise SchemaError(_single(name))
+        span = None
     if span is not None:
         a, b = span
+        if keep is not None and keep[0] <= keep[1]:  # never inside the coarse cells that hold the rows
+            a = max(0, min(a, int(np.searchsorted(grid, keep[0], side="right")) - 1))
+            b = min(len(y) - 1, max(b, a, int(np.searchsorted(grid, keep[1], side="left")) - 1))
         grid, y = grid[a : b + 2], y[a : b + 1]
     n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
     missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
@@ -728,12 +855,6 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
     if int_grid and len(grid) - 1 <= min(max_levels, max(16, 2 * _grid_cells(n, sigma))):
         a, b = 0, len(grid) - 2
         values = grid[a : b + 1]
-        if len(values) == 1:  # one whole number found: everything else is <other>, or a single value
-            rest = float(y.sum() - y[a])
-            if _confident_single(rest, sigma * math.sqrt(max(len(y) - 1, 1)), n):
-                raise SchemaError(_single(name))
-            col = Column.levels(name, values, missing=OTHER_LABEL, clip=False)
-            return col, f"numeric, one value {values[0]:g} found + {OTHER_LABEL} (everything else)"
         col = Column.levels(name, values, missing=missing)
         col.with_na(missing if missing is not None else col.labels[_median_index(y[a : b + 1])])
         return col, f"numeric, whole numbers {values[0]:g}..{values[-1]:g} as {len(values)} ordered levels"
@@ -743,6 +864,8 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         forced = [i for i in np.flatnonzero(y >= heavy)]
     elif scan.zero >= heavy and grid[0] <= 0.0 < grid[-1]:
         forced = [int(np.searchsorted(grid, 0.0, side="right") - 1)]
+    elif point is not None:
+        forced = [int(np.searchsorted(grid, point, side="right") - 1)]
     edges = _equal_frequency(grid, y, n_bins, forced)
     if len(edges) < 2:
         raise SchemaError(f"column {name!r} holds a single value; drop it (it carries no information)")
