@@ -30,6 +30,7 @@ the default budget go further.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -382,6 +383,45 @@ def bootstrap_models(
         When ``tol`` is not a non-negative number or None, or ``source`` has no model and
         measurements (and see :class:`MeasurementRefit`).
     """
+    return list(iter_bootstrap_models(source, boot, rng, iters, tol, info))
+
+
+def iter_bootstrap_models(
+    source: Any,
+    boot: int,
+    rng: np.random.Generator,
+    iters: int | None = None,
+    tol: float | None = None,
+    info: list | None = None,
+) -> Iterator[GraphicalModel]:
+    """The models of :func:`bootstrap_models`, one at a time: a caller that only fits each one keeps
+    one model in memory instead of ``boot`` (same draws, same models for the same ``rng``).
+
+    Parameters
+    ----------
+    source : Release
+        A release (``.model`` and ``.measurements``).
+    boot : int
+        Number of replicates.
+    rng : numpy.random.Generator
+        Post-processing randomness of the redraws (not DP noise).
+    iters : int or None
+        Bound on each re-estimation's iterations (default ``BOOT_ITERS``).
+    tol : float or None
+        Stop a re-estimation earlier (:meth:`MeasurementRefit.refit`).
+    info : list or None
+        Receives each re-estimation's counters, as in :func:`bootstrap_models`.
+
+    Returns
+    -------
+    iterator of GraphicalModel
+        The re-estimated models, on the released junction tree, made as they are asked for.
+
+    Raises
+    ------
+    DDSSPError
+        As :func:`bootstrap_models` (checked when called, before the first model is made).
+    """
     if tol is not None and not (
         isinstance(tol, (int, float)) and not isinstance(tol, bool) and math.isfinite(tol) and tol >= 0
     ):
@@ -395,14 +435,16 @@ def bootstrap_models(
         )
     refit = MeasurementRefit(model, list(meas))
     iters = BOOT_ITERS if iters is None else int(iters)
+    return _models(refit, int(boot), rng, iters, tol, info)
+
+
+def _models(refit: MeasurementRefit, boot: int, rng, iters: int, tol, info) -> Iterator[GraphicalModel]:
     alpha = None
-    out = []
-    for _ in range(int(boot)):
+    for _ in range(boot):
         ybar, total = refit.draw(rng)
         if alpha is None:
             alpha = refit.step_size(ybar, total)
         m, inf = refit.refit(ybar, total, iters=iters, alpha=alpha, tol=tol)
         if info is not None:
             info.append(inf)
-        out.append(m)
-    return out
+        yield m

@@ -155,7 +155,7 @@ class IntervalsMixin:
         import time
 
         from ddssp.dp import make_rng
-        from ddssp.estimators.bootstrap import BOOT_ITERS, TOL_BLOCK, ModelSource, bootstrap_models
+        from ddssp.estimators.bootstrap import BOOT_ITERS, TOL_BLOCK, ModelSource, iter_bootstrap_models
         from ddssp.marginals.aim import FINAL_TOL
 
         level = _check_level(ci)
@@ -193,23 +193,25 @@ class IntervalsMixin:
         info: dict[str, Any] = {"level": level, "dp_noise": bool(dp_noise), "sampling": sampling}
         if dp_noise:
             refit_info: list = []
+            # replicates are made and fitted one at a time: one model in memory, not ``boot``
             models = (
                 replicates
                 if replicates is not None
-                else bootstrap_models(source, boot, rng, boot_iters, info=refit_info)
+                else iter_bootstrap_models(source, boot, rng, boot_iters, info=refit_info)
             )
-            if len(models) < 2:
-                raise DDSSPError(f"the DP-noise bootstrap needs at least 2 replicates, got {len(models)}")
+            n_models = len(replicates) if replicates is not None else int(boot)
+            if n_models < 2:
+                raise DDSSPError(f"the DP-noise bootstrap needs at least 2 replicates, got {n_models}")
             clone = type(self)(**self.get_params())  # type: ignore[attr-defined]
             clone.encoding = enc
-            reps = np.empty((len(models), p))
+            reps = np.empty((n_models, p))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # PSD clipping of noisy replicates is expected
                 for b, m in enumerate(models):
                     clone.fit(ModelSource(source.schema, m), enc.target)
                     reps[b] = np.concatenate([[clone.intercept_], clone.coef_])
             var_dp = reps.var(axis=0, ddof=1)
-            info.update(boot=len(models), boot_iters=boot_iters)
+            info.update(boot=n_models, boot_iters=boot_iters)
             if refit_info:
                 drop = float(np.median([r["last_drop"] for r in refit_info]))
                 info.update(dp_last_drop=drop, dp_converged=bool(drop <= FINAL_TOL))

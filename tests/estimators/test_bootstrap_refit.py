@@ -109,3 +109,16 @@ def test_heavy_ball_is_no_worse_at_a_short_budget(rel):
         _, h = refit.refit(ybar, total, iters=150, alpha=alpha, momentum="heavy")
         _, k = refit.refit(ybar, total, iters=150, alpha=alpha, momentum="k3")
         assert h["loss"] <= k["loss"]
+
+
+def test_models_one_at_a_time_equal_the_list(rel):
+    """The generator makes the same models as the list, and checks its arguments before the first."""
+    from ddssp.estimators.bootstrap import iter_bootstrap_models
+
+    listed = bootstrap_models(rel, 3, np.random.default_rng(21), iters=10)
+    it = iter_bootstrap_models(rel, 3, np.random.default_rng(21), iters=10)
+    pair = tuple(rel.model.cliques[0][:2])
+    for a, b in zip(listed, it, strict=True):
+        np.testing.assert_array_equal(a.marginal(pair), b.marginal(pair))
+    with pytest.raises(DDSSPError, match="tol must be"):
+        iter_bootstrap_models(rel, 2, np.random.default_rng(0), tol=-1.0)
