@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -202,6 +201,17 @@ def _workload_error(release_path: Path, data_path: Path, domain_path: Path | Non
     return float(np.mean(errs)), rounds
 
 
+#: runs its arguments as a command and writes that command's CPU seconds and peak RSS as the last
+#: line of stderr (the wrapper's own children are only that command)
+_USAGE = (
+    "import json, resource, subprocess, sys\n"
+    "p = subprocess.run(sys.argv[1:])\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(json.dumps({'cpu_s': u.ru_utime + u.ru_stime, 'maxrss_kb': u.ru_maxrss}), file=sys.stderr)\n"
+    "sys.exit(p.returncode)\n"
+)
+
+
 def run_case(
     case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed: int = 0, insecure_seed: int | None = None
 ) -> dict:
@@ -259,17 +269,19 @@ def run_case(
         *(["--insecure-seed", str(insecure_seed)] if insecure_seed is not None else []),
         *case.extra,
     ]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    try:
-        p = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=timeout)
+    try:  # through a wrapper process, so that the peak RSS is this release's, not the largest so far
+        p = subprocess.run(
+            [sys.executable, "-c", _USAGE, *cmd], check=False, capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"stopped after {timeout:.0f} s"}
     wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    lines = p.stderr.strip().splitlines() or ["?"]
     if p.returncode != 0:
-        return {"error": ((p.stderr.strip().splitlines() or ["?"])[-1])[:200]}
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return {"error": (lines[-2] if len(lines) > 1 else lines[-1])[:200]}
+    usage = json.loads(lines[-1])
+    cpu = usage["cpu_s"]
     err, rounds = _workload_error(out, data, domain)
     from ddssp.releasefile import Release
 
@@ -279,7 +291,7 @@ def run_case(
     return {
         "cpu_s": cpu,
         "wall_s": wall,
-        "peak_mb": after.ru_maxrss / 1024,
+        "peak_mb": usage["maxrss_kb"] / 1024,
         "rounds": rounds,
         "error": None,
         "tv": err,

@@ -62,3 +62,16 @@ def test_failed_cases_are_one_line_error(tmp_path, capsys):
 def test_unknown_case_is_one_line_error(capsys):
     assert main(["--cases", "zz"]) == 1
     assert "unknown case" in capsys.readouterr().err
+
+
+def test_run_case_reports_its_own_release(tmp_path):
+    """One case through the CLI: CPU and peak RSS are that release's (read through the wrapper),
+    the workload error is a TV in [0, 1], and seeded noise makes the run repeatable."""
+    from ddssp.bench.mixed import Case, run_case
+
+    case = Case("t tiny", "mixed", 1.0, 3000, 4, 2)
+    a = run_case(case, tmp_path, tmp_path, timeout=300, insecure_seed=3)
+    b = run_case(case, tmp_path, tmp_path, timeout=300, insecure_seed=3)
+    assert a["error"] is None and b["error"] is None
+    assert a["cpu_s"] > 0 and 50 < a["peak_mb"] < 4000
+    assert 0 <= a["tv"] <= 1 and a["tv"] == b["tv"] and a["rounds"] == b["rounds"]
