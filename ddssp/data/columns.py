@@ -9,6 +9,9 @@ A column has ``size`` levels with codes ``0..size-1``:
   (``values``). Values outside the declared ``bounds`` are clipped to them, and a value between two
   levels goes to the nearest one (so no single value can stop an encoding). Columns that come from a private-pgm domain file are ordinal codes and are never
   clipped.
+* ``unit`` (numeric only, optional): ``"date"`` or ``"timestamp"``: the numbers are days since
+  1970-01-01 (:mod:`ddssp.data.dates`); raw values are ISO dates / timestamps, parsed on encoding and
+  written back as ISO text on decoding; bins and levels are labelled with dates.
 * ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
   and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
   is the last code and its representative value is NaN.
@@ -27,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ddssp.data.dates import DAY_MAX, DAY_MIN, TIME_UNITS, format_day, parse_value
 from ddssp.errors import SchemaError
 from ddssp.types import Domain
 
@@ -112,6 +116,8 @@ class Column:
     #: when that is not the ``missing`` level (discovered schemas: a released missing level, or the
     #: ``<other>`` level, or the bin of the noisy median)
     na: str | None = None
+    #: numeric only: "date" / "timestamp" when the numbers are days since 1970-01-01 (a time axis)
+    unit: str | None = None
 
     @property
     def size(self) -> int:
@@ -135,7 +141,7 @@ class Column:
     @property
     def is_codes(self) -> bool:
         """Integer codes 0..size-1 already in the data (a domain-file column)."""
-        if self.missing is not None or self.custom_labels or self.na is not None:
+        if self.missing is not None or self.custom_labels or self.na is not None or self.unit is not None:
             return False
         if self.labels != [str(i) for i in range(self.size)]:
             return False
@@ -149,6 +155,7 @@ class Column:
         returns int64 (so codes 0..m-1 of a domain file come back as 0..m-1, not 0.0..)."""
         return (
             self.kind == "numeric"
+            and self.unit is None
             and self.missing is None
             and bool(np.all(np.mod(self.values, 1) == 0))
             and bool(np.all(np.abs(self.values) < 2**53))
@@ -183,8 +190,11 @@ class Column:
         values: Iterable[float] | None = None,
         missing: Any = None,
         labels: Iterable[str] | None = None,
+        unit: str | None = None,
     ) -> Column:
-        """Numeric column with bins ``[e_i, e_{i+1})`` (last closed); bounds are the outer edges."""
+        """Numeric column with bins ``[e_i, e_{i+1})`` (last closed); bounds are the outer edges.
+        With a ``unit`` ("date" / "timestamp") the numbers are days since 1970-01-01 and the bins
+        are labelled with ISO dates."""
         try:
             e = [float(x) for x in edges]
         except (TypeError, ValueError):
@@ -215,6 +225,12 @@ class Column:
         if labels is None:
             labs = [f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(e, e[1:])]
             labs[-1] = labs[-1][:-1] + "]"
+            if unit in TIME_UNITS and _axis_ok(e):
+                t = [format_day(x, unit) for x in e]
+                tl = [f"[{a}, {b})" for a, b in zip(t, t[1:])]
+                tl[-1] = tl[-1][:-1] + "]"
+                if len(set(tl)) == len(tl):  # else edges closer than the text shows: numbers
+                    labs = tl
             if len(set(labs)) < len(labs):  # edges too close for 6 digits
                 labs = [f"[{a!r}, {b!r})" for a, b in zip(e, e[1:])]
                 labs[-1] = labs[-1][:-1] + "]"
@@ -222,7 +238,7 @@ class Column:
         else:
             labs = [str(x) for x in labels]
             custom = True
-        return cls._numeric(name, labs, v, e, (e[0], e[-1]), missing, True, custom)
+        return cls._numeric(name, labs, v, e, (e[0], e[-1]), missing, True, custom, unit)
 
     @classmethod
     def levels(
@@ -232,9 +248,11 @@ class Column:
         missing: Any = None,
         labels: Iterable[str] | None = None,
         clip: bool = True,
+        unit: str | None = None,
     ) -> Column:
         """Numeric column with explicit levels (sorted); a data value must equal one of them
-        after clipping to ``[min, max]`` of the levels."""
+        after clipping to ``[min, max]`` of the levels. With a ``unit`` ("date" / "timestamp") the
+        levels are days since 1970-01-01, labelled as ISO dates."""
         try:
             v = [float(x) for x in values]
         except (TypeError, ValueError):
@@ -247,9 +265,13 @@ class Column:
             raise SchemaError(f"column {name!r}: values must be strictly increasing, got {v}")
         custom = labels is not None
         labs = [str(x) for x in labels] if labels is not None else [_fmt(x) for x in v]
+        if not custom and unit in TIME_UNITS and _axis_ok(v):
+            t = [format_day(x, unit) for x in v]
+            if len(set(t)) == len(t):
+                labs = t
         if not custom and len(set(labs)) < len(labs):
             labs = [repr(x) for x in v]
-        return cls._numeric(name, labs, v, None, (v[0], v[-1]), missing, clip, custom)
+        return cls._numeric(name, labs, v, None, (v[0], v[-1]), missing, clip, custom, unit)
 
     @classmethod
     def ordinal(cls, name: str, size: int) -> Column:
@@ -264,7 +286,7 @@ class Column:
         return cls.categorical(name, [str(i) for i in range(size)])
 
     @classmethod
-    def _numeric(cls, name, labs, v, e, bounds, missing, clip, custom) -> Column:
+    def _numeric(cls, name, labs, v, e, bounds, missing, clip, custom, unit=None) -> Column:
         if len(labs) != len(v):
             raise SchemaError(f"column {name!r}: {len(v)} levels but {len(labs)} labels")
         vals = np.asarray(v, dtype=float)
@@ -284,6 +306,7 @@ class Column:
             missing=missing,
             clip=bool(clip),
             custom_labels=custom,
+            unit=unit,
         )
         col.validate()
         return col
@@ -305,6 +328,16 @@ class Column:
         if self.kind == "numeric":
             if self.values is None or len(self.values) != self.size:
                 raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")
+        if self.unit is not None:
+            if self.kind != "numeric" or self.unit not in TIME_UNITS:
+                raise SchemaError(
+                    f'column {self.name!r}: "unit" must be one of {TIME_UNITS} on a numeric column, got {self.unit!r}'
+                )
+            if self.bounds is None or not _axis_ok(self.bounds):
+                raise SchemaError(
+                    f"column {self.name!r}: a {self.unit} column's range must lie within 0001-01-01..9999-12-31 "
+                    "(days since 1970-01-01)"
+                )
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
@@ -329,6 +362,8 @@ class Column:
                 d["clip"] = False
             if self.custom_labels:
                 d["labels"] = list(self.labels[:n])
+            if self.unit is not None:
+                d["unit"] = self.unit
             d = {k: (_int_if_whole(v) if k in ("edges", "values", "bounds") else v) for k, v in d.items()}
         if self.missing is not None:
             d["missing"] = self.missing
@@ -370,6 +405,7 @@ class Column:
                 "labels",
                 "missing",
                 "na",
+                "unit",
                 "description",
             },
         }[kind]
@@ -393,6 +429,13 @@ class Column:
             return cls.categorical(name, levels, missing=missing)
         # numeric
         forms = [k for k in ("edges", "bins", "size") if k in d]
+        unit = d.get("unit")
+        if unit is not None:
+            if unit not in TIME_UNITS:
+                raise SchemaError(f'column {name!r}: "unit" must be one of {TIME_UNITS}, got {unit!r}')
+            if "size" in d:
+                raise SchemaError(f'column {name!r}: "unit" does not apply to ordinal codes ("size")')
+            d = _days_of(name, d)
         if "size" in d:
             if len(d) - ("description" in d) != 3:
                 raise SchemaError(f'column {name!r}: "size" (ordinal codes) takes no other keys')
@@ -424,11 +467,11 @@ class Column:
             if "clip" in d and d["clip"] is not True:
                 raise SchemaError(f"column {name!r}: binned columns always clip to their edges")
             edges = np.linspace(bounds[0], bounds[1], bins + 1).tolist()
-            return cls.binned(name, edges, d.get("values"), missing, labels)
+            return cls.binned(name, edges, d.get("values"), missing, labels, unit=unit)
         if "edges" in d:
             if not isinstance(d["edges"], list):
                 raise SchemaError(f'column {name!r}: "edges" must be a list')
-            col = cls.binned(name, d["edges"], d.get("values"), missing, labels)
+            col = cls.binned(name, d["edges"], d.get("values"), missing, labels, unit=unit)
             if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
                 raise SchemaError(
                     f'column {name!r}: "bounds" {bounds} must equal the outer edges '
@@ -443,7 +486,7 @@ class Column:
             clip = d.get("clip", True)
             if not isinstance(clip, bool):
                 raise SchemaError(f'column {name!r}: "clip" must be true or false')
-            col = cls.levels(name, d["values"], missing, labels, clip=clip)
+            col = cls.levels(name, d["values"], missing, labels, clip=clip, unit=unit)
             if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
                 raise SchemaError(
                     f'column {name!r}: "bounds" {bounds} must equal [min, max] of the values '
@@ -451,6 +494,35 @@ class Column:
                 )
             return col
         raise SchemaError(f'column {name!r}: a numeric column needs "edges", "bins" + "bounds", "values" or "size"')
+
+
+def _axis_ok(xs: Iterable[float]) -> bool:
+    """All values are finite and on the time axis (0001-01-01 .. the end of 9999-12-31)."""
+    return all(math.isfinite(float(x)) and DAY_MIN <= float(x) < DAY_MAX + 1 for x in xs)
+
+
+def _days_of(name: str, d: dict) -> dict:
+    """A date column's entry with its ISO date / timestamp strings (in "bounds", "edges",
+    "values") turned into days since 1970-01-01; numbers are kept as they are (days)."""
+    out = dict(d)
+    for key in ("bounds", "edges", "values"):
+        xs = d.get(key)
+        if not isinstance(xs, list):
+            continue
+        conv = []
+        for x in xs:
+            if isinstance(x, str):
+                v = parse_value(x)
+                if v is None:
+                    raise SchemaError(
+                        f'column {name!r}: "{key}" entry {x!r} is not an ISO date (YYYY-MM-DD) or '
+                        "timestamp (YYYY-MM-DD HH:MM[:SS])"
+                    )
+                conv.append(v)
+            else:
+                conv.append(x)
+        out[key] = conv
+    return out
 
 
 def _int_if_whole(xs):

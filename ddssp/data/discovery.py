@@ -8,10 +8,16 @@ shrink with the table. Then, per discovered column (names are public; nothing el
 1. **Scan** (every column whose kind or range is unknown): one vector of counts, one cell per row,
    noised with the discrete Gaussian (:func:`ddssp.dp.discovery.noisy_counts`). The cells are fixed
    in advance (public): missing, text (not a number), and for numbers a signed log-spaced band
-   (four per decade from 1e-6 to 1e12, exact zero its own cell), split by whole / not whole. From
-   the noisy cells (only cells clearly above the noise count) come the kind (numeric or
-   categorical; a mix is refused), the range (outer edges of the populated bands), whether the
-   numbers are whole, and the mass at exactly zero.
+   (four per decade from 1e-6 to 1e12, exact zero its own cell), split by whole / not whole, and
+   two cells for text that parses as an ISO date / an ISO timestamp. From the noisy cells (only
+   cells clearly above the noise count) come the kind (numeric, categorical, or a date column when
+   the dates hold at least 80% of the present values; a mix of numbers and text is refused), the
+   range (outer edges of the populated bands), whether the numbers are whole, and the mass at
+   exactly zero.
+   **Date columns** then spend another scan's share on the range of their values as days since
+   1970-01-01 (the same log-band slots, on that axis), and go on as numeric columns on that axis
+   with linear grids (step 3); values that are not dates are missing values of the column. They
+   decode to ISO dates (or timestamps, when at least 20% of the dates carry a time of day).
 2. **Categorical**: stable key release (:func:`ddssp.dp.discovery.threshold_counts`): noisy counts
    of the observed labels, kept when they reach a threshold chosen so that a label held by one row
    is released with probability at most the column's delta share. Missing cells are a label like any
@@ -41,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import Column, _as_label
+from ddssp.data.dates import DAY_MAX, DAY_MIN, format_day, parse_days
 from ddssp.errors import SchemaError
 
 OTHER_LABEL = "<other>"
@@ -177,11 +184,22 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(x, dtype=float), isna
 
 
-def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
-    """Counts of the scan cells: [missing, text, whole numbers by slot, other numbers by slot]."""
+def parse_dates_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(days, has_time) of a column's text values (present, not numbers) that are ISO dates or
+    timestamps (:func:`ddssp.data.dates.parse_days`); NaN / False elsewhere."""
+    days = np.full(len(s), np.nan)
+    has_time = np.zeros(len(s), dtype=bool)
     text = np.isnan(x) & ~isna
-    num = ~np.isnan(x)
-    v = x[num]
+    if text.any():
+        days[text], has_time[text] = parse_days(s[text])
+    return days, has_time
+
+
+def slot_cells(v: np.ndarray) -> np.ndarray:
+    """Counts of the numbers ``v`` (NaN skipped) by scan slot: [whole numbers by slot, other
+    numbers by slot]."""
+    v = v[~np.isnan(v)]
+    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
     slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
     a = np.abs(v)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -196,11 +214,26 @@ def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
     slot[pos & huge] = N_SLOTS - 1
     slot[neg & huge] = 0
     whole = np.isfinite(v) & (v == np.floor(v))
-    cells = np.zeros(2 + 2 * N_SLOTS, dtype=np.int64)
+    return np.concatenate(
+        [np.bincount(slot[whole], minlength=N_SLOTS), np.bincount(slot[~whole], minlength=N_SLOTS)]
+    ).astype(np.int64)
+
+
+def scan_cells(
+    x: np.ndarray, isna: np.ndarray, days: np.ndarray | None = None, has_time: np.ndarray | None = None
+) -> np.ndarray:
+    """Counts of the scan cells: [missing, text, whole numbers by slot, other numbers by slot, ISO
+    dates, ISO timestamps]. A text value that parses as an ISO date (``days`` not NaN) counts in one
+    of the last two cells (by ``has_time``) instead of the text cell."""
+    text = np.isnan(x) & ~isna
+    dated = np.zeros(len(x), dtype=bool) if days is None else text & ~np.isnan(days)
+    timed = dated & (np.zeros(len(x), dtype=bool) if has_time is None else has_time)
+    cells = np.zeros(4 + 2 * N_SLOTS, dtype=np.int64)
     cells[0] = int(isna.sum())
-    cells[1] = int(text.sum())
-    cells[2 : 2 + N_SLOTS] = np.bincount(slot[whole], minlength=N_SLOTS)
-    cells[2 + N_SLOTS :] = np.bincount(slot[~whole], minlength=N_SLOTS)
+    cells[1] = int((text & ~dated).sum())
+    cells[2 : 2 + 2 * N_SLOTS] = slot_cells(x)
+    cells[-2] = int((dated & ~timed).sum())
+    cells[-1] = int(timed.sum())
     return cells
 
 
@@ -235,6 +268,8 @@ class ScanResult:
     zero: float = 0.0  # noisy count of exact zeros
     text: float = 0.0
     sigma: float = 0.0
+    #: date columns ("date" kind): "date" or "timestamp", the time axis the column decodes to
+    unit: str | None = None
 
 
 @dataclass
@@ -259,19 +294,63 @@ def _sigma(rho: float) -> float:
     return 1.0 / math.sqrt(2.0 * rho)
 
 
-def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, declared_kind: str | None) -> ScanResult:
+def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float) -> None:
+    """Range, wholeness and zero mass of the numbers from their noisy slot counts (whole numbers by
+    slot, other numbers by slot), into ``res``. Post-processing."""
+    slot = whole + frac
+    pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
+    num = float(np.sum(slot[pop]))
+    idx = np.flatnonzero(pop)
+    first, last = int(idx[0]), int(idx[-1])
+    # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
+    # next to the data is where a tail that did not clear 4.5 sds lives
+    near = ADJACENT_SDS * sigma * math.sqrt(2)
+    # ... but never across zero: a range that starts (ends) at the exact-zero slot is the common
+    # non-negative (non-positive) column, and a 2-sd false positive on the tiny band beside zero
+    # would put a spurious [-1e-6, 0) bin in front of the zero point mass (~2% of releases)
+    if first > 0 and first != ZERO_SLOT and slot[first - 1] >= near:
+        first -= 1
+    if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
+        last += 1
+    idx = np.array(sorted(set(idx.tolist()) | {first, last}))
+    res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
+    posidx = idx[idx > ZERO_SLOT]
+    res.lo_pos = float(SLOT_LO[posidx[0]]) if posidx.size else None
+    nonwhole = float(np.sum(frac[pop]))
+    res.whole = nonwhole <= max(0.02 * num, 2.5 * sigma * math.sqrt(pop.sum()))
+    res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
+    res.n_present = num
+
+
+def scan_column(
+    x: np.ndarray,
+    isna: np.ndarray,
+    name: str,
+    rho: float,
+    mech,
+    declared_kind: str | None,
+    days: np.ndarray | None = None,
+    has_time: np.ndarray | None = None,
+) -> ScanResult:
+    """The first pass over a column: noisy counts of the parse outcomes (missing, text, numbers by
+    slot, ISO dates, ISO timestamps), and from them its kind ("numeric", "categorical" or "date")
+    and, for numbers, their range. ``days`` / ``has_time``: the text values parsed as ISO dates
+    (:func:`parse_dates_of_text`; None: no value counts as a date)."""
     sigma = _sigma(rho)
-    y = mech.counts(scan_cells(x, isna), sigma, column=name, note="scan: missing / text / log-band counts").astype(
-        float
-    )
+    y = mech.counts(
+        scan_cells(x, isna, days, has_time), sigma, column=name, note="scan: missing / text / log-band / date counts"
+    ).astype(float)
     thr = POP_SDS * sigma
     miss, text = y[0], y[1]
-    whole, frac = y[2 : 2 + N_SLOTS], y[2 + N_SLOTS :]
+    whole, frac = y[2 : 2 + N_SLOTS], y[2 + N_SLOTS : 2 + 2 * N_SLOTS]
     slot = whole + frac
     pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
     num = float(np.sum(slot[pop]))
     text_c = text if text >= thr else 0.0
-    if num <= 0 and text_c <= 0:
+    date_c = y[-2] if y[-2] >= thr else 0.0
+    ts_c = y[-1] if y[-1] >= thr else 0.0
+    dated = date_c + ts_c
+    if num <= 0 and text_c <= 0 and dated <= 0:
         raise SchemaError(
             f"column {name!r}: no values found (all missing, or too few rows for this budget: a "
             f"column needs about {math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of "
@@ -279,21 +358,42 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
         )
     kind = declared_kind
     if kind is None:
-        share = text_c / (text_c + num)
-        if share >= 0.8:
-            kind = "categorical"
-        elif share <= 0.2:
-            kind = "numeric"
+        # a date column when the parseable dates dominate (as numbers do for a numeric column);
+        # otherwise dates are text like any other
+        if dated > 0 and dated >= 0.8 * (text_c + num + dated):
+            kind = "date"
         else:
+            share = (text_c + dated) / (text_c + dated + num)
+            if share >= 0.8:
+                kind = "categorical"
+            elif share <= 0.2:
+                kind = "numeric"
+            else:
+                raise SchemaError(
+                    f"column {name!r} mixes numbers and text (about {100 * share:.0f}% text); declare it "
+                    "with --categorical, or mark the text as missing with --na-values"
+                )
+    if kind == "date":
+        if dated <= 0:
             raise SchemaError(
-                f"column {name!r} mixes numbers and text (about {100 * share:.0f}% text); declare it "
-                "with --categorical, or mark the text as missing with --na-values"
+                f"column {name!r} is declared a date column but holds (almost) no ISO dates "
+                "(YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS]); declare it categorical or fix the data"
             )
+        # non-dates (text, numbers) in a date column are missing values of it
+        return ScanResult(
+            kind="date",
+            n_present=dated,
+            missing=max(miss, 0.0) + text_c + num,
+            text=text_c,
+            sigma=sigma,
+            unit="timestamp" if ts_c >= 0.2 * dated else "date",
+        )
+    text_all = text_c + dated
     res = ScanResult(
         kind=kind,
-        n_present=num + text_c,
-        missing=max(miss, 0.0) + (text_c if kind == "numeric" else 0.0),
-        text=text_c,
+        n_present=num + text_all,
+        missing=max(miss, 0.0) + (text_all if kind == "numeric" else 0.0),
+        text=text_all,
         sigma=sigma,
     )
     if kind == "numeric":
@@ -302,27 +402,32 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
                 f"column {name!r} is declared numeric but holds (almost) no numbers; declare it "
                 "categorical or fix the data"
             )
-        idx = np.flatnonzero(pop)
-        first, last = int(idx[0]), int(idx[-1])
-        # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
-        # next to the data is where a tail that did not clear 4.5 sds lives
-        near = ADJACENT_SDS * sigma * math.sqrt(2)
-        # ... but never across zero: a range that starts (ends) at the exact-zero slot is the common
-        # non-negative (non-positive) column, and a 2-sd false positive on the tiny band beside zero
-        # would put a spurious [-1e-6, 0) bin in front of the zero point mass (~2% of releases)
-        if first > 0 and first != ZERO_SLOT and slot[first - 1] >= near:
-            first -= 1
-        if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
-            last += 1
-        idx = np.array(sorted(set(idx.tolist()) | {first, last}))
-        res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
-        posidx = idx[idx > ZERO_SLOT]
-        res.lo_pos = float(SLOT_LO[posidx[0]]) if posidx.size else None
-        nonwhole = float(np.sum(frac[pop]))
-        res.whole = nonwhole <= max(0.02 * num, 2.5 * sigma * math.sqrt(pop.sum()))
-        res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
-        res.n_present = num
+        _numeric_range(res, whole, frac, sigma)
     return res
+
+
+def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) -> ScanResult:
+    """The range pass of a date column: noisy counts of its days since 1970-01-01 by scan slot
+    (whole days / days with a time of day), read as a numeric scan; into ``scan``, whose range is
+    then cut to the time axis. Rows that are not dates are in no cell."""
+    sigma = _sigma(rho)
+    y = mech.counts(slot_cells(days), sigma, column=name, note="date range: log-band counts of days since 1970").astype(
+        float
+    )
+    whole, frac = y[:N_SLOTS], y[N_SLOTS:]
+    if not populated_windows(whole + frac, sigma * math.sqrt(2), POP_SDS).any():
+        raise SchemaError(
+            f"column {name!r}: no range found for its dates (too few rows for this budget: it needs about "
+            f"{math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of days since 1970)"
+        )
+    n_dates = scan.n_present
+    _numeric_range(scan, whole, frac, sigma)
+    scan.n_present = max(n_dates, scan.n_present)
+    scan.lo, scan.hi = max(scan.lo, DAY_MIN), min(scan.hi, DAY_MAX)
+    if scan.hi <= scan.lo:
+        scan.hi = min(scan.lo + 1.0, DAY_MAX + 1.0)
+    scan.lo_pos, scan.zero = None, 0.0  # a linear axis; 1970-01-01 is no special day
+    return scan
 
 
 def _single(name: str) -> str:
@@ -411,10 +516,13 @@ def _grid_cells(n: float, sigma: float) -> int:
     return int(np.clip(n / (3.0 * sigma), 8, GRID_CELLS))
 
 
-def _make_grid(lo: float, hi: float, lo_pos: float | None, cells: int, whole: bool, zero: bool) -> np.ndarray:
+def _make_grid(
+    lo: float, hi: float, lo_pos: float | None, cells: int, whole: bool, zero: bool, linear: bool = False
+) -> np.ndarray:
     """Edges of ``cells`` cells over [lo, hi]: log-spaced when the (non-negative) range spans more
-    than 50x, else linear; whole-number edges for whole numbers; zero its own cell when present."""
-    if lo >= 0 and lo_pos is not None and lo_pos > 0 and hi / lo_pos > 50:
+    than 50x (unless ``linear``: a time axis), else linear; whole-number edges for whole numbers;
+    zero its own cell when present."""
+    if not linear and lo >= 0 and lo_pos is not None and lo_pos > 0 and hi / lo_pos > 50:
         g = np.geomspace(lo_pos, hi, cells + 1 - (lo < lo_pos))
         grid = np.concatenate([[lo], g]) if lo < lo_pos else g
     else:
@@ -429,8 +537,19 @@ def _make_grid(lo: float, hi: float, lo_pos: float | None, cells: int, whole: bo
     return grid
 
 
-def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int):
+def discover_numeric(
+    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int
+) -> tuple[Column, str]:
+    """A numeric column (or a date column, on its axis of days since 1970-01-01: ``scan.unit``)
+    from noisy counts on grids inside the scan's range (see the module docstring). Returns
+    (column, note)."""
     sigma = _sigma(rho)
+    unit = scan.unit
+    linear = unit is not None
+
+    def show(v: float) -> str:
+        return format_day(v, unit) if unit is not None else f"{v:g}"
+
     n = max(scan.n_present, 1.0)
     lo, hi = scan.lo, scan.hi
     int_grid = False
@@ -451,8 +570,8 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         y = mech.counts(cnt, sigma, column=name, note="counts of the one value found vs the rest")
         if _confident_single(float(y[1]), sigma, n):
             raise SchemaError(_single(name))
-        col = Column.levels(name, [v], missing=OTHER_LABEL, clip=False)
-        return col, f"numeric, one value {v:g} found + {OTHER_LABEL} (everything else)"
+        col = Column.levels(name, [v], missing=OTHER_LABEL, clip=False, unit=unit)
+        return col, f"{_kind_word(unit)}, one value {show(v)} found + {OTHER_LABEL} (everything else)"
     if int_grid:
         y = mech.counts(grid_counts(x, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
             float
@@ -465,7 +584,8 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         sigma = _sigma(rho / 2)
         # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
         # of the cells it spans, or the cut below would clip it away
-        grid = _make_grid(lo, hi, scan.lo_pos, min(COARSE_CELLS, _grid_cells(n, sigma)), scan.whole, scan.zero > 0)
+        k = min(COARSE_CELLS, _grid_cells(n, sigma))
+        grid = _make_grid(lo, hi, scan.lo_pos, k, _whole_edges(scan, lo, hi, k), scan.zero > 0, linear)
         y = mech.counts(
             grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
         ).astype(float)
@@ -478,7 +598,7 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
             grid = np.arange(math.ceil(lo), max(math.ceil(hi), math.ceil(lo) + 1) + 1, dtype=float)
         else:
             lo_pos = scan.lo_pos if lo <= 0 else lo
-            grid = _make_grid(lo, hi, lo_pos, cells, scan.whole, scan.zero > 0)
+            grid = _make_grid(lo, hi, lo_pos, cells, _whole_edges(scan, lo, hi, cells), scan.zero > 0, linear)
         y = mech.counts(
             grid_counts(x, grid), sigma, column=name, note=f"fine counts on a {len(grid) - 1}-cell grid"
         ).astype(float)
@@ -502,11 +622,14 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
             rest = float(y.sum() - y[a])
             if _confident_single(rest, sigma * math.sqrt(max(len(y) - 1, 1)), n):
                 raise SchemaError(_single(name))
-            col = Column.levels(name, values, missing=OTHER_LABEL, clip=False)
-            return col, f"numeric, one value {values[0]:g} found + {OTHER_LABEL} (everything else)"
-        col = Column.levels(name, values, missing=missing)
+            col = Column.levels(name, values, missing=OTHER_LABEL, clip=False, unit=unit)
+            return col, f"{_kind_word(unit)}, one value {show(values[0])} found + {OTHER_LABEL} (everything else)"
+        col = Column.levels(name, values, missing=missing, unit=unit)
         col.with_na(missing if missing is not None else col.labels[_median_index(y[a : b + 1])])
-        return col, f"numeric, whole numbers {values[0]:g}..{values[-1]:g} as {len(values)} ordered levels"
+        what = "days" if unit is not None else "whole numbers"
+        return col, (
+            f"{_kind_word(unit)}, {what} {show(values[0])}..{show(values[-1])} as {len(values)} ordered levels"
+        )
     forced = []
     heavy = max(n / n_bins, thr)
     if int_grid:
@@ -519,7 +642,7 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
     if len(edges) < 3:  # one bin: every row would clip into it, and the column would say nothing
         raise SchemaError(
             f"column {name!r}: the noisy counts show its values in one narrow band only "
-            f"([{edges[0]:g}, {edges[-1]:g}]), too few rows elsewhere for this budget"
+            f"([{show(edges[0])}, {show(edges[-1])}]), too few rows elsewhere for this budget"
         )
     values = []
     points = {float(grid[i]) for i in forced}
@@ -534,17 +657,27 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
             values.append(float(math.floor(a + (b - a - 1) / 2)) if b > a + 1 else float(a))
         else:
             values.append((a + b) / 2)
-    col = Column.binned(name, edges, values, missing=missing)
+    col = Column.binned(name, edges, values, missing=missing, unit=unit)
     # na level: the missing level, else the bin holding the noisy median
     if missing is None:
         mids = 0.5 * (grid[:-1] + grid[1:])
         med = mids[_median_index(y)]
         col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
-    pm = ", ".join(f"{v:g}" for v in sorted(points))
+    pm = ", ".join(show(v) for v in sorted(points))
     return col, (
-        f"numeric, {len(edges) - 1} bins over [{edges[0]:g}, {edges[-1]:g}]"
+        f"{_kind_word(unit)}, {len(edges) - 1} bins over [{show(edges[0])}, {show(edges[-1])}]"
         + (f", point mass(es) at {pm}" if points else "")
     )
+
+
+def _whole_edges(scan: ScanResult, lo: float, hi: float, cells: int) -> bool:
+    """Grid edges on whole numbers: for whole numbers, and for timestamps whose grid cells span
+    days anyway (edges at midnight read better, and lose nothing at that width)."""
+    return scan.whole or (scan.unit == "timestamp" and hi - lo >= 2.0 * cells)
+
+
+def _kind_word(unit: str | None) -> str:
+    return "numeric" if unit is None else f"{unit} (days since 1970-01-01)"
 
 
 def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
@@ -591,7 +724,11 @@ def discover(
     """Discover ``columns`` of ``df`` through ``mech`` (:class:`ddssp.dp.discovery.ChargedMechanisms`:
     every noisy count is charged to its ledger), spending at most ``rho`` (zCDP) and ``delta`` (key
     release). ``kinds`` declares some kinds ({name: "numeric"|"categorical"}). Returns
-    ({name: Column}, report, delta used). The delta is split among the categorical columns only
+    ({name: Column}, report, delta used). ``"date"`` declares a column of ISO dates / timestamps; a
+    column is also discovered as one when the noisy count of values that parse as ISO dates
+    dominates its scan (:func:`scan_column`). A date column spends another ``SCAN_FRACTION`` of its
+    budget on the range of its days (:func:`scan_dates`) and the rest on its bins, on the axis of
+    days since 1970-01-01. The delta is split among the categorical columns only
     (known after the scans), so it is all used when there is one, and none is used otherwise.
 
     With ``rho_max`` (the budget of the whole release), discovery first spends ``ROWS_FRACTION`` of
@@ -626,9 +763,16 @@ def discover(
             scans[name] = None
             continue
         x, isna = parse_numbers(df[name])
-        parsed[name] = x
+        days, has_time = parse_dates_of_text(df[name], x, isna)
         try:
-            scans[name] = scan_column(x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name))
+            scan = scan_column(
+                x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name), days=days, has_time=has_time
+            )
+            if scan.kind == "date":
+                x = days
+                scan = scan_dates(days, name, SCAN_FRACTION * rho_col, mech, scan)
+            scans[name] = scan
+            parsed[name] = x
         except SchemaError as exc:
             report.unresolved[name] = str(exc)
     live = [n for n in columns if n not in report.unresolved]
@@ -636,7 +780,8 @@ def discover(
     report.categorical = cat
     out = {}
     for name in live:
-        left = rho_col if scans[name] is None else (1 - SCAN_FRACTION) * rho_col
+        passes = 0 if scans[name] is None else (2 if scans[name].kind == "date" else 1)
+        left = (1 - passes * SCAN_FRACTION) * rho_col
         try:
             if name in cat:
                 col, note = discover_categorical(df[name], name, left, delta / len(cat), mech, scans[name])

@@ -5,6 +5,10 @@ bounds, with one local :class:`ClipWarning` per column, and a number between two
 the nearest one; unknown labels and missing values go to a declared missing level or raise
 :class:`~ddssp.errors.SchemaError`). :func:`decode` maps codes back to
 labels and representative values. ``Schema.encode`` / ``Schema.decode`` call these.
+
+A numeric column with a ``unit`` ("date" / "timestamp") reads ISO dates and timestamps as days since
+1970-01-01 (:mod:`ddssp.data.dates`; anything else in it is a non-numeric value, to its ``na`` level)
+and decodes to ISO text.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from ddssp.data.columns import (
     _numeric_label,
     nearest_level,
 )
+from ddssp.data.dates import format_days, parse_days
 from ddssp.errors import SchemaError
 
 
@@ -143,9 +148,18 @@ def parse_numeric(s: pd.Series) -> np.ndarray:
     return x.to_numpy(dtype=float, na_value=np.nan)
 
 
+def parse_column(col: Column, s: pd.Series) -> np.ndarray:
+    """A numeric column's values as float by its rules: days since 1970-01-01 for a date column
+    (:func:`ddssp.data.dates.parse_days`), else :func:`parse_numeric`. NaN for missing and for
+    values that do not parse."""
+    if getattr(col, "unit", None) is not None:
+        return parse_days(s)[0]
+    return parse_numeric(s)
+
+
 def _classify_numeric(col: Column, s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     isna = s.isna().to_numpy()
-    x = parse_numeric(s)
+    x = parse_column(col, s)
     codes = np.full(len(s), -1, dtype=np.int64)
     status = np.zeros(len(s), dtype=np.int64)
     mc, nc = col.missing_code, col.na_code
@@ -207,8 +221,11 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
     if nonnum.any() and col.na_code is None:
         vals = sorted({_as_label(v) for v in s[nonnum]})
         raise SchemaError(
-            f"column {col.name!r} is numeric but has {int(nonnum.sum())} non-numeric value(s): "
-            f"{_few(vals)}; fix the data, declare a missing level, or make the column categorical"
+            f"column {col.name!r} is "
+            + ("a date column" if col.unit is not None else "numeric")
+            + f" but has {int(nonnum.sum())} "
+            + ("value(s) that are not ISO dates / timestamps" if col.unit is not None else "non-numeric value(s)")
+            + f": {_few(vals)}; fix the data, declare a missing level, or make the column categorical"
         )
     if isna.any() and col.na_code is None:
         raise SchemaError(
@@ -219,32 +236,39 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
     lo, hi = col.bounds
     if clipped.any():
         if not col.clip:
-            x = parse_numeric(s)
+            x = parse_column(col, s)
             offending = sorted(set(x[clipped].tolist()))
             raise SchemaError(
-                f"column {col.name!r}: {int(clipped.sum())} value(s) outside [{_fmt(lo)}, {_fmt(hi)}]: "
-                f"{_few([_fmt(v) for v in offending])}"
+                f"column {col.name!r}: {int(clipped.sum())} value(s) outside [{show(col, lo)}, {show(col, hi)}]: "
+                f"{_few([show(col, v) for v in offending])}"
                 + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
             )
         warnings.warn(
             f"column {col.name!r}: {int(clipped.sum())} of {len(s)} value(s) outside the schema's range "
-            f"[{_fmt(lo)}, {_fmt(hi)}] (declared, or discovered under DP) were clipped to it (local "
+            f"[{show(col, lo)}, {show(col, hi)}] (declared, or discovered under DP) were clipped to it (local "
             "note for the data holder; nothing about this is released)",
             ClipWarning,
             stacklevel=3,
         )
     off = (status == BAD) & (codes < 0)
     if off.any():
-        x = parse_numeric(s)
+        x = parse_column(col, s)
         n = col.size - (col.missing_code is not None)
         levels = col.values[:n]
         offending = sorted(set(x[off].tolist()))
         raise SchemaError(
             f"column {col.name!r}: {int(off.sum())} value(s) not among the declared levels "
-            f"{_few([_fmt(v) for v in levels], 8)}: {_few([_fmt(v) for v in offending])}"
+            f"{_few([show(col, v) for v in levels], 8)}: {_few([show(col, v) for v in offending])}"
             + (_domain_hint(col) or "; use bin edges or declare a missing level")
         )
     return codes
+
+
+def show(col: Column, x: float) -> str:
+    """A value of a numeric column as people read it: ISO text on a time axis, else a short number."""
+    if getattr(col, "unit", None) is not None:
+        return str(format_days([x], col.unit)[0])
+    return _fmt(x)
 
 
 def _domain_hint(col: Column) -> str:
@@ -259,7 +283,8 @@ def _domain_hint(col: Column) -> str:
 def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
     """Labels (categorical, as strings; None for the ``"<missing>"`` level of empty cells) and
     representative values (numeric: int64 when every level value is a whole number and there is no
-    missing level, else float with NaN for a missing level) from integer codes: a missing value
+    missing level, else float with NaN for a missing level; ISO date / timestamp strings for a
+    column with a time ``unit``, None for its missing level) from integer codes: a missing value
     comes out missing for every kind (an empty cell in a CSV), ``"<other>"`` stays a label.
 
     Parameters
@@ -318,6 +343,8 @@ def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
                 labels = labels.copy()
                 labels[na] = None
             out[n] = labels[ai]
+        elif col.unit is not None:
+            out[n] = format_days(col.values[ai], col.unit)
         else:
             v = col.values[ai]
             out[n] = v.astype(np.int64) if col.integral_values else v
