@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import INFER_MISSING_LABEL, Column, _as_label, _few
+from ddssp.data.dates import parse_days
 from ddssp.errors import SchemaError
 
 #: the stamp ``ddssp schema`` (without --eps) puts in a schema drafted from data (key "draft")
@@ -33,7 +34,10 @@ def draft_columns(
 
     Columns in ``categorical`` or with non-numeric values are categorical (levels sorted, numbers
     in numeric order). Numeric columns with at most ``bins`` distinct values get explicit levels;
-    others get ``bins`` equal-width bins between the observed min and max. Columns with empty
+    others get ``bins`` equal-width bins between the observed min and max. A column whose values
+    are all ISO dates or timestamps gets ``bins`` equal-width bins on the time axis (days since
+    1970-01-01, ``unit`` "date" or "timestamp"; edges on whole days when the bins are a day wide
+    or more). Columns with empty
     cells get a missing level ``"<missing>"``.
     """
     if not isinstance(df, pd.DataFrame) or df.shape[0] == 0 or df.shape[1] == 0:
@@ -54,6 +58,18 @@ def draft_columns(
             raise SchemaError(f"column {name!r} has no values; cannot infer its levels")
         x = pd.to_numeric(present, errors="coerce")
         numeric_ok = not x.isna().any() and np.isfinite(x.to_numpy(dtype=float)).all()
+        if name not in cat and not numeric_ok:
+            days, timed = parse_days(present)
+            if not np.isnan(days).any():
+                unit = "timestamp" if timed.any() else "date"
+                lo, hi = float(days.min()), float(days.max())
+                if unit == "date":
+                    hi += 1.0  # the last day, whole
+                edges = np.linspace(lo, max(hi, lo + 1.0), bins + 1)
+                if (edges[-1] - edges[0]) / bins >= 1.0:
+                    edges = np.unique(np.concatenate([[np.floor(lo)], np.round(edges[1:-1]), [np.ceil(edges[-1])]]))
+                cols.append(Column.binned(name, edges, missing=missing, unit=unit))
+                continue
         if name in cat or not numeric_ok:
             labels = sorted({_as_label(v) for v in present})
             if numeric_ok:
