@@ -10,8 +10,9 @@ A column has ``size`` levels with codes ``0..size-1``:
   levels goes to the nearest one (so no single value can stop an encoding). Columns that come from a private-pgm domain file are ordinal codes and are never
   clipped.
 * ``unit`` (numeric only, optional): ``"date"`` or ``"timestamp"``: the numbers are days since
-  1970-01-01 (:mod:`ddssp.data.dates`); raw values are ISO dates / timestamps, parsed on encoding and
-  written back as ISO text on decoding; bins and levels are labelled with dates.
+  1970-01-01; ``"time"``: minutes since midnight (:mod:`ddssp.data.dates`). Raw values are ISO dates
+  / timestamps / clock times, parsed on encoding and written back as text on decoding; bins and
+  levels are labelled the same way.
 * ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
   and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
   is the last code and its representative value is NaN.
@@ -30,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ddssp.data.dates import DAY_MAX, DAY_MIN, TIME_UNITS, format_day, parse_value
+from ddssp.data.dates import TIME_UNITS, format_day, on_axis, parse_value
 from ddssp.errors import SchemaError
 from ddssp.types import Domain
 
@@ -225,7 +226,7 @@ class Column:
         if labels is None:
             labs = [f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(e, e[1:])]
             labs[-1] = labs[-1][:-1] + "]"
-            if unit in TIME_UNITS and _axis_ok(e):
+            if unit in TIME_UNITS and on_axis(e, unit):
                 t = [format_day(x, unit) for x in e]
                 tl = [f"[{a}, {b})" for a, b in zip(t, t[1:])]
                 tl[-1] = tl[-1][:-1] + "]"
@@ -265,7 +266,7 @@ class Column:
             raise SchemaError(f"column {name!r}: values must be strictly increasing, got {v}")
         custom = labels is not None
         labs = [str(x) for x in labels] if labels is not None else [_fmt(x) for x in v]
-        if not custom and unit in TIME_UNITS and _axis_ok(v):
+        if not custom and unit in TIME_UNITS and on_axis(v, unit):
             t = [format_day(x, unit) for x in v]
             if len(set(t)) == len(t):
                 labs = t
@@ -333,11 +334,13 @@ class Column:
                 raise SchemaError(
                     f'column {self.name!r}: "unit" must be one of {TIME_UNITS} on a numeric column, got {self.unit!r}'
                 )
-            if self.bounds is None or not _axis_ok(self.bounds):
-                raise SchemaError(
-                    f"column {self.name!r}: a {self.unit} column's range must lie within 0001-01-01..9999-12-31 "
-                    "(days since 1970-01-01)"
+            if self.bounds is None or not on_axis(self.bounds, self.unit):
+                axis = (
+                    "00:00..24:00 (minutes since midnight, 0..1440)"
+                    if self.unit == "time"
+                    else "0001-01-01..9999-12-31 (days since 1970-01-01)"
                 )
+                raise SchemaError(f"column {self.name!r}: a {self.unit} column's range must lie within {axis}")
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
@@ -496,14 +499,10 @@ class Column:
         raise SchemaError(f'column {name!r}: a numeric column needs "edges", "bins" + "bounds", "values" or "size"')
 
 
-def _axis_ok(xs: Iterable[float]) -> bool:
-    """All values are finite and on the time axis (0001-01-01 .. the end of 9999-12-31)."""
-    return all(math.isfinite(float(x)) and DAY_MIN <= float(x) < DAY_MAX + 1 for x in xs)
-
-
 def _days_of(name: str, d: dict) -> dict:
-    """A date column's entry with its ISO date / timestamp strings (in "bounds", "edges",
-    "values") turned into days since 1970-01-01; numbers are kept as they are (days)."""
+    """A date column's entry with its ISO date / timestamp (or clock time) strings in "bounds",
+    "edges" and "values" turned into numbers on its axis; numbers are kept as they are."""
+    unit = d["unit"]
     out = dict(d)
     for key in ("bounds", "edges", "values"):
         xs = d.get(key)
@@ -512,12 +511,14 @@ def _days_of(name: str, d: dict) -> dict:
         conv = []
         for x in xs:
             if isinstance(x, str):
-                v = parse_value(x)
+                v = parse_value(x, unit)
                 if v is None:
-                    raise SchemaError(
-                        f'column {name!r}: "{key}" entry {x!r} is not an ISO date (YYYY-MM-DD) or '
-                        "timestamp (YYYY-MM-DD HH:MM[:SS])"
+                    what = (
+                        "a clock time (HH:MM[:SS])"
+                        if unit == "time"
+                        else "an ISO date (YYYY-MM-DD) or timestamp (YYYY-MM-DD HH:MM[:SS])"
                     )
+                    raise SchemaError(f'column {name!r}: "{key}" entry {x!r} is not {what}')
                 conv.append(v)
             else:
                 conv.append(x)

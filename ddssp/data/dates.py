@@ -1,4 +1,4 @@
-"""The time axis of date columns: ISO dates and timestamps as numbers, and back.
+"""The time axes of date columns: ISO dates, timestamps and clock times as numbers, and back.
 
 A date column is a numeric column whose numbers are **days since 1970-01-01** (a float; a timestamp
 is the day plus the fraction of the day elapsed, so 2003-01-01T12:00 is 12053.5). Binning, ranges,
@@ -13,20 +13,28 @@ and an optional trailing ``Z`` (a timestamp). Anything else, including impossibl
 missing / other level). Python ``datetime`` / ``date`` objects and pandas datetime columns are read
 directly (time zone aware ones in UTC).
 
+A clock-time column (unit "time") holds ``HH:MM`` or ``HH:MM:SS`` (hours 0-23, one or two digits)
+as **minutes since midnight** (a float in [0, 1440); 09:30 is 570, 09:30:30 is 570.5), written back
+as ``HH:MM`` (to the minute; an upper bin edge may be 24:00).
+
 Nothing here reads data beyond the values it is given; nothing is private.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import re
 
 import numpy as np
 import pandas as pd
 
 #: the two kinds of time axis a numeric column may have ("unit" in the schema file)
-TIME_UNITS = ("date", "timestamp")
+TIME_UNITS = ("date", "timestamp", "time")
+#: minutes in a day: the clock-time axis is [0, MINUTES)
+MINUTES = 1440.0
 
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
 _ISO = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?Z?)?$",
 )
@@ -101,6 +109,63 @@ def parse_text(values: list) -> tuple[np.ndarray, np.ndarray]:
     return days, has_time
 
 
+def parse_clock_text(values: list) -> tuple[np.ndarray, np.ndarray]:
+    """(minutes, has_seconds) of a list of strings: minutes since midnight of ``HH:MM[:SS]`` (NaN
+    where the text is not a clock time) and whether the text carried seconds."""
+    n = len(values)
+    mins = np.full(n, np.nan)
+    secs = np.zeros(n, dtype=bool)
+    for i, v in enumerate(values):
+        m = _CLOCK.match(v.strip()) if isinstance(v, str) and len(v) <= 16 else None
+        if m is None:
+            continue
+        h, mi, se = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+        if h <= 23 and mi <= 59 and se <= 59:
+            mins[i] = h * 60 + mi + se / 60.0
+            secs[i] = m.group(3) is not None
+    return mins, secs
+
+
+def _by_distinct(s: pd.Series, parse) -> tuple[np.ndarray, np.ndarray]:
+    """``parse`` applied once per distinct text of ``s`` (missing cells: NaN / False)."""
+    vals = s.astype(object).to_numpy()
+    isna = pd.isna(vals) if vals.size else np.zeros(0, dtype=bool)
+    uniq, inv = np.unique(np.asarray([_as_text(v) for v in vals], dtype=object), return_inverse=True)
+    ux, uf = parse(list(uniq))
+    x, flag = ux[inv], uf[inv]
+    x[isna] = np.nan
+    flag[isna] = False
+    return x, flag
+
+
+def parse_clock(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(minutes, has_seconds) of a column: minutes since midnight of its ``HH:MM[:SS]`` values (NaN
+    for missing cells and values that are not clock times; ``datetime.time`` objects are read)."""
+    if not (s.dtype == object or pd.api.types.is_string_dtype(s.dtype)):
+        return np.full(len(s), np.nan), np.zeros(len(s), dtype=bool)
+    return _by_distinct(s, parse_clock_text)
+
+
+def parse_axis(s: pd.Series, unit: str) -> np.ndarray:
+    """A column's values on the axis of ``unit``: days since 1970-01-01 ("date", "timestamp") or
+    minutes since midnight ("time"); NaN where a value does not parse."""
+    return parse_clock(s)[0] if unit == "time" else parse_days(s)[0]
+
+
+def axis_range(unit: str) -> tuple[float, float]:
+    """(low, high) of the axis of ``unit``: bounds and edges of such a column lie inside."""
+    return (0.0, MINUTES) if unit == "time" else (DAY_MIN, DAY_MAX + 1.0)
+
+
+def on_axis(xs, unit: str) -> bool:
+    """All values are finite and inside :func:`axis_range` (the high end excluded for dates)."""
+    lo, hi = axis_range(unit)
+    vals = [float(x) for x in xs]
+    if unit == "time":
+        return all(math.isfinite(x) and lo <= x <= hi for x in vals)
+    return all(math.isfinite(x) and lo <= x < hi for x in vals)
+
+
 def parse_days(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """(days, has_time) of a column: days since 1970-01-01 as float (NaN for missing cells and for
     values that are not ISO dates or timestamps) and whether each value carried a time of day.
@@ -119,14 +184,7 @@ def parse_days(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         return days, has_time
     if not (s.dtype == object or pd.api.types.is_string_dtype(s.dtype)):
         return np.full(n, np.nan), np.zeros(n, dtype=bool)  # numbers and booleans are not dates
-    vals = s.astype(object).to_numpy()
-    isna = pd.isna(vals) if vals.size else np.zeros(0, dtype=bool)
-    uniq, inv = np.unique(np.asarray([_as_text(v) for v in vals], dtype=object), return_inverse=True)
-    ud, ut = parse_text(list(uniq))
-    days, has_time = ud[inv], ut[inv]
-    days[isna] = np.nan
-    has_time[isna] = False
-    return days, has_time
+    return _by_distinct(s, parse_text)
 
 
 def _as_text(v) -> str:
@@ -140,26 +198,39 @@ def _as_text(v) -> str:
         return v.isoformat(sep="T")
     if isinstance(v, _dt.date):
         return v.isoformat()
+    if isinstance(v, _dt.time):
+        return v.replace(microsecond=0, tzinfo=None).isoformat()
     return ""
 
 
-def parse_value(v) -> float | None:
-    """Days since 1970-01-01 of one ISO date or timestamp string (a schema file's bound or edge),
-    or None when it does not parse."""
+def parse_value(v, unit: str = "date") -> float | None:
+    """One ISO date / timestamp string (days since 1970-01-01), or for the "time" unit one clock
+    time (minutes since midnight; "24:00" is the end of the day): a schema file's bound or edge.
+    None when it does not parse."""
     if not isinstance(v, str):
         return None
-    d, _ = parse_text([v])
-    return None if np.isnan(d[0]) else float(d[0])
+    if unit == "time":
+        if v.strip() == "24:00":
+            return MINUTES
+        x, _ = parse_clock_text([v])
+    else:
+        x, _ = parse_text([v])
+    return None if np.isnan(x[0]) else float(x[0])
 
 
 def format_days(days, unit: str) -> np.ndarray:
     """ISO text of days since 1970-01-01 (object array; None for NaN): ``YYYY-MM-DD`` for the
     "date" unit (the day the value falls in), ``YYYY-MM-DDTHH:MM:SS`` for "timestamp" (rounded
-    to the second). Values outside the axis are clipped to it."""
+    to the second); for "time", ``HH:MM`` of minutes since midnight (rounded to the minute; 24:00
+    for the end of the day). Values outside the axis are clipped to it."""
     x = np.asarray(days, dtype=float).reshape(-1)
     out = np.full(x.shape, None, dtype=object)
     ok = np.isfinite(x)
     if not ok.any():
+        return out
+    if unit == "time":
+        mm = np.clip(np.rint(x[ok]), 0, MINUTES).astype(np.int64)
+        out[ok] = [f"{m // 60:02d}:{m % 60:02d}" for m in mm.tolist()]
         return out
     v = np.clip(x[ok], DAY_MIN, DAY_MAX + (86399 / 86400 if unit == "timestamp" else 0.0))
     if unit == "timestamp":

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import Column, _as_label
-from ddssp.data.dates import DAY_MAX, DAY_MIN, format_day, parse_days
+from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, format_day, parse_clock, parse_days
 from ddssp.errors import SchemaError
 
 OTHER_LABEL = "<other>"
@@ -61,6 +61,8 @@ _B = 10.0 ** (BAND_LO + np.arange(N_BANDS + 1) / BAND_PER)
 N_SLOTS = 2 * N_BANDS + 5
 ZERO_SLOT = N_BANDS + 2
 SCAN_FRACTION = 0.25  # of a column's rho, when the column needs a scan
+#: scan cells of time values: ISO dates, ISO timestamps, clock times HH:MM, HH:MM:SS
+N_TIME_CELLS = 4
 #: noisy count a scan cell must reach to count as populated (in noise sds; ~300 cells per column,
 #: so an empty cell passes with probability ~1e-3 per column)
 POP_SDS = 4.5
@@ -184,15 +186,23 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(x, dtype=float), isna
 
 
-def parse_dates_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(days, has_time) of a column's text values (present, not numbers) that are ISO dates or
-    timestamps (:func:`ddssp.data.dates.parse_days`); NaN / False elsewhere."""
-    days = np.full(len(s), np.nan)
-    has_time = np.zeros(len(s), dtype=bool)
+def parse_times_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> dict[str, np.ndarray]:
+    """The time values among a column's text values (present, not numbers): ``days`` (days since
+    1970-01-01 of ISO dates / timestamps, :func:`ddssp.data.dates.parse_days`), ``has_time`` (a
+    timestamp), ``minutes`` (minutes since midnight of ``HH:MM[:SS]`` clock times) and
+    ``has_seconds``; NaN / False elsewhere."""
+    n = len(s)
+    out = {
+        "days": np.full(n, np.nan),
+        "has_time": np.zeros(n, dtype=bool),
+        "minutes": np.full(n, np.nan),
+        "has_seconds": np.zeros(n, dtype=bool),
+    }
     text = np.isnan(x) & ~isna
     if text.any():
-        days[text], has_time[text] = parse_days(s[text])
-    return days, has_time
+        out["days"][text], out["has_time"][text] = parse_days(s[text])
+        out["minutes"][text], out["has_seconds"][text] = parse_clock(s[text])
+    return out
 
 
 def slot_cells(v: np.ndarray) -> np.ndarray:
@@ -219,21 +229,24 @@ def slot_cells(v: np.ndarray) -> np.ndarray:
     ).astype(np.int64)
 
 
-def scan_cells(
-    x: np.ndarray, isna: np.ndarray, days: np.ndarray | None = None, has_time: np.ndarray | None = None
-) -> np.ndarray:
+def scan_cells(x: np.ndarray, isna: np.ndarray, times: dict[str, np.ndarray] | None = None) -> np.ndarray:
     """Counts of the scan cells: [missing, text, whole numbers by slot, other numbers by slot, ISO
-    dates, ISO timestamps]. A text value that parses as an ISO date (``days`` not NaN) counts in one
-    of the last two cells (by ``has_time``) instead of the text cell."""
+    dates, ISO timestamps, clock times HH:MM, clock times HH:MM:SS]. A text value that parses as a
+    date or a clock time (``times``, from :func:`parse_times_of_text`) counts in one of the last
+    four cells instead of the text cell, so each row is still in exactly one cell."""
+    n = len(x)
     text = np.isnan(x) & ~isna
-    dated = np.zeros(len(x), dtype=bool) if days is None else text & ~np.isnan(days)
-    timed = dated & (np.zeros(len(x), dtype=bool) if has_time is None else has_time)
-    cells = np.zeros(4 + 2 * N_SLOTS, dtype=np.int64)
+    none = np.zeros(n, dtype=bool)
+    t = times or {}
+    dated = text & ~np.isnan(t["days"]) if "days" in t else none
+    timed = dated & t.get("has_time", none)
+    clock = text & ~dated & ~np.isnan(t["minutes"]) if "minutes" in t else none
+    secs = clock & t.get("has_seconds", none)
+    cells = np.zeros(N_TIME_CELLS + 2 + 2 * N_SLOTS, dtype=np.int64)
     cells[0] = int(isna.sum())
-    cells[1] = int((text & ~dated).sum())
+    cells[1] = int((text & ~dated & ~clock).sum())
     cells[2 : 2 + 2 * N_SLOTS] = slot_cells(x)
-    cells[-2] = int((dated & ~timed).sum())
-    cells[-1] = int(timed.sum())
+    cells[-4:] = [int((dated & ~timed).sum()), int(timed.sum()), int((clock & ~secs).sum()), int(secs.sum())]
     return cells
 
 
@@ -268,7 +281,8 @@ class ScanResult:
     zero: float = 0.0  # noisy count of exact zeros
     text: float = 0.0
     sigma: float = 0.0
-    #: date columns ("date" kind): "date" or "timestamp", the time axis the column decodes to
+    #: time-axis columns ("date" kind): "date" or "timestamp" (days since 1970-01-01) or "time"
+    #: (minutes since midnight), the axis the column lives on and decodes from
     unit: str | None = None
 
 
@@ -329,16 +343,16 @@ def scan_column(
     rho: float,
     mech,
     declared_kind: str | None,
-    days: np.ndarray | None = None,
-    has_time: np.ndarray | None = None,
+    times: dict[str, np.ndarray] | None = None,
 ) -> ScanResult:
     """The first pass over a column: noisy counts of the parse outcomes (missing, text, numbers by
-    slot, ISO dates, ISO timestamps), and from them its kind ("numeric", "categorical" or "date")
-    and, for numbers, their range. ``days`` / ``has_time``: the text values parsed as ISO dates
-    (:func:`parse_dates_of_text`; None: no value counts as a date)."""
+    slot, ISO dates, ISO timestamps, clock times), and from them its kind ("numeric", "categorical"
+    or "date": a time axis, ``unit`` "date", "timestamp" or "time") and, for numbers, their range.
+    ``times``: the text values parsed as times (:func:`parse_times_of_text`; None: no value counts
+    as a date or a time). Declared kinds: "numeric", "categorical", "date" or "time"."""
     sigma = _sigma(rho)
     y = mech.counts(
-        scan_cells(x, isna, days, has_time), sigma, column=name, note="scan: missing / text / log-band / date counts"
+        scan_cells(x, isna, times), sigma, column=name, note="scan: missing / text / log-band / date / time counts"
     ).astype(float)
     thr = POP_SDS * sigma
     miss, text = y[0], y[1]
@@ -347,10 +361,10 @@ def scan_column(
     pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
     num = float(np.sum(slot[pop]))
     text_c = text if text >= thr else 0.0
-    date_c = y[-2] if y[-2] >= thr else 0.0
-    ts_c = y[-1] if y[-1] >= thr else 0.0
+    date_c, ts_c, clock_c, secs_c = (float(v) if v >= thr else 0.0 for v in y[-N_TIME_CELLS:])
     dated = date_c + ts_c
-    if num <= 0 and text_c <= 0 and dated <= 0:
+    clocked = clock_c + secs_c
+    if num <= 0 and text_c <= 0 and dated <= 0 and clocked <= 0:
         raise SchemaError(
             f"column {name!r}: no values found (all missing, or too few rows for this budget: a "
             f"column needs about {math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of "
@@ -360,10 +374,13 @@ def scan_column(
     if kind is None:
         # a date column when the parseable dates dominate (as numbers do for a numeric column);
         # otherwise dates are text like any other
-        if dated > 0 and dated >= 0.8 * (text_c + num + dated):
+        present = text_c + num + dated + clocked
+        if dated > 0 and dated >= 0.8 * present:
             kind = "date"
+        elif clocked > 0 and clocked >= 0.8 * present:
+            kind = "time"
         else:
-            share = (text_c + dated) / (text_c + dated + num)
+            share = (text_c + dated + clocked) / present
             if share >= 0.8:
                 kind = "categorical"
             elif share <= 0.2:
@@ -379,16 +396,35 @@ def scan_column(
                 f"column {name!r} is declared a date column but holds (almost) no ISO dates "
                 "(YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS]); declare it categorical or fix the data"
             )
-        # non-dates (text, numbers) in a date column are missing values of it
+        # non-dates (text, numbers, clock times) in a date column are missing values of it
         return ScanResult(
             kind="date",
             n_present=dated,
-            missing=max(miss, 0.0) + text_c + num,
+            missing=max(miss, 0.0) + text_c + num + clocked,
             text=text_c,
             sigma=sigma,
             unit="timestamp" if ts_c >= 0.2 * dated else "date",
         )
-    text_all = text_c + dated
+    if kind == "time":
+        if clocked <= 0:
+            raise SchemaError(
+                f"column {name!r} is declared a clock-time column but holds (almost) no clock times "
+                "(HH:MM[:SS]); declare it categorical or fix the data"
+            )
+        # the axis is public (minutes since midnight, 0..1440): no range pass; whole minutes unless
+        # seconds are common
+        return ScanResult(
+            kind="date",
+            n_present=clocked,
+            missing=max(miss, 0.0) + text_c + num + dated,
+            text=text_c,
+            lo=0.0,
+            hi=MINUTES,
+            whole=secs_c < 0.2 * clocked,
+            sigma=sigma,
+            unit="time",
+        )
+    text_all = text_c + dated + clocked
     res = ScanResult(
         kind=kind,
         n_present=num + text_all,
@@ -677,7 +713,9 @@ def _whole_edges(scan: ScanResult, lo: float, hi: float, cells: int) -> bool:
 
 
 def _kind_word(unit: str | None) -> str:
-    return "numeric" if unit is None else f"{unit} (days since 1970-01-01)"
+    if unit is None:
+        return "numeric"
+    return "clock time (minutes since midnight)" if unit == "time" else f"{unit} (days since 1970-01-01)"
 
 
 def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
@@ -724,11 +762,12 @@ def discover(
     """Discover ``columns`` of ``df`` through ``mech`` (:class:`ddssp.dp.discovery.ChargedMechanisms`:
     every noisy count is charged to its ledger), spending at most ``rho`` (zCDP) and ``delta`` (key
     release). ``kinds`` declares some kinds ({name: "numeric"|"categorical"}). Returns
-    ({name: Column}, report, delta used). ``"date"`` declares a column of ISO dates / timestamps; a
-    column is also discovered as one when the noisy count of values that parse as ISO dates
-    dominates its scan (:func:`scan_column`). A date column spends another ``SCAN_FRACTION`` of its
-    budget on the range of its days (:func:`scan_dates`) and the rest on its bins, on the axis of
-    days since 1970-01-01. The delta is split among the categorical columns only
+    ({name: Column}, report, delta used). ``"date"`` declares a column of ISO dates / timestamps,
+    ``"time"`` one of clock times; a column is also discovered as one when the noisy count of
+    values that parse as ISO dates (clock times) holds at least 80% of its scan (:func:`scan_column`).
+    A date column spends another ``SCAN_FRACTION`` of its budget on the range of its days
+    (:func:`scan_dates`) and the rest on its bins, on the axis of days since 1970-01-01; a
+    clock-time column's axis (minutes since midnight, 0..1440) is public, so it needs no range pass. The delta is split among the categorical columns only
     (known after the scans), so it is all used when there is one, and none is used otherwise.
 
     With ``rho_max`` (the budget of the whole release), discovery first spends ``ROWS_FRACTION`` of
@@ -763,14 +802,14 @@ def discover(
             scans[name] = None
             continue
         x, isna = parse_numbers(df[name])
-        days, has_time = parse_dates_of_text(df[name], x, isna)
+        times = parse_times_of_text(df[name], x, isna)
         try:
-            scan = scan_column(
-                x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name), days=days, has_time=has_time
-            )
-            if scan.kind == "date":
-                x = days
-                scan = scan_dates(days, name, SCAN_FRACTION * rho_col, mech, scan)
+            scan = scan_column(x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name), times=times)
+            if scan.unit == "time":  # a public axis: no range pass
+                x = times["minutes"]
+            elif scan.kind == "date":
+                x = times["days"]
+                scan = scan_dates(x, name, SCAN_FRACTION * rho_col, mech, scan)
             scans[name] = scan
             parsed[name] = x
         except SchemaError as exc:
@@ -780,7 +819,8 @@ def discover(
     report.categorical = cat
     out = {}
     for name in live:
-        passes = 0 if scans[name] is None else (2 if scans[name].kind == "date" else 1)
+        sc = scans[name]
+        passes = 0 if sc is None else (2 if sc.kind == "date" and sc.unit != "time" else 1)
         left = (1 - passes * SCAN_FRACTION) * rho_col
         try:
             if name in cat:

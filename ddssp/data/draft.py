@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import INFER_MISSING_LABEL, Column, _as_label, _few
-from ddssp.data.dates import parse_days
+from ddssp.data.dates import parse_clock, parse_days
 from ddssp.errors import SchemaError
 
 #: the stamp ``ddssp schema`` (without --eps) puts in a schema drafted from data (key "draft")
@@ -37,7 +37,7 @@ def draft_columns(
     others get ``bins`` equal-width bins between the observed min and max. A column whose values
     are all ISO dates or timestamps gets ``bins`` equal-width bins on the time axis (days since
     1970-01-01, ``unit`` "date" or "timestamp"; edges on whole days when the bins are a day wide
-    or more). Columns with empty
+    or more); one of clock times ``HH:MM[:SS]`` gets them on minutes since midnight ("time"). Columns with empty
     cells get a missing level ``"<missing>"``.
     """
     if not isinstance(df, pd.DataFrame) or df.shape[0] == 0 or df.shape[1] == 0:
@@ -69,6 +69,12 @@ def draft_columns(
                 if (edges[-1] - edges[0]) / bins >= 1.0:
                     edges = np.unique(np.concatenate([[np.floor(lo)], np.round(edges[1:-1]), [np.ceil(edges[-1])]]))
                 cols.append(Column.binned(name, edges, missing=missing, unit=unit))
+                continue
+            mins, _ = parse_clock(present)
+            if not np.isnan(mins).any():  # clock times: minutes since midnight, whole-minute edges
+                lo, hi = float(np.floor(mins.min())), float(min(np.floor(mins.max()) + 1.0, 1440.0))
+                edges = np.unique(np.round(np.linspace(lo, hi, bins + 1)))
+                cols.append(Column.binned(name, edges, missing=missing, unit="time"))
                 continue
         if name in cat or not numeric_ok:
             labels = sorted({_as_label(v) for v in present})

@@ -28,7 +28,7 @@ from ddssp.data.columns import (
     _numeric_label,
     nearest_level,
 )
-from ddssp.data.dates import format_days, parse_days
+from ddssp.data.dates import format_days, parse_axis
 from ddssp.errors import SchemaError
 
 
@@ -149,11 +149,12 @@ def parse_numeric(s: pd.Series) -> np.ndarray:
 
 
 def parse_column(col: Column, s: pd.Series) -> np.ndarray:
-    """A numeric column's values as float by its rules: days since 1970-01-01 for a date column
-    (:func:`ddssp.data.dates.parse_days`), else :func:`parse_numeric`. NaN for missing and for
+    """A numeric column's values as float by its rules: days since 1970-01-01 for a date column,
+    minutes since midnight for a clock-time column (:func:`ddssp.data.dates.parse_axis`), else
+    :func:`parse_numeric`. NaN for missing and for
     values that do not parse."""
     if getattr(col, "unit", None) is not None:
-        return parse_days(s)[0]
+        return parse_axis(s, col.unit)
     return parse_numeric(s)
 
 
@@ -224,7 +225,7 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
             f"column {col.name!r} is "
             + ("a date column" if col.unit is not None else "numeric")
             + f" but has {int(nonnum.sum())} "
-            + ("value(s) that are not ISO dates / timestamps" if col.unit is not None else "non-numeric value(s)")
+            + (f"value(s) that do not parse as a {col.unit}" if col.unit is not None else "non-numeric value(s)")
             + f": {_few(vals)}; fix the data, declare a missing level, or make the column categorical"
         )
     if isna.any() and col.na_code is None:

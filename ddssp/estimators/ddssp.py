@@ -255,8 +255,9 @@ class _DDSSPMixin(IntervalsMixin):
                 slope = 2.0 / (hi - lo) if hi > lo else 0.0
                 a.append(slope)
                 b.append(-1.0 - lo * slope)
-                # a date column's numbers are days since 1970-01-01
-                unit.append(f"per day of {att.column}" if getattr(col, "unit", None) else f"per 1 {att.column}")
+                # a date column's numbers are days since 1970-01-01, a clock time's minutes since midnight
+                per = {"date": "per day of", "timestamp": "per day of", "time": "per minute of"}
+                unit.append(f"{per.get(getattr(col, 'unit', None), 'per 1')} {att.column}")
             else:
                 first = self._first_label(att.column)
                 for _ in att.names:
@@ -286,7 +287,8 @@ class _DDSSPMixin(IntervalsMixin):
     @property
     def intercept_data_(self) -> float:
         """The intercept in the data's units (the prediction when every numeric feature is 0, a date
-        feature at 1970-01-01 (day 0), and every categorical one at its first level)."""
+        feature at 1970-01-01 (day 0), a clock time at midnight, and every categorical one at its first
+        level)."""
         self._check_fitted()  # type: ignore[attr-defined]
         _, b, c, d, _ = self._units()
         return float(c * (self.intercept_ + float(b @ self.coef_)) + d)
