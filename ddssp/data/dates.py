@@ -15,7 +15,7 @@ directly (time zone aware ones in UTC).
 
 A clock-time column (unit "time") holds ``HH:MM`` or ``HH:MM:SS`` (hours 0-23, one or two digits)
 as **minutes since midnight** (a float in [0, 1440); 09:30 is 570, 09:30:30 is 570.5), written back
-as ``HH:MM`` (to the minute; an upper bin edge may be 24:00).
+as ``HH:MM`` (the minute the value falls in; an upper bin edge may be 24:00).
 
 Nothing here reads data beyond the values it is given; nothing is private.
 """
@@ -130,7 +130,7 @@ def _by_distinct(s: pd.Series, parse) -> tuple[np.ndarray, np.ndarray]:
     """``parse`` applied once per distinct text of ``s`` (missing cells: NaN / False)."""
     vals = s.astype(object).to_numpy()
     isna = pd.isna(vals) if vals.size else np.zeros(0, dtype=bool)
-    uniq, inv = np.unique(np.asarray([_as_text(v) for v in vals], dtype=object), return_inverse=True)
+    inv, uniq = pd.factorize(np.asarray([_as_text(v) for v in vals], dtype=object))
     ux, uf = parse(list(uniq))
     x, flag = ux[inv], uf[inv]
     x[isna] = np.nan
@@ -221,15 +221,16 @@ def parse_value(v, unit: str = "date") -> float | None:
 def format_days(days, unit: str) -> np.ndarray:
     """ISO text of days since 1970-01-01 (object array; None for NaN): ``YYYY-MM-DD`` for the
     "date" unit (the day the value falls in), ``YYYY-MM-DDTHH:MM:SS`` for "timestamp" (rounded
-    to the second); for "time", ``HH:MM`` of minutes since midnight (rounded to the minute; 24:00
-    for the end of the day). Values outside the axis are clipped to it."""
+    to the second); for "time", ``HH:MM`` of minutes since midnight (the minute the value falls in;
+    24:00 for the end of the day). Values outside the axis are clipped to it."""
     x = np.asarray(days, dtype=float).reshape(-1)
     out = np.full(x.shape, None, dtype=object)
     ok = np.isfinite(x)
     if not ok.any():
         return out
     if unit == "time":
-        mm = np.clip(np.rint(x[ok]), 0, MINUTES).astype(np.int64)
+        # the minute the value falls in (a value just below midnight stays 23:59, readable back)
+        mm = np.clip(np.floor(x[ok] + 1e-9), 0, MINUTES).astype(np.int64)
         out[ok] = [f"{m // 60:02d}:{m % 60:02d}" for m in mm.tolist()]
         return out
     v = np.clip(x[ok], DAY_MIN, DAY_MAX + (86399 / 86400 if unit == "timestamp" else 0.0))

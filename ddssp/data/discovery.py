@@ -9,15 +9,17 @@ shrink with the table. Then, per discovered column (names are public; nothing el
    noised with the discrete Gaussian (:func:`ddssp.dp.discovery.noisy_counts`). The cells are fixed
    in advance (public): missing, text (not a number), and for numbers a signed log-spaced band
    (four per decade from 1e-6 to 1e12, exact zero its own cell), split by whole / not whole, and
-   two cells for text that parses as an ISO date / an ISO timestamp. From the noisy cells (only
-   cells clearly above the noise count) come the kind (numeric, categorical, or a date column when
-   the dates hold at least 80% of the present values; a mix of numbers and text is refused), the
-   range (outer edges of the populated bands), whether the numbers are whole, and the mass at
-   exactly zero.
+   four cells for text that parses as an ISO date, an ISO timestamp, a clock time HH:MM or
+   HH:MM:SS. From the noisy cells (only cells clearly above the noise count) come the kind
+   (numeric, categorical, or a date / clock-time column when those values hold at least 80% of
+   the present values; a mix of numbers and text is refused), the range (outer edges of the
+   populated bands), whether the numbers are whole, and the mass at exactly zero.
    **Date columns** then spend another scan's share on the range of their values as days since
    1970-01-01 (the same log-band slots, on that axis), and go on as numeric columns on that axis
    with linear grids (step 3); values that are not dates are missing values of the column. They
    decode to ISO dates (or timestamps, when at least 20% of the dates carry a time of day).
+   **Clock-time columns** live on minutes since midnight, a public axis [0, 1440]: no range pass;
+   they go straight to step 3 and decode to HH:MM.
 2. **Categorical**: stable key release (:func:`ddssp.dp.discovery.threshold_counts`): noisy counts
    of the observed labels, kept when they reach a threshold chosen so that a label held by one row
    is released with probability at most the column's delta share. Missing cells are a label like any

@@ -94,7 +94,7 @@ def test_calendar_arithmetic_round_trips_and_rejects_impossible_dates():
         pd.Series(["09:30", "9:05:30", "24:00", "12:60", "0930", "2003-01-01", None], dtype=object)
     )
     assert mins[:2].tolist() == [570.0, 545.5] and np.isnan(mins[2:]).all() and secs.tolist()[:2] == [False, True]
-    assert format_days([570.0, 545.5, 1440.0, np.nan], "time").tolist() == ["09:30", "09:06", "24:00", None]
+    assert format_days([570.0, 545.5, 1440.0, np.nan], "time").tolist() == ["09:30", "09:05", "24:00", None]
 
 
 # --------------------------------------------------------------------------- discovery
