@@ -93,6 +93,12 @@ def _order_groups(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``ddssp`` argument parser, with one sub-parser per command (options in the shared groups).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     parser = argparse.ArgumentParser(
         prog="ddssp",
         description="Differentially private marginals, regressions and synthetic data from one release file.",
@@ -123,7 +129,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def subcommand_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
-    """The parser of sub-command ``name``."""
+    """The parser of a sub-command.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The ``ddssp`` parser (:func:`build_parser`).
+    name : str
+        The sub-command.
+
+    Returns
+    -------
+    argparse.ArgumentParser or None
+        None when there is no such sub-command.
+    """
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             return action.choices.get(name)
@@ -172,6 +191,27 @@ def _format_warning(message, category, filename, lineno, line=None):  # noqa: AR
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``ddssp`` command line.
+
+    Bad input is one ``ddssp: error:`` line on stderr, never a traceback (``DDSSP_DEBUG=1`` shows
+    one); a reader that goes away (``ddssp inspect X | head``) stops the command quietly.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (``sys.argv[1:]`` by default).
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, 1 for bad input, 3 for an internal error, 130 when interrupted,
+        141 when the reader of stdout went away.
+
+    Raises
+    ------
+    SystemExit
+        From argparse, for ``--help``, ``--version`` and usage errors (after printing).
+    """
     try:
         try:
             code = _main(argv)

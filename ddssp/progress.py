@@ -18,7 +18,12 @@ from typing import Any, TextIO
 
 
 def in_notebook() -> bool:
-    """True inside a Jupyter kernel (where stderr is not a terminal but bars are wanted)."""
+    """True inside a Jupyter kernel (where stderr is not a terminal but bars are wanted).
+
+    Returns
+    -------
+    bool
+    """
     ipython = sys.modules.get("IPython")
     if ipython is None or "ipykernel" not in sys.modules:
         return False
@@ -42,12 +47,23 @@ def _seconds(t: float) -> str:
 
 
 class PhaseProgress:
-    """Phases of one command on ``stream`` (stderr by default).
+    """Phases of one command on a stream: one line (or bar) per phase, with elapsed time.
 
     ``start(name)`` ends the current phase and begins another; ``aim`` is the callback of
     :func:`ddssp.marginals.aim.run_aim` (it starts the counting, rounds and final-fit phases);
-    ``close()`` ends the last phase. Safe to use as a context manager. ``live`` forces the bars on
-    (True) or off (False); by default they are shown on a terminal and in a Jupyter notebook.
+    ``close()`` ends the last phase. Safe to use as a context manager.
+
+    Parameters
+    ----------
+    stream : text file, optional
+        Where to write; stderr by default.
+    quiet : bool
+        Show nothing.
+    verbose : bool
+        When the stream is not a terminal (a log file), write one line per finished phase.
+    live : bool, optional
+        Force the live bars on (True) or off (False); by default they are shown on a terminal and in a
+        Jupyter notebook.
     """
 
     def __init__(
@@ -69,6 +85,13 @@ class PhaseProgress:
 
     # ---------------------------------------------------------------- phases
     def start(self, name: str) -> None:
+        """End the current phase and begin the phase ``name``.
+
+        Parameters
+        ----------
+        name : str
+            The phase's name (e.g. "reading", "discovery").
+        """
         self.end()
         self.phase, self._t, self._detail = name, time.perf_counter(), ""
         if self.live:
@@ -82,6 +105,7 @@ class PhaseProgress:
             bar.refresh()
 
     def end(self) -> None:
+        """End the current phase, if any (its bar is closed; with ``verbose`` its line is written)."""
         if self.phase is None:
             return
         if self._stop is not None:
@@ -98,6 +122,7 @@ class PhaseProgress:
         self.phase = None
 
     def close(self) -> None:
+        """End the last phase."""
         self.end()
 
     def __enter__(self) -> PhaseProgress:
@@ -108,7 +133,13 @@ class PhaseProgress:
 
     # ---------------------------------------------------------------- AIM's callback
     def aim(self, p: Any) -> None:
-        """Callback for :func:`run_aim`: an :class:`~ddssp.marginals.aim.AIMProgress`."""
+        """Callback for :func:`ddssp.marginals.aim.run_aim`: starts the counting, rounds and final-fit phases.
+
+        Parameters
+        ----------
+        p : AIMProgress
+            What the run reports.
+        """
         phase = getattr(p, "phase", "round")
         if phase == "counting":
             self.start("counting marginals")

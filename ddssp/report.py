@@ -93,6 +93,15 @@ def evaluate(
 class QualityReport:
     """How far a release is from the data (NOT FOR PUBLICATION: exact statistics of the data).
 
+    Parameters
+    ----------
+    result : dict
+        The comparison from :func:`compare`.
+    names : list of str
+        The columns compared.
+    title : str
+        The title of the HTML page.
+
     Attributes
     ----------
     one_way_tv, two_way_tv, max_two_way_tv : float
@@ -130,11 +139,21 @@ class QualityReport:
         )
 
     def get_score(self) -> float:
-        """One number in [0, 1], higher is better: 1 - the mean two-way TV error."""
+        """One number in [0, 1], higher is better: 1 - the mean two-way TV error.
+
+        Returns
+        -------
+        float
+        """
         return 1.0 - self.two_way_tv
 
     def to_dict(self) -> dict:
-        """Everything in the report as plain JSON-able values, marked ``not_for_publication``."""
+        """Everything in the report as plain JSON-able values, marked ``not_for_publication``.
+
+        Returns
+        -------
+        dict
+        """
         out = dict(self._res)
         out["one_way_mean_tv"] = self.one_way_tv
         out["not_for_publication"] = True
@@ -192,11 +211,37 @@ class QualityReport:
 
 
 def compare(rel: Any, codes: pd.DataFrame, target=None, model=None, features=None) -> dict:
-    """Errors of release ``rel`` against the integer ``codes`` of the data, as a plain dict (not private).
+    """Errors of a release against the integer codes of the data, as a plain dict (not private).
 
     The one-way and two-way total-variation errors of the release's model against the data, and with
     ``target`` the DD-SSP regression from the release against the same regression on the data's
     exact marginals. :func:`evaluate` wraps this in a :class:`QualityReport`.
+
+    Parameters
+    ----------
+    rel : Release
+        The release.
+    codes : pandas.DataFrame
+        The data, encoded with the release's schema.
+    target : str, optional
+        Also compare the DD-SSP regression of this column.
+    model : str, optional
+        ``"linear"`` or ``"logistic"`` (default: logistic for a two-level target, else linear).
+    features : list of str, optional
+        The regression's features (default: all other columns).
+
+    Returns
+    -------
+    dict
+        ``rows_data``, ``rows_release``, ``one_way``, ``two_way``, ``two_way_mean_tv``,
+        ``two_way_max_tv`` and, with a target, ``regression``.
+
+    Raises
+    ------
+    SchemaError
+        For a target not in the schema.
+    DDSSPError
+        When the regression cannot be fitted (e.g. a logistic target without two levels).
     """
     import itertools
 
@@ -268,6 +313,21 @@ def _png(fig) -> str:
 
 
 def render_html(res: dict, names: list[str], title: str) -> str:
+    """The report as one self-contained HTML page (figures inlined as PNG), with the not-for-publication banner.
+
+    Parameters
+    ----------
+    res : dict
+        The comparison from :func:`compare`.
+    names : list of str
+        The columns compared.
+    title : str
+        The page's title.
+
+    Returns
+    -------
+    str
+    """
     import html
 
     import matplotlib

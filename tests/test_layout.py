@@ -201,3 +201,43 @@ def test_the_walk_sees_a_violation(tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match="cycles") as err:
         test_no_import_cycles()
     assert "cyc_a" in str(err.value) and "lazy_a" in str(err.value)
+
+
+#: Most lines of code (docstrings, comments and blank lines not counted) one module may hold: one idea
+#: per module. Reference docstrings (numpydoc sections) are not held against a module.
+MAX_CODE_LINES = 600
+
+
+def code_lines(src: str) -> int:
+    """Lines of ``src`` that are code: not blank, not a comment, not inside a docstring."""
+    tree = ast.parse(src)
+    doc: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            first = body[0] if body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                doc.update(range(first.lineno, first.end_lineno + 1))
+    return sum(
+        1
+        for i, line in enumerate(src.splitlines(), 1)
+        if i not in doc and line.strip() and not line.strip().startswith("#")
+    )
+
+
+def test_code_lines_counts_code_only():
+    src = '"""Module.\n\nMore."""\n\n# a comment\nx = 1\n\n\ndef f():\n    """Doc."""\n    return x\n'
+    assert code_lines(src) == 3
+
+
+def test_no_module_over_the_code_line_limit():
+    big = {
+        str(p.relative_to(PKG.parent)): n
+        for p in sorted(PKG.rglob("*.py"))
+        if (n := code_lines(p.read_text())) > MAX_CODE_LINES
+    }
+    assert not big, f"modules over {MAX_CODE_LINES} lines of code: {big}"

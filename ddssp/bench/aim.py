@@ -33,6 +33,23 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def workload_error(model, data: pd.DataFrame, domain: Domain, workload) -> float:
+    """The mean over the workload's cliques of 0.5 * || true/N - model/N ||_1.
+
+    Parameters
+    ----------
+    model : GraphicalModel
+        The fitted model.
+    data : pandas.DataFrame
+        The integer-coded table.
+    domain : dict
+        ``{column: size}``.
+    workload : Workload
+        The cliques (weights ignored).
+
+    Returns
+    -------
+    float
+    """
     n = len(data)
     errs = []
     for cl, _ in workload:
@@ -44,6 +61,12 @@ def workload_error(model, data: pd.DataFrame, domain: Domain, workload) -> float
 
 
 def count_maps() -> int | None:
+    """The number of memory maps of this process (lines of /proc/self/maps), or None where there is none.
+
+    Returns
+    -------
+    int or None
+    """
     try:
         with open("/proc/self/maps") as f:
             return sum(1 for _ in f)
@@ -52,6 +75,18 @@ def count_maps() -> int | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the AIM benchmark and print its numbers (see the module docstring).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line (``sys.argv[1:]`` by default); see ``python -m ddssp.bench.aim --help``.
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     p = argparse.ArgumentParser(prog="python -m ddssp.bench.aim", description=__doc__.splitlines()[0])
     p.add_argument("--data", default=str(DEFAULT_DATA / "adult.csv"))
     p.add_argument("--domain", default=str(DEFAULT_DATA / "adult-domain.json"))

@@ -72,7 +72,13 @@ def _softmax(a: np.ndarray) -> np.ndarray:
 
 
 def population() -> np.ndarray:
-    """The population's joint probability table, axes in DOMAIN order (x1, x2, x3, x4, y, z)."""
+    """The population's joint probability table, axes in DOMAIN order (x1, x2, x3, x4, y, z).
+
+    Returns
+    -------
+    numpy.ndarray
+        Sums to 1.
+    """
     p1 = np.array([0.15, 0.25, 0.3, 0.2, 0.1])
     x1 = np.arange(5)
     p2 = _softmax(-0.5 * (np.arange(4)[None, :] - 0.7 * x1[:, None]) ** 2)  # x2 | x1
@@ -113,18 +119,47 @@ class _PopulationMarginals:
 
 
 def schema():
+    """The population's schema (integer codes; x3, x4 and z categorical).
+
+    Returns
+    -------
+    Schema
+    """
     from ddssp.data.schema import Schema
 
     return Schema.from_domain(dict(DOMAIN), categorical=CATEGORICAL)
 
 
 def sample_codes(joint: np.ndarray, rows: int, rng: np.random.Generator) -> pd.DataFrame:
+    """Rows drawn from the population (integer codes).
+
+    Parameters
+    ----------
+    joint : numpy.ndarray
+        The joint probability table (:func:`population`).
+    rows : int
+        The number of rows.
+    rng : numpy.random.Generator
+        The random source.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns in DOMAIN order.
+    """
     idx = rng.choice(joint.size, size=rows, p=joint.ravel())
     cols = np.unravel_index(idx, joint.shape)
     return pd.DataFrame({c: v.astype(np.int64) for c, v in zip(DOMAIN, cols)})
 
 
 def estimators():
+    """The two DD-SSP fits of the benchmark, unfitted, with their targets.
+
+    Returns
+    -------
+    dict
+        ``{"linear": (DDSSPLinearRegression, "y"), "logistic": (DDSSPLogisticRegression, "z")}``.
+    """
     from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 
     return {
@@ -134,7 +169,20 @@ def estimators():
 
 
 def true_coefficients(joint: np.ndarray, sch: Any) -> dict[str, np.ndarray]:
-    """DD-SSP coefficients (intercept first) from the exact population marginals."""
+    """DD-SSP coefficients (intercept first) from the exact population marginals.
+
+    Parameters
+    ----------
+    joint : numpy.ndarray
+        The joint probability table.
+    sch : Schema
+        The population's schema.
+
+    Returns
+    -------
+    dict
+        ``{model: coefficients}``.
+    """
     src = _PopulationMarginals(joint, sch, total=1e6)
     out = {}
     for model, (est, target) in estimators().items():
@@ -156,6 +204,28 @@ def _per_coef(add, model, names, values: dict) -> None:
 
 
 def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
+    """Coverage and width of DD-SSP confidence intervals over many releases of samples of a known population.
+
+    The runner of ``kind = "ci-coverage"`` for ``ddssp bench`` (see the module docstring for the spec keys,
+    methods and metrics).
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        Overrides, data paths, progress and the finished cells of a resumed run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per measured number (method, trial, metric, value, seconds and the setting columns).
+
+    Raises
+    ------
+    WorkloadError
+        For an invalid spec.
+    """
     from ddssp.dp import make_rng
     from ddssp.estimators.bootstrap import bootstrap_models
     from ddssp.estimators.mechanism_bootstrap import bootstrap_interval, mechanism_replicates
@@ -333,9 +403,25 @@ VARIANT_STYLES: dict[str, tuple[str, str, str, str]] = {
 
 
 def plot_coverage(res: pd.DataFrame, path, trials: int) -> bool:
-    """Coverage vs eps, one row of panels per model (90% and 95% intervals), one line per interval
-    variant with a readable name (:data:`VARIANT_STYLES`), the nominal levels and the [0.93, 0.97]
-    goal band, and one legend for the figure."""
+    """Coverage vs eps, one row of panels per model (90% and 95% intervals).
+
+    One line per interval variant with a readable name (:data:`VARIANT_STYLES`), the nominal levels and
+    the [0.93, 0.97] goal band, and one legend for the figure.
+
+    Parameters
+    ----------
+    res : pandas.DataFrame
+        The results.
+    path : str or path-like
+        The PNG to write.
+    trials : int
+        The trial count, for the title.
+
+    Returns
+    -------
+    bool
+        False when matplotlib is missing or there is nothing to plot.
+    """
     try:
         import matplotlib
 

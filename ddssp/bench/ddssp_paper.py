@@ -83,7 +83,18 @@ DDSSP_KEYS = {"ridge", "psd", "R"}
 def auc_score(y: Any, score: Any) -> float:
     """Area under the ROC curve by the Mann-Whitney rank formula (ties count one half).
 
-    ``y``: labels, the positive class being the larger value (0/1 or -1/+1). NaN when only one class."""
+    Parameters
+    ----------
+    y : array-like
+        Labels, the positive class being the larger value (0/1 or -1/+1).
+    score : array-like
+        Decision values.
+
+    Returns
+    -------
+    float
+        NaN when only one class is present.
+    """
     y = np.asarray(y, dtype=float).reshape(-1)
     score = np.asarray(score, dtype=float).reshape(-1)
     if y.shape != score.shape:
@@ -99,7 +110,19 @@ def auc_score(y: Any, score: Any) -> float:
 
 
 def accuracy(y: Any, score: Any) -> float:
-    """Share of rows whose label (-1/+1 or 0/1; positive = the larger value) has the sign of ``score``."""
+    """Share of rows whose label has the sign of the score.
+
+    Parameters
+    ----------
+    y : array-like
+        Labels -1/+1 or 0/1 (positive = the larger value).
+    score : array-like
+        Decision values.
+
+    Returns
+    -------
+    float
+    """
     y = np.asarray(y, dtype=float).reshape(-1)
     score = np.asarray(score, dtype=float).reshape(-1)
     pos = y == np.max(y) if np.unique(y).size == 2 else y > 0
@@ -107,8 +130,19 @@ def accuracy(y: Any, score: Any) -> float:
 
 
 def log_loss(y: Any, score: Any) -> float:
-    """Mean negative log-likelihood of a logistic model with decision values ``score`` (natural log);
-    labels -1/+1 or 0/1 (positive = the larger value)."""
+    """Mean negative log-likelihood of a logistic model with decision values ``score`` (natural log).
+
+    Parameters
+    ----------
+    y : array-like
+        Labels -1/+1 or 0/1 (positive = the larger value).
+    score : array-like
+        Decision values.
+
+    Returns
+    -------
+    float
+    """
     y = np.asarray(y, dtype=float).reshape(-1)
     score = np.asarray(score, dtype=float).reshape(-1)
     sign = np.where(y == np.max(y), 1.0, -1.0) if np.unique(y).size == 2 else np.where(y > 0, 1.0, -1.0)
@@ -116,6 +150,19 @@ def log_loss(y: Any, score: Any) -> float:
 
 
 def mse(y: Any, pred: Any) -> float:
+    """Mean squared error.
+
+    Parameters
+    ----------
+    y : array-like
+        True values.
+    pred : array-like
+        Predictions.
+
+    Returns
+    -------
+    float
+    """
     y = np.asarray(y, dtype=float)
     pred = np.asarray(pred, dtype=float)
     return float(np.mean((y - pred) ** 2))
@@ -138,7 +185,24 @@ def _str_list(spec: dict, key: str) -> list[str]:
 
 
 def parse_spec(spec: dict, ctx: Any) -> dict:
-    """Validate a ddssp-paper spec (with the context's overrides) into plain settings."""
+    """Validate a ddssp-paper spec (with the context's overrides) into plain settings.
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        The overrides.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    WorkloadError
+        For unknown keys or invalid values.
+    """
     unknown = sorted(set(spec) - SPEC_KEYS)
     if unknown:
         raise WorkloadError(f"unknown key(s) {unknown} in a ddssp-paper spec; known: {sorted(SPEC_KEYS)}")
@@ -248,9 +312,27 @@ def _filter_value(text: str) -> Any:
 
 
 def parse_filter(raw: Any) -> list[tuple[str, str, Any]]:
-    """``filter`` = one condition or a list of them (all must hold): ``column OP value`` with OP one of
-    ``== != < <= > >=``; a column name with spaces or operators goes in backticks; a value in quotes is
-    text, otherwise a number if it reads as one (compared with the table's raw values)."""
+    """Parse the spec's ``filter``: one condition or a list of them (all must hold).
+
+    A condition is ``column OP value`` with OP one of ``== != < <= > >=``; a column name with spaces or
+    operators goes in backticks; a value in quotes is text, otherwise a number if it reads as one
+    (compared with the table's raw values).
+
+    Parameters
+    ----------
+    raw : str or list of str or None
+        The spec's value.
+
+    Returns
+    -------
+    list of (str, str, any)
+        (column, operator, value) triples.
+
+    Raises
+    ------
+    WorkloadError
+        For a condition that does not parse.
+    """
     if raw is None:
         return []
     conds = [raw] if isinstance(raw, str) else raw
@@ -267,8 +349,26 @@ def parse_filter(raw: Any) -> list[tuple[str, str, Any]]:
 
 
 def parse_recode(raw: Any) -> dict[str, dict[str, str]]:
-    """``recode`` = ``{column = {old = new, ...}}``: the column's levels become the distinct new values
-    (in order of first appearance); every value left after ``filter`` must be an old value listed."""
+    """Parse the spec's ``recode``: ``{column = {old = new, ...}}``.
+
+    The column's levels become the distinct new values (in order of first appearance); every value left
+    after ``filter`` must be an old value listed.
+
+    Parameters
+    ----------
+    raw : dict or None
+        The spec's value.
+
+    Returns
+    -------
+    dict
+        ``{column: {old: new}}``.
+
+    Raises
+    ------
+    WorkloadError
+        For a malformed value.
+    """
     if raw is None:
         return {}
     if not isinstance(raw, dict) or not all(isinstance(v, dict) and v for v in raw.values()):
@@ -291,6 +391,26 @@ def _label(v: Any) -> str:
 
 
 def apply_filter(df: pd.DataFrame, conds: list[tuple[str, str, Any]], what: str) -> pd.DataFrame:
+    """The rows of a table that meet every condition.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    conds : list of (str, str, any)
+        Conditions from :func:`parse_filter`.
+    what : str
+        Which table, for messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    WorkloadError
+        For a column not in the table, or a value that cannot be compared.
+    """
     import operator
 
     ops = {
@@ -321,6 +441,26 @@ def apply_filter(df: pd.DataFrame, conds: list[tuple[str, str, Any]], what: str)
 
 
 def apply_recode(df: pd.DataFrame, recode: dict[str, dict[str, Any]], what: str) -> pd.DataFrame:
+    """A copy of a table with the recoded columns' values replaced.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    recode : dict
+        ``{column: {old: new}}`` from :func:`parse_recode`.
+    what : str
+        Which table, for messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    WorkloadError
+        For a column not in the table, or a value not listed.
+    """
     df = df.copy()
     for col, mapping in recode.items():
         if col not in df.columns:
@@ -337,8 +477,22 @@ def apply_recode(df: pd.DataFrame, recode: dict[str, dict[str, Any]], what: str)
 
 
 def recode_schema(schema: Any, recode: dict[str, dict[str, Any]]) -> Any:
-    """The schema with each recoded column replaced: categorical with the new values as levels, or numeric
-    levels when the column was numeric and every new value is a number."""
+    """The schema with each recoded column replaced.
+
+    Categorical with the new values as levels, or numeric levels when the column was numeric and every
+    new value is a number.
+
+    Parameters
+    ----------
+    schema : Schema
+        The schema.
+    recode : dict
+        ``{column: {old: new}}``.
+
+    Returns
+    -------
+    Schema
+    """
     from ddssp.data.columns import Column
     from ddssp.data.schema import Schema
 
@@ -357,7 +511,25 @@ def recode_schema(schema: Any, recode: dict[str, dict[str, Any]]) -> Any:
 
 # ------------------------------------------------------------------------------------------- data
 def load_data(spec: dict, settings: dict, ctx: Any, rng: np.random.Generator):
-    """(schema, train codes, test codes) with dropped columns removed and row caps applied."""
+    """The schema and the train and test codes, with dropped columns removed and row caps applied.
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    settings : dict
+        From :func:`parse_spec`.
+    ctx : BenchContext
+        Resolves the data files.
+    rng : numpy.random.Generator
+        Draws the row caps and a split when the spec gives no test table.
+
+    Returns
+    -------
+    tuple
+        (schema, train codes, test codes), then the raw train and test tables when the spec asks for
+        raw-table releases.
+    """
     from ddssp.data import load_schema
     from ddssp.data.tables import read_table
 
@@ -446,6 +618,28 @@ def _seed_sequence(seed: int | None) -> np.random.SeedSequence:
 
 
 def run(spec: dict, ctx: Any) -> pd.DataFrame:
+    """DD-SSP vs AIM-Synth vs AdaSSP / ObjPert vs Public on a table, per (eps, trial).
+
+    The runner of ``kind = "ddssp-paper"`` for ``ddssp bench`` (see the module docstring for the spec keys,
+    methods and metrics).
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        Overrides, data paths, progress and the finished cells of a resumed run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per measured number (method, trial, metric, value, seconds and the setting columns).
+
+    Raises
+    ------
+    WorkloadError
+        For an invalid spec.
+    """
     from ddssp.estimators.adassp import AdaSSP
     from ddssp.estimators.objpert import ObjectivePerturbation
     from ddssp.estimators.public import PublicLinearRegression, PublicLogisticRegression

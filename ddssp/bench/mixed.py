@@ -18,8 +18,8 @@ came from: the workload error is the mean over the release's workload pairs of
 
     case  rows  columns  numeric  eps  CPU s  peak MB  rounds  workload error  load
 
-``load`` is the 1-minute load average when the case finished (2 shared cores: CPU seconds, not wall
-time, are the comparable number; a high load still inflates them). Nothing is asserted.
+``load`` is the 1-minute load average when the case finished (on a shared machine CPU seconds, not
+wall time, are the comparable number; a high load still inflates them). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -45,15 +45,32 @@ SHAPES = ("normal", "lognormal", "bimodal", "zero-inflated", "integer", "skewed"
 
 
 def generate_mixed(rows: int, columns: int, numeric: int, seed: int = 0) -> pd.DataFrame:
-    """A ``rows`` x ``columns`` table with ``numeric`` continuous columns and the rest categorical.
+    """A table with ``numeric`` continuous columns and the rest categorical, driven by shared latent factors.
 
     Three latent standard-normal factors drive everything: column ``j`` loads on factor ``j % 3``
     (weight 0.5 to 0.9) plus a weaker second factor and its own noise, so neighbouring columns are
     correlated and distant ones only weakly. Each numeric column then takes one of :data:`SHAPES`
-    (normal; lognormal income-like; bimodal; 0 with a probability that falls with the latent,
-    else lognormal; whole numbers 0..60; gamma-like skew; uniform through the normal CDF).
-    Categorical columns cut a latent into 3 to 8 unequal levels (labels ``c<j>_<k>``), the last
-    one with an extra level chosen at random in 2% of rows."""
+    (normal; lognormal income-like; bimodal; 0 with a probability that falls with the latent, else
+    lognormal; whole numbers 0..60; gamma-like skew; uniform through the normal CDF). Categorical
+    columns cut a latent into 3 to 8 unequal levels (labels ``c<j>_<k>``), the last one with an extra
+    level chosen at random in 2% of rows.
+
+    Parameters
+    ----------
+    rows, columns, numeric : int
+        The table's size and its number of numeric columns (0 <= numeric <= columns).
+    seed : int
+        Seeds the generator.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    ValueError
+        For an impossible size.
+    """
     from scipy.special import ndtr
 
     if not (0 <= numeric <= columns) or rows < 1:
@@ -98,7 +115,21 @@ def generate_mixed(rows: int, columns: int, numeric: int, seed: int = 0) -> pd.D
 
 
 def write_mixed(path: str | Path, rows: int, columns: int, numeric: int, seed: int = 0) -> Path:
-    """:func:`generate_mixed` written as CSV (in chunks of 100k rows, so 1M-row tables fit)."""
+    """:func:`generate_mixed` written as CSV (in chunks of 100k rows, so 1M-row tables fit).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The CSV file.
+    rows, columns, numeric : int
+        As for :func:`generate_mixed`.
+    seed : int
+        Seeds the generator.
+
+    Returns
+    -------
+    pathlib.Path
+    """
     path = Path(path)
     chunk = 100_000
     with open(path, "w", encoding="utf-8", newline="") as fh:
@@ -111,6 +142,22 @@ def write_mixed(path: str | Path, rows: int, columns: int, numeric: int, seed: i
 # --------------------------------------------------------------------------- cases
 @dataclass
 class Case:
+    """One benchmark case.
+
+    Attributes
+    ----------
+    name : str
+        Its name (the method column).
+    kind : str
+        "mixed" (a generated table), "adult" (discretized, public domain) or "adult-raw" (discovery).
+    eps : float
+        The release's eps.
+    rows, columns, numeric : int
+        The generated table's size (mixed).
+    extra : list of str
+        Extra ``ddssp release`` arguments.
+    """
+
     name: str
     kind: str  # "mixed" or "adult" (discretized, public domain) or "adult-raw" (discovery)
     eps: float
@@ -155,8 +202,31 @@ def _workload_error(release_path: Path, data_path: Path, domain_path: Path | Non
     return float(np.mean(errs)), rounds
 
 
-def run_case(case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed: int = 0) -> dict:
-    """Release one case in a subprocess and score it; a dict of the table's fields (or ``error``)."""
+def run_case(
+    case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed: int = 0, insecure_seed: int | None = None
+) -> dict:
+    """Release one case in a subprocess and score it.
+
+    Parameters
+    ----------
+    case : Case
+        The case.
+    data_dir : pathlib.Path
+        The folder with the Adult files.
+    tmp : pathlib.Path
+        Where the table and the release go.
+    timeout : float or None
+        Stop the release after this many seconds.
+    seed : int
+        Seeds the generated table and the release.
+    insecure_seed : int, optional
+        Seeded (NOT private) noise, for before/after comparisons on the same noise draws.
+
+    Returns
+    -------
+    dict
+        The table's fields, or ``{"error": why}``.
+    """
     out = tmp / f"{case.name.split()[0]}-{case.kind}-{case.eps:g}.release"
     domain = None
     if case.kind == "mixed":
@@ -186,6 +256,7 @@ def run_case(case: Case, data_dir: Path, tmp: Path, timeout: float | None, seed:
         "--quiet",
         "--seed",
         str(seed),
+        *(["--insecure-seed", str(insecure_seed)] if insecure_seed is not None else []),
         *case.extra,
     ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -224,6 +295,19 @@ HEADER = (
 
 
 def format_row(case: Case, r: dict) -> str:
+    """One line of the printed table for a case's result.
+
+    Parameters
+    ----------
+    case : Case
+        The case.
+    r : dict
+        Its result (:func:`run_case`).
+
+    Returns
+    -------
+    str
+    """
     head = f"{case.name:<20} {case.rows:>9,} {case.columns:>5} "
     if r.get("error"):
         return head + f"{case.numeric:>4} {case.eps:>4g}  {r['error']}"
@@ -265,8 +349,20 @@ def _spec_cases(spec: dict, eps_override: list[float] | None) -> list[Case]:
 
 
 def run(spec: dict, ctx) -> pd.DataFrame:
-    """``kind = "mixed-release"`` for ``ddssp bench``: one release per case and trial; metrics
-    ``cpu_s``, ``peak_mb``, ``rounds``, ``workload_tv`` (method = the case's name). Prints the table."""
+    """``kind = "mixed-release"`` for ``ddssp bench``: one release per case and trial. Prints the table.
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        Overrides and the data folder.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Metrics ``cpu_s``, ``peak_mb``, ``rounds``, ``workload_tv`` (method = the case's name).
+    """
     import shutil
 
     cases = _spec_cases(spec, ctx.eps)
@@ -312,12 +408,30 @@ def run(spec: dict, ctx) -> pd.DataFrame:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the mixed-table cases (or only generate a table) and print the table.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line (``sys.argv[1:]`` by default); see ``python -m ddssp.bench.mixed --help``.
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     ap = argparse.ArgumentParser(prog="python -m ddssp.bench.mixed", description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", default="a,d1,d4,e", help=f"comma-separated among {', '.join(CASES)}")
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="folder with adult.csv, adult-domain.json, adult_raw.csv")
     ap.add_argument("--tmp", default=tempfile.gettempdir(), help="where generated tables and releases go")
     ap.add_argument("--timeout", type=float, default=1800, help="stop a release after this many s")
     ap.add_argument("--seed", type=int, default=0, help="seed of the generated tables and the release")
+    ap.add_argument(
+        "--insecure-seed",
+        type=int,
+        default=None,
+        help="seeded, NOT private noise in every release: compare code versions on the same noise draws",
+    )
     ap.add_argument("--generate", metavar="ROWS,COLUMNS,NUMERIC", help="only write a mixed table to -o")
     ap.add_argument("-o", "--output", help="CSV for --generate")
     args = ap.parse_args(argv)
@@ -337,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER, flush=True)
     for n in names:
         case = CASES[n]
-        r = run_case(case, Path(args.data), work, args.timeout, seed=args.seed)
+        r = run_case(case, Path(args.data), work, args.timeout, seed=args.seed, insecure_seed=args.insecure_seed)
         print(format_row(case, r), flush=True)
     return 0
 

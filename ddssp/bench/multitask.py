@@ -62,6 +62,28 @@ def _rmse(pred: np.ndarray, y: np.ndarray) -> float:
 
 
 def run(spec: dict, ctx) -> pd.DataFrame:
+    """Multi-task DP regressions or DP-ALS on generated data, by the spec's ``mode``.
+
+    The runner of ``kind = "multitask-synthetic"`` for ``ddssp bench`` (see the module docstring for the spec keys,
+    methods and metrics).
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        Overrides, data paths, progress and the finished cells of a resumed run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per measured number (method, trial, metric, value, seconds and the setting columns).
+
+    Raises
+    ------
+    WorkloadError
+        For an invalid spec.
+    """
     mode = spec.get("mode", "regression")
     if mode == "regression":
         df = _run_regression(spec, ctx)

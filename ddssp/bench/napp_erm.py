@@ -17,7 +17,7 @@ Methods (spec ``methods`` or ``ddssp bench --methods``):
   NAPP-ERM/recycle  NAPP-ERM with one round of budget recycling, Algorithm 2 as printed: step 6 rescales
                     the first run's e* by r eps / (r eps + Delta_eps) (reported privacy is the paper's
                     accounting, eps; see the estimator's caveat)
-  NAPP-ERM/recycle-fresh  the same with a fresh draw of b at budget r eps + Delta_eps (our earlier variant)
+  NAPP-ERM/recycle-fresh  the same with a fresh draw of b at budget r eps + Delta_eps
   MOOR(b=0), noMOOR(b=0)   non-private noise augmentation (Sec. 5.1, Fig. 3): DP noise off
                     (eps_internal = 1e12), Lambda0 = zeta3 / (2 (1-r) eps) of the row's eps
   lasso             non-private lasso at the same Lambda (FISTA), the reference
@@ -37,7 +37,7 @@ guarantee needs; the estimator's default).
 Iterations: ``max_iter`` (T, a cap; the paper used T = 80 on Adult) and ``tol`` (stop when the relative
 change of the augmented objective falls below it; 0 = always T). Selection: ``selection_rule`` =
 "sign" (default: a coefficient whose sign changed in the last ``sign_window`` = K iterations is set to 0,
-the paper's Sec 3.5) or "threshold" (the earlier magnitude rule).
+the paper's Sec 3.5) or "threshold" (a magnitude rule).
 
 A ``Lambda`` list traces the paper's Figure 4 ROC (one common sweep for every method): with
 ``plot = "roc"`` the runner also draws ``roc.png``, mean FPR vs mean TPR over the sweep, one panel per
@@ -97,12 +97,39 @@ EPS_NONPRIVATE = 1e12
 
 
 def true_beta(loss: str) -> np.ndarray:
+    """The simulation's true coefficients: 8 non-zero (decreasing), the rest 0.
+
+    Parameters
+    ----------
+    loss : str
+        ``"linear"``, ``"poisson"`` or ``"logistic"``.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     k = np.arange(8)
     nz = 1 - 0.8 * k / 7 if loss == "linear" else 4 - 0.5 * k / 7
     return np.r_[nz, np.zeros(P - 8)]
 
 
 def simulate(loss: str, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the paper's design for a loss (see the module docstring).
+
+    Parameters
+    ----------
+    loss : str
+        ``"linear"``, ``"poisson"`` or ``"logistic"``.
+    n : int
+        The number of rows.
+    rng : numpy.random.Generator
+        The random source.
+
+    Returns
+    -------
+    X : numpy.ndarray
+    y : numpy.ndarray
+    """
     beta = true_beta(loss)
     half = 0.5 if loss == "logistic" else 0.25
     X = rng.uniform(-half, half, (n, P))
@@ -171,6 +198,28 @@ def _test_error(loss: str, theta: np.ndarray, Xt: np.ndarray, yt: np.ndarray) ->
 
 
 def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
+    """The NAPP-ERM simulation: each method on each design, Lambda, eps and trial.
+
+    The runner of ``kind = "napp-erm-simulation"`` for ``ddssp bench`` (see the module docstring for the spec keys,
+    methods and metrics).
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        Overrides, data paths, progress and the finished cells of a resumed run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per measured number (method, trial, metric, value, seconds and the setting columns).
+
+    Raises
+    ------
+    WorkloadError
+        For an invalid spec.
+    """
     designs = _designs(spec)
     eps_grid = ctx.setting(spec, "eps", ctx.eps, [0.4, 0.6, 0.8, 1.0], old="epsilons")
     if (
@@ -295,7 +344,17 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
 
 
 def roc_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean TPR and FPR per (loss, n, eps, method, Lambda) with the number of repeats."""
+    """Mean TPR and FPR per (loss, n, eps, method, Lambda) with the number of repeats.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The results.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     sub = df[df.metric.isin(["tpr", "fpr"])]
     t = sub.pivot_table(
         index=["loss", "n", "epsilon", "method", "lambda", "lambda_paper"],
@@ -309,7 +368,20 @@ def roc_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_roc(df: pd.DataFrame, path) -> bool:
-    """The paper's Figure 4: mean (FPR, TPR) over the Lambda sweep, one panel per (loss, n, eps)."""
+    """The paper's Figure 4: mean (FPR, TPR) over the Lambda sweep, one panel per (loss, n, eps).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The results.
+    path : str or path-like
+        The PNG to write.
+
+    Returns
+    -------
+    bool
+        False when matplotlib is missing or there is nothing to plot.
+    """
     try:
         import matplotlib
 

@@ -29,7 +29,7 @@ same formulas as the estimator classes (:mod:`ddssp.estimators.pdp_op`).
 Randomness: ``--seed`` drives the simulated data and privacy profiles (and with protocol "paper" the
 one dataset); the DP noise and the Jorgensen coin flips come from :class:`~ddssp.dp.noise.SecureNoise`
 (OpenDP / the OS's CSPRNG), so a run is not bit-reproducible (its means are, up to Monte Carlo error).
-The secure samplers cost ~20-30 us per coordinate (one batched call per chunk, lambda and method).
+The secure samplers are far slower than numpy's, so they are called once per chunk, lambda and method.
 
 Output rows: method, lambda, trial, metric, value, seconds (seconds = that method's compute time per
 trial, averaged over its chunk). There is no ``epsilon`` column: the privacy levels are a per-row
@@ -141,7 +141,24 @@ def _settings(spec: dict, ctx: BenchContext) -> dict[str, Any]:
 def simulate_chunk(
     rng: np.random.Generator, T: int, d: int, n: int, n_train: int, fractions, levels
 ) -> dict[str, np.ndarray]:
-    """T independent synthetic datasets and privacy profiles (the paper's generator)."""
+    """T independent synthetic datasets and privacy profiles (the paper's generator).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The random source.
+    T : int
+        The number of datasets.
+    d, n, n_train : int
+        Dimension, rows and training rows.
+    fractions, levels : sequence of float
+        The privacy profile (:func:`ddssp.estimators.pdp_op.privacy_profile`).
+
+    Returns
+    -------
+    dict
+        ``Xtr``, ``ytr``, ``Xte``, ``yte`` and ``eps``, each with a leading axis of length T.
+    """
     theta = rng.standard_normal((T, d))
     theta /= np.linalg.norm(theta, axis=1, keepdims=True)
     X = rng.random((T, n, d))
@@ -179,6 +196,28 @@ def _estimates(method: str, data: dict[str, np.ndarray], lam: float, C: float, n
 
 
 def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
+    """The PDP-OP synthetic experiment: each method per lambda, vectorised over trials in chunks.
+
+    The runner of ``kind = "pdp-op-synthetic"`` for ``ddssp bench`` (see the module docstring for the spec keys,
+    methods and metrics).
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        Overrides, data paths, progress and the finished cells of a resumed run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per measured number (method, trial, metric, value, seconds and the setting columns).
+
+    Raises
+    ------
+    WorkloadError
+        For an invalid spec.
+    """
     s = _settings(spec, ctx)
     root = np.random.SeedSequence(ctx.seed)
     base_ss, *chunk_ss = root.spawn(1 + math.ceil(s["trials"] / s["chunk"]))

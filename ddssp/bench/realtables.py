@@ -89,6 +89,24 @@ SYNTH_MISSING = {"", "<missing>", "nan", "NaN", "None"}
 
 # ------------------------------------------------------------------------------------------- spec
 def parse_spec(spec: dict, ctx: Any) -> dict:
+    """Validate a real-tables spec (with the context's overrides) into plain settings.
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        The overrides.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    WorkloadError
+        For unknown keys or invalid values.
+    """
     unknown = sorted(set(spec) - SPEC_KEYS)
     if unknown:
         raise WorkloadError(f"unknown key(s) {unknown} in a real-tables spec; known: {sorted(SPEC_KEYS)}")
@@ -152,7 +170,25 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
 
 # ----------------------------------------------------------------------------------------- tables
 def load_table(source: str, ctx: Any) -> pd.DataFrame | None:
-    """The raw table a source names, as text cells (None when a ``file:`` source is absent)."""
+    """The raw table a source names, as text cells.
+
+    Parameters
+    ----------
+    source : str
+        ``kind:name`` (see the module docstring).
+    ctx : BenchContext
+        Resolves ``file:`` sources.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        None when a ``file:`` source is absent.
+
+    Raises
+    ------
+    WorkloadError
+        For an unknown source.
+    """
     kind, _, name = source.partition(":")
     if kind == "file":
         try:
@@ -200,7 +236,26 @@ def _rng(*key: Any) -> np.random.Generator:
 
 
 def sample_split(df: pd.DataFrame, size: Any, max_rows: int, test_fraction: float, name: str):
-    """(sample, train, test) with fixed seeds: ``size`` rows ("full" = all, capped at ``max_rows``)."""
+    """A sample of a table and its 80/20 split, with fixed seeds.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    size : str or int
+        "full" (all rows, capped at ``max_rows``) or a row count.
+    max_rows : int
+        The cap of "full".
+    test_fraction : float
+        The hold-out share.
+    name : str
+        The table's name (part of the seeds).
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        (sample, train, test).
+    """
     n = min(len(df), max_rows) if size == "full" else int(size)
     if n < len(df):
         df = df.iloc[np.sort(_rng("sample", name, size).choice(len(df), n, replace=False))]
@@ -232,8 +287,28 @@ _LAUNCHER = (
 def run_release(
     train_csv: Path, out: Path, eps: float, na_values: list[str], timeout: float, extra: list[str] = ()
 ) -> dict[str, Any]:
-    """``python -m ddssp release train_csv --eps eps -o out [extra]`` in a subprocess; its exit code, CPU
-    seconds, peak RSS (MB), error line and warning lines."""
+    """``python -m ddssp release train_csv --eps eps -o out [extra]`` in a subprocess.
+
+    Parameters
+    ----------
+    train_csv : pathlib.Path
+        The table to release.
+    out : pathlib.Path
+        The release file.
+    eps : float
+        The budget.
+    na_values : list of str
+        Passed as ``--na-values`` when not empty.
+    timeout : float
+        Stop the release after this many seconds.
+    extra : list of str
+        Further arguments.
+
+    Returns
+    -------
+    dict
+        ``ok``, ``error`` (line), ``warnings`` (lines), ``cpu_s``, ``peak_rss_mb``, ``wall_s``.
+    """
     import json
 
     cmd = [sys.executable, "-m", "ddssp", "release", str(train_csv), "--eps", repr(eps), "-o", str(out)]
@@ -309,7 +384,21 @@ def _is_missing(values: pd.Series) -> np.ndarray:
 
 
 def discretize(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """Integer categories (shared by both) of a real and a synthetic column; see the module doc."""
+    """Integer categories (shared by both) of a real and a synthetic column; see the module docstring.
+
+    Parameters
+    ----------
+    real, synth : pandas.Series
+        The columns.
+    kind : str
+        "categorical", "numeric" or "date".
+
+    Returns
+    -------
+    real_codes, synth_codes : numpy.ndarray
+    size : int
+        The number of categories.
+    """
     if kind == "categorical":
         r = np.where(_is_missing(real), MISSING, real.astype(str).to_numpy(dtype=object))
         s = np.where(_is_missing(synth), MISSING, synth.astype(str).to_numpy(dtype=object))
@@ -331,8 +420,23 @@ def discretize(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray
 def tv_distances(
     real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str], max_pairs: int, seed_key: Any
 ) -> tuple[float, float]:
-    """(mean one-way TV, mean two-way TV) over the columns both frames hold (at most ``max_pairs``
-    pairs, a fixed-seed subset when there are more)."""
+    """(mean one-way TV, mean two-way TV) over the columns both frames hold.
+
+    Parameters
+    ----------
+    real, synth : pandas.DataFrame
+        The tables.
+    kinds : dict
+        ``{column: kind}`` (:func:`discretize`).
+    max_pairs : int
+        At most this many pairs (a fixed-seed subset when there are more).
+    seed_key : any
+        Part of the subset's seed.
+
+    Returns
+    -------
+    tuple of float
+    """
     cols = [c for c in real.columns if c in synth.columns]
     coded = {c: discretize(real[c], synth[c], kinds[c]) for c in cols}
 
@@ -378,7 +482,23 @@ def _truth(test: pd.DataFrame, t: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str, str], max_onehot: int) -> float:
-    """R^2 / AUC on the hold-out of the non-private fit on the real training rows (sklearn)."""
+    """R^2 / AUC on the hold-out of the non-private fit on the real training rows (sklearn).
+
+    Parameters
+    ----------
+    train, test : pandas.DataFrame
+        The split.
+    t : dict
+        The table entry (target, task, positive).
+    kinds : dict
+        ``{column: kind}``.
+    max_onehot : int
+        Text columns with at most this many labels are one-hot; others are left out.
+
+    Returns
+    -------
+    float
+    """
     from sklearn.linear_model import LinearRegression, LogisticRegression
 
     target = t["target"]
@@ -426,7 +546,22 @@ def _orient(labels: list[str], positive: str) -> float:
 
 
 def release_fits(rel: Any, train_csv: Path, test_csv: Path, t: dict) -> dict[str, float]:
-    """DD-SSP on the release and the non-private fit through the release's schema, scored on the hold-out."""
+    """DD-SSP on the release and the non-private fit through the release's schema, scored on the hold-out.
+
+    Parameters
+    ----------
+    rel : Release
+        The release.
+    train_csv, test_csv : pathlib.Path
+        The split.
+    t : dict
+        The table entry (target, task, positive).
+
+    Returns
+    -------
+    dict
+        ``ddssp_r2`` / ``ddssp_auc`` and ``schema_public_r2`` / ``schema_public_auc``.
+    """
     from ddssp.data.encoding import ClipWarning
     from ddssp.data.tables import read_table
     from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
@@ -465,6 +600,28 @@ def release_fits(rel: Any, train_csv: Path, test_csv: Path, t: dict) -> dict[str
 
 # ------------------------------------------------------------------------------------------- run
 def run(spec: dict, ctx: Any) -> pd.DataFrame:
+    """Release real public tables as a new user would, and score the releases.
+
+    The runner of ``kind = "real-tables"`` for ``ddssp bench`` (see the module docstring for the spec keys,
+    methods and metrics).
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        Overrides, data paths, progress and the finished cells of a resumed run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per measured number (method, trial, metric, value, seconds and the setting columns).
+
+    Raises
+    ------
+    WorkloadError
+        For an invalid spec.
+    """
     from ddssp.releasefile import Release
 
     s = parse_spec(spec, ctx)
@@ -517,6 +674,32 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
 def run_cell(
     t: dict, df: pd.DataFrame, size: Any, eps: float, s: dict, work: Path, keep: Path, Release: Any
 ) -> list[dict]:
+    """Release one (table, size, eps) cell and compute its metrics.
+
+    Parameters
+    ----------
+    t : dict
+        The table entry.
+    df : pandas.DataFrame
+        The raw table.
+    size : str or int
+        The sample size.
+    eps : float
+        The budget.
+    s : dict
+        The parsed spec.
+    work : pathlib.Path
+        The temporary directory for the train / test CSVs.
+    keep : pathlib.Path
+        Where the release file is kept.
+    Release : type
+        The release class (imported once by the caller).
+
+    Returns
+    -------
+    list of dict
+        One row per metric.
+    """
     sample, train, test = sample_split(df, size, s["max_rows"], s["test_fraction"], t["name"])
     stem = f"{t['name']}-{size}-{eps:g}".replace("/", "_")
     train_csv, test_csv, rel_path = work / f"{stem}-train.csv", work / f"{stem}-test.csv", keep / f"{stem}.release"
@@ -567,7 +750,17 @@ def run_cell(
 
 
 def markdown_table(results: pd.DataFrame) -> str:
-    """One line per (table, sample, eps): the cell's metrics and its note."""
+    """One line per (table, sample, eps): the cell's metrics and its note.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The results.
+
+    Returns
+    -------
+    str
+    """
     if results.empty:
         return "(no cells)\n"
     wide = results.pivot_table(

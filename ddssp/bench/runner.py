@@ -49,7 +49,33 @@ REQUIRED_COLUMNS = ("method", "trial", "metric", "value", "seconds")
 
 @dataclass
 class BenchContext:
-    """What a runner gets besides its spec. ``None`` overrides mean "use the spec's value"."""
+    """What a runner gets besides its spec. ``None`` overrides mean "use the spec's value".
+
+    Attributes
+    ----------
+    spec_path : pathlib.Path
+        The spec file.
+    outdir : pathlib.Path
+        Where results go.
+    data_dir : pathlib.Path or None
+        ``--data-dir``.
+    trials : int or None
+        ``--trials``.
+    eps : list of float or None
+        ``--eps``.
+    methods : list of str or None
+        ``--methods``.
+    seed : int or None
+        The base seed.
+    quiet : bool
+        No progress output.
+    extra : dict
+        Runner-specific objects (e.g. a noise source in tests).
+    rows : list of dict
+        The rows of the finished cells.
+    previous : pandas.DataFrame or None
+        The results of a resumed run.
+    """
 
     spec_path: Path
     outdir: Path
@@ -62,8 +88,30 @@ class BenchContext:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def setting(self, spec: dict, key: str, override: Any, default: Any = None, old: str | None = None) -> Any:
-        """``override`` if given, else ``spec[key]``, else ``default``. ``old``: the key's former
-        spelling (e.g. ``epsilon`` for ``eps``), still read with a DeprecationWarning."""
+        """A setting: ``override`` if given, else ``spec[key]``, else ``default``.
+
+        Parameters
+        ----------
+        spec : dict
+            The parsed spec.
+        key : str
+            The spec key.
+        override : any
+            The command-line value, or None.
+        default : any
+            The default.
+        old : str, optional
+            The key's former spelling (e.g. ``epsilon`` for ``eps``), still read with a DeprecationWarning.
+
+        Returns
+        -------
+        any
+
+        Raises
+        ------
+        WorkloadError
+            When the spec gives both spellings.
+        """
         if old is not None and old in spec:
             if key in spec:
                 raise WorkloadError(f"benchmark spec gives both {key!r} and its old spelling {old!r}; keep {key!r}")
@@ -76,7 +124,22 @@ class BenchContext:
         return spec.get(key, default)
 
     def data_path(self, name: str) -> Path:
-        """Resolve a dataset file named in a spec: absolute, relative to --data-dir, or to the spec."""
+        """Resolve a dataset file named in a spec: absolute, relative to --data-dir, or to the spec.
+
+        Parameters
+        ----------
+        name : str
+            The file name.
+
+        Returns
+        -------
+        pathlib.Path
+
+        Raises
+        ------
+        WorkloadError
+            When no candidate exists.
+        """
         p = Path(name)
         candidates = [p] if p.is_absolute() else []
         if not p.is_absolute():
@@ -91,13 +154,34 @@ class BenchContext:
         )
 
     def progress(self, total: int, desc: str):
-        """A progress bar over ``total`` steps: silent with --quiet, and when stderr is not a terminal
-        (tqdm's ``disable=None``), so a redirected log gets no carriage-return lines."""
+        """A progress bar over ``total`` steps.
+
+        Silent with --quiet, and when stderr is not a terminal (tqdm's ``disable=None``), so a redirected
+        log gets no carriage-return lines.
+
+        Parameters
+        ----------
+        total : int
+            The number of steps.
+        desc : str
+            Its label.
+
+        Returns
+        -------
+        tqdm.tqdm
+        """
         from tqdm.auto import tqdm
 
         return tqdm(total=total, desc=desc, disable=True if self.quiet else None, file=sys.stderr, leave=False)
 
     def log(self, msg: str) -> None:
+        """Print a line to stderr unless quiet.
+
+        Parameters
+        ----------
+        msg : str
+            The line.
+        """
         if not self.quiet:
             print(msg, file=sys.stderr)
 
@@ -109,14 +193,25 @@ class BenchContext:
 
     @property
     def results_path(self) -> Path:
+        """The results.csv of the output directory."""
         return self.outdir / "results.csv"
 
     def cell(self, key: dict[str, Any]) -> list[dict] | None:
         """The rows of a cell the resumed run already finished (and adds them to ``rows``), else None.
 
-        A cell is a runner's unit of work whose random streams depend only on the base seed and the
-        cell's own key (e.g. ``{"epsilon": 1.0, "trial": 3}``), so skipping it leaves every other cell
-        unchanged. Keys are matched on their CSV text (how results.csv stores them)."""
+        A cell is a runner's unit of work whose random streams depend only on the base seed and the cell's
+        own key (e.g. ``{"epsilon": 1.0, "trial": 3}``), so skipping it leaves every other cell unchanged.
+        Keys are matched on their CSV text (how results.csv stores them).
+
+        Parameters
+        ----------
+        key : dict
+            The cell's key; a list, tuple, set or range value matches any of its values.
+
+        Returns
+        -------
+        list of dict or None
+        """
         prev = self.previous
         if prev is None or prev.empty:
             return None
@@ -140,9 +235,16 @@ class BenchContext:
     _csv: tuple[list, str] | None = field(default=None, init=False, repr=False)
 
     def save_cell(self, rows: list[dict]) -> None:
-        """Record a finished cell: append its rows and rewrite results.csv (atomically, so a kill never
-        leaves half a cell), so a run that is stopped keeps every finished cell and ``--resume``
-        continues from there."""
+        """Record a finished cell: append its rows and rewrite results.csv.
+
+        The file is written atomically, so a kill never leaves half a cell; a run that is stopped keeps
+        every finished cell and ``--resume`` continues from there.
+
+        Parameters
+        ----------
+        rows : list of dict
+            The cell's rows.
+        """
         self.rows.extend(rows)
         if not self.rows:
             return
@@ -161,6 +263,22 @@ RUN_FILE = "run.json"
 
 
 def load_spec(path: str | Path) -> dict:
+    """Read a benchmark spec (TOML) and check its ``kind`` (default ``"ddssp-paper"``).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The spec file.
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    WorkloadError
+        For a missing file, invalid TOML or an unknown kind.
+    """
     path = Path(path)
     try:
         with open(path, "rb") as fh:
@@ -177,13 +295,37 @@ def load_spec(path: str | Path) -> dict:
 
 
 def get_runner(kind: str) -> Callable[[dict, BenchContext], pd.DataFrame]:
+    """The runner function of a spec kind (imported on demand).
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`RUNNERS`.
+
+    Returns
+    -------
+    callable
+        ``run(spec, ctx) -> pandas.DataFrame``.
+    """
     modname, func = RUNNERS[kind].split(":")
     return getattr(importlib.import_module(modname), func)
 
 
 def summarize(results: pd.DataFrame) -> pd.DataFrame:
     """Mean, standard error and count of ``value`` per setting (all columns but trial/value/seconds).
-    The standard error of a single trial is unknown: NaN, printed as ``-``."""
+
+    The standard error of a single trial is unknown: NaN, printed as ``-``.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The results.
+
+    Returns
+    -------
+    pandas.DataFrame
+        With ``mean``, ``count``, ``se`` and mean ``seconds``.
+    """
     keys = [c for c in results.columns if c not in ("trial", "value", "seconds")]
     g = results.groupby(keys, sort=True, dropna=False)
     out = g["value"].agg(["mean", "std", "count"]).reset_index()
@@ -193,6 +335,18 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def format_summary(summary: pd.DataFrame) -> str:
+    """The summary as aligned text (4 significant digits; ``-`` for the standard error of one trial).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        From :func:`summarize`.
+
+    Returns
+    -------
+    str
+    """
+
     def fmt(x: float) -> str:
         return "nan" if not math.isfinite(x) else f"{x:.4g}"
 
@@ -239,8 +393,26 @@ def _plain_log_ticks(ax, values) -> None:
 def plot_results(
     summary: pd.DataFrame, path: Path, x: str = "epsilon", logx: bool = True, title: str | None = None
 ) -> bool:
-    """Metric vs ``x`` per method with standard-error bars (none for one trial), one panel per metric,
-    the spec's name as the title. False if no matplotlib."""
+    """Metric vs ``x`` per method with standard-error bars (none for one trial), one panel per metric.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        From :func:`summarize`.
+    path : pathlib.Path
+        The PNG to write.
+    x : str
+        The column on the x axis.
+    logx : bool
+        A log-scale x axis.
+    title : str, optional
+        The title (the spec's name).
+
+    Returns
+    -------
+    bool
+        False without matplotlib, or when ``x`` is not a column.
+    """
     try:
         import matplotlib
 
@@ -292,7 +464,17 @@ def plot_results(
 
 
 def default_outdir(spec_path: str | Path) -> Path:
-    """Where ``ddssp bench`` writes when no ``-o`` is given: ``bench-out/<spec stem>``."""
+    """Where ``ddssp bench`` writes when no ``-o`` is given: ``bench-out/<spec stem>``.
+
+    Parameters
+    ----------
+    spec_path : str or pathlib.Path
+        The spec file.
+
+    Returns
+    -------
+    pathlib.Path
+    """
     return Path("bench-out") / Path(spec_path).stem
 
 
@@ -327,11 +509,42 @@ def run_bench(
     """Run a spec; write ``results.csv``, ``summary.csv`` and ``plot.png`` into ``outdir``.
 
     ``results.csv`` grows as the run goes: every finished cell (a runner's unit of work, e.g. one
-    (eps, trial)) is written at once, so a stopped run keeps what it finished. ``resume=True`` continues
-    such a run: cells already in ``results.csv`` are read back, not recomputed, and since every cell's
-    random streams come from the base seed and the cell's key, the finished file is the one an
-    uninterrupted run writes (up to the ``seconds`` column). ``outdir`` defaults to
-    ``bench-out/<spec stem>``.
+    (eps, trial)) is written at once, so a stopped run keeps what it finished.
+
+    Parameters
+    ----------
+    spec_path : str or pathlib.Path
+        The spec file.
+    outdir : str or pathlib.Path, optional
+        The output directory; ``bench-out/<spec stem>`` by default.
+    data_dir : str or pathlib.Path, optional
+        Where the spec's data files are.
+    trials : int, optional
+        Overrides the spec's trial count.
+    eps : list of float, optional
+        Overrides the spec's eps grid.
+    methods : list of str, optional
+        Overrides the spec's methods.
+    seed : int, optional
+        The base seed.
+    quiet : bool
+        No progress output.
+    force : bool
+        Replace existing results.
+    resume : bool
+        Continue a stopped run: cells already in ``results.csv`` are read back, not recomputed, and
+        since every cell's random streams come from the base seed and the cell's key, the finished file
+        is the one an uninterrupted run writes (up to the ``seconds`` column).
+
+    Returns
+    -------
+    results : pandas.DataFrame
+    summary : pandas.DataFrame
+
+    Raises
+    ------
+    WorkloadError
+        For an invalid spec, output directory or combination of options.
     """
     import json
 

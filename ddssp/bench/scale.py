@@ -43,7 +43,24 @@ def _peak_mb() -> float:
 
 # --------------------------------------------------------------------------- data generation
 def generate(source: Path, rows: int, out: Path, fmt: str) -> float:
-    """Adult resampled to ``rows`` rows (with replacement) into ``out`` (csv or parquet); seconds."""
+    """Adult resampled to ``rows`` rows (with replacement) into a CSV or Parquet file.
+
+    Parameters
+    ----------
+    source : pathlib.Path
+        adult.csv.
+    rows : int
+        The number of rows.
+    out : pathlib.Path
+        The file to write.
+    fmt : str
+        ``"csv"`` or ``"parquet"`` (typed integer columns).
+
+    Returns
+    -------
+    float
+        Seconds taken.
+    """
     import duckdb
 
     t = time.perf_counter()
@@ -167,6 +184,18 @@ def _parse_rows(text: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the scale benchmark (or, internally, one measurement in a child process).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The command line (``sys.argv[1:]`` by default); see ``python -m ddssp.bench.scale --help``.
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     ap = argparse.ArgumentParser(prog="python -m ddssp.bench.scale", description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", default="1e6,1e7", help="row counts, comma-separated (default 1e6,1e7)")
     ap.add_argument("--formats", default="csv,parquet", help="csv, parquet or both (default both)")

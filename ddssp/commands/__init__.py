@@ -23,7 +23,19 @@ GROUPS: list[tuple[str, str]] = [
 
 
 def option_group(p: argparse.ArgumentParser, key: str) -> argparse._ArgumentGroup:
-    """The argument group ``key`` (one of :data:`GROUPS`) of ``p``, made on first use."""
+    """The argument group ``key`` (one of :data:`GROUPS`) of a parser, made on first use.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    key : str
+        The group's key.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+    """
     groups = p.__dict__.setdefault("_ddssp_groups", {})
     if key not in groups:
         title = dict(GROUPS)[key]
@@ -32,67 +44,200 @@ def option_group(p: argparse.ArgumentParser, key: str) -> argparse._ArgumentGrou
 
 
 def input_group(p):
-    """Options that say what to read and how (files, delimiters, backends)."""
+    """Options that say what to read and how (files, delimiters, backends).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+        The group, made on first use.
+    """
     return option_group(p, "input")
 
 
 def privacy_group(p):
-    """Privacy parameters and what is declared public."""
+    """Privacy parameters and what is declared public.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+        The group, made on first use.
+    """
     return option_group(p, "privacy")
 
 
 def discovery_group(p):
-    """Options of private schema discovery."""
+    """Options of private schema discovery.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+        The group, made on first use.
+    """
     return option_group(p, "discovery")
 
 
 def aim_group(p):
-    """Options of AIM's select-measure-estimate loop."""
+    """Options of AIM's select-measure-estimate loop.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+        The group, made on first use.
+    """
     return option_group(p, "aim")
 
 
 def model_group(p):
-    """Options of a fitted regression (target, features, encoding)."""
+    """Options of a fitted regression (target, features, encoding).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+        The group, made on first use.
+    """
     return option_group(p, "model")
 
 
 def intervals_group(p):
-    """Options of confidence intervals (``fit --ci``)."""
+    """Options of confidence intervals (``fit --ci``).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+        The group, made on first use.
+    """
     return option_group(p, "intervals")
 
 
 def output_group(p):
-    """Where results go and how they are printed."""
+    """Where results go and how they are printed.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+        The group, made on first use.
+    """
     return option_group(p, "output")
 
 
 def testing_option(p, *flags, help: str, **kwargs):  # noqa: A002  (argparse's own keyword)
-    """Add an option for tests only: ``--help`` leaves it out, ``--help-all`` lists it under
-    "testing only". The option works the same either way."""
+    """Add an option for tests only: ``--help`` leaves it out, ``--help-all`` lists it under "testing only".
+
+    The option works the same either way.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    *flags : str
+        The option's flags.
+    help : str
+        Its help text (shown by ``--help-all``).
+    **kwargs
+        Passed to ``add_argument``.
+
+    Returns
+    -------
+    argparse.Action
+    """
     action = option_group(p, "testing").add_argument(*flags, help=argparse.SUPPRESS, **kwargs)
     p.__dict__.setdefault("_ddssp_hidden_help", {})[action.dest] = (action, help)
     return action
 
 
 def show_hidden_options(p: argparse.ArgumentParser) -> None:
-    """Give the options that :func:`testing_option` hid their help text back (for ``--help-all``)."""
+    """Give the options that :func:`testing_option` hid their help text back (for ``--help-all``).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+    """
     for action, text in p.__dict__.get("_ddssp_hidden_help", {}).values():
         action.help = text
 
 
 def required_in_usage(action) -> None:
-    """Show an option that the command checks itself (with a message that says what to give) as
-    required in the usage line: ``--eps EPS`` instead of ``[--eps EPS]``."""
+    """Show an option the command checks itself as required in the usage line.
+
+    The command refuses a missing value with a message that says what to give; the usage line then
+    shows ``--eps EPS`` instead of ``[--eps EPS]``.
+
+    Parameters
+    ----------
+    action : argparse.Action
+        The option.
+    """
     action.show_required = True
 
 
 def comma_list(text: str) -> list[str]:
-    """argparse type for "a,b,c": the non-empty, stripped names."""
+    """argparse type for "a,b,c": the non-empty, stripped names.
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    list of str
+    """
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
 def positive_int(text: str) -> int:
-    """argparse type for a positive integer (``--bins``, ``--max-levels``)."""
+    """argparse type for a positive integer (``--bins``, ``--max-levels``).
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        When it is not a positive integer.
+    """
     import argparse
 
     try:
@@ -106,7 +251,16 @@ def positive_int(text: str) -> int:
 
 def warn_stamp(rel, path) -> None:
     """Print the release's privacy stamp (e.g. "NOT PRIVATE: noise reproducible from a seed") to stderr.
-    Every command that writes or reads a release calls this, on every use."""
+
+    Every command that writes or reads a release calls this, on every use.
+
+    Parameters
+    ----------
+    rel : Release
+        The release.
+    path : str or path-like
+        Its file, for the message.
+    """
     import sys
 
     stamp = getattr(rel, "stamp", None)
@@ -119,9 +273,32 @@ NOT_PRIVATE_INFIX = ".NOT-PRIVATE"
 
 
 def stamped_output(rel, out, allow_insecure: bool, force: bool = False, inputs=()):
-    """Where a CSV made from ``rel`` goes: ``out`` for a private release; for a stamped (insecure-seed)
-    release a :class:`~ddssp.errors.DDSSPError` unless ``allow_insecure``, and then ``out`` with a
-    ``.NOT-PRIVATE`` infix before its suffix, so the stamp travels with the file."""
+    """Where a CSV made from a release goes, so that an insecure-seed stamp travels with the file.
+
+    Parameters
+    ----------
+    rel : Release
+        The release.
+    out : str or path-like
+        The requested output file.
+    allow_insecure : bool
+        Allow writing from a stamped (insecure-seed) release.
+    force : bool
+        Replace an existing file.
+    inputs : iterable of path-like
+        The command's inputs (never overwritten).
+
+    Returns
+    -------
+    str or pathlib.Path
+        ``out`` for a private release; for a stamped one, ``out`` with a ``.NOT-PRIVATE`` infix before
+        its suffix (checked like any output path).
+
+    Raises
+    ------
+    DDSSPError
+        For a stamped release without ``allow_insecure``.
+    """
     from pathlib import Path
 
     from ddssp.data.fileio import check_output_path

@@ -18,10 +18,29 @@ EXAMPLES = """
 
 
 def runs_group(p):
+    """Options of a benchmark's runs (trials, eps grid, methods, seed).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The command's parser.
+
+    Returns
+    -------
+    argparse._ArgumentGroup
+        The group, made on first use.
+    """
     return option_group(p, "runs")
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``ddssp bench`` to its parser, in the shared option groups.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     p.add_argument("spec", help="benchmark spec (TOML), e.g. workloads/adult-linear.toml")
     output_group(p).add_argument(
         "-o", "--outdir", help="directory for results.csv, summary.csv, plot.png (default: bench-out/<spec stem>)"
@@ -46,6 +65,23 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    """Run ``ddssp bench``: the benchmark of a spec file (:func:`ddssp.bench.run_bench`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (failures raise).
+
+    Raises
+    ------
+    DDSSPError
+        For bad input or a failed step: the CLI prints it as one line and exits non-zero.
+    """
     from ddssp.bench import run_bench
 
     run_bench(

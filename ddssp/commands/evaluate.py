@@ -17,6 +17,13 @@ EXAMPLES = """
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``ddssp evaluate`` to its parser, in the shared option groups.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     p.add_argument("release", help="release file written by `ddssp release`")
     p.add_argument("data", metavar="DATA", help="the sensitive table the release was made from (.csv or .parquet)")
     output_group(p).add_argument("-o", "--output", required=True, metavar="REPORT.html", help="HTML report to write")
@@ -49,6 +56,25 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    """Run ``ddssp evaluate``: an HTML report comparing a release with its sensitive table.
+
+    NOT private: the report is for the data holder.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (failures raise).
+
+    Raises
+    ------
+    DDSSPError
+        For bad input or a failed step: the CLI prints it as one line and exits non-zero.
+    """
     import json
     import sys
 

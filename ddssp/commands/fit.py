@@ -18,7 +18,13 @@ EXAMPLES = """
 
 
 def add_model_arguments(p) -> None:
-    """The regression's options, shared by `fit` and `predict`."""
+    """Add the regression's options, shared by ``fit`` and ``predict``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     model_group(p).add_argument("--target", required=True, help="target column")
     model_group(p).add_argument(
         "--model", choices=["linear", "logistic"], default="linear", help="regression model (default linear)"
@@ -51,6 +57,13 @@ def add_model_arguments(p) -> None:
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``ddssp fit`` to its parser, in the shared option groups.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     p.add_argument("release", help="release file written by `ddssp release`")
     add_model_arguments(p)
     output_group(p).add_argument("--json", action="store_true", help="print the result as JSON")
@@ -136,7 +149,24 @@ def _overrides(categorical: list[str], numeric: list[str]) -> dict[str, str]:
 
 
 def fit_release(source, args):
-    """The fitted estimator for parsed ``args`` on a marginal source (separate for testing)."""
+    """The fitted DD-SSP estimator for parsed arguments on a marginal source (separate for testing).
+
+    Parameters
+    ----------
+    source : Release or marginal source
+        What to fit on (post-processing).
+    args : argparse.Namespace
+        The parsed options of ``fit`` (or ``predict``).
+
+    Returns
+    -------
+    DDSSPLinearRegression or DDSSPLogisticRegression
+
+    Raises
+    ------
+    DDSSPError
+        For invalid option values.
+    """
     from ddssp.errors import DDSSPError
     from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 
@@ -184,9 +214,23 @@ def _finite_or_none(v) -> float | None:
 
 
 def result_dict(est, model: str) -> dict:
-    """Everything the fit says, as JSON: the coefficients in data units and on the encoded scale,
-    and for every feature and the target the public schema entry (levels, bin edges and the
-    representative values a bin stands for) that a prediction needs."""
+    """Everything the fit says, as JSON.
+
+    The coefficients in data units and on the encoded scale, and for every feature and the target the
+    public schema entry (levels, bin edges and the representative values a bin stands for) that a
+    prediction needs.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        The fitted estimator.
+    model : str
+        ``"linear"`` or ``"logistic"``.
+
+    Returns
+    -------
+    dict
+    """
     tab = est.coef_table()
     enc = est.encoding_
     out = {
@@ -257,8 +301,19 @@ def _column_entry(col) -> dict:
 
 
 def coefficient_frame(est):
-    """The coefficient table as a DataFrame: name, coef (data units), unit, coef_scaled,
-    pair_measured, and with intervals stderr, ci_low, ci_high (data units)."""
+    """The coefficient table as a DataFrame.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        The fitted estimator.
+
+    Returns
+    -------
+    pandas.DataFrame
+        name, coef (data units), unit, coef_scaled, pair_measured, and with intervals stderr,
+        ci_low, ci_high (data units).
+    """
     tab = est.coef_table().rename(columns={"measured": "pair_measured"}).reset_index()
     return tab
 
@@ -268,6 +323,25 @@ def _num(v: float) -> float:
 
 
 def run(args) -> int:
+    """Run ``ddssp fit``: a DD-SSP regression from a release (post-processing).
+
+    Printed, or as JSON, and optionally written as CSV.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (failures raise).
+
+    Raises
+    ------
+    DDSSPError
+        For bad input or a failed step: the CLI prints it as one line and exits non-zero.
+    """
     import json
 
     from ddssp.data.fileio import atomic_write, check_output_path

@@ -10,6 +10,13 @@ EXAMPLES = """
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``ddssp inspect`` to its parser, in the shared option groups.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
     output_group(p).add_argument("--json", action="store_true", help="machine-readable output")
     output_group(p).add_argument(
@@ -31,10 +38,21 @@ def _fmt(x) -> str:
 
 
 def column_details(rel) -> dict:
+    """What the release says about each column.
+
+    Parameters
+    ----------
+    rel : Release
+        The release.
+
+    Returns
+    -------
+    dict
+        Per column: declared or discovered, kind, levels (or bin edges with representative values),
+        where empty cells and unknown values go, and the zCDP spent discovering it.
+    """
     from ddssp.data.dates import format_day
 
-    """Per column: declared or discovered, kind, levels (or bin edges with representative values),
-    where empty cells and unknown values go, and the share of the budget spent discovering it."""
     disc: dict[str, float] = {}
     for e in rel.ledger.discovery_entries:
         disc[e.clique[0]] = disc.get(e.clique[0], 0.0) + e.rho
@@ -68,6 +86,23 @@ def column_details(rel) -> dict:
 
 
 def run(args) -> int:
+    """Run ``ddssp inspect``: print what a release holds and cost, or write its schema as a reusable schema file.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (failures raise).
+
+    Raises
+    ------
+    DDSSPError
+        For bad input or a failed step: the CLI prints it as one line and exits non-zero.
+    """
     import json
 
     from ddssp.releasefile import Release

@@ -15,6 +15,13 @@ EXAMPLES = """
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``ddssp predict`` to its parser, in the shared option groups.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     p.add_argument("release", help="release file written by `ddssp release`")
     p.add_argument("data", metavar="DATA", help="table of rows to predict (.csv or .parquet)")
     add_model_arguments(p)
@@ -30,6 +37,23 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    """Run ``ddssp predict``: fit the DD-SSP regression from a release and write predictions for a table of rows.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (failures raise).
+
+    Raises
+    ------
+    DDSSPError
+        For bad input or a failed step: the CLI prints it as one line and exits non-zero.
+    """
     import numpy as np
 
     from ddssp.commands.fit import fit_release

@@ -30,7 +30,13 @@ EXAMPLES = """
 
 
 def add_discovery_arguments(p) -> None:
-    """Options of private schema discovery (shared with `ddssp schema --eps`)."""
+    """Add the options of private schema discovery (shared with ``ddssp schema --eps``).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     g = discovery_group(p)
     g.add_argument(
         "--categorical",
@@ -63,6 +69,13 @@ def add_discovery_arguments(p) -> None:
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``ddssp release`` to its parser, in the shared option groups.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     p.add_argument("data", metavar="DATA", help="sensitive table (.csv or .parquet)")
     g = privacy_group(p)
     required_in_usage(
@@ -173,6 +186,24 @@ def add_arguments(p) -> None:
 
 
 def need_eps(args, command: str) -> float:
+    """The ``--eps`` a command needs, checked.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (``eps``, ``data``).
+    command : str
+        The command's name, for the message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    PrivacyParameterError
+        When eps is missing (the message shows how to give it) or not positive and finite.
+    """
     from ddssp.dp import check_eps
     from ddssp.errors import PrivacyParameterError
 
@@ -186,8 +217,26 @@ def need_eps(args, command: str) -> float:
 
 
 def load_declared(path, categorical):
-    """A schema or domain file; ``categorical`` goes to a domain file, and is otherwise left for
-    discovery. Returns (schema or None, categorical columns for discovery)."""
+    """A schema or domain file, and the categorical columns left for discovery.
+
+    Parameters
+    ----------
+    path : str or path-like or None
+        The file; None when nothing is declared.
+    categorical : list of str or None
+        ``--categorical``: passed to a domain file, otherwise left for discovery.
+
+    Returns
+    -------
+    schema : Schema or None
+    categorical : list of str or None
+        The categorical columns for discovery.
+
+    Raises
+    ------
+    SchemaError
+        For an unreadable or invalid file.
+    """
     import json
     from pathlib import Path
 
@@ -207,6 +256,28 @@ def load_declared(path, categorical):
 
 
 def read_raw(path, na_values, delimiter=",", encoding="utf-8"):
+    """Read a raw table, with extra missing-value markers turned into missing cells.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A CSV or Parquet file.
+    na_values : iterable of str or None
+        Cell values that mean missing, besides empty cells.
+    delimiter : str
+        The CSV field delimiter.
+    encoding : str
+        The CSV text encoding.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    DataError
+        For a file that cannot be read.
+    """
     from ddssp.data import read_table
 
     df = read_table(path, delimiter=delimiter, encoding=encoding)
@@ -216,7 +287,23 @@ def read_raw(path, na_values, delimiter=",", encoding="utf-8"):
 
 
 def counting_options(args):
-    """(CsvOptions, backend options) from the reading arguments; one-line errors for bad combinations."""
+    """The CSV reading options from the reading arguments; one-line errors for bad combinations.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line (``backend``, ``memory_limit``, ``spark_master``, ``delimiter``,
+        ``na_values``, ``encoding``).
+
+    Returns
+    -------
+    CsvOptions
+
+    Raises
+    ------
+    DataError
+        For ``--memory-limit`` without DuckDB or ``--spark-master`` without Spark.
+    """
     from ddssp.data.counting import CsvOptions
     from ddssp.errors import DataError
 
@@ -229,6 +316,23 @@ def counting_options(args):
 
 
 def run(args) -> int:
+    """Run ``ddssp release``: read the table, plan its schema, run AIM on the budget and write the release file.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (failures raise).
+
+    Raises
+    ------
+    DDSSPError
+        For bad input or a failed step: the CLI prints it as one line and exits non-zero.
+    """
     import sys
     import time
     from pathlib import Path

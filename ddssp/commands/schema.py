@@ -29,6 +29,13 @@ EXAMPLES = """
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``ddssp schema`` to its parser, in the shared option groups.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     p.add_argument("data", metavar="DATA", help="table to draft the schema from (.csv or .parquet)")
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("-o", "--output", help="schema JSON to write, e.g. DATA.schema.json")
@@ -108,6 +115,26 @@ def _read(args):
 
 
 def run(args) -> int:
+    """Run ``ddssp schema``: check, discover or draft a schema.
+
+    ``--check`` checks a schema file, ``--eps`` discovers one under DP, otherwise one is drafted from
+    the data (NOT private).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (failures raise).
+
+    Raises
+    ------
+    DDSSPError
+        For bad input or a failed step: the CLI prints it as one line and exits non-zero.
+    """
     if args.check:
         return _check(args)
     if args.eps is not None:

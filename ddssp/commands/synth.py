@@ -9,6 +9,13 @@ EXAMPLES = """
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``ddssp synth`` to its parser, in the shared option groups.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
     output_group(p).add_argument("--rows", type=int, required=True, help="number of synthetic rows (>= 1)")
     output_group(p).add_argument("-o", "--output", required=True, help="CSV file to write")
@@ -23,6 +30,23 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    """Run ``ddssp synth``: write synthetic rows sampled from a release's model (post-processing).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (failures raise).
+
+    Raises
+    ------
+    DDSSPError
+        For bad input or a failed step: the CLI prints it as one line and exits non-zero.
+    """
     from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.errors import DDSSPError
     from ddssp.releasefile import Release

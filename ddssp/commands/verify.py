@@ -12,6 +12,13 @@ EXAMPLES = """
 
 
 def add_arguments(p) -> None:
+    """Add the options of ``ddssp verify`` to its parser, in the shared option groups.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The sub-command's parser.
+    """
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
     p.add_argument(
         "--public-key",
@@ -21,6 +28,25 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    """Run ``ddssp verify``: load a release (its self-check) and report its signature.
+
+    The signature is checked against a trusted key when one is given.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0 (failures raise).
+
+    Raises
+    ------
+    ReleaseFileError
+        For a release that fails its checks or (with a key) its signature.
+    """
     from ddssp.commands import warn_stamp
     from ddssp.releasefile import Release
 

@@ -13,6 +13,10 @@ A column has ``size`` levels with codes ``0..size-1``:
   1970-01-01; ``"time"``: minutes since midnight (:mod:`ddssp.data.dates`). Raw values are ISO dates
   / timestamps / clock times, parsed on encoding and written back as text on decoding; bins and
   levels are labelled the same way.
+* ``within`` (optional, binned numeric columns): how values spread inside each bin, as a few
+  sub-cells with weights (:class:`Within`; discovery derives it from the noisy fine-grid counts it
+  already paid for). Synthetic rows draw a value inside the bin by it; fits and every other decode
+  keep the representative value. Without it a bin always decodes to its representative value.
 * ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
   and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
   is the last code and its representative value is NaN.
@@ -38,6 +42,8 @@ from ddssp.types import Domain
 KINDS = ("categorical", "numeric")
 #: no column may have more levels than this (a typo in a domain file should not exhaust memory)
 MAX_LEVELS = 1_000_000
+#: most sub-cells per bin a ``within`` entry may have when read from a file
+MAX_WITHIN_CELLS = 256
 #: default label of the missing level :func:`ddssp.data.draft.draft_schema` adds when a column has empty cells
 INFER_MISSING_LABEL = "<missing>"
 
@@ -79,9 +85,23 @@ def _numeric_label(label: str) -> str | None:
 
 
 def nearest_level(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Index of the level nearest to each ``x`` (``levels`` sorted, finite; ties go to the lower
-    level). A clipped explicit-level column codes a value between two levels (a 2.5 in a column of
-    whole numbers) this way, so that no single value can stop an encoding."""
+    """Index of the level nearest to each value (ties go to the lower level).
+
+    A clipped explicit-level column codes a value between two levels (a 2.5 in a column of whole
+    numbers) this way, so that no single value can stop an encoding.
+
+    Parameters
+    ----------
+    levels : numpy.ndarray
+        The levels, sorted and finite.
+    x : numpy.ndarray
+        The values to code.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer indices into ``levels``, one per value of ``x``.
+    """
     levels = np.asarray(levels, dtype=float)
     x = np.asarray(x, dtype=float)
     hi = np.clip(np.searchsorted(levels, x, side="left"), 0, len(levels) - 1)
@@ -96,10 +116,197 @@ def _few(values: Iterable[Any], k: int = 5) -> str:
     return shown + more
 
 
+@dataclass(frozen=True)
+class Within:
+    """How values spread inside each bin of a binned numeric column.
+
+    One entry per bin (the missing level has none): ``None`` (the bin decodes to its representative
+    value, e.g. a point mass such as exact zero), or ``(cuts, weights)``: the bin ``[e_i, e_i+1)``
+    split at the strictly increasing ``cuts`` (strictly inside the bin) into ``len(cuts) + 1``
+    sub-cells with non-negative ``weights`` (not all zero). A value drawn for the bin falls in a
+    sub-cell with probability proportional to its weight, uniformly inside it; with ``whole`` it is
+    a whole number ``v`` with ``lo <= v < hi`` of the sub-cell (every weighted sub-cell holds one).
+    Public: discovery builds it from noisy counts (post-processing), a user may declare it.
+
+    Attributes
+    ----------
+    bins : tuple
+        One entry per bin: None or ``(cuts, weights)``.
+    whole : bool
+        Draw whole numbers.
+    """
+
+    bins: tuple[tuple[tuple[float, ...], tuple[float, ...]] | None, ...]
+    whole: bool = False
+
+    def sub_edges(self, i: int, lo: float, hi: float) -> np.ndarray | None:
+        """Edges of bin ``i``'s sub-cells.
+
+        Parameters
+        ----------
+        i : int
+            The bin.
+        lo, hi : float
+            The bin's edges.
+
+        Returns
+        -------
+        numpy.ndarray or None
+            ``[lo, cuts..., hi]``, or None for a representative-value bin.
+        """
+        b = self.bins[i]
+        return None if b is None else np.array([lo, *b[0], hi], dtype=float)
+
+    def to_dict(self) -> dict:
+        """The schema-file form ``{"bins": [...], "whole": true}`` (``whole`` only when set).
+
+        Returns
+        -------
+        dict
+        """
+        bins = [
+            None
+            if b is None
+            else {"cuts": _int_if_whole([float(x) for x in b[0]]), "weights": [float(w) for w in b[1]]}
+            for b in self.bins
+        ]
+        d: dict[str, Any] = {"bins": bins}
+        if self.whole:
+            d["whole"] = True
+        return d
+
+    @classmethod
+    def from_dict(cls, name: str, d: Any) -> Within:
+        """Parse the schema-file form (not yet checked against the bins: :meth:`Column.validate` does that).
+
+        Parameters
+        ----------
+        name : str
+            The column, for messages.
+        d : object
+            The parsed JSON value.
+
+        Returns
+        -------
+        Within
+
+        Raises
+        ------
+        SchemaError
+            For a malformed value.
+        """
+        where = f'column {name!r}: "within"'
+        if not isinstance(d, dict) or set(d) - {"bins", "whole"} or not isinstance(d.get("bins"), list):
+            raise SchemaError(f'{where} must be an object {{"bins": [...], "whole": true|false}}')
+        whole = d.get("whole", False)
+        if not isinstance(whole, bool):
+            raise SchemaError(f'{where}: "whole" must be true or false')
+        out = []
+        for i, b in enumerate(d["bins"]):
+            if b is None:
+                out.append(None)
+                continue
+            if not isinstance(b, dict) or set(b) != {"cuts", "weights"}:
+                raise SchemaError(f'{where}: bin {i} must be null or an object with "cuts" and "weights"')
+            cuts, weights = b["cuts"], b["weights"]
+            if not isinstance(cuts, list) or not isinstance(weights, list):
+                raise SchemaError(f'{where}: bin {i}: "cuts" and "weights" must be lists of numbers')
+            if len(weights) > MAX_WITHIN_CELLS:
+                raise SchemaError(f"{where}: bin {i} has {len(weights)} sub-cells, more than {MAX_WITHIN_CELLS}")
+            nums = cuts + weights
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in nums):
+                raise SchemaError(f'{where}: bin {i}: "cuts" and "weights" must be lists of numbers')
+            out.append((tuple(float(x) for x in cuts), tuple(float(x) for x in weights)))
+        return cls(tuple(out), whole)
+
+    def check(self, name: str, edges: list[float]) -> None:
+        """Check every entry against its bin (see the class docstring).
+
+        Parameters
+        ----------
+        name : str
+            The column, for messages.
+        edges : list of float
+            The column's bin edges.
+
+        Raises
+        ------
+        SchemaError
+            Unless every entry fits its bin.
+        """
+        where = f'column {name!r}: "within"'
+        m = len(edges) - 1
+        if len(self.bins) != m:
+            raise SchemaError(f"{where} has {len(self.bins)} entries for {m} bins")
+        if self.whole and not max(abs(edges[0]), abs(edges[-1])) < 2**53:
+            raise SchemaError(f'{where}: "whole": true needs bin edges within +-2**53 (whole numbers as floats)')
+        for i, b in enumerate(self.bins):  # plain Python: bins hold a few numbers each, and many bins are cheap
+            if b is None:
+                continue
+            cuts, weights = b
+            lo, hi = edges[i], edges[i + 1]
+            span = f"[{_fmt(lo)}, {_fmt(hi)})"
+            if len(weights) != len(cuts) + 1:
+                raise SchemaError(f"{where}: bin {i} {span} has {len(cuts)} cuts, so needs {len(cuts) + 1} weights")
+            if len(weights) > MAX_WITHIN_CELLS:
+                raise SchemaError(f"{where}: bin {i} has {len(weights)} sub-cells, more than {MAX_WITHIN_CELLS}")
+            if not all(math.isfinite(x) for x in (*cuts, *weights)):
+                raise SchemaError(f"{where}: bin {i} {span}: cuts and weights must be finite numbers")
+            sub = (lo, *cuts, hi)
+            if any(v <= u for u, v in zip(sub, sub[1:])):
+                raise SchemaError(f"{where}: bin {i}: cuts must increase strictly inside the bin {span}")
+            total = sum(weights)
+            if any(w < 0 for w in weights) or not 0 < total < math.inf:
+                raise SchemaError(f"{where}: bin {i} {span}: weights must be >= 0, not all zero, with a finite sum")
+            if self.whole:
+                for j, w in enumerate(weights):
+                    if w > 0 and math.ceil(sub[j]) >= sub[j + 1]:
+                        raise SchemaError(
+                            f"{where}: bin {i}: sub-cell [{_fmt(sub[j])}, {_fmt(sub[j + 1])}) holds no whole "
+                            'number but has weight (the column has "whole": true)'
+                        )
+
+
 @dataclass(eq=False)
 class Column:
-    """One column of a schema. Build through the helpers (:meth:`categorical`, :meth:`binned`,
-    :meth:`levels`, :meth:`ordinal`) or ``Schema.from_dict``; they validate."""
+    """One column of a schema: its kind, levels and (numeric) bins, bounds and missing level.
+
+    Build through the helpers (:meth:`categorical`, :meth:`binned`, :meth:`levels`, :meth:`ordinal`,
+    :meth:`coded`) or ``Schema.from_dict``; they validate.
+
+    Attributes
+    ----------
+    name : str
+        The column name.
+    kind : str
+        ``"categorical"`` or ``"numeric"``.
+    labels : list of str
+        One label per level, in code order.
+    values : numpy.ndarray or None
+        Numeric only: the representative value of each level (NaN for a missing level).
+    edges : list of float or None
+        Binned numeric only: the bin edges ``e_0 < ... < e_m``.
+    bounds : tuple of float or None
+        Numeric only: the range values are clipped to.
+    missing : str or None
+        The label of a declared missing/"other" level: empty cells, unknown labels and (numeric)
+        non-numeric values map to it instead of raising.
+    clip : bool
+        Numeric only: clip values outside ``bounds`` (True) or treat them as an error (False;
+        domain-file / ordinal-code columns).
+    custom_labels : bool
+        Labels were given explicitly for a numeric column (kept in the schema file).
+    na : str or None
+        The label of the level that empty cells (and, numeric, non-numeric cells) are coded to, when
+        that is not the ``missing`` level (discovered schemas: a released missing level, the
+        ``<other>`` level, or the bin of the noisy median).
+    unit : str or None
+        Numeric only: a time axis, ``"date"`` / ``"timestamp"`` (days since 1970-01-01) or ``"time"``
+        (minutes since midnight); raw values are ISO text, read and written by :mod:`ddssp.data.dates`.
+    within : Within or None
+        Binned numeric columns: how values spread inside each bin, for synthetic rows (None: every
+        bin decodes to its representative value).
+    """
 
     name: str
     kind: str
@@ -119,13 +326,17 @@ class Column:
     na: str | None = None
     #: numeric only: "date" / "timestamp" when the numbers are days since 1970-01-01 (a time axis)
     unit: str | None = None
+    #: binned numeric only, optional: how values spread inside each bin (synthetic rows)
+    within: Within | None = None
 
     @property
     def size(self) -> int:
+        """The number of levels (codes are ``0..size-1``)."""
         return len(self.labels)
 
     @property
     def missing_code(self) -> int | None:
+        """The code of the ``missing`` level, or None when the column has none."""
         return None if self.missing is None else self.labels.index(self.missing)
 
     @property
@@ -134,8 +345,41 @@ class Column:
         return self.labels.index(self.na) if self.na is not None else self.missing_code
 
     def with_na(self, label: str | None) -> Column:
-        """This column with empty cells coded to the level ``label`` (validated)."""
+        """This column with empty cells coded to the level ``label`` (validated; changes the column in place).
+
+        Parameters
+        ----------
+        label : str or None
+            A level label, or None to code empty cells by the default rules.
+
+        Returns
+        -------
+        Column
+            This column.
+
+        Raises
+        ------
+        SchemaError
+            When ``label`` is not one of the column's levels.
+        """
         self.na = None if label is None else str(label)
+        self.validate()
+        return self
+
+    def with_within(self, within: Within | None) -> Column:
+        """Attach a within-bin distribution (validated against the bins).
+
+        Parameters
+        ----------
+        within : Within or None
+            The distribution, or None to drop it.
+
+        Returns
+        -------
+        Column
+            This column.
+        """
+        self.within = within
         self.validate()
         return self
 
@@ -164,6 +408,7 @@ class Column:
 
     @property
     def is_binned(self) -> bool:
+        """True for a numeric column with bin edges (not explicit levels)."""
         return self.kind == "numeric" and self.edges is not None
 
     def __eq__(self, other: object) -> bool:
@@ -174,6 +419,26 @@ class Column:
     # ----------------------------------------------------------------- constructors
     @classmethod
     def categorical(cls, name: str, levels: Iterable[Any], missing: Any = None) -> Column:
+        """A categorical column with the given levels (compared as strings).
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        levels : iterable
+            The level labels, in code order (converted to strings).
+        missing : optional
+            The label of a missing/"other" level; appended to the levels when not among them.
+
+        Returns
+        -------
+        Column
+
+        Raises
+        ------
+        SchemaError
+            For an empty name, no levels, or duplicate labels.
+        """
         labels = [_as_label(v) for v in levels]
         if missing is not None:
             missing = _as_label(missing)
@@ -193,9 +458,35 @@ class Column:
         labels: Iterable[str] | None = None,
         unit: str | None = None,
     ) -> Column:
-        """Numeric column with bins ``[e_i, e_{i+1})`` (last closed); bounds are the outer edges.
-        With a ``unit`` ("date" / "timestamp") the numbers are days since 1970-01-01 and the bins
-        are labelled with ISO dates."""
+        """A numeric column with bins ``[e_i, e_{i+1})`` (the last closed); bounds are the outer edges.
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        edges : iterable of float
+            At least two finite, strictly increasing bin edges.
+        values : iterable of float, optional
+            The representative value of each bin, inside it; the bin midpoints by default.
+        missing : optional
+            The label of a missing level (the last code; its value is NaN).
+        labels : iterable of str, optional
+            Labels of the bins; ``"[a, b)"`` by default.
+        unit : str, optional
+            A time axis (:mod:`ddssp.data.dates`): ``"date"`` / ``"timestamp"`` (the numbers are days
+            since 1970-01-01) or ``"time"`` (minutes since midnight); default labels are then ISO
+            dates / timestamps / clock times.
+
+        Returns
+        -------
+        Column
+
+        Raises
+        ------
+        SchemaError
+            For edges that are not finite and strictly increasing, or representative values outside
+            their bins.
+        """
         try:
             e = [float(x) for x in edges]
         except (TypeError, ValueError):
@@ -251,9 +542,32 @@ class Column:
         clip: bool = True,
         unit: str | None = None,
     ) -> Column:
-        """Numeric column with explicit levels (sorted); a data value must equal one of them
-        after clipping to ``[min, max]`` of the levels. With a ``unit`` ("date" / "timestamp") the
-        levels are days since 1970-01-01, labelled as ISO dates."""
+        """A numeric column with explicit levels; a value is coded to the nearest level after clipping.
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        values : iterable of float
+            The levels, finite and strictly increasing.
+        missing : optional
+            The label of a missing level (the last code; its value is NaN).
+        labels : iterable of str, optional
+            Labels of the levels; the formatted values by default.
+        clip : bool
+            Clip values to ``[min, max]`` of the levels (True), or treat values outside as an error.
+        unit : str, optional
+            A time axis, as in :meth:`binned`; default labels are then ISO text.
+
+        Returns
+        -------
+        Column
+
+        Raises
+        ------
+        SchemaError
+            For no values, or values that are not finite and strictly increasing.
+        """
         try:
             v = [float(x) for x in values]
         except (TypeError, ValueError):
@@ -276,13 +590,38 @@ class Column:
 
     @classmethod
     def ordinal(cls, name: str, size: int) -> Column:
-        """Integer codes 0..size-1 already in the data, used as numbers (domain files)."""
+        """A numeric column of integer codes 0..size-1 already in the data, used as numbers (domain files).
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        size : int
+            The number of codes.
+
+        Returns
+        -------
+        Column
+            Explicit levels ``0..size-1``, never clipped.
+        """
         size = _check_size(name, size)
         return cls.levels(name, range(size), clip=False)
 
     @classmethod
     def coded(cls, name: str, size: int) -> Column:
-        """Integer codes 0..size-1 already in the data, as categories labelled '0'..'size-1'."""
+        """A categorical column of integer codes 0..size-1 already in the data, labelled '0'..'size-1'.
+
+        Parameters
+        ----------
+        name : str
+            The column name.
+        size : int
+            The number of codes.
+
+        Returns
+        -------
+        Column
+        """
         size = _check_size(name, size)
         return cls.categorical(name, [str(i) for i in range(size)])
 
@@ -313,6 +652,14 @@ class Column:
         return col
 
     def validate(self) -> None:
+        """Check the column's fields are consistent.
+
+        Raises
+        ------
+        SchemaError
+            For an empty name, an unknown kind, no levels, duplicate labels, a ``missing`` or ``na``
+            label that is not a level, or a numeric column without one value per level.
+        """
         if not isinstance(self.name, str) or not self.name:
             raise SchemaError(f"column names must be non-empty strings, got {self.name!r}")
         if self.kind not in KINDS:
@@ -341,9 +688,20 @@ class Column:
                     else "0001-01-01..9999-12-31 (days since 1970-01-01)"
                 )
                 raise SchemaError(f"column {self.name!r}: a {self.unit} column's range must lie within {axis}")
+        if self.within is not None:
+            if not self.is_binned:
+                raise SchemaError(f'column {self.name!r}: "within" applies to binned numeric columns only')
+            self.within.check(self.name, list(self.edges))
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
+        """The column as a schema-file entry (the inverse of :meth:`from_dict`).
+
+        Returns
+        -------
+        dict
+            JSON-ready; numeric values that are whole numbers are written as integers.
+        """
         d: dict[str, Any] = {"name": self.name, "kind": self.kind}
         if self.is_codes:
             d["size"] = self.size
@@ -367,6 +725,8 @@ class Column:
                 d["labels"] = list(self.labels[:n])
             if self.unit is not None:
                 d["unit"] = self.unit
+            if self.within is not None:
+                d["within"] = self.within.to_dict()
             d = {k: (_int_if_whole(v) if k in ("edges", "values", "bounds") else v) for k, v in d.items()}
         if self.missing is not None:
             d["missing"] = self.missing
@@ -376,7 +736,25 @@ class Column:
 
     @classmethod
     def from_dict(cls, d: Any) -> Column:
+        """A column from a schema-file entry (validated).
+
+        Parameters
+        ----------
+        d : dict
+            One entry of a schema file's ``"columns"`` list.
+
+        Returns
+        -------
+        Column
+
+        Raises
+        ------
+        SchemaError
+            For an invalid entry.
+        """
         col = cls._from_dict(d)
+        if d.get("within") is not None:
+            col.with_within(Within.from_dict(col.name, d["within"]))
         na = d.get("na")
         if na is not None:
             if not isinstance(na, str):
@@ -409,6 +787,7 @@ class Column:
                 "missing",
                 "na",
                 "unit",
+                "within",
                 "description",
             },
         }[kind]
@@ -547,13 +926,30 @@ class DomainKindsWarning(UserWarning):
 
 
 def domain_columns(domain: Domain, categorical: list[str] | None = None, stacklevel: int = 2) -> list[Column]:
-    """The columns for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
-    already in the data.
+    """The columns for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are already in the data.
 
     Columns listed in ``categorical`` get labels ``"0".."m-1"``; the others are numeric with
     value = code (ordinal) and bounds ``(0, m-1)``, never clipped (a code ``>= m`` is an error).
-    With ``categorical=None`` every column is categorical (the conservative one-hot default:
-    nothing is assumed about the order of codes) and a :class:`DomainKindsWarning` says so.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    categorical : list of str, optional
+        The categorical columns. With None every column is categorical (the conservative one-hot
+        default: nothing is assumed about the order of codes) and a :class:`DomainKindsWarning`
+        says so.
+    stacklevel : int
+        The stack level of that warning.
+
+    Returns
+    -------
+    list of Column
+
+    Raises
+    ------
+    SchemaError
+        For an empty domain, or categorical columns not in it.
     """
     if not isinstance(domain, dict) or not domain:
         raise SchemaError("a domain must be a non-empty mapping {column: size}")

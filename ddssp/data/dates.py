@@ -41,7 +41,18 @@ _ISO = re.compile(
 
 
 def days_from_civil(y, m, d) -> np.ndarray:
-    """Days since 1970-01-01 of proleptic Gregorian dates (vectorised integer arithmetic)."""
+    """Days since 1970-01-01 of proleptic Gregorian dates (vectorised integer arithmetic).
+
+    Parameters
+    ----------
+    y, m, d : array_like of int
+        Year, month (1-12) and day of the month; valid dates (not checked here).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 days since 1970-01-01 (negative before it).
+    """
     y = np.asarray(y, dtype=np.int64) - (np.asarray(m) <= 2)
     m = np.asarray(m, dtype=np.int64)
     d = np.asarray(d, dtype=np.int64)
@@ -53,7 +64,18 @@ def days_from_civil(y, m, d) -> np.ndarray:
 
 
 def civil_from_days(z) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(year, month, day) of whole days since 1970-01-01 (the inverse of :func:`days_from_civil`)."""
+    """The calendar dates of whole days since 1970-01-01 (the inverse of :func:`days_from_civil`).
+
+    Parameters
+    ----------
+    z : array_like of int
+        Days since 1970-01-01.
+
+    Returns
+    -------
+    year, month, day : numpy.ndarray
+        int64 arrays.
+    """
     z = np.asarray(z, dtype=np.int64) + 719468
     era = np.floor_divide(z, 146097)
     doe = z - era * 146097
@@ -78,8 +100,21 @@ def _days_in_month(y: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def parse_text(values: list) -> tuple[np.ndarray, np.ndarray]:
-    """(days, has_time) of a list of strings: days since 1970-01-01 (NaN where the text is not an
-    ISO date or timestamp) and whether the text carried a time of day."""
+    """ISO dates and timestamps of a list of strings as days since 1970-01-01.
+
+    Parameters
+    ----------
+    values : list
+        Strings (anything else does not parse).
+
+    Returns
+    -------
+    days : numpy.ndarray
+        Days since 1970-01-01 as float (a timestamp adds the fraction of its day); NaN where the
+        text is not an ISO date or timestamp.
+    has_time : numpy.ndarray
+        Whether the text carried a time of day.
+    """
     n = len(values)
     days = np.full(n, np.nan)
     has_time = np.zeros(n, dtype=bool)
@@ -110,8 +145,20 @@ def parse_text(values: list) -> tuple[np.ndarray, np.ndarray]:
 
 
 def parse_clock_text(values: list) -> tuple[np.ndarray, np.ndarray]:
-    """(minutes, has_seconds) of a list of strings: minutes since midnight of ``HH:MM[:SS]`` (NaN
-    where the text is not a clock time) and whether the text carried seconds."""
+    """Clock times ``HH:MM[:SS]`` of a list of strings as minutes since midnight.
+
+    Parameters
+    ----------
+    values : list
+        Strings (anything else does not parse).
+
+    Returns
+    -------
+    minutes : numpy.ndarray
+        Minutes since midnight as float; NaN where the text is not a clock time.
+    has_seconds : numpy.ndarray
+        Whether the text carried seconds.
+    """
     n = len(values)
     mins = np.full(n, np.nan)
     secs = np.zeros(n, dtype=bool)
@@ -139,26 +186,76 @@ def _by_distinct(s: pd.Series, parse) -> tuple[np.ndarray, np.ndarray]:
 
 
 def parse_clock(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(minutes, has_seconds) of a column: minutes since midnight of its ``HH:MM[:SS]`` values (NaN
-    for missing cells and values that are not clock times; ``datetime.time`` objects are read)."""
+    """A column's clock times ``HH:MM[:SS]`` as minutes since midnight (``datetime.time`` objects are
+    read too); each distinct value is parsed once.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column (only text and object columns can hold clock times).
+
+    Returns
+    -------
+    minutes : numpy.ndarray
+        Minutes since midnight as float; NaN for missing cells and values that are not clock times.
+    has_seconds : numpy.ndarray
+        Whether each value carried seconds.
+    """
     if not (s.dtype == object or pd.api.types.is_string_dtype(s.dtype)):
         return np.full(len(s), np.nan), np.zeros(len(s), dtype=bool)
     return _by_distinct(s, parse_clock_text)
 
 
 def parse_axis(s: pd.Series, unit: str) -> np.ndarray:
-    """A column's values on the axis of ``unit``: days since 1970-01-01 ("date", "timestamp") or
-    minutes since midnight ("time"); NaN where a value does not parse."""
+    """A column's values on the axis of a time unit.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+    unit : str
+        ``"date"`` / ``"timestamp"`` (days since 1970-01-01) or ``"time"`` (minutes since midnight).
+
+    Returns
+    -------
+    numpy.ndarray
+        Float values on that axis; NaN where a value is missing or does not parse.
+    """
     return parse_clock(s)[0] if unit == "time" else parse_days(s)[0]
 
 
 def axis_range(unit: str) -> tuple[float, float]:
-    """(low, high) of the axis of ``unit``: bounds and edges of such a column lie inside."""
+    """The ends of the axis of a time unit: bounds and edges of such a column lie inside.
+
+    Parameters
+    ----------
+    unit : str
+        ``"date"``, ``"timestamp"`` or ``"time"``.
+
+    Returns
+    -------
+    tuple of float
+        (low, high): 0001-01-01 .. the day after 9999-12-31 in days since 1970-01-01, or 0 .. 1440
+        minutes.
+    """
     return (0.0, MINUTES) if unit == "time" else (DAY_MIN, DAY_MAX + 1.0)
 
 
 def on_axis(xs, unit: str) -> bool:
-    """All values are finite and inside :func:`axis_range` (the high end excluded for dates)."""
+    """Whether values lie on the axis of a time unit.
+
+    Parameters
+    ----------
+    xs : iterable of float
+        The values.
+    unit : str
+        ``"date"``, ``"timestamp"`` or ``"time"``.
+
+    Returns
+    -------
+    bool
+        All values are finite and inside :func:`axis_range` (its high end excluded for dates).
+    """
     lo, hi = axis_range(unit)
     vals = [float(x) for x in xs]
     if unit == "time":
@@ -167,9 +264,22 @@ def on_axis(xs, unit: str) -> bool:
 
 
 def parse_days(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(days, has_time) of a column: days since 1970-01-01 as float (NaN for missing cells and for
-    values that are not ISO dates or timestamps) and whether each value carried a time of day.
-    Each distinct value is parsed once."""
+    """A column's ISO dates and timestamps as days since 1970-01-01; each distinct value is parsed
+    once, and pandas datetime columns are read directly (time zone aware ones in UTC).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column (numbers and booleans are not dates).
+
+    Returns
+    -------
+    days : numpy.ndarray
+        Days since 1970-01-01 as float; NaN for missing cells and for values that are not ISO dates
+        or timestamps.
+    has_time : numpy.ndarray
+        Whether each value carried a time of day.
+    """
     n = len(s)
     if pd.api.types.is_datetime64_any_dtype(s.dtype):
         t = s
@@ -204,9 +314,21 @@ def _as_text(v) -> str:
 
 
 def parse_value(v, unit: str = "date") -> float | None:
-    """One ISO date / timestamp string (days since 1970-01-01), or for the "time" unit one clock
-    time (minutes since midnight; "24:00" is the end of the day): a schema file's bound or edge.
-    None when it does not parse."""
+    """One value of a schema file's bounds, edges or values, written as text, on the axis of a unit.
+
+    Parameters
+    ----------
+    v : object
+        An ISO date / timestamp string, or for the "time" unit a clock time ("24:00" is the end of
+        the day); anything else does not parse.
+    unit : str
+        ``"date"``, ``"timestamp"`` or ``"time"``.
+
+    Returns
+    -------
+    float or None
+        Days since 1970-01-01 (minutes since midnight); None when it does not parse.
+    """
     if not isinstance(v, str):
         return None
     if unit == "time":
@@ -219,10 +341,22 @@ def parse_value(v, unit: str = "date") -> float | None:
 
 
 def format_days(days, unit: str) -> np.ndarray:
-    """ISO text of days since 1970-01-01 (object array; None for NaN): ``YYYY-MM-DD`` for the
-    "date" unit (the day the value falls in), ``YYYY-MM-DDTHH:MM:SS`` for "timestamp" (rounded
-    to the second); for "time", ``HH:MM`` of minutes since midnight (the minute the value falls in;
-    24:00 for the end of the day). Values outside the axis are clipped to it."""
+    """Values of a time axis as ISO text; values outside the axis are clipped to it.
+
+    Parameters
+    ----------
+    days : array_like of float
+        Days since 1970-01-01 ("date", "timestamp") or minutes since midnight ("time").
+    unit : str
+        ``"date"``: ``YYYY-MM-DD`` (the day the value falls in); ``"timestamp"``:
+        ``YYYY-MM-DDTHH:MM:SS`` (rounded to the second); ``"time"``: ``HH:MM`` (the minute the value
+        falls in; 24:00 for the end of the day).
+
+    Returns
+    -------
+    numpy.ndarray
+        Object array of strings; None for NaN.
+    """
     x = np.asarray(days, dtype=float).reshape(-1)
     out = np.full(x.shape, None, dtype=object)
     ok = np.isfinite(x)
@@ -254,5 +388,17 @@ def format_days(days, unit: str) -> np.ndarray:
 
 
 def format_day(x: float, unit: str) -> str:
-    """One value of the axis as ISO text (see :func:`format_days`)."""
+    """One value of a time axis as ISO text.
+
+    Parameters
+    ----------
+    x : float
+        The value.
+    unit : str
+        ``"date"``, ``"timestamp"`` or ``"time"`` (see :func:`format_days`).
+
+    Returns
+    -------
+    str
+    """
     return str(format_days([x], unit)[0])

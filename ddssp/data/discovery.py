@@ -13,26 +13,32 @@ shrink with the table. Then, per discovered column (names are public; nothing el
    HH:MM:SS. From the noisy cells (only cells clearly above the noise count) come the kind
    (numeric, categorical, or a date / clock-time column when those values hold at least 80% of
    the present values; a mix of numbers and text is refused), the range (outer edges of the
-   populated bands), whether the numbers are whole, and the mass at exactly zero.
+   populated bands, grown by neighbouring bands that show, alone or a few together), whether the
+   numbers are whole, and the mass at exactly zero.
    **Date columns** then spend another scan's share on the range of their values as days since
-   1970-01-01 (the same log-band slots, on that axis), and go on as numeric columns on that axis
-   with linear grids (step 3); values that are not dates are missing values of the column. They
-   decode to ISO dates (or timestamps, when at least 20% of the dates carry a time of day).
-   **Clock-time columns** live on minutes since midnight, a public axis [0, 1440]: no range pass;
-   they go straight to step 3 and decode to HH:MM.
+   1970-01-01 (the same log-band slots, on that axis, grown the same way), and go on as numeric
+   columns on that axis with linear grids (step 3); values that are not dates are missing values
+   of the column. They decode to ISO dates (or timestamps, when at least 20% of the dates carry a
+   time of day). **Clock-time columns** live on minutes since midnight, a public axis [0, 1440]:
+   no range pass; they go straight to step 3 and decode to HH:MM.
 2. **Categorical**: stable key release (:func:`ddssp.dp.discovery.threshold_counts`): noisy counts
    of the observed labels, kept when they reach a threshold chosen so that a label held by one row
    is released with probability at most the column's delta share. Missing cells are a label like any
    other. Labels not released (and labels never seen) map to the ``<other>`` level.
 3. **Numeric**: noisy counts on a public grid inside the range found in step 1: one cell per whole
    number when the numbers are whole and few; else coarse to fine, half the budget each: a 16-cell
-   grid (log-spaced when the range spans decades) cut to its populated span, then a finer grid (or
-   one cell per whole number) inside that span, cut to its outermost populated cells. Cells are
-   windows of adjacent cells when single cells are lost in the noise (small tables). Each bin
-   decodes to the median of the noisy fine counts inside it. Whole numbers over a short range (at most ``max_levels``) become ordered
-   levels; otherwise equal-frequency bin edges are read from the cumulative noisy counts, and a
-   heavy point mass (a whole number, or zero, holding at least 1/bins of the rows) gets its own bin
-   that decodes to exactly that value. Values outside the range are clipped into the end bins.
+   grid (log-spaced when the range spans decades) cut to its populated span, grown by windows of
+   adjacent cells whose noisy sum shows (thin tails), then a finer grid (or one cell per whole
+   number) inside that span, trimmed only inside the outer coarse cells. Cells are windows of
+   adjacent cells when single cells are lost in the noise (small tables). A value found alone by
+   the scan gets its own bin, the other values are located by decade and binned. Whole numbers
+   over a short range (at most ``max_levels``) become ordered levels; otherwise equal-frequency bin
+   edges are read from the cumulative noisy counts, and a heavy point mass (a whole number, or
+   zero, holding at least 1/bins of the rows) gets its own bin that decodes to exactly that value.
+   Each other bin decodes to the median of the noisy fine counts inside it (fits, every decode),
+   and keeps how those counts spread inside it (at most ``WITHIN_CELLS`` weighted runs of cells),
+   from which synthetic rows draw values inside the bin. Values outside the range are clipped into
+   the end bins.
 
 Decisions use noisy outputs only (post-processing), so the column kind, the number of levels and
 even the refusals ("a single value", "an identifier", "all missing") are DP outputs.
@@ -48,54 +54,49 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _as_label
-from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, format_day, parse_clock, parse_days
+from ddssp.data.columns import Column, Within
+from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, format_day
+from ddssp.data.discovery_cells import (
+    DECADE_HI,
+    DECADE_LO,
+    MISSING_LABEL,
+    N_SLOTS,
+    N_TIME_CELLS,
+    SLOT_HI,
+    SLOT_LO,
+    ZERO_SLOT,
+    grid_counts,
+    label_counts,
+    parse_numbers,
+    parse_times_of_text,
+    rest_cells,
+    scan_cells,
+    slot_cells,
+)
+from ddssp.data.spans import outer_span, populated_windows, span_sds
 from ddssp.errors import SchemaError
 
 OTHER_LABEL = "<other>"
-MISSING_LABEL = "<missing>"
 
-# scan bands: 10**(BAND_LO + j / BAND_PER) for j = 0..N_BANDS
-BAND_LO, BAND_HI, BAND_PER = -6, 12, 4
-N_BANDS = (BAND_HI - BAND_LO) * BAND_PER
-_B = 10.0 ** (BAND_LO + np.arange(N_BANDS + 1) / BAND_PER)
-#: slots in value order: -huge, -bands (high to low), -tiny, zero, +tiny, +bands, +huge
-N_SLOTS = 2 * N_BANDS + 5
-ZERO_SLOT = N_BANDS + 2
 SCAN_FRACTION = 0.25  # of a column's rho, when the column needs a scan
-#: scan cells of time values: ISO dates, ISO timestamps, clock times HH:MM, HH:MM:SS
-N_TIME_CELLS = 4
 #: noisy count a scan cell must reach to count as populated (in noise sds; ~300 cells per column,
 #: so an empty cell passes with probability ~1e-3 per column)
 POP_SDS = 4.5
 #: a slot next to the populated range joins it when its noisy count reaches this many sds
 ADJACENT_SDS = 2.0
+#: a window of grid cells right next to a populated span joins it when its noisy sum reaches this
+#: many sds of that sum (a thin tail spread over cells each lost in the noise; a few windows per
+#: side are tested, so a hard end of the range is falsely extended in under 1% of the cuts)
+GROW_SDS = 3.0
 GRID_CELLS = 256
 #: cells of the coarse grid (the first of the two numeric passes)
 COARSE_CELLS = 16
 MAX_INT_CELLS = 4096
+#: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
+WITHIN_CELLS = 16
 DEFAULT_MAX_LEVELS = 32
 MAX_CATEGORICAL_LEVELS = 200
 
-
-def _slot_bounds() -> tuple[np.ndarray, np.ndarray]:
-    lo = np.empty(N_SLOTS)
-    hi = np.empty(N_SLOTS)
-    lo[0] = hi[0] = -_B[-1]
-    for j in range(N_BANDS):  # negative band j: x in (-B[j+1], -B[j]] -> slot N_BANDS - j
-        s = N_BANDS - j
-        lo[s], hi[s] = -_B[j + 1], -_B[j]
-    lo[N_BANDS + 1], hi[N_BANDS + 1] = -_B[0], 0.0
-    lo[ZERO_SLOT] = hi[ZERO_SLOT] = 0.0
-    lo[ZERO_SLOT + 1], hi[ZERO_SLOT + 1] = 0.0, _B[0]
-    for j in range(N_BANDS):
-        s = ZERO_SLOT + 2 + j
-        lo[s], hi[s] = _B[j], _B[j + 1]
-    lo[-1] = hi[-1] = _B[-1]
-    return lo, hi
-
-
-SLOT_LO, SLOT_HI = _slot_bounds()
 
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
 MAX_AUTO_SHARE = 0.5
@@ -105,175 +106,37 @@ TARGET_SD_SHARE = 1 / 150
 ROWS_FRACTION = 0.01
 
 
-def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
-    """Cells of ``y`` (noisy counts, noise sd ``sd`` per cell) that are populated: the cells whose
-    noisy count reaches ``sds`` sds; when none does (a small table, rows spread thinly), the windows
-    of 2, 4, 8, ... adjacent cells whose noisy sum reaches ``sds`` sds of that sum, at the finest
-    scale where any does (the rows are somewhere in those windows). Pure post-processing."""
-    y = np.asarray(y, dtype=float)
-    k = len(y)
-    out = np.zeros(k, dtype=bool)
-    cum = np.concatenate([[0.0], np.cumsum(y)])
-    w = 1
-    while w <= k:
-        sums = cum[w:] - cum[:-w]  # the window starting at i covers cells i..i+w-1
-        hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
-        if hit.size:
-            for i in hit:
-                out[i : i + w] = True
-            return out
-        w *= 2
-    return out
-
-
-def outer_span(y: np.ndarray, sd: float, sds: float) -> tuple[int, int] | None:
-    """(first, last) populated cell of a grid of noisy counts: the outermost cells of
-    :func:`populated_windows`, then extended outwards by any window of 1, 2, 4, ... cells beyond
-    the span whose noisy sum reaches ``sds`` sds (a thin tail shows at a coarser scale than the
-    bulk; the span then reaches that window's far end). None when nothing is populated."""
-    y = np.asarray(y, dtype=float)
-    k = len(y)
-    pop = populated_windows(y, sd, sds)
-    if not pop.any():
-        return None
-    a, b = int(np.flatnonzero(pop)[0]), int(np.flatnonzero(pop)[-1])
-    cum = np.concatenate([[0.0], np.cumsum(y)])
-    grown = True
-    while grown:
-        grown = False
-        w = 1
-        while w <= max(a, k - 1 - b):
-            if w <= a:  # windows [i, i + w) left of a
-                sums = cum[w : a + 1] - cum[: a + 1 - w]
-                hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
-                if hit.size:
-                    a, grown = int(hit[0]), True
-                    break
-            if w <= k - 1 - b:  # windows right of b
-                sums = cum[b + 1 + w :] - cum[b + 1 : k + 1 - w]
-                hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
-                if hit.size:
-                    b, grown = int(b + hit[-1] + w), True
-                    break
-            w *= 2
-    return a, b
-
-
-def populated_span(y: np.ndarray, sd: float, sds: float = 3.0) -> tuple[int, int]:
-    """(first, last) cell of the populated part of a grid of noisy counts: the first cell where the
-    noisy count of the cells up to it reaches ``sds`` sds of that sum, and the same from the right
-    end. A tail too thin to show above the noise is left out (its rows clip into the end bins).
-    The whole grid when no end shows. Pure post-processing."""
-    y = np.asarray(y, dtype=float)
-    k = len(y)
-    t = sds * sd * np.sqrt(np.arange(1, k + 1))
-    okl = np.flatnonzero(np.cumsum(y) >= t)
-    okr = np.flatnonzero(np.cumsum(y[::-1]) >= t)
-    if not okl.size or not okr.size:
-        return 0, k - 1
-    a, b = int(okl[0]), k - 1 - int(okr[0])
-    return (a, b) if a <= b else (0, k - 1)
-
-
-# ----------------------------------------------------------------------------- counting (exact)
-# The only functions here that read the data. Each row adds one to exactly one cell.
-def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """(x, isna): float values (NaN for missing or text) and the missing mask."""
-    isna = s.isna().to_numpy()
-    if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-        t = s.astype(object).where(~isna, None).map(lambda v: v.strip() if isinstance(v, str) else v)
-        x = pd.to_numeric(t, errors="coerce")
-    else:
-        x = pd.to_numeric(s, errors="coerce")
-    return np.asarray(x, dtype=float), isna
-
-
-def parse_times_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> dict[str, np.ndarray]:
-    """The time values among a column's text values (present, not numbers): ``days`` (days since
-    1970-01-01 of ISO dates / timestamps, :func:`ddssp.data.dates.parse_days`), ``has_time`` (a
-    timestamp), ``minutes`` (minutes since midnight of ``HH:MM[:SS]`` clock times) and
-    ``has_seconds``; NaN / False elsewhere."""
-    n = len(s)
-    out = {
-        "days": np.full(n, np.nan),
-        "has_time": np.zeros(n, dtype=bool),
-        "minutes": np.full(n, np.nan),
-        "has_seconds": np.zeros(n, dtype=bool),
-    }
-    text = np.isnan(x) & ~isna
-    if text.any():
-        out["days"][text], out["has_time"][text] = parse_days(s[text])
-        out["minutes"][text], out["has_seconds"][text] = parse_clock(s[text])
-    return out
-
-
-def slot_cells(v: np.ndarray) -> np.ndarray:
-    """Counts of the numbers ``v`` (NaN skipped) by scan slot: [whole numbers by slot, other
-    numbers by slot]."""
-    v = v[~np.isnan(v)]
-    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
-    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
-    a = np.abs(v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        j = np.floor((np.log10(a) - BAND_LO) * BAND_PER)
-    pos, neg = v > 0, v < 0
-    tiny, huge = a < _B[0], a >= _B[-1]
-    jj = np.clip(np.nan_to_num(j, nan=0, posinf=N_BANDS - 1, neginf=0), 0, N_BANDS - 1).astype(np.int64)
-    slot[pos] = ZERO_SLOT + 2 + jj[pos]
-    slot[neg] = N_BANDS - jj[neg]
-    slot[pos & tiny] = ZERO_SLOT + 1
-    slot[neg & tiny] = N_BANDS + 1
-    slot[pos & huge] = N_SLOTS - 1
-    slot[neg & huge] = 0
-    whole = np.isfinite(v) & (v == np.floor(v))
-    return np.concatenate(
-        [np.bincount(slot[whole], minlength=N_SLOTS), np.bincount(slot[~whole], minlength=N_SLOTS)]
-    ).astype(np.int64)
-
-
-def scan_cells(x: np.ndarray, isna: np.ndarray, times: dict[str, np.ndarray] | None = None) -> np.ndarray:
-    """Counts of the scan cells: [missing, text, whole numbers by slot, other numbers by slot, ISO
-    dates, ISO timestamps, clock times HH:MM, clock times HH:MM:SS]. A text value that parses as a
-    date or a clock time (``times``, from :func:`parse_times_of_text`) counts in one of the last
-    four cells instead of the text cell, so each row is still in exactly one cell."""
-    n = len(x)
-    text = np.isnan(x) & ~isna
-    none = np.zeros(n, dtype=bool)
-    t = times or {}
-    dated = text & ~np.isnan(t["days"]) if "days" in t else none
-    timed = dated & t.get("has_time", none)
-    clock = text & ~dated & ~np.isnan(t["minutes"]) if "minutes" in t else none
-    secs = clock & t.get("has_seconds", none)
-    cells = np.zeros(N_TIME_CELLS + 2 + 2 * N_SLOTS, dtype=np.int64)
-    cells[0] = int(isna.sum())
-    cells[1] = int((text & ~dated & ~clock).sum())
-    cells[2 : 2 + 2 * N_SLOTS] = slot_cells(x)
-    cells[-4:] = [int((dated & ~timed).sum()), int(timed.sum()), int((clock & ~secs).sum()), int(secs.sum())]
-    return cells
-
-
-def label_counts(s: pd.Series) -> dict[str, int]:
-    """{label: count} of a column's values as categorical labels; missing cells under one key."""
-    isna = s.isna()
-    vc = s[~isna].map(_as_label).value_counts(sort=False)
-    out = {str(k): int(v) for k, v in vc.items()}
-    if isna.any():  # a literal "<missing>" label joins the missing cells
-        out[MISSING_LABEL] = out.get(MISSING_LABEL, 0) + int(isna.sum())
-    return out
-
-
-def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Counts of the numbers in ``x`` (NaN skipped) in the grid cells, values clipped into the grid."""
-    v = x[~np.isnan(x)]
-    v = np.clip(v, edges[0], edges[-1])
-    k = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, len(edges) - 2)
-    return np.bincount(k, minlength=len(edges) - 1).astype(np.int64)
-
-
 # ----------------------------------------------------------------------------- the discovery
 @dataclass
 class ScanResult:
-    kind: str | None  # "numeric" / "categorical"
+    """What the scan of one column found (all from noisy counts).
+
+    Attributes
+    ----------
+    kind : str or None
+        ``"numeric"``, ``"categorical"`` or ``"date"`` (a time axis, see ``unit``).
+    n_present : float
+        Noisy count of present (non-missing) cells, populated cells only.
+    missing : float
+        Noisy missing + text count (numeric columns: cells that are not numbers).
+    lo, hi : float
+        The outer edges of the populated bands (numeric).
+    lo_pos : float or None
+        The lower edge of the lowest populated positive band.
+    whole : bool
+        The numbers are whole.
+    zero : float
+        Noisy count of exact zeros.
+    text : float
+        Noisy count of text cells, when above the noise.
+    sigma : float
+        The noise sd of one scan cell.
+    unit : str or None
+        The axis of a time-axis column: ``"date"`` or ``"timestamp"`` (days since 1970-01-01) or
+        ``"time"`` (minutes since midnight); it lives on and decodes from that axis.
+    """
+
+    kind: str | None  # "numeric" / "categorical" / "date"
     n_present: float  # noisy count of present (non-missing) cells, populated cells only
     missing: float  # noisy missing + text count (numeric columns: cells that are not numbers)
     lo: float = 0.0
@@ -283,14 +146,27 @@ class ScanResult:
     zero: float = 0.0  # noisy count of exact zeros
     text: float = 0.0
     sigma: float = 0.0
-    #: time-axis columns ("date" kind): "date" or "timestamp" (days since 1970-01-01) or "time"
-    #: (minutes since midnight), the axis the column lives on and decodes from
-    unit: str | None = None
+    unit: str | None = None  # time-axis columns: "date", "timestamp" or "time"
 
 
 @dataclass
 class DiscoveryReport:
-    """What discovery decided, per column (printed by the CLI; the values are DP outputs)."""
+    """What discovery decided, per column (printed by the CLI; the values are DP outputs).
+
+    Attributes
+    ----------
+    notes : dict
+        ``{column: what was found}``.
+    categorical : list of str
+        The columns discovered as categorical.
+    unresolved : dict
+        ``{column: why}`` for the columns discovery could not resolve (no values, no label released,
+        a single value, numbers mixed with text); post-processing of noisy counts, so public.
+    rows : float or None
+        The noisy row count, when one was drawn.
+    share : float or None
+        Discovery's share of the release's zCDP budget, when chosen from it.
+    """
 
     notes: dict[str, str] = field(default_factory=dict)
     categorical: list[str] = field(default_factory=list)
@@ -328,6 +204,7 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
         first -= 1
     if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
         last += 1
+    first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
     idx = np.array(sorted(set(idx.tolist()) | {first, last}))
     res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
     posidx = idx[idx > ZERO_SLOT]
@@ -347,11 +224,41 @@ def scan_column(
     declared_kind: str | None,
     times: dict[str, np.ndarray] | None = None,
 ) -> ScanResult:
-    """The first pass over a column: noisy counts of the parse outcomes (missing, text, numbers by
-    slot, ISO dates, ISO timestamps, clock times), and from them its kind ("numeric", "categorical"
-    or "date": a time axis, ``unit`` "date", "timestamp" or "time") and, for numbers, their range.
-    ``times``: the text values parsed as times (:func:`parse_times_of_text`; None: no value counts
-    as a date or a time). Declared kinds: "numeric", "categorical", "date" or "time"."""
+    """Scan one column: noisy counts of its parse outcomes, read into a kind and a range.
+
+    The cells are missing, text, numbers by log-band slot, ISO dates, ISO timestamps and clock times
+    (:func:`scan_cells`). A column is a time axis (kind ``"date"``, ``unit`` "date", "timestamp" or
+    "time") when its dates (clock times) hold at least 80% of the present values.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text (:func:`parse_numbers`).
+    isna : numpy.ndarray
+        The missing-cell mask.
+    name : str
+        The column name.
+    rho : float
+        The scan's zCDP budget.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    declared_kind : str or None
+        A kind the user declared ("numeric", "categorical", "date" or "time"); read from the counts
+        when None.
+    times : dict, optional
+        The text values parsed as times (:func:`parse_times_of_text`); None: no value counts as a
+        date or a time.
+
+    Returns
+    -------
+    ScanResult
+
+    Raises
+    ------
+    SchemaError
+        When no values show above the noise, numbers are mixed with text, or a column declared
+        numeric (date, clock time) holds (almost) no numbers (dates, clock times).
+    """
     sigma = _sigma(rho)
     y = mech.counts(
         scan_cells(x, isna, times), sigma, column=name, note="scan: missing / text / log-band / date / time counts"
@@ -445,9 +352,35 @@ def scan_column(
 
 
 def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) -> ScanResult:
-    """The range pass of a date column: noisy counts of its days since 1970-01-01 by scan slot
-    (whole days / days with a time of day), read as a numeric scan; into ``scan``, whose range is
-    then cut to the time axis. Rows that are not dates are in no cell."""
+    """The range pass of a date column: its days since 1970-01-01 counted by scan slot, noisily.
+
+    The counts (whole days / days with a time of day by slot) are read as a numeric scan's, range
+    grown the same way; the range is then cut to the time axis. Rows that are not dates are in no
+    cell.
+
+    Parameters
+    ----------
+    days : numpy.ndarray
+        Days since 1970-01-01, NaN for rows that are not dates.
+    name : str
+        The column name.
+    rho : float
+        The pass's zCDP budget.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    scan : ScanResult
+        The column's scan (kind "date"); updated in place.
+
+    Returns
+    -------
+    ScanResult
+        ``scan``, with its range, wholeness and count of dates.
+
+    Raises
+    ------
+    SchemaError
+        When no band shows above the noise.
+    """
     sigma = _sigma(rho)
     y = mech.counts(slot_cells(days), sigma, column=name, note="date range: log-band counts of days since 1970").astype(
         float
@@ -468,6 +401,26 @@ def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) 
     return scan
 
 
+def _grow_scan(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int, int]:
+    """The scan's range grown by the window of 1, 2 or 4 bands right next to it whose noisy sum
+    reaches ``GROW_SDS`` sds of that sum (a tail spread thinly over several bands), repeatedly; a
+    window never reaches or crosses the exact-zero slot (see the neighbouring-band rule)."""
+    grown = True
+    while grown:
+        grown = False
+        for w in (1, 2, 4):
+            # left: bands [first - w, first), all on first's side of zero
+            ok = first - w >= (ZERO_SLOT + 1 if first > ZERO_SLOT else 0) and first != ZERO_SLOT
+            if ok and slot[first - w : first].sum() >= GROW_SDS * sd * math.sqrt(w):
+                first, grown = first - w, True
+                break
+            ok = last + w <= (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1) and last != ZERO_SLOT
+            if ok and slot[last + 1 : last + 1 + w].sum() >= GROW_SDS * sd * math.sqrt(w):
+                last, grown = last + w, True
+                break
+    return first, last
+
+
 def _single(name: str) -> str:
     return f"column {name!r} holds a single value; drop it (it carries no information)"
 
@@ -486,6 +439,37 @@ def _unique_label(label: str, taken: set[str]) -> str:
 
 
 def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech, scan: ScanResult | None):
+    """Discover a categorical column's levels by stable key release.
+
+    Labels not released (and labels never seen) go to an ``<other>`` level of their own; missing
+    cells get their own level when released.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+    name : str
+        The column name.
+    rho : float
+        The column's zCDP budget.
+    delta : float
+        The column's delta share: a label held by one row is released with at most this probability.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    scan : ScanResult or None
+        The column's scan, if it had one (used to refuse a single-valued column).
+
+    Returns
+    -------
+    col : Column
+    note : str
+        What was found, for the report.
+
+    Raises
+    ------
+    SchemaError
+        When no label is released, or the column holds a single value.
+    """
     sigma = _sigma(rho)
     released, threshold = mech.keys(label_counts(s), sigma, delta, column=name)
     has_missing = MISSING_LABEL in released
@@ -578,9 +562,39 @@ def _make_grid(
 def discover_numeric(
     x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int
 ) -> tuple[Column, str]:
-    """A numeric column (or a date column, on its axis of days since 1970-01-01: ``scan.unit``)
-    from noisy counts on grids inside the scan's range (see the module docstring). Returns
-    (column, note)."""
+    """Discover a numeric column's levels or bins from noisy counts on public grids.
+
+    A time-axis column (``scan.unit``) is discovered the same way on its axis (days since 1970-01-01,
+    or minutes since midnight), with linear grids, and labelled with ISO text.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values (a time-axis column: values on its axis), NaN for missing or text.
+    name : str
+        The column name.
+    rho : float
+        The zCDP budget left for the column after its scan (and range pass).
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    scan : ScanResult
+        The column's scan (kind, range, whole numbers, zeros).
+    bins : int or None
+        The number of bins; chosen from the noisy count of values when None.
+    max_levels : int
+        Whole numbers over at most this many values become ordered levels.
+
+    Returns
+    -------
+    col : Column
+    note : str
+        What was found, for the report.
+
+    Raises
+    ------
+    SchemaError
+        When the column holds a single value.
+    """
     sigma = _sigma(rho)
     unit = scan.unit
     linear = unit is not None
@@ -591,6 +605,7 @@ def discover_numeric(
     n = max(scan.n_present, 1.0)
     lo, hi = scan.lo, scan.hi
     int_grid = False
+    keep = None  # (lo, hi) the final cut keeps in range, when a coarse pass showed where rows are
     if scan.whole:
         lo_i = math.ceil(lo)
         hi_i = max(lo_i, math.floor(hi) if hi <= 0 else math.ceil(hi) - 1)
@@ -601,52 +616,88 @@ def discover_numeric(
             int_grid = True
             grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
     single = (int_grid and len(grid) == 2) or (not int_grid and hi <= lo)
-    if single:  # one value found: measure it against everything else
+    point = None  # a value found alone by the scan: its own bin, decoding to exactly it
+    if single:
+        # one value found: half the budget on the other numbers by decade (are there any, and
+        # where?), half on a grid from the value to them (as the fine grid below)
         v = float(grid[0]) if int_grid else lo
-        num = x[~np.isnan(x)]
-        cnt = np.array([int(np.sum(num == v)), int(np.sum(num != v))], dtype=np.int64)
-        y = mech.counts(cnt, sigma, column=name, note="counts of the one value found vs the rest")
-        if _confident_single(float(y[1]), sigma, n):
-            raise SchemaError(_single(name))
-        col = Column.levels(name, [v], missing=OTHER_LABEL, clip=False, unit=unit)
-        return col, f"{_kind_word(unit)}, one value {show(v)} found + {OTHER_LABEL} (everything else)"
+        sigma = _sigma(rho / 2)
+        y = mech.counts(rest_cells(x, v)[1:], sigma, column=name, note="counts of the other values by decade").astype(
+            float
+        )
+        span = outer_span(y, sigma, span_sds(len(y)))
+        if span is None:
+            if _confident_single(float(y.sum()), sigma * math.sqrt(len(y)), n):
+                raise SchemaError(_single(name))
+            raise SchemaError(
+                f"column {name!r}: one value {show(v)} found; the other values are too few for this budget "
+                "to place (declare the column, or give discovery more budget)"
+            )
+        a, b = span
+        int_grid, point = False, v
+        lo, hi = min(v, float(DECADE_LO[a])), max(v + scan.whole, float(DECADE_HI[b]))
+        # the fine cut below keeps it all: the decades hold the rows, and the fine cells would
+        # split them into cells each lost in the noise
+        keep = (lo, math.nextafter(hi, math.inf))
+        pos = np.flatnonzero(DECADE_LO[a : b + 1] > 0)
+        lo_pos = float(DECADE_LO[a + pos[0]]) if pos.size else None
     if int_grid:
         y = mech.counts(grid_counts(x, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
             float
         )
     else:
-        # coarse to fine, half the budget each: a grid over the scan's range (whose ends are a quarter
-        # decade wide), cut to the part the noisy counts show populated; then a grid inside that part
-        # (one cell per whole number when few enough), so years 2003-2009 stay 2003-2009 and
-        # coordinates stay in their city
-        sigma = _sigma(rho / 2)
-        # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
-        # of the cells it spans, or the cut below would clip it away
-        k = min(COARSE_CELLS, _grid_cells(n, sigma))
-        grid = _make_grid(lo, hi, scan.lo_pos, k, _whole_edges(scan, lo, hi, k), scan.zero > 0, linear)
-        y = mech.counts(
-            grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
-        ).astype(float)
-        a, b = populated_span(y, sigma)
-        lo, hi = float(grid[a]), float(grid[b + 1])
+        if point is None:
+            # coarse to fine, half the budget each: a grid over the scan's range (whose ends are a quarter
+            # decade wide), cut to the part the noisy counts show populated; then a grid inside that part
+            # (one cell per whole number when few enough), so years 2003-2009 stay 2003-2009 and
+            # coordinates stay in their city
+            sigma = _sigma(rho / 2)
+            # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
+            # of the cells it spans, or the cut below would clip it away
+            k = min(COARSE_CELLS, _grid_cells(n, sigma))
+            grid = _make_grid(lo, hi, scan.lo_pos, k, _whole_edges(scan, lo, hi, k), scan.zero > 0, linear)
+            y = mech.counts(
+                grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
+            ).astype(float)
+            # the populated span, grown outwards by windows of adjacent cells whose noisy sum shows
+            # above the noise of the window: a tail of many thin cells holds rows in aggregate
+            a, b = outer_span(y, sigma, span_sds(len(y)), GROW_SDS) or (0, len(y) - 1)
+            lo, hi = float(grid[a]), float(grid[b + 1])
+            lo_pos = scan.lo_pos
+            # the cut of the fine grid below may trim only inside the two outer coarse cells: the coarse
+            # cells between hold the rows the coarse counts showed, and a fine grid splits a thin tail
+            # into cells each lost in the noise
+            keep = (float(grid[a + 1]), float(grid[b]))
         # the fine grid: finer than the coarse one (its empty cells are cut off again below)
         cells = min(GRID_CELLS, 4 * _grid_cells(n, sigma))
         if scan.whole and math.ceil(hi) - math.ceil(lo) <= max(max_levels, cells):
             int_grid = True
             grid = np.arange(math.ceil(lo), max(math.ceil(hi), math.ceil(lo) + 1) + 1, dtype=float)
         else:
-            lo_pos = scan.lo_pos if lo <= 0 else lo
-            grid = _make_grid(lo, hi, lo_pos, cells, _whole_edges(scan, lo, hi, cells), scan.zero > 0, linear)
+            whole = _whole_edges(scan, lo, hi, cells)
+            grid = _make_grid(lo, hi, lo_pos if lo <= 0 else lo, cells, whole, scan.zero > 0, linear)
+            if point is not None:  # the point mass gets a cell [v, v + 1) (whole numbers) of its own
+                step = 1.0 if scan.whole else float(np.min(np.diff(grid))) / 64
+                grid = np.unique(np.concatenate([grid, [point, point + step]]))
         y = mech.counts(
             grid_counts(x, grid), sigma, column=name, note=f"fine counts on a {len(grid) - 1}-cell grid"
         ).astype(float)
     # cut to the outermost populated cells (years 2003-2009 become 7 levels, a city's latitudes stay
-    # in the city); the test level makes a false extension of the range ~1% likely per column
-    from scipy.stats import norm
-
-    span = outer_span(y, sigma, float(norm.isf(0.01 / len(y))))
+    # in the city); the test level makes a false extension of the range ~1% likely per column. After
+    # a coarse pass (which grew the range by its thin tails) the cut only trims its outer cells
+    span = outer_span(y, sigma, span_sds(len(y)), GROW_SDS if keep is None else None)
+    if span is not None and int_grid and span[0] == span[1]:
+        # one whole number shows: a single value, or the others are thin over the whole grid (then
+        # it stays uncut: every value must decode to a number, none to an empty cell)
+        rest = float(y.sum() - y[span[0]])
+        if _confident_single(rest, sigma * math.sqrt(max(len(y) - 1, 1)), n):
+            raise SchemaError(_single(name))
+        span = None
     if span is not None:
         a, b = span
+        if keep is not None and keep[0] <= keep[1]:  # never inside the coarse cells that hold the rows
+            a = max(0, min(a, int(np.searchsorted(grid, keep[0], side="right")) - 1))
+            b = min(len(y) - 1, max(b, a, int(np.searchsorted(grid, keep[1], side="left")) - 1))
         grid, y = grid[a : b + 2], y[a : b + 1]
     n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
     missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
@@ -656,12 +707,6 @@ def discover_numeric(
     if int_grid and len(grid) - 1 <= min(max_levels, max(16, 2 * _grid_cells(n, sigma))):
         a, b = 0, len(grid) - 2
         values = grid[a : b + 1]
-        if len(values) == 1:  # one whole number found: everything else is <other>, or a single value
-            rest = float(y.sum() - y[a])
-            if _confident_single(rest, sigma * math.sqrt(max(len(y) - 1, 1)), n):
-                raise SchemaError(_single(name))
-            col = Column.levels(name, values, missing=OTHER_LABEL, clip=False, unit=unit)
-            return col, f"{_kind_word(unit)}, one value {show(values[0])} found + {OTHER_LABEL} (everything else)"
         col = Column.levels(name, values, missing=missing, unit=unit)
         col.with_na(missing if missing is not None else col.labels[_median_index(y[a : b + 1])])
         what = "days" if unit is not None else "whole numbers"
@@ -674,6 +719,8 @@ def discover_numeric(
         forced = [i for i in np.flatnonzero(y >= heavy)]
     elif scan.zero >= heavy and grid[0] <= 0.0 < grid[-1]:
         forced = [int(np.searchsorted(grid, 0.0, side="right") - 1)]
+    elif point is not None:
+        forced = [int(np.searchsorted(grid, point, side="right") - 1)]
     edges = _equal_frequency(grid, y, n_bins, forced)
     if len(edges) < 2:
         raise SchemaError(f"column {name!r} holds a single value; drop it (it carries no information)")
@@ -696,6 +743,12 @@ def discover_numeric(
         else:
             values.append((a + b) / 2)
     col = Column.binned(name, edges, values, missing=missing, unit=unit)
+    col.with_within(
+        Within(
+            tuple(None if a in points else _within_bin(grid, y, a, b) for a, b in zip(edges, edges[1:])),
+            whole=bool(scan.whole),
+        )
+    )
     # na level: the missing level, else the bin holding the noisy median
     if missing is None:
         mids = 0.5 * (grid[:-1] + grid[1:])
@@ -741,6 +794,32 @@ def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: floa
     return v if a <= v < b else None
 
 
+def _within_bin(grid: np.ndarray, y: np.ndarray, a: float, b: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """How the rows of bin [a, b) spread inside it, for synthetic rows: the grid cells inside the
+    bin, merged into at most ``WITHIN_CELLS`` runs of adjacent cells, each weighted by its noisy
+    counts clipped at zero (uniform when all are zero). Returns (cuts strictly inside the bin,
+    weights summing to 1). Post-processing of paid-for counts; cuts are grid edges, rounded to 6
+    significant digits when that keeps them strictly inside the bin and increasing."""
+    inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
+    if inside.size == 0:
+        return (), (1.0,)
+    w = np.clip(y[inside], 0, None)
+    groups = np.array_split(np.arange(inside.size), min(WITHIN_CELLS, inside.size))
+    weights = np.array([w[g].sum() for g in groups])
+    cuts = np.array([grid[inside[g[0]]] for g in groups[1:]], dtype=float)
+    if weights.sum() <= 0:  # nothing shows above the noise: uniform over the bin's width
+        sub = np.concatenate([[a], cuts, [b]])
+        weights = np.diff(sub)
+    weights = weights / weights.sum()
+    rounded = np.array([float(f"{c:.6g}") for c in cuts])
+    if np.all(np.diff(np.concatenate([[a], rounded, [b]])) > 0):
+        cuts = rounded
+    shares = np.round(weights, 5)
+    if shares.sum() <= 0:
+        shares = weights
+    return tuple(float(c) for c in cuts), tuple(float(x) for x in shares)
+
+
 def _median_index(y: np.ndarray) -> int:
     w = np.clip(y, 0, None)
     if w.sum() <= 0:
@@ -761,23 +840,61 @@ def discover(
     rho_max: float | None = None,
     collect: bool = False,
 ) -> tuple[dict[str, Any], DiscoveryReport, float]:
-    """Discover ``columns`` of ``df`` through ``mech`` (:class:`ddssp.dp.discovery.ChargedMechanisms`:
-    every noisy count is charged to its ledger), spending at most ``rho`` (zCDP) and ``delta`` (key
-    release). ``kinds`` declares some kinds ({name: "numeric"|"categorical"}). Returns
-    ({name: Column}, report, delta used). ``"date"`` declares a column of ISO dates / timestamps,
-    ``"time"`` one of clock times; a column is also discovered as one when the noisy count of
-    values that parse as ISO dates (clock times) holds at least 80% of its scan (:func:`scan_column`).
-    A date column spends another ``SCAN_FRACTION`` of its budget on the range of its days
-    (:func:`scan_dates`) and the rest on its bins, on the axis of days since 1970-01-01; a
-    clock-time column's axis (minutes since midnight, 0..1440) is public, so it needs no range pass. The delta is split among the categorical columns only
-    (known after the scans), so it is all used when there is one, and none is used otherwise.
+    """Discover columns of a table, reading the data only through noisy counts charged to a ledger.
+
+    The delta is split among the categorical columns only (known after the scans), so it is all used
+    when there is one, and none is used otherwise.
+
+    ``"date"`` declares a column of ISO dates / timestamps, ``"time"`` one of clock times; a column
+    is also discovered as one when the noisy count of values that parse as ISO dates (clock times)
+    holds at least 80% of its scan (:func:`scan_column`). A date column spends another
+    ``SCAN_FRACTION`` of its budget on the range of its days (:func:`scan_dates`) and the rest on its
+    bins, on the axis of days since 1970-01-01; a clock-time column's axis (minutes since midnight,
+    0..1440) is public, so it needs no range pass.
 
     With ``rho_max`` (the budget of the whole release), discovery first spends ``ROWS_FRACTION`` of
-    ``rho`` on a noisy row count, and when the table is small raises its own budget above ``rho``
-    (up to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE``
-    of the rows: the noise of a count does not shrink with the table, so a small table needs a larger
-    share of the budget for its schema to hold any information (measured on raw Adult at eps 1: at
-    4,000 rows a 0.5 share gives two-way TV 0.31 against 0.43 at 0.1)."""
+    ``rho`` on a noisy row count, and when the table is small raises its own budget above ``rho`` (up
+    to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE`` of the
+    rows: the noise of a count does not shrink with the table, so a small table needs a larger share of
+    the budget for its schema to hold any information.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The raw table.
+    columns : list of str
+        The columns to discover.
+    mech : ChargedMechanisms
+        :class:`ddssp.dp.discovery.ChargedMechanisms`: every noisy count is charged to its ledger.
+    rho : float
+        zCDP budget to spend (at most; more only with ``rho_max``, as above).
+    delta : float
+        Delta for the key release of categorical levels.
+    kinds : dict, optional
+        Declared kinds, ``{name: "numeric" | "categorical" | "date" | "time"}``.
+    bins : int, optional
+        Bins per binned numeric column; chosen from the noisy counts when None.
+    max_levels : int
+        Whole numbers over at most this many values become ordered levels.
+    rho_max : float, optional
+        The zCDP budget of the whole release (enables the noisy row count, as above).
+    collect : bool
+        Report the columns that cannot be discovered in the report instead of raising.
+
+    Returns
+    -------
+    columns : dict
+        ``{name: Column}`` for the discovered columns.
+    report : DiscoveryReport
+        What was decided, per column.
+    delta : float
+        The delta used.
+
+    Raises
+    ------
+    SchemaError
+        When a column cannot be discovered (unless ``collect``): one message for all of them.
+    """
     kinds = dict(kinds or {})
     if not columns:
         return {}, DiscoveryReport(), 0.0
@@ -840,7 +957,17 @@ def discover(
 
 
 def unresolved_message(report: DiscoveryReport) -> str:
-    """One message for every column discovery could not resolve, with what to do."""
+    """One message for every column discovery could not resolve, with what to do.
+
+    Parameters
+    ----------
+    report : DiscoveryReport
+        The report with its ``unresolved`` columns.
+
+    Returns
+    -------
+    str
+    """
     why = "; ".join(report.unresolved.values())
     return (
         f"{len(report.unresolved)} column(s) could not be discovered at this budget: {why}. Drop them, "

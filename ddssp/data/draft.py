@@ -29,16 +29,37 @@ def draft_columns(
     categorical: list[str] | None = None,
     max_categorical_levels: int = 100,
 ) -> list[Column]:
-    """The columns of a schema drafted from data. NOT PRIVATE: levels, bounds and edges come from the data and
-    must be reviewed or replaced with public knowledge before any release.
+    """The columns of a schema drafted from data. NOT PRIVATE.
 
-    Columns in ``categorical`` or with non-numeric values are categorical (levels sorted, numbers
-    in numeric order). Numeric columns with at most ``bins`` distinct values get explicit levels;
-    others get ``bins`` equal-width bins between the observed min and max. A column whose values
-    are all ISO dates or timestamps gets ``bins`` equal-width bins on the time axis (days since
-    1970-01-01, ``unit`` "date" or "timestamp"; edges on whole days when the bins are a day wide
-    or more); one of clock times ``HH:MM[:SS]`` gets them on minutes since midnight ("time"). Columns with empty
-    cells get a missing level ``"<missing>"``.
+    Levels, bounds and edges come from the data and must be reviewed or replaced with public
+    knowledge before any release.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The raw table.
+    bins : int
+        Numeric columns with at most ``bins`` distinct values get explicit levels; others get
+        ``bins`` equal-width bins between the observed min and max. A column whose values are all
+        ISO dates or timestamps gets ``bins`` equal-width bins on the time axis (days since
+        1970-01-01, ``unit`` "date" or "timestamp"; edges on whole days when the bins are a day wide
+        or more); one of clock times ``HH:MM[:SS]`` gets them on minutes since midnight ("time").
+    categorical : list of str, optional
+        Columns to make categorical; columns with non-numeric values (other than dates and clock
+        times) are categorical anyway (levels sorted, numbers in numeric order).
+    max_categorical_levels : int
+        A categorical column with more distinct values is refused.
+
+    Returns
+    -------
+    list of Column
+        Columns with empty cells get a missing level ``"<missing>"``.
+
+    Raises
+    ------
+    SchemaError
+        For an empty table, a bad ``bins``, unknown categorical columns, a column without values, or
+        too many categorical levels.
     """
     if not isinstance(df, pd.DataFrame) or df.shape[0] == 0 or df.shape[1] == 0:
         raise SchemaError("cannot infer a schema from an empty table")

@@ -4,11 +4,12 @@
 bounds, with one local :class:`ClipWarning` per column, and a number between two explicit levels to
 the nearest one; unknown labels and missing values go to a declared missing level or raise
 :class:`~ddssp.errors.SchemaError`). :func:`decode` maps codes back to
-labels and representative values. ``Schema.encode`` / ``Schema.decode`` call these.
+labels and representative values, or (synthetic rows, given a generator) to values drawn inside each
+bin by the column's within-bin distribution. ``Schema.encode`` / ``Schema.decode`` call these.
 
-A numeric column with a ``unit`` ("date" / "timestamp") reads ISO dates and timestamps as days since
-1970-01-01 (:mod:`ddssp.data.dates`; anything else in it is a non-numeric value, to its ``na`` level)
-and decodes to ISO text.
+A numeric column with a ``unit`` ("date" / "timestamp" / "time") reads ISO dates and timestamps as
+days since 1970-01-01, clock times as minutes since midnight (:mod:`ddssp.data.dates`; anything else
+in it is a non-numeric value, to its ``na`` level) and decodes to ISO text.
 """
 
 from __future__ import annotations
@@ -103,10 +104,26 @@ OK, CLIPPED, BAD, MISSING, NONNUM = 0, 1, 2, 3, 4
 
 
 def classify(col: Column, s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """The code and the status (:data:`OK`, :data:`CLIPPED`, ...) of every cell of ``s`` under
-    ``col``'s rules. The code is -1 where the rules need a level the column does not have (an unknown
-    label without a ``missing`` level, an empty cell without an ``na`` level, a value outside a column
-    that is not clipped): :func:`encode` refuses those, naming them."""
+    """The code and the status (:data:`OK`, :data:`CLIPPED`, ...) of every cell under a column's rules.
+
+    The code is -1 where the rules need a level the column does not have (an unknown label without a
+    ``missing`` level, an empty cell without an ``na`` level, a value outside a column that is not
+    clipped): :func:`encode` refuses those, naming them.
+
+    Parameters
+    ----------
+    col : Column
+        The column's rules.
+    s : pandas.Series
+        The raw values.
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        int64 codes, -1 where no level fits.
+    status : numpy.ndarray
+        One status code per cell.
+    """
     if col.kind == "categorical":
         return _classify_categorical(col, s)
     return _classify_numeric(col, s)
@@ -133,8 +150,20 @@ def _classify_categorical(col: Column, s: pd.Series) -> tuple[np.ndarray, np.nda
 
 
 def parse_numeric(s: pd.Series) -> np.ndarray:
-    """A column's values as float: text stripped, unparseable and missing -> NaN (the numeric parse
-    of :func:`encode`, shared with the counting backends so they agree cell by cell)."""
+    """A column's values as float: text stripped, unparseable and missing cells NaN.
+
+    The numeric parse of :func:`encode`, shared with the counting backends so they agree cell by cell.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw values.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 values.
+    """
     isna = s.isna().to_numpy()
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         x = pd.to_numeric(
@@ -149,10 +178,23 @@ def parse_numeric(s: pd.Series) -> np.ndarray:
 
 
 def parse_column(col: Column, s: pd.Series) -> np.ndarray:
-    """A numeric column's values as float by its rules: days since 1970-01-01 for a date column,
-    minutes since midnight for a clock-time column (:func:`ddssp.data.dates.parse_axis`), else
-    :func:`parse_numeric`. NaN for missing and for
-    values that do not parse."""
+    """A numeric column's values as float by its rules.
+
+    Days since 1970-01-01 for a date column, minutes since midnight for a clock-time column
+    (:func:`ddssp.data.dates.parse_axis`), else :func:`parse_numeric`.
+
+    Parameters
+    ----------
+    col : Column
+        The numeric column.
+    s : pandas.Series
+        Its raw values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Float values; NaN for missing cells and for values that do not parse.
+    """
     if getattr(col, "unit", None) is not None:
         return parse_axis(s, col.unit)
     return parse_numeric(s)
@@ -266,7 +308,20 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
 
 
 def show(col: Column, x: float) -> str:
-    """A value of a numeric column as people read it: ISO text on a time axis, else a short number."""
+    """A value of a numeric column as people read it (for messages).
+
+    Parameters
+    ----------
+    col : Column
+        The numeric column.
+    x : float
+        A value on its axis.
+
+    Returns
+    -------
+    str
+        ISO text on a time axis, else a short number.
+    """
     if getattr(col, "unit", None) is not None:
         return str(format_days([x], col.unit)[0])
     return _fmt(x)
@@ -281,12 +336,20 @@ def _domain_hint(col: Column) -> str:
     return ""
 
 
-def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
+def decode(
+    schema: _Columns, codes: pd.DataFrame | np.ndarray, *, rng: np.random.Generator | None = None
+) -> pd.DataFrame:
     """Labels (categorical, as strings; None for the ``"<missing>"`` level of empty cells) and
     representative values (numeric: int64 when every level value is a whole number and there is no
     missing level, else float with NaN for a missing level; ISO date / timestamp strings for a
     column with a time ``unit``, None for its missing level) from integer codes: a missing value
     comes out missing for every kind (an empty cell in a CSV), ``"<other>"`` stays a label.
+
+    With ``rng`` (synthetic rows), a binned numeric column that has a within-bin distribution
+    (:class:`~ddssp.data.columns.Within`) decodes each code to a value drawn inside its bin by that
+    distribution instead of the representative value (whole numbers for a whole-number column); the
+    value encodes back to the same code. Columns without one, levels and labels decode as above.
+    Post-processing of public values: the draw uses ``rng``, never DP noise.
 
     Parameters
     ----------
@@ -295,6 +358,8 @@ def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
     codes : pandas.DataFrame or numpy.ndarray
         Integer codes. A DataFrame may hold any subset of the schema's columns (output in schema
         order); an array must have one column per schema column, in order.
+    rng : numpy.random.Generator, optional
+        Draw binned numeric values inside their bins (see above); None keeps representative values.
 
     Returns
     -------
@@ -344,9 +409,82 @@ def decode(schema: _Columns, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
                 labels = labels.copy()
                 labels[na] = None
             out[n] = labels[ai]
-        elif col.unit is not None:
-            out[n] = format_days(col.values[ai], col.unit)
+        elif col.unit is not None:  # a time axis: ISO text, drawn inside the bin for synthetic rows
+            if rng is not None and col.within is not None:
+                v = _readable(col, ai, _draw_within(col, ai, rng))
+            else:
+                v = col.values[ai]
+            out[n] = format_days(v, col.unit)
+        elif rng is not None and col.within is not None:
+            v = _draw_within(col, ai, rng)
+            out[n] = v.astype(np.int64) if col.integral_values and col.within.whole else v
         else:
             v = col.values[ai]
             out[n] = v.astype(np.int64) if col.integral_values else v
     return pd.DataFrame(out, index=index, columns=names)
+
+
+def _readable(col: Column, codes: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Values of a time-axis column put on the resolution its text keeps (the day of a date, the
+    second of a timestamp, the minute of a clock time), each moved to the nearest such point inside
+    its bin when its text would read back outside it: so a drawn value's text encodes back to the
+    same code. A bin that holds no such point (narrower than a day / second / minute) keeps its
+    values; the missing level stays NaN."""
+    ts = col.unit == "timestamp"
+    step = 1.0 / 86400.0 if ts else 1.0
+    m = len(col.edges) - 1
+    x = np.asarray(v, dtype=float)
+    ok = np.isfinite(x) & (codes < m)
+    i = codes[ok]
+    edges = np.asarray(col.edges, dtype=float)
+    a, b = edges[i], edges[i + 1]
+
+    def back(t):  # the axis value the text of point t (a day, a second, a minute) reads back as
+        if not ts:
+            return t
+        day = np.floor(t / 86400.0)
+        return day + (t - day * 86400.0) / 86400.0
+
+    # the point the text of each value names: the second rounded to, the day / minute it falls in
+    t = np.rint(x[ok] / step) if ts else np.floor(x[ok] + (1e-9 if col.unit == "time" else 0.0))
+    first = np.ceil(a / step)
+    first = first + (back(first) < a) - (back(first - 1) >= a)  # the first point inside the bin
+    last = np.ceil(b / step) - 1
+    last = last + (back(last + 1) < b) - (back(last) >= b)  # the last point below its upper edge
+    out = x.copy()
+    out[ok] = np.where(first <= last, np.clip(t, first, np.maximum(first, last)) * step, x[ok])
+    return out
+
+
+def _draw_within(col: Column, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Values for the codes of a binned column with a within-bin distribution: for each bin, a
+    sub-cell drawn by weight, then a value uniform inside it (a whole number ``lo <= v < hi`` when
+    the distribution says whole). Bins without an entry and the missing level keep their
+    representative value (NaN). Every value stays inside its bin, so inside the column's range."""
+    v = col.values[codes].astype(float)
+    edges = col.edges
+    m = len(edges) - 1
+    order = np.argsort(codes, kind="stable")  # rows grouped by code: one pass, whatever the number of bins
+    present, starts, counts = np.unique(codes[order], return_index=True, return_counts=True)
+    for i, start, count in zip(present.tolist(), starts.tolist(), counts.tolist()):
+        if i >= m:  # the missing level
+            continue
+        rows = order[start : start + count]
+        sub = col.within.sub_edges(i, edges[i], edges[i + 1])
+        if sub is None:
+            continue
+        w = np.asarray(col.within.bins[i][1], dtype=float)
+        cell = rng.choice(len(w), size=rows.size, p=w / w.sum())
+        lo, hi = sub[cell], sub[cell + 1]
+        if col.within.whole:
+            first = np.ceil(lo)
+            k = np.ceil(hi) - first  # the whole numbers first, ..., first + k - 1 lie in [lo, hi)
+            x = first + np.floor(rng.random(rows.size) * k)
+            x = np.minimum(x, first + k - 1)
+        else:
+            r = rng.random(rows.size)
+            x = np.clip(lo * (1 - r) + hi * r, lo, hi)  # no overflow for bins as wide as the floats
+            if i < m - 1:  # bins are half-open (the last is closed): stay below the next bin
+                x = np.minimum(x, np.nextafter(edges[i + 1], -np.inf))
+        v[rows] = x
+    return v

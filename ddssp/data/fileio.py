@@ -13,12 +13,29 @@ from ddssp.errors import OutputExistsError
 
 
 def check_output_path(path: str | os.PathLike, force: bool = False, inputs: Iterable[str | os.PathLike] = ()) -> Path:
-    """Validate an output path before any work is done.
+    """Validate an output path before any work is done, so that a long run does not fail at its end.
 
-    Refuses an existing file unless ``force``, always refuses a path that is one of ``inputs``,
-    a directory, a path whose parent directory does not exist, or a directory where a file cannot
-    be created (checked by creating and removing an empty temporary file, which also catches a
-    read-only file system), so that a long run does not fail at its very end.
+    Parameters
+    ----------
+    path : str or path-like
+        The output file.
+    force : bool
+        Allow replacing an existing file.
+    inputs : iterable of str or path-like
+        The run's input files; the output may never be one of them.
+
+    Returns
+    -------
+    pathlib.Path
+        The output path.
+
+    Raises
+    ------
+    OutputExistsError
+        For an existing file (unless ``force``), a path that is one of ``inputs``, a directory, a
+        path whose parent directory does not exist, or a directory where a file cannot be created
+        (checked by creating and removing an empty temporary file, which also catches a read-only
+        file system).
     """
     out = Path(path)
     if out.is_dir():
@@ -48,6 +65,20 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator
     """Write to a temporary file beside ``path`` and rename it into place only on success.
 
     On any exception the temporary file is removed and ``path`` is left untouched.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write.
+    mode : str
+        The :func:`open` mode.
+    **kwargs
+        Passed to :func:`os.fdopen` (e.g. ``encoding``).
+
+    Yields
+    ------
+    file object
+        The open temporary file.
     """
     out = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")

@@ -75,18 +75,22 @@ class Schema:
     # ----------------------------------------------------------------- views
     @property
     def names(self) -> list[str]:
+        """The column names, in order."""
         return [c.name for c in self.columns]
 
     @property
     def domain(self) -> dict[str, int]:
+        """``{column: number of levels}``, in order."""
         return {c.name: c.size for c in self.columns}
 
     @property
     def categorical(self) -> list[str]:
+        """The names of the categorical columns, in order."""
         return [c.name for c in self.columns if c.kind == "categorical"]
 
     @property
     def numeric(self) -> list[str]:
+        """The names of the numeric columns, in order."""
         return [c.name for c in self.columns if c.kind == "numeric"]
 
     def __len__(self) -> int:
@@ -108,26 +112,88 @@ class Schema:
         return f"Schema({cols})"
 
     def column(self, name: str) -> Column:
+        """The column called ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A column name.
+
+        Returns
+        -------
+        Column
+
+        Raises
+        ------
+        SchemaError
+            When the schema has no such column.
+        """
         try:
             return self._by_name[name]
         except KeyError:
             raise SchemaError(f"column {name!r} is not in the schema (columns: {_few(self.names, 20)})") from None
 
     def subset(self, names: Iterable[str]) -> Schema:
+        """A schema of some of the columns, in the order given (same source, draft stamp and discovery record).
+
+        Parameters
+        ----------
+        names : iterable of str
+            Column names.
+
+        Returns
+        -------
+        Schema
+
+        Raises
+        ------
+        SchemaError
+            For a name not in the schema.
+        """
         return Schema([self.column(n) for n in names], source=self.source, draft=self.draft, discovery=self.discovery)
 
     # ----------------------------------------------------------------- encode / decode
     def encode(self, df: pd.DataFrame) -> pd.DataFrame:
-        """Integer codes (int64), columns in schema order, same index as ``df``; see
-        :func:`ddssp.data.encoding.encode`."""
+        """Integer codes of a table of raw values; see :func:`ddssp.data.encoding.encode`.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            Raw values, one column per schema column.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Integer codes (int64), columns in schema order, same index as ``df``.
+        """
         return encode(self, df)
 
-    def decode(self, codes: pd.DataFrame | np.ndarray) -> pd.DataFrame:
-        """Labels and representative values from integer codes; see :func:`ddssp.data.encoding.decode`."""
-        return decode(self, codes)
+    def decode(self, codes: pd.DataFrame | np.ndarray, *, rng: np.random.Generator | None = None) -> pd.DataFrame:
+        """Labels and representative values from integer codes; see :func:`ddssp.data.encoding.decode`.
+
+        Parameters
+        ----------
+        codes : pandas.DataFrame or numpy.ndarray
+            Integer codes.
+        rng : numpy.random.Generator, optional
+            With a generator, a binned numeric column with a within-bin distribution gets values
+            drawn inside each bin by it (synthetic rows); without, every bin decodes to its
+            representative value.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        return decode(self, codes, rng=rng)
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:
+        """The schema as a JSON-ready dict (``"format": "ddssp-schema/1"``).
+
+        Returns
+        -------
+        dict
+        """
         d: dict[str, Any] = {"format": FORMAT}
         if self.draft is not None:
             d["draft"] = self.draft
@@ -138,7 +204,22 @@ class Schema:
 
     @classmethod
     def from_dict(cls, d: Any) -> Schema:
-        """A full ddssp schema dict (``"format": "ddssp-schema/1"``)."""
+        """A schema from a full ddssp schema dict (``"format": "ddssp-schema/1"``).
+
+        Parameters
+        ----------
+        d : dict
+            The parsed schema file.
+
+        Returns
+        -------
+        Schema
+
+        Raises
+        ------
+        SchemaError
+            For an unknown format, unknown top-level keys, no columns, or an invalid column.
+        """
         if not isinstance(d, dict):
             raise SchemaError("a schema must be a JSON object")
         fmt = d.get("format")
@@ -159,7 +240,12 @@ class Schema:
         return cls([Column.from_dict(c) for c in cols], draft=draft, discovery=disc)
 
     def to_json(self) -> str:
-        """JSON text, one line per column (easy to review and diff)."""
+        """The schema as JSON text, one line per column (easy to review and diff).
+
+        Returns
+        -------
+        str
+        """
         cols = ",\n".join("    " + json.dumps(c.to_dict(), allow_nan=False, ensure_ascii=False) for c in self.columns)
         head = f'  "format": {json.dumps(FORMAT)},\n'
         if self.draft is not None:
@@ -169,7 +255,25 @@ class Schema:
         return f'{{\n{head}  "columns": [\n{cols}\n  ]\n}}\n'
 
     def save(self, path: str | os.PathLike, force: bool = False) -> Path:
-        """Write the schema as JSON, atomically; refuses an existing file unless ``force``."""
+        """Write the schema as JSON, atomically.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The output file.
+        force : bool
+            Replace an existing file.
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+
+        Raises
+        ------
+        OutputExistsError
+            For an existing file (unless ``force``) or a path that cannot be written.
+        """
         from ddssp.data.fileio import atomic_write, check_output_path
 
         out = check_output_path(path, force=force)
@@ -181,14 +285,23 @@ class Schema:
     # ----------------------------------------------------------------- other sources
     @classmethod
     def from_domain(cls, domain: Domain, categorical: list[str] | None = None, _stacklevel: int = 2) -> Schema:
-        """A schema for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are
-        already in the data.
+        """A schema for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are already in the data.
 
         Columns listed in ``categorical`` get labels ``"0".."m-1"``; the others are numeric with
         value = code (ordinal) and bounds ``(0, m-1)``, never clipped (a code ``>= m`` is an error).
-        With ``categorical=None`` every column is categorical (the conservative one-hot default:
-        nothing is assumed about the order of codes) and a
-        :class:`~ddssp.data.columns.DomainKindsWarning` says so.
+
+        Parameters
+        ----------
+        domain : dict
+            ``{column: size}``.
+        categorical : list of str, optional
+            The categorical columns. With None every column is categorical (the conservative one-hot
+            default: nothing is assumed about the order of codes) and a
+            :class:`~ddssp.data.columns.DomainKindsWarning` says so.
+
+        Returns
+        -------
+        Schema
         """
         return cls(domain_columns(domain, categorical, stacklevel=_stacklevel + 1), source="domain")
 
@@ -200,7 +313,23 @@ class Schema:
         categorical: list[str] | None = None,
         max_categorical_levels: int = 100,
     ) -> Schema:
-        """Draft a schema from data. NOT PRIVATE; see :func:`draft_schema`."""
+        """Draft a schema from data. NOT PRIVATE; see :func:`draft_schema`.
+
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The raw table.
+        bins : int
+            See :func:`draft_schema`.
+        categorical : list of str, optional
+            See :func:`draft_schema`.
+        max_categorical_levels : int
+            See :func:`draft_schema`.
+
+        Returns
+        -------
+        Schema
+        """
         return draft_schema(df, bins=bins, categorical=categorical, max_categorical_levels=max_categorical_levels)
 
 
@@ -210,13 +339,28 @@ def draft_schema(
     categorical: list[str] | None = None,
     max_categorical_levels: int = 100,
 ) -> Schema:
-    """Draft a schema from data. NOT PRIVATE: levels, bounds and edges come from the data and
-    must be reviewed or replaced with public knowledge before any release.
+    """Draft a schema from data. NOT PRIVATE.
 
-    Columns in ``categorical`` or with non-numeric values are categorical (levels sorted, numbers
-    in numeric order). Numeric columns with at most ``bins`` distinct values get explicit levels;
-    others get ``bins`` equal-width bins between the observed min and max. Columns with empty
-    cells get a missing level ``"<missing>"``. The schema carries the draft stamp.
+    Levels, bounds and edges come from the data and must be reviewed or replaced with public
+    knowledge before any release.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The raw table.
+    bins : int
+        Numeric columns with at most ``bins`` distinct values get explicit levels; others get
+        ``bins`` equal-width bins between the observed min and max.
+    categorical : list of str, optional
+        Columns to make categorical; columns with non-numeric values are categorical anyway (levels
+        sorted, numbers in numeric order).
+    max_categorical_levels : int
+        A categorical column with more distinct values is refused.
+
+    Returns
+    -------
+    Schema
+        Carries the draft stamp. Columns with empty cells get a missing level ``"<missing>"``.
     """
     cols = draft_columns(df, bins=bins, categorical=categorical, max_categorical_levels=max_categorical_levels)
     return Schema(cols, source="inferred", draft=DRAFT_STAMP)

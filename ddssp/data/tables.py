@@ -168,9 +168,30 @@ class UnnamedColumnWarning(UserWarning):
 
 
 def header_names(header, p) -> list[str]:
-    """A CSV header's column names, stripped. An empty cell at position i (from 1) is named
-    ``column_i`` with one :class:`UnnamedColumnWarning`; repeated names are one clear error
-    listing them all."""
+    """A CSV header's column names, stripped.
+
+    Parameters
+    ----------
+    header : sequence of str
+        The header cells.
+    p : str or path-like
+        The file, for messages.
+
+    Returns
+    -------
+    list of str
+        An empty cell at position i (from 1) is named ``column_i``.
+
+    Raises
+    ------
+    DataError
+        For repeated names: one clear error listing them all.
+
+    Warns
+    -----
+    UnnamedColumnWarning
+        Once, naming the cells without a name.
+    """
     names = [h.strip() for h in header]
     empty = [i for i, n in enumerate(names) if not n]
     for i in empty:
@@ -198,8 +219,27 @@ def header_names(header, p) -> list[str]:
 def select_columns(
     names: Sequence[str], columns: Sequence[str] | None = None, drop: Sequence[str] | None = None
 ) -> list[str]:
-    """The column names kept by ``--columns`` (in their order) and ``--drop``; one DataError
-    naming every unknown column at once (the header is public: nothing is spent yet)."""
+    """The column names kept by ``--columns`` (in their order) and ``--drop``.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The table's column names (the header is public: nothing is spent yet).
+    columns : sequence of str, optional
+        The columns to keep, in this order; all by default.
+    drop : sequence of str, optional
+        Columns to leave out.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    DataError
+        One error naming every unknown column at once; also when nothing is left or a column is named
+        twice.
+    """
     names = list(names)
     unknown = [c for c in [*(columns or ()), *(drop or ())] if c not in names]
     if unknown:

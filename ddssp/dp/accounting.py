@@ -52,6 +52,23 @@ def cks_delta(rho: float, eps: float) -> float:
 
     delta = min over alpha > 1 of exp((alpha-1)(alpha rho - eps)) / (alpha-1) * (1 - 1/alpha)^alpha.
     Any alpha > 1 gives a valid bound, so an imperfect minimisation only makes the result conservative.
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter; 0 or less gives delta 0.
+    eps : float
+        The target eps, >= 0.
+
+    Returns
+    -------
+    float
+        delta, at most 1.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For a negative eps.
     """
     if rho <= 0:
         return 0.0
@@ -107,9 +124,24 @@ def rho_from_eps_delta(eps: float, delta: float) -> float:
 def bisect_bracket(
     below: Callable[[float], bool], lo: float, hi: float, *, iters: int, rtol: float = 0.0
 ) -> tuple[float, float]:
-    """Bisection of a monotone test that holds at ``lo`` and fails at ``hi``: at most ``iters``
-    halvings, stopping once hi - lo <= rtol * hi. Returns the final (lo, hi); the caller takes the
-    end on its safe side."""
+    """Bisection of a monotone test that holds at ``lo`` and fails at ``hi``.
+
+    Parameters
+    ----------
+    below : callable
+        The test, ``below(x) -> bool``.
+    lo, hi : float
+        The starting bracket.
+    iters : int
+        At most this many halvings.
+    rtol : float
+        Stop once hi - lo <= rtol * hi.
+
+    Returns
+    -------
+    tuple of float
+        The final (lo, hi); the caller takes the end on its safe side.
+    """
     for _ in range(iters):
         mid = 0.5 * (lo + hi)
         if below(mid):
@@ -148,10 +180,31 @@ def eps_from_rho_delta(rho: float, delta: float) -> float:
 
 
 def approx_zcdp_rho_budget(eps: float, delta: float, delta_approx: float = 0.0) -> float:
-    """The rho budget of an (eps, delta)-DP release whose ledger also spends ``delta_approx`` of
-    approximate-zCDP delta (e.g. thresholded key release): (rho, delta_approx)-approximate zCDP
-    implies (eps, delta_approx + delta_CKS(rho, eps))-DP, so rho = rho_from_eps_delta(eps,
-    delta - delta_approx). ``delta_approx`` must be below ``delta``."""
+    """The rho budget of an (eps, delta)-DP release whose ledger also spends some approximate-zCDP delta.
+
+    (rho, delta_approx)-approximate zCDP implies (eps, delta_approx + delta_CKS(rho, eps))-DP, so
+    rho = rho_from_eps_delta(eps, delta - delta_approx).
+
+    Parameters
+    ----------
+    eps : float
+        The release's eps.
+    delta : float
+        The release's delta, in (0, 1).
+    delta_approx : float
+        The delta set aside for approximate-zCDP mechanisms (e.g. thresholded key release); must lie in
+        [0, delta).
+
+    Returns
+    -------
+    float
+        The zCDP budget rho.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For invalid eps or delta, or ``delta_approx`` outside [0, delta).
+    """
     eps, delta = check_eps(eps), check_delta(delta)
     da = float(delta_approx)
     if not (0.0 <= da < delta):
@@ -160,14 +213,44 @@ def approx_zcdp_rho_budget(eps: float, delta: float, delta_approx: float = 0.0) 
 
 
 def approx_zcdp_delta(rho: float, delta_threshold: float, eps: float) -> float:
-    """Total delta of a (delta_threshold, rho)-approximately-zCDP release at ``eps``:
-    delta_threshold + cks_delta(rho, eps)."""
+    """Total delta of a (delta_threshold, rho)-approximately-zCDP release at ``eps``.
+
+    delta_threshold + cks_delta(rho, eps).
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP part.
+    delta_threshold : float
+        The approximate-zCDP delta.
+    eps : float
+        The target eps.
+
+    Returns
+    -------
+    float
+    """
     return float(delta_threshold) + cks_delta(rho, eps)
 
 
 def rho_for_release(eps: float, delta: float, delta_threshold: float = 0.0) -> float:
-    """The zCDP budget of a release that is (eps, delta)-DP with ``delta_threshold`` of delta set
-    aside for thresholded mechanisms (:func:`approx_zcdp_rho_budget`)."""
+    """The zCDP budget of an (eps, delta)-DP release with some delta set aside for thresholded mechanisms.
+
+    See :func:`approx_zcdp_rho_budget`.
+
+    Parameters
+    ----------
+    eps : float
+        The release's eps.
+    delta : float
+        The release's delta.
+    delta_threshold : float
+        The delta set aside for thresholded mechanisms, in [0, delta).
+
+    Returns
+    -------
+    float
+    """
     return approx_zcdp_rho_budget(eps, delta, delta_threshold)
 
 
@@ -176,14 +259,26 @@ def rho_for_release(eps: float, delta: float, delta_threshold: float = 0.0) -> f
 class LedgerEntry:
     """One paid-for mechanism run.
 
-    kind: 'measure' (discrete Gaussian on a marginal), 'select' (exponential mechanism / Gumbel noisy
-        max) or another mechanism's name (e.g. 'threshold', 'quantile' for schema discovery);
-    rho, delta: its cost in approximate zCDP (delta = 0 for plain zCDP mechanisms). When the
-        mechanism is an OpenDP measurement the charge is OpenDP's own privacy map at the declared
-        input distance (:meth:`Ledger.charge_opendp`), so the ledger never pays less than OpenDP says;
-    sigma / eps_em: the noise parameter of a 'measure' / 'select' entry;
-    clique, round: what was measured and when (AIM);
-    params: any other public mechanism parameters (sensitivity, scale, threshold, candidates, ...),
+    Attributes
+    ----------
+    kind : str
+        'measure' (discrete Gaussian on a marginal), 'select' (exponential mechanism / Gumbel noisy
+        max) or another mechanism's name (e.g. 'discover-counts', 'discover-keys' for schema
+        discovery).
+    rho, delta : float
+        Its cost in approximate zCDP (delta = 0 for plain zCDP mechanisms). When the mechanism is an
+        OpenDP measurement the charge is OpenDP's own privacy map at the declared input distance
+        (:meth:`Ledger.charge_opendp`), so the ledger never pays less than OpenDP says.
+    sigma, eps_em : float or None
+        The noise parameter of a 'measure' / 'select' entry.
+    clique : tuple of str or None
+        What was measured (AIM; the column for discovery).
+    round : int or None
+        When it was measured (AIM).
+    note : str
+        A description, for people.
+    params : dict
+        Any other public mechanism parameters (sensitivity, scale, threshold, candidates, ...),
         JSON-able; kept in the file so that the release's self-check can recompute the charge.
     """
 
@@ -203,6 +298,12 @@ class LedgerEntry:
         return self.kind.startswith("discover")
 
     def to_dict(self) -> dict[str, Any]:
+        """The entry as a JSON-ready dict (the inverse of :meth:`from_dict`).
+
+        Returns
+        -------
+        dict
+        """
         d = asdict(self)
         d["clique"] = list(self.clique) if self.clique is not None else None
         d["params"] = dict(self.params)
@@ -210,6 +311,24 @@ class LedgerEntry:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LedgerEntry:
+        """An entry from its dict (as in a release file).
+
+        Parameters
+        ----------
+        d : dict
+            The fields of :class:`LedgerEntry`.
+
+        Returns
+        -------
+        LedgerEntry
+
+        Raises
+        ------
+        PrivacyParameterError
+            When rho or delta is not a non-negative finite number, or ``params`` is not an object.
+        TypeError
+            For unknown fields.
+        """
         d = dict(d)
         if d.get("clique") is not None:
             d["clique"] = tuple(d["clique"])
@@ -229,13 +348,33 @@ _ENTRY_CHECKS: dict[str, Callable[[LedgerEntry], str | None]] = {}
 
 
 def register_entry_check(kind: str, check: Callable[[LedgerEntry], str | None]) -> None:
-    """Declare how an entry of ``kind`` is verified from its own fields (its charge recomputed from
-    its parameters). Entries of an unregistered kind fail :func:`entry_problem`."""
+    """Declare how an entry of ``kind`` is verified from its own fields.
+
+    Entries of an unregistered kind fail :func:`entry_problem`.
+
+    Parameters
+    ----------
+    kind : str
+        The entry kind.
+    check : callable
+        ``check(entry) -> str or None``: recomputes the charge from the entry's parameters and returns
+        a problem, or None when it agrees.
+    """
     _ENTRY_CHECKS[kind] = check
 
 
 def entry_problem(entry: LedgerEntry) -> str | None:
-    """Why ``entry`` is not self-consistent, or None. Unknown kinds are a problem."""
+    """Why an entry is not self-consistent, or None. Unknown kinds are a problem.
+
+    Parameters
+    ----------
+    entry : LedgerEntry
+        The entry to verify.
+
+    Returns
+    -------
+    str or None
+    """
     if not (isinstance(entry.rho, (int, float)) and math.isfinite(entry.rho) and entry.rho >= 0):
         return f"rho {entry.rho!r} is not a non-negative number"
     check = _ENTRY_CHECKS.get(entry.kind)
@@ -326,26 +465,62 @@ class Ledger:
 
     @property
     def spent(self) -> float:
+        """The zCDP rho spent so far (the sum over the entries)."""
         return math.fsum(e.rho for e in self.entries)
 
     @property
     def delta_spent(self) -> float:
+        """The approximate-zCDP delta spent so far (the sum over the entries)."""
         return math.fsum(e.delta for e in self.entries)
 
     @property
     def discovery_entries(self) -> list[LedgerEntry]:
+        """The entries charged by private schema discovery."""
         return [e for e in self.entries if e.is_discovery]
 
     @property
     def remaining(self) -> float:
+        """The rho left (never negative)."""
         return max(self.rho_budget - self.spent, 0.0)
 
     def can_afford(self, rho: float, delta: float = 0.0) -> bool:
+        """Whether a charge of (rho, delta) fits in what is left (up to a relative rounding tolerance).
+
+        Parameters
+        ----------
+        rho : float
+            The zCDP cost.
+        delta : float
+            The approximate-zCDP delta.
+
+        Returns
+        -------
+        bool
+        """
         return self.spent + rho <= self.rho_budget * (
             1.0 + LEDGER_RTOL
         ) and self.delta_spent + delta <= self.delta_budget * (1.0 + LEDGER_RTOL)
 
     def charge(self, entry: LedgerEntry) -> LedgerEntry:
+        """Append an entry to the ledger, if the budget can pay for it.
+
+        Parameters
+        ----------
+        entry : LedgerEntry
+            The charge; its rho must be positive and finite, its delta non-negative and finite.
+
+        Returns
+        -------
+        LedgerEntry
+            ``entry``.
+
+        Raises
+        ------
+        PrivacyParameterError
+            For a rho or delta that is not a valid charge.
+        BudgetExceededError
+            When the charge does not fit in the budget left (nothing is charged).
+        """
         if not (math.isfinite(entry.rho) and entry.rho > 0):
             raise PrivacyParameterError(f"a ledger charge must be positive and finite, got {entry.rho!r}")
         if not (math.isfinite(entry.delta) and entry.delta >= 0):
@@ -360,10 +535,31 @@ class Ledger:
         return entry
 
     def charge_opendp(self, kind: str, measurement: Any, d_in: Any, **fields: Any) -> LedgerEntry:
-        """Charge an OpenDP ``measurement`` at input distance ``d_in`` by its own privacy map
-        ((rho, delta) for approximate zCDP) as an entry of ``kind`` (other entry fields, e.g.
-        ``params``, ``clique``, ``round``, ``note``, as keywords). Run it afterwards with
-        ``noise.run_opendp(measurement, arg)``."""
+        """Charge an OpenDP measurement by its own privacy map ((rho, delta) for approximate zCDP).
+
+        Run it afterwards with ``noise.run_opendp(measurement, arg)``.
+
+        Parameters
+        ----------
+        kind : str
+            The entry's kind.
+        measurement : opendp Measurement
+            The measurement to charge.
+        d_in : any
+            The input distance (the public sensitivity) the map is evaluated at.
+        **fields
+            Other entry fields (e.g. ``params``, ``clique``, ``round``, ``note``).
+
+        Returns
+        -------
+        LedgerEntry
+            The entry charged.
+
+        Raises
+        ------
+        BudgetExceededError
+            When the charge does not fit in the budget left.
+        """
         from ddssp.dp.noise import opendp_charge
 
         rho, delta = opendp_charge(measurement, d_in)
@@ -378,8 +574,35 @@ class Ledger:
         round: int | None = None,
         sensitivity: int = 1,
     ) -> np.ndarray:
-        """Charge for, then run, the discrete Gaussian mechanism on integer ``values`` (L2 sensitivity
-        ``sensitivity``, an integer). Returns integer noisy counts (int64), shaped like ``values``."""
+        """Charge for, then run, the discrete Gaussian mechanism on integer counts.
+
+        Parameters
+        ----------
+        values : numpy.ndarray
+            Integer counts, any shape.
+        sigma : float
+            The noise scale.
+        noise : NoiseSource
+            Draws the noise.
+        clique : iterable of str, optional
+            What is measured, for the entry.
+        round : int, optional
+            The AIM round, for the entry.
+        sensitivity : int
+            The L2 sensitivity of ``values``, a positive integer.
+
+        Returns
+        -------
+        numpy.ndarray
+            Integer noisy counts (int64), shaped like ``values``.
+
+        Raises
+        ------
+        PrivacyParameterError
+            For an invalid sensitivity or noise source.
+        BudgetExceededError
+            When the charge does not fit in the budget left (no noise is drawn).
+        """
         from ddssp.dp.noise import NoiseSource, gaussian_measurement, opendp_charge
 
         _check_noise(noise, NoiseSource)
@@ -408,9 +631,36 @@ class Ledger:
         noise: Any,
         round: int | None = None,
     ) -> int:
-        """Charge for, then run, the exponential mechanism at ``eps_em`` on ``scores`` of L-inf
-        sensitivity ``sensitivity``: Gumbel noisy max with scale 2 * sensitivity / eps_em, whose
-        zCDP cost is eps_em^2 / 8 (OpenDP's map of ``make_noisy_max`` with a zCDP output measure)."""
+        """Charge for, then run, the exponential mechanism on scores.
+
+        It runs as Gumbel noisy max with scale 2 * sensitivity / eps_em, whose zCDP cost is eps_em^2 / 8
+        (OpenDP's map of ``make_noisy_max`` with a zCDP output measure).
+
+        Parameters
+        ----------
+        scores : iterable of float
+            Finite quality scores, one per candidate (at least one).
+        eps_em : float
+            The exponential mechanism's parameter.
+        sensitivity : float
+            The L-inf sensitivity of the scores.
+        noise : NoiseSource
+            Draws the noise.
+        round : int, optional
+            The AIM round, for the entry.
+
+        Returns
+        -------
+        int
+            The index of the selected candidate.
+
+        Raises
+        ------
+        PrivacyParameterError
+            For no candidates, non-finite scores, or invalid parameters.
+        BudgetExceededError
+            When the charge does not fit in the budget left.
+        """
         from ddssp.dp.noise import NoiseSource, noisy_max_measurement, opendp_charge
 
         _check_noise(noise, NoiseSource)
@@ -446,10 +696,34 @@ class Ledger:
         noise: Any = None,
         details: Mapping[str, Any] | None = None,
     ) -> PrivacyRecord:
-        """This ledger's spending as a :class:`PrivacyRecord` (see :meth:`PrivacyRecord.from_ledger`)."""
+        """This ledger's spending as a :class:`PrivacyRecord` (see :meth:`PrivacyRecord.from_ledger`).
+
+        Parameters
+        ----------
+        mechanism : str
+            What ran, in words.
+        delta : float, optional
+            The release's delta.
+        eps : float, optional
+            The stated eps; derived from the spending and ``delta`` when None.
+        noise : NoiseSource, optional
+            Supplies the stamp and noise description.
+        details : mapping, optional
+            Method-specific public facts.
+
+        Returns
+        -------
+        PrivacyRecord
+        """
         return PrivacyRecord.from_ledger(self, mechanism, delta=delta, eps=eps, noise=noise, details=details)
 
     def to_dict(self) -> dict[str, Any]:
+        """The ledger as a JSON-ready dict: budgets, spending and entries.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "rho_budget": self.rho_budget,
             "rho_spent": self.spent,
@@ -460,6 +734,22 @@ class Ledger:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Ledger:
+        """A ledger from its dict (as in a release file).
+
+        Parameters
+        ----------
+        d : dict
+            With ``rho_budget``, ``entries`` and optionally ``delta_budget``.
+
+        Returns
+        -------
+        Ledger
+
+        Raises
+        ------
+        PrivacyParameterError
+            For an invalid entry.
+        """
         ledger = cls(float(d["rho_budget"]), delta_budget=float(d.get("delta_budget", 0.0)))
         ledger.entries = [LedgerEntry.from_dict(e) for e in d["entries"]]
         return ledger
@@ -528,6 +818,7 @@ class PrivacyRecord:
 
     @property
     def private(self) -> bool:
+        """True when the output is differentially private as stated: finite eps and no insecure stamp."""
         return self.stamp is None and self.eps is not None and math.isfinite(self.eps)
 
     @classmethod
@@ -541,10 +832,28 @@ class PrivacyRecord:
         noise: Any = None,
         details: Mapping[str, Any] | None = None,
     ) -> PrivacyRecord:
-        """The record of everything ``ledger`` has charged: rho = ledger.spent, its entries, and eps
-        the (eps, delta)-DP that rho implies (:func:`eps_from_rho_delta`, less the ledger's own
-        approximate-zCDP delta) unless ``eps`` is given (e.g. a release's stated budget).
-        ``noise`` (a :class:`~ddssp.dp.noise.NoiseSource`) supplies the stamp and description."""
+        """The record of everything a ledger has charged.
+
+        Parameters
+        ----------
+        ledger : Ledger
+            rho is ``ledger.spent``; the entries are its entries.
+        mechanism : str
+            What ran, in words.
+        delta : float, optional
+            The release's delta.
+        eps : float, optional
+            The stated eps (e.g. a release's budget). When None, the (eps, delta)-DP that rho implies
+            (:func:`eps_from_rho_delta`, less the ledger's own approximate-zCDP delta).
+        noise : NoiseSource, optional
+            Supplies the stamp and description.
+        details : mapping, optional
+            Method-specific public facts.
+
+        Returns
+        -------
+        PrivacyRecord
+        """
         if eps is None and delta is not None and ledger.spent > 0:
             eps = eps_from_rho_delta(ledger.spent, float(delta) - ledger.delta_spent)
         return cls(
@@ -560,12 +869,35 @@ class PrivacyRecord:
 
     @classmethod
     def for_noise(cls, mechanism: str, noise: Any, **fields: Any) -> PrivacyRecord:
-        """A record whose stamp and noise description come from the noise source ``noise``."""
+        """A record whose stamp and noise description come from a noise source.
+
+        Parameters
+        ----------
+        mechanism : str
+            What ran, in words.
+        noise : NoiseSource
+            Supplies the stamp and description.
+        **fields
+            The other fields of the record.
+
+        Returns
+        -------
+        PrivacyRecord
+        """
         return cls(mechanism, stamp=getattr(noise, "stamp", None) or None, noise=noise.describe(), **fields)
 
     def to_dict(self, entries: bool = True) -> dict[str, Any]:
-        """A JSON-able view (arrays in ``details`` become lists); ``entries=False`` leaves the ledger
-        entries out (a release's can be hundreds)."""
+        """A JSON-able view (arrays in ``details`` become lists).
+
+        Parameters
+        ----------
+        entries : bool
+            Include the ledger entries (False leaves them out: a release's can be hundreds).
+
+        Returns
+        -------
+        dict
+        """
         out: dict[str, Any] = {"mechanism": self.mechanism, "eps": self.eps, "delta": self.delta, "rho": self.rho}
         if entries and self.entries:
             out["entries"] = [e.to_dict() for e in self.entries]

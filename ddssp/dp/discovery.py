@@ -34,13 +34,42 @@ def _gaussian_vec(sigma: float):
 
 
 def gaussian_counts_rho(sigma: float) -> float:
-    """zCDP cost of :func:`noisy_counts` at ``sigma`` (OpenDP's privacy map at L2 sensitivity 1)."""
+    """zCDP cost of :func:`noisy_counts` at ``sigma`` (OpenDP's privacy map at L2 sensitivity 1).
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale.
+
+    Returns
+    -------
+    float
+    """
     return float(_gaussian_vec(check_positive(sigma, "noise scale")).map(1))
 
 
 def noisy_counts(counts, sigma: float) -> tuple[np.ndarray, float]:
-    """Counts (non-negative integers, one cell per row) plus discrete Gaussian noise of scale
-    ``sigma``. Returns (noisy integer counts, rho)."""
+    """Counts plus discrete Gaussian noise (OpenDP, not charged here).
+
+    Parameters
+    ----------
+    counts : array-like of int
+        A non-empty 1-D vector of non-negative integer counts, one cell per row.
+    sigma : float
+        The noise scale.
+
+    Returns
+    -------
+    counts : numpy.ndarray
+        Noisy integer counts (int64).
+    rho : float
+        The zCDP cost.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an invalid sigma or counts.
+    """
     sigma = check_positive(sigma, "noise scale")
     c = np.asarray(counts)
     if c.ndim != 1 or c.size == 0:
@@ -61,9 +90,23 @@ def _gaussian_threshold(sigma: float, threshold: int):
 
 
 def discrete_tail_bound(sigma: float, m: float) -> float:
-    """Upper bound on P(Z >= m) for Z discrete Gaussian with scale ``sigma`` on the integers:
-    Q(m / sigma) + phi(m / sigma) / sigma (the sum of exp(-k^2 / 2 sigma^2) over k >= m is at most its
-    first term plus the integral from m, and the normaliser is at least sigma sqrt(2 pi))."""
+    """Upper bound on P(Z >= m) for Z discrete Gaussian with scale ``sigma`` on the integers.
+
+    The bound is Q(m / sigma) + phi(m / sigma) / sigma: the sum of exp(-k^2 / 2 sigma^2) over k >= m is
+    at most its first term plus the integral from m, and the normaliser is at least sigma sqrt(2 pi).
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale.
+    m : float
+        The tail's start.
+
+    Returns
+    -------
+    float
+        At most 1.
+    """
     from scipy.stats import norm
 
     z = float(m) / float(sigma)
@@ -74,17 +117,46 @@ def threshold_cost(sigma: float, threshold: int) -> tuple[float, float]:
     """(rho, delta) of :func:`threshold_counts` for one row (L0 = L2 = Linf = 1).
 
     rho is OpenDP's map. delta is the larger of OpenDP's map and :func:`discrete_tail_bound` at
-    ``threshold - 1``: a label held by one row is released when 1 + Z >= threshold. (Measured with
-    opendp 0.16 at sigma = 1, threshold = 4: OpenDP's map gives delta = 0.00135, the continuous
-    Gaussian tail, while the label came out in 0.43% of 30,000 runs, as the discrete tail
-    P(Z >= 3) = 0.00457 predicts; so the map alone is not relied on.)"""
+    ``threshold - 1``: a label held by one row is released when 1 + Z >= threshold. OpenDP's map
+    gives the continuous Gaussian tail, which is smaller than the discrete Gaussian's at small sigma,
+    so the map alone is not relied on.
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale.
+    threshold : int
+        The release threshold.
+
+    Returns
+    -------
+    tuple of float
+        (rho, delta).
+    """
     sigma = check_positive(sigma, "noise scale")
     rho, delta = _gaussian_threshold(sigma, int(threshold)).map((1, 1, 1))
     return float(rho), max(float(delta), discrete_tail_bound(sigma, int(threshold) - 1))
 
 
 def choose_threshold(sigma: float, delta: float) -> int:
-    """Smallest integer threshold >= 2 whose key-release delta is at most ``delta``."""
+    """Smallest integer threshold >= 2 whose key-release delta is at most ``delta``.
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale.
+    delta : float
+        The largest delta allowed, in (0, 1).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    PrivacyParameterError
+        For an invalid sigma or delta.
+    """
     sigma = check_positive(sigma, "noise scale")
     if not (0.0 < float(delta) < 1.0):
         raise PrivacyParameterError(f"threshold delta must lie in (0, 1), got {delta!r}")
@@ -102,8 +174,24 @@ def choose_threshold(sigma: float, delta: float) -> int:
 
 
 def threshold_counts(counts: dict[str, int], sigma: float, threshold: int) -> tuple[dict[str, int], float, float]:
-    """Stable key release: noisy counts of the labels in ``counts`` ({label: count >= 1}), kept only
-    when the noisy count reaches ``threshold``. Returns (released {label: noisy count}, rho, delta)."""
+    """Stable key release (OpenDP, not charged here): noisy label counts kept when they reach the threshold.
+
+    Parameters
+    ----------
+    counts : dict
+        ``{label: count}``; counts below 1 are ignored.
+    sigma : float
+        The noise scale.
+    threshold : int
+        The release threshold.
+
+    Returns
+    -------
+    released : dict
+        ``{label: noisy count}`` of the labels released.
+    rho, delta : float
+        The cost (:func:`threshold_cost`).
+    """
     sigma = check_positive(sigma, "noise scale")
     meas = _gaussian_threshold(sigma, int(threshold))
     clean = {str(k): int(v) for k, v in counts.items() if int(v) > 0}
@@ -126,11 +214,19 @@ def _threshold_fallback(counts: dict[str, int], sigma: float, threshold: int):
 class ChargedMechanisms:
     """The discovery mechanisms bound to a ledger and a noise source: each call charges, then runs.
 
-    Handed to :func:`ddssp.data.discovery.discover`, which reads the data only through these two
-    calls (the data layer does not import the DP layer). Entries: ``discover-counts`` (discrete
-    Gaussian on a vector of counts, L2 sensitivity 1; OpenDP's map) and ``discover-keys`` (stable key
-    release; rho from OpenDP's map, delta the larger of OpenDP's map and :func:`discrete_tail_bound`).
-    Both kinds are registered with the ledger's entry checks, so a release's self-check verifies them."""
+    Handed to :func:`ddssp.data.discovery.discover`, which reads the data only through these two calls
+    (the data layer does not import the DP layer). Entries: ``discover-counts`` (discrete Gaussian on a
+    vector of counts, L2 sensitivity 1; OpenDP's map) and ``discover-keys`` (stable key release; rho
+    from OpenDP's map, delta the larger of OpenDP's map and :func:`discrete_tail_bound`). Both kinds are
+    registered with the ledger's entry checks, so a release's self-check verifies them.
+
+    Parameters
+    ----------
+    ledger : Ledger
+        Pays for every call.
+    noise : NoiseSource, optional
+        Draws the noise; :class:`~ddssp.dp.noise.SecureNoise` by default.
+    """
 
     def __init__(self, ledger, noise=None):
         from ddssp.dp.noise import make_noise
@@ -139,7 +235,32 @@ class ChargedMechanisms:
         self.noise = noise if noise is not None else make_noise(None)
 
     def counts(self, counts, sigma: float, *, column: str, note: str) -> np.ndarray:
-        """Noisy counts (discrete Gaussian), charged as a 'discover-counts' entry on ``column``."""
+        """Noisy counts (discrete Gaussian), charged as a 'discover-counts' entry on ``column``.
+
+        Parameters
+        ----------
+        counts : array-like of int
+            A non-empty vector of non-negative integer counts (L2 sensitivity 1: each row adds 1 to
+            exactly one cell).
+        sigma : float
+            The noise scale.
+        column : str
+            The column, for the entry.
+        note : str
+            What is counted, for the entry.
+
+        Returns
+        -------
+        numpy.ndarray
+            Noisy integer counts (int64).
+
+        Raises
+        ------
+        PrivacyParameterError
+            For invalid counts or sigma.
+        BudgetExceededError
+            When the ledger cannot pay.
+        """
         from ddssp.dp.accounting import LedgerEntry
 
         sigma = check_positive(sigma, "noise scale")
@@ -160,8 +281,33 @@ class ChargedMechanisms:
         return np.asarray(self.noise.gaussian_int(c.astype(np.int64), sigma), dtype=np.int64)
 
     def keys(self, counts: dict[str, int], sigma: float, delta: float, *, column: str) -> tuple[dict[str, int], int]:
-        """Stable key release at the smallest threshold whose delta is at most ``delta``, charged as a
-        'discover-keys' entry (rho and delta). Returns (released {label: noisy count}, threshold)."""
+        """Stable key release at the smallest threshold whose delta is at most ``delta``.
+
+        Charged as a 'discover-keys' entry (rho and delta).
+
+        Parameters
+        ----------
+        counts : dict
+            ``{label: count}`` (each row holds one label).
+        sigma : float
+            The noise scale.
+        delta : float
+            The largest delta allowed for this column.
+        column : str
+            The column, for the entry.
+
+        Returns
+        -------
+        released : dict
+            ``{label: noisy count}`` of the labels released.
+        threshold : int
+            The threshold used.
+
+        Raises
+        ------
+        BudgetExceededError
+            When the ledger cannot pay.
+        """
         from ddssp.dp.accounting import LedgerEntry
 
         sigma = check_positive(sigma, "noise scale")

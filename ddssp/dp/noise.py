@@ -94,12 +94,17 @@ _OPENDP = None
 
 
 def opendp():
-    """OpenDP's names as ``opendp.prelude`` spells them (``dp.m``, ``dp.c``, domains, metrics,
-    measures, types), with the "contrib" features enabled; imported on first use, so commands that
-    draw no noise never load OpenDP. Every OpenDP measurement of ddssp is built through this.
+    """OpenDP's names as ``opendp.prelude`` spells them, with the "contrib" features enabled.
 
-    Built from OpenDP's modules rather than ``opendp.prelude``, which also imports OpenDP's
-    scikit-learn extras: 0.3 s of CPU instead of 2.5 s per process on these machines."""
+    ``dp.m``, ``dp.c``, domains, metrics, measures and types; imported on first use, so commands that
+    draw no noise never load OpenDP. Every OpenDP measurement of ddssp is built through this. It is
+    built from OpenDP's modules rather than ``opendp.prelude``, which also imports OpenDP's
+    scikit-learn extras and so takes several times longer to load.
+
+    Returns
+    -------
+    types.SimpleNamespace
+    """
     global _OPENDP
     if _OPENDP is None:
         import types
@@ -166,7 +171,18 @@ def secure_bernoulli(p: Any) -> np.ndarray:
     A uniform U in [0, 1) is compared with p bit by bit: the first 64 bits ``u`` (one ``uint64`` per
     coin from :func:`secrets.token_bytes`) settle ``U < p`` unless ``u == floor(p 2^64)`` (probability
     2^-64); only then are further bits drawn (in Python, with exact rationals). p = 0 never and p = 1
-    always gives True."""
+    always gives True.
+
+    Parameters
+    ----------
+    p : array-like of float
+        Probabilities in [0, 1], any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        Booleans, shaped like ``p``.
+    """
     import secrets
     from fractions import Fraction
 
@@ -202,7 +218,17 @@ def _l2_laplace_from(radius_exp: np.ndarray, gauss: np.ndarray, eta: np.ndarray)
 # --------------------------------------------------------------------------- OpenDP measurements
 @lru_cache(maxsize=256)
 def gaussian_measurement(sigma: float):
-    """OpenDP discrete Gaussian on integer vectors (L2 distance), output measure zCDP."""
+    """OpenDP discrete Gaussian on integer vectors (L2 distance), output measure zCDP.
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale.
+
+    Returns
+    -------
+    opendp Measurement
+    """
     dp = opendp()
     space = dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64)
     return dp.m.make_gaussian(*space, scale=float(sigma))
@@ -210,9 +236,21 @@ def gaussian_measurement(sigma: float):
 
 @lru_cache(maxsize=256)
 def noisy_max_measurement(scale: float):
-    """OpenDP report-noisy-max on float scores (L-inf distance, not monotonic) with output measure
-    zCDP, i.e. Gumbel noise: the exponential mechanism, charged eps^2/8 with eps = 2 d_in / scale.
-    (With ``max_divergence`` OpenDP would add exponential noise instead: permute-and-flip.)"""
+    """OpenDP report-noisy-max on float scores (L-inf distance, not monotonic) with output measure zCDP.
+
+    With a zCDP output measure the noise is Gumbel: the exponential mechanism, charged eps^2/8 with
+    eps = 2 d_in / scale. (With ``max_divergence`` OpenDP would add exponential noise instead:
+    permute-and-flip.)
+
+    Parameters
+    ----------
+    scale : float
+        The Gumbel scale.
+
+    Returns
+    -------
+    opendp Measurement
+    """
     dp = opendp()
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
     return dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=float(scale))
@@ -223,7 +261,17 @@ FLOAT_GRID_BITS = 52
 
 
 def float_grid_k(scale: float) -> int:
-    """OpenDP's noise granularity exponent k for a float mechanism at ``scale``."""
+    """OpenDP's noise granularity exponent k for a float mechanism at ``scale`` (see the module docstring).
+
+    Parameters
+    ----------
+    scale : float
+        The noise scale.
+
+    Returns
+    -------
+    int
+    """
     return int(math.floor(math.log2(float(scale)))) - FLOAT_GRID_BITS
 
 
@@ -239,9 +287,22 @@ def _float_noise(make_measurement, values: Any, scale: float) -> np.ndarray:
 
 @lru_cache(maxsize=256)
 def gaussian_float_measurement(sigma: float, size: int):
-    """OpenDP's Gaussian mechanism on float vectors of length ``size`` (L2 distance), output measure
-    zCDP: rho = (d_in + rounding)^2 / (2 sigma^2), the rounding term (at most sqrt(size) 2^k) included
-    by OpenDP's map."""
+    """OpenDP's Gaussian mechanism on float vectors (L2 distance), output measure zCDP.
+
+    rho = (d_in + rounding)^2 / (2 sigma^2), the rounding term (at most sqrt(size) 2^k) included by
+    OpenDP's map.
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale.
+    size : int
+        The vector length.
+
+    Returns
+    -------
+    opendp Measurement
+    """
     dp = opendp()
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(size)), dp.l2_distance(T=float)
     return dp.m.make_gaussian(*space, scale=float(sigma), k=float_grid_k(sigma))
@@ -249,17 +310,41 @@ def gaussian_float_measurement(sigma: float, size: int):
 
 @lru_cache(maxsize=256)
 def laplace_float_measurement(scale: float, size: int):
-    """OpenDP's Laplace mechanism on float vectors of length ``size`` (L1 distance), pure DP:
-    eps = (d_in + rounding) / scale."""
+    """OpenDP's Laplace mechanism on float vectors (L1 distance), pure DP: eps = (d_in + rounding) / scale.
+
+    Parameters
+    ----------
+    scale : float
+        The noise scale.
+    size : int
+        The vector length.
+
+    Returns
+    -------
+    opendp Measurement
+    """
     dp = opendp()
     space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(size)), dp.l1_distance(T=float)
     return dp.m.make_laplace(*space, scale=float(scale), k=float_grid_k(scale))
 
 
 def opendp_charge(measurement, d_in: Any) -> tuple[float, float]:
-    """(rho, delta) of ``measurement`` at input distance ``d_in``, from OpenDP's privacy map.
+    """(rho, delta) of a measurement at an input distance, from OpenDP's privacy map.
 
-    zCDP measures map to rho (delta 0); approximate zCDP maps to (rho, delta)."""
+    zCDP measures map to rho (delta 0); approximate zCDP maps to (rho, delta).
+
+    Parameters
+    ----------
+    measurement : opendp Measurement
+        The measurement.
+    d_in : any
+        The input distance (the public sensitivity).
+
+    Returns
+    -------
+    tuple of float
+        (rho, delta).
+    """
     out = measurement.map(d_in)
     if isinstance(out, (tuple, list)):
         rho, delta = out
@@ -275,25 +360,112 @@ class NoiseSource:
     stamp: str | None = None
 
     def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:  # pragma: no cover - abstract
+        """Interface: discrete Gaussian noise N_Z(0, sigma^2) added to integer counts.
+
+        Parameters
+        ----------
+        counts : array-like of int
+            Integer-valued counts, any shape.
+        sigma : float
+            The noise scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 noisy counts, shaped like ``counts``.
+        """
         raise NotImplementedError
 
     def noisy_max(self, scores: Any, scale: float) -> int:  # pragma: no cover - abstract
+        """Interface: report noisy max: argmax_i (scores_i + Gumbel(scale)_i).
+
+        P(i) is proportional to exp(scores_i / scale); with scale = 2 * sensitivity / eps_em this is the
+        exponential mechanism at eps_em.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            Finite scores, one per candidate.
+        scale : float
+            The Gumbel scale.
+
+        Returns
+        -------
+        int
+            The index selected.
+        """
         raise NotImplementedError
 
     def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:  # pragma: no cover - abstract
+        """Interface: independent N(0, sigma^2) noise added to each float.
+
+        Parameters
+        ----------
+        values : array-like of float
+            Finite values, any shape.
+        sigma : float
+            The noise scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            Noisy floats, shaped like ``values``.
+        """
         raise NotImplementedError
 
     def laplace_float(self, values: Any, scale: float) -> np.ndarray:  # pragma: no cover - abstract
+        """Interface: independent Laplace(scale) noise added to each float.
+
+        Parameters
+        ----------
+        values : array-like of float
+            Finite values, any shape.
+        scale : float
+            The noise scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            Noisy floats, shaped like ``values``.
+        """
         raise NotImplementedError
 
     def bernoulli(self, p: Any) -> np.ndarray:  # pragma: no cover - abstract
+        """Interface: independent coin flips, True with probability p.
+
+        Parameters
+        ----------
+        p : array-like of float
+            Probabilities in [0, 1], any shape.
+
+        Returns
+        -------
+        numpy.ndarray
+            Booleans, shaped like ``p``.
+        """
         raise NotImplementedError
 
     def l2_laplace(self, d: int, eta: Any, size: Any = None) -> np.ndarray:
-        """Draws with density proportional to exp(-eta ||z||_2) on R^d, shape broadcast(size, eta) + (d,):
-        radius Gamma(d, 1/eta) as the sum of d exponentials |Laplace(1)|, times a normalised vector
-        of d standard Gaussians (uniform on the sphere). One ``laplace_float`` and one
-        ``gaussian_float`` call for the whole batch. See the module docstring for what is exact."""
+        """Draws with density proportional to exp(-eta ||z||_2) on R^d (PDP-OP's output noise).
+
+        Radius Gamma(d, 1/eta) as the sum of d exponentials |Laplace(1)|, times a normalised vector of d
+        standard Gaussians (uniform on the sphere). One ``laplace_float`` and one ``gaussian_float`` call
+        for the whole batch. See the module docstring for what is exact.
+
+        Parameters
+        ----------
+        d : int
+            The dimension.
+        eta : float or array-like of float
+            The rate (positive).
+        size : int or tuple of int, optional
+            The batch shape, broadcast with that of ``eta``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape broadcast(size, eta) + (d,).
+        """
         d, eta, shape = _as_eta(d, eta, size)
         full = shape + (d,)
         exps = np.abs(self.laplace_float(np.zeros(full), 1.0))
@@ -305,9 +477,32 @@ class NoiseSource:
         return _l2_laplace_from(exps, gauss, eta)
 
     def run_opendp(self, measurement, arg: Any, fallback: Callable[[np.random.Generator], Any] | None = None):
+        """Interface: run an OpenDP measurement (e.g. key release).
+
+        Parameters
+        ----------
+        measurement : opendp Measurement
+            The measurement, already charged to a ledger.
+        arg : any
+            Its input.
+        fallback : callable, optional
+            ``fallback(rng)``: a numpy re-implementation, used by the insecure seeded source for
+            reproducible tests.
+
+        Returns
+        -------
+        any
+            The measurement's output.
+        """
         return measurement(arg)
 
     def describe(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        """Interface: a description of the noise source, for the release file.
+
+        Returns
+        -------
+        dict
+        """
         raise NotImplementedError
 
 
@@ -318,6 +513,20 @@ class SecureNoise(NoiseSource):
     stamp = None
 
     def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:
+        """Secure: discrete Gaussian noise N_Z(0, sigma^2) added to integer counts (OpenDP's exact sampler).
+
+        Parameters
+        ----------
+        counts : array-like of int
+            Integer-valued counts, any shape.
+        sigma : float
+            The noise scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 noisy counts, shaped like ``counts``.
+        """
         sigma = check_positive(sigma, "sigma")
         a = _as_int_counts(counts)
         if a.size == 0:
@@ -326,6 +535,23 @@ class SecureNoise(NoiseSource):
         return np.asarray(out, dtype=np.int64).reshape(a.shape)
 
     def noisy_max(self, scores: Any, scale: float) -> int:
+        """Secure: report noisy max: argmax_i (scores_i + Gumbel(scale)_i) (OpenDP's exact sampler).
+
+        P(i) is proportional to exp(scores_i / scale); with scale = 2 * sensitivity / eps_em this is the
+        exponential mechanism at eps_em.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            Finite scores, one per candidate.
+        scale : float
+            The Gumbel scale.
+
+        Returns
+        -------
+        int
+            The index selected.
+        """
         scale = check_positive(scale, "selection scale")
         q = _as_scores(scores)
         if q.size == 1:
@@ -333,15 +559,61 @@ class SecureNoise(NoiseSource):
         return int(noisy_max_measurement(scale)(q.tolist()))
 
     def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:
+        """Secure: independent N(0, sigma^2) noise added to each float (OpenDP's floating-point-safe mechanism).
+
+        Parameters
+        ----------
+        values : array-like of float
+            Finite values, any shape.
+        sigma : float
+            The noise scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            Noisy floats, shaped like ``values``.
+        """
         return _float_noise(gaussian_float_measurement, values, check_positive(sigma, "sigma"))
 
     def laplace_float(self, values: Any, scale: float) -> np.ndarray:
+        """Secure: independent Laplace(scale) noise added to each float (OpenDP's floating-point-safe mechanism).
+
+        Parameters
+        ----------
+        values : array-like of float
+            Finite values, any shape.
+        scale : float
+            The noise scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            Noisy floats, shaped like ``values``.
+        """
         return _float_noise(laplace_float_measurement, values, check_positive(scale, "Laplace scale"))
 
     def bernoulli(self, p: Any) -> np.ndarray:
+        """Secure: independent coin flips, True with probability p (:func:`secure_bernoulli`, exact for the float p).
+
+        Parameters
+        ----------
+        p : array-like of float
+            Probabilities in [0, 1], any shape.
+
+        Returns
+        -------
+        numpy.ndarray
+            Booleans, shaped like ``p``.
+        """
         return secure_bernoulli(p)
 
     def describe(self) -> dict[str, Any]:
+        """Secure: a description of the noise source, for the release file.
+
+        Returns
+        -------
+        dict
+        """
         return {"source": "opendp", "secure": True}
 
 
@@ -352,9 +624,26 @@ def _discrete_laplace(rng: np.random.Generator, t: float, size: int) -> np.ndarr
 
 
 def discrete_gaussian_numpy(rng: np.random.Generator, sigma: float, size: int) -> np.ndarray:
-    """Discrete Gaussian N_Z(0, sigma^2) draws from a numpy Generator (Canonne-Kamath-Steinke 2020,
-    Algorithm 3: discrete Laplace proposals with scale t = floor(sigma) + 1, accepted with probability
-    exp(-(|y| - sigma^2/t)^2 / (2 sigma^2))). Float arithmetic: reproducible, NOT a private sampler."""
+    """Discrete Gaussian N_Z(0, sigma^2) draws from a numpy Generator. Reproducible, NOT a private sampler.
+
+    Canonne-Kamath-Steinke 2020, Algorithm 3: discrete Laplace proposals with scale
+    t = floor(sigma) + 1, accepted with probability exp(-(|y| - sigma^2/t)^2 / (2 sigma^2)), in float
+    arithmetic.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The seeded generator.
+    sigma : float
+        The noise scale.
+    size : int
+        The number of draws.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 draws.
+    """
     t = math.floor(sigma) + 1.0
     out = np.empty(size, dtype=np.int64)
     filled = 0
@@ -370,8 +659,21 @@ def discrete_gaussian_numpy(rng: np.random.Generator, sigma: float, size: int) -
 
 
 class InsecureSeededNoise(NoiseSource):
-    """The same distributions from ``numpy.random.default_rng(seed)``: reproducible and therefore
-    NOT PRIVATE (anyone with the seed can subtract the noise). For tests and debugging only."""
+    """The same distributions from ``numpy.random.default_rng(seed)``: reproducible and therefore NOT PRIVATE.
+
+    Anyone with the seed can subtract the noise. For tests and debugging only; outputs carry
+    :data:`INSECURE_STAMP`.
+
+    Parameters
+    ----------
+    seed : int
+        A non-negative integer.
+
+    Raises
+    ------
+    PrivacyParameterError
+        For a seed that is not a non-negative integer.
+    """
 
     secure = False
     stamp = INSECURE_STAMP
@@ -383,53 +685,197 @@ class InsecureSeededNoise(NoiseSource):
         self.rng = np.random.default_rng(self.seed)
 
     def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:
+        """NOT PRIVATE: discrete Gaussian noise N_Z(0, sigma^2) added to integer counts.
+
+        Drawn by :func:`discrete_gaussian_numpy` from the seeded generator.
+
+        Parameters
+        ----------
+        counts : array-like of int
+            Integer-valued counts, any shape.
+        sigma : float
+            The noise scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 noisy counts, shaped like ``counts``.
+        """
         sigma = check_positive(sigma, "sigma")
         a = _as_int_counts(counts)
         return a + discrete_gaussian_numpy(self.rng, sigma, a.size).reshape(a.shape)
 
     def noisy_max(self, scores: Any, scale: float) -> int:
+        """NOT PRIVATE: report noisy max, argmax_i (scores_i + Gumbel(scale)_i), from the seeded generator.
+
+        P(i) is proportional to exp(scores_i / scale); with scale = 2 * sensitivity / eps_em this is the
+        exponential mechanism at eps_em.
+
+        Parameters
+        ----------
+        scores : array-like of float
+            Finite scores, one per candidate.
+        scale : float
+            The Gumbel scale.
+
+        Returns
+        -------
+        int
+            The index selected.
+        """
         scale = check_positive(scale, "selection scale")
         q = _as_scores(scores)
         return int(np.argmax(q / scale + self.rng.gumbel(size=q.size)))
 
     def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:
+        """NOT PRIVATE: independent N(0, sigma^2) noise added to each float (from the seeded generator).
+
+        Parameters
+        ----------
+        values : array-like of float
+            Finite values, any shape.
+        sigma : float
+            The noise scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            Noisy floats, shaped like ``values``.
+        """
         sigma = check_positive(sigma, "sigma")
         a = _as_floats(values)
         return a + self.rng.normal(0.0, sigma, a.shape)
 
     def laplace_float(self, values: Any, scale: float) -> np.ndarray:
+        """NOT PRIVATE: independent Laplace(scale) noise added to each float (from the seeded generator).
+
+        Parameters
+        ----------
+        values : array-like of float
+            Finite values, any shape.
+        scale : float
+            The noise scale.
+
+        Returns
+        -------
+        numpy.ndarray
+            Noisy floats, shaped like ``values``.
+        """
         scale = check_positive(scale, "Laplace scale")
         a = _as_floats(values)
         return a + self.rng.laplace(0.0, scale, a.shape)
 
     def bernoulli(self, p: Any) -> np.ndarray:
+        """NOT PRIVATE: independent coin flips, True with probability p (from the seeded generator).
+
+        Parameters
+        ----------
+        p : array-like of float
+            Probabilities in [0, 1], any shape.
+
+        Returns
+        -------
+        numpy.ndarray
+            Booleans, shaped like ``p``.
+        """
         a = _as_probs(p)
         return self.rng.random(a.shape) < a
 
     def l2_laplace(self, d: int, eta: Any, size: Any = None) -> np.ndarray:
+        """NOT PRIVATE: draws with density proportional to exp(-eta ||z||_2) on R^d (PDP-OP's output noise).
+
+        A Gamma(d, 1/eta) radius times a normalised vector of d standard Gaussians, from the seeded
+        generator.
+
+        Parameters
+        ----------
+        d : int
+            The dimension.
+        eta : float or array-like of float
+            The rate (positive).
+        size : int or tuple of int, optional
+            The batch shape, broadcast with that of ``eta``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape broadcast(size, eta) + (d,).
+        """
         d, eta, shape = _as_eta(d, eta, size)
         radius = self.rng.gamma(d, 1.0, size=shape) / eta
         g = self.rng.standard_normal(shape + (d,))
         return radius[..., None] * g / np.linalg.norm(g, axis=-1, keepdims=True)
 
     def run_opendp(self, measurement, arg: Any, fallback: Callable[[np.random.Generator], Any] | None = None):
+        """NOT PRIVATE: run an OpenDP measurement (e.g. key release).
+
+        ``fallback(rng)`` with the seeded generator when given, else the measurement itself (secure).
+
+        Parameters
+        ----------
+        measurement : opendp Measurement
+            The measurement, already charged to a ledger.
+        arg : any
+            Its input.
+        fallback : callable, optional
+            ``fallback(rng)``: a numpy re-implementation, used by the insecure seeded source for
+            reproducible tests.
+
+        Returns
+        -------
+        any
+            The measurement's output.
+        """
         return fallback(self.rng) if fallback is not None else measurement(arg)
 
     def describe(self) -> dict[str, Any]:
+        """NOT PRIVATE: a description of the noise source, for the release file.
+
+        Returns
+        -------
+        dict
+        """
         return {"source": "numpy-seeded", "secure": False, "seed": self.seed, "stamp": INSECURE_STAMP}
 
 
 def make_noise(insecure_seed: int | None = None) -> NoiseSource:
-    """The noise source for a release: :class:`SecureNoise` unless an insecure seed is given."""
+    """The noise source for a release: :class:`SecureNoise` unless an insecure seed is given.
+
+    Parameters
+    ----------
+    insecure_seed : int, optional
+        A seed for :class:`InsecureSeededNoise` (NOT PRIVATE).
+
+    Returns
+    -------
+    NoiseSource
+    """
     if insecure_seed is None:
         return SecureNoise()
     return InsecureSeededNoise(insecure_seed)
 
 
 def resolve_noise(noise: NoiseSource | None = None, insecure_seed: int | None = None) -> NoiseSource:
-    """The noise source an estimator uses: ``noise`` if given, else :func:`make_noise(insecure_seed)`
-    (secure unless an insecure seed is given). Giving both, or a numpy Generator / int as ``noise``,
-    is refused: a seed must never silently become the DP noise."""
+    """The noise source an estimator uses: ``noise`` if given, else ``make_noise(insecure_seed)``.
+
+    Parameters
+    ----------
+    noise : NoiseSource, optional
+        An explicit source.
+    insecure_seed : int, optional
+        A seed for :class:`InsecureSeededNoise` (NOT PRIVATE).
+
+    Returns
+    -------
+    NoiseSource
+        Secure unless an insecure seed or an insecure source is given.
+
+    Raises
+    ------
+    PrivacyParameterError
+        When both are given, or ``noise`` is not a :class:`NoiseSource` (e.g. a numpy Generator or
+        an int): a seed must never silently become the DP noise.
+    """
     if noise is not None:
         if insecure_seed is not None:
             raise PrivacyParameterError("give either noise= or insecure_seed=, not both")
@@ -443,7 +889,20 @@ def resolve_noise(noise: NoiseSource | None = None, insecure_seed: int | None = 
 
 
 def discrete_gaussian_pmf(sigma: float, support: np.ndarray) -> np.ndarray:
-    """P(z) of N_Z(0, sigma^2) at the integers ``support`` (normalised over |z| <= 40 sigma + 40)."""
+    """P(z) of N_Z(0, sigma^2) at integers (normalised over |z| <= 40 sigma + 40).
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale.
+    support : numpy.ndarray
+        The integers to evaluate at.
+
+    Returns
+    -------
+    numpy.ndarray
+        Probabilities, shaped like ``support``.
+    """
     k = int(math.ceil(40 * sigma + 40))
     zs = np.arange(-k, k + 1)
     logw = -(zs.astype(float) ** 2) / (2 * sigma**2)

@@ -1,6 +1,6 @@
 """AdaSSP: adaptive sufficient statistic perturbation for linear regression (Wang 2018).
 
-The algorithm as given in the DD-SSP paper (Appendix B, Algorithm 2) and ddssp-method.md section 7.
+The algorithm as given in the DD-SSP paper (Appendix B, Algorithm 2); its use: docs/reference/estimators.md.
 The budget (eps, delta) is split in thirds, one third each for
 
 1. a noisy minimum eigenvalue   lmin~ = max(lmin(X^T X) + sqrt(log(6/delta))/(eps/3) * B^2 * Z
@@ -62,9 +62,21 @@ from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
 def zcdp_to_eps(rho: float, delta: float) -> float:
     """eps of (eps, delta)-DP implied by rho-zCDP, by OpenDP's conversion (``make_zCDP_to_approxDP``).
 
-    OpenDP's conversion overflows for very large rho (seen above ~1e4); from rho > 1000 on (and on
-    any OpenDP error) the looser, always valid bound eps = rho + 2 sqrt(rho log(1/delta)) of Bun and
-    Steinke (2016) is returned instead (within 7% of OpenDP's at rho = 1000)."""
+    OpenDP's conversion overflows for very large rho; from rho > 1000 on (and on any OpenDP error) the
+    looser, always valid bound eps = rho + 2 sqrt(rho log(1/delta)) of Bun and Steinke (2016) is
+    returned instead.
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter.
+    delta : float
+        The target delta.
+
+    Returns
+    -------
+    float
+    """
     dp = opendp()
     if rho > 1000.0:
         return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
@@ -79,8 +91,19 @@ def zcdp_to_eps(rho: float, delta: float) -> float:
 
 @lru_cache(maxsize=256)
 def calibration_factor(eps: float, delta: float) -> float:
-    """Smallest c >= 1 such that the paper's three sigmas times c are (eps, delta)-DP together by
-    OpenDP's zCDP map and conversion (1.0 whenever the paper's calibration already is)."""
+    """Smallest c >= 1 such that the paper's three sigmas times c are (eps, delta)-DP together.
+
+    Checked by OpenDP's zCDP map and conversion; 1.0 whenever the paper's calibration already is.
+
+    Parameters
+    ----------
+    eps, delta : float
+        The fit's budget.
+
+    Returns
+    -------
+    float
+    """
     rho_paper = eps**2 / (6.0 * math.log(6.0 / delta))  # 3 parts, each (Delta/sigma)^2 / 2
     if zcdp_to_eps(rho_paper * (1 + 1e-6), delta) <= eps:
         return 1.0
@@ -164,8 +187,23 @@ class AdaSSP(DPRegressor):
 
     @staticmethod
     def noise_scales(eps: float, delta: float, x_bound: float, y_bound: float) -> dict[str, float]:
-        """Standard deviations of the three Gaussian noises (lmin~, entries of X^T X^, of X^T y^): the
-        paper's, times :func:`calibration_factor` (1 unless eps is very large; key ``factor``)."""
+        """Standard deviations of the three Gaussian noises: the paper's, times :func:`calibration_factor`.
+
+        Parameters
+        ----------
+        eps, delta : float
+            The fit's budget.
+        x_bound : float
+            The declared bound B on a row's norm.
+        y_bound : float
+            The declared bound Y on abs(y).
+
+        Returns
+        -------
+        dict
+            ``lambda_min`` (of lmin~), ``xtx`` (of each entry of X^T X^), ``xty`` (of each entry of X^T y^)
+            and ``factor`` (the calibration factor: 1 unless eps is very large).
+        """
         e3 = eps / 3.0
         log_term = math.log(6.0 / delta)
         c = calibration_factor(float(eps), float(delta))
@@ -178,8 +216,24 @@ class AdaSSP(DPRegressor):
 
     @staticmethod
     def opendp_charges(d: int, scales: dict[str, float], x_bound: float, y_bound: float) -> tuple[LedgerEntry, ...]:
-        """The three parts as ledger entries, each charged by OpenDP's map of the measurement the fit
-        runs (float Gaussian on vectors of length 1, d(d+1)/2 and d; sensitivities B^2, B^2, B Y)."""
+        """The three parts as ledger entries, each charged by OpenDP's map of the measurement the fit runs.
+
+        The measurements are float Gaussians on vectors of length 1, d(d+1)/2 and d, with sensitivities
+        B^2, B^2 and B Y.
+
+        Parameters
+        ----------
+        d : int
+            The number of columns of X.
+        scales : dict
+            The noise scales (:meth:`noise_scales`).
+        x_bound, y_bound : float
+            The declared bounds B and Y.
+
+        Returns
+        -------
+        tuple of LedgerEntry
+        """
         parts = (
             ("lambda_min", scales["lambda_min"], 1, x_bound**2),
             ("xtx", scales["xtx"], d * (d + 1) // 2, x_bound**2),
@@ -202,10 +256,44 @@ class AdaSSP(DPRegressor):
 
     @staticmethod
     def opendp_rho(d: int, scales: dict[str, float], x_bound: float, y_bound: float) -> float:
-        """Total zCDP rho of the three parts by OpenDP's maps (:meth:`opendp_charges`)."""
+        """Total zCDP rho of the three parts by OpenDP's maps (:meth:`opendp_charges`).
+
+        Parameters
+        ----------
+        d : int
+            The number of columns of X.
+        scales : dict
+            The noise scales (:meth:`noise_scales`).
+        x_bound, y_bound : float
+            The declared bounds B and Y.
+
+        Returns
+        -------
+        float
+        """
         return sum(e.rho for e in AdaSSP.opendp_charges(d, scales, x_bound, y_bound))
 
     def fit(self, X: Any, y: Any) -> AdaSSP:
+        """Fit by AdaSSP: rows clipped to the declared bounds, then the three noisy statistics and the ridge solve.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            Features, one row per record (an array or a DataFrame, whose column names become ``feature_names_in_``).
+        y : array-like
+            The target, one value per row (clipped to [-y_bound, y_bound]).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DDSSPError
+            For X without columns, non-finite values or mismatched lengths.
+        PrivacyParameterError
+            For invalid privacy parameters or bounds.
+        """
         eps, delta, xb, yb, rho_fail = self._checked_params()
         arr, names = as_matrix(X)
         yv = as_vector(y, arr.shape[0])

@@ -28,7 +28,24 @@ from ddssp.errors import DDSSPError
 
 
 def as_matrix(X: Any) -> tuple[np.ndarray, list[str] | None]:
-    """X as a 2-D float array, and its column names when it has them."""
+    """X as a 2-D float array, and its column names when it has them.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame
+        A 1-D input becomes one column.
+
+    Returns
+    -------
+    array : numpy.ndarray
+    names : list of str or None
+        The DataFrame's column names.
+
+    Raises
+    ------
+    DDSSPError
+        For more than two dimensions, NaN or infinite values.
+    """
     names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
     arr = np.asarray(X, dtype=float)
     if arr.ndim == 1:
@@ -41,6 +58,24 @@ def as_matrix(X: Any) -> tuple[np.ndarray, list[str] | None]:
 
 
 def as_vector(y: Any, n: int | None = None) -> np.ndarray:
+    """y as a 1-D float array.
+
+    Parameters
+    ----------
+    y : array-like
+        The values.
+    n : int, optional
+        The expected length (the rows of X).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    DDSSPError
+        For a length other than ``n``, NaN or infinite values.
+    """
     arr = np.asarray(y, dtype=float).reshape(-1)
     if n is not None and arr.shape[0] != n:
         raise DDSSPError(f"y has {arr.shape[0]} values but X has {n} rows")
@@ -50,9 +85,29 @@ def as_vector(y: Any, n: int | None = None) -> np.ndarray:
 
 
 def renamed_keywords(owner: str, given: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
-    """Keyword arguments given under a former spelling (``renames``: old -> new), returned under
-    their new names with a DeprecationWarning; any other unexpected keyword is a TypeError, as
-    for a plain signature. Kept for one release after a rename."""
+    """Keyword arguments given under a former spelling, returned under their new names with a DeprecationWarning.
+
+    Kept for one release after a rename.
+
+    Parameters
+    ----------
+    owner : str
+        The callable's name, for messages.
+    given : dict
+        The unexpected keyword arguments received.
+    renames : dict
+        ``{old name: new name}``.
+
+    Returns
+    -------
+    dict
+        ``{new name: value}``.
+
+    Raises
+    ------
+    TypeError
+        For any other unexpected keyword, as for a plain signature.
+    """
     out: dict[str, Any] = {}
     for old, value in given.items():
         new = renames.get(old)
@@ -64,7 +119,28 @@ def renamed_keywords(owner: str, given: dict[str, Any], renames: dict[str, str])
 
 
 def take_renamed(owner: str, name: str, value: Any, old: dict[str, Any]) -> Any:
-    """``value``, or the value given under ``name``'s former spelling (not both)."""
+    """A parameter's value, or the value given under its former spelling (not both).
+
+    Parameters
+    ----------
+    owner : str
+        The callable's name, for messages.
+    name : str
+        The parameter's new name.
+    value : any
+        The value given under the new name (None when not given).
+    old : dict
+        The values given under former names (:func:`renamed_keywords`).
+
+    Returns
+    -------
+    any
+
+    Raises
+    ------
+    TypeError
+        When both spellings are given.
+    """
     if name in old:
         if value is not None:
             raise TypeError(f"{owner}() got {name!r} under both its new and its old name")
@@ -81,10 +157,32 @@ class DPEstimator:
     privacy_: PrivacyRecord
 
     def get_params(self) -> dict[str, Any]:
+        """The constructor's parameters and their current values.
+
+        Returns
+        -------
+        dict
+        """
         sig = inspect.signature(type(self).__init__)
         return {k: getattr(self, k) for k in sig.parameters if k != "self" and hasattr(self, k)}
 
     def set_params(self, **params: Any) -> DPEstimator:
+        """Set constructor parameters.
+
+        Parameters
+        ----------
+        **params
+            New values of parameters the constructor takes.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DDSSPError
+            For an unknown parameter.
+        """
         valid = self.get_params()
         for k, v in params.items():
             if k not in valid:
@@ -108,12 +206,45 @@ class DPEstimator:
         return arr
 
     def decision_function(self, X: Any, **kw: Any) -> np.ndarray:
+        """The linear predictor X theta + intercept.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            The rows (for DD-SSP estimators also a table of raw values or codes).
+        **kw
+            Passed to the estimator's design-matrix step (DD-SSP: ``codes``).
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        DDSSPError
+            When the estimator is not fitted, or X does not fit the coefficients.
+        """
         self._check_fitted()
         return self._design(X, **kw) @ self.coef_ + self.intercept_
 
 
 class DPRegressor(DPEstimator):
+    """Base class of regressors: ``predict`` is the linear predictor."""
+
     def predict(self, X: Any, **kw: Any) -> np.ndarray:
+        """Regression values for the rows of X (the linear predictor).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            The rows.
+        **kw
+            As for :meth:`DPEstimator.decision_function`.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         return self.decision_function(X, **kw)
 
 
@@ -123,9 +254,36 @@ class DPClassifier(DPEstimator):
     classes_: np.ndarray
 
     def predict_proba(self, X: Any, **kw: Any) -> np.ndarray:
+        """Class probabilities from the logistic link of the linear predictor.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            The rows.
+        **kw
+            As for :meth:`DPEstimator.decision_function`.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, 2): P(class 0), P(class 1).
+        """
         p1 = special.expit(self.decision_function(X, **kw))
         return np.column_stack([1.0 - p1, p1])
 
     def predict(self, X: Any, **kw: Any) -> np.ndarray:
+        """Class labels (from ``classes_``) by the sign of the linear predictor.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            The rows.
+        **kw
+            As for :meth:`DPEstimator.decision_function`.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         classes = getattr(self, "classes_", np.array([0, 1]))
         return classes[(self.decision_function(X, **kw) > 0).astype(int)]

@@ -23,7 +23,8 @@ Randomness comes from a numpy Generator passed in: this is post-processing, not 
 Convergence: redrawn noise lifts cells the released model holds near zero, and mirror descent moves
 a log-potential by about alpha * r / sigma^2 per step, so on large models the re-estimation keeps
 improving for thousands of iterations. A fixed diagonal preconditioner (the released belief counts)
-and a growing step size (``STEP_GROWTH``) make the default budget go further.
+a growing step size (``STEP_GROWTH``) and heavy-ball momentum (one model evaluation per step) make
+the default budget go further.
 """
 
 from __future__ import annotations
@@ -34,14 +35,14 @@ from typing import Any
 import numpy as np
 
 from ddssp.errors import DDSSPError
-from ddssp.marginals.junction_tree import CalibratedTree, bcast, canonical, cells, marginals_from
+from ddssp.marginals.junction_tree import CalibratedTree, canonical, cells, expand_sum, marginals_from
 from ddssp.marginals.mirror_descent import TOL_BLOCK, MirrorDescentOptions, Point, mirror_descent
 from ddssp.marginals.model import GraphicalModel
 from ddssp.types import Clique
 
 #: Default mirror-descent budget per bootstrap re-estimation (warm-started). Not converged on large
-#: models (on Adult at eps 1 the DP standard errors come out at about 0.4x the spread over independent
-#: releases); pass ``iters`` (and ``tol``) to :func:`bootstrap_models` to go further.
+#: models (the DP standard errors come out smaller than a long re-estimation's: docs, benchmark page);
+#: pass ``iters`` (and ``tol``) to :func:`bootstrap_models` to go further.
 BOOT_ITERS = 150
 #: The step grows by this factor after every accepted step (a rejected one halves it). Without growth
 #: the step only shrinks and the slow part of the re-estimation (lifting cells the released model
@@ -49,13 +50,34 @@ BOOT_ITERS = 150
 STEP_GROWTH = 1.02
 #: belief-count floor of the preconditioner (one row)
 PRECOND_FLOOR = 1.0
+#: momentum rule of the re-estimation (:class:`~ddssp.marginals.mirror_descent.MirrorDescentOptions`)
+MOMENTUM = "heavy"
 
 
 class MeasurementRefit:
     """Re-draw a release's measurements around its model and re-estimate the model, warm-started.
 
-    ``MeasurementRefit(model, measurements)``; ``draw(rng)`` -> (pooled noisy marginals, total);
-    ``refit(ybar, total)`` -> a :class:`GraphicalModel` on the released junction tree."""
+    ``draw(rng)`` gives (pooled noisy marginals, total); ``refit(ybar, total)`` gives the re-estimated
+    :class:`GraphicalModel` on the released junction tree (and the run's counters).
+
+    Parameters
+    ----------
+    model : GraphicalModel
+        The released model: the bootstrap's truth, and the re-estimation's warm start and junction
+        tree.
+    measurements : list
+        The release's measurements (each with ``clique`` and ``sigma``); those of one clique are
+        pooled by precision.
+    precondition : bool
+        Scale the mirror-descent direction per cell by the released belief counts (see
+        :meth:`refit`).
+
+    Raises
+    ------
+    DDSSPError
+        When there are no measurements, a sigma is not a positive finite number, or a measured
+        clique lies in no clique of the released model.
+    """
 
     def __init__(self, model: GraphicalModel, measurements: list[Any], precondition: bool = True):
         self.use_precond = bool(precondition)
@@ -102,7 +124,22 @@ class MeasurementRefit:
 
     # ------------------------------------------------------------------ redraws
     def draw(self, rng: np.random.Generator) -> tuple[dict[Clique, np.ndarray], float]:
-        """Pooled noisy marginals y*_c ~ N(mu_c, 1/prec_c) per cell, and the total they imply."""
+        """Re-draw the pooled noisy marginals around the released model.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Post-processing randomness (not DP noise).
+
+        Returns
+        -------
+        ybar : dict
+            ``{clique: numpy.ndarray}``: per cell y*_c ~ N(mu_c, 1/prec_c), mu_c the released
+            model's marginal and prec_c the clique's pooled precision.
+        total : float
+            The record count the redraw implies (AIM's minimum-variance unbiased estimate from the
+            marginals' sums), at least 1.
+        """
         ybar = {}
         for c in self.cliques:
             mu = self.mu0[c]
@@ -133,13 +170,17 @@ class MeasurementRefit:
     ) -> list[np.ndarray]:
         """Mirror-descent direction on the tree cliques: sum of broadcast prec_c (mu_c - ybar_c)."""
         tcl = self.tree.cliques
-        d = [np.zeros(t.shape) for t in self.theta0]
-        for c in self.cliques:
-            i = self.jt_of[c]
-            d[i] += bcast(self.prec[c] * (mu[c] - ybar[c]), c, tcl[i])
-        if self.use_precond if precondition is None else precondition:
-            for i in range(len(d)):
-                d[i] *= self.precond[i]
+        pre = self.use_precond if precondition is None else precondition
+        d = []
+        for i, t in enumerate(self.theta0):
+            group = self.groups.get(i)
+            if not group:
+                d.append(np.zeros(t.shape))
+                continue
+            di = expand_sum([(c, self.prec[c] * (mu[c] - ybar[c])) for c in group], tcl[i], self.domain)
+            if pre:
+                di *= self.precond[i]
+            d.append(di)
         return d
 
     def _loss(self, theta: list[np.ndarray], ybar, total: float):
@@ -147,8 +188,23 @@ class MeasurementRefit:
         return mu, self._loss_grad(mu, ybar)[0]
 
     def step_size(self, ybar: dict[Clique, np.ndarray], total: float) -> float:
-        """The largest step (doubling from AIM's 2 / (L N)) whose first step from the released potentials
-        lowers the loss. Computed once per release and reused for every redraw."""
+        """The largest step whose first step from the released potentials lowers the loss.
+
+        Doubling (at most 40 times) from AIM's 2 / (L N), or from 1e-3 / (largest pooled precision)
+        with the preconditioner. Computed once per release and reused for every redraw.
+
+        Parameters
+        ----------
+        ybar : dict
+            Pooled noisy marginal of each measured clique (:meth:`draw`).
+        total : float
+            The record count the marginals imply.
+
+        Returns
+        -------
+        float
+            The step size.
+        """
         alpha = 2.0 / (self.lipschitz * total)
         if self.use_precond:
             alpha = 1e-3 / max(self.prec.values())
@@ -180,15 +236,19 @@ class MeasurementRefit:
         iters: int = BOOT_ITERS,
         alpha: float | None = None,
         tol: float | None = None,
+        momentum: str = MOMENTUM,
     ) -> tuple[GraphicalModel, dict]:
         """Re-estimate the model from the pooled noisy marginals ``ybar``, warm-started at the released
         potentials.
 
-        Accelerated mirror descent with the ``"k3"`` schedule of
-        :func:`~ddssp.marginals.mirror_descent.mirror_descent`: momentum k / (k + 3) with restart, a
-        step that raises the loss retried without momentum and then halved, an accepted step grown by
-        ``STEP_GROWTH``; the preconditioned direction is replaced by the plain one once the step size
-        has fallen below 1e-6 of its start.
+        Accelerated mirror descent (:func:`~ddssp.marginals.mirror_descent.mirror_descent`) with
+        momentum k / (k + 3) and restart: by default the ``"heavy"`` (heavy-ball) rule, which steps
+        along the direction at the current iterate and so evaluates one point per step, where the
+        ``"k3"`` rule evaluates the extrapolated point too. A step that raises the loss is retried
+        without momentum and then halved, an accepted step grows the step size by ``STEP_GROWTH``; the
+        preconditioned direction is replaced by the plain one once the step size has fallen below 1e-6
+        of its start. At the same iteration budget the heavy-ball rule reaches a lower loss at less
+        CPU (docs, benchmark page).
 
         Parameters
         ----------
@@ -202,6 +262,8 @@ class MeasurementRefit:
             Starting step size (default :meth:`step_size`).
         tol : float or None
             Stop early once ``TOL_BLOCK`` accepted steps lower the loss by at most ``tol * loss``.
+        momentum : {"heavy", "k3"}
+            Momentum rule (see above).
 
         Returns
         -------
@@ -216,7 +278,7 @@ class MeasurementRefit:
         if alpha is None:
             alpha = self.step_size(ybar, total)
         options = MirrorDescentOptions(
-            momentum="k3",
+            momentum=momentum,
             grow=STEP_GROWTH,
             tol=tol,
             count="accepted",
@@ -250,7 +312,15 @@ class _Redraw:
 
 
 class ModelSource:
-    """A marginal source (``schema``, ``total``, ``marginal``) backed by a model: a bootstrap replicate."""
+    """A marginal source (``schema``, ``total``, ``marginal``) backed by a model: a bootstrap replicate.
+
+    Parameters
+    ----------
+    schema : Schema
+        The release's schema.
+    model : GraphicalModel
+        The replicate's model; ``total`` is its (noisy) total.
+    """
 
     def __init__(self, schema: Any, model: GraphicalModel):
         self.schema = schema
@@ -258,6 +328,18 @@ class ModelSource:
         self.total = float(model.total)
 
     def marginal(self, cols):
+        """The model's counts over some columns.
+
+        Parameters
+        ----------
+        cols : str or sequence of str
+            One column or several, in the order of the result's axes.
+
+        Returns
+        -------
+        numpy.ndarray
+            Counts that sum to ``total``.
+        """
         cols = (cols,) if isinstance(cols, str) else tuple(cols)
         return self.model.marginal(cols)
 
@@ -272,10 +354,34 @@ def bootstrap_models(
 ) -> list[GraphicalModel]:
     """``boot`` models re-estimated from redraws of a release's measurements (one shared step size).
 
-    ``source`` is a release (``.model`` and ``.measurements``); ``rng`` a numpy Generator. ``iters``
-    bounds each re-estimation and ``tol`` stops it earlier (:meth:`MeasurementRefit.refit`). A list
-    passed as ``info`` receives each re-estimation's {'iterations', 'loss', 'alpha', 'start_loss',
-    'last_drop'} (``last_drop``: relative loss decrease over its last ``TOL_BLOCK`` accepted steps)."""
+    Parameters
+    ----------
+    source : Release
+        A release (``.model`` and ``.measurements``).
+    boot : int
+        Number of replicates.
+    rng : numpy.random.Generator
+        Post-processing randomness of the redraws (not DP noise).
+    iters : int or None
+        Bound on each re-estimation's iterations (default ``BOOT_ITERS``).
+    tol : float or None
+        Stop a re-estimation earlier (:meth:`MeasurementRefit.refit`).
+    info : list or None
+        A list that receives each re-estimation's {'iterations', 'loss', 'alpha', 'start_loss',
+        'last_drop'} (``last_drop``: relative loss decrease over its last ``TOL_BLOCK`` accepted
+        steps).
+
+    Returns
+    -------
+    list of GraphicalModel
+        The re-estimated models, on the released junction tree.
+
+    Raises
+    ------
+    DDSSPError
+        When ``tol`` is not a non-negative number or None, or ``source`` has no model and
+        measurements (and see :class:`MeasurementRefit`).
+    """
     if tol is not None and not (
         isinstance(tol, (int, float)) and not isinstance(tol, bool) and math.isfinite(tol) and tol >= 0
     ):

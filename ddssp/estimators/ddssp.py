@@ -10,7 +10,7 @@ reference), builds Z^T Z (:func:`ddssp.estimators.suffstats.sufficient_statistic
   b0 + b1 s + b2 s^2 (power-basis coefficients computed with numpy.polynomial; for R = 6:
   -log 2, 0.5, -0.0707575). The approximate log-likelihood n b0 + b1 theta^T X^T y
   + b2 theta^T X^T X theta is maximised by theta = -b1 / (2 b2) (X^T X + ridge * I')^{-1} X^T y.
-  (FIX from the method note: the authors' code used the Chebyshev-series coefficients as if they were
+  (FIX: the authors' code used the Chebyshev-series coefficients as if they were
   power coefficients, which shrinks theta by 1/3.)
 
 Intervals (``fit(..., ci=)``, :meth:`fit_release`) live in :mod:`ddssp.estimators.ddssp_intervals`.
@@ -54,7 +54,17 @@ _EIG_TOL = 1e-11
 
 # ------------------------------------------------------------------------------------- Chebyshev
 def log_sigmoid(s: Any) -> np.ndarray:
-    """phi(s) = -log(1 + exp(-s)) = log(sigmoid(s)), computed stably."""
+    """phi(s) = -log(1 + exp(-s)) = log(sigmoid(s)), computed stably.
+
+    Parameters
+    ----------
+    s : array-like
+        The values.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return -np.logaddexp(0.0, -np.asarray(s, dtype=float))
 
 
@@ -62,7 +72,24 @@ def chebyshev_coefficients(degree: int = 2, R: float = 6.0) -> np.ndarray:
     """Power-basis coefficients [b0, ..., b_degree] of the Chebyshev interpolant of phi on [-R, R].
 
     The interpolant is taken at the degree+1 Chebyshev points of the first kind (numpy's
-    ``Chebyshev.interpolate``) and converted to the power basis in s itself (not in s / R)."""
+    ``Chebyshev.interpolate``) and converted to the power basis in s itself (not in s / R).
+
+    Parameters
+    ----------
+    degree : int
+        The polynomial degree, positive.
+    R : float
+        The half-width of the approximation range, positive.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    DDSSPError
+        For an invalid degree or R.
+    """
     if not isinstance(degree, (int, np.integer)) or isinstance(degree, bool) or degree < 1:
         raise DDSSPError(f"Chebyshev degree must be a positive integer, got {degree!r}")
     R = float(R)
@@ -76,8 +103,26 @@ def chebyshev_coefficients(degree: int = 2, R: float = 6.0) -> np.ndarray:
 
 
 def chebyshev_error_bound(degree: int, R: float) -> float:
-    """Interpolation-error bound at Chebyshev nodes on [-R, R] for degree 2:
-    |phi - p| <= max|phi'''| / (3! 2^2) * R^3, with max|phi'''| = max_p p(1-p)|1-2p| = 1/(6 sqrt 3)."""
+    """Interpolation-error bound at Chebyshev nodes on [-R, R] for degree 2.
+
+    The bound is max|phi'''| / (3! 2^2) * R^3, with max|phi'''| = max_p p(1-p)|1-2p| = 1/(6 sqrt 3).
+
+    Parameters
+    ----------
+    degree : int
+        Must be 2.
+    R : float
+        The half-width of the approximation range.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    DDSSPError
+        For a degree other than 2.
+    """
     if degree != 2:
         raise DDSSPError("the closed-form error bound is implemented for degree 2 only")
     return (1.0 / (6.0 * math.sqrt(3.0))) / (math.factorial(3) * 2**2) * float(R) ** 3
@@ -89,8 +134,33 @@ def solve_normal_equations(
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """theta solving (xtx + ridge * diag(penalized)) theta = xty, robust to a noisy indefinite xtx.
 
-    Returns theta and a dict ``info`` (``min_eig``, ``max_eig``, ``rank``, ``action``). A PSD but singular
-    matrix gives the minimum-norm solution (as numpy's lstsq on the rows would)."""
+    A PSD but singular matrix gives the minimum-norm solution (as numpy's lstsq on the rows would).
+
+    Parameters
+    ----------
+    xtx : numpy.ndarray
+        The (possibly noisy) X^T X; symmetrised first.
+    xty : numpy.ndarray
+        X^T y.
+    ridge : float
+        A non-negative ridge.
+    penalized : numpy.ndarray, optional
+        Per-coefficient ridge factors (e.g. 0 for the intercept); all 1 by default.
+    psd : str
+        For an indefinite matrix: ``"clip"`` (negative eigenvalues set to 0) or ``"ridge"`` (the
+        smallest ridge that makes it positive definite).
+
+    Returns
+    -------
+    theta : numpy.ndarray
+    info : dict
+        ``min_eig``, ``max_eig``, ``rank``, ``action`` (and ``extra_ridge`` when one was added).
+
+    Raises
+    ------
+    DDSSPError
+        For an unknown ``psd`` or an invalid ridge.
+    """
     if psd not in ("clip", "ridge"):
         raise DDSSPError(f"psd must be 'clip' or 'ridge', got {psd!r}")
     ridge = float(ridge)
@@ -140,9 +210,19 @@ def solve_normal_equations(
 
 # ------------------------------------------------------------------------------------- estimators
 def source_privacy(source: Any) -> PrivacyRecord:
-    """The record of a fit on ``source``: post-processing, so it costs what the source cost. A release
-    contributes its ledger (rho, entries) and its stated (eps, delta); another source only the eps,
-    delta and rho it states (None when it states none, e.g. exact marginals)."""
+    """The privacy record of a fit on a marginal source: post-processing, so it costs what the source cost.
+
+    Parameters
+    ----------
+    source : Release or marginal source
+        A release contributes its ledger (rho, entries), its stated (eps, delta) and its noise
+        description and stamp; another source only the eps, delta and rho it states (None when it
+        states none, e.g. exact marginals).
+
+    Returns
+    -------
+    PrivacyRecord
+    """
     stated: dict[str, float | None] = {}
     for k in ("eps", "delta", "rho"):
         v = getattr(source, k, None)
@@ -474,6 +554,8 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
         ci : float, optional
             Confidence level (e.g. 0.95): also standard errors and intervals, as
             :meth:`fit_release` with ``ci_options`` (``boot``, ``seed``, ...).
+        **ci_options
+            Passed to :meth:`fit_release`; only with ``ci``.
 
         Returns
         -------
@@ -489,13 +571,37 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
         return self
 
     def predict(self, X: Any, codes: bool = False) -> np.ndarray:
-        """Predictions in the target's own units, for a table of raw values (or of integer codes
-        with ``codes=True``) or an encoded matrix. :meth:`decision_function` gives them on the
-        encoded [-1, 1] scale the model was solved on."""
+        """Predictions in the target's own units.
+
+        :meth:`decision_function` gives them on the encoded [-1, 1] scale the model was solved on.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like
+            A table of raw values, of integer codes (with ``codes=True``), or an encoded matrix.
+        codes : bool
+            X holds integer codes.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         return self.encoding_.decode_target(self.decision_function(X, codes=codes))
 
     def predict_original(self, X: Any, codes: bool = False) -> np.ndarray:
-        """The same as :meth:`predict` (predictions in the target's units)."""
+        """The same as :meth:`predict` (predictions in the target's units).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like
+            As for :meth:`predict`.
+        codes : bool
+            X holds integer codes.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         return self.predict(X, codes=codes)
 
 
@@ -583,6 +689,8 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         ci : float, optional
             Confidence level (e.g. 0.95): also standard errors and intervals, as
             :meth:`fit_release` with ``ci_options`` (``boot``, ``seed``, ...).
+        **ci_options
+            Passed to :meth:`fit_release`; only with ``ci``.
 
         Returns
         -------

@@ -63,7 +63,8 @@ class IntervalsMixin:
         """Fit from a release and attach standard errors and ``ci`` confidence intervals.
 
         Post-processing of the release: reads its model and measurement sigmas, never the data, never
-        its ledger. The variance of each coefficient is the sum of two parts:
+        its ledger. With ``bootstrap="measurements"`` (default) the variance of each coefficient is the
+        sum of two parts:
 
         - DP noise (``dp_noise=True``): a parametric bootstrap over the release's measurements (same
           cliques, same sigmas, redrawn around the released model's marginals), the model re-estimated
@@ -77,36 +78,80 @@ class IntervalsMixin:
           For logistic DD-SSP theta = c beta with beta the least-squares fit of the -1/+1 target and
           c = -b1 / (2 b2), so its variance is c^2 times that of beta.
 
-        ``replicates``: bootstrap models already re-estimated from this release
-        (:func:`ddssp.estimators.bootstrap.bootstrap_models`), to share them between several fits.
-
-        ``bootstrap="mechanism"``: instead of the two parts above, simulate the whole release
+        With ``bootstrap="mechanism"`` the whole release is simulated instead
         (:mod:`ddssp.estimators.mechanism_bootstrap`): per replicate draw N-hat rows from the released
         model, re-run the release's AIM with its recorded settings (simulated, seeded noise: not DP
         noise, nothing published), refit; the spread includes sampling, the DP noise AND AIM's choice
-        of cliques, which the measurement bootstrap holds fixed. ``dp_noise=False`` then refits on the
-        drawn rows' exact marginals (sampling only). ``sampling`` and ``boot_iters`` do not apply;
-        ``stderr_sampling`` is the sampling-only spread of the same draws and ``stderr_dp`` the rest
-        (sqrt of the variance difference, floored at 0). ``replicates``: a
-        :class:`~ddssp.estimators.mechanism_bootstrap.MechanismReplicates` to share between fits.
+        of cliques, which the measurement bootstrap holds fixed. ``stderr_sampling_`` is then the
+        sampling-only spread of the same draws and ``stderr_dp_`` the rest (sqrt of the variance
+        difference, floored at 0).
 
-        ``interval``: ``"normal"`` (estimate +- z_{(1+ci)/2} * stderr; the default for
-        ``bootstrap="measurements"``), ``"bc-normal"`` (centre moved by the replicates' bias against
-        the fit on the released model), ``"basic"`` or ``"percentile"`` (replicate quantiles; mechanism
-        bootstrap only): :func:`~ddssp.estimators.mechanism_bootstrap.bootstrap_interval`.
-        ``unmeasured``: a coefficient whose (feature, target) pair lies in no measured clique is
-        imputed by the model from conditional independences; no bootstrap centred on the release can
-        see that (its replicates keep the independence). ``"infinite"`` (default): (-inf, inf), the
-        release holding no information on the pair; ``"keep"``: the bootstrap's interval. Measured
-        (ci-coverage bench, 20,000 rows, 40 releases at eps 0.1: 88 of 480 coefficients had their pair
-        unmeasured): the bootstrap intervals of those coefficients covered the population value 0 of
-        88 times (fixed-selection) and 3 of 88 (mechanism): the model imputes ~0 with a tiny spread
-        when the truth is ~0.2, so they are not given (95% coverage at eps 0.1 with the rule: linear
-        0.75 -> 0.91, logistic 0.65 -> 0.86). Either way ``conf_int()`` has a ``pair_measured`` column.
-        ``seed`` seeds a numpy Generator for the bootstrap and the model rows (post-processing
-        randomness, not DP noise).
-        Sets ``stderr_`` (aligned with ``coef_``), ``intercept_stderr_``, ``ci_`` (level) and
-        ``ci_table_``; ``conf_int()`` returns the table."""
+        A coefficient whose (feature, target) pair lies in no measured clique is imputed by the model
+        from conditional independences; no bootstrap centred on the release can see that (its
+        replicates keep the independence, so their spread around the imputed value, about 0, is tiny
+        even when the population value is not 0). ``unmeasured`` says what such a coefficient gets.
+
+        Parameters
+        ----------
+        source : Release
+            The release. With ``dp_noise=False`` and ``bootstrap="measurements"``, any marginal source
+            ``fit`` accepts (without a model to draw rows from, ``"sandwich"`` gives the ``"ols"``
+            variance).
+        target : str or None
+            The target column, as for ``fit``.
+        ci : float
+            Confidence level, in (0, 1).
+        boot : int
+            Bootstrap replicates, at least 2 (the measurement bootstrap without the DP part draws
+            none).
+        seed : int, numpy.random.Generator or None
+            Seeds a numpy Generator for the bootstrap and the model rows (post-processing randomness,
+            not DP noise).
+        dp_noise : bool
+            Include the DP-noise part. With ``bootstrap="mechanism"``, False refits on the drawn rows'
+            exact marginals (sampling only).
+        sampling : {"sandwich", "ols", "none"}
+            The sampling part (see above). Not used by the mechanism bootstrap.
+        boot_iters : int or None
+            Iteration budget of each re-estimation (default ``BOOT_ITERS``). Not used by the mechanism
+            bootstrap.
+        sampling_rows : int
+            Rows drawn from the released model for the sandwich's meat (at least 100).
+        replicates : list of GraphicalModel or MechanismReplicates or None
+            Bootstrap replicates already made from this release, to share them between several fits:
+            models re-estimated by :func:`ddssp.estimators.bootstrap.bootstrap_models`, or with
+            ``bootstrap="mechanism"`` a :class:`~ddssp.estimators.mechanism_bootstrap.MechanismReplicates`.
+        bootstrap : {"measurements", "mechanism"}
+            Which bootstrap (see above).
+        interval : {"normal", "bc-normal", "basic", "percentile"} or None
+            ``"normal"`` (estimate +- z_{(1+ci)/2} * stderr; the default), ``"bc-normal"`` (centre
+            moved by the replicates' bias against the fit on the released model), ``"basic"`` or
+            ``"percentile"`` (replicate quantiles; mechanism bootstrap only):
+            :func:`~ddssp.estimators.mechanism_bootstrap.bootstrap_interval`.
+        unmeasured : {"infinite", "keep"}
+            For a coefficient whose pair is unmeasured (see above): ``"infinite"`` (default) gives
+            (-inf, inf), the release holding no information on the pair; ``"keep"`` the bootstrap's
+            interval. Either way ``conf_int()`` has a ``pair_measured`` column.
+
+        Returns
+        -------
+        self
+            With ``stderr_`` (aligned with ``coef_``), ``intercept_stderr_``, ``stderr_dp_``,
+            ``stderr_sampling_``, ``ci_`` (the level), ``ci_table_`` (what ``conf_int()`` returns),
+            ``boot_coefs_``, ``pair_measured_`` and ``ci_info_`` set.
+
+        Raises
+        ------
+        DDSSPError
+            For an invalid option, too few replicates, or a source without what the chosen bootstrap
+            needs.
+
+        Warns
+        -----
+        BootstrapConvergenceWarning
+            When the median DP-noise re-estimation was still lowering its loss by more than AIM's
+            ``FINAL_TOL`` over its last ``TOL_BLOCK`` steps: the DP part is then understated.
+        """
         import time
 
         from ddssp.dp import make_rng
@@ -173,8 +218,9 @@ class IntervalsMixin:
                         f"the DP-noise re-estimations had not converged after {boot_iters} iterations (median "
                         f"loss still falling {100 * drop:.2g}% over the last {TOL_BLOCK} steps, more than "
                         f"AIM's {100 * FINAL_TOL:g}% stopping rule), so the DP part of the standard errors is "
-                        f"understated (on Adult at eps 1, 150 iterations gave 0.3-0.4x of the spread across "
-                        f"releases); raise --boot-iters (boot_iters= in Python; 2000 came close there) or use "
+                        f"understated (on Adult at eps 1, 150 iterations gave about 0.65x the coefficient spread of "
+                        f"a 3,000-iteration re-estimation); raise --boot-iters (boot_iters= in Python; 1000 gave "
+                        f"about 0.9x there) or use "
                         f"--boot-method mechanism (bootstrap='mechanism')",
                         BootstrapConvergenceWarning,
                         stacklevel=2,
@@ -279,8 +325,25 @@ class IntervalsMixin:
         return self
 
     def conf_int(self, level: float | None = None) -> pd.DataFrame:
-        """Coefficient table (intercept first): name, estimate, stderr, stderr_dp, stderr_sampling,
-        ci_low, ci_high, for confidence ``level`` (default: the level given to ``fit_release``)."""
+        """Coefficient table with standard errors and confidence intervals.
+
+        Parameters
+        ----------
+        level : float or None
+            Confidence level, in (0, 1) (default: the level given to ``fit_release``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
+            stderr_sampling, ci_low, ci_high, pair_measured (with ``unmeasured="infinite"`` the
+            interval of an unmeasured pair is (-inf, inf)).
+
+        Raises
+        ------
+        DDSSPError
+            Before ``fit_release``, or for a level outside (0, 1).
+        """
         if not hasattr(self, "stderr_"):
             raise DDSSPError("no standard errors: fit with fit_release(source, ci=0.95) first")
         from scipy.stats import norm

@@ -13,17 +13,14 @@ data drawn from it. Per replicate:
    marginals of the drawn rows).
 
 Why not the fixed-selection bootstrap (:mod:`ddssp.estimators.bootstrap`) alone: it redraws the
-measurements of the cliques AIM chose and so misses the selection. On the ci-coverage population
-(20,000 rows) the coefficients' spread across releases was 2-4x the fixed-selection bootstrap's at
-eps 0.1, where AIM measures about 8 of 15 pairs, and its 95% coverage was 0.72 (linear) and 0.68
-(logistic). Sampling is inside the simulation, so no separate sandwich term is added.
+measurements of the cliques AIM chose and so misses the selection, which matters most at small eps,
+where AIM measures only part of the pairs. Sampling is inside the simulation, so no separate
+sandwich term is added.
 
-Measured (same bench, 40 releases per eps, 30 replicates, unmeasured pairs unbounded): 95% coverage
-linear 0.90 / 0.85 / 0.93 / 0.93 and logistic 0.91 / 0.90 / 0.91 / 0.95 at eps 0.1 / 0.5 / 1 / 4,
-against 0.91 / 0.89 / 0.93 / 0.93 and 0.86 / 0.91 / 0.95 / 0.95 for the fixed-selection bootstrap,
-at 2-4x its CPU (4.9-14.6 s against 2.3-3.6 s per release): selection is not what the intervals
-miss; imputation of unmeasured pairs is (README, "What the intervals cover"). So it is an option,
-not the default.
+Why it is an option, not the default: on the coverage benchmark (docs, benchmark page) its intervals
+cover about as well as the fixed-selection bootstrap's (better only for logistic at the smallest
+eps), at a few times its CPU: selection is not what the intervals miss; imputation of unmeasured
+pairs is (docs, confidence intervals page).
 
 The bootstrap's "truth" is the fit on the released model's own marginals, which is exactly the point
 estimate ``fit(release)``: the replicates' offset from it estimates the estimator's bias (AIM's
@@ -56,12 +53,28 @@ _RUN_AIM_KEYS = ("max_model_size", "iters", "final_iters", "final_tol", "engine"
 
 
 def aim_settings(source: Any) -> dict[str, Any]:
-    """run_aim keyword arguments that reproduce the release's AIM: ``rho`` (the zCDP budget AIM spent,
-    i.e. without schema discovery), ``rounds``, and the recorded iteration / model-size settings.
+    """run_aim keyword arguments that reproduce the release's AIM.
 
     Releases record these in ``info["settings"]`` (public: they are the mechanism's parameters). A
     release without them (older files) falls back to AIM's defaults and the rho of its non-discovery
-    ledger entries."""
+    ledger entries.
+
+    Parameters
+    ----------
+    source : Release
+        The release (its model, workload, ledger and ``info``).
+
+    Returns
+    -------
+    dict
+        ``rho`` (the zCDP budget AIM spent, i.e. without schema discovery), ``rounds``, and the
+        recorded iteration / model-size settings.
+
+    Raises
+    ------
+    DDSSPError
+        When ``source`` is not a release or records no AIM budget.
+    """
     model = getattr(source, "model", None)
     ledger = getattr(source, "ledger", None)
     if model is None or ledger is None or getattr(source, "workload", None) is None:
@@ -89,9 +102,19 @@ def aim_settings(source: Any) -> dict[str, Any]:
 
 @dataclass
 class MechanismReplicates:
-    """Replicates of a release: ``models`` (the simulated releases' models; the DP + sampling part) and
-    ``samples`` (the drawn rows as integer codes; their exact marginals give the sampling-only part).
-    ``settings`` are the run_aim arguments used, ``rows`` the rows drawn per replicate."""
+    """Replicates of a release (:func:`mechanism_replicates`).
+
+    Attributes
+    ----------
+    models : list
+        The simulated releases' models: the DP + sampling part (empty with ``dp=False``).
+    samples : list of pandas.DataFrame
+        The drawn rows as integer codes: their exact marginals give the sampling-only part.
+    settings : dict
+        The run_aim arguments used.
+    rows : int
+        The rows drawn per replicate.
+    """
 
     models: list[Any] = field(default_factory=list)
     samples: list[pd.DataFrame] = field(default_factory=list)
@@ -100,9 +123,21 @@ class MechanismReplicates:
 
 
 def simulation_noise(rng: np.random.Generator):
-    """The noise of one simulated AIM run: :class:`~ddssp.dp.noise.InsecureSeededNoise` seeded from
-    ``rng``. Not DP noise (see the module docstring): the simulated counts are of rows drawn from the
-    released model and are never published."""
+    """The noise of one simulated AIM run.
+
+    Not DP noise (see the module docstring): the simulated counts are of rows drawn from the released
+    model and are never published.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Draws the seed.
+
+    Returns
+    -------
+    InsecureSeededNoise
+        :class:`~ddssp.dp.noise.InsecureSeededNoise` seeded from ``rng``.
+    """
     from ddssp.dp.noise import InsecureSeededNoise
 
     return InsecureSeededNoise(int(rng.integers(0, 2**63 - 1)))
@@ -111,11 +146,32 @@ def simulation_noise(rng: np.random.Generator):
 def mechanism_replicates(
     source: Any, boot: int, rng: np.random.Generator, *, dp: bool = True, rows: int | None = None
 ) -> MechanismReplicates:
-    """``boot`` simulated releases of ``source`` (a :class:`ddssp.Release`).
+    """``boot`` simulated releases of ``source``.
 
-    ``dp=False`` only draws the rows (the sampling-only bootstrap; no AIM runs). ``rows`` overrides
-    N-hat (tests). ``rng`` is a numpy Generator: every draw, including the simulated DP noise, comes
-    from it, so a seed reproduces the replicates exactly."""
+    Parameters
+    ----------
+    source : Release
+        The release (:class:`ddssp.Release`) to simulate.
+    boot : int
+        Number of replicates, at least 2.
+    rng : numpy.random.Generator
+        Every draw, including the simulated DP noise, comes from it, so a seed reproduces the
+        replicates exactly.
+    dp : bool
+        False: only draw the rows (the sampling-only bootstrap; no AIM runs).
+    rows : int or None
+        Rows per replicate instead of N-hat (tests).
+
+    Returns
+    -------
+    MechanismReplicates
+
+    Raises
+    ------
+    DDSSPError
+        When ``boot`` is not an integer >= 2, ``source`` is not a release, or there is not one row
+        to draw (N-hat or ``rows`` below 1).
+    """
     from ddssp.marginals.aim import run_aim
 
     if isinstance(boot, bool) or not isinstance(boot, (int, np.integer)) or boot < 2:
@@ -148,16 +204,38 @@ INTERVALS = ("normal", "bc-normal", "basic", "percentile")
 def bootstrap_interval(
     theta: np.ndarray, reps: np.ndarray, level: float, how: str, center: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(low, high) for each coefficient from bootstrap replicates ``reps`` (B x p).
+    """Confidence interval of each coefficient from bootstrap replicates.
 
-    ``center`` is the bootstrap world's truth (default ``theta``: the fit on the released model's
-    marginals, which is the point estimate). With z = z_{(1+level)/2}, s = the replicates' sd and
-    q_a their a-quantile:
+    With z = z_{(1+level)/2}, a = 1 - level, s = the replicates' sd and q_a their a-quantile:
 
     - ``normal``: theta +- z s (ignores bias);
     - ``bc-normal``: (theta - bias) +- z s with bias = mean(reps) - center;
     - ``basic`` (pivotal): [theta - (q_{1-a/2} - center), theta - (q_{a/2} - center)];
     - ``percentile``: [q_{a/2}, q_{1-a/2}] shifted by theta - center (plain percentile when equal).
+
+    Parameters
+    ----------
+    theta : numpy.ndarray
+        The point estimates (p).
+    reps : numpy.ndarray
+        The replicates' estimates (B x p).
+    level : float
+        Confidence level in (0, 1).
+    how : {"normal", "bc-normal", "basic", "percentile"}
+        The construction (see above).
+    center : numpy.ndarray or None
+        The bootstrap world's truth (default ``theta``: the fit on the released model's marginals,
+        which is the point estimate).
+
+    Returns
+    -------
+    low, high : numpy.ndarray
+        The bounds of each coefficient's interval.
+
+    Raises
+    ------
+    DDSSPError
+        For an unknown ``how``.
     """
     from scipy.stats import norm
 

@@ -17,7 +17,7 @@ the fixed point realises the target penalty Lambda R(theta). Losses (summed, eta
 Penalties (Lambda on the summed scale): ridge R = ||theta||^2; bridge R = sum |theta_j|^(2-gamma);
 lasso = bridge with gamma = 1; elastic net R = ||theta||_1 + kappa ||theta||^2.
 
-Corrections to the printed paper (see the method note; each one has a unit test):
+Corrections to the printed paper (each one has a unit test):
 - the eps-DP noise has ||b|| ~ Gamma(shape=p, scale=zeta1 zeta2 / (r eps)) (the text says shape 1);
 - the augmented rows are built so that their loss gradient at 0 is exactly b (the printed response
   values make it 0 or cancel it): linear e_y = 1 and e* = -b/n_e; Poisson e_y = 0 and e* = b/n_e;
@@ -421,6 +421,28 @@ class NAPPERM(DPRegressor):
         )
 
     def fit(self, X: Any, y: Any) -> NAPPERM:
+        """Fit by NAPP-ERM: draw the DP noise b, then solve the augmented problem.
+
+        Variable selection and budget retrieval as configured.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            Features, one row per record (an array or a DataFrame, whose column names become ``feature_names_in_``).
+        y : array-like
+            The response, one value per row (0/1 for logistic, counts for Poisson).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DDSSPError
+            For invalid data or parameters.
+        PrivacyParameterError
+            For invalid privacy parameters or missing declared bounds.
+        """
         P = self._validate()
         X, y, names = self._prepare(X, y, P)
         n, p = X.shape
@@ -513,6 +535,17 @@ class NAPPERM(DPRegressor):
 
     # ----------------------------------------------------------------- prediction
     def predict(self, X: Any) -> np.ndarray:
+        """Predictions for the rows of X: the mean for Poisson, the class (0/1) for logistic, else the linear predictor.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            The rows.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         eta = self.decision_function(X)
         if self.loss == "poisson":
             return np.exp(eta)
@@ -521,6 +554,23 @@ class NAPPERM(DPRegressor):
         return eta
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities (logistic loss only).
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            The rows.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n, 2): P(y = 0), P(y = 1).
+
+        Raises
+        ------
+        DDSSPError
+            For a loss other than logistic.
+        """
         if self.loss != "logistic":
             raise DDSSPError("predict_proba is only defined for loss='logistic'")
         p1 = special.expit(self.decision_function(X))

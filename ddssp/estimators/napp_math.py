@@ -31,7 +31,27 @@ THETA_FLOOR = 1e-10
 
 # --------------------------------------------------------------------------- losses
 def loss_terms(loss: str, eta: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-row loss value, first and second derivative in eta."""
+    """Per-row loss value, first and second derivative in eta.
+
+    Parameters
+    ----------
+    loss : str
+        ``"linear"``, ``"logistic"`` or ``"poisson"``.
+    eta : numpy.ndarray
+        The linear predictors.
+    y : numpy.ndarray
+        The responses.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        (value, first derivative, second derivative).
+
+    Raises
+    ------
+    DDSSPError
+        For an unknown loss.
+    """
     if loss == "linear":
         r = eta - y
         return 0.5 * r * r, r, np.ones_like(eta)
@@ -46,6 +66,23 @@ def loss_terms(loss: str, eta: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, n
 
 
 def loss_value(loss: str, X: np.ndarray, y: np.ndarray, theta: np.ndarray) -> float:
+    """The summed loss at theta.
+
+    Parameters
+    ----------
+    loss : str
+        The loss name.
+    X : numpy.ndarray
+        The rows.
+    y : numpy.ndarray
+        The responses.
+    theta : numpy.ndarray
+        The coefficients.
+
+    Returns
+    -------
+    float
+    """
     return float(np.sum(loss_terms(loss, X @ theta, y)[0]))
 
 
@@ -56,7 +93,29 @@ def loss_grad_hess(
     theta: np.ndarray,
     terms: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    """Summed loss, its gradient and Hessian in theta (``terms``: loss_terms at theta, if already known)."""
+    """Summed loss, its gradient and Hessian in theta.
+
+    The derivatives (not the value, which the line search uses) are capped so the Newton model stays
+    finite far from the data.
+
+    Parameters
+    ----------
+    loss : str
+        The loss name.
+    X : numpy.ndarray
+        The rows.
+    y : numpy.ndarray
+        The responses.
+    theta : numpy.ndarray
+        The coefficients.
+    terms : tuple, optional
+        :func:`loss_terms` at theta, if already known.
+
+    Returns
+    -------
+    tuple
+        (value, gradient, Hessian).
+    """
     v, d1, d2 = loss_terms(loss, X @ theta, y) if terms is None else terms
     # Poisson far from the data (huge DP noise) can reach e^eta ~ 1e300: cap the derivatives (not the
     # value, which the line search uses) so the Newton model stays finite.
@@ -69,8 +128,31 @@ def loss_grad_hess(
 def declared_constants(
     loss: str, zeta1: float, y_bound: float | None, theta_bound: float | None
 ) -> tuple[float, float]:
-    """(zeta2, zeta3): bounds on |dl/deta| and |l''| ||x||^2 over rows with ||x|| <= zeta1, |y| <= y_bound
-    (Poisson: 0 <= y <= y_bound) and ||theta|| <= theta_bound."""
+    """(zeta2, zeta3): bounds on abs(dl/deta) and abs(l'') ||x||^2 over admissible rows and coefficients.
+
+    Rows have ||x|| <= zeta1 and abs(y) <= y_bound (Poisson: 0 <= y <= y_bound); coefficients
+    ||theta|| <= theta_bound.
+
+    Parameters
+    ----------
+    loss : str
+        The loss name.
+    zeta1 : float
+        The declared row-norm bound.
+    y_bound : float or None
+        The declared response bound (not needed for logistic).
+    theta_bound : float or None
+        The parameter ball's radius (not needed for logistic).
+
+    Returns
+    -------
+    tuple of float
+
+    Raises
+    ------
+    PrivacyParameterError
+        For a missing bound, or a Poisson bound so large that exp overflows.
+    """
     if loss == "logistic":
         return 1.0, zeta1**2 / 4.0
     if theta_bound is None:
@@ -90,21 +172,53 @@ def declared_constants(
 
 # --------------------------------------------------------------------------- DP noise
 def gaussian_b_sigma(eps_b: float, delta: float, zeta1: float, zeta2: float) -> float:
-    """sigma of the Gaussian DP term: sigma^2 = 2 (eps_b)^-2 zeta1^2 zeta2^2 (eps_b - log delta)."""
+    """sigma of the Gaussian DP term: sigma^2 = 2 (eps_b)^-2 zeta1^2 zeta2^2 (eps_b - log delta).
+
+    Parameters
+    ----------
+    eps_b : float
+        The budget of b.
+    delta : float
+        The delta.
+    zeta1, zeta2 : float
+        The declared constants.
+
+    Returns
+    -------
+    float
+    """
     return math.sqrt(2.0 * zeta1**2 * zeta2**2 * (eps_b - math.log(delta))) / eps_b
 
 
 def sample_b(
     p: int, eps_b: float, zeta1: float, zeta2: float, delta: float | None, noise: NoiseSource, size: int | None = None
 ) -> np.ndarray:
-    """The DP noise b for a budget eps_b (= r eps) on the r1 ratio, from the noise source ``noise``
-    (:class:`~ddssp.dp.noise.SecureNoise` for a private fit; a numpy Generator is refused).
+    """The DP noise b for a budget eps_b (= r eps) on the r1 ratio.
 
     delta None: spherical Laplace, density ~ exp(-eps_b ||b|| / (zeta1 zeta2)), i.e.
-    ``noise.l2_laplace(p, eta=eps_b / (zeta1 zeta2))``: radius ~ Gamma(shape=p, scale=zeta1 zeta2 / eps_b)
-    (FIX: the paper's text says shape 1), direction uniform on the sphere.
-    Otherwise N(0, sigma^2 I) with :func:`gaussian_b_sigma`: ``noise.gaussian_float(zeros(p), sigma)``.
-    ``size``: that many independent draws, shape (size, p) (default one vector, shape (p,)).
+    ``noise.l2_laplace(p, eta=eps_b / (zeta1 zeta2))``: radius ~ Gamma(shape=p, scale=zeta1 zeta2 /
+    eps_b) (FIX: the paper's text says shape 1), direction uniform on the sphere. Otherwise
+    N(0, sigma^2 I) with :func:`gaussian_b_sigma`: ``noise.gaussian_float(zeros(p), sigma)``.
+
+    Parameters
+    ----------
+    p : int
+        The dimension.
+    eps_b : float
+        The budget of b.
+    zeta1, zeta2 : float
+        The declared constants.
+    delta : float or None
+        None for the pure-DP (Laplace) version.
+    noise : NoiseSource
+        :class:`~ddssp.dp.noise.SecureNoise` for a private fit; a numpy Generator is refused.
+    size : int, optional
+        That many independent draws.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (p,), or (size, p).
     """
     noise = resolve_noise(noise)
     shape = (p,) if size is None else (int(size), p)
@@ -118,19 +232,46 @@ def sample_b(
 def linear_ey(b: np.ndarray, n_e: int) -> float:
     """Response c0 of the linear augmented rows: max(1, 10 ||b|| / sqrt(n_e)).
 
-    The linear augmented loss is exactly quadratic, but with e* = -b/(n_e c0) its Hessian carries an extra
-    data-independent rank-one term b b^T / (n_e c0^2); this choice keeps that term's norm <= 0.01
-    (with c0 = 1 it reaches ~10 at eps = 0.4 in the paper's simulation and silently damps the DP noise).
+    The linear augmented loss is exactly quadratic, but with e* = -b/(n_e c0) its Hessian carries an
+    extra data-independent rank-one term b b^T / (n_e c0^2); this choice keeps that term's norm <= 0.01
+    (with c0 = 1 it can be large at small eps and silently damp the DP noise).
+
+    Parameters
+    ----------
+    b : numpy.ndarray
+        The DP noise.
+    n_e : int
+        The number of augmented rows.
+
+    Returns
+    -------
+    float
     """
     return max(LINEAR_EY, 10.0 * float(np.linalg.norm(b)) / math.sqrt(n_e))
 
 
 def dp_shift(loss: str, b_eff: np.ndarray, theta: np.ndarray, n_e: int) -> float:
-    """|e* . theta|: how far the DP part moves the augmented rows' linear predictor.
+    """abs(e* . theta): how far the DP part moves the augmented rows' linear predictor.
 
     The augmented rows realise the DP term b^T theta only through a Taylor expansion in this shift
-    (relative error ~ shift / 2 for the Poisson and logistic losses; for larger shifts the augmented loss
-    saturates and the perturbation is no longer b^T theta). Linear: exact (see :func:`linear_ey`).
+    (relative error ~ shift / 2 for the Poisson and logistic losses; for larger shifts the augmented
+    loss saturates and the perturbation is no longer b^T theta). Linear: exact (see
+    :func:`linear_ey`).
+
+    Parameters
+    ----------
+    loss : str
+        The loss name.
+    b_eff : numpy.ndarray
+        The DP noise in use.
+    theta : numpy.ndarray
+        The coefficients.
+    n_e : int
+        The number of augmented rows.
+
+    Returns
+    -------
+    float
     """
     if loss == "linear":
         return float(abs(b_eff @ theta)) / (n_e * linear_ey(b_eff, n_e))
@@ -140,12 +281,32 @@ def dp_shift(loss: str, b_eff: np.ndarray, theta: np.ndarray, n_e: int) -> float
 def augmented_rows(
     loss: str, M: np.ndarray, b_eff: np.ndarray, n_e: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """n_e augmented rows (E, e_y) whose summed loss has gradient b_eff at theta = 0 (exactly) and Hessian
-    2 diag(M) at theta = 0 (in expectation, up to O(n_e^-1/2) sampling error and an O(1/n_e) b b^T term).
+    """n_e augmented rows whose summed loss has gradient b_eff and Hessian 2 diag(M) at theta = 0.
 
-    The regularisation noise etilde_j ~ N(0, V_j), V_j = 2 M_j / (n_e l''(0)), comes in +/- pairs
-    (columns sum to zero); the DP part follows the FIX in the docstring of
+    The gradient is exact; the Hessian holds in expectation, up to O(n_e^-1/2) sampling error and an
+    O(1/n_e) b b^T term. The regularisation noise etilde_j ~ N(0, V_j), V_j = 2 M_j / (n_e l''(0)),
+    comes in +/- pairs (columns sum to zero); the DP part follows the FIX in the docstring of
     :mod:`ddssp.estimators.napp_erm`.
+
+    Parameters
+    ----------
+    loss : str
+        The loss name.
+    M : numpy.ndarray
+        The target curvature per coefficient.
+    b_eff : numpy.ndarray
+        The DP noise in use.
+    n_e : int
+        The number of augmented rows.
+    rng : numpy.random.Generator
+        Draws etilde (data-independent, not privacy noise).
+
+    Returns
+    -------
+    E : numpy.ndarray
+        The augmented rows, shape (n_e, p).
+    e_y : numpy.ndarray
+        Their responses.
     """
     M = np.asarray(M, dtype=float)
     p = M.size
@@ -173,6 +334,21 @@ def penalty_weights(penalty: str, theta_prev: np.ndarray | None, gamma: float, k
     """w_j with Lambda w_j the target curvature coefficient (R^(t) = sum_j Lambda w_j theta_j^2).
 
     At t = 1 (theta_prev None): ridge 1, elastic net kappa, bridge/lasso None (only Lambda0 acts).
+
+    Parameters
+    ----------
+    penalty : str
+        ``"ridge"``, ``"bridge"``, ``"lasso"`` or ``"elasticnet"``.
+    theta_prev : numpy.ndarray or None
+        The previous iterate.
+    gamma : float
+        The bridge exponent parameter.
+    kappa : float
+        The elastic-net ridge share.
+
+    Returns
+    -------
+    numpy.ndarray or None
     """
     if penalty == "ridge":
         return None if theta_prev is None else np.ones_like(theta_prev)
@@ -188,7 +364,29 @@ def penalty_weights(penalty: str, theta_prev: np.ndarray | None, gamma: float, k
 def curvature(
     penalty: str, Lambda: float, Lambda0: float, w: np.ndarray | None, p: int, kappa: float, moor: bool
 ) -> np.ndarray:
-    """M_j: with MOOR max(Lambda w_j, Lambda0); without MOOR Lambda w_j + Lambda0 (ridge always max)."""
+    """M_j: with MOOR max(Lambda w_j, Lambda0); without MOOR Lambda w_j + Lambda0 (ridge always max).
+
+    Parameters
+    ----------
+    penalty : str
+        The penalty name.
+    Lambda : float
+        The penalty strength.
+    Lambda0 : float
+        The smallest curvature the privacy argument needs.
+    w : numpy.ndarray or None
+        The penalty weights (:func:`penalty_weights`); the penalty's first-step weights when None.
+    p : int
+        The dimension.
+    kappa : float
+        The elastic-net ridge share.
+    moor : bool
+        Use MOOR.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     if w is None:
         if penalty == "ridge":
             w = np.ones(p)
@@ -202,14 +400,44 @@ def curvature(
 
 
 def retrieved_budget(eps: float, r: float, Lambda0: float, M: np.ndarray) -> float:
-    """Delta_eps = max(0, (1-r) eps (1 - Lambda0 / min_j M_j)) (FIX of Prop. 6: max, not min)."""
+    """Delta_eps = max(0, (1-r) eps (1 - Lambda0 / min_j M_j)) (FIX of Prop. 6: max, not min).
+
+    Parameters
+    ----------
+    eps : float
+        The planned budget.
+    r : float
+        The share of eps spent on b.
+    Lambda0 : float
+        The smallest curvature.
+    M : numpy.ndarray
+        The curvature per coefficient.
+
+    Returns
+    -------
+    float
+    """
     Mmin = float(np.min(M))
     return max(0.0, (1.0 - r) * eps * (1.0 - Lambda0 / Mmin))
 
 
 # --------------------------------------------------------------------------- solvers
 def ball_step(H: np.ndarray, a: np.ndarray, radius: float) -> np.ndarray:
-    """argmin_z 1/2 z^T H z - a^T z  subject to ||z|| <= radius (H positive definite)."""
+    """argmin_z 1/2 z^T H z - a^T z subject to ||z|| <= radius (H positive definite).
+
+    Parameters
+    ----------
+    H : numpy.ndarray
+        A positive definite matrix.
+    a : numpy.ndarray
+        The linear term.
+    radius : float
+        The ball's radius.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     D, Q = np.linalg.eigh(H)
     D = np.maximum(D, 1e-300)
     at = Q.T @ a
@@ -230,6 +458,19 @@ def ball_step(H: np.ndarray, a: np.ndarray, radius: float) -> np.ndarray:
 
 
 def newton_direction(H: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """H^-1 g by a Cholesky solve on the diagonally scaled H (least squares when that fails).
+
+    Parameters
+    ----------
+    H : numpy.ndarray
+        The Hessian.
+    g : numpy.ndarray
+        The gradient.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     d = 1.0 / np.sqrt(np.maximum(np.diag(H), 1e-300))
     Hs = H * d[:, None] * d[None, :]
     try:
@@ -250,7 +491,30 @@ def fit_glm(
     """Minimise the summed loss over theta (in the ball of ``radius`` if given) by damped Newton.
 
     With a ball the Newton model is minimised over the ball (exact trust-region subproblem) and the
-    step is a line search along the feasible segment. Returns (theta, loss value).
+    step is a line search along the feasible segment.
+
+    Parameters
+    ----------
+    loss : str
+        The loss name.
+    X : numpy.ndarray
+        The rows.
+    y : numpy.ndarray
+        The responses.
+    theta0 : numpy.ndarray
+        The starting point.
+    radius : float, optional
+        The ball's radius.
+    max_newton : int
+        At most this many Newton steps.
+    tol : float
+        The convergence tolerance.
+
+    Returns
+    -------
+    theta : numpy.ndarray
+    value : float
+        The loss at theta.
     """
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite trials are rejected
         return _fit_glm(loss, X, y, theta0, radius, max_newton, tol)
@@ -304,6 +568,34 @@ def penalized_fit(
 
     ridge by Newton; lasso / elastic net by FISTA with backtracking (proximal gradient). Bridge
     (non-convex for gamma > 1) is not supported here.
+
+    Parameters
+    ----------
+    loss : str
+        The loss name.
+    X : numpy.ndarray
+        The rows.
+    y : numpy.ndarray
+        The responses.
+    Lambda : float
+        The penalty strength.
+    penalty : str
+        ``"ridge"``, ``"lasso"`` or ``"elasticnet"``.
+    kappa : float
+        The elastic-net ridge share.
+    max_iter : int
+        At most this many FISTA iterations.
+    tol : float
+        The convergence tolerance.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    DDSSPError
+        For an unsupported penalty.
     """
     X = np.asarray(X, float)
     y = np.asarray(y, float)

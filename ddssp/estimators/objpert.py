@@ -1,7 +1,7 @@
 """ObjPert: (eps, delta)-DP logistic regression by generalised objective perturbation.
 
-Kifer, Smith and Thakurta (2012), Theorem 2, as used by the DD-SSP paper (Appendix C, Algorithm 3) and
-ddssp-method.md section 7. With the per-row loss l(theta; x, y) = log(1 + exp(-y x.theta)), y in {-1, +1}:
+Kifer, Smith and Thakurta (2012), Theorem 2, as used by the DD-SSP paper (Appendix C, Algorithm 3;
+usage: docs/reference/estimators.md). With the per-row loss l(theta; x, y) = log(1 + exp(-y x.theta)), y in {-1, +1}:
 
     Delta = B^2 / (2 eps)
     b ~ N(0, B^2 (8 log(2/delta) + 4 eps) / eps^2 * I_d)
@@ -14,8 +14,8 @@ regulariser.
 Smoothness constant (checked against the paper's Appendix C): Kifer et al. require
 Delta >= 2 lambda / eps, where lambda bounds the eigenvalues of the Hessian of one row's loss, and
 the gradient norm ||grad l|| <= zeta. For the logistic loss, Hessian = phi''(s) x x^T with
-phi'' <= 1/4, so lambda = B^2 / 4 and Delta >= 2 (B^2/4) / eps = B^2 / (2 eps): the note's
-Delta already contains the 1/4 factor (without it one would use 2 B^2 / eps, four times more
+phi'' <= 1/4, so lambda = B^2 / 4 and Delta >= 2 (B^2/4) / eps = B^2 / (2 eps): the
+Delta above already contains the 1/4 factor (without it one would use 2 B^2 / eps, four times more
 regularisation than needed). The gradient bound is zeta = |phi'| |y| ||x|| <= B, giving the noise
 variance zeta^2 (8 log(2/delta) + 4 eps) / eps^2 above. Both bounds need |y| = 1 (labels are mapped
 to -1/+1) and a Hessian of rank at most one (true for any linear model loss).
@@ -51,8 +51,26 @@ from ddssp.estimators.base import DPClassifier, as_matrix
 def binary_labels(y: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(classes_, labels in {-1, +1}) for y coded 0/1, -1/+1 or boolean.
 
-    ``classes_`` is [0, 1] or [-1, 1] following the coding (a y holding only 1s counts as 0/1);
-    the larger label is the positive class.
+    ``classes_`` is [0, 1] or [-1, 1] following the coding (a y holding only 1s counts as 0/1); the
+    larger label is the positive class.
+
+    Parameters
+    ----------
+    y : array-like
+        The labels.
+    n : int, optional
+        The expected length (the rows of X).
+
+    Returns
+    -------
+    classes : numpy.ndarray
+    labels : numpy.ndarray
+        -1.0 / +1.0.
+
+    Raises
+    ------
+    DDSSPError
+        For a wrong length, non-numeric or non-finite labels, or other codings.
     """
     arr = np.asarray(y).reshape(-1)
     if n is not None and arr.shape[0] != n:
@@ -79,7 +97,24 @@ def binary_labels(y: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray]
 def logistic_objective(theta: np.ndarray, X: np.ndarray, ypm: np.ndarray, reg, lin: np.ndarray | None):
     """sum_i log(1 + exp(-y_i x_i.theta)) + 1/2 sum_j reg_j theta_j^2 + lin.theta, and its gradient.
 
-    ``reg`` is a number or one penalty per coordinate."""
+    Parameters
+    ----------
+    theta : numpy.ndarray
+        The coefficients.
+    X : numpy.ndarray
+        The rows.
+    ypm : numpy.ndarray
+        Labels in {-1, +1}.
+    reg : float or numpy.ndarray
+        A number or one penalty per coordinate.
+    lin : numpy.ndarray or None
+        The linear term.
+
+    Returns
+    -------
+    value : float
+    gradient : numpy.ndarray
+    """
     m = ypm * (X @ theta)
     val = float(np.sum(np.logaddexp(0.0, -m))) + 0.5 * float(theta @ (reg * theta))
     grad = -(X.T @ (ypm * special.expit(-m))) + reg * theta
@@ -94,9 +129,28 @@ def minimize_logistic(
 ) -> np.ndarray:
     """Minimise :func:`logistic_objective` (scaled by 1/n for conditioning) from theta = 0.
 
-    Newton's method in a trust region (scipy ``trust-exact``, exact Hessian X^T W X + diag(reg)) for
-    up to ``NEWTON_MAX_DIM`` coefficients -- typically 10-20 iterations -- else L-BFGS with the
-    gradient. ``tol`` bounds the gradient norm of the scaled objective at the solution."""
+    Newton's method in a trust region (scipy ``trust-exact``, exact Hessian X^T W X + diag(reg)) for up
+    to ``NEWTON_MAX_DIM`` coefficients, else L-BFGS with the gradient.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        The rows.
+    ypm : numpy.ndarray
+        Labels in {-1, +1}.
+    reg : float or numpy.ndarray
+        A number or one penalty per coordinate.
+    lin : numpy.ndarray, optional
+        The linear term.
+    max_iter : int
+        Iteration limit of each optimiser.
+    tol : float
+        Bound on the gradient norm of the scaled objective at the solution.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     n = max(X.shape[0], 1)
     d = X.shape[1]
     regv = np.broadcast_to(np.asarray(reg, dtype=float), (d,))
@@ -203,12 +257,47 @@ class ObjectivePerturbation(DPClassifier):
 
     @staticmethod
     def mechanism_parameters(eps: float, delta: float, x_bound: float) -> tuple[float, float]:
-        """(Delta, sigma): the regularisation B^2/(2 eps) and the std of each entry of b."""
+        """(Delta, sigma): the regularisation B^2/(2 eps) and the std of each entry of b.
+
+        Parameters
+        ----------
+        eps, delta : float
+            The budget.
+        x_bound : float
+            The declared row-norm bound B.
+
+        Returns
+        -------
+        tuple of float
+        """
         Delta = x_bound**2 / (2.0 * eps)
         sigma = x_bound * math.sqrt(8.0 * math.log(2.0 / delta) + 4.0 * eps) / eps
         return Delta, sigma
 
     def fit(self, X: Any, y: Any) -> ObjectivePerturbation:
+        """Fit by objective perturbation.
+
+        Rows are clipped to the declared bound, the noise b is drawn, and the perturbed objective is
+        minimised.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            Features, one row per record (an array or a DataFrame, whose column names become ``feature_names_in_``).
+        y : array-like
+            Binary labels coded 0/1, -1/+1 or boolean.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DDSSPError
+            For X without columns, invalid labels or values.
+        PrivacyParameterError
+            For invalid privacy parameters or bounds.
+        """
         eps, delta, xb, ridge = self._checked_params()
         arr, names = as_matrix(X)
         n, d = arr.shape

@@ -1,7 +1,7 @@
 """PDP-OP: ridge regression with personalized differential privacy by output perturbation, and baselines.
 
 Reference: "Personalized Differential Privacy for Ridge Regression" (PDP-OP), Algorithm 1, Thms 3.2/3.4.
-Method note: ``shared/notes/pdp-op.md``.
+Usage: docs/reference/estimators.md.
 
 Setting. Row i carries its own privacy level eps_i > 0 (a *public* privacy specification, as in the
 paper). Neighbouring datasets differ in the value of one row i (replacement; the row's eps_i stays);
@@ -106,14 +106,37 @@ def privacy_profile(
     rng: int | np.random.Generator | None = None,
     size: int | None = None,
 ) -> np.ndarray:
-    """Per-row privacy levels for ``n`` rows: conservatives ~ U[eps_c, eps_m], mediums ~ U[eps_m, eps_l],
-    liberals = eps_l (the paper's Section 4 scheme).
+    """Per-row privacy levels for ``n`` rows (the paper's Section 4 scheme).
 
-    ``fractions = (f_c, f_m, f_l)`` must be non-negative and sum to 1; the group sizes are
+    Conservatives ~ U[eps_c, eps_m], mediums ~ U[eps_m, eps_l], liberals = eps_l. The group sizes are
     ``round(f * n)`` by largest remainder (so they add up to n exactly), and the rows are assigned to
-    groups in a random order. ``levels = (eps_c, eps_m, eps_l)`` with ``0 < eps_c <= eps_m <= eps_l``.
-    Returns shape ``(n,)``, or ``(size, n)`` with an independent profile per row of the output.
-    Use ``fractions=JORGENSEN_FRACTIONS`` (0.54, 0.37, 0.09) for the Jorgensen-style setting.
+    groups in a random order. Use ``fractions=JORGENSEN_FRACTIONS`` (0.54, 0.37, 0.09) for the
+    Jorgensen-style setting.
+
+    Parameters
+    ----------
+    n : int
+        The number of rows.
+    fractions : sequence of float
+        ``(f_c, f_m, f_l)``, non-negative, summing to 1.
+    levels : sequence of float
+        ``(eps_c, eps_m, eps_l)`` with ``0 < eps_c <= eps_m <= eps_l``.
+    rng : int or numpy.random.Generator, optional
+        The random source (public levels, not privacy noise).
+    size : int, optional
+        That many independent profiles.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n,)``, or ``(size, n)``.
+
+    Raises
+    ------
+    DDSSPError
+        For an invalid n or fractions.
+    PrivacyParameterError
+        For invalid levels.
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise DDSSPError(f"n must be a positive integer, got {n!r}")
@@ -147,8 +170,26 @@ def privacy_profile(
 
 # --------------------------------------------------------------------------- the mechanism's parts
 def theta_norm_bound(lam: float, R: float, y_bound: float = 1.0, theta_bound: float | None = None) -> float:
-    """A bound on ||theta_bar|| valid for every admissible dataset: ``Y min(1/sqrt(lam), R/lam)``
-    (Thm 3.2), or the smaller of that and the declared ``theta_bound`` (Thm 3.4)."""
+    """A bound on ||theta_bar|| valid for every admissible dataset.
+
+    ``Y min(1/sqrt(lam), R/lam)`` (Thm 3.2), or the smaller of that and the declared ``theta_bound``
+    (Thm 3.4).
+
+    Parameters
+    ----------
+    lam : float
+        The ridge.
+    R : float
+        The declared feature-norm bound.
+    y_bound : float
+        The declared label bound Y.
+    theta_bound : float, optional
+        The declared bound of Assumption 3.3.
+
+    Returns
+    -------
+    float
+    """
     b = y_bound * min(1.0 / math.sqrt(lam), R / lam)
     if theta_bound is not None:
         b = min(b, float(theta_bound))
@@ -158,20 +199,64 @@ def theta_norm_bound(lam: float, R: float, y_bound: float = 1.0, theta_bound: fl
 def sensitivity_constant(lam: float, R: float, y_bound: float = 1.0, theta_bound: float | None = None) -> float:
     """``C`` with per-row sensitivity ``Delta_i <= w_i * C``: ``C = 2 R (Y + R Bt) / lam``.
 
-    For R = sqrt(d), Y = 1 this is the paper's ``2 sqrt(d) (sqrt(d) B + 1) / lam``."""
+    For R = sqrt(d), Y = 1 this is the paper's ``2 sqrt(d) (sqrt(d) B + 1) / lam``.
+
+    Parameters
+    ----------
+    lam : float
+        The ridge.
+    R : float
+        The declared feature-norm bound.
+    y_bound : float
+        The declared label bound Y.
+    theta_bound : float, optional
+        The declared bound of Assumption 3.3.
+
+    Returns
+    -------
+    float
+    """
     bt = theta_norm_bound(lam, R, y_bound, theta_bound)
     return 2.0 * R * (y_bound + R * bt) / lam
 
 
 def pdp_weights(eps: np.ndarray) -> np.ndarray:
-    """``w_i = eps_i / sum_j eps_j`` along the last axis."""
+    """``w_i = eps_i / sum_j eps_j`` along the last axis.
+
+    Parameters
+    ----------
+    eps : numpy.ndarray
+        Per-row privacy levels.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     eps = np.asarray(eps, dtype=float)
     return eps / eps.sum(axis=-1, keepdims=True)
 
 
 def weighted_ridge(X: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float) -> np.ndarray:
-    """``argmin sum_i w_i (y_i - theta.x_i)^2 + lam ||theta||^2`` in closed form; batched over leading axes
-    (X: (..., n, d), y and w: (..., n)). Rows with weight 0 do not count."""
+    """``argmin sum_i w_i (y_i - theta.x_i)^2 + lam ||theta||^2`` in closed form, batched over leading axes.
+
+    Rows with weight 0 do not count.
+
+    Parameters
+    ----------
+    X : numpy.ndarray
+        Shape (..., n, d).
+    y : numpy.ndarray
+        Shape (..., n).
+    w : numpy.ndarray
+        Shape (..., n).
+    lam : float
+        The ridge.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (..., d).
+    """
     X = np.asarray(X, dtype=float)
     Xw = X * np.asarray(w, dtype=float)[..., :, None]
     A = np.swapaxes(Xw, -1, -2) @ X
@@ -182,12 +267,34 @@ def weighted_ridge(X: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float) -> n
 
 
 def sample_l2_laplace(d: int, eta: float | np.ndarray, noise: NoiseSource, size: Any = None) -> np.ndarray:
-    """Draws from the density proportional to ``exp(-eta ||z||_2)`` on R^d: radius ~ Gamma(shape=d,
-    scale=1/eta) (mean d/eta, variance d/eta^2) times a direction uniform on the sphere (a normalised
-    standard Gaussian), from ``noise`` (:meth:`~ddssp.dp.noise.NoiseSource.l2_laplace`). ``eta`` may be
-    an array (one rate per draw); the output has shape ``broadcast(size, eta.shape) + (d,)``.
-    A numpy Generator is refused: DP noise never comes from a seed (use ``InsecureSeededNoise(seed)``
-    for reproducible, NOT PRIVATE draws)."""
+    """Draws from the density proportional to ``exp(-eta ||z||_2)`` on R^d.
+
+    Radius ~ Gamma(shape=d, scale=1/eta) (mean d/eta, variance d/eta^2) times a direction uniform on the
+    sphere (a normalised standard Gaussian), from ``noise``
+    (:meth:`~ddssp.dp.noise.NoiseSource.l2_laplace`).
+
+    Parameters
+    ----------
+    d : int
+        The dimension.
+    eta : float or numpy.ndarray
+        The rate; an array gives one rate per draw.
+    noise : NoiseSource
+        The DP noise source. A numpy Generator is refused: DP noise never comes from a seed (use
+        ``InsecureSeededNoise(seed)`` for reproducible, NOT PRIVATE draws).
+    size : int or tuple of int, optional
+        The batch shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``broadcast(size, eta.shape) + (d,)``.
+
+    Raises
+    ------
+    PrivacyParameterError
+        When ``noise`` is not a NoiseSource.
+    """
     if not isinstance(noise, NoiseSource):
         raise PrivacyParameterError(
             f"sample_l2_laplace needs a NoiseSource (SecureNoise() or InsecureSeededNoise(seed)), got {type(noise).__name__}"
@@ -196,8 +303,21 @@ def sample_l2_laplace(d: int, eta: float | np.ndarray, noise: NoiseSource, size:
 
 
 def jorgensen_probabilities(eps: np.ndarray, t: float) -> np.ndarray:
-    """Sampling probabilities of the Jorgensen et al. (2015) sample mechanism with threshold t:
-    ``(exp(eps_i) - 1) / (exp(t) - 1)`` if eps_i < t, else 1."""
+    """Sampling probabilities of the Jorgensen et al. (2015) sample mechanism with threshold t.
+
+    ``(exp(eps_i) - 1) / (exp(t) - 1)`` if eps_i < t, else 1.
+
+    Parameters
+    ----------
+    eps : numpy.ndarray
+        Per-row privacy levels.
+    t : float or numpy.ndarray
+        The threshold (one per profile when an array).
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     eps = np.asarray(eps, dtype=float)
     t = np.asarray(t, dtype=float)
     if t.ndim:
@@ -399,8 +519,29 @@ class PDPOutputPerturbation(DPRegressor):
 
     # ---------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any, eps: Any = None) -> PDPOutputPerturbation:
-        """Fit on rows X (n x d) with labels y and per-row privacy levels ``eps`` (array of n positive
-        numbers, or a scalar; or None when the constructor's eps names a column / gives a number)."""
+        """Fit PDP-OP: weighted ridge, then L2-Laplace output noise at rate eta = S / C.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            Rows (n x d); a DataFrame may hold the per-row eps column named by the constructor.
+        y : array-like
+            Labels, one per row.
+        eps : array-like or float, optional
+            Per-row privacy levels (n positive numbers, or a scalar); None when the constructor's eps names
+            a column or gives a number. Exactly one source must be given.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DDSSPError
+            For an invalid lam, eps or X.
+        DataError
+            For values outside the declared bounds with ``clip=False``.
+        """
         lam = _check_lam(self.lam)
         Xa, ya, requested, names = self._prepare(X, y, eps)
         if self.theta_bound is not None:
@@ -535,6 +676,26 @@ class JorgensenSampleMechanism(PDPOutputPerturbation):
         return check_bound(t, "threshold")
 
     def fit(self, X: Any, y: Any, eps: Any = None) -> JorgensenSampleMechanism:
+        """Fit the Jorgensen sample mechanism: sample rows by their eps, then non-personalized output perturbation.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            Rows (n x d), as for :meth:`PDPOutputPerturbation.fit`.
+        y : array-like
+            Labels, one per row.
+        eps : array-like or float, optional
+            Per-row privacy levels, as for :meth:`PDPOutputPerturbation.fit`.
+
+        Returns
+        -------
+        self
+
+        Warns
+        -----
+        RuntimeWarning
+            When no row is sampled (the output is then theta = 0).
+        """
         lam = _check_lam(self.lam)
         Xa, ya, requested, names = self._prepare(X, y, eps)
         if self.theta_bound is not None:

@@ -74,6 +74,24 @@ class PublicLinearRegression(DPRegressor):
         _check_ridge(ridge)
 
     def fit(self, X: Any, y: Any) -> PublicLinearRegression:
+        """Fit least squares (ridge when ``ridge > 0``). NOT private.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            Features, one row per record (an array or a DataFrame, whose column names become ``feature_names_in_``).
+        y : array-like
+            The target, one value per row.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DDSSPError
+            For zero rows, non-finite values or an invalid ridge.
+        """
         ridge = _check_ridge(self.ridge)
         arr, names = as_matrix(X)
         yv = as_vector(y, arr.shape[0])
@@ -134,6 +152,24 @@ class PublicLogisticRegression(DPClassifier):
         _check_ridge(ridge)
 
     def fit(self, X: Any, y: Any) -> PublicLogisticRegression:
+        """Fit (ridge) logistic regression. NOT private.
+
+        Parameters
+        ----------
+        X : array-like or pandas.DataFrame
+            Features, one row per record (an array or a DataFrame, whose column names become ``feature_names_in_``).
+        y : array-like
+            Binary labels coded 0/1, -1/+1 or boolean.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DDSSPError
+            For zero rows, invalid labels or an invalid ridge.
+        """
         ridge = _check_ridge(self.ridge)
         arr, names = as_matrix(X)
         if arr.shape[0] == 0:

@@ -1,6 +1,6 @@
 """Encodings A_j and the sufficient statistics Z^T Z of a regression, from marginals alone.
 
-DD-SSP (Ferrando et al., paper section 3.1-3.2; ../shared/notes/ddssp-method.md sections 3-4).
+DD-SSP (Ferrando et al., paper sections 3.1-3.2; docs/method/ddssp.md).
 
 Every attribute j with m_j levels is encoded by a fixed matrix A_j (p_j x m_j) applied to its one-hot
 vector: a record's encoded features are z_[j] = A_j[:, code_j].
@@ -44,7 +44,26 @@ _KINDS = ("linear", "logistic")
 
 # ---------------------------------------------------------------------------------------------- codes
 def check_codes(codes: pd.DataFrame, domain: Domain, columns: Sequence[str]) -> pd.DataFrame:
-    """``codes[columns]`` as int64 after checking every value is an integer code in 0..size-1."""
+    """Selected columns of a table as int64 codes, after checking every value is a code in 0..size-1.
+
+    Parameters
+    ----------
+    codes : pandas.DataFrame
+        A table of integer codes.
+    domain : dict
+        ``{column: size}``.
+    columns : sequence of str
+        The columns to check and return.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    DataError
+        For a missing column, missing values, values that are not integers, or codes out of range.
+    """
     if not isinstance(codes, pd.DataFrame):
         raise DataError(f"expected a pandas DataFrame of integer codes, got {type(codes).__name__}")
     missing = [c for c in columns if c not in codes.columns]
@@ -91,6 +110,23 @@ class ExactMarginals:
         self.total = float(len(self._codes))
 
     def marginal(self, cols: str | Sequence[str]) -> np.ndarray:
+        """Exact counts over some columns.
+
+        Parameters
+        ----------
+        cols : str or sequence of str
+            The columns, in the order of the result's axes.
+
+        Returns
+        -------
+        numpy.ndarray
+            Float counts of shape (sizes of ``cols``).
+
+        Raises
+        ------
+        SchemaError
+            For unknown or repeated columns.
+        """
         cols = (cols,) if isinstance(cols, str) else tuple(cols)
         unknown = [c for c in cols if c not in self.domain]
         if unknown:
@@ -107,7 +143,19 @@ class ExactMarginals:
 # ------------------------------------------------------------------------------------------- encoding
 @dataclass(frozen=True)
 class AttributeEncoding:
-    """One attribute's encoding: ``matrix`` (p_j x m_j) maps its one-hot vector to ``names``."""
+    """One attribute's encoding.
+
+    Attributes
+    ----------
+    column : str
+        The attribute.
+    how : str
+        ``"onehot"``, ``"numeric"``, ``"intercept"`` or ``"target"``.
+    matrix : numpy.ndarray
+        A_j (p_j x m_j): maps the attribute's one-hot vector to its encoded features.
+    names : list of str
+        The encoded features' names.
+    """
 
     column: str
     how: str  # "onehot" | "numeric" | "intercept" | "target"
@@ -116,6 +164,7 @@ class AttributeEncoding:
 
     @property
     def width(self) -> int:
+        """p_j, the number of encoded features."""
         return self.matrix.shape[0]
 
 
@@ -160,12 +209,31 @@ def _column_name(column: Any, default: str) -> str:
 class Encoding:
     """The numeric encoding of features and target, fixed from public schema data only.
 
-    ``Encoding(schema, features, target, kind="linear"|"logistic", overrides={col: "onehot"|"numeric"},
-    intercept=True)``. Features default to the schema's kinds (categorical -> reduced one-hot,
-    numeric -> scalar in [-1, 1]); ``overrides`` changes that per column.
+    ``names`` are the columns of X (``"intercept"`` first, then e.g. ``"workclass=Private"``,
+    ``"age"``); ``transform(codes)`` gives X, ``target_vector(codes)`` gives y, ``matrices`` the A_j.
 
-    ``names`` are the columns of X (``"intercept"`` first, then e.g. ``"workclass=Private"``, ``"age"``);
-    ``transform(codes)`` gives X, ``target_vector(codes)`` gives y, ``matrices`` the A_j.
+    Parameters
+    ----------
+    schema : Schema
+        The public schema.
+    features : sequence of str or None
+        The feature columns; every column but the target by default.
+    target : str
+        The target column.
+    kind : str
+        ``"linear"`` or ``"logistic"``.
+    overrides : mapping, optional
+        ``{column: "onehot" | "numeric"}``; features default to the schema's kinds (categorical ->
+        reduced one-hot, numeric -> scalar in [-1, 1]).
+    intercept : bool
+        Include an intercept column.
+
+    Raises
+    ------
+    DDSSPError
+        For an unknown kind.
+    SchemaError
+        For unknown columns, or an override that is unknown or names neither a feature nor the target.
     """
 
     def __init__(
@@ -303,7 +371,22 @@ class Encoding:
         return self.target_encoding.matrix[0].copy()
 
     def decode_target(self, y: Any) -> np.ndarray:
-        """Map encoded target values (in [-1, 1]) back to the target's level-value scale (linear only)."""
+        """Map encoded target values (in [-1, 1]) back to the target's level-value scale (linear only).
+
+        Parameters
+        ----------
+        y : array-like
+            Encoded values.
+
+        Returns
+        -------
+        numpy.ndarray
+
+        Raises
+        ------
+        DDSSPError
+            For a logistic encoding.
+        """
         if self.kind != "linear":
             raise DDSSPError("decode_target applies to a numeric (linear) target only")
         vals = _level_values(self.schema.column(self.target))
@@ -311,7 +394,19 @@ class Encoding:
         return lo + (np.asarray(y, dtype=float) + 1.0) * (hi - lo) / 2.0
 
     def transform(self, codes: pd.DataFrame, intercept: bool | None = None) -> np.ndarray:
-        """X (n x len(names)) for a DataFrame of integer codes; ``intercept=False`` drops that column."""
+        """X (n x len(names)) for a DataFrame of integer codes.
+
+        Parameters
+        ----------
+        codes : pandas.DataFrame
+            Integer codes of the feature columns.
+        intercept : bool, optional
+            False drops the intercept column; the encoding's setting by default.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         codes = check_codes(codes, self.domain, self.features)
         blocks = []
         if self.intercept if intercept is None else intercept:
@@ -322,11 +417,31 @@ class Encoding:
         return np.hstack(blocks) if blocks else np.zeros((len(codes), 0))
 
     def frame(self, codes: pd.DataFrame) -> pd.DataFrame:
-        """``transform`` as a DataFrame with the encoded names as columns."""
+        """``transform`` as a DataFrame with the encoded names as columns.
+
+        Parameters
+        ----------
+        codes : pandas.DataFrame
+            Integer codes of the feature columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame(self.transform(codes), columns=self.names, index=codes.index)
 
     def target_vector(self, codes: pd.DataFrame) -> np.ndarray:
-        """y for a DataFrame of integer codes (numeric target in [-1, 1]; logistic target -1/+1)."""
+        """y for a DataFrame of integer codes (numeric target in [-1, 1]; logistic target -1/+1).
+
+        Parameters
+        ----------
+        codes : pandas.DataFrame
+            Integer codes holding the target column.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         t = check_codes(codes, self.domain, [self.target])[self.target].to_numpy()
         return self.target_encoding.matrix[0, t]
 
@@ -334,7 +449,12 @@ class Encoding:
         """Bound on ||x|| for every possible row (paper Prop 3.1: sqrt(||U||^2 + c), intercept included).
 
         Computed from the A_j as sqrt(sum_j max_s ||A_j e_s||^2 + [intercept]): each scalar feature
-        contributes max |v_j| = 1, each one-hot attribute at most 1, the intercept 1."""
+        contributes max abs(v_j) = 1, each one-hot attribute at most 1, the intercept 1.
+
+        Returns
+        -------
+        float
+        """
         sq = float(self.intercept)
         for a in self.attributes:
             if a.width:
@@ -342,11 +462,22 @@ class Encoding:
         return math.sqrt(sq)
 
     def label_bound(self) -> float:
-        """Bound on |y| (1: targets are coded in [-1, 1])."""
+        """Bound on abs(y) (1: targets are coded in [-1, 1]).
+
+        Returns
+        -------
+        float
+        """
         return float(np.max(np.abs(self.target_encoding.matrix)))
 
     def describe(self) -> dict[str, str]:
-        """{column: how it is encoded} for features and target."""
+        """How each feature and the target is encoded.
+
+        Returns
+        -------
+        dict
+            ``{column: how}``.
+        """
         out = {a.column: a.how for a in self.attributes}
         out[self.target] = "target(-1/+1)" if self.kind == "logistic" else "target(numeric in [-1,1])"
         return out
@@ -360,7 +491,19 @@ class Encoding:
 # -------------------------------------------------------------------------------------- Z^T Z
 @dataclass
 class SuffStats:
-    """Z^T Z for Z = [X, y] with named rows/columns (``names`` = X's names + [target]) and total ``n``."""
+    """Z^T Z for Z = [X, y], with named rows and columns.
+
+    Attributes
+    ----------
+    matrix : numpy.ndarray
+        Z^T Z, shape (p + 1, p + 1).
+    names : list of str
+        X's names, then the target.
+    target : str
+        The target column.
+    n : float
+        The total (number of rows, noisy for a release).
+    """
 
     matrix: np.ndarray
     names: list[str]
@@ -369,25 +512,36 @@ class SuffStats:
 
     @property
     def p(self) -> int:
+        """The number of features p."""
         return len(self.names) - 1
 
     @property
     def xtx(self) -> np.ndarray:
+        """X^T X, shape (p, p)."""
         return self.matrix[: self.p, : self.p]
 
     @property
     def xty(self) -> np.ndarray:
+        """X^T y, shape (p,)."""
         return self.matrix[: self.p, self.p]
 
     @property
     def yty(self) -> float:
+        """y^T y."""
         return float(self.matrix[self.p, self.p])
 
     @property
     def feature_names(self) -> list[str]:
+        """X's names."""
         return self.names[: self.p]
 
     def frame(self) -> pd.DataFrame:
+        """Z^T Z as a DataFrame labelled by ``names``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         return pd.DataFrame(self.matrix, index=self.names, columns=self.names)
 
 
@@ -458,7 +612,19 @@ def sufficient_statistics(source: Any, encoding: Encoding) -> SuffStats:
 
 
 def suffstats_from_codes(codes: pd.DataFrame, encoding: Encoding) -> SuffStats:
-    """Z^T Z computed row by row from integer codes (reference for tests; not private)."""
+    """Z^T Z computed row by row from integer codes (reference for tests; not private).
+
+    Parameters
+    ----------
+    codes : pandas.DataFrame
+        Integer codes of the features and target.
+    encoding : Encoding
+        The encoding.
+
+    Returns
+    -------
+    SuffStats
+    """
     X = encoding.transform(codes)
     Z = np.column_stack([X, encoding.target_vector(codes)])
     return SuffStats(
@@ -474,6 +640,15 @@ class ObservedTarget:
     marginal over ``cols + (target,)`` summed over the observed levels (a three-way query for a
     feature pair, which the release's graphical model answers). With exact marginals this is the
     complete-case analysis exactly.
+
+    Parameters
+    ----------
+    source : marginal source
+        A release or :class:`ExactMarginals`.
+    target : str
+        The target column.
+    unobserved : sequence of int
+        The target's codes that mean "not observed".
     """
 
     def __init__(self, source: Any, target: str, unobserved: Sequence[int]):
@@ -486,6 +661,17 @@ class ObservedTarget:
         self.total = float(one[keep].sum())
 
     def marginal(self, cols: Sequence[str]) -> np.ndarray:
+        """The source's marginal over the rows with an observed target.
+
+        Parameters
+        ----------
+        cols : sequence of str
+            The columns, in the order of the result's axes.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         cols = list(cols)
         if self.target in cols:
             arr = np.array(self.source.marginal(cols), dtype=float)
@@ -503,8 +689,20 @@ class ObservedTarget:
 
 
 def observed_target(source: Any, encoding: Encoding) -> Any:
-    """``source`` restricted to rows with an observed target (:class:`ObservedTarget`), or
-    ``source`` itself when the target has no unobserved level with mass in it."""
+    """A source restricted to rows with an observed target (:class:`ObservedTarget`), when needed.
+
+    Parameters
+    ----------
+    source : marginal source
+        A release or :class:`ExactMarginals`.
+    encoding : Encoding
+        Says which target codes are unobserved.
+
+    Returns
+    -------
+    marginal source
+        ``source`` itself when the target has no unobserved level with mass in it.
+    """
     codes = encoding.unobserved_target_codes
     if not codes:
         return source
@@ -515,7 +713,18 @@ def observed_target(source: Any, encoding: Encoding) -> Any:
 
 
 def check_source(source: Any) -> None:
-    """Refuse an object that is not a marginal source (needs .schema, .total, .marginal)."""
+    """Refuse an object that is not a marginal source (needs .schema, .total, .marginal).
+
+    Parameters
+    ----------
+    source : any
+        The object.
+
+    Raises
+    ------
+    DDSSPError
+        When an attribute is missing.
+    """
     missing = [a for a in ("schema", "total", "marginal") if not hasattr(source, a)]
     if missing:
         raise DDSSPError(

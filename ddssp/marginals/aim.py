@@ -18,8 +18,8 @@ How a run goes (:func:`run_aim`):
   candidates reuses the fit's calibrated tables. The final fit is accelerated too (float64), stopped
   on ``FINAL_TOL``.
 - Every table inside the loop has its axes in order of increasing column size, so the reductions of
-  calibration run over long contiguous stretches (on Adult's largest trees, one oracle call took
-  less than half the time of domain order); everything returned is in the caller's order.
+  calibration run over long contiguous stretches (faster than domain order on large trees);
+  everything returned is in the caller's order.
 
 Kept for tests and benchmarks only (no default uses them): ``fit="legacy"`` (plain mirror descent
 per round, model recalibrated for scoring; ``python -m ddssp.bench.aim --fit legacy``), a fixed
@@ -74,8 +74,19 @@ WARM_FLOOR = 0.1
 
 @dataclass
 class Measurement:
-    """One noisy marginal: ``values`` = exact counts + N(0, sigma^2) per cell, shaped like the
-    marginal (axes in the order of ``clique``)."""
+    """One noisy marginal.
+
+    Attributes
+    ----------
+    clique : tuple of str
+        The columns measured.
+    sigma : float
+        The noise scale: ``values`` = exact counts + discrete Gaussian noise N_Z(0, sigma^2) per cell.
+    values : numpy.ndarray
+        The noisy counts, shaped like the marginal (axes in the order of ``clique``).
+    round : int
+        The AIM round that measured it (0: the one-way marginals).
+    """
 
     clique: tuple[str, ...]
     sigma: float
@@ -87,10 +98,22 @@ class Measurement:
 class AIMProgress:
     """What :func:`run_aim` reports to its callback.
 
-    ``phase`` says what starts or just ended: ``"counting"`` before the exact marginals are counted
-    (nothing spent yet), ``"round"`` after every round (round 0: the one-way marginals), ``"final"``
-    before the final estimation on all measurements (often the longest step). ``max_rounds`` is the
-    round count the per-round budget was sized for; the run can end sooner or later than that.
+    Attributes
+    ----------
+    round : int
+        The round just ended (round 0: the one-way marginals).
+    max_rounds : int
+        The round count the per-round budget was sized for; the run can end sooner or later than that.
+    rho_spent, rho_budget : float
+        zCDP spent so far, and the run's budget.
+    clique : tuple or None
+        The clique measured this round.
+    sigma : float
+        The noise scale of that measurement.
+    phase : str
+        What starts or just ended: ``"counting"`` before the exact marginals are counted (nothing
+        spent yet), ``"round"`` after every round, ``"final"`` before the final estimation on all
+        measurements (often the longest step).
     """
 
     round: int
@@ -104,9 +127,23 @@ class AIMProgress:
 
 @dataclass
 class AIMResult:
-    """Outcome of :func:`run_aim`: the fitted model, the noisy measurements, the ledger that charged
-    them, the workload, the number of rounds and diagnostics (``info``: timings, iteration counts,
-    the public ``settings``)."""
+    """Outcome of :func:`run_aim`.
+
+    Attributes
+    ----------
+    model : GraphicalModel
+        The fitted model.
+    measurements : list of Measurement
+        The noisy measurements.
+    ledger : Ledger
+        The ledger that charged them.
+    workload : Workload
+        The workload the run served.
+    rounds : int
+        The number of rounds run.
+    info : dict
+        Diagnostics: timings, iteration counts, the public ``settings``.
+    """
 
     model: GraphicalModel
     measurements: list[Measurement]
@@ -179,13 +216,34 @@ class AIMSettings:
         return self.fit == "fast" and self.engine == "numpy" and self.iters is None
 
     def final_tolerance(self) -> float | None:
-        """``final_tol`` with "auto" resolved."""
+        """``final_tol`` with "auto" resolved.
+
+        Returns
+        -------
+        float or None
+            ``FINAL_TOL`` in the fast numpy loop, else None (exactly ``final_iters``), unless set.
+        """
         if self.final_tol == "auto":
             return FINAL_TOL if self.iters is None and self.engine == "numpy" else None
         return self.final_tol
 
     def rounds_for(self, d: int) -> int:
-        """T for ``d`` columns (checked: T > d)."""
+        """T, the number of rounds, for ``d`` columns (checked: T > d).
+
+        Parameters
+        ----------
+        d : int
+            The number of columns.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        WorkloadError
+            When T <= d (the one-way initialisation alone would use the budget of d rounds).
+        """
         T = 16 * d if self.rounds is None else int(self.rounds)
         if T <= d:
             raise WorkloadError(
@@ -197,22 +255,44 @@ class AIMSettings:
 
 @dataclass(frozen=True)
 class RoundBudget:
-    """The noise scale of a regular round's measurement (``sigma``) and the selection's
-    exponential-mechanism parameter (``eps_em``); both move together when AIM anneals."""
+    """The per-round budget of a regular round; both parts move together when AIM anneals.
+
+    Attributes
+    ----------
+    sigma : float
+        The noise scale of the round's measurement.
+    eps_em : float
+        The selection's exponential-mechanism parameter.
+    """
 
     sigma: float
     eps_em: float
 
     def annealed(self) -> RoundBudget:
-        """Half the noise, twice the selection budget (the model stopped learning at this scale)."""
+        """Half the noise, twice the selection budget (the model stopped learning at this scale).
+
+        Returns
+        -------
+        RoundBudget
+        """
         return RoundBudget(self.sigma / 2, self.eps_em * 2)
 
 
 @dataclass(frozen=True)
 class RoundPlan:
-    """One round's charges: ``eps_em`` of its selection, ``sigma_score`` the noise scale its
-    measurement will have (what the scores subtract), ``size_limit`` (MB) of the model after it, and
-    whether it is the ``last`` round (which spends what remains)."""
+    """One round's charges.
+
+    Attributes
+    ----------
+    eps_em : float
+        The exponential-mechanism parameter of its selection.
+    sigma_score : float
+        The noise scale its measurement will have (what the scores subtract).
+    size_limit : float
+        The largest model (MB) the candidates may build after it.
+    last : bool
+        Whether it is the last round (which spends what remains).
+    """
 
     eps_em: float
     sigma_score: float
@@ -360,7 +440,18 @@ def measure_clique(run: _Run, c: Clique, sigma: float, rnd: int, model_marginal:
 
 
 def estimate_round(run: _Run) -> GraphicalModel:
-    """Re-estimate after a round's measurement; returns the model that scores the next candidates."""
+    """Re-estimate the model after a round's measurement.
+
+    Parameters
+    ----------
+    run : _Run
+        The run's shared state (settings, estimation engine, logs).
+
+    Returns
+    -------
+    GraphicalModel
+        The model that scores the next candidates.
+    """
     t = time.perf_counter()
     s, est = run.settings, run.est
     if s.fast:
@@ -380,6 +471,17 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
     Candidates are those already inside a measured clique or small enough for ``plan.size_limit``;
     each scores its workload weight times (L1 error of the model's marginal - the error the noise
     alone would make).
+
+    Parameters
+    ----------
+    run : _Run
+        The run's shared state (candidates, exact answers, ledger, noise).
+    model : GraphicalModel
+        The current model.
+    plan : RoundPlan
+        The round's charges.
+    rnd : int
+        The round number, for the ledger.
 
     Returns
     -------
@@ -478,6 +580,8 @@ def run_aim(
     callback : callable or None
         Called with an :class:`AIMProgress` when counting starts, after every round and before the
         final estimation (see its ``phase``).
+    **options
+        The fields of :class:`AIMSettings`, instead of ``settings``.
 
     Returns
     -------

@@ -26,18 +26,56 @@ from ddssp.types import Clique, Domain
 
 # --------------------------------------------------------------------------- small helpers
 def canonical(domain: Domain, attrs: Iterable[str]) -> Clique:
-    """``attrs`` as a tuple in domain order (duplicates removed)."""
+    """Attributes as a tuple in domain order (duplicates removed).
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    attrs : iterable of str
+        Column names.
+
+    Returns
+    -------
+    tuple of str
+    """
     s = set(attrs)
     return tuple(a for a in domain if a in s)
 
 
 def cells(domain: Domain, attrs: Iterable[str]) -> int:
+    """The number of cells of the table over some attributes.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    attrs : iterable of str
+        Column names.
+
+    Returns
+    -------
+    int
+    """
     return math.prod(int(domain[a]) for a in attrs)
 
 
 def bcast(arr: np.ndarray, attrs: Clique, target: Clique) -> np.ndarray:
-    """View ``arr`` (axes = ``attrs``, a domain-ordered subset of ``target``) broadcastable to
-    an array with axes ``target``."""
+    """A view of a table broadcastable to a table over more axes.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        The table, axes ``attrs``.
+    attrs : tuple of str
+        A domain-ordered subset of ``target``.
+    target : tuple of str
+        The axes to broadcast to.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     if attrs == target:
         return arr
     pos = {a: i for i, a in enumerate(attrs)}
@@ -46,7 +84,21 @@ def bcast(arr: np.ndarray, attrs: Clique, target: Clique) -> np.ndarray:
 
 
 def sum_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
-    """Sum ``arr`` (axes ``attrs``) down to the domain-ordered subset ``keep``."""
+    """Sum a table down to a domain-ordered subset of its axes.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        The table, axes ``attrs``.
+    attrs : tuple of str
+        Its axes.
+    keep : tuple of str
+        The axes to keep.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     if keep == attrs:
         return arr
     axes = tuple(i for i, a in enumerate(attrs) if a not in keep)
@@ -76,10 +128,27 @@ _ELIMINATE_CACHE: dict = {}
 def marginals_from(
     table: np.ndarray, attrs: Clique, queries: Iterable[Clique], sizes: dict[str, int]
 ) -> dict[Clique, np.ndarray]:
-    """Marginals of ``table`` (axes ``attrs``) onto several domain-ordered subsets at once.
+    """Marginals of a table onto several domain-ordered subsets at once.
 
-    Sums out one attribute at a time and shares the partial sums between queries, so k queries
-    cost a few passes over the table instead of k passes."""
+    Sums out one attribute at a time and shares the partial sums between queries, so k queries cost a
+    few passes over the table instead of k passes.
+
+    Parameters
+    ----------
+    table : numpy.ndarray
+        The table, axes ``attrs``.
+    attrs : tuple of str
+        Its axes.
+    queries : iterable of tuple of str
+        Domain-ordered subsets of ``attrs``.
+    sizes : dict
+        ``{column: size}``.
+
+    Returns
+    -------
+    dict
+        ``{query: table}``.
+    """
     out: dict[Clique, np.ndarray] = {}
     todo = set(queries)
     if attrs in todo:
@@ -104,9 +173,26 @@ def marginals_from(
 def expand_sum(
     parts: Sequence[tuple[Clique, np.ndarray]], attrs: Clique, sizes: dict[str, int], dtype=np.float64
 ) -> np.ndarray:
-    """Sum of several tables (each over a domain-ordered subset of ``attrs``), as one new table
-    over ``attrs`` (of ``dtype``). Tables that lack an attribute are first summed at the smaller
-    size, so k tables cost a few passes over the result instead of k."""
+    """Sum of several tables over subsets of ``attrs``, as one new table over ``attrs``.
+
+    Tables that lack an attribute are first summed at the smaller size, so k tables cost a few passes
+    over the result instead of k.
+
+    Parameters
+    ----------
+    parts : sequence of (tuple of str, numpy.ndarray)
+        The tables, each over a domain-ordered subset of ``attrs``.
+    attrs : tuple of str
+        The result's axes.
+    sizes : dict
+        ``{column: size}``.
+    dtype : numpy dtype
+        The result's dtype.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     out = np.empty(tuple(sizes[a] for a in attrs), dtype=dtype)
     return expand_sum_into(out, parts, attrs, sizes)
 
@@ -114,9 +200,27 @@ def expand_sum(
 def expand_sum_into(
     out: np.ndarray, parts: Sequence[tuple[Clique, np.ndarray]], attrs: Clique, sizes: dict[str, int]
 ) -> np.ndarray:
-    """:func:`expand_sum` written into ``out`` (shape of ``attrs``; its dtype is the result's).
-    Reusing ``out`` across calls spares the page faults of a fresh table (on a 71 MB tree a fresh
-    table made one expansion about twice as slow)."""
+    """:func:`expand_sum` written into an existing table.
+
+    Reusing ``out`` across calls spares the page faults of allocating a fresh table for every
+    expansion.
+
+    Parameters
+    ----------
+    out : numpy.ndarray
+        The result, shaped like ``attrs``; its dtype is the result's.
+    parts : sequence of (tuple of str, numpy.ndarray)
+        The tables, each over a domain-ordered subset of ``attrs``.
+    attrs : tuple of str
+        The result's axes.
+    sizes : dict
+        ``{column: size}``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``out``.
+    """
     if not parts:
         out.fill(0)
         return out
@@ -146,7 +250,21 @@ def expand_sum_into(
 
 
 def logsumexp_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
-    """Stable log-sum-exp of ``arr`` (axes ``attrs``) down to the subset ``keep``."""
+    """Stable log-sum-exp of a table down to a subset of its axes.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        The log table, axes ``attrs``.
+    attrs : tuple of str
+        Its axes.
+    keep : tuple of str
+        The axes to keep.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     if keep == attrs:
         return arr
     axes = tuple(i for i, a in enumerate(attrs) if a not in keep)
@@ -164,8 +282,21 @@ _SAFE = {"d": 1e-280, "f": 1e-20}
 
 # --------------------------------------------------------------------------- junction trees
 def greedy_order(domain: Domain, cliques: Sequence[Clique]) -> list[str]:
-    """Greedy elimination order (eliminate the attribute whose neighbourhood table is smallest);
-    the same rule as private-pgm's ``greedy_order``."""
+    """Greedy elimination order: eliminate the attribute whose neighbourhood table is smallest.
+
+    The same rule as private-pgm's ``greedy_order``.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    cliques : sequence of tuple of str
+        The cliques of the graph.
+
+    Returns
+    -------
+    list of str
+    """
     clique_set = {frozenset(c) for c in cliques if c}
     unmarked = list(domain)
     order = []
@@ -187,11 +318,25 @@ def greedy_order(domain: Domain, cliques: Sequence[Clique]) -> list[str]:
 
 
 def triangulated_cliques(domain: Domain, cliques: Sequence[Clique]) -> list[Clique]:
-    """The maximal cliques of :func:`junction_tree` (same triangulation: :func:`greedy_order`),
-    without the tree: plain adjacency sets instead of networkx graphs, for the many model-size
-    checks of an AIM round. Eliminating a vertex makes its remaining neighbours a clique; the
-    maximal cliques of the triangulated graph are the maximal sets {v} + neighbours(v) at
-    elimination."""
+    """The maximal cliques of :func:`junction_tree`, without the tree.
+
+    Same triangulation (:func:`greedy_order`), on plain adjacency sets instead of networkx graphs, for
+    the many model-size checks of an AIM round. Eliminating a vertex makes its remaining neighbours a
+    clique; the maximal cliques of the triangulated graph are the maximal sets {v} + neighbours(v) at
+    elimination.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    cliques : sequence of tuple of str
+        The cliques of the graph.
+
+    Returns
+    -------
+    list of tuple of str
+        Domain-ordered, sorted.
+    """
     adj: dict[str, set[str]] = {a: set() for a in domain}
     for cl in cliques:
         for a in cl:
@@ -218,10 +363,25 @@ def triangulated_cliques(domain: Domain, cliques: Sequence[Clique]) -> list[Cliq
 
 
 def junction_tree(domain: Domain, cliques: Sequence[Clique]) -> tuple[list[Clique], list[tuple[int, int]]]:
-    """Maximal cliques (domain-ordered, sorted) of a triangulation of the graph that has an edge
-    for every pair inside a clique, and the edges (index pairs) of a junction tree over them.
-    Attributes in no clique become singleton cliques; components are joined by empty separators,
-    so the tree is always connected."""
+    """A junction tree over a triangulation of the graph of some cliques.
+
+    The graph has an edge for every pair inside a clique. Attributes in no clique become singleton
+    cliques; components are joined by empty separators, so the tree is always connected.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    cliques : sequence of tuple of str
+        The cliques of the graph.
+
+    Returns
+    -------
+    cliques : list of tuple of str
+        The maximal cliques of the triangulation (domain-ordered, sorted).
+    edges : list of (int, int)
+        The tree's edges, as index pairs into ``cliques``.
+    """
     graph = nx.Graph()
     graph.add_nodes_from(domain)
     for cl in cliques:
@@ -239,7 +399,18 @@ def junction_tree(domain: Domain, cliques: Sequence[Clique]) -> tuple[list[Cliqu
 
 
 def tree_edges(maxcl: Sequence[Clique]) -> list[tuple[int, int]]:
-    """Maximum-weight spanning tree (weight = separator size) over the cliques of a chordal graph."""
+    """Maximum-weight spanning tree (weight = separator size) over the cliques of a chordal graph.
+
+    Parameters
+    ----------
+    maxcl : sequence of tuple of str
+        The maximal cliques.
+
+    Returns
+    -------
+    list of (int, int)
+        Edges as sorted index pairs.
+    """
     complete = nx.Graph()
     complete.add_nodes_from(range(len(maxcl)))
     sets = [set(c) for c in maxcl]
@@ -250,7 +421,19 @@ def tree_edges(maxcl: Sequence[Clique]) -> list[tuple[int, int]]:
 
 
 def model_size_mb(domain: Domain, cliques: Sequence[Clique]) -> float:
-    """Size in MB (float64) of the junction-tree tables the given cliques would need."""
+    """Size in MB (float64) of the junction-tree tables the given cliques would need.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    cliques : sequence of tuple of str
+        The cliques.
+
+    Returns
+    -------
+    float
+    """
     maxcl = triangulated_cliques(domain, cliques)
     return sum(cells(domain, c) for c in maxcl) * 8 / 2**20
 
@@ -258,8 +441,23 @@ def model_size_mb(domain: Domain, cliques: Sequence[Clique]) -> float:
 class CalibratedTree:
     """Junction tree + log-space belief propagation (HUGIN schedule) in numpy.
 
-    ``theta`` holds log-potentials on the tree's cliques. :meth:`calibrate` returns normalised
-    log-beliefs (each sums, after exp, to 1)."""
+    Log-potentials on the tree's cliques go in; :meth:`calibrate` returns normalised beliefs (each
+    sums to 1).
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    maxcl : list of tuple of str
+        The tree's maximal cliques.
+    edges : list of (int, int)
+        The tree's edges, as index pairs.
+
+    Raises
+    ------
+    ReleaseFileError
+        When the tree is not connected.
+    """
 
     def __init__(self, domain: Domain, maxcl: list[Clique], edges: list[tuple[int, int]]):
         self.domain = domain
@@ -326,27 +524,44 @@ class CalibratedTree:
     def calibrate(
         self, theta: list[np.ndarray], overwrite: bool = False, normalize: bool = True
     ) -> list[np.ndarray] | tuple[list[np.ndarray], list[float]]:
-        """Calibrated beliefs (probabilities; each table sums to 1) from log-potentials ``theta``.
+        """Calibrated beliefs (probabilities; each table sums to 1) from log-potentials.
 
-        Each clique is exponentiated once, relative to its own maximum (``e = exp(x - max x)``,
-        ``x`` = its potential plus its children's collect messages); the collect message to the
-        parent is ``log(sum_to(e)) + max x`` and the distribute pass multiplies ``e`` by the
-        exponentiated message from the parent (no second exponential, no per-slice maxima).
-        (:meth:`calibrate_reference`, with per-slice maxima in log space and two exponentials per
-        cell, spends most of its time in ``exp`` and in strided max reductions.)
+        Each clique is exponentiated once, relative to its own maximum (``e = exp(x - max x)``, ``x`` = its
+        potential plus its children's collect messages); the collect message to the parent is
+        ``log(sum_to(e)) + max x`` and the distribute pass multiplies ``e`` by the exponentiated message
+        from the parent (no second exponential, no per-slice maxima). (:meth:`calibrate_reference`, with
+        per-slice maxima in log space and two exponentials per cell, spends most of its time in ``exp`` and
+        in strided max reductions.)
 
-        Exactness: a shifted ``exp`` loses only cells far below the clique's maximum. Whenever
-        that could matter -- a separator slice whose sum is below ``SAFE`` (its cells are far below
-        the clique's maximum: the message is then recomputed exactly, in log space with per-slice
-        maxima) or a clique whose beliefs all fall below ``SAFE`` after the parent's message (the
-        belief is then recomputed from the log table) -- the exact path is taken for that clique.
-        The mass the fast path can drop is below ``cells * tiny / SAFE`` of a slice's or a
-        clique's mass: < 1e-20 in float64, < 1e-10 in float32 for 10^8 cells.
-        ``overwrite=True`` lets it reuse the ``theta`` arrays.
+        Exactness: a shifted ``exp`` loses only cells far below the clique's maximum. Whenever that could
+        matter -- a separator slice whose sum is below ``SAFE`` (its cells are far below the clique's
+        maximum: the message is then recomputed exactly, in log space with per-slice maxima) or a clique
+        whose beliefs all fall below ``SAFE`` after the parent's message (the belief is then recomputed
+        from the log table) -- the exact path is taken for that clique. The mass the fast path can drop is
+        below ``cells * tiny / SAFE`` of a slice's or a clique's mass: < 1e-20 in float64, < 1e-10 in
+        float32 for 10^8 cells.
 
-        ``normalize=False`` skips the final rescaling pass over every table and returns
-        ``(tables, scales)``: the calibrated beliefs are ``tables[v] * scales[v]`` (for callers
-        that only need small marginals of the beliefs: two passes fewer over the largest table)."""
+        Parameters
+        ----------
+        theta : list of numpy.ndarray
+            Log-potentials, one per tree clique (float64 or float32).
+        overwrite : bool
+            Let it reuse the ``theta`` arrays.
+        normalize : bool
+            False skips the final rescaling pass over every table (for callers that only need small
+            marginals of the beliefs: two passes fewer over the largest table).
+
+        Returns
+        -------
+        list of numpy.ndarray or tuple
+            The beliefs; with ``normalize=False``, ``(tables, scales)``: the beliefs are
+            ``tables[v] * scales[v]``.
+
+        Raises
+        ------
+        FloatingPointError
+            When a clique has no probability mass.
+        """
         cl = self.cliques
         x = list(theta) if overwrite else [t.copy() for t in theta]
         n = len(cl)
@@ -409,19 +624,33 @@ class CalibratedTree:
     def calibrate_reference(
         self, theta: list[np.ndarray], overwrite: bool = False, normalize: bool = True
     ) -> list[np.ndarray] | tuple[list[np.ndarray], list[float]]:
-        """The reference schedule :meth:`calibrate` is tested against: every
-        message in log space with per-slice maxima, every clique exponentiated twice.
+        """The reference schedule :meth:`calibrate` is tested against.
 
-        Calibrated beliefs (probabilities; each table sums to 1) from log-potentials ``theta``.
+        Every message in log space with per-slice maxima, every clique exponentiated twice: the collect
+        pass in log space (exact), the distribute pass in probability space, each clique exponentiated
+        relative to its own maximum. Mass that falls more than ~700 nats below a clique's maximum
+        underflows to 0; such mass is below 1e-300 of the distribution either way.
 
-        Collect pass in log space with per-slice maxima (exact), distribute pass in probability
-        space: each clique is exponentiated once, relative to its own maximum. Mass that falls
-        more than ~700 nats below a clique's maximum underflows to 0; such mass is below 1e-300
-        of the distribution either way. ``overwrite=True`` lets it reuse the ``theta`` arrays.
+        Parameters
+        ----------
+        theta : list of numpy.ndarray
+            Log-potentials, one per tree clique.
+        overwrite : bool
+            Let it reuse the ``theta`` arrays.
+        normalize : bool
+            False skips the final rescaling pass over every table.
 
-        ``normalize=False`` skips the final rescaling pass over every table and returns
-        ``(tables, scales)``: the calibrated beliefs are ``tables[v] * scales[v]`` (for callers
-        that only need small marginals of the beliefs: two passes fewer over the largest table)."""
+        Returns
+        -------
+        list of numpy.ndarray or tuple
+            The beliefs; with ``normalize=False``, ``(tables, scales)``: the beliefs are
+            ``tables[v] * scales[v]``.
+
+        Raises
+        ------
+        FloatingPointError
+            When a clique has no probability mass.
+        """
         cl = self.cliques
         b = list(theta) if overwrite else [t.copy() for t in theta]
         up = {}

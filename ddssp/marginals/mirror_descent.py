@@ -15,8 +15,12 @@ chooses the schedule with :class:`MirrorDescentOptions`:
   loss goes up). AIM's default.
 - ``momentum="k3"``: momentum ``k / (k + 3)`` (k = accepted steps since the last restart), a step
   accepted when it does not raise the loss; when it does, a plain step from the last iterate is tried
-  before the step size is halved. The bootstrap's rule (it may step along a preconditioned direction,
-  which is not a gradient, so the Armijo test does not apply).
+  before the step size is halved. The direction is taken at the extrapolated point (Nesterov), so a
+  step evaluates two points. Made for steps along a preconditioned direction, which is not a
+  gradient, so the Armijo test does not apply.
+- ``momentum="heavy"``: as ``"k3"`` but the direction is taken at the last iterate and the step
+  adds ``beta`` times the previous step (Polyak's heavy ball): one evaluation per step. The
+  bootstrap's rule.
 
 Step growth, a relative-loss tolerance checked every ``block`` steps and the patience of that rule are
 options of every schedule. Parameters are a dict or a list of numpy arrays (same arithmetic either way).
@@ -37,9 +41,21 @@ TOL_BLOCK = 10
 
 @dataclass
 class Point:
-    """One evaluated iterate: potentials ``theta``, marginals ``mu`` (clique -> array), ``loss``,
-    the loss gradient with respect to ``mu`` (``grad``, needed by the Armijo test) and whatever the
-    problem keeps with it (``extra``: e.g. the calibrated tables)."""
+    """One evaluated iterate.
+
+    Attributes
+    ----------
+    theta : dict or list of numpy.ndarray
+        The potentials.
+    mu : dict
+        The marginals, ``{clique: numpy.ndarray}``.
+    loss : float
+        The loss at ``theta``.
+    grad : dict or None
+        The loss gradient with respect to ``mu`` (needed by the Armijo test).
+    extra : object
+        Whatever the problem keeps with the point (e.g. the calibrated tables).
+    """
 
     theta: Any
     mu: dict
@@ -52,10 +68,34 @@ class Problem(Protocol):
     """What :func:`mirror_descent` needs from a problem."""
 
     def evaluate(self, theta: Any) -> Point:
-        """The point ``theta`` with its marginals, loss (and gradient)."""
+        """Evaluate the potentials ``theta``.
+
+        Parameters
+        ----------
+        theta : dict or list of numpy.ndarray
+            The potentials.
+
+        Returns
+        -------
+        Point
+            ``theta`` with its marginals, loss (and gradient, where the schedule needs it).
+        """
 
     def direction(self, point: Point, precondition: bool) -> Any:
-        """The step direction on the potentials at ``point`` (same structure as ``theta``)."""
+        """The step direction on the potentials at ``point``.
+
+        Parameters
+        ----------
+        point : Point
+            Where the direction is taken.
+        precondition : bool
+            Scale the direction by the problem's preconditioner, if it has one.
+
+        Returns
+        -------
+        dict or list of numpy.ndarray
+            Same structure as ``theta``; a step is ``theta - alpha * direction``.
+        """
 
 
 @dataclass(frozen=True)
@@ -64,9 +104,9 @@ class MirrorDescentOptions:
 
     Parameters
     ----------
-    momentum : {None, "fista", "k3"}
+    momentum : {None, "fista", "k3", "heavy"}
         Plain steps, FISTA momentum with Armijo backtracking, or ``k / (k + 3)`` momentum with a
-        decrease test (see the module docstring).
+        decrease test, Nesterov-style or heavy-ball (see the module docstring).
     grow : float
         The step size is multiplied by this after every accepted step (1: it only shrinks).
     tol : float or None
@@ -100,8 +140,8 @@ class MirrorDescentOptions:
     fallback_ratio: float = 1e-6
 
     def __post_init__(self):
-        if self.momentum not in (None, "fista", "k3"):
-            raise ValueError(f"unknown momentum rule {self.momentum!r} (use None, 'fista' or 'k3')")
+        if self.momentum not in (None, "fista", "k3", "heavy"):
+            raise ValueError(f"unknown momentum rule {self.momentum!r} (use None, 'fista', 'k3' or 'heavy')")
         if self.count not in ("iterations", "accepted"):
             raise ValueError(f"count must be 'iterations' or 'accepted', got {self.count!r}")
         if self.patience < 1 or self.block < 1 or self.backtracks < 1:
@@ -134,10 +174,23 @@ class MirrorDescentResult:
 
     @property
     def loss(self) -> float:
+        """Loss of the last accepted iterate."""
         return self.point.loss
 
     def last_drop(self, block: int = TOL_BLOCK) -> float:
-        """Relative loss decrease over the last ``block`` accepted steps (inf if fewer were taken)."""
+        """Relative loss decrease over the last ``block`` accepted steps.
+
+        Parameters
+        ----------
+        block : int
+            The run's ``MirrorDescentOptions.block`` (``recent`` reaches back that many accepted
+            steps).
+
+        Returns
+        -------
+        float
+            ``(recent[0] - loss) / max(loss, 1)``; inf if fewer than ``block`` steps were accepted.
+        """
         if len(self.recent) <= block:
             return float("inf")
         return (self.recent[0] - self.point.loss) / max(self.point.loss, 1.0)
@@ -216,13 +269,19 @@ def mirror_descent(
         if pre and o.fallback is not None and alpha < o.fallback_ratio * alpha_start:
             pre, k, beta = False, 0, 0.0
             alpha = o.fallback(x.theta)
-        y = x if beta == 0.0 else problem.evaluate(_extrapolate(x.theta, x_prev, beta))
-        d = problem.direction(y, pre)
-        if o.momentum == "k3":
+        if o.momentum == "heavy":
+            # heavy ball: the direction at x, moved along the last step; one evaluation per step
+            y = x if beta == 0.0 else Point(_extrapolate(x.theta, x_prev, beta), x.mu, x.loss)
+            d = problem.direction(x, pre)
+        else:
+            y = x if beta == 0.0 else problem.evaluate(_extrapolate(x.theta, x_prev, beta))
+            d = problem.direction(y, pre)
+        if o.momentum in ("k3", "heavy"):
             xn = problem.evaluate(_step(y.theta, alpha, d))
             if xn.loss > x.loss and k:  # momentum overshot: a plain step from x instead
                 k = 0
-                xn = problem.evaluate(_step(x.theta, alpha, problem.direction(x, pre)))
+                dx = d if o.momentum == "heavy" else problem.direction(x, pre)
+                xn = problem.evaluate(_step(x.theta, alpha, dx))
             ok = not xn.loss > x.loss
             if not ok:
                 alpha *= 0.5
@@ -247,7 +306,7 @@ def mirror_descent(
                 t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
                 beta = (t - 1.0) / t_new
                 t = t_new
-        elif o.momentum == "k3":
+        elif o.momentum in ("k3", "heavy"):
             k += 1
             beta = k / (k + 3.0)
         x_prev, x = x.theta, xn

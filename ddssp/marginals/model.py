@@ -52,11 +52,33 @@ MODEL_FORMAT = "ddssp.graphical-model/1"
 
 # --------------------------------------------------------------------------- the model
 class GraphicalModel:
-    """A fitted discrete graphical model (numpy only).
+    """A fitted discrete graphical model (numpy only), calibrated on construction.
 
-    Attributes: ``domain`` (ordered ``{column: size}``), ``cliques`` (the junction tree's maximal
-    cliques, columns in domain order), ``edges`` (junction tree edges as index pairs), ``total``
-    (the model's record count; every marginal sums to it).
+    Parameters
+    ----------
+    domain : dict
+        Ordered ``{column: size}``.
+    potentials : dict
+        ``{clique: log-potential table}`` (axes in the clique's order; reordered to domain order).
+    total : float
+        The model's record count; every marginal sums to it.
+    cliques : list of tuple of str, optional
+        The junction tree's maximal cliques; built from the potentials' cliques when None.
+    edges : list of (int, int), optional
+        The junction tree's edges; a maximum spanning tree of ``cliques`` when None.
+
+    Attributes
+    ----------
+    domain : dict
+        Ordered ``{column: size}``.
+    cliques : list of tuple of str
+        The junction tree's maximal cliques, columns in domain order.
+    edges : list of (int, int)
+        The junction tree's edges, as index pairs.
+    total : float
+        The model's record count.
+    beliefs : list of numpy.ndarray
+        The calibrated counts on each clique (each sums to ``total``).
     """
 
     def __init__(
@@ -105,10 +127,30 @@ class GraphicalModel:
         edges: list[tuple[int, int]],
         tree: CalibratedTree | None = None,
     ) -> GraphicalModel:
-        """A model from calibrated beliefs (counts on the junction tree's cliques, each summing to
-        ``total``, consistent on separators), without a new calibration. Its log-potentials,
-        when asked for, are the junction-tree factorisation log b_C - log b_S (S: the separator
-        with the clique's parent)."""
+        """A model from calibrated beliefs, without a new calibration.
+
+        Its log-potentials, when asked for, are the junction-tree factorisation log b_C - log b_S (S: the
+        separator with the clique's parent).
+
+        Parameters
+        ----------
+        domain : dict
+            Ordered ``{column: size}``.
+        beliefs : list of numpy.ndarray
+            Counts on the junction tree's cliques, each summing to ``total``, consistent on separators.
+        total : float
+            The record count.
+        cliques : list of tuple of str
+            The junction tree's maximal cliques.
+        edges : list of (int, int)
+            The junction tree's edges.
+        tree : CalibratedTree, optional
+            The tree, when already built.
+
+        Returns
+        -------
+        GraphicalModel
+        """
         self = cls.__new__(cls)
         self.domain = {str(a): int(n) for a, n in domain.items()}
         self.total = float(total)
@@ -152,7 +194,18 @@ class GraphicalModel:
         return attrs
 
     def marginal(self, attrs: Sequence[str]) -> np.ndarray:
-        """Counts over ``attrs`` (axes in the given order); sums to :attr:`total`."""
+        """Counts over some columns; they sum to :attr:`total`.
+
+        Parameters
+        ----------
+        attrs : sequence of str
+            The columns, in the order of the result's axes.
+
+        Returns
+        -------
+        numpy.ndarray
+            A copy (the model caches its marginals).
+        """
         attrs = self._check_attrs(attrs)
         cc = canonical(self.domain, attrs)
         if cc not in self._cache:
@@ -207,15 +260,30 @@ class GraphicalModel:
 
     # ------------------------------------------------------------------ sampling
     def sample(self, rows: int, rng: np.random.Generator, method: str = "iid") -> pd.DataFrame:
-        """``rows`` records from the model (integer codes; columns in domain order).
+        """Records drawn from the model (integer codes; columns in domain order).
 
-        ``method="iid"``: independent draws (what a simulation of new data needs).
-        ``method="rounded"``: controlled rounding, for synthetic data. Tree clique by tree clique,
-        the rows of each conditioning group get each value ``floor(k p)`` times plus one more for a
-        systematic sample of the fractional parts (so every count is unbiased and within one of its
-        expectation), in random order. The sample's marginals then follow the model's closely: on
-        Adult's eight-column benchmark it removes most of the 0.004-0.005 of two-way TV that iid
-        draws add to the model's own error.
+        Parameters
+        ----------
+        rows : int
+            The number of records (>= 0).
+        rng : numpy.random.Generator
+            The random source (not DP noise: sampling is post-processing).
+        method : str
+            ``"iid"``: independent draws (what a simulation of new data needs). ``"rounded"``: controlled
+            rounding, for synthetic data. Tree clique by tree clique, the rows of each conditioning group
+            get each value ``floor(k p)`` times plus one more for a systematic sample of the fractional
+            parts (so every count is unbiased and within one of its expectation), in random order. The
+            sample's marginals then follow the model's closely: it adds much less two-way error to the
+            model's own than iid draws do.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        ValueError
+            For a negative ``rows`` or an unknown ``method``.
         """
         rows = int(rows)
         if rows < 0:
@@ -266,7 +334,15 @@ class GraphicalModel:
 
     # ------------------------------------------------------------------ (de)serialisation
     def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
-        """JSON-able metadata and named float64 arrays (``theta_<i>``: log-potential of clique i)."""
+        """The model as JSON-able metadata and named float64 arrays.
+
+        Returns
+        -------
+        meta : dict
+            Format, domain, cliques, edges and total.
+        arrays : dict
+            ``theta_<i>``: the log-potential of clique i.
+        """
         meta = {
             "format": MODEL_FORMAT,
             "domain": [[a, n] for a, n in self.domain.items()],
@@ -279,7 +355,24 @@ class GraphicalModel:
 
     @classmethod
     def from_arrays(cls, meta: dict, arrays: dict[str, np.ndarray]) -> GraphicalModel:
-        """Rebuild from :meth:`to_arrays` output; raises :class:`ReleaseFileError` on any mismatch."""
+        """Rebuild a model from :meth:`to_arrays` output.
+
+        Parameters
+        ----------
+        meta : dict
+            The metadata.
+        arrays : dict
+            The log-potentials ``theta_<i>``.
+
+        Returns
+        -------
+        GraphicalModel
+
+        Raises
+        ------
+        ReleaseFileError
+            On any mismatch (format, domain, cliques, tree, array shapes or values).
+        """
         try:
             if meta.get("format") != MODEL_FORMAT:
                 raise ReleaseFileError(f"unknown model format {meta.get('format')!r} (expected {MODEL_FORMAT})")
@@ -343,7 +436,17 @@ class GraphicalModel:
 
     @classmethod
     def from_mbi(cls, mrf: Any) -> GraphicalModel:
-        """Convert an ``mbi.MarkovRandomField`` (log-potentials on its cliques) to numpy."""
+        """Convert an ``mbi.MarkovRandomField`` (log-potentials on its cliques) to numpy.
+
+        Parameters
+        ----------
+        mrf : mbi.MarkovRandomField
+            The model.
+
+        Returns
+        -------
+        GraphicalModel
+        """
         domain = {a: int(n) for a, n in mrf.domain.config.items()}
         pots = {}
         for cl in mrf.potentials.cliques:
@@ -354,6 +457,7 @@ class GraphicalModel:
     # ------------------------------------------------------------------ info
     @property
     def size_mb(self) -> float:
+        """Size in MB (float64) of the junction-tree tables."""
         return sum(cells(self.domain, c) for c in self.cliques) * 8 / 2**20
 
     def __repr__(self) -> str:

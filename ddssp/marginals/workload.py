@@ -27,7 +27,24 @@ def _cells(domain: Domain, clique: Iterable[str]) -> int:
 
 
 def all_pairs(domain: Domain, max_cells: int | None = None) -> Workload:
-    """Every two-way marginal (columns in domain order), weight 1; optionally capped in cells."""
+    """Every two-way marginal (columns in domain order), weight 1.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    max_cells : int, optional
+        Drop pairs with more cells (:func:`cap_cells`).
+
+    Returns
+    -------
+    Workload
+
+    Raises
+    ------
+    WorkloadError
+        For fewer than two columns, or when the cap leaves nothing.
+    """
     cols = list(domain)
     if len(cols) < 2:
         raise WorkloadError(f"all pairs needs at least two columns, the domain has {len(cols)}: {cols}")
@@ -36,7 +53,26 @@ def all_pairs(domain: Domain, max_cells: int | None = None) -> Workload:
 
 
 def target_pairs(domain: Domain, target: str, max_cells: int | None = None) -> Workload:
-    """The target's one-way marginal plus every pair (target, other column), weight 1."""
+    """The target's one-way marginal plus every pair (target, other column), weight 1.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    target : str
+        The target column.
+    max_cells : int, optional
+        Drop marginals with more cells (:func:`cap_cells`).
+
+    Returns
+    -------
+    Workload
+
+    Raises
+    ------
+    WorkloadError
+        When the target is not in the domain, or the cap leaves nothing.
+    """
     if target not in domain:
         raise WorkloadError(f"target column {target!r} is not in the domain (columns: {', '.join(domain)})")
     wl: Workload = [((target,), 1.0)]
@@ -45,7 +81,26 @@ def target_pairs(domain: Domain, target: str, max_cells: int | None = None) -> W
 
 
 def cap_cells(workload: Workload, domain: Domain, max_cells: int) -> Workload:
-    """Drop workload cliques whose marginal has more than ``max_cells`` cells."""
+    """Drop workload cliques whose marginal has more than ``max_cells`` cells.
+
+    Parameters
+    ----------
+    workload : Workload
+        The workload.
+    domain : dict
+        ``{column: size}``.
+    max_cells : int
+        A positive cap.
+
+    Returns
+    -------
+    Workload
+
+    Raises
+    ------
+    WorkloadError
+        For an invalid cap, or when nothing is left.
+    """
     if max_cells is None or max_cells < 1:
         raise WorkloadError(f"max_cells must be a positive integer, got {max_cells!r}")
     kept = [(cl, w) for cl, w in workload if _cells(domain, cl) <= max_cells]
@@ -55,8 +110,26 @@ def cap_cells(workload: Workload, domain: Domain, max_cells: int) -> Workload:
 
 
 def load_workload(path: str | Path, domain: Domain) -> Workload:
-    """Read a workload from JSON: ``[{"clique": ["a", "b"], "weight": 1.0}, ...]`` or
-    ``[["a", "b"], ...]`` (weight 1), then validate it against ``domain``."""
+    """Read a workload from JSON, then validate it against a domain.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A JSON list: ``[{"clique": ["a", "b"], "weight": 1.0}, ...]`` or ``[["a", "b"], ...]``
+        (weight 1).
+    domain : dict
+        ``{column: size}``.
+
+    Returns
+    -------
+    Workload
+
+    Raises
+    ------
+    WorkloadError
+        For a missing or unreadable file, a malformed entry, or a workload that does not fit the
+        domain (:func:`validate_workload`).
+    """
     path = Path(path)
     try:
         raw = json.loads(path.read_text())
@@ -88,10 +161,25 @@ def load_workload(path: str | Path, domain: Domain) -> Workload:
 
 
 def validate_workload(workload: Workload, domain: Domain) -> Workload:
-    """Check a workload against a domain; return it with cliques as tuples and float weights.
+    """Check a workload against a domain.
 
-    Raises :class:`WorkloadError` for an empty workload, an empty clique, a column not in the domain
-    (named in the message), a column repeated in a clique, or a weight that is not finite and > 0.
+    Parameters
+    ----------
+    workload : Workload
+        ``(clique, weight)`` pairs; a clique may be a single column name.
+    domain : dict
+        ``{column: size}``.
+
+    Returns
+    -------
+    Workload
+        Cliques as tuples, weights as floats.
+
+    Raises
+    ------
+    WorkloadError
+        For an empty workload, an empty clique, a column not in the domain (named in the message), a
+        column repeated in a clique, or a weight that is not finite and > 0.
     """
     if workload is None or len(workload) == 0:
         raise WorkloadError("the workload is empty: give at least one marginal (clique)")
@@ -124,11 +212,21 @@ def validate_workload(workload: Workload, domain: Domain) -> Workload:
 
 
 def downward_closure(workload: Workload) -> dict[tuple[str, ...], float]:
-    """AIM candidates: every non-empty subset r of a workload clique, with weight
-    w_r = sum over workload cliques s of c_s * |r & s|.
+    """AIM candidates: every non-empty subset r of a workload clique, with its weight.
 
+    The weight is w_r = sum over workload cliques s of c_s * abs(r & s).
     Subsets keep the column order of the first workload clique they come from; cliques that are
     permutations of each other count as the same candidate.
+
+    Parameters
+    ----------
+    workload : Workload
+        A validated workload.
+
+    Returns
+    -------
+    dict
+        ``{clique: weight}``.
     """
     seen: dict[frozenset, tuple[str, ...]] = {}
     for clique, _ in workload:
@@ -143,6 +241,18 @@ def total_variation(p, q) -> float:
 
     Negative entries of ``q`` (noisy counts) are clipped to 0 first; an all-zero table stays zero.
     This is the workload error AIM's benchmarks and ``ddssp evaluate`` report.
+
+    Parameters
+    ----------
+    p : array-like
+        The reference counts.
+    q : array-like
+        The counts compared with it (may be noisy).
+
+    Returns
+    -------
+    float
+        In [0, 1].
     """
     p = np.asarray(p, dtype=float).ravel()
     q = np.asarray(q, dtype=float).ravel()

@@ -1,7 +1,8 @@
 """Making a release from data: plan the schema and workload, run AIM, return the
 :class:`~ddssp.releasefile.Release`.
 
-Modules: :mod:`~ddssp.pipeline.options` (:class:`ReadOptions`, :class:`DiscoveryOptions`, defaults),
+Modules: :mod:`~ddssp.pipeline.options` (:class:`ReadOptions`, :class:`DiscoveryOptions`,
+:class:`AimOptions`, defaults),
 :mod:`~ddssp.pipeline.plan` (:func:`plan_schema`, :func:`build_workload`) and
 :mod:`~ddssp.pipeline.run` (:func:`release`, also ``ddssp.release``).
 """
@@ -12,6 +13,7 @@ from ddssp.pipeline.options import (
     DEFAULT_DELTA,
     DEFAULT_DISCOVERY_SHARE,
     DISCOVERY_DELTA_SHARE,
+    AimOptions,
     DiscoveryOptions,
     ReadOptions,
 )
@@ -24,6 +26,7 @@ from ddssp.pipeline.plan import (
 from ddssp.pipeline.run import release
 
 __all__ = [
+    "AimOptions",
     "DEFAULT_DELTA",
     "DEFAULT_DISCOVERY_SHARE",
     "DISCOVERY_DELTA_SHARE",

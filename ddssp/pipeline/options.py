@@ -110,3 +110,31 @@ class DiscoveryOptions:
         object.__setattr__(self, "numeric", tuple(self.numeric or ()))
         _positive_int_or_none(self.bins, "bins")
         _positive_int_or_none(self.max_levels, "max_levels")
+
+
+@dataclass(frozen=True)
+class AimOptions:
+    """How AIM selects and measures (:func:`ddssp.marginals.aim.run_aim`, which checks the values).
+
+    Parameters
+    ----------
+    workload : str or sequence
+        ``"all-pairs"``, ``"target-pairs"``, a workload file or a list of (clique, weight).
+    max_cells : int, optional
+        Leave out workload cliques with more cells than this.
+    max_model_size : float
+        Cap on the model's size in MB.
+    rounds : int, optional
+        Number of AIM rounds (default: chosen from the budget).
+    iters : int, optional
+        Plain mirror-descent steps per round (the legacy loop); None for the fast loop.
+    engine : {"numpy", "mbi"}
+        Estimation engine.
+    """
+
+    workload: object = "all-pairs"
+    max_cells: int | None = None
+    max_model_size: float = 80.0
+    rounds: int | None = None
+    iters: int | None = None
+    engine: str = "numpy"

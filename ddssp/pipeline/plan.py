@@ -25,8 +25,24 @@ from ddssp.types import Domain
 
 @dataclass
 class SchemaPlan:
-    """A schema ready for a release, and what it cost: ``ledger`` holds the discovery entries (and
-    those of a DP schema file), with the final zCDP budget and thresholding delta of the release."""
+    """A schema ready for a release, and what it cost.
+
+    Attributes
+    ----------
+    schema : Schema
+        The release's schema.
+    ledger : Ledger
+        Holds the discovery entries (and those of a DP schema file), with the final zCDP budget and
+        thresholding delta of the release.
+    status : str
+        The release's ``schema_status``: "declared", "discovered" or the not-private stamp.
+    notes : dict
+        ``{column: what discovery found}``.
+    discovered : list of str
+        The columns found by discovery.
+    dropped : dict
+        Columns discovery could not resolve, left out of the release: ``{name: reason}``.
+    """
 
     schema: Any
     ledger: Ledger
@@ -42,7 +58,19 @@ class DroppedColumnsWarning(UserWarning):
 
 
 def dropped_message(dropped: dict[str, str], share: float) -> str:
-    """One message for every column discovery could not resolve: why, and what to do."""
+    """One message for every column discovery could not resolve: why, and what to do.
+
+    Parameters
+    ----------
+    dropped : dict
+        ``{name: reason}``.
+    share : float
+        The discovery share used, for the advice.
+
+    Returns
+    -------
+    str
+    """
     reasons = "; ".join(f"{r}" for r in dropped.values())
     return (
         f"{len(dropped)} column(s) could not be discovered at this budget and are left out of the "
@@ -244,7 +272,29 @@ def plan_schema(
 
 
 def build_workload(workload: Any, domain: Domain, target: str | None, max_cells: int | None = None):
-    """'all-pairs', 'target' (pairs with the target), a JSON file path, or an explicit list."""
+    """The release's workload from its specification, validated against the domain.
+
+    Parameters
+    ----------
+    workload : str, path-like or list
+        'all-pairs', 'target' (pairs with the target), a JSON file path, or an explicit list of
+        (clique, weight) pairs.
+    domain : dict
+        ``{column: size}``.
+    target : str or None
+        The target column ('target' needs one).
+    max_cells : int, optional
+        Drop cliques with more cells (not applied to an explicit list).
+
+    Returns
+    -------
+    Workload
+
+    Raises
+    ------
+    WorkloadError
+        For a workload that cannot be built or does not fit the domain.
+    """
     from ddssp.marginals import workload as wl
 
     if isinstance(workload, str) and workload == "all-pairs":

@@ -21,6 +21,7 @@ from ddssp.errors import DDSSPError, SchemaError
 from ddssp.pipeline.options import (
     DEFAULT_DELTA,
     DEFAULT_DISCOVERY_SHARE,
+    AimOptions,
     DiscoveryOptions,
     ReadOptions,
 )
@@ -134,12 +135,29 @@ def release(
     SchemaError
         For data that does not fit the schema, or a schema that cannot be planned.
     """
-    args = dict(locals())
-    del args["progress"]
+    read = _read_options(read, backend, csv_options, memory_limit, spark_master)
+    discovery = _discovery_options(discovery, discovery_share, categorical, numeric, bins, max_levels)
+    aim = AimOptions(workload, max_cells, max_model_size, rounds, iters, engine)
     context: dict[str, Any] = {}
     with warnings_once(context), _progress(progress, callback) as cb:
-        args["callback"] = cb
-        return _release(context=context, **args)
+        return _release(
+            data,
+            schema,
+            eps=eps,
+            delta=delta,
+            target=target,
+            encoded=encoded,
+            discover=discover,
+            accept_draft_schema=accept_draft_schema,
+            plan=plan,
+            seed=seed,
+            insecure_seed=insecure_seed,
+            read=read,
+            discovery=discovery,
+            aim=aim,
+            callback=cb,
+            context=context,
+        )
 
 
 @contextlib.contextmanager
@@ -158,71 +176,47 @@ def _release(
     data: Any,
     schema: Any,
     *,
-    context: dict[str, Any],
     eps: float,
     delta: float,
     target: str | None,
-    workload: Any,
-    max_cells: int | None,
-    max_model_size: float,
-    seed: int | np.random.Generator | None,
-    rounds: int | None,
-    iters: int | None,
-    callback: Callable[[Any], None] | None,
     encoded: bool,
-    engine: str,
-    insecure_seed: int | None,
     discover: bool | None,
-    discovery_share: float,
-    categorical: Sequence[str],
-    numeric: Sequence[str],
-    bins: int | None,
-    max_levels: int | None,
     accept_draft_schema: bool,
     plan: SchemaPlan | None,
-    backend: str | None,
-    csv_options: Any,
-    memory_limit: str | None,
-    spark_master: str | None,
-    read: ReadOptions | None,
-    discovery: DiscoveryOptions | None,
+    seed: int | np.random.Generator | None,
+    insecure_seed: int | None,
+    read: ReadOptions,
+    discovery: DiscoveryOptions,
+    aim: AimOptions,
+    callback: Callable[[Any], None] | None,
+    context: dict[str, Any],
 ) -> Release:
     from ddssp.data.counting import count_marginals, default_backend, table_columns
     from ddssp.marginals.aim import run_aim
 
-    read = _read_options(read, backend, csv_options, memory_limit, spark_master)
-    discovery = _discovery_options(discovery, discovery_share, categorical, numeric, bins, max_levels)
     eps, delta = check_eps(eps), check_delta(delta)
     created = _dt.datetime.now(_dt.UTC).date().isoformat()  # taken before the data is read
     noise = make_noise(insecure_seed)
     chosen = default_backend(data) if read.backend is None else read.backend
     in_memory = isinstance(data, pd.DataFrame) and chosen == "numpy"
-    if not isinstance(data, pd.DataFrame) and not encoded:
-        if plan is None:
-            plan = plan_schema(
-                table_columns(data, read.csv),
-                schema,
-                eps=eps,
-                delta=delta,
-                discovery_share=discovery.share,
-                accept_draft=accept_draft_schema,
-                noise=noise,
-            )
-    if discover is None:
-        discover = schema is None
     if encoded:
         if schema is None:
             raise SchemaError("integer-coded data (encoded=True) needs its schema")
         plan = SchemaPlan(schema=schema, ledger=Ledger(rho_from_eps_delta(eps, delta)), status=SCHEMA_DECLARED)
     elif plan is None:
-        if not discover:
+        # A table read by the counting layer is planned from its column names (every column declared);
+        # a DataFrame's undeclared columns are discovered under DP unless discover=False.
+        table = data
+        if not isinstance(data, pd.DataFrame):
+            table = table_columns(data, read.csv)
+        elif not (schema is None if discover is None else discover):
             if schema is None:
                 raise SchemaError("no schema given: pass one, or discover it privately (discover=True)")
             extra = [str(c) for c in data.columns if str(c) not in schema]
             if extra:
                 schema.encode(data)  # the usual error naming the columns not in the schema
         plan = plan_schema(
-            data,
+            table,
             schema,
             eps=eps,
             delta=delta,
@@ -258,7 +252,7 @@ def _release(
             )
 
     domain = schema.domain
-    w = build_workload(workload, domain, target, max_cells)
+    w = build_workload(aim.workload, domain, target, aim.max_cells)
     ledger = plan.ledger
     rho_aim = ledger.rho_budget - ledger.spent
     if not rho_aim > 0:
@@ -270,11 +264,11 @@ def _release(
         w,
         rho_aim,
         rng=rng,
-        max_model_size=max_model_size,
-        rounds=rounds,
-        iters=iters,
+        max_model_size=aim.max_model_size,
+        rounds=aim.rounds,
+        iters=aim.iters,
         callback=callback,
-        engine=engine,
+        engine=aim.engine,
         noise=noise,
     )
     full = Ledger(ledger.rho_budget, delta_budget=ledger.delta_budget)

@@ -64,8 +64,23 @@ PUBLIC_FIELDS = (
 
 
 def check_reading(reading: Any) -> dict[str, Any]:
-    """The reading options a release records (public settings of how its raw table was read:
-    ``na_values``, ``delimiter``, ``encoding``), checked; ValueError when malformed."""
+    """The reading options a release records, checked.
+
+    Parameters
+    ----------
+    reading : dict
+        Public settings of how the raw table was read: ``na_values``, ``delimiter``, ``encoding``.
+
+    Returns
+    -------
+    dict
+        With defaults filled in.
+
+    Raises
+    ------
+    ValueError
+        When malformed.
+    """
     if not isinstance(reading, dict) or set(reading) - {"na_values", "delimiter", "encoding"}:
         raise ValueError("info.reading must be an object with na_values, delimiter, encoding")
     na = reading.get("na_values", [])
@@ -81,7 +96,17 @@ def check_reading(reading: Any) -> dict[str, Any]:
 
 
 def is_integral(v: np.ndarray) -> bool:
-    """Whether ``v`` holds whole numbers only (an integer dtype, or finite integral floats below 2**62)."""
+    """Whether an array holds whole numbers only (an integer dtype, or finite integral floats below 2**62).
+
+    Parameters
+    ----------
+    v : numpy.ndarray
+        The array.
+
+    Returns
+    -------
+    bool
+    """
     v = np.asarray(v)
     if v.dtype.kind in "iu":
         return True
@@ -91,5 +116,20 @@ def is_integral(v: np.ndarray) -> bool:
 
 
 def json_bytes(obj: Any) -> bytes:
-    """``obj`` as the UTF-8 JSON the file stores (indented, key order kept, no NaN)."""
+    """An object as the UTF-8 JSON the file stores (indented, key order kept, no NaN).
+
+    Parameters
+    ----------
+    obj : any
+        A JSON-able object.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinite floats.
+    """
     return json.dumps(obj, indent=1, sort_keys=False, allow_nan=False).encode("utf-8")

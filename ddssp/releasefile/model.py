@@ -80,6 +80,13 @@ class Release:
     schema_status : str
         "declared" (public schema), "discovered" (all or part found under DP, in the ledger), or the
         ``SCHEMA_NOT_PRIVATE`` stamp (an unreviewed data-derived draft was accepted).
+    signature_valid : bool or None
+        Whether the signature checks against the key embedded in it: True, False (invalid: the file
+        was modified after signing, or the signature member was copied from another file), or None
+        (unsigned, or ``cryptography`` is missing). This says nothing about who signed: see
+        :meth:`verify`.
+    dataset_name : str, optional
+        The publisher-chosen name of the data set, from manifest.json (covered by the signature).
     """
 
     schema: Any  # ddssp.data.schema.Schema
@@ -130,10 +137,12 @@ class Release:
 
     @property
     def rho_budget(self) -> float:
+        """The zCDP budget of the release."""
         return self.ledger.rho_budget
 
     @property
     def rho_spent(self) -> float:
+        """The zCDP the ledger has charged."""
         return self.ledger.spent
 
     @property
@@ -145,10 +154,12 @@ class Release:
 
     @property
     def schema_private(self) -> bool:
+        """False when the schema is an unreviewed data-derived draft (``SCHEMA_NOT_PRIVATE``)."""
         return self.schema_status != SCHEMA_NOT_PRIVATE
 
     @property
     def domain(self) -> dict[str, int]:
+        """``{column: number of codes}``, in schema order."""
         return self.schema.domain
 
     @property
@@ -157,7 +168,23 @@ class Release:
         return float(self.model.total)
 
     def marginal(self, cols: str | Sequence[str]) -> np.ndarray:
-        """Counts of the model's marginal over ``cols`` (in that order); shape = their sizes."""
+        """Counts of the model's marginal over some columns (post-processing).
+
+        Parameters
+        ----------
+        cols : str or sequence of str
+            The columns, in the order of the result's axes.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape: the columns' sizes.
+
+        Raises
+        ------
+        SchemaError
+            For an unknown or repeated column.
+        """
         cols = (cols,) if isinstance(cols, str) else tuple(cols)
         for c in cols:
             self.schema.column(c)  # SchemaError naming an unknown column
@@ -166,13 +193,55 @@ class Release:
         return self.model.marginal(cols)
 
     def synthesize_codes(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
+        """Synthetic records as integer codes, sampled from the model by controlled rounding.
+
+        Parameters
+        ----------
+        rows : int
+            The number of records, positive.
+        seed : int or numpy.random.Generator, optional
+            Seeds the sampling (post-processing, not DP noise); fresh entropy by default.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns in schema order.
+
+        Raises
+        ------
+        DDSSPError
+            For a ``rows`` that is not a positive integer.
+        """
         rows = check_rows(rows)
         codes = self.model.sample(rows, make_rng(seed), method="rounded")
         return codes[self.schema.names]
 
     def synthesize(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
-        """``rows`` synthetic records decoded to the schema's labels / numeric representatives."""
-        return self.schema.decode(self.synthesize_codes(rows, seed))
+        """Synthetic records decoded to the schema's labels and numeric values.
+
+        A binned numeric column with a within-bin distribution (discovered schemas) gets values drawn
+        inside each bin by it, others their representative values. The codes are those of
+        :meth:`synthesize_codes` with the same seed; the values are drawn after them from the same
+        generator (post-processing, no privacy cost).
+
+        Parameters
+        ----------
+        rows : int
+            The number of records, positive.
+        seed : int or numpy.random.Generator, optional
+            Seeds the sampling (post-processing, not DP noise); fresh entropy by default.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        DDSSPError
+            For a ``rows`` that is not a positive integer.
+        """
+        rng = make_rng(seed)
+        return self.schema.decode(self.synthesize_codes(rows, rng), rng=rng)
 
     def sample(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         """``rows`` synthetic records as a DataFrame in the data's own labels and values.
@@ -203,7 +272,14 @@ class Release:
         )
 
     def summary(self) -> dict[str, Any]:
-        """What was released, at what cost (the ``inspect`` view)."""
+        """What was released, at what cost (the ``inspect`` view).
+
+        Returns
+        -------
+        dict
+            Format, versions, stamps and signature status, the budget and spending (with discovery's
+            share), the columns, the measured cliques and their sigmas, rounds and the model's cliques.
+        """
         by_clique: dict[tuple[str, ...], list[float]] = {}
         for m in self.measurements:
             by_clique.setdefault(tuple(m.clique), []).append(float(m.sigma))
@@ -248,7 +324,15 @@ class Release:
 
     # ------------------------------------------------------------------ file I/O
     def to_document(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """release.json as a dict, and the arrays by name (what :meth:`save` writes)."""
+        """release.json as a dict, and the arrays by name (what :meth:`save` writes).
+
+        Returns
+        -------
+        doc : dict
+        arrays : dict
+            ``{name: array}``: the model's log-potentials (float64) and the measurements (int64 when
+            integral, else float64).
+        """
         arrays: dict[str, np.ndarray] = {}
         model_meta, model_arrays = self.model.to_arrays()
         model_names = {}
@@ -481,7 +565,18 @@ class Release:
 
 
 def check_dataset_name(name: Any) -> None:
-    """:class:`DDSSPError` unless ``name`` is None or a non-empty line of at most 200 characters."""
+    """Refuse a data-set name unless it is None or a non-empty line of at most 200 characters.
+
+    Parameters
+    ----------
+    name : any
+        The name.
+
+    Raises
+    ------
+    DDSSPError
+        For an invalid name.
+    """
     if name is not None and (
         not isinstance(name, str) or not name.strip() or len(name) > 200 or any(c in name for c in "\r\n")
     ):
@@ -489,7 +584,22 @@ def check_dataset_name(name: Any) -> None:
 
 
 def check_rows(rows: Any) -> int:
-    """``rows`` as an int; :class:`DDSSPError` unless it is a positive integer."""
+    """A requested number of rows as an int.
+
+    Parameters
+    ----------
+    rows : any
+        The value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    DDSSPError
+        Unless it is a positive integer.
+    """
     if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
         raise DDSSPError(f"rows must be a positive integer, got {rows!r}")
     return int(rows)

@@ -61,7 +61,7 @@ MAX_DISCOVERY_ENTRIES = 1_000
 MAX_MEASUREMENTS = 10_000
 MAX_CLIQUES = 10_000
 MAX_COLUMNS = 10_000
-#: Cap on the levels, edges, values and labels listed by all the schema's columns together.
+#: Cap on the levels, edges, values, labels and within-bin numbers listed by all the schema's columns together.
 MAX_LISTED_LEVELS = 1_000_000
 #: Cap on the commas of a JSON member, counted before parsing: it bounds the number of values (and
 #: so the parser's memory, ~100 bytes per value) whatever their kind.
@@ -76,7 +76,18 @@ _SCHEMA_BYTES_PER_LEVEL = 160
 
 
 def max_memory_default() -> int:
-    """The load budget: ``DDSSP_MAX_LOAD_MEMORY`` if set (bytes, or e.g. ``2G``), else 1 GiB."""
+    """The load budget: ``DDSSP_MAX_LOAD_MEMORY`` if set (bytes, or e.g. ``2G``), else 1 GiB.
+
+    Returns
+    -------
+    int
+        Bytes.
+
+    Raises
+    ------
+    DDSSPError
+        For an unreadable environment value.
+    """
     raw = os.environ.get(MAX_MEMORY_ENV, "").strip()
     if not raw:
         return DEFAULT_MAX_MEMORY
@@ -84,7 +95,24 @@ def max_memory_default() -> int:
 
 
 def parse_memory(raw: str, what: str) -> int:
-    """``raw`` (``123``, ``512M``, ``2G``) as a positive number of bytes; :class:`DDSSPError` otherwise."""
+    """A memory size (``123``, ``512M``, ``2G``) as a positive number of bytes.
+
+    Parameters
+    ----------
+    raw : str
+        The size.
+    what : str
+        Where it came from, for the message.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    DDSSPError
+        When it is not a memory size.
+    """
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     s = str(raw).strip().upper().removesuffix("B").removesuffix("I")
     k = mult.get(s[-1:], 1)
@@ -119,7 +147,24 @@ def _parse_constant(s: str):
 
 
 def loads_bounded(data: bytes, what: str) -> Any:
-    """``data`` parsed as JSON with the depth and number limits above; :class:`ReleaseFileError` else."""
+    """JSON parsed with the depth and number limits of the module docstring.
+
+    Parameters
+    ----------
+    data : bytes
+        The JSON text.
+    what : str
+        What it is, for messages.
+
+    Returns
+    -------
+    any
+
+    Raises
+    ------
+    ReleaseFileError
+        For too many values, nesting too deep, numbers over the limits, or invalid JSON.
+    """
     items = data.count(b",")
     if items > MAX_JSON_ITEMS:
         raise ReleaseFileError(
@@ -136,9 +181,28 @@ def loads_bounded(data: bytes, what: str) -> Any:
 
 
 def open_regular(path: Path, max_size: int):
-    """Open ``path`` for reading only if it (after resolving symlinks) is a regular file of at most
-    ``max_size`` bytes. Devices, named pipes, sockets and directories are refused without reading:
-    the file is stat-ed, then opened with ``O_NONBLOCK`` and checked again on the descriptor."""
+    """Open a file for reading only if it (after resolving symlinks) is a regular file of bounded size.
+
+    Devices, named pipes, sockets and directories are refused without reading: the file is stat-ed,
+    then opened with ``O_NONBLOCK`` and checked again on the descriptor.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The file.
+    max_size : int
+        The largest size accepted, in bytes.
+
+    Returns
+    -------
+    file object
+        Opened in binary mode, blocking.
+
+    Raises
+    ------
+    ReleaseFileError
+        For a missing, unreadable, non-regular or oversized file.
+    """
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -321,14 +385,30 @@ def _read_array(
     return out
 
 
+def _within_items(c: dict) -> int:
+    """The numbers a column's within-bin distribution lists (cuts and weights of every bin)."""
+    w = c.get("within")
+    bins = w.get("bins") if isinstance(w, dict) else None
+    if not isinstance(bins, list):
+        return 0
+    return sum(
+        len(b[k]) if isinstance(b[k], list) else 0
+        for b in bins
+        if isinstance(b, dict)
+        for k in ("cuts", "weights")
+        if k in b
+    )
+
+
 def _schema_levels(columns: list) -> int:
-    """The number of levels the schema's columns declare (sizes, bins and listed values), which
-    parsing it turns into Python objects."""
+    """The number of levels the schema's columns declare (sizes, bins and listed values, within-bin
+    cuts and weights), which parsing it turns into Python objects."""
     total = 0
     for c in columns:
         if not isinstance(c, dict):
             continue
         listed = sum(len(c[k]) for k in ("levels", "edges", "values", "labels") if isinstance(c.get(k), list))
+        listed += _within_items(c)
         declared = sum(c[k] for k in ("size", "bins") if isinstance(c.get(k), int) and c[k] > 0)
         total += max(listed, declared)
     return total
@@ -359,8 +439,9 @@ def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
         ("model domain entries", n(meta.get("domain")), MAX_COLUMNS),
         ("schema columns", n(columns), MAX_COLUMNS),
         (
-            "listed levels (levels, edges, values, labels of all columns)",
-            sum(n(c.get(k)) for c in columns if isinstance(c, dict) for k in ("levels", "edges", "values", "labels")),
+            "listed levels (levels, edges, values, labels, within-bin cuts and weights of all columns)",
+            sum(n(c.get(k)) for c in columns if isinstance(c, dict) for k in ("levels", "edges", "values", "labels"))
+            + sum(_within_items(c) for c in columns if isinstance(c, dict)),
             MAX_LISTED_LEVELS,
         ),
     ]
@@ -378,8 +459,22 @@ def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
 
 
 def load_memory(expected: dict[str, tuple[str, tuple[int, ...]]], model_members: set[str]) -> int:
-    """Bytes a load allocates for the arrays of ``expected`` (member -> (name, shape)): each array, and
-    per cell the float copy and check temporaries of a measurement or the model's working tables."""
+    """Bytes a load allocates for its arrays.
+
+    Each array, and per cell the float copy and check temporaries of a measurement or the model's
+    working tables.
+
+    Parameters
+    ----------
+    expected : dict
+        ``{member: (name, shape)}``.
+    model_members : set of str
+        The members that hold the model.
+
+    Returns
+    -------
+    int
+    """
     total = 0
     for member, (_, shape) in expected.items():
         cells = math.prod(shape)
@@ -401,8 +496,30 @@ def read_release(
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """release.json and its arrays (by array name), read defensively: see the module docstring.
 
-    With ``public_key``, the signature of manifest.json is checked against it before anything else
-    is parsed. ``max_memory`` (default :func:`max_memory_default`) bounds what the load allocates.
+    Parameters
+    ----------
+    path : pathlib.Path
+        The release file.
+    max_bytes : int
+        Cap on the file and on the members' total uncompressed size.
+    max_memory : int, optional
+        Bound on what the load allocates (default :func:`max_memory_default`).
+    public_key : optional
+        A trusted Ed25519 public key (PEM path, bytes or key object): the signature of manifest.json is
+        checked against it before anything else is parsed.
+
+    Returns
+    -------
+    doc : dict
+        release.json, with the manifest and the signature member (if any) under ``"__signature__"``.
+    arrays : dict
+        ``{name: numpy.ndarray}``.
+
+    Raises
+    ------
+    ReleaseFileError
+        For anything malformed, oversized, inconsistent with the manifest, or (with ``public_key``) a
+        signature that does not verify.
     """
     max_memory = max_memory_default() if max_memory is None else int(max_memory)
     fh = open_regular(path, max_bytes)

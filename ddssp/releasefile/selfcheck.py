@@ -38,7 +38,20 @@ MODEL_FIT_FALSE_ALARM = 1e-9
 
 
 def check_shapes(rel: Any, path: Path) -> None:
-    """Raise :class:`ReleaseFileError` if the model's domain or a measurement's size does not fit the schema."""
+    """Check the model's domain and each measurement's size against the schema.
+
+    Parameters
+    ----------
+    rel : Release
+        The loaded release.
+    path : pathlib.Path
+        Its file, for messages.
+
+    Raises
+    ------
+    ReleaseFileError
+        On a mismatch.
+    """
     if dict(rel.model.domain) != dict(rel.schema.domain):
         raise ReleaseFileError(f"{path}: the model's domain does not match the release's schema")
     names = set(rel.schema.names)
@@ -123,6 +136,15 @@ def stamp_problem(rel: Any) -> str | None:
     - a secure source is OpenDP with no seed and no stamp; an insecure one carries the stamp;
     - ``schema_status`` is one of the three values; a schema with a draft stamp is "not private";
       discovery charges in the ledger mean the schema is not merely "declared".
+
+    Parameters
+    ----------
+    rel : Release
+        The loaded release.
+
+    Returns
+    -------
+    str or None
     """
     from ddssp.dp.noise import INSECURE_STAMP
 
@@ -148,7 +170,19 @@ def model_fit_statistic(rel: Any) -> tuple[float, int]:
     For a Gaussian measurement y = mu + N(0, sigma^2 I) of a marginal mu with m cells,
     ||y - mu||^2 / sigma^2 ~ chi^2_m (the discrete Gaussian is no wider). The model is fitted to
     minimise this very loss over a family that holds the true marginals of the measured cliques, so at
-    its optimum the statistic is at most the truth's: chi^2 with the total number of cells."""
+    its optimum the statistic is at most the truth's: chi^2 with the total number of cells.
+
+    Parameters
+    ----------
+    rel : Release
+        The loaded release.
+
+    Returns
+    -------
+    statistic : float
+        inf for a forged huge value.
+    cells : int
+    """
     with np.errstate(all="ignore"):  # a forged huge value gives inf, refused by the caller
         return _fit_statistic(rel)
 
@@ -164,16 +198,38 @@ def _fit_statistic(rel: Any) -> tuple[float, int]:
 
 
 def model_fit_bound(cells: int) -> float:
-    """The largest :func:`model_fit_statistic` accepted for ``cells`` cells: the chi^2 quantile at
-    1 - :data:`MODEL_FIT_FALSE_ALARM`, plus slack for a fit stopped before its optimum (10% and 50)."""
+    """The largest :func:`model_fit_statistic` accepted for a number of cells.
+
+    The chi^2 quantile at 1 - :data:`MODEL_FIT_FALSE_ALARM`, plus slack for a fit stopped before its
+    optimum (10% and 50).
+
+    Parameters
+    ----------
+    cells : int
+        The number of cells summed.
+
+    Returns
+    -------
+    float
+    """
     from scipy.stats import chi2
 
     return 1.1 * float(chi2.isf(MODEL_FIT_FALSE_ALARM, max(cells, 1))) + 50.0
 
 
 def model_fit_problem(rel: Any) -> str | None:
-    """None if the model fits the measurements as well as the recorded sigmas allow; else why not
-    (e.g. the model of another release was swapped in)."""
+    """None if the model fits the measurements as well as the recorded sigmas allow; else why not.
+
+    Parameters
+    ----------
+    rel : Release
+        The loaded release.
+
+    Returns
+    -------
+    str or None
+        E.g. the model of another release was swapped in.
+    """
     if not rel.measurements:
         return None
     stat, cells = model_fit_statistic(rel)

@@ -35,11 +35,42 @@ def _read_key_bytes(key: str | Path | bytes, what: str) -> bytes:
 
 
 def load_signing_key(key: Any):
-    """An Ed25519 private key from a PEM file (or PEM bytes, or a key object), checked before any work."""
+    """An Ed25519 private key, checked before any work.
+
+    Parameters
+    ----------
+    key : str, path-like, bytes or key object
+        A PEM file, PEM bytes, or an Ed25519 private key.
+
+    Returns
+    -------
+    cryptography Ed25519PrivateKey
+
+    Raises
+    ------
+    DDSSPError
+        When it is not an unencrypted Ed25519 PEM private key, or ``cryptography`` is missing.
+    """
     return load_private_key(key)
 
 
 def load_private_key(key: Any):
+    """An Ed25519 private key from a PEM file, PEM bytes, or a key object.
+
+    Parameters
+    ----------
+    key : str, path-like, bytes or key object
+        The key.
+
+    Returns
+    -------
+    cryptography Ed25519PrivateKey
+
+    Raises
+    ------
+    DDSSPError
+        When it is not an unencrypted Ed25519 PEM private key, or ``cryptography`` is missing.
+    """
     serialization, ed25519 = _crypto()
     if isinstance(key, ed25519.Ed25519PrivateKey):
         return key
@@ -59,6 +90,22 @@ def load_private_key(key: Any):
 
 
 def load_public_key(key: str | Path | bytes):
+    """An Ed25519 public key from a PEM file or PEM bytes.
+
+    Parameters
+    ----------
+    key : str, pathlib.Path or bytes
+        The key.
+
+    Returns
+    -------
+    cryptography Ed25519PublicKey
+
+    Raises
+    ------
+    DDSSPError
+        When it is not an Ed25519 PEM public key, or ``cryptography`` is missing.
+    """
     serialization, ed25519 = _crypto()
     data = _read_key_bytes(key, "public key")
     try:
@@ -74,17 +121,51 @@ def load_public_key(key: str | Path | bytes):
 
 
 def raw_public(pub) -> bytes:
+    """The 32 raw bytes of an Ed25519 public key.
+
+    Parameters
+    ----------
+    pub : cryptography Ed25519PublicKey
+        The key.
+
+    Returns
+    -------
+    bytes
+    """
     serialization, _ = _crypto()
     return pub.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
 
 def fingerprint(pub) -> str:
+    """The key's fingerprint: ``"ed25519:"`` and the first 16 hex digits of the SHA-256 of its raw bytes.
+
+    Parameters
+    ----------
+    pub : cryptography Ed25519PublicKey
+        The key.
+
+    Returns
+    -------
+    str
+    """
     return "ed25519:" + hashlib.sha256(raw_public(pub)).hexdigest()[:16]
 
 
 def signature_document(private: Any, manifest_bytes: bytes) -> dict[str, str]:
-    """The content of the signature member: ``private``'s public key, fingerprint and signature of
-    ``manifest_bytes``."""
+    """The content of the signature member: the public key, its fingerprint and the signature.
+
+    Parameters
+    ----------
+    private : cryptography Ed25519PrivateKey
+        The signing key.
+    manifest_bytes : bytes
+        manifest.json as written.
+
+    Returns
+    -------
+    dict
+        ``algorithm``, ``public_key`` (base64), ``fingerprint``, ``signature`` (base64).
+    """
     pub = private.public_key()
     return {
         "algorithm": "ed25519",
@@ -95,7 +176,18 @@ def signature_document(private: Any, manifest_bytes: bytes) -> dict[str, str]:
 
 
 def embedded_fingerprint(signature: dict[str, Any] | None) -> str | None:
-    """Fingerprint of the key embedded in a signature member (NOT verified), "malformed", or None."""
+    """Fingerprint of the key embedded in a signature member (NOT verified).
+
+    Parameters
+    ----------
+    signature : dict or None
+        The signature member.
+
+    Returns
+    -------
+    str or None
+        The fingerprint, "malformed", or None without a signature.
+    """
     if not signature:
         return None
     try:
@@ -105,10 +197,22 @@ def embedded_fingerprint(signature: dict[str, Any] | None) -> str | None:
 
 
 def embedded_signature_valid(signature: dict[str, Any] | None, manifest_bytes: bytes | None) -> bool | None:
-    """Whether ``signature`` checks, on ``manifest_bytes``, against the public key embedded in it.
+    """Whether a signature checks, on the manifest bytes, against the public key embedded in it.
 
-    None when there is no signature or ``cryptography`` is not installed. True only says the file is
-    unchanged since someone signed it; who signed it needs :func:`verify_signature` with a trusted key.
+    True only says the file is unchanged since someone signed it; who signed it needs
+    :func:`verify_signature` with a trusted key.
+
+    Parameters
+    ----------
+    signature : dict or None
+        The signature member.
+    manifest_bytes : bytes or None
+        manifest.json as read.
+
+    Returns
+    -------
+    bool or None
+        None when there is no signature or ``cryptography`` is not installed.
     """
     if not signature or manifest_bytes is None:
         return None

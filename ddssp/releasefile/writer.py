@@ -36,13 +36,31 @@ def _member(name: str) -> zipfile.ZipInfo:
 def write_release(
     out: Path, doc: dict[str, Any], arrays: dict[str, np.ndarray], private: Any = None, dataset_name: str | None = None
 ) -> Path:
-    """Write release.json (``doc``), the ``arrays`` as ``arrays/<name>.npy`` and manifest.json (checksum
-    and size of each member) to ``out`` through a temporary file and a rename; with ``private`` (an
-    Ed25519 private key) also the signature of manifest.json, which names the data set
-    (``dataset_name``, chosen by the publisher) and the release's creation date, so a signature
-    binds both. Members get fixed metadata
+    """Write a release file atomically: release.json, the arrays, manifest.json and an optional signature.
+
+    The arrays go to ``arrays/<name>.npy``; manifest.json holds the checksum and size of each member;
+    the file is written through a temporary file and a rename. The manifest names the data set and the
+    release's creation date, so a signature binds both. Members get fixed metadata
     (:data:`MEMBER_DATE_TIME`, 0644), so the archive holds nothing but the members' bytes.
-    Returns ``out``."""
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The output file.
+    doc : dict
+        release.json.
+    arrays : dict
+        ``{name: numpy.ndarray}`` (no pickled objects).
+    private : cryptography Ed25519PrivateKey, optional
+        Signs manifest.json.
+    dataset_name : str, optional
+        The data set's name, chosen by the publisher.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``.
+    """
     members: dict[str, bytes] = {"release.json": json_bytes(doc)}
     for name, a in arrays.items():
         buf = io.BytesIO()

@@ -86,11 +86,19 @@ def test_discovered_release_ledger_inspect_and_post_processing(discovered, capsy
     sector = rel.schema.column("sector")
     assert set(syn["sector"].dropna()) <= set(sector.labels) - {"<missing>"}  # missing comes out missing
     assert "Private" in set(syn["sector"])
+    codes = rel.synthesize_codes(2000, seed=0)
     for c in rel.schema.columns:
         if c.is_binned:
-            v = syn[c.name].dropna().to_numpy(dtype=float)
-            assert np.all((v >= c.edges[0]) & (v <= c.edges[-1]))
-            assert np.isin(v, c.values).all()  # every synthetic value is one of the bins' values
+            v = syn[c.name].to_numpy(dtype=float)
+            k = codes[c.name].to_numpy()
+            ok = ~np.isnan(v)
+            assert np.all((v[ok] >= c.edges[0]) & (v[ok] <= c.edges[-1]))
+            # drawn inside the bin of the code (the same codes as without values)
+            b = np.clip(np.searchsorted(c.edges, v[ok], side="right") - 1, 0, len(c.edges) - 2)
+            assert np.array_equal(b, k[ok])
+            # fits and other decodes keep the bins' representative values
+            rep = rel.schema.decode(codes)[c.name].dropna().to_numpy(dtype=float)
+            assert np.isin(rep, c.values).all()
     # predict on a raw DataFrame encodes through the discovered schema
     from ddssp.estimators import DDSSPLogisticRegression
 

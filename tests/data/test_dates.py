@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from ddssp.data import Column, Schema
+from ddssp.data.columns import Within
 from ddssp.data.counting import CsvOptions, count_marginals, counts_from_codes
 from ddssp.data.dates import (
     DAY_MAX,
@@ -194,6 +195,45 @@ def test_release_synthesizes_dates_inside_their_range(timestamps):
     led = rel.ledger
     assert math.isclose(led.spent, led.rho_budget, rel_tol=1e-9)
     assert math.isclose(led.delta_budget + cks_delta(led.rho_budget, 1.0), 1e-6, rel_tol=1e-6)
+
+
+def test_synthetic_dates_are_drawn_inside_their_bins_and_encode_back():
+    n = 20_000
+    df = _table(n, d=_dates(n, 8), t=_dates(n, 9, timestamps=True), c=_clock(n, 10))
+    cols, _, _ = _discover(df, eps=2.0, seed=3)
+    rng = np.random.default_rng(0)
+    for name in ("d", "t", "c"):
+        col = cols[name]
+        assert col.is_binned and col.within is not None, name
+        sch = Schema([col])
+        codes = sch.encode(df[[name]])
+        syn = sch.decode(codes, rng=rng)[name]
+        assert syn.map(lambda v: isinstance(v, str)).all()  # ISO text, not numbers on the axis
+        assert sch.encode(syn.to_frame())[name].tolist() == codes[name].tolist()
+        # drawn inside the bins: many more distinct values than the representative ones
+        assert syn.nunique() > 5 * col.size, (name, syn.nunique(), col.size)
+        assert syn.nunique() > 5 * sch.decode(codes)[name].nunique()
+
+
+@pytest.mark.parametrize(
+    "unit, edges",
+    [
+        ("date", [LO + 0.3, LO + 10.7, LO + 11.2, LO + 40.5]),  # one bin holds no whole day
+        ("timestamp", [LO + 0.1, LO + 0.1 + 0.5 / 86400, LO + 0.1 + 2 / 86400, LO + 3.0]),  # half-second edges
+        ("time", [0.0, 5.625, 11.25, 1439.5]),
+    ],
+)
+def test_synthetic_values_stay_in_their_bin_when_the_text_is_coarser_than_the_edges(unit, edges):
+    """Edges between two days (seconds, minutes): a value drawn inside its bin is written on the
+    text's resolution, moved inside the bin when its text would read back outside it."""
+    col = Column.binned("x", edges, unit=unit).with_within(Within(tuple(((), (1.0,)) for _ in edges[1:])))
+    sch = Schema([col])
+    codes = pd.DataFrame({"x": np.random.default_rng(1).integers(0, len(edges) - 1, 5000)})
+    syn = sch.decode(codes, rng=np.random.default_rng(2))
+    back = sch.encode(syn)["x"].to_numpy()
+    narrow = [i for i, (a, b) in enumerate(zip(edges, edges[1:])) if unit == "date" and math.ceil(a) >= b]
+    keep = ~np.isin(codes["x"].to_numpy(), narrow)  # a bin with no day inside keeps its own value
+    assert keep.sum() > 3000 and (back[keep] == codes["x"].to_numpy()[keep]).all()
 
 
 # --------------------------------------------------------------------------- schema file

@@ -42,8 +42,17 @@ def _fills(col: Column) -> tuple[int, int, int]:
 
 @dataclass(frozen=True)
 class CsvOptions:
-    """How to read a CSV file: the field delimiter, extra missing-value markers (the empty cell is
-    always missing) and the text encoding. The same for every backend."""
+    """How to read a CSV file; the same for every backend.
+
+    Attributes
+    ----------
+    delimiter : str
+        The field delimiter.
+    na_values : tuple of str
+        Extra missing-value markers (the empty cell is always missing).
+    encoding : str
+        The text encoding.
+    """
 
     delimiter: str = ","
     na_values: tuple[str, ...] = ()
@@ -59,8 +68,21 @@ class CsvOptions:
 
 @dataclass
 class Histogram:
-    """Exact counts of a numeric column on given edges: ``counts[i]`` = values in ``[e_i, e_{i+1})``
-    (the last bin closed), and the values below ``e_0``, above ``e_m``, missing, and non-numeric."""
+    """Exact counts of a numeric column on given edges.
+
+    Attributes
+    ----------
+    edges : numpy.ndarray
+        The bin edges ``e_0 < ... < e_m``.
+    counts : numpy.ndarray
+        ``counts[i]`` = values in ``[e_i, e_{i+1})`` (the last bin closed).
+    below, above : int
+        Values below ``e_0`` and above ``e_m``.
+    missing : int
+        Empty cells.
+    non_numeric : int
+        Cells that are not numbers.
+    """
 
     edges: np.ndarray
     counts: np.ndarray

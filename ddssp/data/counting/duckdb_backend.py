@@ -33,7 +33,24 @@ from ddssp.errors import DataError, SchemaError
 
 # --------------------------------------------------------------------------- DuckDB
 class DuckDBCounter(_SQLCounter):
-    """Embedded DuckDB over a CSV / Parquet file (scanned out of core) or a pandas DataFrame."""
+    """Embedded DuckDB over a CSV / Parquet file (scanned out of core) or a pandas DataFrame.
+
+    Parameters
+    ----------
+    source : pandas.DataFrame or pathlib.Path
+        The table, or the file to scan.
+    opts : CsvOptions
+        How to read a CSV file.
+    memory_limit : str, optional
+        DuckDB's memory limit (e.g. ``"2GB"``); it spills to a temporary directory beyond it.
+    threads : int, optional
+        DuckDB's thread count; its default when None.
+
+    Raises
+    ------
+    DataError
+        When DuckDB cannot start (e.g. an unreadable memory limit).
+    """
 
     def __init__(
         self, source: pd.DataFrame | Path, opts: CsvOptions, memory_limit: str | None = None, threads: int | None = None
@@ -59,6 +76,7 @@ class DuckDBCounter(_SQLCounter):
         self._rel: tuple[str, dict[str, _Src]] | None = None
 
     def close(self) -> None:
+        """Close the connection and remove the temporary directory (safe to call twice)."""
         con = getattr(self, "con", None)
         if con is not None:
             con.close()

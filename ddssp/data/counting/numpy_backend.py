@@ -17,12 +17,21 @@ from ddssp.errors import DataError, SchemaError
 
 # --------------------------------------------------------------------------- numpy backend
 class NumpyCounter:
-    """In memory: pandas read, ``Schema.encode``, ``np.bincount``. The reference backend."""
+    """In memory: pandas read, ``Schema.encode``, ``np.bincount``. The reference backend.
+
+    Parameters
+    ----------
+    source : pandas.DataFrame or pathlib.Path
+        The table, or the CSV / Parquet file to read.
+    opts : CsvOptions
+        How to read a CSV file.
+    """
 
     def __init__(self, source: pd.DataFrame | Path, opts: CsvOptions):
         self.source, self.opts = source, opts
 
     def close(self) -> None:
+        """Nothing to release (the same interface as the other backends)."""
         pass
 
     def _frame(self) -> pd.DataFrame:
@@ -34,6 +43,27 @@ class NumpyCounter:
         return read_table(self.source, delimiter=o.delimiter, na_values=list(o.na_values), encoding=o.encoding)
 
     def marginals(self, schema: Schema, cliques: list[Clique]) -> dict[Clique, np.ndarray]:
+        """Exact counts of the encoded table on each clique.
+
+        Parameters
+        ----------
+        schema : Schema
+            Encodes the table.
+        cliques : list of tuple of str
+            The column sets to count.
+
+        Returns
+        -------
+        dict
+            ``{clique: int64 array}`` of shape ``[size of each column]``.
+
+        Raises
+        ------
+        DataError
+            For a table without rows.
+        SchemaError
+            When the table does not encode under the schema.
+        """
         df = self._frame()
         if len(df) == 0:
             raise DataError("the table has no rows")
@@ -42,6 +72,18 @@ class NumpyCounter:
         return counts_from_codes(codes, schema.domain, cliques)
 
     def labels(self, columns: list[str]) -> dict[str, dict[str | None, int]]:
+        """Exact counts of the distinct labels (as strings) of each column.
+
+        Parameters
+        ----------
+        columns : list of str
+            The columns to count.
+
+        Returns
+        -------
+        dict
+            ``{column: {label: count}}``; the key None counts the missing cells.
+        """
         df = self._frame()
         out = {}
         for name in columns:
@@ -56,6 +98,18 @@ class NumpyCounter:
         return out
 
     def histograms(self, edges: Mapping[str, list[float]]) -> dict[str, Histogram]:
+        """Exact counts of numeric columns on given edges.
+
+        Parameters
+        ----------
+        edges : mapping of str to list of float
+            ``{column: edges}``.
+
+        Returns
+        -------
+        dict
+            ``{column: Histogram}``.
+        """
         df = self._frame()
         out = {}
         for name, e in edges.items():

@@ -15,8 +15,18 @@ from ddssp.errors import DataError
 
 # --------------------------------------------------------------------------- Spark
 class SparkCounter(_SQLCounter):
-    """The same SQL on a Spark DataFrame: a path Spark reads (CSV / Parquet; local, HDFS, S3), or a
-    DataFrame given directly (e.g. ``spark.table("db.census")``)."""
+    """The shared SQL on a Spark DataFrame.
+
+    Parameters
+    ----------
+    source : pyspark.sql.DataFrame or str or pathlib.Path
+        A DataFrame given directly (e.g. ``spark.table("db.census")``), or a path Spark reads (CSV /
+        Parquet; local, HDFS, S3).
+    opts : CsvOptions
+        How to read a CSV file.
+    master : str, optional
+        The Spark master of a new session (for a path); a DataFrame brings its own session.
+    """
 
     def __init__(self, source: Any, opts: CsvOptions, master: str | None = None):
         self.dialect = _Dialect("spark")
@@ -30,6 +40,7 @@ class SparkCounter(_SQLCounter):
         self._views: list[str] = []
 
     def close(self) -> None:
+        """Unpersist the cached frames and drop the temporary views this counter made."""
         for df in self._cached:
             df.unpersist()
         for v in self._views:

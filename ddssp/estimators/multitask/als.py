@@ -26,8 +26,24 @@ from ddssp.estimators.multitask.regression import solve_ridge, weighted_ssp, wei
 
 
 def user_solve(data: MultiTaskData, U: np.ndarray, ridge: float) -> np.ndarray:
-    """Exact per-user ridge: v_j = (sum_{i in Omega^j} u_i u_i^T + ridge I)^-1 sum_i y_ij u_i (not private:
-    the user embeddings are never released)."""
+    """Exact per-user ridge solves (not private: the user embeddings are never released).
+
+    v_j = (sum_{i in Omega^j} u_i u_i^T + ridge I)^-1 sum_i y_ij u_i.
+
+    Parameters
+    ----------
+    data : MultiTaskData
+        The ratings (tasks are items).
+    U : numpy.ndarray
+        Item embeddings, shape (m, rank).
+    ridge : float
+        The ridge of each user's solve.
+
+    Returns
+    -------
+    numpy.ndarray
+        User embeddings, shape (n, rank).
+    """
     r = U.shape[1]
     Ue = U[data.task_idx]
     P = sparse.csr_matrix(
@@ -39,6 +55,21 @@ def user_solve(data: MultiTaskData, U: np.ndarray, ridge: float) -> np.ndarray:
 
 
 def als_predict(U: np.ndarray, V: np.ndarray, task_idx: np.ndarray, user_idx: np.ndarray) -> np.ndarray:
+    """Predicted ratings u_i . v_j for each (item, user) pair.
+
+    Parameters
+    ----------
+    U : numpy.ndarray
+        Item embeddings, shape (m, rank).
+    V : numpy.ndarray
+        User embeddings, shape (n, rank).
+    task_idx, user_idx : numpy.ndarray
+        Integer item and user positions, one pair per prediction.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return np.einsum("er,er->e", U[task_idx], V[user_idx])
 
 
@@ -70,10 +101,63 @@ def dp_als(
     Pre-processing: noisy item counts (cost rho_counts) when the allocation needs them. Then ``rounds``
     times: exact user solves V given U (never released), and a private item solve U = Algorithm 1 with
     x_ij = v_j (clipped to clip_x), labels y_ij (clipped to clip_x clip_star), per-user budget beta.
-    Total zCDP: rho_counts + rounds * beta = rho(eps, delta). ``eps=None`` runs non-privately
-    (exact weighted item solves with unit weights; for reference only). Returns (U, ledger, plan).
-    ``rng`` draws only the initial U and the uniform / tail sampling keys (not privacy noise); the DP
-    noise comes from ``noise`` (default :class:`~ddssp.dp.noise.SecureNoise`).
+    Total zCDP: rho_counts + rounds * beta = rho(eps, delta).
+
+    Parameters
+    ----------
+    data : MultiTaskData
+        The ratings (y centred; X is ignored).
+    eps : float or None
+        User-level eps. None runs non-privately (exact weighted item solves with unit weights; for
+        reference only).
+    delta : float
+        User-level delta.
+    rank : int
+        The embedding dimension.
+    rounds : int
+        The number of alternating rounds.
+    rng : numpy.random.Generator
+        Draws only the initial U and the uniform / tail sampling keys (not privacy noise).
+    noise : NoiseSource, optional
+        The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`).
+    allocation : str
+        ``"adaptive"``, ``"uniform"`` or ``"tail"`` (:func:`~.model.allocate_weights`).
+    mu : float
+        Weight exponent of the adaptive allocation.
+    k : int, optional
+        Ratings kept per user (uniform / tail).
+    count_share : float
+        Share of rho for the noisy item counts.
+    count_clip : float
+        Per-user L2^2 clip of the count contributions.
+    clip_x, clip_star : float
+        Declared bounds: embeddings clipped to norm clip_x, ratings to clip_x clip_star.
+    item_ridge : float, optional
+        Ridge of the item solve (None: clip_x^2 sqrt(rank)).
+    user_ridge : float
+        Ridge of each user's solve.
+    beta_bar : float
+        sum_i n_i omega_i^2 = n * beta_bar * beta.
+    per_user : str
+        ``"normalize"`` or ``"clip"`` (:func:`~.model.per_user_weights`).
+    public_counts : numpy.ndarray, optional
+        Item sizes declared public (then nothing is spent on counts).
+    init_scale : float, optional
+        Scale of the random initial item embeddings.
+
+    Returns
+    -------
+    U : numpy.ndarray
+        The item embeddings, shape (m, rank).
+    ledger : Ledger
+        Every charge.
+    plan : BudgetPlan
+        How the budget was split.
+
+    Raises
+    ------
+    DDSSPError
+        For invalid parameters.
     """
     if not isinstance(rank, (int, np.integer)) or rank < 1:
         raise DDSSPError(f"rank must be a positive integer, got {rank!r}")

@@ -153,8 +153,8 @@ class MultiTaskSSP(_MultiTaskBase):
     per_user : {"normalize", "clip"}
         "normalize" (w_ij = omega_i sqrt(beta / S_j), every user spends exactly beta; the paper's
         Appendix C "weights normalized per user") or "clip" (w_ij = omega_i min(1, sqrt(beta / S_j));
-        users with S_j < beta leave budget unspent). Normalising gave the lower RMSE in all 64
-        settings of workloads/multitask-synthetic.toml (private counts), hence the default.
+        users with S_j < beta leave budget unspent). Normalising is the default: it gave the lower
+        error on the multi-task benchmarks (docs/benchmarks.md).
     beta_bar : float
         sum_i n_i omega_i^2 = n * beta_bar * beta.
     count_share : float
@@ -167,6 +167,8 @@ class MultiTaskSSP(_MultiTaskBase):
         The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`).
     insecure_seed : int or None
         FOR TESTS ONLY: reproducible, NOT PRIVATE noise. Give at most one of ``noise`` and this.
+    **deprecated
+        ``epsilon`` (now ``eps``), accepted with a DeprecationWarning.
 
     Attributes
     ----------
@@ -222,6 +224,17 @@ class MultiTaskSSP(_MultiTaskBase):
         self.insecure_seed = insecure_seed
 
     def fit(self, data: MultiTaskData) -> MultiTaskSSP:
+        """Fit by task-weighted SSP (Algorithm 1): noisy counts when the weights need them, then one release.
+
+        Parameters
+        ----------
+        data : MultiTaskData
+            Users, tasks and one (x, y) per entry.
+
+        Returns
+        -------
+        self
+        """
         data = _check_data(data)
         noise = resolve_noise(self.noise, self.insecure_seed)
         plan, ledger, _, _, w = self._weights(data, 1, noise)
@@ -259,6 +272,8 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         L2 penalty of the squared loss.
     per_user, beta_bar, count_share, count_clip, public_counts, noise, insecure_seed
         As in :class:`MultiTaskSSP`.
+    **deprecated
+        ``epsilon`` (now ``eps``), accepted with a DeprecationWarning.
 
     Attributes
     ----------
@@ -325,6 +340,17 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         return self.public_counts is None
 
     def fit(self, data: MultiTaskData) -> MultiTaskNoisyGD:
+        """Fit by task-weighted noisy gradient descent (Algorithm 2), data clipped to the declared bounds first.
+
+        Parameters
+        ----------
+        data : MultiTaskData
+            Users, tasks and one (x, y) per entry.
+
+        Returns
+        -------
+        self
+        """
         data = _check_data(data)
         noise = resolve_noise(self.noise, self.insecure_seed)
         plan, ledger, counts, omega, w = self._weights(data, 1, noise)
@@ -378,6 +404,9 @@ class DPALS(DPEstimator):
         Seeds ONLY the initial item factors and the uniform / tail sampling keys (not privacy noise).
     noise, insecure_seed
         The DP noise source, as in :class:`MultiTaskSSP`.
+    **deprecated
+        ``epsilon`` (now ``eps``) and ``random_state`` (now ``seed``), accepted with a
+        DeprecationWarning.
 
     Attributes
     ----------
@@ -440,6 +469,24 @@ class DPALS(DPEstimator):
         self.insecure_seed = insecure_seed
 
     def fit(self, data: MultiTaskData) -> DPALS:
+        """Fit the item embeddings by DP alternating least squares (:func:`~.als.dp_als`).
+
+        Parameters
+        ----------
+        data : MultiTaskData
+            Ratings: tasks are items, y the centred ratings; X is ignored.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DDSSPError
+            For an unknown allocation.
+        PrivacyParameterError
+            For a missing or invalid eps (never run non-privately by accident).
+        """
         data = _check_data(data)
         if self.allocation not in ALLOCATIONS:
             raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}")
@@ -476,7 +523,23 @@ class DPALS(DPEstimator):
         return self
 
     def user_factors(self, data: MultiTaskData) -> np.ndarray:
-        """Each user's embedding from the published items and their own ratings in ``data``."""
+        """Each user's embedding from the published items and their own ratings.
+
+        Parameters
+        ----------
+        data : MultiTaskData
+            The users' ratings (the same items as the model).
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape (n users, rank).
+
+        Raises
+        ------
+        DDSSPError
+            When not fitted, or the item count differs from the model's.
+        """
         self._check_fitted()
         data = _check_data(data)
         if data.n_tasks != self.coef_.shape[0]:
@@ -484,7 +547,21 @@ class DPALS(DPEstimator):
         return user_solve(data, self.coef_, float(self.user_ridge))
 
     def predict(self, task_idx: Any, user_idx: Any, V: np.ndarray) -> np.ndarray:  # type: ignore[override]
-        """Predicted ratings u_i . v_j for integer item / user positions, given user factors V."""
+        """Predicted ratings u_i . v_j for integer item / user positions, given user factors.
+
+        Parameters
+        ----------
+        task_idx : array-like of int
+            Item positions.
+        user_idx : array-like of int
+            User positions (rows of ``V``).
+        V : numpy.ndarray
+            User factors (:meth:`user_factors`).
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         self._check_fitted()
         return als_predict(
             self.coef_,

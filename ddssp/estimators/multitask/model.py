@@ -72,10 +72,28 @@ PER_USER_MODES = ("clip", "normalize")
 class MultiTaskData:
     """Users, tasks, the membership graph and one (x, y) per (task, user) entry.
 
-    ``membership`` is a scipy.sparse matrix of shape (m tasks, n users) whose non-zero pattern is Omega.
-    ``X`` (shape (|Omega|, d); d may be 0, e.g. for ratings) and ``y`` (|Omega|,) are in the order of the
-    CSR non-zeros of ``membership`` (task-major, users sorted within a task). Use :meth:`from_entries` or
-    :meth:`from_frame` when your rows are in another order.
+    Use :meth:`from_entries` or :meth:`from_frame` when your rows are in another order than the one
+    described below.
+
+    Parameters
+    ----------
+    users, tasks : sequence
+        Unique user and task labels.
+    X : array-like
+        Features, shape (abs(Omega), d) (d may be 0, e.g. for ratings), in the order of the CSR non-zeros
+        of ``membership`` (task-major, users sorted within a task).
+    y : array-like
+        Labels, shape (abs(Omega),), in the same order.
+    membership : scipy.sparse matrix
+        Shape (m tasks, n users); its non-zero pattern is Omega.
+    feature_names : list of str, optional
+        Names of the columns of X.
+
+    Raises
+    ------
+    DataError
+        For labels that are not unique, shapes that do not match, duplicate or unsorted membership
+        entries, or values that are not finite.
     """
 
     def __init__(
@@ -142,7 +160,32 @@ class MultiTaskData:
         users: Sequence[Any] | None = None,
         feature_names: list[str] | None = None,
     ) -> MultiTaskData:
-        """Build from integer entry lists in any order (rows are sorted into CSR order)."""
+        """Build from integer entry lists in any order (rows are sorted into CSR order).
+
+        Parameters
+        ----------
+        task_idx, user_idx : array-like of int
+            The task and user of each entry.
+        X : array-like
+            One feature row per entry.
+        y : array-like
+            One label per entry.
+        n_tasks, n_users : int, optional
+            The numbers of tasks and users (default: from the labels, else the largest index + 1).
+        tasks, users : sequence, optional
+            Task and user labels (default: 0..m-1, 0..n-1).
+        feature_names : list of str, optional
+            Names of the columns of X.
+
+        Returns
+        -------
+        MultiTaskData
+
+        Raises
+        ------
+        DataError
+            For lengths that differ, indices out of range, or duplicate (task, user) entries.
+        """
         t = np.asarray(task_idx).astype(np.int64).reshape(-1)
         u = np.asarray(user_idx).astype(np.int64).reshape(-1)
         if t.shape != u.shape:
@@ -183,7 +226,24 @@ class MultiTaskData:
     ) -> MultiTaskData:
         """From a long table with one row per (user, task): columns user, task, features..., y.
 
-        ``features`` defaults to every other column. User and task labels are sorted.
+        Parameters
+        ----------
+        df : pandas.DataFrame
+            The table.
+        user, task, target : str
+            The user, task and label columns.
+        features : sequence of str, optional
+            The feature columns; every other column by default.
+
+        Returns
+        -------
+        MultiTaskData
+            User and task labels sorted.
+
+        Raises
+        ------
+        DataError
+            For missing columns, missing user/task values, or non-numeric features or target.
         """
         if not isinstance(df, pd.DataFrame):
             raise DataError("from_frame expects a pandas DataFrame")
@@ -209,18 +269,22 @@ class MultiTaskData:
     # ----------------------------------------------------------------- shape and counts
     @property
     def n_tasks(self) -> int:
+        """The number of tasks m."""
         return self.membership.shape[0]
 
     @property
     def n_users(self) -> int:
+        """The number of users n."""
         return self.membership.shape[1]
 
     @property
     def n_entries(self) -> int:
+        """The number of entries abs(Omega)."""
         return self.membership.nnz
 
     @property
     def n_features(self) -> int:
+        """The number of features d."""
         return self.X.shape[1]
 
     @property
@@ -234,7 +298,22 @@ class MultiTaskData:
         return np.bincount(self.user_idx, minlength=self.n_users).astype(np.int64)
 
     def subset(self, mask: np.ndarray) -> MultiTaskData:
-        """The entries where ``mask`` is true (same users and tasks)."""
+        """The entries where ``mask`` is true (same users and tasks).
+
+        Parameters
+        ----------
+        mask : numpy.ndarray
+            One boolean per entry.
+
+        Returns
+        -------
+        MultiTaskData
+
+        Raises
+        ------
+        DataError
+            For a mask of the wrong length.
+        """
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != (self.n_entries,):
             raise DataError(f"mask must have one value per entry ({self.n_entries})")
@@ -249,7 +328,25 @@ class MultiTaskData:
         )
 
     def split(self, test_fraction: float, rng: np.random.Generator) -> tuple[MultiTaskData, MultiTaskData]:
-        """Random split of the entries into (train, test)."""
+        """Random split of the entries into (train, test).
+
+        Parameters
+        ----------
+        test_fraction : float
+            The expected share of test entries, in (0, 1).
+        rng : numpy.random.Generator
+            The random source (not privacy noise).
+
+        Returns
+        -------
+        tuple of MultiTaskData
+            (train, test).
+
+        Raises
+        ------
+        DataError
+            For a fraction outside (0, 1).
+        """
         if not 0.0 < test_fraction < 1.0:
             raise DataError(f"test_fraction must lie in (0, 1), got {test_fraction!r}")
         test = rng.random(self.n_entries) < test_fraction
@@ -265,7 +362,21 @@ class MultiTaskData:
 # =========================================================================== budget
 @dataclass(frozen=True)
 class BudgetPlan:
-    """How a target (eps, delta) is split: rho_total = rho_counts + rounds * beta."""
+    """How a target (eps, delta) is split: rho_total = rho_counts + rounds * beta.
+
+    Attributes
+    ----------
+    eps, delta : float
+        The target budget.
+    rho_total : float
+        Its zCDP equivalent (CKS).
+    rho_counts : float
+        The share for the noisy task counts.
+    beta : float
+        The per-user budget of each round.
+    rounds : int
+        The number of releases.
+    """
 
     eps: float
     delta: float
@@ -275,6 +386,12 @@ class BudgetPlan:
     rounds: int
 
     def to_dict(self) -> dict[str, Any]:
+        """The plan as a JSON-ready dict (``rho`` is ``rho_total``).
+
+        Returns
+        -------
+        dict
+        """
         return {
             "eps": self.eps,
             "delta": self.delta,
@@ -286,8 +403,30 @@ class BudgetPlan:
 
 
 def plan_budget(eps: float, delta: float, rounds: int = 1, count_share: float = 0.0) -> BudgetPlan:
-    """rho from (eps, delta) by the CKS conversion; ``count_share`` of it for the task counts; the rest split
-    evenly over ``rounds`` releases of per-user budget beta each (a beta-budget round is beta-zCDP)."""
+    """Split a target (eps, delta) between the task counts and the releases.
+
+    rho comes from (eps, delta) by the CKS conversion; ``count_share`` of it goes to the task counts,
+    the rest is split evenly over ``rounds`` releases of per-user budget beta each (a beta-budget round
+    is beta-zCDP).
+
+    Parameters
+    ----------
+    eps, delta : float
+        The target budget.
+    rounds : int
+        The number of releases.
+    count_share : float
+        The share for the task counts, in [0, 1).
+
+    Returns
+    -------
+    BudgetPlan
+
+    Raises
+    ------
+    PrivacyParameterError
+        For invalid parameters.
+    """
     eps, delta = check_eps(eps), check_delta(delta)
     if not isinstance(rounds, (int, np.integer)) or rounds < 1:
         raise PrivacyParameterError(f"rounds must be a positive integer, got {rounds!r}")
@@ -304,16 +443,43 @@ def plan_budget(eps: float, delta: float, rounds: int = 1, count_share: float = 
 
 
 def eps_spent(ledger: Ledger, delta: float) -> float:
-    """(eps, delta)-DP implied by what the ledger has spent (CKS conversion)."""
+    """(eps, delta)-DP implied by what a ledger has spent (CKS conversion).
+
+    Parameters
+    ----------
+    ledger : Ledger
+        The ledger.
+    delta : float
+        The target delta.
+
+    Returns
+    -------
+    float
+    """
     return eps_from_rho_delta(ledger.spent, delta)
 
 
 # =========================================================================== private counts
 def opendp_sigma(sigma: float, charge, target: float) -> tuple[float, float]:
-    """The smallest sigma' >= ``sigma`` (up to a relative 1e-12 step) with ``charge(sigma') <= target``,
-    and that charge. ``charge(s)`` is an OpenDP privacy map's rho at noise scale s; OpenDP's float maps
-    add the grid's rounding to the sensitivity, so the textbook sigma can overshoot its share by a
-    relative ~1e-13, which this removes. Returns (sigma', rho)."""
+    """The smallest sigma' >= ``sigma`` (up to a relative 1e-12 step) whose charge fits a target.
+
+    OpenDP's float maps add the grid's rounding to the sensitivity, so the textbook sigma can overshoot
+    its share by a relative ~1e-13, which this removes.
+
+    Parameters
+    ----------
+    sigma : float
+        The textbook noise scale.
+    charge : callable
+        ``charge(s)``: an OpenDP privacy map's rho at noise scale s.
+    target : float
+        The rho the charge must not exceed.
+
+    Returns
+    -------
+    tuple of float
+        (sigma', rho).
+    """
     s = float(sigma)
     for _ in range(60):
         c = float(charge(s))
@@ -324,8 +490,24 @@ def opendp_sigma(sigma: float, charge, target: float) -> tuple[float, float]:
 
 
 def count_charge(sigma: float, n_tasks: int, count_clip: float) -> float:
-    """OpenDP's rho for the noisy counts at scale sigma: float Gaussian on the m task counts (L2
-    sensitivity sqrt(count_clip)) plus the discrete Gaussian on the user count (sensitivity 1)."""
+    """OpenDP's rho for the noisy counts at scale sigma.
+
+    The float Gaussian on the m task counts (L2 sensitivity sqrt(count_clip)) plus the discrete
+    Gaussian on the user count (sensitivity 1).
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale.
+    n_tasks : int
+        The number of tasks m.
+    count_clip : float
+        The per-user L2^2 clip of the count contributions.
+
+    Returns
+    -------
+    float
+    """
     r_tasks = opendp_charge(gaussian_float_measurement(sigma, n_tasks), math.sqrt(count_clip))[0]
     r_users = opendp_charge(gaussian_measurement(sigma), 1)[0]
     return r_tasks + r_users
@@ -340,13 +522,34 @@ def private_task_counts(
 ) -> tuple[np.ndarray, float, float]:
     """Noisy task sizes (clamped to >= 1) and a noisy number of users, at zCDP cost ``rho``.
 
-    Each user's vector of task memberships (a 1 per task) is clipped to L2 norm sqrt(count_clip), i.e. a user
-    with more than ``count_clip`` tasks adds min(1, sqrt(count_clip/|Omega^j|)) to each; the user also adds 1
-    to the user count. L2 sensitivity: sqrt(count_clip + 1), split as sqrt(count_clip) on the (fractional)
-    task counts, which get OpenDP's float Gaussian, and 1 on the (integer) user count, which gets the
-    discrete Gaussian, both at the same sigma (sigma^2 = (count_clip + 1) / (2 rho), see
-    :func:`opendp_sigma`): the charge is the sum of OpenDP's two maps. ``noise``: the DP noise source
-    (default secure; a numpy Generator is refused). Returns (n_hat, n_users_hat, sigma).
+    Each user's vector of task memberships (a 1 per task) is clipped to L2 norm sqrt(count_clip), i.e. a
+    user with more than ``count_clip`` tasks adds min(1, sqrt(count_clip/abs(Omega^j))) to each; the user
+    also adds 1 to the user count. L2 sensitivity: sqrt(count_clip + 1), split as sqrt(count_clip) on
+    the (fractional) task counts, which get OpenDP's float Gaussian, and 1 on the (integer) user count,
+    which gets the discrete Gaussian, both at the same sigma (sigma^2 = (count_clip + 1) / (2 rho), see
+    :func:`opendp_sigma`): the charge is the sum of OpenDP's two maps.
+
+    Parameters
+    ----------
+    data : MultiTaskData
+        The data.
+    rho : float
+        The zCDP cost.
+    noise : NoiseSource, optional
+        The DP noise source (default secure; a numpy Generator is refused).
+    ledger : Ledger, optional
+        Charged before any noise is drawn.
+    count_clip : float
+        The per-user L2^2 clip.
+
+    Returns
+    -------
+    n_hat : numpy.ndarray
+        Noisy task sizes.
+    n_users_hat : float
+        Noisy number of users.
+    sigma : float
+        The noise scale used.
     """
     rho = check_rho(rho, "rho for the task counts")
     count_clip = check_bound(count_clip, "count_clip")
@@ -375,9 +578,33 @@ def private_task_counts(
 
 # =========================================================================== weights
 def adaptive_weights(counts: Any, mu: float, beta: float, n_users: float, beta_bar: float = 1.0) -> np.ndarray:
-    """omega_i = n_i^-mu / sqrt(sum_i' n_i'^(1 - 2 mu) / (n beta_bar)), i.e. omega_i ~ n_i^-mu with
-    sum_i n_i omega_i^2 = n * beta_bar, where beta_bar = ``beta_bar`` * beta (a fraction of the per-user
-    budget). Counts are clamped to >= 1. mu = 0 gives uniform weights."""
+    """Task weights omega_i ~ n_i^-mu with sum_i n_i omega_i^2 = n * beta_bar * beta.
+
+    omega_i = n_i^-mu / sqrt(sum_i' n_i'^(1 - 2 mu) / (n beta_bar beta)). Counts are clamped to >= 1.
+    mu = 0 gives uniform weights.
+
+    Parameters
+    ----------
+    counts : array-like
+        Task sizes (noisy or declared public).
+    mu : float
+        The weight exponent, in [0, 4].
+    beta : float
+        The per-user budget.
+    n_users : float
+        The (noisy) number of users.
+    beta_bar : float
+        The fraction of the per-user budget the weights are scaled to.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    DDSSPError
+        For invalid counts or mu.
+    """
     counts = np.maximum(np.asarray(counts, dtype=float), 1.0)
     if counts.ndim != 1 or counts.size == 0 or not np.all(np.isfinite(counts)):
         raise DDSSPError("counts must be a non-empty 1-D array of finite numbers")
@@ -396,7 +623,21 @@ def adaptive_weights(counts: Any, mu: float, beta: float, n_users: float, beta_b
 
 
 def user_budgets(user_idx: np.ndarray, w: np.ndarray, n_users: int) -> np.ndarray:
-    """sum_{i in Omega^j} w_ij^2 per user j."""
+    """sum_{i in Omega^j} w_ij^2 per user j.
+
+    Parameters
+    ----------
+    user_idx : numpy.ndarray
+        The user of each entry.
+    w : numpy.ndarray
+        The entry weights.
+    n_users : int
+        The number of users.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return np.bincount(user_idx, weights=np.asarray(w, dtype=float) ** 2, minlength=n_users)
 
 
@@ -410,9 +651,31 @@ def per_user_weights(
 ) -> np.ndarray:
     """Entry weights w_ij with max_j sum_i w_ij^2 <= beta, exactly (in floating point).
 
-    mode="clip":      w_ij = omega_i * min(1, sqrt(beta / sum_{i' in Omega^j} omega_i'^2))   (the paper)
-    mode="normalize": w_ij = omega_i * sqrt(beta / sum_{i' in Omega^j} omega_i'^2)   (every user spends beta)
-    A final rescale of any user whose float sum still exceeds beta makes the bound hold exactly.
+    mode="clip": w_ij = omega_i * min(1, sqrt(beta / sum_{i' in Omega^j} omega_i'^2)) (the paper);
+    mode="normalize": w_ij = omega_i * sqrt(beta / sum_{i' in Omega^j} omega_i'^2) (every user spends
+    beta). A final rescale of any user whose float sum still exceeds beta makes the bound hold exactly.
+
+    Parameters
+    ----------
+    task_idx, user_idx : numpy.ndarray
+        The task and user of each entry.
+    omega : numpy.ndarray
+        Task weights, finite and non-negative.
+    beta : float
+        The per-user budget.
+    n_users : int, optional
+        The number of users (default: the largest index + 1).
+    mode : str
+        ``"clip"`` or ``"normalize"``.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    DDSSPError
+        For an unknown mode or invalid weights.
     """
     if mode not in PER_USER_MODES:
         raise DDSSPError(f"per-user mode must be one of {PER_USER_MODES}, got {mode!r}")
@@ -455,13 +718,46 @@ def allocate_weights(
     k: int | None = None,
     rng: np.random.Generator | None = None,
 ) -> np.ndarray:
-    """Entry weights for one of the allocation strategies (all satisfy max_j sum_i w_ij^2 <= beta):
+    """Entry weights for one of the allocation strategies (all satisfy max_j sum_i w_ij^2 <= beta).
 
     - "adaptive": omega_i ~ n_hat_i^-mu (:func:`adaptive_weights`) then :func:`per_user_weights`;
     - "uniform": each user keeps ``k`` of their entries uniformly at random, weight sqrt(beta / k);
     - "tail": each user keeps their ``k`` entries of smallest noisy count, weight sqrt(beta / k).
-    Dropped entries get weight 0. ``counts`` (noisy, or declared public) are needed for "adaptive" (unless
-    per_user="normalize" and mu=0) and "tail".
+
+    Dropped entries get weight 0.
+
+    Parameters
+    ----------
+    data : MultiTaskData
+        The data.
+    beta : float
+        The per-user budget.
+    allocation : str
+        ``"adaptive"``, ``"uniform"`` or ``"tail"``.
+    mu : float
+        Weight exponent (adaptive).
+    counts : numpy.ndarray, optional
+        Task sizes (noisy, or declared public); needed for "adaptive" (unless per_user="normalize"
+        and mu=0) and "tail".
+    n_users_hat : float, optional
+        The noisy number of users (adaptive; the true one is public otherwise).
+    beta_bar : float
+        As in :func:`adaptive_weights`.
+    per_user : str
+        As ``mode`` in :func:`per_user_weights`.
+    k : int, optional
+        Entries kept per user (uniform / tail).
+    rng : numpy.random.Generator, optional
+        Sampling keys (uniform / tail; not privacy noise).
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    DDSSPError
+        For an unknown allocation, missing counts, or a missing k.
     """
     if allocation not in ALLOCATIONS:
         raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {allocation!r}")
@@ -510,7 +806,24 @@ def _exact_cap(data: MultiTaskData, w: np.ndarray, beta: float) -> np.ndarray:
 
 
 def check_weights(data: MultiTaskData, w: np.ndarray, beta: float) -> None:
-    """Raise unless the entry weights are finite, >= 0 and within the per-user budget beta."""
+    """Raise unless the entry weights are finite, >= 0 and within the per-user budget beta.
+
+    Parameters
+    ----------
+    data : MultiTaskData
+        The data.
+    w : numpy.ndarray
+        One weight per entry.
+    beta : float
+        The per-user budget.
+
+    Raises
+    ------
+    DDSSPError
+        For a wrong shape, non-finite or negative weights.
+    PrivacyParameterError
+        When a user's sum of squared weights exceeds beta.
+    """
     w = np.asarray(w, dtype=float)
     if w.shape != (data.n_entries,):
         raise DDSSPError(f"weights must have one value per entry ({data.n_entries}), got shape {w.shape}")

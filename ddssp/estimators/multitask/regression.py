@@ -27,7 +27,17 @@ def _task_matrix(task_idx: np.ndarray, values: np.ndarray, m: int) -> sparse.csr
 
 # =========================================================================== Algorithm 1: weighted SSP
 def psd_project(A: np.ndarray) -> np.ndarray:
-    """Nearest PSD matrices (batched, Frobenius): negative eigenvalues set to 0."""
+    """Nearest PSD matrices (batched, Frobenius): negative eigenvalues set to 0.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        Symmetric matrices, shape (..., d, d).
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     vals, vecs = np.linalg.eigh(A)
     vals = np.maximum(vals, 0.0)
     return (vecs * vals[..., None, :]) @ np.swapaxes(vecs, -1, -2)
@@ -36,7 +46,26 @@ def psd_project(A: np.ndarray) -> np.ndarray:
 def weighted_stats(
     data: MultiTaskData, w: np.ndarray, X: np.ndarray | None = None, y: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A_i = sum_j w_ij x_ij x_ij^T (m, d, d) and b_i = sum_j w_ij y_ij x_ij (m, d); exact, not private."""
+    """A_i = sum_j w_ij x_ij x_ij^T and b_i = sum_j w_ij y_ij x_ij; exact, not private.
+
+    Parameters
+    ----------
+    data : MultiTaskData
+        The data.
+    w : numpy.ndarray
+        One weight per entry.
+    X : numpy.ndarray, optional
+        Replaces ``data.X``.
+    y : numpy.ndarray, optional
+        Replaces ``data.y``.
+
+    Returns
+    -------
+    A : numpy.ndarray
+        Shape (m, d, d).
+    b : numpy.ndarray
+        Shape (m, d).
+    """
     X = data.X if X is None else X
     y = data.y if y is None else y
     d = X.shape[1]
@@ -48,21 +77,66 @@ def weighted_stats(
 
 
 def solve_ridge(A: np.ndarray, b: np.ndarray, ridge: float) -> np.ndarray:
-    """theta_i = (A_i + ridge I)^+ b_i, batched."""
+    """theta_i = (A_i + ridge I)^+ b_i, batched.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        Shape (m, d, d).
+    b : numpy.ndarray
+        Shape (m, d).
+    ridge : float
+        The ridge.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (m, d).
+    """
     d = A.shape[-1]
     M = A + ridge * np.eye(d)
     return np.einsum("mij,mj->mi", np.linalg.pinv(M, hermitian=True), b)
 
 
 def weighted_ridge(data: MultiTaskData, w: np.ndarray, ridge: float = 0.0) -> np.ndarray:
-    """Non-private weighted multi-task ridge: theta_i = (sum_j w_ij x x^T + ridge I)^+ sum_j w_ij y x."""
+    """Non-private weighted multi-task ridge: theta_i = (sum_j w_ij x x^T + ridge I)^+ sum_j w_ij y x.
+
+    Parameters
+    ----------
+    data : MultiTaskData
+        The data.
+    w : numpy.ndarray
+        One weight per entry.
+    ridge : float
+        The ridge.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (m, d).
+    """
     A, b = weighted_stats(data, w)
     return solve_ridge(A, b, ridge)
 
 
 def noisy_symmetric(A: np.ndarray, sigma: float, noise: NoiseSource) -> np.ndarray:
-    """The (m, d, d) symmetric matrices A with iid N(0, sigma^2) noise on each upper triangle (with the
-    diagonal; one ``noise.gaussian_float`` call on the stacked triangles), mirrored below."""
+    """Symmetric matrices with iid N(0, sigma^2) noise on each upper triangle (with the diagonal), mirrored below.
+
+    One ``noise.gaussian_float`` call on the stacked triangles.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        Shape (m, d, d).
+    sigma : float
+        The noise scale.
+    noise : NoiseSource
+        The DP noise source.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     d = A.shape[-1]
     iu = np.triu_indices(d)
     upper = noise.gaussian_float(A[:, iu[0], iu[1]], sigma)
@@ -73,7 +147,21 @@ def noisy_symmetric(A: np.ndarray, sigma: float, noise: NoiseSource) -> np.ndarr
 
 
 def ssp_charge(sigma: float, size: int, sens: float) -> float:
-    """OpenDP's rho for ``size`` float Gaussian entries at scale sigma and L2 sensitivity ``sens``."""
+    """OpenDP's rho for ``size`` float Gaussian entries at scale sigma and L2 sensitivity ``sens``.
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale.
+    size : int
+        The number of entries.
+    sens : float
+        The L2 sensitivity.
+
+    Returns
+    -------
+    float
+    """
     return opendp_charge(gaussian_float_measurement(sigma, size), float(sens))[0]
 
 
@@ -92,16 +180,48 @@ def weighted_ssp(
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Algorithm 1 (task-weighted SSP), zCDP cost beta (charged to ``ledger`` before any noise is drawn).
 
-    x clipped to ||x|| <= clip_x, y to |y| <= clip_x clip_star;
+    x clipped to ||x|| <= clip_x, y to abs(y) <= clip_x clip_star;
     A_i = sum_j w_ij x x^T + clip_x^2 Xi_i (Xi_i symmetric, upper triangle iid N(0, 1)),
     b_i = sum_j w_ij y x + clip_x^2 clip_star xi_i;
-    theta_i = (PSD(A_i) + ridge I)^+ b_i  (the ridge is data-independent and added after the noise).
+    theta_i = (PSD(A_i) + ridge I)^+ b_i (the ridge is data-independent and added after the noise).
     Sensitivity: removing user j moves the stacked upper triangles of (A_i) by at most
-    sqrt(sum_i w_ij^2) clip_x^2 <= sqrt(beta) clip_x^2 in L2, so each release costs beta/2; the same for b.
-    ``X`` replaces data.X (DP-ALS passes the user embeddings here). ``return_stats=True`` also returns the
-    noisy (A_hat, b_hat) (already released quantities; used by the calibration tests).
-    ``noise``: the DP noise source (default secure; a numpy Generator is refused); the sigmas are the
-    textbook ones nudged by :func:`opendp_sigma` so that OpenDP's maps give exactly beta/2 or less each.
+    sqrt(sum_i w_ij^2) clip_x^2 <= sqrt(beta) clip_x^2 in L2, so each release costs beta/2; the same
+    for b. The sigmas are the textbook ones nudged by :func:`~.model.opendp_sigma` so that OpenDP's
+    maps give exactly beta/2 or less each.
+
+    Parameters
+    ----------
+    data : MultiTaskData
+        The data.
+    w : numpy.ndarray
+        Entry weights within the per-user budget.
+    beta : float
+        The per-user budget.
+    clip_x, clip_star : float
+        Declared bounds.
+    ridge : float
+        A finite ridge >= 0.
+    noise : NoiseSource, optional
+        The DP noise source (default secure; a numpy Generator is refused).
+    ledger : Ledger, optional
+        Charged before any noise is drawn.
+    X : numpy.ndarray, optional
+        Replaces ``data.X`` (DP-ALS passes the user embeddings here).
+    round : int, optional
+        The round, for the ledger entries.
+    return_stats : bool
+        Also return the noisy (A_hat, b_hat) (already released quantities; used by the calibration
+        tests).
+
+    Returns
+    -------
+    numpy.ndarray or tuple
+        theta, shape (m, d); with ``return_stats``, (theta, A_hat, b_hat).
+
+    Raises
+    ------
+    DDSSPError
+        For an invalid ridge or weights.
     """
     beta = check_rho(beta, "beta")
     clip_x = check_bound(clip_x, "clip_x (declared bound on ||x||)")
@@ -160,14 +280,50 @@ def weighted_noisy_gd(
 ) -> np.ndarray:
     """Algorithm 2 (task-weighted noisy GD) for the squared loss 1/2 (theta_i . x - y)^2, zCDP cost beta.
 
-    Every step: per-example gradients clipped to ``grad_clip``, weighted and summed per task,
-    plus grad_clip sqrt(T/2) N(0, I) noise (each step costs beta/T: the stacked sum moves by at most
-    sqrt(beta) grad_clip when one user is removed), plus the data-independent ridge gradient, then a step
-    theta_i -= step_sizes[i] * g_i and projection onto the ball of radius ``radius``.
-    Returns the average of the last ``average_last`` fraction of iterates (post-processing).
-    Each step's noise is OpenDP's float Gaussian on the summed gradients themselves (one
-    ``noise.gaussian_float`` call of m d entries per step; default secure source); its charge is
-    OpenDP's map, sigma nudged by :func:`opendp_sigma` so that T steps cost at most beta.
+    Every step: per-example gradients clipped to ``grad_clip``, weighted and summed per task, plus
+    grad_clip sqrt(T/2) N(0, I) noise (each step costs beta/T: the stacked sum moves by at most
+    sqrt(beta) grad_clip when one user is removed), plus the data-independent ridge gradient, then a
+    step theta_i -= step_sizes[i] * g_i and projection onto the ball of radius ``radius``. Each step's
+    noise is OpenDP's float Gaussian on the summed gradients themselves (one ``noise.gaussian_float``
+    call of m d entries per step); its charge is OpenDP's map, sigma nudged by
+    :func:`~.model.opendp_sigma` so that T steps cost at most beta.
+
+    Parameters
+    ----------
+    data : MultiTaskData
+        The data (already clipped to the declared bounds).
+    w : numpy.ndarray
+        Entry weights within the per-user budget.
+    beta : float
+        The per-user budget.
+    steps : int
+        The number of steps T.
+    grad_clip : float
+        The per-example gradient clip.
+    step_sizes : numpy.ndarray
+        One step size per task.
+    radius : float
+        The parameter ball's radius.
+    noise : NoiseSource, optional
+        The DP noise source (default secure).
+    ledger : Ledger, optional
+        Charged before any noise is drawn.
+    ridge : float
+        L2 penalty of the squared loss.
+    theta0 : numpy.ndarray, optional
+        The starting point (zeros by default).
+    average_last : float
+        Return the average of this last fraction of iterates (post-processing).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (m, d).
+
+    Raises
+    ------
+    DDSSPError
+        For invalid steps, weights, or no features.
     """
     beta = check_rho(beta, "beta")
     if not isinstance(steps, (int, np.integer)) or steps < 1:

@@ -23,9 +23,36 @@ def synthetic_multitask(
     noise: float = 1e-3,
     rng: np.random.Generator | None = None,
 ) -> tuple[MultiTaskData, np.ndarray]:
-    """Appendix C: u_j, theta_i ~ N(0, I) projected to the unit ball; x_ij = u_j; y_ij = u_j.theta_i + N(0,
-    noise^2); task inclusion probability q_i with pdf ~ a x^(a-1) on [0, 1], scaled so that sum_i q_i =
-    tasks_per_user (capped at 1). Returns (data, true theta)."""
+    """The paper's Appendix C regression tasks with power-law task sizes.
+
+    u_j, theta_i ~ N(0, I) projected to the unit ball; x_ij = u_j; y_ij = u_j.theta_i + N(0, noise^2);
+    task inclusion probability q_i with pdf ~ a x^(a-1) on [0, 1], scaled so that
+    sum_i q_i = tasks_per_user (capped at 1).
+
+    Parameters
+    ----------
+    n_tasks, n_features, n_users : int
+        The sizes.
+    a : float
+        The power-law parameter, positive.
+    tasks_per_user : float
+        The expected number of tasks per user, in (0, n_tasks].
+    noise : float
+        The label noise sd (not privacy noise).
+    rng : numpy.random.Generator, optional
+        The random source; fresh entropy by default.
+
+    Returns
+    -------
+    data : MultiTaskData
+    theta : numpy.ndarray
+        The true coefficients, shape (n_tasks, n_features).
+
+    Raises
+    ------
+    DDSSPError
+        For an invalid ``a`` or ``tasks_per_user``.
+    """
     rng = np.random.default_rng() if rng is None else rng
     if a <= 0:
         raise DDSSPError(f"power-law parameter a must be positive, got {a!r}")
@@ -50,9 +77,29 @@ def synthetic_ratings(
     noise: float = 0.1,
     rng: np.random.Generator | None = None,
 ) -> MultiTaskData:
-    """A long-tail ratings matrix: item popularity p_i ~ (i+1)^-zipf (scaled so users rate
-    ``ratings_per_user`` items on average), ratings y = u_i.v_j + N(0, noise^2) with u_i, v_j ~ N(0, I/rank)
-    projected to the unit ball (so |y| <= 1 + noise tails). Items are tasks; no features (X has 0 columns)."""
+    """A low-rank ratings matrix with long-tail item popularity. Items are tasks; X has 0 columns.
+
+    Item popularity p_i ~ (i+1)^-zipf (scaled so users rate ``ratings_per_user`` items on average),
+    ratings y = u_i.v_j + N(0, noise^2) with u_i, v_j ~ N(0, I/rank) projected to the unit ball (so
+    abs(y) <= 1 + noise tails).
+
+    Parameters
+    ----------
+    n_items, n_users, rank : int
+        The sizes.
+    ratings_per_user : float
+        The expected number of ratings per user.
+    zipf : float
+        The popularity exponent.
+    noise : float
+        The rating noise sd (not privacy noise).
+    rng : numpy.random.Generator, optional
+        The random source; fresh entropy by default.
+
+    Returns
+    -------
+    MultiTaskData
+    """
     rng = np.random.default_rng() if rng is None else rng
     p = (np.arange(n_items) + 1.0) ** (-zipf)
     p = np.minimum(p * ratings_per_user / p.sum(), 1.0)
