@@ -29,6 +29,8 @@ def add_arguments(p) -> None:
 
 
 def _fmt(x) -> str:
+    if isinstance(x, str):
+        return x
     x = float(x)
     if x != x:
         return "empty"
@@ -49,6 +51,8 @@ def column_details(rel) -> dict:
         Per column: declared or discovered, kind, levels (or bin edges with representative values),
         where empty cells and unknown values go, and the zCDP spent discovering it.
     """
+    from ddssp.data.dates import format_day
+
     disc: dict[str, float] = {}
     for e in rel.ledger.discovery_entries:
         disc[e.clique[0]] = disc.get(e.clique[0], 0.0) + e.rho
@@ -60,12 +64,19 @@ def column_details(rel) -> dict:
             "size": c.size,
             "budget_share": disc.get(c.name, 0.0) / rel.rho_budget if rel.rho_budget > 0 else 0.0,
         }
+        unit = getattr(c, "unit", None)
+        if unit is not None:  # a time axis: bins are labelled with dates, values shown as ISO text
+            d["unit"] = unit
+
+        def value(v, unit=unit):
+            return format_day(v, unit) if unit is not None else float(v)
+
         if c.kind == "categorical" or c.values is None:
             d["levels"] = list(c.labels)
         elif c.edges is not None:
-            d["bins"] = [{"bin": lab, "value": float(v)} for lab, v in zip(c.labels, c.values) if v == v]
+            d["bins"] = [{"bin": lab, "value": value(v)} for lab, v in zip(c.labels, c.values) if v == v]
         else:
-            d["levels"] = [float(v) for v in c.values if v == v]
+            d["levels"] = [value(v) for v in c.values if v == v]
         if c.missing is not None:
             d["other"] = c.missing  # unknown labels (and, numeric, values of no level) go here
         if c.na is not None or c.missing is not None:
@@ -162,7 +173,8 @@ def run(args) -> int:
     for name, c in s["columns"].items():
         d = details[name]
         share = f", {100 * d['budget_share']:.2g}% of the budget" if d["source"] == "discovered" else ""
-        print(f"  {name:<24} {c['kind']:<12} {c['size']:>6} levels ({d['source']}{share})")
+        kind = f"{c['kind']} ({d['unit']})" if "unit" in d else c["kind"]
+        print(f"  {name:<24} {kind:<12} {c['size']:>6} levels ({d['source']}{share})")
         if "bins" in d:
             print("      bins: " + ", ".join(f"{b['bin']} -> {_fmt(b['value'])}" for b in d["bins"]))
         else:

@@ -9,6 +9,10 @@ A column has ``size`` levels with codes ``0..size-1``:
   (``values``). Values outside the declared ``bounds`` are clipped to them, and a value between two
   levels goes to the nearest one (so no single value can stop an encoding). Columns that come from a private-pgm domain file are ordinal codes and are never
   clipped.
+* ``unit`` (numeric only, optional): ``"date"`` or ``"timestamp"``: the numbers are days since
+  1970-01-01; ``"time"``: minutes since midnight (:mod:`ddssp.data.dates`). Raw values are ISO dates
+  / timestamps / clock times, parsed on encoding and written back as text on decoding; bins and
+  levels are labelled the same way.
 * ``within`` (optional, binned numeric columns): how values spread inside each bin, as a few
   sub-cells with weights (:class:`Within`; discovery derives it from the noisy fine-grid counts it
   already paid for). Synthetic rows draw a value inside the bin by it; fits and every other decode
@@ -31,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ddssp.data.dates import TIME_UNITS, format_day, on_axis, parse_value
 from ddssp.errors import SchemaError
 from ddssp.types import Domain
 
@@ -295,6 +300,9 @@ class Column:
         The label of the level that empty cells (and, numeric, non-numeric cells) are coded to, when
         that is not the ``missing`` level (discovered schemas: a released missing level, the
         ``<other>`` level, or the bin of the noisy median).
+    unit : str or None
+        Numeric only: a time axis, ``"date"`` / ``"timestamp"`` (days since 1970-01-01) or ``"time"``
+        (minutes since midnight); raw values are ISO text, read and written by :mod:`ddssp.data.dates`.
     within : Within or None
         Binned numeric columns: how values spread inside each bin, for synthetic rows (None: every
         bin decodes to its representative value).
@@ -316,6 +324,8 @@ class Column:
     #: when that is not the ``missing`` level (discovered schemas: a released missing level, or the
     #: ``<other>`` level, or the bin of the noisy median)
     na: str | None = None
+    #: numeric only: "date" / "timestamp" when the numbers are days since 1970-01-01 (a time axis)
+    unit: str | None = None
     #: binned numeric only, optional: how values spread inside each bin (synthetic rows)
     within: Within | None = None
 
@@ -376,7 +386,7 @@ class Column:
     @property
     def is_codes(self) -> bool:
         """Integer codes 0..size-1 already in the data (a domain-file column)."""
-        if self.missing is not None or self.custom_labels or self.na is not None:
+        if self.missing is not None or self.custom_labels or self.na is not None or self.unit is not None:
             return False
         if self.labels != [str(i) for i in range(self.size)]:
             return False
@@ -390,6 +400,7 @@ class Column:
         returns int64 (so codes 0..m-1 of a domain file come back as 0..m-1, not 0.0..)."""
         return (
             self.kind == "numeric"
+            and self.unit is None
             and self.missing is None
             and bool(np.all(np.mod(self.values, 1) == 0))
             and bool(np.all(np.abs(self.values) < 2**53))
@@ -445,6 +456,7 @@ class Column:
         values: Iterable[float] | None = None,
         missing: Any = None,
         labels: Iterable[str] | None = None,
+        unit: str | None = None,
     ) -> Column:
         """A numeric column with bins ``[e_i, e_{i+1})`` (the last closed); bounds are the outer edges.
 
@@ -460,6 +472,10 @@ class Column:
             The label of a missing level (the last code; its value is NaN).
         labels : iterable of str, optional
             Labels of the bins; ``"[a, b)"`` by default.
+        unit : str, optional
+            A time axis (:mod:`ddssp.data.dates`): ``"date"`` / ``"timestamp"`` (the numbers are days
+            since 1970-01-01) or ``"time"`` (minutes since midnight); default labels are then ISO
+            dates / timestamps / clock times.
 
         Returns
         -------
@@ -501,6 +517,12 @@ class Column:
         if labels is None:
             labs = [f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(e, e[1:])]
             labs[-1] = labs[-1][:-1] + "]"
+            if unit in TIME_UNITS and on_axis(e, unit):
+                t = [format_day(x, unit) for x in e]
+                tl = [f"[{a}, {b})" for a, b in zip(t, t[1:])]
+                tl[-1] = tl[-1][:-1] + "]"
+                if len(set(tl)) == len(tl):  # else edges closer than the text shows: numbers
+                    labs = tl
             if len(set(labs)) < len(labs):  # edges too close for 6 digits
                 labs = [f"[{a!r}, {b!r})" for a, b in zip(e, e[1:])]
                 labs[-1] = labs[-1][:-1] + "]"
@@ -508,7 +530,7 @@ class Column:
         else:
             labs = [str(x) for x in labels]
             custom = True
-        return cls._numeric(name, labs, v, e, (e[0], e[-1]), missing, True, custom)
+        return cls._numeric(name, labs, v, e, (e[0], e[-1]), missing, True, custom, unit)
 
     @classmethod
     def levels(
@@ -518,6 +540,7 @@ class Column:
         missing: Any = None,
         labels: Iterable[str] | None = None,
         clip: bool = True,
+        unit: str | None = None,
     ) -> Column:
         """A numeric column with explicit levels; a value is coded to the nearest level after clipping.
 
@@ -533,6 +556,8 @@ class Column:
             Labels of the levels; the formatted values by default.
         clip : bool
             Clip values to ``[min, max]`` of the levels (True), or treat values outside as an error.
+        unit : str, optional
+            A time axis, as in :meth:`binned`; default labels are then ISO text.
 
         Returns
         -------
@@ -555,9 +580,13 @@ class Column:
             raise SchemaError(f"column {name!r}: values must be strictly increasing, got {v}")
         custom = labels is not None
         labs = [str(x) for x in labels] if labels is not None else [_fmt(x) for x in v]
+        if not custom and unit in TIME_UNITS and on_axis(v, unit):
+            t = [format_day(x, unit) for x in v]
+            if len(set(t)) == len(t):
+                labs = t
         if not custom and len(set(labs)) < len(labs):
             labs = [repr(x) for x in v]
-        return cls._numeric(name, labs, v, None, (v[0], v[-1]), missing, clip, custom)
+        return cls._numeric(name, labs, v, None, (v[0], v[-1]), missing, clip, custom, unit)
 
     @classmethod
     def ordinal(cls, name: str, size: int) -> Column:
@@ -597,7 +626,7 @@ class Column:
         return cls.categorical(name, [str(i) for i in range(size)])
 
     @classmethod
-    def _numeric(cls, name, labs, v, e, bounds, missing, clip, custom) -> Column:
+    def _numeric(cls, name, labs, v, e, bounds, missing, clip, custom, unit=None) -> Column:
         if len(labs) != len(v):
             raise SchemaError(f"column {name!r}: {len(v)} levels but {len(labs)} labels")
         vals = np.asarray(v, dtype=float)
@@ -617,6 +646,7 @@ class Column:
             missing=missing,
             clip=bool(clip),
             custom_labels=custom,
+            unit=unit,
         )
         col.validate()
         return col
@@ -646,6 +676,18 @@ class Column:
         if self.kind == "numeric":
             if self.values is None or len(self.values) != self.size:
                 raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")
+        if self.unit is not None:
+            if self.kind != "numeric" or self.unit not in TIME_UNITS:
+                raise SchemaError(
+                    f'column {self.name!r}: "unit" must be one of {TIME_UNITS} on a numeric column, got {self.unit!r}'
+                )
+            if self.bounds is None or not on_axis(self.bounds, self.unit):
+                axis = (
+                    "00:00..24:00 (minutes since midnight, 0..1440)"
+                    if self.unit == "time"
+                    else "0001-01-01..9999-12-31 (days since 1970-01-01)"
+                )
+                raise SchemaError(f"column {self.name!r}: a {self.unit} column's range must lie within {axis}")
         if self.within is not None:
             if not self.is_binned:
                 raise SchemaError(f'column {self.name!r}: "within" applies to binned numeric columns only')
@@ -681,6 +723,8 @@ class Column:
                 d["clip"] = False
             if self.custom_labels:
                 d["labels"] = list(self.labels[:n])
+            if self.unit is not None:
+                d["unit"] = self.unit
             if self.within is not None:
                 d["within"] = self.within.to_dict()
             d = {k: (_int_if_whole(v) if k in ("edges", "values", "bounds") else v) for k, v in d.items()}
@@ -742,6 +786,7 @@ class Column:
                 "labels",
                 "missing",
                 "na",
+                "unit",
                 "within",
                 "description",
             },
@@ -766,6 +811,13 @@ class Column:
             return cls.categorical(name, levels, missing=missing)
         # numeric
         forms = [k for k in ("edges", "bins", "size") if k in d]
+        unit = d.get("unit")
+        if unit is not None:
+            if unit not in TIME_UNITS:
+                raise SchemaError(f'column {name!r}: "unit" must be one of {TIME_UNITS}, got {unit!r}')
+            if "size" in d:
+                raise SchemaError(f'column {name!r}: "unit" does not apply to ordinal codes ("size")')
+            d = _days_of(name, d)
         if "size" in d:
             if len(d) - ("description" in d) != 3:
                 raise SchemaError(f'column {name!r}: "size" (ordinal codes) takes no other keys')
@@ -797,11 +849,11 @@ class Column:
             if "clip" in d and d["clip"] is not True:
                 raise SchemaError(f"column {name!r}: binned columns always clip to their edges")
             edges = np.linspace(bounds[0], bounds[1], bins + 1).tolist()
-            return cls.binned(name, edges, d.get("values"), missing, labels)
+            return cls.binned(name, edges, d.get("values"), missing, labels, unit=unit)
         if "edges" in d:
             if not isinstance(d["edges"], list):
                 raise SchemaError(f'column {name!r}: "edges" must be a list')
-            col = cls.binned(name, d["edges"], d.get("values"), missing, labels)
+            col = cls.binned(name, d["edges"], d.get("values"), missing, labels, unit=unit)
             if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
                 raise SchemaError(
                     f'column {name!r}: "bounds" {bounds} must equal the outer edges '
@@ -816,7 +868,7 @@ class Column:
             clip = d.get("clip", True)
             if not isinstance(clip, bool):
                 raise SchemaError(f'column {name!r}: "clip" must be true or false')
-            col = cls.levels(name, d["values"], missing, labels, clip=clip)
+            col = cls.levels(name, d["values"], missing, labels, clip=clip, unit=unit)
             if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
                 raise SchemaError(
                     f'column {name!r}: "bounds" {bounds} must equal [min, max] of the values '
@@ -824,6 +876,33 @@ class Column:
                 )
             return col
         raise SchemaError(f'column {name!r}: a numeric column needs "edges", "bins" + "bounds", "values" or "size"')
+
+
+def _days_of(name: str, d: dict) -> dict:
+    """A date column's entry with its ISO date / timestamp (or clock time) strings in "bounds",
+    "edges" and "values" turned into numbers on its axis; numbers are kept as they are."""
+    unit = d["unit"]
+    out = dict(d)
+    for key in ("bounds", "edges", "values"):
+        xs = d.get(key)
+        if not isinstance(xs, list):
+            continue
+        conv = []
+        for x in xs:
+            if isinstance(x, str):
+                v = parse_value(x, unit)
+                if v is None:
+                    what = (
+                        "a clock time (HH:MM[:SS])"
+                        if unit == "time"
+                        else "an ISO date (YYYY-MM-DD) or timestamp (YYYY-MM-DD HH:MM[:SS])"
+                    )
+                    raise SchemaError(f'column {name!r}: "{key}" entry {x!r} is not {what}')
+                conv.append(v)
+            else:
+                conv.append(x)
+        out[key] = conv
+    return out
 
 
 def _int_if_whole(xs):

@@ -8,11 +8,19 @@ shrink with the table. Then, per discovered column (names are public; nothing el
 1. **Scan** (every column whose kind or range is unknown): one vector of counts, one cell per row,
    noised with the discrete Gaussian (:func:`ddssp.dp.discovery.noisy_counts`). The cells are fixed
    in advance (public): missing, text (not a number), and for numbers a signed log-spaced band
-   (four per decade from 1e-6 to 1e12, exact zero its own cell), split by whole / not whole. From
-   the noisy cells (only cells clearly above the noise count) come the kind (numeric or
-   categorical; a mix is refused), the range (outer edges of the populated bands, grown by
-   neighbouring bands that show, alone or a few together), whether the numbers are whole, and the
-   mass at exactly zero.
+   (four per decade from 1e-6 to 1e12, exact zero its own cell), split by whole / not whole, and
+   four cells for text that parses as an ISO date, an ISO timestamp, a clock time HH:MM or
+   HH:MM:SS. From the noisy cells (only cells clearly above the noise count) come the kind
+   (numeric, categorical, or a date / clock-time column when those values hold at least 80% of
+   the present values; a mix of numbers and text is refused), the range (outer edges of the
+   populated bands, grown by neighbouring bands that show, alone or a few together), whether the
+   numbers are whole, and the mass at exactly zero.
+   **Date columns** then spend another scan's share on the range of their values as days since
+   1970-01-01 (the same log-band slots, on that axis, grown the same way), and go on as numeric
+   columns on that axis with linear grids (step 3); values that are not dates are missing values
+   of the column. They decode to ISO dates (or timestamps, when at least 20% of the dates carry a
+   time of day). **Clock-time columns** live on minutes since midnight, a public axis [0, 1440]:
+   no range pass; they go straight to step 3 and decode to HH:MM.
 2. **Categorical**: stable key release (:func:`ddssp.dp.discovery.threshold_counts`): noisy counts
    of the observed labels, kept when they reach a threshold chosen so that a label held by one row
    is released with probability at most the column's delta share. Missing cells are a label like any
@@ -46,19 +54,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, Within, _as_label
+from ddssp.data.columns import Column, Within
+from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, format_day
+from ddssp.data.discovery_cells import (
+    DECADE_HI,
+    DECADE_LO,
+    MISSING_LABEL,
+    N_SLOTS,
+    N_TIME_CELLS,
+    SLOT_HI,
+    SLOT_LO,
+    ZERO_SLOT,
+    grid_counts,
+    label_counts,
+    parse_numbers,
+    parse_times_of_text,
+    rest_cells,
+    scan_cells,
+    slot_cells,
+)
+from ddssp.data.spans import outer_span, populated_windows, span_sds
 from ddssp.errors import SchemaError
 
 OTHER_LABEL = "<other>"
-MISSING_LABEL = "<missing>"
 
-# scan bands: 10**(BAND_LO + j / BAND_PER) for j = 0..N_BANDS
-BAND_LO, BAND_HI, BAND_PER = -6, 12, 4
-N_BANDS = (BAND_HI - BAND_LO) * BAND_PER
-_B = 10.0 ** (BAND_LO + np.arange(N_BANDS + 1) / BAND_PER)
-#: slots in value order: -huge, -bands (high to low), -tiny, zero, +tiny, +bands, +huge
-N_SLOTS = 2 * N_BANDS + 5
-ZERO_SLOT = N_BANDS + 2
 SCAN_FRACTION = 0.25  # of a column's rho, when the column needs a scan
 #: noisy count a scan cell must reach to count as populated (in noise sds; ~300 cells per column,
 #: so an empty cell passes with probability ~1e-3 per column)
@@ -79,312 +98,12 @@ DEFAULT_MAX_LEVELS = 32
 MAX_CATEGORICAL_LEVELS = 200
 
 
-def _slot_bounds() -> tuple[np.ndarray, np.ndarray]:
-    lo = np.empty(N_SLOTS)
-    hi = np.empty(N_SLOTS)
-    lo[0] = hi[0] = -_B[-1]
-    for j in range(N_BANDS):  # negative band j: x in (-B[j+1], -B[j]] -> slot N_BANDS - j
-        s = N_BANDS - j
-        lo[s], hi[s] = -_B[j + 1], -_B[j]
-    lo[N_BANDS + 1], hi[N_BANDS + 1] = -_B[0], 0.0
-    lo[ZERO_SLOT] = hi[ZERO_SLOT] = 0.0
-    lo[ZERO_SLOT + 1], hi[ZERO_SLOT + 1] = 0.0, _B[0]
-    for j in range(N_BANDS):
-        s = ZERO_SLOT + 2 + j
-        lo[s], hi[s] = _B[j], _B[j + 1]
-    lo[-1] = hi[-1] = _B[-1]
-    return lo, hi
-
-
-SLOT_LO, SLOT_HI = _slot_bounds()
-
-
-def _decade_groups() -> np.ndarray:
-    """Group of each scan slot when the bands are merged by whole decades (in value order)."""
-    j = np.zeros(N_SLOTS, dtype=np.int64)  # band index of each band slot, by magnitude
-    j[1 : N_BANDS + 1] = N_BANDS - np.arange(1, N_BANDS + 1)
-    j[ZERO_SLOT + 2 : ZERO_SLOT + 2 + N_BANDS] = np.arange(N_BANDS)
-    key = np.where(
-        np.isin(np.arange(N_SLOTS), [0, N_BANDS + 1, ZERO_SLOT, ZERO_SLOT + 1, N_SLOTS - 1]), -1, j // BAND_PER
-    )
-    group = np.zeros(N_SLOTS, dtype=np.int64)
-    for s in range(1, N_SLOTS):
-        group[s] = group[s - 1] + (key[s] == -1 or key[s] != key[s - 1])
-    return group
-
-
-#: decade group of each scan slot (a public grid of 41 cells in value order: the cells where a
-#: column's values other than its one point mass are counted, see :func:`rest_cells`)
-DECADE_GROUP = _decade_groups()
-N_DECADES = int(DECADE_GROUP[-1]) + 1
-DECADE_LO = np.array([SLOT_LO[DECADE_GROUP == g].min() for g in range(N_DECADES)])
-DECADE_HI = np.array([SLOT_HI[DECADE_GROUP == g].max() for g in range(N_DECADES)])
-
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
 MAX_AUTO_SHARE = 0.5
 #: ... so that the noise sd of one column's full discovery budget is at most this share of the rows
 TARGET_SD_SHARE = 1 / 150
 #: share of the discovery budget spent on the noisy row count that sets the two above
 ROWS_FRACTION = 0.01
-
-
-def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
-    """Cells of a grid of noisy counts that are populated. Pure post-processing.
-
-    The cells whose noisy count reaches ``sds`` sds; when none does (a small table, rows spread
-    thinly), the windows of 2, 4, 8, ... adjacent cells whose noisy sum reaches ``sds`` sds of that
-    sum, at the finest scale where any does (the rows are somewhere in those windows).
-
-    Parameters
-    ----------
-    y : numpy.ndarray
-        Noisy counts, one per cell.
-    sd : float
-        The noise sd of one cell.
-    sds : float
-        The threshold, in sds.
-
-    Returns
-    -------
-    numpy.ndarray
-        A boolean mask over the cells.
-    """
-    y = np.asarray(y, dtype=float)
-    k = len(y)
-    out = np.zeros(k, dtype=bool)
-    cum = np.concatenate([[0.0], np.cumsum(y)])
-    w = 1
-    while w <= k:
-        sums = cum[w:] - cum[:-w]  # the window starting at i covers cells i..i+w-1
-        hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
-        if hit.size:
-            for i in hit:
-                out[i : i + w] = True
-            return out
-        w *= 2
-    return out
-
-
-def outer_span(y: np.ndarray, sd: float, sds: float, grow: float | None = None) -> tuple[int, int] | None:
-    """(first, last) populated cell of a grid of noisy counts. Pure post-processing.
-
-    The outermost cells of :func:`populated_windows`, then extended outwards by any window of 1, 2,
-    4, ... cells beyond the span whose noisy sum reaches ``sds`` sds, or by the window of as many
-    cells right next to the span whose noisy sum reaches ``grow`` sds (when given; a lower level,
-    as only these few windows are tested). A thin tail shows at a coarser scale than the bulk, in
-    aggregate over cells each lost in the noise; the span then reaches that window's far end.
-
-    Parameters
-    ----------
-    y : numpy.ndarray
-        Noisy counts, one per cell.
-    sd : float
-        The noise sd of one cell.
-    sds : float
-        The threshold, in sds.
-    grow : float, optional
-        The lower threshold (in sds) of the windows right next to the span.
-
-    Returns
-    -------
-    tuple of int or None
-        Cell indices, or None when nothing is populated.
-    """
-    y = np.asarray(y, dtype=float)
-    k = len(y)
-    pop = populated_windows(y, sd, sds)
-    if not pop.any():
-        return None
-    a, b = int(np.flatnonzero(pop)[0]), int(np.flatnonzero(pop)[-1])
-    cum = np.concatenate([[0.0], np.cumsum(y)])
-    near = sds if grow is None else min(grow, sds)
-    grown = True
-    while grown:
-        grown = False
-        w = 1
-        while w <= max(a, k - 1 - b):
-            t, t_near = sds * sd * math.sqrt(w), near * sd * math.sqrt(w)
-            if w <= a:  # windows [i, i + w) left of a; the last one ends next to a
-                sums = cum[w : a + 1] - cum[: a + 1 - w]
-                hit = np.flatnonzero(sums >= t)
-                if hit.size or sums[-1] >= t_near:
-                    a, grown = int(hit[0]) if hit.size else a - w, True
-                    break
-            if w <= k - 1 - b:  # windows right of b; the first one starts next to b
-                sums = cum[b + 1 + w :] - cum[b + 1 : k + 1 - w]
-                hit = np.flatnonzero(sums >= t)
-                if hit.size or sums[0] >= t_near:
-                    b, grown = int(b + (hit[-1] if hit.size else 0) + w), True
-                    break
-            w *= 2
-    return a, b
-
-
-def populated_span(y: np.ndarray, sd: float, sds: float = 3.0) -> tuple[int, int]:
-    """(first, last) cell of the populated part of a grid of noisy counts. Pure post-processing.
-
-    The first cell where the noisy count of the cells up to it reaches ``sds`` sds of that sum, and
-    the same from the right end. A tail too thin to show above the noise is left out (its rows clip
-    into the end bins).
-
-    Parameters
-    ----------
-    y : numpy.ndarray
-        Noisy counts, one per cell.
-    sd : float
-        The noise sd of one cell.
-    sds : float
-        The threshold, in sds.
-
-    Returns
-    -------
-    tuple of int
-        Cell indices; the whole grid when no end shows.
-    """
-    y = np.asarray(y, dtype=float)
-    k = len(y)
-    t = sds * sd * np.sqrt(np.arange(1, k + 1))
-    okl = np.flatnonzero(np.cumsum(y) >= t)
-    okr = np.flatnonzero(np.cumsum(y[::-1]) >= t)
-    if not okl.size or not okr.size:
-        return 0, k - 1
-    a, b = int(okl[0]), k - 1 - int(okr[0])
-    return (a, b) if a <= b else (0, k - 1)
-
-
-# ----------------------------------------------------------------------------- counting (exact)
-# The only functions here that read the data. Each row adds one to exactly one cell.
-def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """A column's values as numbers (text stripped first).
-
-    Parameters
-    ----------
-    s : pandas.Series
-        The raw column.
-
-    Returns
-    -------
-    x : numpy.ndarray
-        Float values, NaN for missing or text cells.
-    isna : numpy.ndarray
-        The missing-cell mask.
-    """
-    isna = s.isna().to_numpy()
-    if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-        t = s.astype(object).where(~isna, None).map(lambda v: v.strip() if isinstance(v, str) else v)
-        x = pd.to_numeric(t, errors="coerce")
-    else:
-        x = pd.to_numeric(s, errors="coerce")
-    return np.asarray(x, dtype=float), isna
-
-
-def _slots(v: np.ndarray) -> np.ndarray:
-    """The scan slot of each number in ``v`` (no NaN)."""
-    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
-    a = np.abs(v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        j = np.floor((np.log10(a) - BAND_LO) * BAND_PER)
-    pos, neg = v > 0, v < 0
-    tiny, huge = a < _B[0], a >= _B[-1]
-    jj = np.clip(np.nan_to_num(j, nan=0, posinf=N_BANDS - 1, neginf=0), 0, N_BANDS - 1).astype(np.int64)
-    slot[pos] = ZERO_SLOT + 2 + jj[pos]
-    slot[neg] = N_BANDS - jj[neg]
-    slot[pos & tiny] = ZERO_SLOT + 1
-    slot[neg & tiny] = N_BANDS + 1
-    slot[pos & huge] = N_SLOTS - 1
-    slot[neg & huge] = 0
-    return slot
-
-
-def scan_cells(x: np.ndarray, isna: np.ndarray) -> np.ndarray:
-    """Exact counts of the scan cells (noised by the caller).
-
-    Parameters
-    ----------
-    x : numpy.ndarray
-        Float values, NaN for missing or text (:func:`parse_numbers`).
-    isna : numpy.ndarray
-        The missing-cell mask.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 counts: [missing, text, whole numbers by log-band slot, other numbers by slot].
-    """
-    text = np.isnan(x) & ~isna
-    num = ~np.isnan(x)
-    v = x[num]
-    slot = _slots(v)
-    whole = np.isfinite(v) & (v == np.floor(v))
-    cells = np.zeros(2 + 2 * N_SLOTS, dtype=np.int64)
-    cells[0] = int(isna.sum())
-    cells[1] = int(text.sum())
-    cells[2 : 2 + N_SLOTS] = np.bincount(slot[whole], minlength=N_SLOTS)
-    cells[2 + N_SLOTS :] = np.bincount(slot[~whole], minlength=N_SLOTS)
-    return cells
-
-
-def rest_cells(x: np.ndarray, v: float) -> np.ndarray:
-    """Exact counts of the rows equal to ``v`` and of the other numbers by decade (noised by the caller).
-
-    Parameters
-    ----------
-    x : numpy.ndarray
-        Float values, NaN for missing or text.
-    v : float
-        The single value the scan found.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 counts: [rows equal to ``v``, the other numbers by decade group (``DECADE_GROUP``)].
-    """
-    num = x[~np.isnan(x)]
-    rest = num[num != v]
-    groups = np.bincount(DECADE_GROUP[_slots(rest)], minlength=N_DECADES)
-    return np.concatenate([[int(np.sum(num == v))], groups]).astype(np.int64)
-
-
-def label_counts(s: pd.Series) -> dict[str, int]:
-    """Exact counts of a column's values as categorical labels (noised by the caller).
-
-    Parameters
-    ----------
-    s : pandas.Series
-        The raw column.
-
-    Returns
-    -------
-    dict
-        ``{label: count}``; missing cells under one key, ``"<missing>"``.
-    """
-    isna = s.isna()
-    vc = s[~isna].map(_as_label).value_counts(sort=False)
-    out = {str(k): int(v) for k, v in vc.items()}
-    if isna.any():  # a literal "<missing>" label joins the missing cells
-        out[MISSING_LABEL] = out.get(MISSING_LABEL, 0) + int(isna.sum())
-    return out
-
-
-def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Exact counts of numbers in the cells of a grid (noised by the caller).
-
-    Parameters
-    ----------
-    x : numpy.ndarray
-        Float values; NaN is skipped.
-    edges : numpy.ndarray
-        The grid's cell edges; values outside are clipped into the end cells.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 counts, one per cell.
-    """
-    v = x[~np.isnan(x)]
-    v = np.clip(v, edges[0], edges[-1])
-    k = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, len(edges) - 2)
-    return np.bincount(k, minlength=len(edges) - 1).astype(np.int64)
 
 
 # ----------------------------------------------------------------------------- the discovery
@@ -395,7 +114,7 @@ class ScanResult:
     Attributes
     ----------
     kind : str or None
-        ``"numeric"`` or ``"categorical"``.
+        ``"numeric"``, ``"categorical"`` or ``"date"`` (a time axis, see ``unit``).
     n_present : float
         Noisy count of present (non-missing) cells, populated cells only.
     missing : float
@@ -412,9 +131,12 @@ class ScanResult:
         Noisy count of text cells, when above the noise.
     sigma : float
         The noise sd of one scan cell.
+    unit : str or None
+        The axis of a time-axis column: ``"date"`` or ``"timestamp"`` (days since 1970-01-01) or
+        ``"time"`` (minutes since midnight); it lives on and decodes from that axis.
     """
 
-    kind: str | None  # "numeric" / "categorical"
+    kind: str | None  # "numeric" / "categorical" / "date"
     n_present: float  # noisy count of present (non-missing) cells, populated cells only
     missing: float  # noisy missing + text count (numeric columns: cells that are not numbers)
     lo: float = 0.0
@@ -424,6 +146,7 @@ class ScanResult:
     zero: float = 0.0  # noisy count of exact zeros
     text: float = 0.0
     sigma: float = 0.0
+    unit: str | None = None  # time-axis columns: "date", "timestamp" or "time"
 
 
 @dataclass
@@ -463,8 +186,49 @@ def _sigma(rho: float) -> float:
     return 1.0 / math.sqrt(2.0 * rho)
 
 
-def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, declared_kind: str | None) -> ScanResult:
-    """Scan one column: noisy counts of missing, text and log-band cells, read into a kind and a range.
+def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float) -> None:
+    """Range, wholeness and zero mass of the numbers from their noisy slot counts (whole numbers by
+    slot, other numbers by slot), into ``res``. Post-processing."""
+    slot = whole + frac
+    pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
+    num = float(np.sum(slot[pop]))
+    idx = np.flatnonzero(pop)
+    first, last = int(idx[0]), int(idx[-1])
+    # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
+    # next to the data is where a tail that did not clear 4.5 sds lives
+    near = ADJACENT_SDS * sigma * math.sqrt(2)
+    # ... but never across zero: a range that starts (ends) at the exact-zero slot is the common
+    # non-negative (non-positive) column, and a 2-sd false positive on the tiny band beside zero
+    # would put a spurious [-1e-6, 0) bin in front of the zero point mass (~2% of releases)
+    if first > 0 and first != ZERO_SLOT and slot[first - 1] >= near:
+        first -= 1
+    if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
+        last += 1
+    first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
+    idx = np.array(sorted(set(idx.tolist()) | {first, last}))
+    res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
+    posidx = idx[idx > ZERO_SLOT]
+    res.lo_pos = float(SLOT_LO[posidx[0]]) if posidx.size else None
+    nonwhole = float(np.sum(frac[pop]))
+    res.whole = nonwhole <= max(0.02 * num, 2.5 * sigma * math.sqrt(pop.sum()))
+    res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
+    res.n_present = num
+
+
+def scan_column(
+    x: np.ndarray,
+    isna: np.ndarray,
+    name: str,
+    rho: float,
+    mech,
+    declared_kind: str | None,
+    times: dict[str, np.ndarray] | None = None,
+) -> ScanResult:
+    """Scan one column: noisy counts of its parse outcomes, read into a kind and a range.
+
+    The cells are missing, text, numbers by log-band slot, ISO dates, ISO timestamps and clock times
+    (:func:`scan_cells`). A column is a time axis (kind ``"date"``, ``unit`` "date", "timestamp" or
+    "time") when its dates (clock times) hold at least 80% of the present values.
 
     Parameters
     ----------
@@ -479,7 +243,11 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
     mech : ChargedMechanisms
         Draws the noisy counts and charges them to the ledger.
     declared_kind : str or None
-        A kind the user declared; read from the counts when None.
+        A kind the user declared ("numeric", "categorical", "date" or "time"); read from the counts
+        when None.
+    times : dict, optional
+        The text values parsed as times (:func:`parse_times_of_text`); None: no value counts as a
+        date or a time.
 
     Returns
     -------
@@ -489,20 +257,23 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
     ------
     SchemaError
         When no values show above the noise, numbers are mixed with text, or a column declared
-        numeric holds (almost) no numbers.
+        numeric (date, clock time) holds (almost) no numbers (dates, clock times).
     """
     sigma = _sigma(rho)
-    y = mech.counts(scan_cells(x, isna), sigma, column=name, note="scan: missing / text / log-band counts").astype(
-        float
-    )
+    y = mech.counts(
+        scan_cells(x, isna, times), sigma, column=name, note="scan: missing / text / log-band / date / time counts"
+    ).astype(float)
     thr = POP_SDS * sigma
     miss, text = y[0], y[1]
-    whole, frac = y[2 : 2 + N_SLOTS], y[2 + N_SLOTS :]
+    whole, frac = y[2 : 2 + N_SLOTS], y[2 + N_SLOTS : 2 + 2 * N_SLOTS]
     slot = whole + frac
     pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
     num = float(np.sum(slot[pop]))
     text_c = text if text >= thr else 0.0
-    if num <= 0 and text_c <= 0:
+    date_c, ts_c, clock_c, secs_c = (float(v) if v >= thr else 0.0 for v in y[-N_TIME_CELLS:])
+    dated = date_c + ts_c
+    clocked = clock_c + secs_c
+    if num <= 0 and text_c <= 0 and dated <= 0 and clocked <= 0:
         raise SchemaError(
             f"column {name!r}: no values found (all missing, or too few rows for this budget: a "
             f"column needs about {math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of "
@@ -510,21 +281,64 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
         )
     kind = declared_kind
     if kind is None:
-        share = text_c / (text_c + num)
-        if share >= 0.8:
-            kind = "categorical"
-        elif share <= 0.2:
-            kind = "numeric"
+        # a date column when the parseable dates dominate (as numbers do for a numeric column);
+        # otherwise dates are text like any other
+        present = text_c + num + dated + clocked
+        if dated > 0 and dated >= 0.8 * present:
+            kind = "date"
+        elif clocked > 0 and clocked >= 0.8 * present:
+            kind = "time"
         else:
+            share = (text_c + dated + clocked) / present
+            if share >= 0.8:
+                kind = "categorical"
+            elif share <= 0.2:
+                kind = "numeric"
+            else:
+                raise SchemaError(
+                    f"column {name!r} mixes numbers and text (about {100 * share:.0f}% text); declare it "
+                    "with --categorical, or mark the text as missing with --na-values"
+                )
+    if kind == "date":
+        if dated <= 0:
             raise SchemaError(
-                f"column {name!r} mixes numbers and text (about {100 * share:.0f}% text); declare it "
-                "with --categorical, or mark the text as missing with --na-values"
+                f"column {name!r} is declared a date column but holds (almost) no ISO dates "
+                "(YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS]); declare it categorical or fix the data"
             )
+        # non-dates (text, numbers, clock times) in a date column are missing values of it
+        return ScanResult(
+            kind="date",
+            n_present=dated,
+            missing=max(miss, 0.0) + text_c + num + clocked,
+            text=text_c,
+            sigma=sigma,
+            unit="timestamp" if ts_c >= 0.2 * dated else "date",
+        )
+    if kind == "time":
+        if clocked <= 0:
+            raise SchemaError(
+                f"column {name!r} is declared a clock-time column but holds (almost) no clock times "
+                "(HH:MM[:SS]); declare it categorical or fix the data"
+            )
+        # the axis is public (minutes since midnight, 0..1440): no range pass; whole minutes unless
+        # seconds are common
+        return ScanResult(
+            kind="date",
+            n_present=clocked,
+            missing=max(miss, 0.0) + text_c + num + dated,
+            text=text_c,
+            lo=0.0,
+            hi=MINUTES,
+            whole=secs_c < 0.2 * clocked,
+            sigma=sigma,
+            unit="time",
+        )
+    text_all = text_c + dated + clocked
     res = ScanResult(
         kind=kind,
-        n_present=num + text_c,
-        missing=max(miss, 0.0) + (text_c if kind == "numeric" else 0.0),
-        text=text_c,
+        n_present=num + text_all,
+        missing=max(miss, 0.0) + (text_all if kind == "numeric" else 0.0),
+        text=text_all,
         sigma=sigma,
     )
     if kind == "numeric":
@@ -533,28 +347,58 @@ def scan_column(x: np.ndarray, isna: np.ndarray, name: str, rho: float, mech, de
                 f"column {name!r} is declared numeric but holds (almost) no numbers; declare it "
                 "categorical or fix the data"
             )
-        idx = np.flatnonzero(pop)
-        first, last = int(idx[0]), int(idx[-1])
-        # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
-        # next to the data is where a tail that did not clear 4.5 sds lives
-        near = ADJACENT_SDS * sigma * math.sqrt(2)
-        # ... but never across zero: a range that starts (ends) at the exact-zero slot is the common
-        # non-negative (non-positive) column, and a 2-sd false positive on the tiny band beside zero
-        # would put a spurious [-1e-6, 0) bin in front of the zero point mass (~2% of releases)
-        if first > 0 and first != ZERO_SLOT and slot[first - 1] >= near:
-            first -= 1
-        if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
-            last += 1
-        first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
-        idx = np.array(sorted(set(idx.tolist()) | {first, last}))
-        res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
-        posidx = idx[idx > ZERO_SLOT]
-        res.lo_pos = float(SLOT_LO[posidx[0]]) if posidx.size else None
-        nonwhole = float(np.sum(frac[pop]))
-        res.whole = nonwhole <= max(0.02 * num, 2.5 * sigma * math.sqrt(pop.sum()))
-        res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
-        res.n_present = num
+        _numeric_range(res, whole, frac, sigma)
     return res
+
+
+def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) -> ScanResult:
+    """The range pass of a date column: its days since 1970-01-01 counted by scan slot, noisily.
+
+    The counts (whole days / days with a time of day by slot) are read as a numeric scan's, range
+    grown the same way; the range is then cut to the time axis. Rows that are not dates are in no
+    cell.
+
+    Parameters
+    ----------
+    days : numpy.ndarray
+        Days since 1970-01-01, NaN for rows that are not dates.
+    name : str
+        The column name.
+    rho : float
+        The pass's zCDP budget.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    scan : ScanResult
+        The column's scan (kind "date"); updated in place.
+
+    Returns
+    -------
+    ScanResult
+        ``scan``, with its range, wholeness and count of dates.
+
+    Raises
+    ------
+    SchemaError
+        When no band shows above the noise.
+    """
+    sigma = _sigma(rho)
+    y = mech.counts(slot_cells(days), sigma, column=name, note="date range: log-band counts of days since 1970").astype(
+        float
+    )
+    whole, frac = y[:N_SLOTS], y[N_SLOTS:]
+    if not populated_windows(whole + frac, sigma * math.sqrt(2), POP_SDS).any():
+        raise SchemaError(
+            f"column {name!r}: no range found for its dates (too few rows for this budget: it needs about "
+            f"{math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of days since 1970)"
+        )
+    n_dates = scan.n_present
+    _numeric_range(scan, whole, frac, sigma)
+    scan.n_present = max(n_dates, scan.n_present)
+    scan.lo, scan.hi = max(scan.lo, DAY_MIN), min(scan.hi, DAY_MAX)
+    if scan.hi <= scan.lo:
+        scan.hi = min(scan.lo + 1.0, DAY_MAX + 1.0)
+    scan.lo_pos, scan.zero = None, 0.0  # a linear axis; 1970-01-01 is no special day
+    return scan
 
 
 def _grow_scan(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int, int]:
@@ -688,24 +532,19 @@ def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterabl
     return sorted(edges)
 
 
-def _span_sds(cells: int) -> float:
-    """Test level (in noise sds) of the cut of a grid of ``cells`` noisy counts to its populated
-    span: a false extension of the range is about 1% likely per column."""
-    from scipy.stats import norm
-
-    return float(norm.isf(0.01 / cells))
-
-
 def _grid_cells(n: float, sigma: float) -> int:
     """Cells of a numeric grid: about a few noise sds of rows per cell on average (a finer grid
     only adds noise), between 8 and ``GRID_CELLS``."""
     return int(np.clip(n / (3.0 * sigma), 8, GRID_CELLS))
 
 
-def _make_grid(lo: float, hi: float, lo_pos: float | None, cells: int, whole: bool, zero: bool) -> np.ndarray:
+def _make_grid(
+    lo: float, hi: float, lo_pos: float | None, cells: int, whole: bool, zero: bool, linear: bool = False
+) -> np.ndarray:
     """Edges of ``cells`` cells over [lo, hi]: log-spaced when the (non-negative) range spans more
-    than 50x, else linear; whole-number edges for whole numbers; zero its own cell when present."""
-    if lo >= 0 and lo_pos is not None and lo_pos > 0 and hi / lo_pos > 50:
+    than 50x (unless ``linear``: a time axis), else linear; whole-number edges for whole numbers;
+    zero its own cell when present."""
+    if not linear and lo >= 0 and lo_pos is not None and lo_pos > 0 and hi / lo_pos > 50:
         g = np.geomspace(lo_pos, hi, cells + 1 - (lo < lo_pos))
         grid = np.concatenate([[lo], g]) if lo < lo_pos else g
     else:
@@ -720,17 +559,22 @@ def _make_grid(lo: float, hi: float, lo_pos: float | None, cells: int, whole: bo
     return grid
 
 
-def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int):
+def discover_numeric(
+    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int
+) -> tuple[Column, str]:
     """Discover a numeric column's levels or bins from noisy counts on public grids.
+
+    A time-axis column (``scan.unit``) is discovered the same way on its axis (days since 1970-01-01,
+    or minutes since midnight), with linear grids, and labelled with ISO text.
 
     Parameters
     ----------
     x : numpy.ndarray
-        Float values, NaN for missing or text.
+        Float values (a time-axis column: values on its axis), NaN for missing or text.
     name : str
         The column name.
     rho : float
-        The zCDP budget left for the column after its scan.
+        The zCDP budget left for the column after its scan (and range pass).
     mech : ChargedMechanisms
         Draws the noisy counts and charges them to the ledger.
     scan : ScanResult
@@ -752,6 +596,12 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         When the column holds a single value.
     """
     sigma = _sigma(rho)
+    unit = scan.unit
+    linear = unit is not None
+
+    def show(v: float) -> str:
+        return format_day(v, unit) if unit is not None else f"{v:g}"
+
     n = max(scan.n_present, 1.0)
     lo, hi = scan.lo, scan.hi
     int_grid = False
@@ -775,12 +625,12 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         y = mech.counts(rest_cells(x, v)[1:], sigma, column=name, note="counts of the other values by decade").astype(
             float
         )
-        span = outer_span(y, sigma, _span_sds(len(y)))
+        span = outer_span(y, sigma, span_sds(len(y)))
         if span is None:
             if _confident_single(float(y.sum()), sigma * math.sqrt(len(y)), n):
                 raise SchemaError(_single(name))
             raise SchemaError(
-                f"column {name!r}: one value {v:g} found; the other values are too few for this budget "
+                f"column {name!r}: one value {show(v)} found; the other values are too few for this budget "
                 "to place (declare the column, or give discovery more budget)"
             )
         a, b = span
@@ -804,13 +654,14 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
             sigma = _sigma(rho / 2)
             # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
             # of the cells it spans, or the cut below would clip it away
-            grid = _make_grid(lo, hi, scan.lo_pos, min(COARSE_CELLS, _grid_cells(n, sigma)), scan.whole, scan.zero > 0)
+            k = min(COARSE_CELLS, _grid_cells(n, sigma))
+            grid = _make_grid(lo, hi, scan.lo_pos, k, _whole_edges(scan, lo, hi, k), scan.zero > 0, linear)
             y = mech.counts(
                 grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
             ).astype(float)
             # the populated span, grown outwards by windows of adjacent cells whose noisy sum shows
             # above the noise of the window: a tail of many thin cells holds rows in aggregate
-            a, b = outer_span(y, sigma, _span_sds(len(y)), GROW_SDS) or (0, len(y) - 1)
+            a, b = outer_span(y, sigma, span_sds(len(y)), GROW_SDS) or (0, len(y) - 1)
             lo, hi = float(grid[a]), float(grid[b + 1])
             lo_pos = scan.lo_pos
             # the cut of the fine grid below may trim only inside the two outer coarse cells: the coarse
@@ -823,7 +674,8 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
             int_grid = True
             grid = np.arange(math.ceil(lo), max(math.ceil(hi), math.ceil(lo) + 1) + 1, dtype=float)
         else:
-            grid = _make_grid(lo, hi, lo_pos if lo <= 0 else lo, cells, scan.whole, scan.zero > 0)
+            whole = _whole_edges(scan, lo, hi, cells)
+            grid = _make_grid(lo, hi, lo_pos if lo <= 0 else lo, cells, whole, scan.zero > 0, linear)
             if point is not None:  # the point mass gets a cell [v, v + 1) (whole numbers) of its own
                 step = 1.0 if scan.whole else float(np.min(np.diff(grid))) / 64
                 grid = np.unique(np.concatenate([grid, [point, point + step]]))
@@ -833,7 +685,7 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
     # cut to the outermost populated cells (years 2003-2009 become 7 levels, a city's latitudes stay
     # in the city); the test level makes a false extension of the range ~1% likely per column. After
     # a coarse pass (which grew the range by its thin tails) the cut only trims its outer cells
-    span = outer_span(y, sigma, _span_sds(len(y)), GROW_SDS if keep is None else None)
+    span = outer_span(y, sigma, span_sds(len(y)), GROW_SDS if keep is None else None)
     if span is not None and int_grid and span[0] == span[1]:
         # one whole number shows: a single value, or the others are thin over the whole grid (then
         # it stays uncut: every value must decode to a number, none to an empty cell)
@@ -855,9 +707,12 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
     if int_grid and len(grid) - 1 <= min(max_levels, max(16, 2 * _grid_cells(n, sigma))):
         a, b = 0, len(grid) - 2
         values = grid[a : b + 1]
-        col = Column.levels(name, values, missing=missing)
+        col = Column.levels(name, values, missing=missing, unit=unit)
         col.with_na(missing if missing is not None else col.labels[_median_index(y[a : b + 1])])
-        return col, f"numeric, whole numbers {values[0]:g}..{values[-1]:g} as {len(values)} ordered levels"
+        what = "days" if unit is not None else "whole numbers"
+        return col, (
+            f"{_kind_word(unit)}, {what} {show(values[0])}..{show(values[-1])} as {len(values)} ordered levels"
+        )
     forced = []
     heavy = max(n / n_bins, thr)
     if int_grid:
@@ -872,7 +727,7 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
     if len(edges) < 3:  # one bin: every row would clip into it, and the column would say nothing
         raise SchemaError(
             f"column {name!r}: the noisy counts show its values in one narrow band only "
-            f"([{edges[0]:g}, {edges[-1]:g}]), too few rows elsewhere for this budget"
+            f"([{show(edges[0])}, {show(edges[-1])}]), too few rows elsewhere for this budget"
         )
     values = []
     points = {float(grid[i]) for i in forced}
@@ -887,7 +742,7 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
             values.append(float(math.floor(a + (b - a - 1) / 2)) if b > a + 1 else float(a))
         else:
             values.append((a + b) / 2)
-    col = Column.binned(name, edges, values, missing=missing)
+    col = Column.binned(name, edges, values, missing=missing, unit=unit)
     col.with_within(
         Within(
             tuple(None if a in points else _within_bin(grid, y, a, b) for a, b in zip(edges, edges[1:])),
@@ -899,11 +754,23 @@ def discover_numeric(x: np.ndarray, name: str, rho: float, mech, scan: ScanResul
         mids = 0.5 * (grid[:-1] + grid[1:])
         med = mids[_median_index(y)]
         col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
-    pm = ", ".join(f"{v:g}" for v in sorted(points))
+    pm = ", ".join(show(v) for v in sorted(points))
     return col, (
-        f"numeric, {len(edges) - 1} bins over [{edges[0]:g}, {edges[-1]:g}]"
+        f"{_kind_word(unit)}, {len(edges) - 1} bins over [{show(edges[0])}, {show(edges[-1])}]"
         + (f", point mass(es) at {pm}" if points else "")
     )
+
+
+def _whole_edges(scan: ScanResult, lo: float, hi: float, cells: int) -> bool:
+    """Grid edges on whole numbers: for whole numbers, and for timestamps whose grid cells span
+    days anyway (edges at midnight read better, and lose nothing at that width)."""
+    return scan.whole or (scan.unit == "timestamp" and hi - lo >= 2.0 * cells)
+
+
+def _kind_word(unit: str | None) -> str:
+    if unit is None:
+        return "numeric"
+    return "clock time (minutes since midnight)" if unit == "time" else f"{unit} (days since 1970-01-01)"
 
 
 def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
@@ -978,6 +845,13 @@ def discover(
     The delta is split among the categorical columns only (known after the scans), so it is all used
     when there is one, and none is used otherwise.
 
+    ``"date"`` declares a column of ISO dates / timestamps, ``"time"`` one of clock times; a column
+    is also discovered as one when the noisy count of values that parse as ISO dates (clock times)
+    holds at least 80% of its scan (:func:`scan_column`). A date column spends another
+    ``SCAN_FRACTION`` of its budget on the range of its days (:func:`scan_dates`) and the rest on its
+    bins, on the axis of days since 1970-01-01; a clock-time column's axis (minutes since midnight,
+    0..1440) is public, so it needs no range pass.
+
     With ``rho_max`` (the budget of the whole release), discovery first spends ``ROWS_FRACTION`` of
     ``rho`` on a noisy row count, and when the table is small raises its own budget above ``rho`` (up
     to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE`` of the
@@ -997,7 +871,7 @@ def discover(
     delta : float
         Delta for the key release of categorical levels.
     kinds : dict, optional
-        Declared kinds, ``{name: "numeric" | "categorical"}``.
+        Declared kinds, ``{name: "numeric" | "categorical" | "date" | "time"}``.
     bins : int, optional
         Bins per binned numeric column; chosen from the noisy counts when None.
     max_levels : int
@@ -1047,9 +921,16 @@ def discover(
             scans[name] = None
             continue
         x, isna = parse_numbers(df[name])
-        parsed[name] = x
+        times = parse_times_of_text(df[name], x, isna)
         try:
-            scans[name] = scan_column(x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name))
+            scan = scan_column(x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name), times=times)
+            if scan.unit == "time":  # a public axis: no range pass
+                x = times["minutes"]
+            elif scan.kind == "date":
+                x = times["days"]
+                scan = scan_dates(x, name, SCAN_FRACTION * rho_col, mech, scan)
+            scans[name] = scan
+            parsed[name] = x
         except SchemaError as exc:
             report.unresolved[name] = str(exc)
     live = [n for n in columns if n not in report.unresolved]
@@ -1057,7 +938,9 @@ def discover(
     report.categorical = cat
     out = {}
     for name in live:
-        left = rho_col if scans[name] is None else (1 - SCAN_FRACTION) * rho_col
+        sc = scans[name]
+        passes = 0 if sc is None else (2 if sc.kind == "date" and sc.unit != "time" else 1)
+        left = (1 - passes * SCAN_FRACTION) * rho_col
         try:
             if name in cat:
                 col, note = discover_categorical(df[name], name, left, delta / len(cat), mech, scans[name])

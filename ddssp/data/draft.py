@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import INFER_MISSING_LABEL, Column, _as_label, _few
+from ddssp.data.dates import parse_clock, parse_days
 from ddssp.errors import SchemaError
 
 #: the stamp ``ddssp schema`` (without --eps) puts in a schema drafted from data (key "draft")
@@ -39,10 +40,13 @@ def draft_columns(
         The raw table.
     bins : int
         Numeric columns with at most ``bins`` distinct values get explicit levels; others get
-        ``bins`` equal-width bins between the observed min and max.
+        ``bins`` equal-width bins between the observed min and max. A column whose values are all
+        ISO dates or timestamps gets ``bins`` equal-width bins on the time axis (days since
+        1970-01-01, ``unit`` "date" or "timestamp"; edges on whole days when the bins are a day wide
+        or more); one of clock times ``HH:MM[:SS]`` gets them on minutes since midnight ("time").
     categorical : list of str, optional
-        Columns to make categorical; columns with non-numeric values are categorical anyway (levels
-        sorted, numbers in numeric order).
+        Columns to make categorical; columns with non-numeric values (other than dates and clock
+        times) are categorical anyway (levels sorted, numbers in numeric order).
     max_categorical_levels : int
         A categorical column with more distinct values is refused.
 
@@ -75,6 +79,24 @@ def draft_columns(
             raise SchemaError(f"column {name!r} has no values; cannot infer its levels")
         x = pd.to_numeric(present, errors="coerce")
         numeric_ok = not x.isna().any() and np.isfinite(x.to_numpy(dtype=float)).all()
+        if name not in cat and not numeric_ok:
+            days, timed = parse_days(present)
+            if not np.isnan(days).any():
+                unit = "timestamp" if timed.any() else "date"
+                lo, hi = float(days.min()), float(days.max())
+                if unit == "date":
+                    hi += 1.0  # the last day, whole
+                edges = np.linspace(lo, max(hi, lo + 1.0), bins + 1)
+                if (edges[-1] - edges[0]) / bins >= 1.0:
+                    edges = np.unique(np.concatenate([[np.floor(lo)], np.round(edges[1:-1]), [np.ceil(edges[-1])]]))
+                cols.append(Column.binned(name, edges, missing=missing, unit=unit))
+                continue
+            mins, _ = parse_clock(present)
+            if not np.isnan(mins).any():  # clock times: minutes since midnight, whole-minute edges
+                lo, hi = float(np.floor(mins.min())), float(min(np.floor(mins.max()) + 1.0, 1440.0))
+                edges = np.unique(np.round(np.linspace(lo, hi, bins + 1)))
+                cols.append(Column.binned(name, edges, missing=missing, unit="time"))
+                continue
         if name in cat or not numeric_ok:
             labels = sorted({_as_label(v) for v in present})
             if numeric_ok:

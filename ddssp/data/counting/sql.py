@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _as_label, _few, _fmt
+from ddssp.data.columns import Column, _as_label, _few
 from ddssp.data.counting.common import (
     _CLIPPED,
     _MISSING,
@@ -31,7 +31,7 @@ from ddssp.data.counting.common import (
     _isnull,
     _pandas_dtype,
 )
-from ddssp.data.encoding import ClipWarning, _domain_hint, classify
+from ddssp.data.encoding import ClipWarning, _domain_hint, classify, show
 from ddssp.data.schema import Schema
 from ddssp.errors import DataError, SchemaError
 
@@ -248,7 +248,9 @@ class _SQLCounter:
         keys, mapped = [], []
         for i, col in enumerate(schema.columns):
             src = srcs[col.name]
-            if col.kind == "numeric" and col.edges is not None:
+            # binned numbers: the bin in SQL; a date column (ISO text parsed by Python's rules, which
+            # SQL date functions do not share) and the rest: grouped by raw value, encoded below
+            if col.kind == "numeric" and col.edges is not None and getattr(col, "unit", None) is None:
                 x, na = _number_sql(d, src, na_values)
                 lo, hi = col.bounds
                 keys.append(
@@ -286,12 +288,12 @@ class _SQLCounter:
                 )
             elif n_clip and not col.clip:
                 errors.append(
-                    f"column {col.name!r}: {n_clip} value(s) outside [{_fmt(lo)}, {_fmt(hi)}]"
+                    f"column {col.name!r}: {n_clip} value(s) outside [{show(col, lo)}, {show(col, hi)}]"
                     + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
                 )
             elif n_clip:
                 warnings.warn(
-                    f"column {col.name!r}: {n_clip} value(s) outside the schema's range [{_fmt(lo)}, {_fmt(hi)}] (declared, or discovered under DP) "
+                    f"column {col.name!r}: {n_clip} value(s) outside the schema's range [{show(col, lo)}, {show(col, hi)}] (declared, or discovered under DP) "
                     "were clipped to it (local note for the data holder; nothing about this is released)",
                     ClipWarning,
                     stacklevel=5,

@@ -1,0 +1,269 @@
+"""The public cells of private schema discovery and the exact counts of a column's rows in them.
+
+The cells are fixed in advance and public: missing, text, signed log-spaced bands of numbers (four
+per decade from 1e-6 to 1e12, exact zero its own cell) split by whole / not whole, and the text that
+parses as an ISO date, an ISO timestamp or a clock time; then grids of numbers, decades of numbers,
+and categorical labels. The functions here are the only ones of discovery that read the data; each
+row adds one to exactly one cell, so each count vector has L2 sensitivity 1 (add / remove one row).
+The counts are exact: :mod:`ddssp.data.discovery` has them noised and charged before it reads them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ddssp.data.columns import _as_label
+from ddssp.data.dates import parse_clock, parse_days
+
+MISSING_LABEL = "<missing>"
+
+# scan bands: 10**(BAND_LO + j / BAND_PER) for j = 0..N_BANDS
+BAND_LO, BAND_HI, BAND_PER = -6, 12, 4
+N_BANDS = (BAND_HI - BAND_LO) * BAND_PER
+_B = 10.0 ** (BAND_LO + np.arange(N_BANDS + 1) / BAND_PER)
+#: slots in value order: -huge, -bands (high to low), -tiny, zero, +tiny, +bands, +huge
+N_SLOTS = 2 * N_BANDS + 5
+ZERO_SLOT = N_BANDS + 2
+#: scan cells of time values: ISO dates, ISO timestamps, clock times HH:MM, HH:MM:SS
+N_TIME_CELLS = 4
+
+
+def _slot_bounds() -> tuple[np.ndarray, np.ndarray]:
+    lo = np.empty(N_SLOTS)
+    hi = np.empty(N_SLOTS)
+    lo[0] = hi[0] = -_B[-1]
+    for j in range(N_BANDS):  # negative band j: x in (-B[j+1], -B[j]] -> slot N_BANDS - j
+        s = N_BANDS - j
+        lo[s], hi[s] = -_B[j + 1], -_B[j]
+    lo[N_BANDS + 1], hi[N_BANDS + 1] = -_B[0], 0.0
+    lo[ZERO_SLOT] = hi[ZERO_SLOT] = 0.0
+    lo[ZERO_SLOT + 1], hi[ZERO_SLOT + 1] = 0.0, _B[0]
+    for j in range(N_BANDS):
+        s = ZERO_SLOT + 2 + j
+        lo[s], hi[s] = _B[j], _B[j + 1]
+    lo[-1] = hi[-1] = _B[-1]
+    return lo, hi
+
+
+SLOT_LO, SLOT_HI = _slot_bounds()
+
+
+def _decade_groups() -> np.ndarray:
+    """Group of each scan slot when the bands are merged by whole decades (in value order)."""
+    j = np.zeros(N_SLOTS, dtype=np.int64)  # band index of each band slot, by magnitude
+    j[1 : N_BANDS + 1] = N_BANDS - np.arange(1, N_BANDS + 1)
+    j[ZERO_SLOT + 2 : ZERO_SLOT + 2 + N_BANDS] = np.arange(N_BANDS)
+    key = np.where(
+        np.isin(np.arange(N_SLOTS), [0, N_BANDS + 1, ZERO_SLOT, ZERO_SLOT + 1, N_SLOTS - 1]), -1, j // BAND_PER
+    )
+    group = np.zeros(N_SLOTS, dtype=np.int64)
+    for s in range(1, N_SLOTS):
+        group[s] = group[s - 1] + (key[s] == -1 or key[s] != key[s - 1])
+    return group
+
+
+#: decade group of each scan slot (a public grid of 41 cells in value order: the cells where a
+#: column's values other than its one point mass are counted, see :func:`rest_cells`)
+DECADE_GROUP = _decade_groups()
+N_DECADES = int(DECADE_GROUP[-1]) + 1
+DECADE_LO = np.array([SLOT_LO[DECADE_GROUP == g].min() for g in range(N_DECADES)])
+DECADE_HI = np.array([SLOT_HI[DECADE_GROUP == g].max() for g in range(N_DECADES)])
+
+
+def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A column's values as numbers (text stripped first).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+
+    Returns
+    -------
+    x : numpy.ndarray
+        Float values, NaN for missing or text cells.
+    isna : numpy.ndarray
+        The missing-cell mask.
+    """
+    isna = s.isna().to_numpy()
+    if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+        t = s.astype(object).where(~isna, None).map(lambda v: v.strip() if isinstance(v, str) else v)
+        x = pd.to_numeric(t, errors="coerce")
+    else:
+        x = pd.to_numeric(s, errors="coerce")
+    return np.asarray(x, dtype=float), isna
+
+
+def parse_times_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> dict[str, np.ndarray]:
+    """The time values among a column's text values (present cells that are not numbers).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+    x : numpy.ndarray
+        Its values as numbers (:func:`parse_numbers`), NaN for missing or text.
+    isna : numpy.ndarray
+        The missing-cell mask.
+
+    Returns
+    -------
+    dict
+        ``days`` (days since 1970-01-01 of ISO dates / timestamps,
+        :func:`ddssp.data.dates.parse_days`), ``has_time`` (a timestamp), ``minutes`` (minutes since
+        midnight of ``HH:MM[:SS]`` clock times) and ``has_seconds``, one entry per row; NaN / False
+        elsewhere.
+    """
+    n = len(s)
+    out = {
+        "days": np.full(n, np.nan),
+        "has_time": np.zeros(n, dtype=bool),
+        "minutes": np.full(n, np.nan),
+        "has_seconds": np.zeros(n, dtype=bool),
+    }
+    text = np.isnan(x) & ~isna
+    if text.any():
+        out["days"][text], out["has_time"][text] = parse_days(s[text])
+        out["minutes"][text], out["has_seconds"][text] = parse_clock(s[text])
+    return out
+
+
+def _slots(v: np.ndarray) -> np.ndarray:
+    """The scan slot of each number in ``v`` (no NaN)."""
+    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
+    a = np.abs(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        j = np.floor((np.log10(a) - BAND_LO) * BAND_PER)
+    pos, neg = v > 0, v < 0
+    tiny, huge = a < _B[0], a >= _B[-1]
+    jj = np.clip(np.nan_to_num(j, nan=0, posinf=N_BANDS - 1, neginf=0), 0, N_BANDS - 1).astype(np.int64)
+    slot[pos] = ZERO_SLOT + 2 + jj[pos]
+    slot[neg] = N_BANDS - jj[neg]
+    slot[pos & tiny] = ZERO_SLOT + 1
+    slot[neg & tiny] = N_BANDS + 1
+    slot[pos & huge] = N_SLOTS - 1
+    slot[neg & huge] = 0
+    return slot
+
+
+def slot_cells(v: np.ndarray) -> np.ndarray:
+    """Exact counts of numbers by scan slot (noised by the caller).
+
+    Parameters
+    ----------
+    v : numpy.ndarray
+        Float values; NaN is skipped.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts: [whole numbers by log-band slot, other numbers by slot].
+    """
+    v = v[~np.isnan(v)]
+    slot = _slots(v)
+    whole = np.isfinite(v) & (v == np.floor(v))
+    return np.concatenate(
+        [np.bincount(slot[whole], minlength=N_SLOTS), np.bincount(slot[~whole], minlength=N_SLOTS)]
+    ).astype(np.int64)
+
+
+def scan_cells(x: np.ndarray, isna: np.ndarray, times: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Exact counts of the scan cells (noised by the caller).
+
+    A text value that parses as a date or a clock time (``times``) counts in one of the last four
+    cells instead of the text cell, so each row is still in exactly one cell.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text (:func:`parse_numbers`).
+    isna : numpy.ndarray
+        The missing-cell mask.
+    times : dict, optional
+        The text values parsed as times (:func:`parse_times_of_text`); None: no value counts as a
+        date or a time.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts: [missing, text, whole numbers by log-band slot, other numbers by slot, ISO
+        dates, ISO timestamps, clock times HH:MM, clock times HH:MM:SS].
+    """
+    n = len(x)
+    text = np.isnan(x) & ~isna
+    none = np.zeros(n, dtype=bool)
+    t = times or {}
+    dated = text & ~np.isnan(t["days"]) if "days" in t else none
+    timed = dated & t.get("has_time", none)
+    clock = text & ~dated & ~np.isnan(t["minutes"]) if "minutes" in t else none
+    secs = clock & t.get("has_seconds", none)
+    cells = np.zeros(N_TIME_CELLS + 2 + 2 * N_SLOTS, dtype=np.int64)
+    cells[0] = int(isna.sum())
+    cells[1] = int((text & ~dated & ~clock).sum())
+    cells[2 : 2 + 2 * N_SLOTS] = slot_cells(x)
+    cells[-4:] = [int((dated & ~timed).sum()), int(timed.sum()), int((clock & ~secs).sum()), int(secs.sum())]
+    return cells
+
+
+def rest_cells(x: np.ndarray, v: float) -> np.ndarray:
+    """Exact counts of the rows equal to ``v`` and of the other numbers by decade (noised by the caller).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text.
+    v : float
+        The single value the scan found.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts: [rows equal to ``v``, the other numbers by decade group (``DECADE_GROUP``)].
+    """
+    num = x[~np.isnan(x)]
+    rest = num[num != v]
+    groups = np.bincount(DECADE_GROUP[_slots(rest)], minlength=N_DECADES)
+    return np.concatenate([[int(np.sum(num == v))], groups]).astype(np.int64)
+
+
+def label_counts(s: pd.Series) -> dict[str, int]:
+    """Exact counts of a column's values as categorical labels (noised by the caller).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+
+    Returns
+    -------
+    dict
+        ``{label: count}``; missing cells under one key, ``"<missing>"``.
+    """
+    isna = s.isna()
+    vc = s[~isna].map(_as_label).value_counts(sort=False)
+    out = {str(k): int(v) for k, v in vc.items()}
+    if isna.any():  # a literal "<missing>" label joins the missing cells
+        out[MISSING_LABEL] = out.get(MISSING_LABEL, 0) + int(isna.sum())
+    return out
+
+
+def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Exact counts of numbers in the cells of a grid (noised by the caller).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values; NaN is skipped.
+    edges : numpy.ndarray
+        The grid's cell edges; values outside are clipped into the end cells.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts, one per cell.
+    """
+    v = x[~np.isnan(x)]
+    v = np.clip(v, edges[0], edges[-1])
+    k = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, len(edges) - 2)
+    return np.bincount(k, minlength=len(edges) - 1).astype(np.int64)
