@@ -251,12 +251,21 @@ class GraphicalModel:
         for i in nodes:
             if i != root:
                 parent[i] = paths[i][-2]
-        index = {a: k for k, a in enumerate(self.domain)}
-        operands: list = [self.beliefs[root], [index[a] for a in self.cliques[root]]]
+        children: dict[int, list[int]] = {i: [] for i in nodes}
         for i, p in parent.items():
-            operands += [self._conditional(i, p), [index[a] for a in self.cliques[i]]]
-        operands.append([index[a] for a in q])
-        return np.einsum(*operands, optimize="greedy")
+            children[p].append(i)
+
+        def message(i: int) -> tuple[tuple[str, ...], np.ndarray]:
+            # P(clique_i | separator) times the children's messages, summed down to the separator
+            # and the queried attributes below: one small contraction per clique of the subtree
+            below = [message(ch) for ch in children[i]]
+            sep = set(self._tree.sep[(i, parent[i])])
+            seen = set(self.cliques[i]).union(*[set(a) for a, _ in below])
+            keep = tuple(a for a in self.domain if a in seen and (a in sep or a in qs))
+            return keep, _contract([(self.cliques[i], self._conditional(i, parent[i])), *below], keep)
+
+        parts = [(self.cliques[root], self.beliefs[root])] + [message(ch) for ch in children[root]]
+        return _contract(parts, q)
 
     # ------------------------------------------------------------------ sampling
     def sample(self, rows: int, rng: np.random.Generator, method: str = "iid") -> pd.DataFrame:
@@ -465,6 +474,21 @@ class GraphicalModel:
             f"GraphicalModel({len(self.domain)} columns, {len(self.cliques)} cliques, "
             f"{self.size_mb:.3g} MB, total={self.total:.6g})"
         )
+
+
+def _contract(parts: list[tuple[tuple[str, ...], np.ndarray]], out: tuple[str, ...]) -> np.ndarray:
+    """Sum over every attribute not in ``out`` of the product of ``parts`` (tables with named axes),
+    axes in the order of ``out``. Letters are given to the attributes of this one product, so the
+    contraction works on tables of any number of columns (einsum has 52 letters)."""
+    letters: dict[str, int] = {}
+    for attrs, _ in parts:
+        for a in attrs:
+            letters.setdefault(a, len(letters))
+    operands: list = []
+    for attrs, table in parts:
+        operands += [table, [letters[a] for a in attrs]]
+    operands.append([letters[a] for a in out])
+    return np.einsum(*operands, optimize="greedy")
 
 
 def _draw_rounded(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

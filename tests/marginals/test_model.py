@@ -273,3 +273,36 @@ def test_rounded_sample_is_unbiased_and_closer_than_iid():
         # sd of a mean of `reps` counts is at most sqrt(n p (1-p) / reps) <= sqrt(n / (4 reps))
         assert np.max(np.abs(mean[p] - expect)) < 5 * np.sqrt(n / (4 * reps))
     assert np.mean(tv["rounded"]) < 0.8 * np.mean(tv["iid"])
+
+
+def test_marginals_across_a_chain_of_more_columns_than_einsum_letters():
+    """A chain of 70 binary columns (more than einsum's 52 letters): the marginal of the two ends
+    and of three spread-out columns equal the product of the chain's transition matrices."""
+    n = 70
+    dom = {f"x{i:02d}": 2 for i in range(n)}
+    names = list(dom)
+    rng = np.random.default_rng(5)
+    pots = {(names[i], names[i + 1]): rng.normal(0, 1.0, (2, 2)) for i in range(n - 1)}
+    model = GraphicalModel(dom, pots, 1.0)
+    # forward pass: P(x_0, x_k) from the normalised chain (messages from the right end first)
+    back = [np.ones(2)]
+    for i in range(n - 2, -1, -1):
+        back.insert(0, np.exp(pots[(names[i], names[i + 1])]) @ back[0])
+    z = back[0].sum()
+
+    def pair(j: int, k: int) -> np.ndarray:
+        # P(x_j, x_k) for j < k: left message to j, transitions j..k, right message from k
+        left = np.ones(2)
+        for i in range(j):
+            left = left @ np.exp(pots[(names[i], names[i + 1])])
+        mid = np.eye(2)
+        for i in range(j, k):
+            mid = mid @ np.exp(pots[(names[i], names[i + 1])])
+        return left[:, None] * mid * back[k][None, :] / z
+
+    np.testing.assert_allclose(model.marginal((names[0], names[-1])), pair(0, n - 1), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.marginal((names[10], names[55])), pair(10, 55), rtol=1e-9, atol=1e-12)
+    # a triple: contract the pair (10, 40) and (40, 65) through x40
+    p1040, p4065 = pair(10, 40), pair(40, 65)
+    triple = p1040[:, :, None] * p4065[None, :, :] / p1040.sum(axis=0)[None, :, None]
+    np.testing.assert_allclose(model.marginal((names[10], names[40], names[65])), triple, rtol=1e-9, atol=1e-12)
