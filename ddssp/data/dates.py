@@ -8,7 +8,8 @@ proleptic Gregorian one, years 0001 to 9999, no time zones.
 
 Accepted text (after stripping spaces): ``YYYY-MM-DD`` (a date) and ``YYYY-MM-DD HH:MM``,
 ``YYYY-MM-DD HH:MM:SS`` or ``YYYY-MM-DD HH:MM:SS.fff`` with ``T`` or a space between date and time
-and an optional trailing ``Z`` (a timestamp). Anything else, including impossible dates
+and an optional trailing ``Z`` (a timestamp); the date may also be written ``YYYY/MM/DD`` (year
+first, slashes). Decoded values are always written with dashes. Anything else, including impossible dates
 (2003-02-30) and time zone offsets, does not parse: it is a non-numeric value of the column (its
 missing / other level). Python ``datetime`` / ``date`` objects and pandas datetime columns are read
 directly (time zone aware ones in UTC).
@@ -38,6 +39,13 @@ _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
 _ISO = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?Z?)?$",
 )
+
+
+def _dashes(t: str) -> str:
+    """``YYYY/MM/DD...`` written with dashes (the year-first form with slashes is as unambiguous)."""
+    if len(t) >= 10 and t[4] == "/" and t[7] == "/":
+        return f"{t[:4]}-{t[5:7]}-{t[8:]}"
+    return t
 
 
 def days_from_civil(y, m, d) -> np.ndarray:
@@ -120,7 +128,7 @@ def parse_text(values: list) -> tuple[np.ndarray, np.ndarray]:
     has_time = np.zeros(n, dtype=bool)
     rows, parts = [], []
     for i, v in enumerate(values):
-        m = _ISO.match(v.strip()) if isinstance(v, str) and len(v) <= 64 else None
+        m = _ISO.match(_dashes(v.strip())) if isinstance(v, str) and len(v) <= 64 else None
         if m is not None:
             rows.append(i)
             parts.append(m.groups())

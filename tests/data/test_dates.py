@@ -357,3 +357,13 @@ def test_draft_schema_bins_a_date_column_on_the_time_axis():
     assert d.unit == "date" and d.bounds == (LO, HI + 1) and d.size == 5  # 4 bins + <missing>
     assert sch.column("w").kind == "categorical"  # not all dates: labels
     assert sch.decode(sch.encode(df))["d"].iloc[0].startswith("2003-")
+
+
+def test_year_first_dates_with_slashes_parse_like_iso():
+    """``YYYY/MM/DD`` (as in vega's seattle-weather) is the ISO date with slashes; other orders
+    and mixed separators do not parse."""
+    from ddssp.data.dates import parse_text
+
+    days, timed = parse_text(["2012/01/31", "2012-01-31", "2012/01/31 12:00", "01/31/2012", "2012/01-31", "2012/02/30"])
+    assert days[0] == days[1] == 15370.0 and days[2] == 15370.5 and timed.tolist()[:3] == [False, False, True]
+    assert np.isnan(days[3:]).all()
