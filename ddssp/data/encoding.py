@@ -14,6 +14,7 @@ in it is a non-numeric value, to its ``na`` level) and decodes to ISO text.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Protocol
 
@@ -456,6 +457,20 @@ def _readable(col: Column, codes: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
+def _round_in_bin(x: np.ndarray, a: float, b: float) -> np.ndarray:
+    """Drawn values of bin [a, b) rounded to three significant digits of its width (a draw carries
+    no information finer than that), kept inside the bin."""
+    width = b - a
+    if not (math.isfinite(width) and width > 0):
+        return x
+    decimals = 2 - math.floor(math.log10(width))
+    step = 10.0**-decimals
+    y = np.round(x, decimals)
+    y = np.where(y >= b, y - step, y)
+    y = np.where(y < a, y + step, y)
+    return np.where((y >= a) & (y <= b), y, x)
+
+
 def _draw_within(col: Column, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Values for the codes of a binned column with a within-bin distribution: for each bin, a
     sub-cell drawn by weight, then a value uniform inside it (a whole number ``lo <= v < hi`` when
@@ -484,6 +499,7 @@ def _draw_within(col: Column, codes: np.ndarray, rng: np.random.Generator) -> np
         else:
             r = rng.random(rows.size)
             x = np.clip(lo * (1 - r) + hi * r, lo, hi)  # no overflow for bins as wide as the floats
+            x = _round_in_bin(x, float(edges[i]), float(edges[i + 1]))
             if i < m - 1:  # bins are half-open (the last is closed): stay below the next bin
                 x = np.minimum(x, np.nextafter(edges[i + 1], -np.inf))
         v[rows] = x
