@@ -310,6 +310,10 @@ def test_cli_release_inspect_synth(codes_csv, tmp_path, capsys):
     code, _, se = run_cli(["synth", out, "--rows", "5", "-o", syn], capsys)
     assert_one_line_error(code, se)
     assert syn.read_bytes() == before
+    # "-o -": the rows on standard output, the same rows as the file for the same seed, no file "-"
+    code, so, _ = run_cli(["synth", out, "--rows", "123", "-o", "-", "--seed", "2"], capsys)
+    assert code == 0 and so == syn.read_text()
+    assert not (tmp_path / "-").exists()
 
 
 @pytest.mark.parametrize(

@@ -1,3 +1,5 @@
+import sys
+
 from ddssp.commands import output_group, stamped_output, warn_stamp
 
 HELP = "draw synthetic microdata from a release file (decoded to the schema's labels)"
@@ -18,7 +20,7 @@ def add_arguments(p) -> None:
     """
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
     output_group(p).add_argument("--rows", type=int, required=True, help="number of synthetic rows (>= 1)")
-    output_group(p).add_argument("-o", "--output", required=True, help="CSV file to write")
+    output_group(p).add_argument("-o", "--output", required=True, help="CSV file to write (- for standard output)")
     output_group(p).add_argument("--seed", type=int, help="random seed (default: fresh OS entropy)")
     output_group(p).add_argument("--codes", action="store_true", help="write integer codes instead of labels")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
@@ -53,6 +55,12 @@ def run(args) -> int:
 
     if args.rows < 1:
         raise DDSSPError(f"--rows must be at least 1, got {args.rows}")
+    if args.output == "-":
+        rel = Release.load(args.release)
+        warn_stamp(rel, args.release)
+        df = rel.synthesize_codes(args.rows, args.seed) if args.codes else rel.synthesize(args.rows, args.seed)
+        df.to_csv(sys.stdout, index=False)
+        return 0
     out = check_output_path(args.output, force=args.force, inputs=[args.release])
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)
