@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes += [n for n in sorted(tv_sizes) if n not in sizes]
     print(f"# raw Adult, eps {args.eps:g}; discovered schema vs the declared codebook {Path(args.schema).name}")
     print(
-        f"{'rows':>6} {'released':>9} {'dropped (count of runs)':<34} {'TV2 disc':>9} {'TV2 decl':>9} {'ratio':>6} {'CPU s':>6}"
+        f"{'rows':>6} {'released':>9} {'TV2 disc':>9} {'TV2 decl':>9} {'ratio':>6} {'CPU s':>6}  dropped (count of runs)"
     )
     for n in sizes:
         scored = n in tv_sizes
@@ -142,8 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         cpu = [r["cpu_s"] for r in rows if "cpu_s" in r]
         a, b = (float(np.mean(tvd)), float(np.mean(tvc))) if tvd else (float("nan"), float("nan"))
         print(
-            f"{n:>6} {ok:>4} / {len(rows):<3} {drop_txt[:34]:<34} {a:>9.4f} {b:>9.4f} {a / b if tvd else float('nan'):>6.2f} "
-            f"{np.mean(cpu) if cpu else float('nan'):>6.1f}",
+            f"{n:>6} {ok:>4} / {len(rows):<3} {a:>9.4f} {b:>9.4f} {a / b if tvd else float('nan'):>6.2f} "
+            f"{np.mean(cpu) if cpu else float('nan'):>6.1f}  {drop_txt}",
             flush=True,
         )
         errors = sorted({r["error"] for r in rows if r["error"]})
