@@ -49,9 +49,10 @@ from ddssp.dp import Ledger, check_rho, make_rng
 from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.errors import DataError, WorkloadError
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
-from ddssp.marginals.junction_tree import canonical, cells, triangulated_cliques
+from ddssp.marginals.junction_tree import canonical, cells
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
+from ddssp.marginals.model_size import SizeFilter
 from ddssp.marginals.workload import Workload, downward_closure, validate_workload
 from ddssp.types import Clique, Domain
 
@@ -344,6 +345,7 @@ class _Run:
     noise: NoiseSource
     est: Any
     settings: AIMSettings
+    sizes: SizeFilter | None = None
     measurements: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     iters_log: list = field(default_factory=list)
@@ -402,11 +404,6 @@ def _answers_from_counter(counter, domain: Domain, needed: list[Clique]) -> dict
     if answers and len({float(a.sum()) for a in answers.values()}) > 1:
         raise DataError("the counting function gave marginals with different totals")
     return answers
-
-
-def _hypothetical_size(domain, cliques: list[Clique]) -> float:
-    maxcl = triangulated_cliques(domain, cliques)
-    return sum(cells(domain, c) for c in maxcl) * 8 / 2**20
 
 
 # --------------------------------------------------------------------------- AIM
@@ -491,12 +488,13 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
         The model's marginal on it (before it is measured).
     """
     t = time.perf_counter()
-    domain, candidates = run.domain, run.candidates
+    candidates = run.candidates
     measured = run.est.measured_maximal()
     free = set()
     for m in measured:
         free |= {c for c in candidates if set(c) <= set(m)}
-    small = [c for c in candidates if c in free or _hypothetical_size(domain, measured + [c]) <= plan.size_limit]
+    sizes = run.sizes.sizes(measured, [c for c in candidates if c not in free])
+    small = [c for c in candidates if c in free or sizes[c] <= plan.size_limit]
     run.timings["filter"] += time.perf_counter() - t
 
     t = time.perf_counter()
@@ -634,6 +632,7 @@ def run_aim(
         noise,
         make_engine(s.engine, domain, keep_beliefs=s.fast),
         s,
+        sizes=SizeFilter(domain),
         timings=timings,
     )
     budget = RoundBudget(math.sqrt(T / (2 * 0.9 * rho)), math.sqrt(8 * 0.1 * rho / T))
