@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -270,14 +271,23 @@ def run_case(
         *case.extra,
     ]
     t = time.perf_counter()
-    try:  # through a wrapper process, so that the peak RSS is this release's, not the largest so far
-        p = subprocess.run(
-            [sys.executable, "-c", _USAGE, *cmd], check=False, capture_output=True, text=True, timeout=timeout
-        )
+    # through a wrapper process, so that the peak RSS is this release's, not the largest so far; in
+    # a session of its own, so that a timeout stops the release too, not only the wrapper
+    p = subprocess.Popen(
+        [sys.executable, "-c", _USAGE, *cmd],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return {"error": f"stopped after {timeout:.0f} s"}
     wall = time.perf_counter() - t
-    lines = p.stderr.strip().splitlines() or ["?"]
+    lines = err.strip().splitlines() or ["?"]
     if p.returncode != 0:
         return {"error": (lines[-2] if len(lines) > 1 else lines[-1])[:200]}
     usage = json.loads(lines[-1])

@@ -75,3 +75,33 @@ def test_run_case_reports_its_own_release(tmp_path):
     assert a["error"] is None and b["error"] is None
     assert a["cpu_s"] > 0 and 50 < a["peak_mb"] < 4000
     assert 0 <= a["tv"] <= 1 and a["tv"] == b["tv"] and a["rounds"] == b["rounds"]
+
+
+def test_run_case_timeout_stops_the_release_too(tmp_path, monkeypatch):
+    """A case over its time limit is stopped with its release process, not only the wrapper."""
+    import os
+    import time
+
+    from ddssp.bench import mixed
+
+    case = mixed.Case("t slow", "mixed", 1.0, 3000, 4, 2)
+    marker = tmp_path / "pid"
+    # stand in for the release command: a process that records its pid and sleeps
+    sleeper = f"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    real_popen = mixed.subprocess.Popen
+
+    def popen(args, **kw):
+        return real_popen([args[0], "-c", args[2], mixed.sys.executable, "-c", sleeper], **kw)
+
+    monkeypatch.setattr(mixed.subprocess, "Popen", popen)
+    out = mixed.run_case(case, tmp_path, tmp_path, timeout=3)
+    assert out["error"] == "stopped after 3 s"
+    pid = int(marker.read_text())
+    for _ in range(50):  # the sleeper is gone (killed with the wrapper's session)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the release process outlived the timeout")
