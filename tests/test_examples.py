@@ -4,6 +4,7 @@ PYTHONPATH, no ``ddssp`` command on PATH), refuse to replace their outputs, and 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -75,7 +76,12 @@ def test_adult_raw_script_takes_the_table_as_an_argument(tmp_path):
     assert first.returncode == 0, first.stderr
     assert (work / "out" / "adult_raw.release").is_file()
     assert (work / "out" / "adult_raw.synthetic.csv").is_file()
-    assert "discovered 12 column(s) under DP" in first.stderr
+    # 12 columns; at 3,000 rows a fresh draw leaves capital_gain out in about 1 of 4 runs (its
+    # nonzero rest too thin to place at this budget), race rarely: always with the reason
+    found = re.search(r"discovered (\d+) column\(s\) under DP", first.stderr)
+    assert found and 10 <= int(found.group(1)) <= 12
+    if int(found.group(1)) < 12:
+        assert "could not be discovered at this budget" in first.stderr
     again = run(str(data), "out")
     assert again.returncode != 0 and "--force" in again.stderr
     forced = run(str(data), "out", "--force")
