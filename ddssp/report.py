@@ -372,11 +372,14 @@ def render_html(res: dict, names: list[str], title: str) -> str:
         ax.bar(x - 0.2, o["data"], width=0.4, label="data")
         ax.bar(x + 0.2, o["release"], width=0.4, label="release")
         labels = o["labels"]
+        # bin labels such as "[7.62336, 10.7002)" or date ranges overlap side by side: slant them
+        slant = m > 6 or sum(len(str(v)) for v in labels) > 6 * m
         ax.set_xticks(
             x,
             labels if m <= 40 else [""] * m,
-            rotation=60 if m > 6 else 0,
-            ha="right" if m > 6 else "center",
+            rotation=60 if slant else 0,
+            ha="right" if slant else "center",
+            rotation_mode="anchor" if slant else "default",
             fontsize=7,
         )
         ax.set_title(f"{c}  (TV {o['tv']:.3f})", fontsize=9)
