@@ -77,6 +77,7 @@ SPEC_KEYS = {
     "max_onehot",
     "timeout",
     "release_args",
+    "plot",
     "plot_x",
     "plot_logx",
 }

@@ -423,7 +423,12 @@ def plot_results(
     if x not in summary.columns:
         return False
     metrics = list(dict.fromkeys(summary["metric"]))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(max(6.5, 5 * len(metrics)), 4.8), squeeze=False)
+    ncols = min(4, len(metrics))  # panels in rows of at most four, so many metrics stay legible
+    nrows = -(-len(metrics) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(max(6.5, 5 * ncols), 4.2 * nrows + 0.6), squeeze=False)
+    axes = [list(grid.ravel())]
+    for ax in axes[0][len(metrics) :]:
+        ax.set_visible(False)
     for ax, metric in zip(axes[0], metrics):
         sub = summary[summary["metric"] == metric]
         for method, grp in sub.groupby("method", sort=False):
@@ -456,7 +461,7 @@ def plot_results(
     ncol = min(len(labels), 2 if len(metrics) == 1 else 5)
     nrow = -(-len(labels) // max(ncol, 1))
     fig.legend(handles, labels, loc="lower center", ncol=max(ncol, 1), fontsize="small", frameon=False)
-    fig.tight_layout(rect=(0, 0.06 * nrow + 0.02, 1, 1))
+    fig.tight_layout(rect=(0, (0.06 * nrow + 0.02) / nrows, 1, 1))
     with atomic_write(path, "wb") as fh:
         fig.savefig(fh, format="png", dpi=120)
     plt.close(fig)
@@ -628,13 +633,14 @@ def run_bench(
     with atomic_write(outdir / "summary.csv", "w", newline="") as fh:
         summary.to_csv(fh, index=False)
     x = spec.get("plot_x", "epsilon")
-    plot_results(
-        summary,
-        outdir / "plot.png",
-        x=x,
-        logx=bool(spec.get("plot_logx", True)),
-        title=spec.get("title") or f"{spec.get('name', spec_path.stem)} ({spec['kind']})",
-    )
+    if spec.get("plot", True):  # a kind whose output is a table of cases sets plot = false
+        plot_results(
+            summary,
+            outdir / "plot.png",
+            x=x,
+            logx=bool(spec.get("plot_logx", True)),
+            title=spec.get("title") or f"{spec.get('name', spec_path.stem)} ({spec['kind']})",
+        )
     if not quiet:
         print(f"# {spec.get('name', spec_path.stem)}: {spec['kind']}")
     print(format_summary(summary))

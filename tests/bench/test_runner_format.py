@@ -117,3 +117,25 @@ def test_roc_plot_has_one_legend_for_the_figure(tmp_path, monkeypatch):
     assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["NAPP-ERM", "non-private lasso"]
     assert fig._suptitle is not None
+
+
+def test_many_metrics_wrap_into_rows_of_four(tmp_path, monkeypatch):
+    """Nine metrics: three rows of at most four panels (not one strip nine panels wide), the spare
+    panels hidden."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    base = _results(1)
+    frames = []
+    for i in range(9):
+        f = base.copy()
+        f["metric"] = f"m{i}"
+        frames.append(f)
+    captured = {}
+    monkeypatch.setattr(plt, "close", lambda fig: captured.setdefault("fig", fig))
+    assert plot_results(summarize(pd.concat(frames, ignore_index=True)), tmp_path / "plot.png")
+    fig = captured["fig"]
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 9 and len(fig.axes) == 12
+    width, height = fig.get_size_inches()
+    assert width <= 20.5 and height > 12
