@@ -29,7 +29,7 @@ shrink with the table. Then, per discovered column (names are public; nothing el
    number when the numbers are whole and few; else coarse to fine, half the budget each: a 16-cell
    grid (log-spaced when the range spans decades) cut to its populated span, grown by windows of
    adjacent cells whose noisy sum shows (thin tails), then a finer grid (or one cell per whole
-   number) inside that span, trimmed only inside the outer coarse cells. Cells are windows of
+   number) inside that span, trimmed only inside the outer coarse cells (by a step fit). Cells are windows of
    adjacent cells when single cells are lost in the noise (small tables). A value found alone by
    the scan gets its own bin, the other values are located by decade and binned. Whole numbers
    over a short range (at most ``max_levels``) become ordered levels; otherwise equal-frequency bin
@@ -73,7 +73,7 @@ from ddssp.data.discovery_cells import (
     scan_cells,
     slot_cells,
 )
-from ddssp.data.spans import outer_span, populated_windows, span_sds
+from ddssp.data.spans import outer_span, populated_windows, span_sds, step_start
 from ddssp.errors import SchemaError
 
 OTHER_LABEL = "<other>"
@@ -696,8 +696,12 @@ def discover_numeric(
     if span is not None:
         a, b = span
         if keep is not None and keep[0] <= keep[1]:  # never inside the coarse cells that hold the rows
-            a = max(0, min(a, int(np.searchsorted(grid, keep[0], side="right")) - 1))
-            b = min(len(y) - 1, max(b, a, int(np.searchsorted(grid, keep[1], side="left")) - 1))
+            inner_a = int(np.searchsorted(grid, keep[0], side="right")) - 1
+            inner_b = int(np.searchsorted(grid, keep[1], side="left")) - 1
+            # inside the outer coarse cells, the edge is where a step fit puts it (fine cells there
+            # are each too thin for the threshold above)
+            a = max(0, min(step_start(y[: inner_a + 1]), inner_a))
+            b = min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b, a))
         grid, y = grid[a : b + 2], y[a : b + 1]
     n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
     missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None

@@ -151,3 +151,33 @@ def span_sds(cells: int) -> float:
     from scipy.stats import norm
 
     return float(norm.isf(0.01 / cells))
+
+
+def step_start(y: np.ndarray) -> int:
+    """Where the rows start in a run of noisy counts that the data fills from some cell onwards.
+
+    The least-squares fit of a step (0 before cell ``k``, a constant from ``k`` on) to ``y``: pure
+    post-processing. Used inside an outer cell that a coarser grid showed populated, where a
+    threshold on single fine cells would cut away cells each too thin to show above the noise (a
+    threshold needs about (sds x sd / density)^2 cells to see a uniform density; the step fit
+    places the edge within about (sd / density)^2 cells).
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, in order from the outside in.
+
+    Returns
+    -------
+    int
+        The first cell of the step (0: the rows fill the whole run).
+    """
+    y = np.asarray(y, dtype=float)
+    m = len(y)
+    if m < 2:
+        return 0
+    # SSE(k) = sum_{j<k} y_j^2 + sum_{j>=k} (y_j - mean)^2 = sum y^2 - (sum_{j>=k} y_j)^2 / (m - k)
+    tail = np.cumsum(y[::-1])[::-1]  # sum_{j>=k} y_j for k = 0..m-1
+    gain = tail**2 / np.arange(m, 0, -1)
+    gain = np.where(tail > 0, gain, -np.inf)  # a step up, not down
+    return int(np.argmax(gain)) if np.isfinite(gain).any() else 0

@@ -100,3 +100,21 @@ def test_outer_span_grows_by_adjacent_windows_only_at_their_level():
     # the two tail cells next to the span (40) reach 2.5 sds of their sum's noise (sd 10 * sqrt(2))
     assert outer_span(y, sd, 3.5, grow=2.5) == (7, 11)
     assert outer_span(np.zeros(8), sd, 3.5, grow=2.5) is None
+
+
+def test_step_start_places_the_edge_where_a_threshold_cannot():
+    """Fine cells of 16 rows under noise of sd 20 (each invisible to a 4-sd threshold): the step fit
+    finds where the rows start to within a few cells; a run the rows fill from its first cell
+    gives 0; a run of pure noise never places the edge past a real step."""
+    from ddssp.data.spans import step_start
+
+    rng = np.random.default_rng(0)
+    errs, full = [], []
+    for _ in range(200):
+        k = int(rng.integers(0, 25))
+        y = np.concatenate([np.zeros(k), np.full(31 - k, 16.0)]) + rng.normal(0, 20, 31)
+        errs.append(abs(step_start(y) - k))
+        full.append(step_start(np.full(31, 16.0) + rng.normal(0, 20, 31)))
+    assert np.median(errs) <= 3 and np.mean(np.asarray(errs) <= 6) >= 0.8
+    assert np.median(full) <= 2
+    assert step_start(np.array([5.0])) == 0 and step_start(np.array([-3.0, -1.0])) == 0
