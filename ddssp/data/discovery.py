@@ -698,10 +698,13 @@ def discover_numeric(
         if keep is not None and keep[0] <= keep[1]:  # never inside the coarse cells that hold the rows
             inner_a = int(np.searchsorted(grid, keep[0], side="right")) - 1
             inner_b = int(np.searchsorted(grid, keep[1], side="left")) - 1
-            # inside the outer coarse cells, the edge is where a step fit puts it (fine cells there
-            # are each too thin for the threshold above)
-            a = max(0, min(step_start(y[: inner_a + 1]), inner_a))
-            b = min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b, a))
+            a = max(0, min(a, inner_a))
+            b = min(len(y) - 1, max(b, a, inner_b))
+            # and where a least-squares step fit to the fine counts keeps more of an outer coarse
+            # cell, the step fit wins: its fine cells are each too thin for the threshold above (for
+            # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands)
+            a = min(a, max(0, min(step_start(y[: inner_a + 1]), inner_a)))
+            b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
         grid, y = grid[a : b + 2], y[a : b + 1]
     n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
     missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None

@@ -5,6 +5,7 @@ cannot resolve is reported at once."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -14,7 +15,7 @@ from ddssp.data.discovery import _bin_median, discover
 from ddssp.data.spans import outer_span, populated_span, populated_windows
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
-from ddssp.dp.noise import InsecureSeededNoise
+from ddssp.dp.noise import InsecureSeededNoise, make_noise
 from ddssp.errors import SchemaError
 from ddssp.pipeline.plan import plan_schema
 
@@ -130,7 +131,7 @@ def test_populated_windows_and_span_are_post_processing_rules():
 def test_plan_schema_on_a_small_table_fits_the_budget():
     """The pipeline passes the release's budget, so a 900-row table gets a schema (not the old 'no
     values found') and the ledger still never exceeds the budget."""
-    plan = plan_schema(_table(900, seed=7), None, eps=1.0, delta=1e-6)
+    plan = plan_schema(_table(900, seed=7), None, eps=1.0, delta=1e-6, noise=make_noise(1))
     assert [c.name for c in plan.schema.columns] == ["year", "lat", "age", "hours", "c"]
     assert plan.ledger.spent <= plan.ledger.rho_budget * (1 + 1e-12)
 
@@ -170,3 +171,17 @@ def test_numeric_column_found_in_one_band_only_is_dropped_not_one_bin():
             assert c.kind == "categorical" or c.size - (c.missing is not None) >= 2, (seed, c.name, c.edges)
         one_bin += sum("one narrow band" in why for why in rep.unresolved.values())
     assert one_bin > 0  # at this size the case occurs, and is reported with its reason
+
+
+def test_small_table_keeps_its_year_column_across_fresh_draws():
+    """The range-edge step fit never trims more than the threshold cut: on the 900-row table the
+    whole-number year column (spiky fine counts) is kept in about 97% of fresh draws (a step fit
+    alone dropped it in 2 of 3 draws); at least 17 of 20 here (false alarm about 0.3%)."""
+    df = _table(900, seed=7)
+    kept = 0
+    for _ in range(20):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plan = plan_schema(df, None, eps=1.0, delta=1e-6)
+        kept += "year" in plan.schema.names
+    assert kept >= 17
