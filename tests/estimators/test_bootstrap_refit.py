@@ -21,7 +21,7 @@ def rel():
     codes = cc.sample_codes(cc.population(), 20000, np.random.default_rng(3))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return release(codes, cc.schema(), eps=1.0, encoded=True, seed=7)
+        return release(codes, cc.schema(), eps=1.0, encoded=True, seed=7, insecure_seed=7)
 
 
 @pytest.fixture(scope="module")
