@@ -426,10 +426,10 @@ def plot_results(
     ncols = min(4, len(metrics))  # panels in rows of at most four, so many metrics stay legible
     nrows = -(-len(metrics) // ncols)
     fig, grid = plt.subplots(nrows, ncols, figsize=(max(6.5, 5 * ncols), 4.2 * nrows + 0.6), squeeze=False)
-    axes = [list(grid.ravel())]
-    for ax in axes[0][len(metrics) :]:
+    axes = list(grid.ravel())
+    for ax in axes[len(metrics) :]:
         ax.set_visible(False)
-    for ax, metric in zip(axes[0], metrics):
+    for ax, metric in zip(axes, metrics):
         sub = summary[summary["metric"] == metric]
         for method, grp in sub.groupby("method", sort=False):
             grp = grp.sort_values(x)
@@ -457,7 +457,7 @@ def plot_results(
     if title:
         fig.suptitle(title)
     # one legend for the figure, below the panels (the methods are the same in every panel)
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    handles, labels = axes[0].get_legend_handles_labels()
     ncol = min(len(labels), 2 if len(metrics) == 1 else 5)
     nrow = -(-len(labels) // max(ncol, 1))
     fig.legend(handles, labels, loc="lower center", ncol=max(ncol, 1), fontsize="small", frameon=False)

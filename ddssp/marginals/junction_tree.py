@@ -434,8 +434,25 @@ def model_size_mb(domain: Domain, cliques: Sequence[Clique]) -> float:
     -------
     float
     """
-    maxcl = triangulated_cliques(domain, cliques)
-    return sum(cells(domain, c) for c in maxcl) * 8 / 2**20
+    return model_cells(domain, cliques) * 8 / 2**20
+
+
+def model_cells(domain: Domain, cliques: Sequence[Clique]) -> int:
+    """Cells of the junction-tree tables the given cliques would need (a column in no clique is a
+    clique of its own).
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    cliques : sequence of tuple of str
+        The cliques.
+
+    Returns
+    -------
+    int
+    """
+    return sum(cells(domain, c) for c in triangulated_cliques(domain, list(cliques)))
 
 
 class CalibratedTree:

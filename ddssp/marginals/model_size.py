@@ -16,27 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ddssp.marginals.junction_tree import cells, triangulated_cliques
+from ddssp.marginals.junction_tree import model_cells
 from ddssp.types import Clique, Domain
 
 _MB = 8 / 2**20
-
-
-def model_cells(domain: Domain, cliques: Iterable[Clique]) -> int:
-    """Cells of the triangulated model of ``cliques`` over ``domain`` (its size is 8 bytes a cell).
-
-    Parameters
-    ----------
-    domain : dict
-        ``{column: size}``; every column is in the model (a column in no clique is its own clique).
-    cliques : iterable of tuple of str
-        The measured cliques.
-
-    Returns
-    -------
-    int
-    """
-    return sum(cells(domain, c) for c in triangulated_cliques(domain, list(cliques)))
 
 
 class SizeFilter:
