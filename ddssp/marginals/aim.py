@@ -36,6 +36,7 @@ exactly what remains, so the ledger total equals the budget.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 from collections.abc import Callable, Mapping
@@ -490,9 +491,7 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
     t = time.perf_counter()
     candidates = run.candidates
     measured = run.est.measured_maximal()
-    free = set()
-    for m in measured:
-        free |= {c for c in candidates if set(c) <= set(m)}
+    free = _inside(measured, candidates)
     sizes = run.sizes.sizes(measured, [c for c in candidates if c not in free])
     small = [c for c in candidates if c in free or sizes[c] <= plan.size_limit]
     run.timings["filter"] += time.perf_counter() - t
@@ -500,8 +499,7 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
     t = time.perf_counter()
     bias_factor = math.sqrt(2 / math.pi)
     scores, est_marg = [], {}
-    for c in small:
-        z = model.marginal(c)
+    for c, z in zip(small, model.marginals(small)):
         est_marg[c] = z
         n = z.size
         scores.append(candidates[c] * (np.abs(run.answers[c] - z).sum() - bias_factor * plan.sigma_score * n))
@@ -510,6 +508,19 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
     run.timings["select"] += time.perf_counter() - t
     chosen = small[k]
     return chosen, est_marg[chosen]
+
+
+def _inside(measured: list[Clique], candidates: Mapping[Clique, float]) -> set[Clique]:
+    """The candidates inside some measured clique (measuring them again costs no model growth)."""
+    longest = max(map(len, candidates), default=0)
+    free: set[Clique] = set()
+    for m in set(measured):
+        if len(m) <= 12:  # the subsets of a small clique are fewer than the candidates
+            for k in range(1, min(len(m), longest) + 1):
+                free.update(c for c in itertools.combinations(m, k) if c in candidates)
+        else:
+            free.update(c for c in candidates if set(c) <= set(m))
+    return free
 
 
 def _candidates(workload: Workload, domain: Domain, max_model_size: float) -> dict[Clique, float]:
