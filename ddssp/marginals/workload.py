@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -229,11 +230,20 @@ def downward_closure(workload: Workload) -> dict[tuple[str, ...], float]:
         ``{clique: weight}``.
     """
     seen: dict[frozenset, tuple[str, ...]] = {}
-    for clique, _ in workload:
+    touching: dict[str, list[int]] = {}  # column -> the workload entries that hold it
+    for j, (clique, _) in enumerate(workload):
+        for a in clique:
+            touching.setdefault(a, []).append(j)
         for k in range(1, len(clique) + 1):
             for sub in itertools.combinations(clique, k):
                 seen.setdefault(frozenset(sub), sub)
-    return {r: math.fsum(float(w) * len(key & set(s)) for s, w in workload) for key, r in seen.items()}
+    weights = [float(w) for _, w in workload]
+    out = {}
+    for key, r in seen.items():
+        # |key & s| = how many of key's columns the entry s holds; only entries holding one count
+        shared = Counter(j for a in key for j in touching[a])
+        out[r] = math.fsum(weights[j] * k for j, k in sorted(shared.items()))
+    return out
 
 
 def total_variation(p, q) -> float:

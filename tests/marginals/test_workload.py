@@ -118,3 +118,30 @@ def test_downward_closure_merges_permutations_and_three_way():
     assert cands[("a", "c")] == 2 + 2
     assert cands[("a", "b", "c")] == 3 + 2
     assert ("c", "a") not in cands
+
+
+def test_downward_closure_weights_equal_the_definition():
+    """Each closure clique's weight is sum over workload entries s of w_s * |r & s|, for a mixed
+    workload of 1-, 2- and 3-way entries with uneven weights."""
+    import itertools
+    import math
+
+    import numpy as np
+
+    from ddssp.marginals.workload import downward_closure
+
+    cols = [f"c{i}" for i in range(7)]
+    rng = np.random.default_rng(4)
+    wl = [
+        (tuple(rng.choice(cols, size=int(rng.integers(1, 4)), replace=False)), float(rng.uniform(0.1, 3)))
+        for _ in range(15)
+    ]
+    got = downward_closure(wl)
+    want = {}
+    for s, _ in wl:
+        for k in range(1, len(s) + 1):
+            for sub in itertools.combinations(s, k):
+                want.setdefault(frozenset(sub), sub)
+    assert set(got) == set(want.values())
+    for key, r in want.items():
+        assert got[r] == math.fsum(w * len(key & set(s)) for s, w in wl)
