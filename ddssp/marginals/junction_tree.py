@@ -12,6 +12,7 @@ This module must not import JAX (or mbi).
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 from collections import deque
@@ -342,22 +343,33 @@ def triangulated_cliques(domain: Domain, cliques: Sequence[Clique]) -> list[Cliq
         for a in cl:
             adj[a].update(x for x in cl if x != a)
     size = {a: int(n) for a, n in domain.items()}
-    unmarked = list(domain)
+    position = {a: i for i, a in enumerate(domain)}
+
+    def cost(a: str) -> int:
+        out = size[a]
+        for x in adj[a]:
+            out *= size[x]
+        return out
+
+    # greedy_order's rule (smallest neighbourhood table, first in domain order on ties), with the
+    # costs in a heap: an elimination changes only its neighbours' costs, so only they are pushed
+    # again and stale entries are skipped (same order as rescanning every column at every step)
+    current = {a: cost(a) for a in domain}
+    heap = [(c, position[a], a) for a, c in current.items()]
+    heapq.heapify(heap)
     elim: list[frozenset] = []
-    while unmarked:
-        best, best_cost = None, None
-        for a in unmarked:  # greedy_order's rule: smallest neighbourhood table, first on ties
-            cost = size[a]
-            for x in adj[a]:
-                cost *= size[x]
-            if best_cost is None or cost < best_cost:
-                best, best_cost = a, cost
+    while heap:
+        c, _, best = heapq.heappop(heap)
+        if best not in adj or current[best] != c:
+            continue
         nb = adj.pop(best)
         elim.append(frozenset(nb | {best}))
         for x in nb:
             adj[x].discard(best)
             adj[x].update(y for y in nb if y != x)
-        unmarked.remove(best)
+        for x in nb:
+            current[x] = cost(x)
+            heapq.heappush(heap, (current[x], position[x], x))
     maximal = [c for c in elim if not any(c < o for o in elim)]
     return sorted({canonical(domain, c) for c in maximal})
 
