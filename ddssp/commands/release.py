@@ -47,6 +47,13 @@ def add_discovery_arguments(p) -> None:
     )
     g.add_argument("--numeric", type=comma_list, metavar="A,B", help="columns that are numeric (discovery)")
     g.add_argument(
+        "--dates",
+        type=comma_list,
+        metavar="A,B",
+        help="columns of ISO dates / timestamps or clock times (discovery: binned on a time axis, "
+        "decoded as dates; whether dates or clock times, and the range, still come from noisy counts)",
+    )
+    g.add_argument(
         "--bins", type=positive_int, help="bins per discovered numeric column (default: chosen for the budget, 4 to 10)"
     )
     g.add_argument(
@@ -382,7 +389,14 @@ def _release(args, progress, eps, delta, schema, cat):
     from ddssp.data.counting import table_columns
     from ddssp.data.tables import UnnamedColumnWarning, select_columns
     from ddssp.dp.noise import make_noise
-    from ddssp.pipeline import DEFAULT_DISCOVERY_SHARE, DroppedColumnsWarning, ReadOptions, plan_schema, release
+    from ddssp.pipeline import (
+        DEFAULT_DISCOVERY_SHARE,
+        DroppedColumnsWarning,
+        ReadOptions,
+        declared_kinds,
+        plan_schema,
+        release,
+    )
     from ddssp.releasefile import SCHEMA_NOT_PRIVATE
 
     progress.start("reading")
@@ -400,6 +414,7 @@ def _release(args, progress, eps, delta, schema, cat):
         if not issubclass(w.category, UnnamedColumnWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     chosen = select_columns(header, args.columns, args.drop)  # before any noise is drawn
+    declared_kinds(chosen, cat, args.numeric, args.dates)  # the same: names in the header only
     # the counting backends read the file by its own column names: a renamed header cell or a
     # column selection is counted from the table in memory
     subset = bool(renamed) or chosen != list(header)
@@ -435,6 +450,7 @@ def _release(args, progress, eps, delta, schema, cat):
                 discovery_share=share,
                 categorical=cat or (),
                 numeric=args.numeric or (),
+                dates=args.dates or (),
                 bins=args.bins,
                 max_levels=args.max_levels,
                 accept_draft=args.accept_draft_schema,

@@ -73,6 +73,14 @@ def add_arguments(p) -> None:
         "--numeric", type=comma_list, default=None, metavar="A,B", help="with --eps: columns that are numeric"
     )
     discovery_group(p).add_argument(
+        "--dates",
+        type=comma_list,
+        default=None,
+        metavar="A,B",
+        help="with --eps: columns of ISO dates / timestamps or clock times (binned on a time axis; "
+        "whether dates or clock times, and the range, still come from noisy counts)",
+    )
+    discovery_group(p).add_argument(
         "--max-levels",
         type=positive_int,
         default=None,
@@ -166,6 +174,7 @@ def _discover(args) -> int:
             discovery_share=1.0,
             categorical=args.categorical or (),
             numeric=args.numeric or (),
+            dates=args.dates or (),
             bins=args.bins,
             max_levels=args.max_levels,
             replan=False,

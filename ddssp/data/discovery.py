@@ -243,8 +243,9 @@ def scan_column(
     mech : ChargedMechanisms
         Draws the noisy counts and charges them to the ledger.
     declared_kind : str or None
-        A kind the user declared ("numeric", "categorical", "date" or "time"); read from the counts
-        when None.
+        A kind the user declared ("numeric", "categorical", "date", "time", or "dates": a time
+        axis whose unit, dates and timestamps or clock times, the counts decide); read from the
+        counts when None.
     times : dict, optional
         The text values parsed as times (:func:`parse_times_of_text`); None: no value counts as a
         date or a time.
@@ -280,6 +281,16 @@ def scan_column(
             "values)"
         )
     kind = declared_kind
+    if kind == "dates":
+        # declared a time axis (``--dates``): its unit follows the noisy counts, dates and
+        # timestamps or clock times, whichever show more
+        if dated <= 0 and clocked <= 0:
+            raise SchemaError(
+                f"column {name!r} is declared a date column (--dates) but holds (almost) no ISO dates, "
+                "timestamps or clock times (YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], HH:MM[:SS]); leave it out of "
+                "--dates, declare it categorical, or fix the data"
+            )
+        kind = "time" if clocked > dated else "date"
     if kind is None:
         # a date column when the parseable dates dominate (as numbers do for a numeric column);
         # otherwise dates are text like any other
@@ -852,8 +863,8 @@ def discover(
     The delta is split among the categorical columns only (known after the scans), so it is all used
     when there is one, and none is used otherwise.
 
-    ``"date"`` declares a column of ISO dates / timestamps, ``"time"`` one of clock times; a column
-    is also discovered as one when the noisy count of values that parse as ISO dates (clock times)
+    ``"date"`` declares a column of ISO dates / timestamps, ``"time"`` one of clock times,
+    ``"dates"`` either (the noisy counts of parse outcomes decide which); a column is also discovered as one when the noisy count of values that parse as ISO dates (clock times)
     holds at least 80% of its scan (:func:`scan_column`). A date column spends another
     ``SCAN_FRACTION`` of its budget on the range of its days (:func:`scan_dates`) and the rest on its
     bins, on the axis of days since 1970-01-01; a clock-time column's axis (minutes since midnight,
@@ -878,7 +889,7 @@ def discover(
     delta : float
         Delta for the key release of categorical levels.
     kinds : dict, optional
-        Declared kinds, ``{name: "numeric" | "categorical" | "date" | "time"}``.
+        Declared kinds, ``{name: "numeric" | "categorical" | "date" | "time" | "dates"}``.
     bins : int, optional
         Bins per binned numeric column; chosen from the noisy counts when None.
     max_levels : int

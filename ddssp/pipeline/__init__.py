@@ -21,6 +21,7 @@ from ddssp.pipeline.plan import (
     DroppedColumnsWarning,
     SchemaPlan,
     build_workload,
+    declared_kinds,
     plan_schema,
 )
 from ddssp.pipeline.run import release
@@ -35,6 +36,7 @@ __all__ = [
     "ReadOptions",
     "SchemaPlan",
     "build_workload",
+    "declared_kinds",
     "plan_schema",
     "release",
 ]

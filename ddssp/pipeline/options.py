@@ -86,6 +86,9 @@ class DiscoveryOptions:
         Share of the zCDP budget spent on discovery, in (0, 1].
     categorical, numeric : sequence of str
         Columns whose kind is given rather than discovered.
+    dates : sequence of str
+        Columns declared a time axis: ISO dates and timestamps, or clock times (which of them is
+        decided from noisy counts of parse outcomes, like the range and bins).
     bins : int, optional
         Number of bins of a discovered numeric column (default: chosen from the noisy row count).
     max_levels : int, optional
@@ -100,14 +103,16 @@ class DiscoveryOptions:
     share: float = DEFAULT_DISCOVERY_SHARE
     categorical: Sequence[str] = ()
     numeric: Sequence[str] = ()
+    dates: Sequence[str] = ()
     bins: int | None = None
     max_levels: int | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.share, (int, float)) and 0 < float(self.share) <= 1):
             raise DDSSPError(f"--discovery-share must be in (0, 1], got {self.share!r}")
-        object.__setattr__(self, "categorical", tuple(self.categorical or ()))
-        object.__setattr__(self, "numeric", tuple(self.numeric or ()))
+        for name in ("categorical", "numeric", "dates"):
+            v = getattr(self, name) or ()
+            object.__setattr__(self, name, (v,) if isinstance(v, str) else tuple(v))  # one name, not letters
         _positive_int_or_none(self.bins, "bins")
         _positive_int_or_none(self.max_levels, "max_levels")
 

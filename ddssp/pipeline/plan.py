@@ -82,6 +82,52 @@ def dropped_message(dropped: dict[str, str], share: float) -> str:
     )
 
 
+def declared_kinds(
+    names: Sequence[str],
+    categorical: Sequence[str] | None = (),
+    numeric: Sequence[str] | None = (),
+    dates: Sequence[str] | None = (),
+) -> dict[str, str]:
+    """The kinds the user declares for discovery, checked against the table's column names.
+
+    Only the header is read (it is public), so the CLI calls this before any noise is drawn.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The table's column names.
+    categorical, numeric, dates : sequence of str, optional
+        The columns of ``--categorical``, ``--numeric`` and ``--dates``.
+
+    Returns
+    -------
+    dict
+        ``{name: "categorical" | "numeric" | "dates"}`` (``"dates"``: a time axis, ISO dates and
+        timestamps or clock times, the unit decided by discovery's noisy counts).
+
+    Raises
+    ------
+    SchemaError
+        One error naming every unknown column at once, or a column given two kinds.
+    """
+    names = [str(n) for n in names]
+    known = set(names)
+    given = (("categorical", categorical), ("numeric", numeric), ("dates", dates))
+    unknown = [f"--{opt} {n!r}" for opt, lst in given for n in (lst or ()) if n not in known]
+    if unknown:
+        raise SchemaError(
+            f"column(s) not in the data: {', '.join(unknown)}; the data has "
+            f"{', '.join(map(repr, names[:30]))}{' ...' if len(names) > 30 else ''}"
+        )
+    kinds: dict[str, str] = {}
+    for opt, lst in given:
+        for n in lst or ():
+            if kinds.get(n, opt) != opt:
+                raise SchemaError(f"column {n!r} is given both in --{kinds[n]} and in --{opt}; keep one")
+            kinds[n] = opt
+    return kinds
+
+
 def plan_schema(
     data: pd.DataFrame,
     schema: Any = None,
@@ -91,6 +137,7 @@ def plan_schema(
     discovery_share: float = DEFAULT_DISCOVERY_SHARE,
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
+    dates: Sequence[str] = (),
     bins: int | None = None,
     max_levels: int | None = None,
     accept_draft: bool = False,
@@ -125,6 +172,9 @@ def plan_schema(
         Share of the zCDP budget for discovery, in (0, 1].
     categorical, numeric : sequence of str
         Columns whose kind is given rather than discovered.
+    dates : sequence of str
+        Columns declared a time axis: ISO dates and timestamps, or clock times (which of them, and
+        the range and bins, are still discovered from noisy counts).
     bins : int, optional
         Number of bins of a discovered numeric column.
     max_levels : int, optional
@@ -201,14 +251,7 @@ def plan_schema(
     if missing:
         raise SchemaError(f"schema column(s) missing from the data: {missing}; the data has {names[:20]}")
     todo = [n for n in names if n not in declared]
-    kinds: dict[str, str] = {}
-    for lst, kind in ((categorical, "categorical"), (numeric, "numeric")):
-        for n in lst or ():
-            if n not in names:
-                raise SchemaError(f"--{kind} names column {n!r}, which is not in the data (columns: {names[:20]})")
-            if n in kinds:
-                raise SchemaError(f"column {n!r} is declared both categorical and numeric")
-            kinds[n] = kind
+    kinds = declared_kinds(names, categorical, numeric, dates)
     reserved = DISCOVERY_DELTA_SHARE * delta if todo else 0.0
     delta_t = prior_delta + reserved
     if not delta_t < delta:

@@ -51,6 +51,7 @@ def release(
     discovery_share: float = DEFAULT_DISCOVERY_SHARE,
     categorical: Sequence[str] = (),
     numeric: Sequence[str] = (),
+    dates: Sequence[str] = (),
     bins: int | None = None,
     max_levels: int | None = None,
     accept_draft_schema: bool = False,
@@ -106,7 +107,7 @@ def release(
         and stamped so (:attr:`Release.stamp`) in the file and by every command that reads it.
     discover : bool, optional
         Discover the undeclared columns (default: when ``schema`` is None).
-    discovery_share, categorical, numeric, bins, max_levels
+    discovery_share, categorical, numeric, dates, bins, max_levels
         The fields of ``discovery`` as keywords (see :class:`DiscoveryOptions`).
     accept_draft_schema : bool
         Accept a data-derived draft schema; the release is then stamped not private.
@@ -136,7 +137,7 @@ def release(
         For data that does not fit the schema, or a schema that cannot be planned.
     """
     read = _read_options(read, backend, csv_options, memory_limit, spark_master)
-    discovery = _discovery_options(discovery, discovery_share, categorical, numeric, bins, max_levels)
+    discovery = _discovery_options(discovery, discovery_share, categorical, numeric, dates, bins, max_levels)
     aim = AimOptions(workload, max_cells, max_model_size, rounds, iters, engine)
     context: dict[str, Any] = {}
     with warnings_once(context), _progress(progress, callback) as cb:
@@ -223,6 +224,7 @@ def _release(
             discovery_share=discovery.share,
             categorical=discovery.categorical,
             numeric=discovery.numeric,
+            dates=discovery.dates,
             bins=discovery.bins,
             max_levels=discovery.max_levels,
             accept_draft=accept_draft_schema,
@@ -317,17 +319,26 @@ def _read_options(
 
 
 def _discovery_options(
-    discovery: DiscoveryOptions | None, share: Any, categorical: Any, numeric: Any, bins: Any, max_levels: Any
+    discovery: DiscoveryOptions | None,
+    share: Any,
+    categorical: Any,
+    numeric: Any,
+    dates: Any,
+    bins: Any,
+    max_levels: Any,
 ) -> DiscoveryOptions:
     """``discovery``, or one built from the flat keywords; both at once is an error."""
     if discovery is None:
-        return DiscoveryOptions(share=share, categorical=categorical, numeric=numeric, bins=bins, max_levels=max_levels)
+        return DiscoveryOptions(
+            share=share, categorical=categorical, numeric=numeric, dates=dates, bins=bins, max_levels=max_levels
+        )
     if not isinstance(discovery, DiscoveryOptions):
         raise DDSSPError(f"discovery must be a DiscoveryOptions, got {type(discovery).__name__}")
-    if share != DEFAULT_DISCOVERY_SHARE or categorical or numeric or bins is not None or max_levels is not None:
+    flat = categorical or numeric or dates or bins is not None or max_levels is not None
+    if share != DEFAULT_DISCOVERY_SHARE or flat:
         raise DDSSPError(
             "give the discovery options either as discovery=DiscoveryOptions(...) or as "
-            "keywords (discovery_share, categorical, numeric, bins, max_levels), not both"
+            "keywords (discovery_share, categorical, numeric, dates, bins, max_levels), not both"
         )
     return discovery
 

@@ -406,6 +406,29 @@ def test_spark_counts_equal_duckdb_and_numpy(spark, csv_table, typed_table):
         )
 
 
+def test_spark_groups_timestamps_by_their_bin_and_counts_as_numpy(spark, tmp_path, monkeypatch):
+    from ddssp.data.counting.spark_backend import SparkCounter
+    from tests.data.test_dates import HI, LO, _grouped_rows, _many_timestamps
+
+    p = tmp_path / "ts.csv"
+    _many_timestamps(6000).to_csv(p, index=False)
+    schema = Schema(
+        [
+            Column.binned("ts", np.linspace(LO, HI + 1, 9).round(3).tolist(), unit="timestamp", missing="<missing>"),
+            Column.binned("tm", [0, 360.5, 720, 1080, 1440], unit="time").with_na("[00:00, 06:00)"),
+            Column.categorical("g", ["a", "b"]),
+        ]
+    )
+    pairs = [c for k in (1, 2) for c in itertools.combinations(schema.names, k)]
+    na = ("?", "1900-01-01")
+    sizes = _grouped_rows(monkeypatch, SparkCounter)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClipWarning)
+        got = count_marginals(p, schema, pairs, backend="spark", csv_options=CsvOptions(na_values=na))
+        assert_same(reference(read_table(p, na_values=list(na)), schema, pairs), got)
+    assert sizes and sizes[0] < 1000, sizes  # by bin, not by the 6,000 raw values
+
+
 def test_duckdb_never_reads_the_file_into_pandas(csv_table, monkeypatch):
     import ddssp.data.tables as tables
 

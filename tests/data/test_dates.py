@@ -367,3 +367,67 @@ def test_year_first_dates_with_slashes_parse_like_iso():
     days, timed = parse_text(["2012/01/31", "2012-01-31", "2012/01/31 12:00", "01/31/2012", "2012/01-31", "2012/02/30"])
     assert days[0] == days[1] == 15370.0 and days[2] == 15370.5 and timed.tolist()[:3] == [False, False, True]
     assert np.isnan(days[3:]).all()
+
+
+def _many_timestamps(n: int = 20_000) -> pd.DataFrame:
+    """Every timestamp and clock time distinct or nearly so, in the forms the parser reads (fractions
+    of a second, ``Z``, year first with slashes), plus values SQL must leave to it: spaces, impossible
+    dates, offsets, a missing-value marker that reads as a date."""
+    rng = np.random.default_rng(21)
+    ts = format_days(rng.uniform(LO - 400, HI + 400, n), "timestamp").astype(object)
+    k = rng.random(n)
+    ts[k < 0.1] = [f"{v}.{rng.integers(0, 10**6)}" for v in ts[k < 0.1]]
+    sel = (k >= 0.1) & (k < 0.15)
+    ts[sel] = [v.replace("-", "/").replace("T", " ") + "Z" for v in ts[sel]]
+    odd = ["", "?", "1900-01-01", " 2004-01-01T10:00", "2004-02-30T00:00", "junk", "2004-01-01T10:00+01:00", "2004-1-1"]
+    sel = k > 0.95
+    ts[sel] = rng.choice(odd, int(sel.sum()))
+    secs = rng.integers(0, 86400, n)
+    tm = np.array([f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" for s in secs], dtype=object)
+    sel = rng.random(n) < 0.05
+    tm[sel] = rng.choice(["", "24:00", "7:5", "x", "08:00 "], int(sel.sum()))
+    return pd.DataFrame({"ts": ts, "tm": tm, "g": rng.choice(["a", "b"], n)})
+
+
+def _grouped_rows(monkeypatch, counter_class) -> list[int]:
+    """Record the size of the SQL backends' grouped table (one row per distinct key)."""
+    sizes: list[int] = []
+    original = counter_class._materialize
+
+    def materialize(self, name, sql):
+        out = original(self, name, sql)
+        sizes.append(int(self._rows(f"SELECT COUNT(*) FROM {out}")[0][0]))
+        return out
+
+    monkeypatch.setattr(counter_class, "_materialize", materialize)
+    return sizes
+
+
+def test_duckdb_groups_timestamps_by_their_bin_and_counts_as_schema_encode(tmp_path, monkeypatch):
+    from ddssp.data.counting.duckdb_backend import DuckDBCounter
+
+    p = tmp_path / "ts.csv"
+    df = _many_timestamps()
+    df.to_csv(p, index=False)
+    schema = Schema(
+        [
+            Column.binned("ts", np.linspace(LO, HI + 1, 9).round(3).tolist(), unit="timestamp", missing="<missing>"),
+            Column.binned("tm", [0, 360.5, 720, 1080, 1440], unit="time").with_na("[00:00, 06:00)"),
+            Column.categorical("g", ["a", "b"]),
+        ]
+    )
+    cl = [c for k in (1, 2, 3) for c in itertools.combinations(schema.names, k)]
+    na = ("?", "1900-01-01")
+    sizes = _grouped_rows(monkeypatch, DuckDBCounter)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClipWarning)
+        enc = schema.encode(read_table(p, na_values=list(na)))
+        got = count_marginals(p, schema, cl, backend="duckdb", csv_options=CsvOptions(na_values=na))
+    ref = counts_from_codes({k: enc[k].to_numpy() for k in schema.names}, schema.domain, cl)
+    for c in cl:
+        assert np.array_equal(ref[c], got[c]), c
+    # both end bins clipped into, the missing level and the na bin used
+    assert got[("ts",)][0] > 0 and got[("ts",)][7] > 0 and got[("ts",)][8] > 0
+    assert df["ts"].nunique() > 15_000 and df["tm"].nunique() > 15_000
+    # grouped by bin (and the few values left to Python), not by the 20,000 raw values
+    assert sizes and sizes[0] < 1000, sizes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -140,12 +141,19 @@ class DuckDBCounter(_SQLCounter):
         return self._run(sql).fetchall()
 
     def _encode_and_count(
-        self, comp: str, schema: Schema, cliques: list[Clique], srcs: dict[str, _Src], mapped: list[int]
+        self,
+        comp: str,
+        schema: Schema,
+        cliques: list[Clique],
+        srcs: dict[str, _Src],
+        mapped: list[int],
+        binned: Collection[int] = (),
     ):
         """Stream the grouped rows (distinct keys, usually far fewer than rows) in Arrow batches;
         encode each batch's distinct raw values in Python by Schema.encode's rules (cached) and
-        count in numpy. Needs little memory beyond one batch (a GROUPING SETS query with a hundred
-        sets, or a dozen joins, need more than a tight memory_limit allows)."""
+        count in numpy; rows of a ``binned`` column with a bin from SQL take it. Needs little memory
+        beyond one batch (a GROUPING SETS query with a hundred sets, or a dozen joins, need more
+        than a tight memory_limit allows)."""
         import pyarrow.compute as pc
 
         acc = _Accumulator(schema, cliques)
@@ -180,9 +188,15 @@ class DuckDBCounter(_SQLCounter):
                         cache[i].update({v: (int(c), int(st)) for v, c, st in zip(new, c_new, s_new)})
                     vc = np.array([cache[i][v][0] for v in values] + [fill_na], dtype=np.int64)
                     vs = np.array([cache[i][v][1] for v in values] + [_MISSING], dtype=np.int64)
-                    code = vc[idx]
+                    code, st = vc[idx], vs[idx]
+                    if i in binned:  # parsed and binned in SQL where b is not NULL
+                        b = pc.fill_null(batch.column(f"b{i}"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+                        k = batch.column(f"k{i}").to_numpy(zero_copy_only=False).astype(bool)
+                        sql = b >= 0
+                        code = np.where(sql, b, code)
+                        st = np.where(sql, np.where(k, _CLIPPED, _OK), st)
                     cols[f"c{i}"] = code
-                    cols[f"s{i}"] = vs[idx]
+                    cols[f"s{i}"] = st
                 else:
                     b = batch.column(f"b{i}").to_numpy(zero_copy_only=False).astype(np.int64)
                     k = batch.column(f"k{i}").to_numpy(zero_copy_only=False).astype(bool)

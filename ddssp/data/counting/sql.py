@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,16 @@ class _Dialect:
     def double(self, x: float) -> str:
         """An exact double literal (text cast: correctly rounded in both engines)."""
         return f"CAST({self.string(repr(float(x)))} AS DOUBLE)"
+
+    def matches(self, v: str, pattern: str) -> str:
+        """True when the whole text v matches the regular expression (anchored by the pattern)."""
+        if self.name == "spark":
+            return f"({v} RLIKE {self.string(pattern)})"
+        return f"regexp_matches({v}, {self.string(pattern)})"
+
+    def intdiv(self, a: str, b: int) -> str:
+        """Integer division (operands that are never negative here: truncation is floor)."""
+        return f"(({a}) div {b})" if self.name == "spark" else f"(({a}) // {b})"
 
     def numeric_guard(self, v: str) -> str:
         """False for text that TRY_CAST accepts but pandas does not: '1_000' (DuckDB), '1d' / '1f'
@@ -143,6 +153,84 @@ def _bin_sql(d: _Dialect, x: str, edges: Sequence[float]) -> str:
     m = len(edges) - 1
     whens = " ".join(f"WHEN {x} < {d.double(edges[i + 1])} THEN {i}" for i in range(m - 1))
     return f"(CASE {whens} ELSE {m - 1} END)" if whens else "0"
+
+
+# --------------------------------------------------------------------------- time axes in SQL
+# The text of :mod:`ddssp.data.dates` that SQL parses itself: ISO dates / timestamps and clock times
+# in ASCII digits, nothing around them. Anything else (spaces, other digits, impossible dates) is
+# left to Python's parser, by raw value. ``\z`` (the very end) in both engines' regex dialects.
+_ISO_SQL = r"^[0-9]{4}(-[0-9]{2}-|/[0-9]{2}/)[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]{1,9})?)?Z?)?\z"
+_CLOCK_SQL = r"^[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\z"
+
+
+def _axis_in_sql(col: Column, src: _Src) -> bool:
+    """A binned date / timestamp / clock-time column read as text: parsed and binned in SQL."""
+    return (
+        col.kind == "numeric"
+        and col.edges is not None
+        and getattr(col, "unit", None) is not None
+        and src.family == "text"
+    )
+
+
+def _axis_layers(d: _Dialect, axis: dict[int, tuple[_Src, str]], na_values: tuple[str, ...]) -> list[str]:
+    """Three select lists over the scanned relation (each layer reads the one before): whether the
+    text is one SQL parses, its integer parts, and its value on the axis as ``ddssp_x{i}`` (NULL where
+    SQL leaves the value to Python). The arithmetic is :func:`ddssp.data.dates.parse_text`'s and
+    :func:`~ddssp.data.dates.parse_clock_text`'s, in the same order, so the doubles are the same."""
+    big = "BIGINT"
+    l1, l2, l3 = [], [], []
+    for i, (src, unit) in axis.items():
+        t, p = src.sql, f"ddssp_a{i}_"
+        m = d.matches(t, _CLOCK_SQL if unit == "time" else _ISO_SQL)
+        if src.csv and na_values:  # a marker is a missing cell even when it reads as a date
+            m = f"({m} AND NOT ({t} IN ({', '.join(d.string(v) for v in na_values)})))"
+        l1.append(f"{m} AS {p}m")
+
+        def part(expr: str, typ: str = big, p=p) -> str:
+            return f"CASE WHEN {p}m THEN TRY_CAST({expr} AS {typ}) END"
+
+        if unit == "time":
+            c = f"instr({t}, ':')"
+            l2 += [
+                f"{part(f'substr({t}, 1, {c} - 1)')} AS {p}h",
+                f"{part(f'substr({t}, {c} + 1, 2)')} AS {p}mi",
+                f"CASE WHEN length({t}) = {c} + 5 THEN {part(f'substr({t}, {c} + 4, 2)')} ELSE 0 END AS {p}s",
+            ]
+            ok = f"{p}h <= 23 AND {p}mi <= 59 AND {p}s <= 59"
+            x = f"CAST({p}h * 60 + {p}mi AS DOUBLE) + CAST({p}s AS DOUBLE) / {d.double(60.0)}"
+        else:
+            n = f"length({t})"
+            zero = d.string("0")  # ".5" as "0.5": the same double in Python and in both engines
+            fr = f"concat({zero}, substr({t}, 20, {n} - 19 - (CASE WHEN {t} LIKE '%Z' THEN 1 ELSE 0 END)))"
+            l2 += [
+                f"{part(f'substr({t}, 1, 4)')} AS {p}y",
+                f"{part(f'substr({t}, 6, 2)')} AS {p}mo",
+                f"{part(f'substr({t}, 9, 2)')} AS {p}d",
+                f"CASE WHEN {n} >= 16 THEN {part(f'substr({t}, 12, 2)')} ELSE 0 END AS {p}h",
+                f"CASE WHEN {n} >= 16 THEN {part(f'substr({t}, 15, 2)')} ELSE 0 END AS {p}mi",
+                f"CASE WHEN {n} >= 19 AND substr({t}, 17, 1) = ':' THEN {part(f'substr({t}, 18, 2)')} ELSE 0 END AS {p}s",
+                f"CASE WHEN {n} >= 21 AND substr({t}, 20, 1) = '.' THEN {part(fr, 'DOUBLE')} "
+                f"ELSE {d.double(0.0)} END AS {p}f",
+            ]
+            y, mo, dd = f"{p}y", f"{p}mo", f"{p}d"
+            leap = f"(({y} % 4 = 0 AND {y} % 100 <> 0) OR {y} % 400 = 0)"
+            dim = f"(CASE WHEN {mo} IN (4, 6, 9, 11) THEN 30 WHEN {mo} = 2 THEN (CASE WHEN {leap} THEN 29 ELSE 28 END) ELSE 31 END)"
+            ok = (
+                f"{y} >= 1 AND {mo} >= 1 AND {mo} <= 12 AND {dd} >= 1 AND {dd} <= {dim} "
+                f"AND {p}h <= 23 AND {p}mi <= 59 AND {p}s <= 59"
+            )
+            # days_from_civil: every operand is >= 0 (years from 1), so integer division is floor
+            yy = f"({y} - (CASE WHEN {mo} <= 2 THEN 1 ELSE 0 END))"
+            era = d.intdiv(yy, 400)
+            yoe = f"({yy} - {era} * 400)"
+            doy = f"({d.intdiv(f'153 * (CASE WHEN {mo} > 2 THEN {mo} - 3 ELSE {mo} + 9 END) + 2', 5)} + {dd} - 1)"
+            doe = f"({yoe} * 365 + {d.intdiv(yoe, 4)} - {d.intdiv(yoe, 100)} + {doy})"
+            days = f"({era} * 146097 + {doe} - 719468)"
+            secs = f"CAST({p}h * 3600 + {p}mi * 60 + {p}s AS DOUBLE)"
+            x = f"CAST({days} AS DOUBLE) + ({secs} + {p}f) / {d.double(86400.0)}"
+        l3.append(f"CASE WHEN {ok} THEN {x} END AS ddssp_x{i}")
+    return [", ".join(l1), ", ".join(l2), ", ".join(l3)]
 
 
 # --------------------------------------------------------------------------- Python side of the plan
@@ -246,11 +334,20 @@ class _SQLCounter:
         na_values = self.opts.na_values
         # (1) one scan: group rows by one key per column
         keys, mapped = [], []
+        axis = {i: (srcs[c.name], c.unit) for i, c in enumerate(schema.columns) if _axis_in_sql(c, srcs[c.name])}
         for i, col in enumerate(schema.columns):
             src = srcs[col.name]
-            # binned numbers: the bin in SQL; a date column (ISO text parsed by Python's rules, which
-            # SQL date functions do not share) and the rest: grouped by raw value, encoded below
-            if col.kind == "numeric" and col.edges is not None and getattr(col, "unit", None) is None:
+            # binned numbers: the bin in SQL. A binned date column's text: parsed and binned in SQL
+            # when it is plain ISO text (the bin and the clip flag; the raw value is then NULL), else
+            # grouped by raw value like the rest, and encoded below by Python's rules
+            if i in axis:
+                x = f"ddssp_x{i}"
+                lo, hi = col.bounds
+                keys.append(f"CASE WHEN {x} IS NOT NULL THEN {_bin_sql(d, x, col.edges)} END AS b{i}")
+                keys.append(f"COALESCE({x} < {d.double(lo)} OR {x} > {d.double(hi)}, FALSE) AS k{i}")
+                keys.append(f"CASE WHEN {x} IS NULL THEN {src.sql} END AS v{i}")
+                mapped.append(i)
+            elif col.kind == "numeric" and col.edges is not None and getattr(col, "unit", None) is None:
                 x, na = _number_sql(d, src, na_values)
                 lo, hi = col.bounds
                 keys.append(
@@ -265,11 +362,14 @@ class _SQLCounter:
                 keys.append(f"{v} AS v{i}")
                 mapped.append(i)
         key_names = ", ".join(k.rsplit(" AS ", 1)[1] for k in keys)
+        source = relation
+        for j, layer in enumerate(_axis_layers(d, axis, na_values) if axis else []):
+            source = f"(SELECT *, {layer} FROM {source}) ddssp_l{j}"
         comp = self._materialize(
             "ddssp_grouped",
-            f"SELECT {key_names}, COUNT(*) AS n FROM (SELECT {', '.join(keys)} FROM {relation}) t GROUP BY {key_names}",
+            f"SELECT {key_names}, COUNT(*) AS n FROM (SELECT {', '.join(keys)} FROM {source}) t GROUP BY {key_names}",
         )
-        oneway, arrays = self._encode_and_count(comp, schema, cliques, srcs, mapped)
+        oneway, arrays = self._encode_and_count(comp, schema, cliques, srcs, mapped, set(axis))
         errors: list[str] = []
 
         def check(col: Column, n_missing: int, n_bad: int, n_clip: int, n_nonnum: int) -> None:
@@ -305,10 +405,17 @@ class _SQLCounter:
         return out
 
     def _encode_and_count(
-        self, comp: str, schema: Schema, cliques: list[Clique], srcs: dict[str, _Src], mapped: list[int]
+        self,
+        comp: str,
+        schema: Schema,
+        cliques: list[Clique],
+        srcs: dict[str, _Src],
+        mapped: list[int],
+        binned: Collection[int] = (),
     ):
         """(2) encode each column's distinct raw values in Python, by Schema.encode's rules, join the
-        codes to the grouped rows, and (3) count every marginal in one GROUPING SETS query."""
+        codes to the grouped rows, and (3) count every marginal in one GROUPING SETS query. Rows of
+        a ``binned`` column (mapped too) with a bin from SQL take it; the rest go by raw value."""
         na_values = self.opts.na_values
         joins, enc = [], []
         distinct_of: dict[int, list[Any]] = {i: [] for i in mapped}
@@ -334,8 +441,13 @@ class _SQLCounter:
                 )
                 m = self._register(f"ddssp_map{i}", frame, srcs[col.name].family)
                 joins.append(f"LEFT JOIN {m} m{i} ON g.v{i} = m{i}.key")
-                enc.append(f"CASE WHEN g.v{i} IS NULL THEN {_MISSING} ELSE m{i}.st END AS s{i}")
-                enc.append(f"CASE WHEN g.v{i} IS NULL THEN {fill_na} ELSE m{i}.code END AS c{i}")
+                st = f"CASE WHEN g.v{i} IS NULL THEN {_MISSING} ELSE m{i}.st END"
+                code = f"CASE WHEN g.v{i} IS NULL THEN {fill_na} ELSE m{i}.code END"
+                if i in binned:
+                    st = f"CASE WHEN g.b{i} IS NOT NULL THEN (CASE WHEN g.k{i} THEN {_CLIPPED} ELSE {_OK} END) ELSE {st} END"
+                    code = f"CASE WHEN g.b{i} IS NOT NULL THEN g.b{i} ELSE {code} END"
+                enc.append(f"{st} AS s{i}")
+                enc.append(f"{code} AS c{i}")
             else:
                 enc.append(
                     f"CASE WHEN g.b{i} = {_NA} THEN {_MISSING} WHEN g.b{i} = {_UNKNOWN} THEN {_NONNUM} "
