@@ -358,20 +358,25 @@ def triangulated_cliques(domain: Domain, cliques: Sequence[Clique]) -> list[Cliq
     heap = [(c, position[a], a) for a, c in current.items()]
     heapq.heapify(heap)
     elim: list[frozenset] = []
+    holding: dict[str, list[frozenset]] = {a: [] for a in domain}  # earlier elimination cliques per column
     while heap:
         c, _, best = heapq.heappop(heap)
         if best not in adj or current[best] != c:
             continue
         nb = adj.pop(best)
-        elim.append(frozenset(nb | {best}))
+        clique = frozenset(nb | {best})
+        # only an earlier clique can hold this one (a later one lacks the eliminated column)
+        if not any(clique < o for o in holding[best]):
+            elim.append(clique)
+        for x in nb:
+            holding[x].append(clique)
         for x in nb:
             adj[x].discard(best)
             adj[x].update(y for y in nb if y != x)
         for x in nb:
             current[x] = cost(x)
             heapq.heappush(heap, (current[x], position[x], x))
-    maximal = [c for c in elim if not any(c < o for o in elim)]
-    return sorted({canonical(domain, c) for c in maximal})
+    return sorted(tuple(sorted(c, key=position.__getitem__)) for c in set(elim))
 
 
 def junction_tree(domain: Domain, cliques: Sequence[Clique]) -> tuple[list[Clique], list[tuple[int, int]]]:
