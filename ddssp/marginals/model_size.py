@@ -36,8 +36,9 @@ class SizeFilter:
     def __init__(self, domain: Domain, cache_limit: int = 200_000):
         self.domain = dict(domain)
         self.cache_limit = int(cache_limit)
-        self._merged: dict[tuple[frozenset, Clique], int] = {}
+        self._merged: dict[tuple[tuple[frozenset, ...], Clique], int] = {}
         self._component: dict[frozenset, int] = {}
+        self._last: tuple | None = None
 
     def sizes(self, measured: Sequence[Clique], candidates: Iterable[Clique]) -> dict[Clique, float]:
         """The model size (MB) with each candidate added to ``measured``.
@@ -54,6 +55,27 @@ class SizeFilter:
         dict
             ``{candidate: size in MB}``.
         """
+        root, members, cliques_of, key_of, size_of, total = self._components(tuple(measured))
+        if len(self._merged) > self.cache_limit:
+            self._merged.clear()
+        out = {}
+        for c in candidates:
+            roots = sorted({root[a] for a in c})
+            key = (tuple(key_of[r] for r in roots), c)
+            merged = self._merged.get(key)
+            if merged is None:
+                attrs = set().union(*(members[r] for r in roots))
+                sub = {a: n for a, n in self.domain.items() if a in attrs}
+                merged = model_cells(sub, [*(q for r in roots for q in cliques_of[r]), c])
+                self._merged[key] = merged
+            out[c] = (total - sum(size_of[r] for r in roots) + merged) * _MB  # exact: integer cells x 2**-17
+        return out
+
+    def _components(self, measured: tuple[Clique, ...]):
+        """The connected components of the measured cliques' graph and their sizes (kept for the
+        last ``measured``: a round asks for many candidates against the same cliques)."""
+        if self._last is not None and self._last[0] == measured:
+            return self._last[1]
         parent = {a: a for a in self.domain}
 
         def find(a: str) -> str:
@@ -76,20 +98,9 @@ class SizeFilter:
         key_of = {r: frozenset(cliques_of[r]) | {(a,) for a in members[r]} for r in members}
         size_of = {r: self._size(members[r], key_of[r]) for r in members}
         total = sum(size_of.values())
-        if len(self._merged) > self.cache_limit:
-            self._merged.clear()
-        out = {}
-        for c in candidates:
-            roots = sorted({find(a) for a in c})
-            key = (frozenset().union(*(key_of[r] for r in roots)), c)
-            merged = self._merged.get(key)
-            if merged is None:
-                attrs = set().union(*(members[r] for r in roots))
-                sub = {a: n for a, n in self.domain.items() if a in attrs}
-                merged = model_cells(sub, [*(q for r in roots for q in cliques_of[r]), c])
-                self._merged[key] = merged
-            out[c] = (total - sum(size_of[r] for r in roots) + merged) * _MB  # exact: integer cells x 2**-17
-        return out
+        root = {a: find(a) for a in self.domain}
+        self._last = (measured, (root, members, cliques_of, key_of, size_of, total))
+        return self._last[1]
 
     def _size(self, attrs: list[str], key: frozenset) -> int:
         hit = self._component.get(key)
