@@ -115,6 +115,7 @@ class GraphicalModel:
         self.beliefs = [p * self.total for p in self._tree.calibrate(theta)]  # counts, sum to total
         self._cache: dict[Clique, np.ndarray] = {}
         self._cond: dict[tuple[int, int], np.ndarray] = {}
+        self._transfers: dict[tuple, tuple[Clique, np.ndarray]] = {}
 
     @classmethod
     def from_beliefs(
@@ -161,6 +162,7 @@ class GraphicalModel:
         self._log_potentials = None
         self._cache = {}
         self._cond = {}
+        self._transfers = {}
         return self
 
     @property
@@ -318,21 +320,31 @@ class GraphicalModel:
             if i not in needed:
                 continue
             c = self.cliques[i]
-            want = {a, *targets.get(i, ())}
-            for ch in children[i]:
-                want.update(self._tree.sep[(ch, i)])
-            keep = self._canonical(want)
             if i == root:
-                table = sum_to(self.beliefs[i], c, keep)
-            else:
-                attrs, msg = carried.pop(i)
-                table = _contract([(attrs, msg), (c, self._conditional(i, parent[i]))], keep)
+                for ch in children[i]:
+                    s = self._canonical({a, *self._tree.sep[(ch, i)]})
+                    carried[ch] = (s, sum_to(self.beliefs[i], c, s))
+                continue
+            # P(a, S_in) times the clique's transfer tables P(X | S_in), X a partner or a child's
+            # separator: a is on the far side of S_in, so it is independent of the clique given S_in
+            attrs, msg = carried.pop(i)
             for b in targets.get(i, ()):
                 q = self._canonical((a, b))
-                self._cache[q] = sum_to(table, keep, q)
+                self._cache[q] = _contract([(attrs, msg), self._transfer(i, parent[i], (b,))], q)
             for ch in children[i]:
-                s = tuple(x for x in keep if x == a or x in self._tree.sep[(ch, i)])
-                carried[ch] = (s, sum_to(table, keep, s))
+                sep = self._tree.sep[(ch, i)]
+                s = self._canonical({a, *sep})
+                carried[ch] = (s, _contract([(attrs, msg), self._transfer(i, parent[i], sep)], s))
+
+    def _transfer(self, i: int, parent: int, out: Sequence[str]) -> tuple[Clique, np.ndarray]:
+        """P(out | S) on S + out, S the separator of clique ``i`` with ``parent`` (kept: the same
+        tables serve every column carried through this clique from that side)."""
+        key = (i, parent, tuple(out))
+        hit = self._transfers.get(key)
+        if hit is None:
+            attrs = self._canonical({*self._tree.sep[(i, parent)], *out})
+            hit = self._transfers[key] = (attrs, sum_to(self._conditional(i, parent), self.cliques[i], attrs))
+        return hit
 
     def _conditional(self, child: int, parent: int) -> np.ndarray:
         """belief_child / belief_sep (separator with ``parent``), 0 where the separator is 0."""
