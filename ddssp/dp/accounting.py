@@ -630,11 +630,18 @@ class Ledger:
         sensitivity: float,
         noise: Any,
         round: int | None = None,
+        allowed: Callable[[int], bool] | None = None,
+        tries: int = 8,
     ) -> int:
         """Charge for, then run, the exponential mechanism on scores.
 
         It runs as Gumbel noisy max with scale 2 * sensitivity / eps_em, whose zCDP cost is eps_em^2 / 8
         (OpenDP's map of ``make_noisy_max`` with a zCDP output measure).
+
+        With ``allowed``, the mechanism runs on the allowed candidates only, deciding for as few
+        candidates as it can whether they are allowed (see :func:`_restricted_noisy_max`). The
+        output has the distribution of the exponential mechanism on the allowed set, so the charge is
+        the same; ``sensitivity`` is then that of the allowed candidates' scores.
 
         Parameters
         ----------
@@ -648,6 +655,11 @@ class Ledger:
             Draws the noise.
         round : int, optional
             The AIM round, for the entry.
+        allowed : callable, optional
+            ``allowed(i)`` tells whether candidate ``i`` may be selected (a decision on public
+            information only; at least one candidate must be allowed).
+        tries : int
+            Draws that were not allowed before every candidate is decided.
 
         Returns
         -------
@@ -685,7 +697,9 @@ class Ledger:
                 params={"sensitivity": sens, "scale": scale, "candidates": int(scores.size), "noise": "gumbel"},
             )
         )
-        return noise.noisy_max(scores, scale)
+        if allowed is None:
+            return noise.noisy_max(scores, scale)
+        return _restricted_noisy_max(scores, scale, noise, allowed, int(tries))
 
     def record(
         self,
@@ -907,3 +921,45 @@ class PrivacyRecord:
             out["noise"] = dict(self.noise)
         out["details"] = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.details.items()}
         return out
+
+
+def _restricted_noisy_max(
+    scores: np.ndarray, scale: float, noise: Any, allowed: Callable[[int], bool], tries: int
+) -> int:
+    """Noisy max on the allowed candidates, deciding ``allowed`` for few of them.
+
+    Noisy max over a set T that holds every allowed candidate, redrawn without the drawn candidate
+    until it is allowed: given that the draw is allowed, it has P(i) proportional to
+    exp(score_i / scale) on the allowed set, and removing a candidate that is not allowed keeps T a
+    superset, so the output has exactly the distribution of noisy max on the allowed set. To make a
+    draw likely to be allowed, T first leaves out the candidates already found not allowed among the
+    highest scores: they are decided from the top until the allowed ones found carry at least as
+    much weight exp(score / scale) as the undecided rest. After ``tries`` draws that were not
+    allowed, every candidate is decided. The scores only choose which candidates to decide (a
+    decision on public information); only the final draw is output.
+    """
+    weight = np.exp((scores - scores.max()) / scale)
+    order = np.argsort(-scores, kind="stable")
+    rest = float(weight.sum())
+    found, out = 0.0, set()
+    for i in order:
+        if found >= rest:
+            break
+        i = int(i)
+        rest -= weight[i]
+        if allowed(i):
+            found += weight[i]
+        else:
+            out.add(i)
+    for _ in range(tries + 1):
+        keep = [i for i in range(scores.size) if i not in out]
+        if not keep:
+            break
+        k = keep[noise.noisy_max(scores[keep], scale)]
+        if allowed(k):
+            return k
+        out.add(k)
+    keep = [i for i in range(scores.size) if i not in out and allowed(i)]
+    if not keep:
+        raise PrivacyParameterError("the exponential mechanism needs at least one allowed candidate")
+    return keep[noise.noisy_max(scores[keep], scale)]

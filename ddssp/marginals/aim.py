@@ -468,7 +468,10 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
 
     Candidates are those already inside a measured clique or small enough for ``plan.size_limit``;
     each scores its workload weight times (L1 error of the model's marginal - the error the noise
-    alone would make).
+    alone would make). Every candidate is scored, but the model size is computed only for the
+    candidates the selection needs: the exponential mechanism runs on the allowed candidates by
+    redrawing over all of them (see :meth:`~ddssp.dp.accounting.Ledger.select`), and its
+    sensitivity, the largest weight of an allowed candidate, is found from the heaviest weights down.
 
     Parameters
     ----------
@@ -490,24 +493,38 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
     """
     t = time.perf_counter()
     candidates = run.candidates
+    cands = list(candidates)
     measured = run.est.measured_maximal()
     free = _inside(measured, candidates)
-    sizes = run.sizes.sizes(measured, [c for c in candidates if c not in free])
-    small = [c for c in candidates if c in free or sizes[c] <= plan.size_limit]
+    fits: dict[Clique, bool] = {}
+
+    def allowed(c: Clique) -> bool:
+        if c in free:
+            return True
+        if c not in fits:
+            fits[c] = run.sizes.sizes(measured, [c])[c] <= plan.size_limit
+        return fits[c]
+
+    by_weight: dict[float, list[Clique]] = {}
+    for c in cands:
+        by_weight.setdefault(abs(candidates[c]), []).append(c)
+    sens = next(
+        w
+        for w in sorted(by_weight, reverse=True)
+        if any(c in free for c in by_weight[w]) or any(map(allowed, by_weight[w]))
+    )
     run.timings["filter"] += time.perf_counter() - t
 
     t = time.perf_counter()
     bias_factor = math.sqrt(2 / math.pi)
-    scores, est_marg = [], {}
-    for c, z in zip(small, model.marginals(small)):
-        est_marg[c] = z
-        n = z.size
-        scores.append(candidates[c] * (np.abs(run.answers[c] - z).sum() - bias_factor * plan.sigma_score * n))
-    sens = max(abs(candidates[c]) for c in small)
-    k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd)
+    marginals = model.marginals(cands)
+    scores = [
+        candidates[c] * (np.abs(run.answers[c] - z).sum() - bias_factor * plan.sigma_score * z.size)
+        for c, z in zip(cands, marginals)
+    ]
+    k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd, allowed=lambda i: allowed(cands[i]))
     run.timings["select"] += time.perf_counter() - t
-    chosen = small[k]
-    return chosen, est_marg[chosen]
+    return cands[k], marginals[k]
 
 
 def _inside(measured: list[Clique], candidates: Mapping[Clique, float]) -> set[Clique]:
