@@ -72,8 +72,7 @@ def _show_once(caught: list[warnings.WarningMessage], discovered: set[str] | Non
     if own:
         warnings.formatwarning = _one_line
     try:
-        for w in caught:
-            text = _reword(str(w.message), discovered)
+        for w, text in _merge_clipping([(w, _reword(str(w.message), discovered)) for w in caught]):
             key = (w.category, text)
             if key in seen:
                 continue
@@ -91,3 +90,35 @@ def _show_once(caught: list[warnings.WarningMessage], discovered: set[str] | Non
     finally:
         if own:
             warnings.formatwarning = warnings._formatwarning_orig  # type: ignore[attr-defined]
+
+
+#: more clipping notes than this are shown as one
+MERGE_CLIPPING = 3
+_CLIP = re.compile(
+    r"column '(?P<name>[^']*)': (?P<k>\d+) of (?P<n>\d+) value\(s\) outside the schema's range (?P<range>\[.*\])"
+    r" (?P<how>\([^)]*\) )?were clipped to it"
+)
+
+
+def _merge_clipping(items: list[tuple[warnings.WarningMessage, str]]) -> list[tuple[warnings.WarningMessage, str]]:
+    """The clipping notes of many columns as one note listing every column (a wide table would
+    otherwise print a line per column); other warnings unchanged, in order."""
+    clips = [(w, t, m) for w, t in items if w.category.__name__ == "ClipWarning" and (m := _CLIP.match(t))]
+    names = {m.group("name") for _, _, m in clips}
+    if len(names) <= MERGE_CLIPPING:
+        return items
+    parts, seen = [], set()
+    for _, _, m in clips:
+        if m.group("name") not in seen:
+            seen.add(m.group("name"))
+            parts.append(f"'{m.group('name')}' {m.group('k')} of {m.group('n')} to {m.group('range')}")
+    how = {m.group("how") for _, _, m in clips}
+    how_text = f" {next(iter(how)).strip()}" if len(how) == 1 and None not in how else ""
+    text = (
+        f"values outside the schema's range{how_text} were clipped to it in {len(parts)} columns: "
+        + "; ".join(parts)
+        + " (local note for the data holder; nothing about this is released)"
+    )
+    first = clips[0][0]
+    merged = [(w, t) for w, t in items if not (w.category.__name__ == "ClipWarning" and _CLIP.match(t))]
+    return [(first, text), *merged]

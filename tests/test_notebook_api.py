@@ -148,3 +148,36 @@ def test_warnings_once_shows_every_kind_of_warning(capsys):
                 warnings.warn("plain user warning", UserWarning, stacklevel=1)
             warnings.warn("a deprecation", DeprecationWarning, stacklevel=1)
     assert sorted(str(w.message) for w in outer) == ["a deprecation", "plain user warning"]
+
+
+def test_clipping_notes_of_many_columns_are_one_warning():
+    """A wide table clipped in many columns gets one note naming each column with its count; a few
+    columns keep a note each."""
+    from ddssp._warnings import warnings_once
+    from ddssp.data import ClipWarning
+
+    def note(name, k):
+        return (
+            f"column {name!r}: {k} of 100 value(s) outside the schema's range [0, 1] (discovered under DP) were "
+            "clipped to it (local note for the data holder; nothing about this is released)"
+        )
+
+    for count, expected in ((6, 1), (3, 3)):
+        with warnings.catch_warnings(record=True) as outer:
+            warnings.simplefilter("always")
+            with warnings_once():
+                for j in range(count):
+                    warnings.warn(note(f"x{j}", j + 1), ClipWarning, stacklevel=1)
+                warnings.warn("another note", UserWarning, stacklevel=1)
+        clip = [str(w.message) for w in outer if w.category is ClipWarning]
+        assert len(clip) == expected, clip
+        assert (
+            sum(
+                f"'x{j}' {j + 1} of 100" in " ".join(clip) or f"column 'x{j}': {j + 1} of" in " ".join(clip)
+                for j in range(count)
+            )
+            == count
+        )
+        assert [str(w.message) for w in outer if w.category is UserWarning] == ["another note"]
+        if expected == 1:
+            assert "(discovered under DP) were clipped to it in 6 columns" in clip[0]
