@@ -106,6 +106,34 @@ def sum_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
     return arr.sum(axis=axes)
 
 
+def contract(parts: list[tuple[tuple[str, ...], np.ndarray]], out: tuple[str, ...]) -> np.ndarray:
+    """Sum over every attribute not in ``out`` of the product of ``parts`` (tables with named axes).
+
+    Letters are given to the attributes of this one product, so the contraction works on tables of
+    any number of columns (einsum has 52 letters).
+
+    Parameters
+    ----------
+    parts : list of (tuple of str, numpy.ndarray)
+        Tables and the names of their axes; a name shared by tables is one index.
+    out : tuple of str
+        The axes of the result, in order.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    letters: dict[str, int] = {}
+    for attrs, _ in parts:
+        for a in attrs:
+            letters.setdefault(a, len(letters))
+    operands: list = []
+    for attrs, table in parts:
+        operands += [table, [letters[a] for a in attrs]]
+    operands.append([letters[a] for a in out])
+    return np.einsum(*operands, optimize="greedy")
+
+
 def _attribute_to_eliminate(attrs: Clique, subsets: Iterable[Clique], sizes: dict[str, int]) -> str:
     """Of the attributes in ``attrs`` that some subset lacks, the one the fewest subsets contain
     (ties: the largest): summing it out first shares the most work between the subsets.

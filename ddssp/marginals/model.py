@@ -33,6 +33,7 @@ from ddssp.marginals.junction_tree import (  # noqa: F401  (re-exported: the mod
     bcast,
     canonical,
     cells,
+    contract,
     expand_sum,
     expand_sum_into,
     greedy_order,
@@ -44,6 +45,7 @@ from ddssp.marginals.junction_tree import (  # noqa: F401  (re-exported: the mod
     tree_edges,
     triangulated_cliques,
 )
+from ddssp.marginals.pairs import pair_marginals
 from ddssp.types import Domain
 
 #: Format tag of :meth:`GraphicalModel.to_arrays` metadata.
@@ -115,7 +117,6 @@ class GraphicalModel:
         self.beliefs = [p * self.total for p in self._tree.calibrate(theta)]  # counts, sum to total
         self._cache: dict[Clique, np.ndarray] = {}
         self._cond: dict[tuple[int, int], np.ndarray] = {}
-        self._transfers: dict[tuple, tuple[Clique, np.ndarray]] = {}
 
     @classmethod
     def from_beliefs(
@@ -162,7 +163,6 @@ class GraphicalModel:
         self._log_potentials = None
         self._cache = {}
         self._cond = {}
-        self._transfers = {}
         return self
 
     @property
@@ -220,12 +220,9 @@ class GraphicalModel:
     def marginals(self, queries: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """Many marginals at once: the same values as :meth:`marginal` for each query, computed together.
 
-        Two-way queries share the work. A pair inside one clique is a sum over that clique's belief;
-        a pair across components of the junction tree (separated by an empty separator, so
-        independent in the model) is the outer product of its one-way marginals; the other pairs
-        are grouped by their first column ``a``, and one pass from ``a``'s clique outward carries
-        ``a`` through the subtree that reaches every partner, one small contraction per clique,
-        instead of one pass per pair. Other queries go through :meth:`marginal`.
+        Two-way queries share the work: a pair inside one clique is a sum over that clique's belief,
+        and the pairs across cliques come from one pass up the junction tree
+        (:func:`~ddssp.marginals.pairs.pair_marginals`). Other queries go through :meth:`marginal`.
 
         Parameters
         ----------
@@ -253,98 +250,23 @@ class GraphicalModel:
 
     def _pair_marginals(self, pairs: list[Clique]) -> None:
         """Fill the cache with the two-way marginals ``pairs`` (canonical, not cached yet)."""
-        n = len(self.cliques)
         size = [cells(self.domain, c) for c in self.cliques]
-        holders: dict[str, list[int]] = {a: [] for a in self.domain}
+        holders: dict[str, set[int]] = {a: set() for a in self.domain}
         for i, c in enumerate(self.cliques):
             for a in c:
-                holders[a].append(i)
-        adjacent: list[list[int]] = [[] for _ in range(n)]
-        comp = list(range(n))
-
-        def find(i: int) -> int:
-            while comp[i] != i:
-                comp[i] = comp[comp[i]]
-                i = comp[i]
-            return i
-
-        for i, j in self.edges:
-            adjacent[i].append(j)
-            adjacent[j].append(i)
-            if self._tree.sep[(i, j)]:
-                comp[find(i)] = find(j)
-        by_first: dict[str, list[str]] = {}
+                holders[a].add(i)
+        across = []
         for q in pairs:
-            a, b = q
-            home = sorted(set(holders[a]) & set(holders[b]))
+            home = sorted(holders[q[0]] & holders[q[1]])
             if home:
                 i = min(home, key=lambda i: size[i])
                 self._cache[q] = sum_to(self.beliefs[i], self.cliques[i], q)
-            elif find(holders[a][0]) != find(holders[b][0]):
-                self._cache[q] = np.multiply.outer(self.marginal((a,)), self.marginal((b,))) / self.total
             else:
-                by_first.setdefault(a, []).append(b)
-        for a, partners in by_first.items():
-            self._pairs_from(a, partners, holders, adjacent, size)
-
-    def _pairs_from(
-        self, a: str, partners: list[str], holders: dict[str, list[int]], adjacent: list[list[int]], size: list[int]
-    ) -> None:
-        """The marginals (a, b) for each partner b, by carrying ``a`` from its smallest clique outward."""
-        root = min(holders[a], key=lambda i: size[i])
-        parent = {root: -1}
-        order = [root]
-        for i in order:  # breadth-first: parents before children
-            for j in adjacent[i]:
-                if j not in parent:
-                    parent[j] = i
-                    order.append(j)
-        depth = {root: 0}
-        for i in order[1:]:
-            depth[i] = depth[parent[i]] + 1
-        targets: dict[int, list[str]] = {}
-        needed = {root}
-        for b in partners:
-            # the cliques holding b form a subtree: one of them is nearest the root
-            t = min((i for i in holders[b] if i in depth), key=lambda i: depth[i])
-            targets.setdefault(t, []).append(b)
-            while t not in needed:
-                needed.add(t)
-                t = parent[t]
-        children: dict[int, list[int]] = {i: [] for i in needed}
-        for i in order[1:]:
-            if i in needed:
-                children[parent[i]].append(i)
-        carried: dict[int, tuple[Clique, np.ndarray]] = {}
-        for i in order:
-            if i not in needed:
-                continue
-            c = self.cliques[i]
-            if i == root:
-                for ch in children[i]:
-                    s = self._canonical({a, *self._tree.sep[(ch, i)]})
-                    carried[ch] = (s, sum_to(self.beliefs[i], c, s))
-                continue
-            # P(a, S_in) times the clique's transfer tables P(X | S_in), X a partner or a child's
-            # separator: a is on the far side of S_in, so it is independent of the clique given S_in
-            attrs, msg = carried.pop(i)
-            for b in targets.get(i, ()):
-                q = self._canonical((a, b))
-                self._cache[q] = _contract([(attrs, msg), self._transfer(i, parent[i], (b,))], q)
-            for ch in children[i]:
-                sep = self._tree.sep[(ch, i)]
-                s = self._canonical({a, *sep})
-                carried[ch] = (s, _contract([(attrs, msg), self._transfer(i, parent[i], sep)], s))
-
-    def _transfer(self, i: int, parent: int, out: Sequence[str]) -> tuple[Clique, np.ndarray]:
-        """P(out | S) on S + out, S the separator of clique ``i`` with ``parent`` (kept: the same
-        tables serve every column carried through this clique from that side)."""
-        key = (i, parent, tuple(out))
-        hit = self._transfers.get(key)
-        if hit is None:
-            attrs = self._canonical({*self._tree.sep[(i, parent)], *out})
-            hit = self._transfers[key] = (attrs, sum_to(self._conditional(i, parent), self.cliques[i], attrs))
-        return hit
+                across.append(q)
+        if across:
+            self._cache.update(
+                pair_marginals(self.domain, self.cliques, self.edges, self.beliefs, self._tree.sep, across)
+            )
 
     def _conditional(self, child: int, parent: int) -> np.ndarray:
         """belief_child / belief_sep (separator with ``parent``), 0 where the separator is 0."""
@@ -393,10 +315,10 @@ class GraphicalModel:
             sep = set(self._tree.sep[(i, parent[i])])
             seen = set(self.cliques[i]).union(*[set(a) for a, _ in below])
             keep = tuple(a for a in self.domain if a in seen and (a in sep or a in qs))
-            return keep, _contract([(self.cliques[i], self._conditional(i, parent[i])), *below], keep)
+            return keep, contract([(self.cliques[i], self._conditional(i, parent[i])), *below], keep)
 
         parts = [(self.cliques[root], self.beliefs[root])] + [message(ch) for ch in children[root]]
-        return _contract(parts, q)
+        return contract(parts, q)
 
     # ------------------------------------------------------------------ sampling
     def sample(self, rows: int, rng: np.random.Generator, method: str = "iid") -> pd.DataFrame:
@@ -605,21 +527,6 @@ class GraphicalModel:
             f"GraphicalModel({len(self.domain)} columns, {len(self.cliques)} cliques, "
             f"{self.size_mb:.3g} MB, total={self.total:.6g})"
         )
-
-
-def _contract(parts: list[tuple[tuple[str, ...], np.ndarray]], out: tuple[str, ...]) -> np.ndarray:
-    """Sum over every attribute not in ``out`` of the product of ``parts`` (tables with named axes),
-    axes in the order of ``out``. Letters are given to the attributes of this one product, so the
-    contraction works on tables of any number of columns (einsum has 52 letters)."""
-    letters: dict[str, int] = {}
-    for attrs, _ in parts:
-        for a in attrs:
-            letters.setdefault(a, len(letters))
-    operands: list = []
-    for attrs, table in parts:
-        operands += [table, [letters[a] for a in attrs]]
-    operands.append([letters[a] for a in out])
-    return np.einsum(*operands, optimize="greedy")
 
 
 def _draw_rounded(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -322,16 +322,19 @@ def test_batched_marginals_match_brute_force(name):
         np.testing.assert_allclose(g, brute_marginal(joint, DOM, q), rtol=1e-9, atol=1e-9)
 
 
-def test_batched_marginals_on_a_wide_random_junction_tree():
-    """30 columns, random overlapping cliques of 1-3 columns in three unconnected groups: every
-    pair from marginals() equals the one-at-a-time marginal() of a second, identical model."""
-    rng = np.random.default_rng(11)
+@pytest.mark.parametrize("seed,groups,per_group", [(11, 3, 9), (12, 1, 40), (13, 2, 25)])
+def test_batched_marginals_on_a_wide_random_junction_tree(seed, groups, per_group):
+    """30 columns, random overlapping cliques of 1-3 columns in unconnected groups (deep and bushy
+    junction trees, separators of one and two columns): every pair from marginals() equals the
+    one-at-a-time marginal() of a second, identical model."""
+    rng = np.random.default_rng(seed)
     dom = {f"v{i:02d}": int(rng.integers(2, 5)) for i in range(30)}
     names = list(dom)
     cliques = []
-    for g in range(3):
-        group = names[g * 10 : (g + 1) * 10]
-        for _ in range(9):
+    width = len(names) // groups
+    for g in range(groups):
+        group = names[g * width : (g + 1) * width]
+        for _ in range(per_group):
             k = int(rng.integers(1, 4))
             cliques.append(tuple(rng.choice(group, size=k, replace=False)))
     pots = random_potentials(dom, cliques, seed=3)

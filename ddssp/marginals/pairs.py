@@ -1,0 +1,172 @@
+"""Many two-way marginals of a calibrated junction-tree model in one pass up the tree.
+
+AIM scores every candidate pair of columns in every round, and on a wide table most pairs lie in
+different cliques of the model. Asking for them one at a time contracts the path between the two
+cliques for each pair; here every clique is visited once.
+
+Root the tree; a column's *top* is the clique nearest the root that holds it. Going up from the
+leaves, each clique ``i`` passes to its parent one table ``M_i`` of the conditionals
+``P(x | S_i)`` (``S_i`` its separator with the parent), stacked along one "rows" axis for every
+column ``x`` whose top lies below or at ``i``: a column of the clique's own (top at ``i``) from its
+belief, a column from a child ``k`` by ``P(x | S_i) = sum_s P(x | S_k = s) P(S_k = s | S_i)``
+(``x`` is independent of the clique given ``S_k``). Every pair of columns that no clique holds
+meets at exactly one clique, the lowest one above both tops, where it is
+
+- ``sum_s P(a | S_k = s) b(s, y)`` for ``a`` from child ``k`` and ``y`` a column with its top here
+  (``b`` the clique's belief summed to ``S_k`` and ``y``), or
+- ``sum_{s, t} P(a | S_k = s) b(s, t) P(c | S_l = t)`` for ``a`` and ``c`` from two children,
+
+a few tensor contractions per clique for whole blocks of pairs. A column leaves the pass once all
+its wanted partners are below it. Exact: the junction-tree factorisation, in another order of sums.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ddssp.marginals.junction_tree import contract, sum_to
+from ddssp.types import Clique, Domain
+
+#: the name of a message's stacked axis (not a column name: column names are never empty strings
+#: with a NUL)
+_ROWS = "\x00rows"
+
+
+def pair_marginals(
+    domain: Domain,
+    cliques: Sequence[Clique],
+    edges: Iterable[tuple[int, int]],
+    beliefs: Sequence[np.ndarray],
+    sep: dict[tuple[int, int], Clique],
+    pairs: Iterable[Clique],
+) -> dict[Clique, np.ndarray]:
+    """Two-way marginals of a calibrated junction tree (see the module docstring).
+
+    Parameters
+    ----------
+    domain : dict
+        Ordered ``{column: size}``.
+    cliques : sequence of tuple of str
+        The tree's cliques, columns in domain order.
+    edges : iterable of (int, int)
+        The tree's edges (a connected tree; empty separators allowed).
+    beliefs : sequence of numpy.ndarray
+        Calibrated counts on each clique.
+    sep : dict
+        ``{(i, j): separator}`` for both orders of every edge, in domain order.
+    pairs : iterable of tuple of str
+        Pairs ``(a, b)`` in domain order, neither inside one clique.
+
+    Returns
+    -------
+    dict
+        ``{pair: counts}``, axes in the pair's order.
+    """
+    pos = {a: i for i, a in enumerate(domain)}
+
+    def canon(attrs) -> Clique:
+        return tuple(sorted(set(attrs), key=pos.__getitem__))
+
+    partners: dict[str, set[str]] = {}
+    for a, b in pairs:
+        partners.setdefault(a, set()).add(b)
+        partners.setdefault(b, set()).add(a)
+    out: dict[Clique, np.ndarray] = {}
+    if not partners:
+        return out
+    n = len(cliques)
+    adjacent: list[list[int]] = [[] for _ in range(n)]
+    for i, j in edges:
+        adjacent[i].append(j)
+        adjacent[j].append(i)
+    parent = {0: -1}
+    order = [0]
+    for i in order:  # breadth-first: parents before children
+        for j in adjacent[i]:
+            if j not in parent:
+                parent[j] = i
+                order.append(j)
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i in order[1:]:
+        children[parent[i]].append(i)
+
+    # per clique: the message to its parent, as (rows, table over (_ROWS, *separator)); rows are
+    # (column, start, stop) slices of the stacked axis; and the columns whose top is below or at it
+    message: dict[int, tuple[list[tuple[str, int, int]], Clique, np.ndarray]] = {}
+    below: dict[int, set[str]] = {}
+
+    def record(a: str, b: str, table: np.ndarray) -> None:
+        # table axes (a, b): store in domain order
+        q = canon((a, b))
+        out[q] = table if q == (a, b) else table.T
+
+    for i in reversed(order):
+        c, b = cliques[i], beliefs[i]
+        s_up = sep[(i, parent[i])] if parent[i] >= 0 else ()
+        own = [x for x in c if x not in s_up and x in partners]
+        kids = [k for k in children[i] if message.get(k) and message[k][0]]
+        below[i] = set(own).union(*(below[k] for k in children[i]))
+
+        # pairs of a column from a child and a column with its top here
+        for k in kids:
+            rows, s_k, m_k = message[k]
+            for y in own:
+                hits = [(a, lo, hi) for a, lo, hi in rows if y in partners[a]]
+                if not hits:
+                    continue
+                t_attrs = canon((*s_k, y))
+                block = contract([((_ROWS, *s_k), m_k), (t_attrs, sum_to(b, c, t_attrs))], (_ROWS, y))
+                for a, lo, hi in hits:
+                    record(a, y, block[lo:hi])
+        # pairs of columns from two children
+        for u, k in enumerate(kids):
+            rows_k, s_k, m_k = message[k]
+            for k2 in kids[u + 1 :]:
+                rows_l, s_l, m_l = message[k2]
+                hits = [(a, lo, hi, x, lo2, hi2) for a, lo, hi in rows_k for x, lo2, hi2 in rows_l if x in partners[a]]
+                if not hits:
+                    continue
+                t_attrs = canon((*s_k, *s_l))
+                # (rows_k x S_k) . b(S_k, S_l) first, then one matrix product with (rows_l x S_l)
+                half = contract([((_ROWS, *s_k), m_k), (t_attrs, sum_to(b, c, t_attrs))], (_ROWS, *s_l))
+                block = half.reshape(half.shape[0], -1) @ m_l.reshape(m_l.shape[0], -1).T
+                for a, lo, hi, x, lo2, hi2 in hits:
+                    record(a, x, block[lo:hi, lo2:hi2])
+        if parent[i] < 0:
+            break
+        # the message up: every column below or at i with a partner not below i
+        b_up = sum_to(b, c, s_up)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = np.where(b_up > 0, 1.0 / np.where(b_up > 0, b_up, 1.0), 0.0)
+        rows: list[tuple[str, int, int]] = []
+        parts: list[np.ndarray] = []
+        start = 0
+        for y in own:
+            if partners[y] <= below[i]:
+                continue
+            t_attrs = canon((*s_up, y))
+            cond = contract([(t_attrs, sum_to(b, c, t_attrs)), (s_up, inv)], (y, *s_up))
+            rows.append((y, start, start + cond.shape[0]))
+            parts.append(cond)
+            start += cond.shape[0]
+        for k in kids:
+            rows_k, s_k, m_k = message.pop(k)
+            keep = [(a, lo, hi) for a, lo, hi in rows_k if not partners[a] <= below[i]]
+            if not keep:
+                continue
+            idx = np.concatenate([np.arange(lo, hi) for _, lo, hi in keep])
+            t_attrs = canon((*s_k, *s_up))
+            moved = contract([((_ROWS, *s_k), m_k[idx]), (t_attrs, sum_to(b, c, t_attrs)), (s_up, inv)], (_ROWS, *s_up))
+            at = 0
+            for a, lo, hi in keep:
+                rows.append((a, start + at, start + at + hi - lo))
+                at += hi - lo
+            parts.append(moved)
+            start += moved.shape[0]
+        if parts:
+            message[i] = (rows, s_up, np.concatenate(parts, axis=0))
+        for k in kids:
+            message.pop(k, None)
+    return out
