@@ -149,7 +149,8 @@ class Case:
     name : str
         Its name (the method column).
     kind : str
-        "mixed" (a generated table), "adult" (discretized, public domain) or "adult-raw" (discovery).
+        "mixed" (a generated table), "adult" (discretized, public domain), "adult-rows" (the same,
+        resampled to ``rows`` rows, counted by DuckDB) or "adult-raw" (discovery).
     eps : float
         The release's eps.
     rows, columns, numeric : int
@@ -159,7 +160,7 @@ class Case:
     """
 
     name: str
-    kind: str  # "mixed" or "adult" (discretized, public domain) or "adult-raw" (discovery)
+    kind: str
     eps: float
     rows: int = 0
     columns: int = 0
@@ -171,6 +172,11 @@ CASES = {
     "a": Case("a mixed 50k x 10", "mixed", 1.0, 50_000, 10, 7),
     "b": Case("b mixed 500k x 20", "mixed", 1.0, 500_000, 20, 10),
     "c": Case("c wide 100k x 100", "mixed", 1.0, 100_000, 100, 50),
+    "w50": Case("w wide 100k x 50", "mixed", 1.0, 100_000, 50, 25),
+    "w50m": Case("w wide 1M x 50", "mixed", 1.0, 1_000_000, 50, 25),
+    "c1m": Case("c wide 1M x 100", "mixed", 1.0, 1_000_000, 100, 50),
+    "s1m": Case("s Adult 1M rows", "adult-rows", 1.0, 1_000_000),
+    "s10m": Case("s Adult 10M rows", "adult-rows", 1.0, 10_000_000),
     "d1": Case("d Adult eps 1", "adult", 1.0),
     "d4": Case("d Adult eps 4", "adult", 4.0),
     "d8": Case("d Adult eps 8", "adult", 8.0),
@@ -249,6 +255,15 @@ def run_case(
         data, domain = data_dir / "adult.csv", data_dir / "adult-domain.json"
         args = [str(data), "--domain", str(domain)]
         case.rows, case.columns = len(pd.read_csv(data, usecols=[0])), len(json.loads(domain.read_text()))
+    elif case.kind == "adult-rows":  # Adult resampled to case.rows rows, counted by DuckDB
+        from ddssp.bench.scale import generate
+
+        domain = data_dir / "adult-domain.json"
+        data = tmp / f"adult_{case.rows}.csv"
+        if not data.exists():
+            generate(data_dir / "adult.csv", case.rows, data, "csv")
+        args = [str(data), "--domain", str(domain), "--backend", "duckdb"]
+        case.columns = len(json.loads(domain.read_text()))
     else:
         data = data_dir / "adult_raw.csv"
         args = [str(data), "--na-values", "?"]
@@ -342,7 +357,7 @@ def format_row(case: Case, r: dict) -> str:
 
 def _spec_cases(spec: dict, eps_override: list[float] | None) -> list[Case]:
     """The spec's ``cases``: names from :data:`CASES` or tables ``{name, kind, rows, columns, numeric,
-    eps}`` (``kind`` mixed, adult or adult-raw); ``--eps`` replaces each case's eps by every value given."""
+    eps}`` (``kind`` mixed, adult, adult-rows or adult-raw); ``--eps`` replaces each case's eps by every value given."""
     from ddssp.errors import WorkloadError
 
     out: list[Case] = []
@@ -351,7 +366,7 @@ def _spec_cases(spec: dict, eps_override: list[float] | None) -> list[Case]:
             if c not in CASES:
                 raise WorkloadError(f"mixed-release: unknown case {c!r}; known: {', '.join(CASES)}")
             base = CASES[c]
-        elif isinstance(c, dict) and c.get("kind", "mixed") in ("mixed", "adult", "adult-raw"):
+        elif isinstance(c, dict) and c.get("kind", "mixed") in ("mixed", "adult", "adult-rows", "adult-raw"):
             base = Case(
                 str(c.get("name", c.get("kind", "mixed"))),
                 c.get("kind", "mixed"),
@@ -364,7 +379,9 @@ def _spec_cases(spec: dict, eps_override: list[float] | None) -> list[Case]:
             if base.kind == "mixed" and (base.rows < 1 or not 0 <= base.numeric <= base.columns):
                 raise WorkloadError(f"mixed-release: case {base.name!r} needs rows >= 1, 0 <= numeric <= columns")
         else:
-            raise WorkloadError(f"mixed-release: a case is a name or a table with kind mixed/adult/adult-raw: {c!r}")
+            raise WorkloadError(
+                f"mixed-release: a case is a name or a table with kind mixed/adult/adult-rows/adult-raw: {c!r}"
+            )
         for e in eps_override or [base.eps]:
             out.append(Case(base.name, base.kind, float(e), base.rows, base.columns, base.numeric, list(base.extra)))
     return out

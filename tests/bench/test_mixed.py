@@ -105,3 +105,19 @@ def test_run_case_timeout_stops_the_release_too(tmp_path, monkeypatch):
         time.sleep(0.1)
     else:
         raise AssertionError("the release process outlived the timeout")
+
+
+def test_adult_rows_case_resamples_and_scores(tmp_path):
+    """The adult-rows kind: Adult resampled to the case's rows, released under the public domain
+    by DuckDB, scored against the resampled file."""
+    from pathlib import Path
+
+    from ddssp.bench.mixed import DEFAULT_DATA, Case, run_case
+
+    if not (Path(DEFAULT_DATA) / "adult.csv").exists():
+        pytest.skip("../shared/data/adult.csv is absent")
+    case = Case("s tiny", "adult-rows", 1.0, 5000)
+    r = run_case(case, Path(DEFAULT_DATA), tmp_path, timeout=300, insecure_seed=2)
+    assert r["error"] is None, r
+    assert len(pd.read_csv(tmp_path / "adult_5000.csv")) == 5000
+    assert case.columns == 15 and 0 < r["tv"] < 0.5 and r["rounds"] > 0
