@@ -129,9 +129,15 @@ def pair_marginals(
                 if not hits:
                     continue
                 t_attrs = canon((*s_k, *s_l))
-                # (rows_k x S_k) . b(S_k, S_l) first, then one matrix product with (rows_l x S_l)
-                half = contract([((_ROWS, *s_k), m_k), (t_attrs, sum_to(b, c, t_attrs))], (_ROWS, *s_l))
-                block = half.reshape(half.shape[0], -1) @ m_l.reshape(m_l.shape[0], -1).T
+                # one side through b(S_k, S_l) first, then one matrix product with the other side,
+                # whose separator is the inner dimension: the smaller one
+                t = sum_to(b, c, t_attrs)
+                if m_l[0].size <= m_k[0].size:
+                    half = contract([((_ROWS, *s_k), m_k), (t_attrs, t)], (_ROWS, *s_l))
+                    block = half.reshape(half.shape[0], -1) @ m_l.reshape(m_l.shape[0], -1).T
+                else:
+                    half = contract([((_ROWS, *s_l), m_l), (t_attrs, t)], (_ROWS, *s_k))
+                    block = m_k.reshape(m_k.shape[0], -1) @ half.reshape(half.shape[0], -1).T
                 for a, lo, hi, x, lo2, hi2 in hits:
                     record(a, x, block[lo:hi, lo2:hi2])
         if parent[i] < 0:
