@@ -81,13 +81,7 @@ def pair_marginals(
     for i, j in edges:
         adjacent[i].append(j)
         adjacent[j].append(i)
-    parent = {0: -1}
-    order = [0]
-    for i in order:  # breadth-first: parents before children
-        for j in adjacent[i]:
-            if j not in parent:
-                parent[j] = i
-                order.append(j)
+    parent, order = _rooted(adjacent, _centre(cliques, adjacent, partners))
     children: list[list[int]] = [[] for _ in range(n)]
     for i in order[1:]:
         children[parent[i]].append(i)
@@ -117,7 +111,7 @@ def pair_marginals(
                 if not hits:
                     continue
                 t_attrs = canon((*s_k, y))
-                block = contract([((_ROWS, *s_k), m_k), (t_attrs, sum_to(b, c, t_attrs))], (_ROWS, y))
+                block = _through(m_k, s_k, sum_to(b, c, t_attrs), t_attrs, (y,))
                 for a, lo, hi in hits:
                     record(a, y, block[lo:hi])
         # pairs of columns from two children
@@ -133,10 +127,10 @@ def pair_marginals(
                 # whose separator is the inner dimension: the smaller one
                 t = sum_to(b, c, t_attrs)
                 if m_l[0].size <= m_k[0].size:
-                    half = contract([((_ROWS, *s_k), m_k), (t_attrs, t)], (_ROWS, *s_l))
+                    half = _through(m_k, s_k, t, t_attrs, s_l)
                     block = half.reshape(half.shape[0], -1) @ m_l.reshape(m_l.shape[0], -1).T
                 else:
-                    half = contract([((_ROWS, *s_l), m_l), (t_attrs, t)], (_ROWS, *s_k))
+                    half = _through(m_l, s_l, t, t_attrs, s_k)
                     block = m_k.reshape(m_k.shape[0], -1) @ half.reshape(half.shape[0], -1).T
                 for a, lo, hi, x, lo2, hi2 in hits:
                     record(a, x, block[lo:hi, lo2:hi2])
@@ -162,9 +156,11 @@ def pair_marginals(
             keep = [(a, lo, hi) for a, lo, hi in rows_k if not partners[a] <= below[i]]
             if not keep:
                 continue
-            idx = np.concatenate([np.arange(lo, hi) for _, lo, hi in keep])
+            if len(keep) < len(rows_k):
+                m_k = m_k[np.concatenate([np.arange(lo, hi) for _, lo, hi in keep])]
             t_attrs = canon((*s_k, *s_up))
-            moved = contract([((_ROWS, *s_k), m_k[idx]), (t_attrs, sum_to(b, c, t_attrs)), (s_up, inv)], (_ROWS, *s_up))
+            step = contract([(t_attrs, sum_to(b, c, t_attrs)), (s_up, inv)], t_attrs)  # P(S_k | S_up)
+            moved = _through(m_k, s_k, step, t_attrs, s_up)
             at = 0
             for a, lo, hi in keep:
                 rows.append((a, start + at, start + at + hi - lo))
@@ -176,3 +172,60 @@ def pair_marginals(
         for k in kids:
             message.pop(k, None)
     return out
+
+
+def _rooted(adjacent: list[list[int]], root: int) -> tuple[dict[int, int], list[int]]:
+    """Parents (the root's is -1) and a breadth-first order (parents before children)."""
+    parent = {root: -1}
+    order = [root]
+    for i in order:
+        for j in adjacent[i]:
+            if j not in parent:
+                parent[j] = i
+                order.append(j)
+    return parent, order
+
+
+def _centre(cliques: Sequence[Clique], adjacent: list[list[int]], partners: dict[str, set[str]]) -> int:
+    """The clique whose removal leaves the fewest wanted columns in any one part of the tree: the
+    root that keeps the stacked messages short (each column travels from its top to the root)."""
+    parent, order = _rooted(adjacent, 0)
+    seen: set[str] = set()
+    weight = [0] * len(cliques)
+    for i in order:  # a column counts at its top, the first clique from the root that holds it
+        new = [x for x in cliques[i] if x in partners and x not in seen]
+        seen.update(new)
+        weight[i] = len(new)
+    below = list(weight)
+    for i in reversed(order[1:]):
+        below[parent[i]] += below[i]
+    total = below[order[0]]
+    best, best_part = order[0], total
+    for i in order:
+        part = max([total - below[i]] + [below[j] for j in adjacent[i] if parent.get(j) == i])
+        if part < best_part:
+            best, best_part = i, part
+    return best
+
+
+def _through(m: np.ndarray, s_in: Clique, table: np.ndarray, t_attrs: Clique, s_out: Clique) -> np.ndarray:
+    """``out[r, s_out] = sum over s_in - s_out of m[r, s_in] * table[s_in + s_out]`` as one (batched)
+    matrix product: the columns shared by ``s_in`` and ``s_out`` are the batch, the rest of ``s_in``
+    the inner dimension. ``m`` has axes (rows, *s_in), ``table`` axes ``t_attrs`` (= s_in + s_out),
+    the result (rows, *s_out). Explicit, because einsum's own path copies ``m`` twice here."""
+    shared = [x for x in s_in if x in s_out]
+    inner = [x for x in s_in if x not in s_out]
+    outer = [x for x in s_out if x not in s_in]
+    size = dict(zip(t_attrs, table.shape))
+    rows = m.shape[0]
+    b = int(np.prod([size[x] for x in shared], dtype=np.int64))
+    k = int(np.prod([size[x] for x in inner], dtype=np.int64))
+    o = int(np.prod([size[x] for x in outer], dtype=np.int64))
+    t = np.transpose(table, [t_attrs.index(x) for x in shared + inner + outer]).reshape(b, k, o)
+    if not shared:
+        return (m.reshape(rows, k) @ t[0]).reshape((rows, *(size[x] for x in outer)))
+    axes = [1 + s_in.index(x) for x in shared] + [0] + [1 + s_in.index(x) for x in inner]
+    out = np.matmul(np.transpose(m, axes).reshape(b, rows, k), t)  # (shared, rows, outer)
+    out = out.reshape((*(size[x] for x in shared), rows, *(size[x] for x in outer)))
+    now = [*shared, _ROWS, *outer]
+    return np.ascontiguousarray(np.transpose(out, [now.index(_ROWS)] + [now.index(x) for x in s_out]))
