@@ -22,12 +22,16 @@ its wanted partners are below it. Exact: the junction-tree factorisation, in ano
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ddssp.marginals.junction_tree import contract, sum_to
 from ddssp.types import Clique, Domain
+
+#: the most bytes of stacked messages held at once in one pass; beyond it the columns go in groups
+MESSAGE_BYTES = 512 * 2**20
 
 #: the name of a message's stacked axis (not a column name: column names are never empty strings
 #: with a NUL)
@@ -64,27 +68,81 @@ def pair_marginals(
     dict
         ``{pair: counts}``, axes in the pair's order.
     """
-    pos = {a: i for i, a in enumerate(domain)}
+    pairs, edges = list(pairs), list(edges)
+    itemsize = max((np.asarray(b).itemsize for b in beliefs), default=8)
+    peak = _peak_bytes(domain, cliques, edges, sep, pairs, itemsize)
+    if peak <= MESSAGE_BYTES:
+        return _one_pass(domain, cliques, edges, beliefs, sep, pairs, {})
+    # too much at once: the columns in groups, one pass per pair of groups (each carries the
+    # conditionals of two groups only)
+    cols = list(dict.fromkeys(a for q in pairs for a in q))
+    groups = min(len(cols), math.ceil(2 * peak / MESSAGE_BYTES))
+    group = {a: j * groups // len(cols) for j, a in enumerate(cols)}
+    by_groups: dict[tuple[int, int], list[Clique]] = {}
+    for q in pairs:
+        by_groups.setdefault(tuple(sorted((group[q[0]], group[q[1]]))), []).append(q)
+    out: dict[Clique, np.ndarray] = {}
+    for sub in by_groups.values():
+        out.update(_one_pass(domain, cliques, edges, beliefs, sep, sub, {}))
+    return out
 
-    def canon(attrs) -> Clique:
-        return tuple(sorted(set(attrs), key=pos.__getitem__))
 
+def _setup(cliques: Sequence[Clique], edges: Iterable[tuple[int, int]], pairs: list[Clique]):
+    """The wanted partners of each column and the tree rooted at its centre."""
     partners: dict[str, set[str]] = {}
     for a, b in pairs:
         partners.setdefault(a, set()).add(b)
         partners.setdefault(b, set()).add(a)
-    out: dict[Clique, np.ndarray] = {}
-    if not partners:
-        return out
     n = len(cliques)
     adjacent: list[list[int]] = [[] for _ in range(n)]
     for i, j in edges:
         adjacent[i].append(j)
         adjacent[j].append(i)
-    parent, order = _rooted(adjacent, _centre(cliques, adjacent, partners))
+    parent, order = _rooted(adjacent, _centre(cliques, adjacent, partners)) if partners else ({}, [])
     children: list[list[int]] = [[] for _ in range(n)]
     for i in order[1:]:
         children[parent[i]].append(i)
+    return partners, parent, order, children
+
+
+def _peak_bytes(domain: Domain, cliques, edges, sep, pairs: list[Clique], itemsize: int) -> int:
+    """The largest total size of the messages that wait at once for their parent in one pass."""
+    partners, parent, order, children = _setup(cliques, edges, pairs)
+    below: dict[int, set[str]] = {}
+    size: dict[int, int] = {}
+    alive = peak = 0
+    for i in reversed(order):
+        s_up = sep[(i, parent[i])] if parent[i] >= 0 else ()
+        own = {x for x in cliques[i] if x not in s_up and x in partners}
+        below[i] = own.union(*(below[k] for k in children[i]))
+        if parent[i] >= 0:
+            rows = sum(domain[x] for x in below[i] if not partners[x] <= below[i])
+            size[i] = rows * math.prod(domain[x] for x in s_up) * itemsize
+            alive += size[i]
+            peak = max(peak, alive)
+        alive -= sum(size.pop(k, 0) for k in children[i])
+    return peak
+
+
+def _one_pass(
+    domain: Domain, cliques, edges, beliefs, sep, pairs: list[Clique], sums: dict
+) -> dict[Clique, np.ndarray]:
+    """:func:`pair_marginals` in one pass up the tree (``sums``: the clique sums made so far)."""
+    pos = {a: i for i, a in enumerate(domain)}
+
+    def summed(i: int, attrs: Clique) -> np.ndarray:
+        key = (i, attrs)
+        if key not in sums:
+            sums[key] = sum_to(beliefs[i], cliques[i], attrs)
+        return sums[key]
+
+    def canon(attrs) -> Clique:
+        return tuple(sorted(set(attrs), key=pos.__getitem__))
+
+    out: dict[Clique, np.ndarray] = {}
+    partners, parent, order, children = _setup(cliques, edges, pairs)
+    if not partners:
+        return out
 
     # per clique: the message to its parent, as (rows, table over (_ROWS, *separator)); rows are
     # (column, start, stop) slices of the stacked axis; and the columns whose top is below or at it
@@ -97,7 +155,7 @@ def pair_marginals(
         out[q] = table if q == (a, b) else table.T
 
     for i in reversed(order):
-        c, b = cliques[i], beliefs[i]
+        c = cliques[i]
         s_up = sep[(i, parent[i])] if parent[i] >= 0 else ()
         own = [x for x in c if x not in s_up and x in partners]
         kids = [k for k in children[i] if message.get(k) and message[k][0]]
@@ -111,7 +169,7 @@ def pair_marginals(
                 if not hits:
                     continue
                 t_attrs = canon((*s_k, y))
-                block = _through(m_k, s_k, sum_to(b, c, t_attrs), t_attrs, (y,))
+                block = _through(m_k, s_k, summed(i, t_attrs), t_attrs, (y,))
                 for a, lo, hi in hits:
                     record(a, y, block[lo:hi])
         # pairs of columns from two children
@@ -125,7 +183,7 @@ def pair_marginals(
                 t_attrs = canon((*s_k, *s_l))
                 # one side through b(S_k, S_l) first, then one matrix product with the other side,
                 # whose separator is the inner dimension: the smaller one
-                t = sum_to(b, c, t_attrs)
+                t = summed(i, t_attrs)
                 if m_l[0].size <= m_k[0].size:
                     half = _through(m_k, s_k, t, t_attrs, s_l)
                     block = half.reshape(half.shape[0], -1) @ m_l.reshape(m_l.shape[0], -1).T
@@ -137,7 +195,7 @@ def pair_marginals(
         if parent[i] < 0:
             break
         # the message up: every column below or at i with a partner not below i
-        b_up = sum_to(b, c, s_up)
+        b_up = summed(i, s_up)
         with np.errstate(divide="ignore", invalid="ignore"):
             inv = np.where(b_up > 0, 1.0 / np.where(b_up > 0, b_up, 1.0), 0.0)
         rows: list[tuple[str, int, int]] = []
@@ -147,7 +205,7 @@ def pair_marginals(
             if partners[y] <= below[i]:
                 continue
             t_attrs = canon((*s_up, y))
-            cond = contract([(t_attrs, sum_to(b, c, t_attrs)), (s_up, inv)], (y, *s_up))
+            cond = contract([(t_attrs, summed(i, t_attrs)), (s_up, inv)], (y, *s_up))
             rows.append((y, start, start + cond.shape[0]))
             parts.append(cond)
             start += cond.shape[0]
@@ -159,7 +217,7 @@ def pair_marginals(
             if len(keep) < len(rows_k):
                 m_k = m_k[np.concatenate([np.arange(lo, hi) for _, lo, hi in keep])]
             t_attrs = canon((*s_k, *s_up))
-            step = contract([(t_attrs, sum_to(b, c, t_attrs)), (s_up, inv)], t_attrs)  # P(S_k | S_up)
+            step = contract([(t_attrs, summed(i, t_attrs)), (s_up, inv)], t_attrs)  # P(S_k | S_up)
             moved = _through(m_k, s_k, step, t_attrs, s_up)
             at = 0
             for a, lo, hi in keep:

@@ -343,3 +343,25 @@ def test_batched_marginals_on_a_wide_random_junction_tree(seed, groups, per_grou
     for q, g in zip(pairs, batched.marginals(pairs)):
         np.testing.assert_allclose(g, single.marginal(q), rtol=1e-10, atol=1e-10)
         assert g.sum() == pytest.approx(1000.0)
+
+
+def test_batched_marginals_in_groups_when_messages_would_be_large(monkeypatch):
+    """With a tiny message budget the pairs are computed in passes over groups of columns: the same
+    values as one pass."""
+    import ddssp.marginals.pairs as pairs_module
+
+    rng = np.random.default_rng(21)
+    dom = {f"v{i:02d}": int(rng.integers(2, 5)) for i in range(24)}
+    names = list(dom)
+    cliques = [(names[i], names[int(rng.integers(0, i))]) for i in range(1, 24)]
+    pots = random_potentials(dom, cliques, seed=5)
+    pairs = list(itertools.combinations(names, 2))
+    whole = GraphicalModel(dom, pots, 500.0).marginals(pairs)
+    calls = []
+    one_pass = pairs_module._one_pass
+    monkeypatch.setattr(pairs_module, "MESSAGE_BYTES", 64)
+    monkeypatch.setattr(pairs_module, "_one_pass", lambda *a: calls.append(1) or one_pass(*a))
+    grouped = GraphicalModel(dom, pots, 500.0).marginals(pairs)
+    assert len(calls) > 3
+    for g, w in zip(grouped, whole):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
