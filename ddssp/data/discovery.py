@@ -2,8 +2,8 @@
 read from the data only through noisy counts charged to a privacy ledger.
 
 First (when the pipeline passes the release's budget) a noisy row count: a small table gets a larger
-share of the budget for its schema (up to ``MAX_AUTO_SHARE``, :func:`discovery_budget`), since the noise of a count does not
-shrink with the table. Then, per discovered column (names are public; nothing else about the data is):
+share of the budget for its schema (up to ``MAX_AUTO_SHARE``, :func:`discovery_budget`), since the
+noise of a count does not shrink with the table. Then, per discovered column (names are public; nothing else about the data is):
 
 1. **Scan** (every column whose kind or range is unknown): one vector of counts, one cell per row,
    noised with the discrete Gaussian (:func:`ddssp.dp.discovery.noisy_counts`). The cells are fixed
@@ -102,10 +102,10 @@ MAX_CATEGORICAL_LEVELS = 200
 
 
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
-MAX_AUTO_SHARE = 0.8
+MAX_AUTO_SHARE = 0.6
 #: ... so that the noise sd of one column's full discovery budget is at most this share of the rows
-#: (a categorical label then needs about 1.3% of the rows to be released)
-TARGET_SD_SHARE = 1 / 600
+#: (with a column's whole key budget in one round, a label would then need about 2.5% of the rows)
+TARGET_SD_SHARE = 1 / 300
 #: share of a categorical column's key budget spent on the first of its two key releases; the rest
 #: of every categorical column's key budget is pooled for the second round
 KEY_FIRST = 0.2
