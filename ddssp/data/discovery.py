@@ -2,8 +2,8 @@
 read from the data only through noisy counts charged to a privacy ledger.
 
 First (when the pipeline passes the release's budget) a noisy row count: a small table gets a larger
-share of the budget for its schema (up to ``MAX_AUTO_SHARE``), since the noise of a count does not
-shrink with the table. Then, per discovered column (names are public; nothing else about the data is):
+share of the budget for its schema (up to ``MAX_AUTO_SHARE``, :func:`discovery_budget`), since the
+noise of a count does not shrink with the table. Then, per discovered column (names are public; nothing else about the data is):
 
 1. **Scan** (every column whose kind or range is unknown): one vector of counts, one cell per row,
    noised with the discrete Gaussian (:func:`ddssp.dp.discovery.noisy_counts`). The cells are fixed
@@ -24,7 +24,10 @@ shrink with the table. Then, per discovered column (names are public; nothing el
 2. **Categorical**: stable key release (:func:`ddssp.dp.discovery.threshold_counts`): noisy counts
    of the observed labels, kept when they reach a threshold chosen so that a label held by one row
    is released with probability at most the column's delta share. Missing cells are a label like any
-   other. Labels not released (and labels never seen) map to the ``<other>`` level.
+   other. Labels not released (and labels never seen) map to the ``<other>`` level. Two rounds: a
+   first small share of each column's key budget releases its large labels; the rest of all the
+   categorical columns' key budgets is pooled and spent on a second key release of the labels not
+   yet released, shared by the noisy share of each column's rows the first round left out.
 3. **Numeric**: noisy counts on a public grid inside the range found in step 1: one cell per whole
    number when the numbers are whole and few; else coarse to fine, half the budget each: a 16-cell
    grid (log-spaced when the range spans decades) cut to its populated span, grown by windows of
@@ -99,9 +102,20 @@ MAX_CATEGORICAL_LEVELS = 200
 
 
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
-MAX_AUTO_SHARE = 0.5
+MAX_AUTO_SHARE = 0.6
 #: ... so that the noise sd of one column's full discovery budget is at most this share of the rows
-TARGET_SD_SHARE = 1 / 150
+#: (with a column's whole key budget in one round, a label would then need about 2.5% of the rows)
+TARGET_SD_SHARE = 1 / 300
+#: share of a categorical column's key budget spent on the first of its two key releases; the rest
+#: of every categorical column's key budget is pooled for the second round
+KEY_FIRST = 0.2
+#: a column's weight in the second round: (noisy share of its rows left unreleased) ** KEY_POWER,
+#: at least KEY_FLOOR (so the pool is always spent)
+KEY_POWER = 1.5
+KEY_FLOOR = 1e-4
+#: the numbers of a column are whole unless the noisy count of non-whole numbers reaches this many
+#: sds of its noise (and 2% of the numbers)
+WHOLE_SDS = 3.5
 #: share of the discovery budget spent on the noisy row count that sets the two above
 ROWS_FRACTION = 0.01
 
@@ -210,7 +224,7 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     posidx = idx[idx > ZERO_SLOT]
     res.lo_pos = float(SLOT_LO[posidx[0]]) if posidx.size else None
     nonwhole = float(np.sum(frac[pop]))
-    res.whole = nonwhole <= max(0.02 * num, 2.5 * sigma * math.sqrt(pop.sum()))
+    res.whole = nonwhole <= max(0.02 * num, WHOLE_SDS * sigma * math.sqrt(pop.sum()))
     res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
     res.n_present = num
 
@@ -449,11 +463,22 @@ def _unique_label(label: str, taken: set[str]) -> str:
     return label
 
 
-def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech, scan: ScanResult | None):
+def _keys(s: pd.Series, name: str, rho: float, delta: float, mech, known: dict) -> tuple[dict[str, float], int, float]:
+    """Stable key release of the labels of ``s`` not in ``known`` (released before); returns the
+    released ``{label: noisy count}``, the threshold and the noise sd."""
+    counts = {k: v for k, v in label_counts(s).items() if k not in known}
+    return (*mech.keys(counts, _sigma(rho), delta, column=name), _sigma(rho))
+
+
+def discover_categorical(
+    s: pd.Series, name: str, rho: float, delta: float, mech, scan: ScanResult | None, first: tuple | None = None
+):
     """Discover a categorical column's levels by stable key release.
 
     Labels not released (and labels never seen) go to an ``<other>`` level of their own; missing
-    cells get their own level when released.
+    cells get their own level when released. With ``first`` (an earlier key release of the column,
+    from :func:`_keys`), this is its second round: a key release of the labels the first did not
+    release, and the levels are the labels either round released.
 
     Parameters
     ----------
@@ -464,11 +489,14 @@ def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech
     rho : float
         The column's zCDP budget.
     delta : float
-        The column's delta share: a label held by one row is released with at most this probability.
+        The delta of this key release: a label held by one row is released by it with at most this
+        probability.
     mech : ChargedMechanisms
         Draws the noisy counts and charges them to the ledger.
     scan : ScanResult or None
         The column's scan, if it had one (used to refuse a single-valued column).
+    first : tuple, optional
+        ``(released, threshold, sigma)`` of the column's first key release.
 
     Returns
     -------
@@ -481,8 +509,10 @@ def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech
     SchemaError
         When no label is released, or the column holds a single value.
     """
-    sigma = _sigma(rho)
-    released, threshold = mech.keys(label_counts(s), sigma, delta, column=name)
+    released, threshold, sigma = _keys(s, name, rho, delta, mech, first[0] if first else {})
+    if first:  # the labels of both rounds (each counted by one of them)
+        released = {**first[0], **released}
+        threshold = min(first[1], threshold)
     has_missing = MISSING_LABEL in released
     labels = {k: v for k, v in released.items() if k != MISSING_LABEL}
     if not labels:
@@ -496,7 +526,7 @@ def discover_categorical(s: pd.Series, name: str, rho: float, delta: float, mech
     if len(labels) == 1 and not has_missing and scan is not None:
         # rows outside the one label, estimated from the scan (present + missing) minus its count
         rest = scan.n_present + scan.missing - next(iter(labels.values()))
-        sd = math.sqrt(2 * scan.sigma**2 + sigma**2)
+        sd = math.sqrt(2 * scan.sigma**2 + (first[2] if first and set(labels) <= set(first[0]) else sigma) ** 2)
         if _confident_single(rest, sd, scan.n_present):
             raise SchemaError(_single(name))
     keys = list(labels)
@@ -861,7 +891,8 @@ def discover(
     """Discover columns of a table, reading the data only through noisy counts charged to a ledger.
 
     The delta is split among the categorical columns only (known after the scans), so it is all used
-    when there is one, and none is used otherwise.
+    when there is one, and none is used otherwise; each column's part is halved between its two key
+    releases (the second one's rho pooled over the categorical columns, see :func:`_unreleased`).
 
     ``"date"`` declares a column of ISO dates / timestamps, ``"time"`` one of clock times,
     ``"dates"`` either (the noisy counts of parse outcomes decide which); a column is also discovered as one when the noisy count of values that parse as ISO dates (clock times)
@@ -926,8 +957,7 @@ def discover(
             note="noisy row count (sets discovery's share of the budget)",
         )
         n = max(float(y[0]), 1.0)
-        need = len(columns) / (2.0 * (n * TARGET_SD_SHARE) ** 2)
-        rho_use = min(max(rho, need), max(rho, MAX_AUTO_SHARE * float(rho_max)))
+        rho_use = discovery_budget(n, len(columns), rho, float(rho_max))
         report.rows = n
         report.share = rho_use / float(rho_max)
         rho = rho_use - rho_n
@@ -955,15 +985,22 @@ def discover(
     cat = [n for n in live if scans[n] is None or scans[n].kind == "categorical"]
     report.categorical = cat
     out = {}
+    left = {n: (1 - _passes(scans[n]) * SCAN_FRACTION) * rho_col for n in live}
+    # two rounds of key release: a first small share of each categorical column's budget releases its
+    # large labels; the rest is pooled and goes to the columns by the noisy share of their rows the
+    # first round left out (a binary column needs no second look, one of many mid-sized labels does)
+    first = {n: _keys(df[n], n, KEY_FIRST * left[n], delta / (2 * len(cat)), mech, {}) for n in cat}
+    weight = {n: _unreleased(scans[n], first[n][0], report.rows) ** KEY_POWER for n in cat}
+    pool = (1 - KEY_FIRST) * sum(left[n] for n in cat)
     for name in live:
-        sc = scans[name]
-        passes = 0 if sc is None else (2 if sc.kind == "date" and sc.unit != "time" else 1)
-        left = (1 - passes * SCAN_FRACTION) * rho_col
         try:
             if name in cat:
-                col, note = discover_categorical(df[name], name, left, delta / len(cat), mech, scans[name])
+                rho2 = pool * weight[name] / sum(weight.values())
+                col, note = discover_categorical(
+                    df[name], name, rho2, delta / (2 * len(cat)), mech, scans[name], first[name]
+                )
             else:
-                col, note = discover_numeric(parsed[name], name, left, mech, scans[name], bins, max_levels)
+                col, note = discover_numeric(parsed[name], name, left[name], mech, scans[name], bins, max_levels)
         except SchemaError as exc:
             report.unresolved[name] = str(exc)
             continue
@@ -972,6 +1009,46 @@ def discover(
     if report.unresolved and not collect:
         raise SchemaError(unresolved_message(report))
     return out, report, (delta if cat else 0.0)
+
+
+def discovery_budget(rows: float, columns: int, rho: float, rho_max: float) -> float:
+    """Discovery's zCDP budget for a table of (noisy) ``rows``: the given ``rho``, raised so that the
+    noise sd of each column's share is ``TARGET_SD_SHARE`` of the rows, at most ``MAX_AUTO_SHARE``
+    of ``rho_max`` (never below ``rho``). Non-increasing in ``rows``. Post-processing.
+
+    Parameters
+    ----------
+    rows : float
+        The noisy row count.
+    columns : int
+        The columns to discover.
+    rho : float
+        The given budget (``--discovery-share`` of the release's).
+    rho_max : float
+        The budget of the whole release.
+
+    Returns
+    -------
+    float
+    """
+    need = columns / (2.0 * (max(rows, 1.0) * TARGET_SD_SHARE) ** 2)
+    return min(max(rho, need), max(rho, MAX_AUTO_SHARE * rho_max))
+
+
+def _passes(scan: ScanResult | None) -> int:
+    """Scan-sized passes a column spent before its levels or bins: none (declared categorical), the
+    scan, or the scan and a date range pass."""
+    return 0 if scan is None else (2 if scan.kind == "date" and scan.unit != "time" else 1)
+
+
+def _unreleased(scan: ScanResult | None, released: dict[str, float], rows: float | None) -> float:
+    """The noisy share of a categorical column's rows (its scan's total, else the noisy row count)
+    outside the labels released so far, at least ``KEY_FLOOR`` (1 when no total is known).
+    Post-processing of noisy counts."""
+    total = scan.n_present + scan.missing if scan is not None else rows
+    if total is None or total <= 0:
+        return 1.0
+    return float(np.clip(1.0 - sum(released.values()) / total, KEY_FLOOR, 1.0))
 
 
 def unresolved_message(report: DiscoveryReport) -> str:
