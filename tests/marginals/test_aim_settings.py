@@ -105,3 +105,16 @@ def test_round_plan_regular_and_last():
 def test_mirror_descent_options_are_checked(kw):
     with pytest.raises(ValueError):
         MirrorDescentOptions(**kw)
+
+
+def test_default_rounds_are_the_paper_s_up_to_20_columns_then_grow_slower():
+    """T = 16 d up to 20 columns (Adult's releases unchanged), then max(320, 4 d): never falls as
+    columns are added, always above d (the one-way marginals need less than the whole budget)."""
+    from ddssp.marginals.aim import default_rounds
+
+    assert [default_rounds(d) for d in (1, 15, 20)] == [16, 240, 320]
+    assert [default_rounds(d) for d in (21, 50, 80, 100)] == [320, 320, 320, 400]
+    ts = [default_rounds(d) for d in range(1, 300)]
+    assert all(b >= a for a, b in zip(ts, ts[1:]))
+    assert all(t > d for d, t in zip(range(1, 300), ts))
+    assert AIMSettings().rounds_for(100) == 400 and AIMSettings(rounds=1600).rounds_for(100) == 1600
