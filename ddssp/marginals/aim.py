@@ -65,6 +65,10 @@ ROUND_TOL = 1e-4
 FAST_ROUND_MAX_ITERS = 10
 #: Fast loop: precision of the per-round calibrations (the final fit is always float64).
 FAST_ROUND_DTYPE = np.float32
+#: Up to this many candidates every one is sized each round and only the allowed ones are scored
+#: (cheap for narrow tables); beyond it, the selection sizes only the candidates it needs
+#: (:meth:`~ddssp.dp.accounting.Ledger.select` with ``allowed``) and every candidate is scored.
+SIZE_EVERY = 1000
 #: Final fit (fast loop): stop once the loss improves by less than ``FINAL_TOL`` (relative) over
 #: ``TOL_BLOCK`` steps, after at most ``final_iters``. The workload error is flat from ~100
 #: iterations on and slightly rises later (fitting the noise), so stopping early costs nothing.
@@ -491,7 +495,8 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
 
     Candidates are those already inside a measured clique or small enough for ``plan.size_limit``;
     each scores its workload weight times (L1 error of the model's marginal - the error the noise
-    alone would make). Every candidate is scored, but the model size is computed only for the
+    alone would make). With at most :data:`SIZE_EVERY` candidates all are sized and the allowed ones
+    scored. With more, every candidate is scored but the model size is computed only for the
     candidates the selection needs: the exponential mechanism runs on the allowed candidates by
     redrawing over all of them (see :meth:`~ddssp.dp.accounting.Ledger.select`), and its
     sensitivity, the largest weight of an allowed candidate, is found from the heaviest weights down.
@@ -519,6 +524,11 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
     cands = list(candidates)
     measured = run.est.measured_maximal()
     free = _inside(measured, candidates)
+    if len(cands) <= SIZE_EVERY:
+        # few candidates: size them all, then score only the allowed ones
+        sizes = run.sizes.sizes(measured, [c for c in cands if c not in free])
+        cands = [c for c in cands if c in free or sizes[c] <= plan.size_limit]
+        free = set(cands)
     fits: dict[Clique, bool] = {}
 
     def allowed(c: Clique) -> bool:
@@ -545,7 +555,10 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
         candidates[c] * (np.abs(run.answers[c] - z).sum() - bias_factor * plan.sigma_score * z.size)
         for c, z in zip(cands, marginals)
     ]
-    k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd, allowed=lambda i: allowed(cands[i]))
+    if len(cands) == len(free):  # every candidate is allowed (sized above)
+        k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd)
+    else:
+        k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd, allowed=lambda i: allowed(cands[i]))
     run.timings["select"] += time.perf_counter() - t
     return cands[k], marginals[k]
 
