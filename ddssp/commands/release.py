@@ -153,7 +153,12 @@ def add_arguments(p) -> None:
         help="all-pairs (default), target (pairs with --target), or a JSON file of cliques",
     )
     g.add_argument("--max-cells", type=int, help="drop workload marginals with more cells than this")
-    g.add_argument("--max-model-size", type=float, default=80.0, help="model size limit in MB (default 80)")
+    g.add_argument(
+        "--max-model-size",
+        type=float,
+        default=None,
+        help="model size limit in MB (default 80 up to 25 columns, then 2000 / columns)",
+    )
     g.add_argument("--rounds", type=int, help="AIM rounds (default 16 x number of columns)")
     g.add_argument("--iters", type=int, help="estimation iterations per round (default: adaptive)")
     g.add_argument(

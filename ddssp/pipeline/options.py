@@ -127,8 +127,8 @@ class AimOptions:
         ``"all-pairs"``, ``"target-pairs"``, a workload file or a list of (clique, weight).
     max_cells : int, optional
         Leave out workload cliques with more cells than this.
-    max_model_size : float
-        Cap on the model's size in MB.
+    max_model_size : float or None
+        Cap on the model's size in MB (None: AIM's default for the number of columns).
     rounds : int, optional
         Number of AIM rounds (default: chosen from the budget).
     iters : int, optional
@@ -139,7 +139,7 @@ class AimOptions:
 
     workload: object = "all-pairs"
     max_cells: int | None = None
-    max_model_size: float = 80.0
+    max_model_size: float | None = None
     rounds: int | None = None
     iters: int | None = None
     engine: str = "numpy"

@@ -39,7 +39,7 @@ def release(
     target: str | None = None,
     workload: Any = "all-pairs",
     max_cells: int | None = None,
-    max_model_size: float = 80.0,
+    max_model_size: float | None = None,
     seed: int | np.random.Generator | None = None,
     rounds: int | None = None,
     iters: int | None = None,
@@ -88,8 +88,8 @@ def release(
         (clique, weight).
     max_cells : int, optional
         Cap on the cells of a workload clique.
-    max_model_size : float
-        Cap on the graphical model's size, in MB.
+    max_model_size : float, optional
+        Cap on the graphical model's size, in MB (default: 80 up to 25 columns, then 2000 / columns).
     seed : int or numpy.random.Generator, optional
         Reproducibility of everything that is not DP noise. It never reaches the noise: that comes
         from OpenDP's secure samplers.

@@ -118,3 +118,18 @@ def test_default_rounds_are_the_paper_s_up_to_20_columns_then_grow_slower():
     assert all(b >= a for a, b in zip(ts, ts[1:]))
     assert all(t > d for d, t in zip(range(1, 300), ts))
     assert AIMSettings().rounds_for(100) == 400 and AIMSettings(rounds=1600).rounds_for(100) == 1600
+
+
+def test_default_model_size_is_80_mb_up_to_25_columns_then_shrinks_with_width():
+    """80 MB up to 25 columns (narrow releases unchanged), then 2000 / d: never grows with d, and
+    a given limit always wins."""
+    from ddssp.marginals.aim import default_model_size
+
+    assert [default_model_size(d) for d in (1, 15, 25, 26, 50, 100)] == [80.0, 80.0, 80.0, 2000 / 26, 40.0, 20.0]
+    sizes = [default_model_size(d) for d in range(1, 300)]
+    assert all(b <= a for a, b in zip(sizes, sizes[1:]))
+    assert AIMSettings().model_size_for(100) == 20.0 and AIMSettings(max_model_size=80).model_size_for(100) == 80.0
+    with pytest.raises(WorkloadError):
+        AIMSettings(max_model_size=0)
+    with pytest.raises(WorkloadError):
+        AIMSettings(max_model_size="big")
