@@ -88,11 +88,14 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """
     isna = s.isna().to_numpy()
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-        t = s.astype(object).where(~isna, None).map(lambda v: v.strip() if isinstance(v, str) else v)
-        x = pd.to_numeric(t, errors="coerce")
-    else:
-        x = pd.to_numeric(s, errors="coerce")
-    return np.asarray(x, dtype=float), isna
+        # each distinct value parsed once (a text column repeats few labels over many rows)
+        codes, uniques = pd.factorize(s.astype(object).where(~isna, None))
+        u = pd.Series(np.asarray(uniques, dtype=object)).map(lambda v: v.strip() if isinstance(v, str) else v)
+        xu = np.asarray(pd.to_numeric(u, errors="coerce"), dtype=float)
+        x = np.full(len(s), np.nan)
+        x[codes >= 0] = xu[codes[codes >= 0]]
+        return x, isna
+    return np.asarray(pd.to_numeric(s, errors="coerce"), dtype=float), isna
 
 
 def parse_times_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> dict[str, np.ndarray]:

@@ -210,3 +210,22 @@ def test_discovery_entries_are_checked_and_insecure_seed_reproduces():
     counts = next(e for e in entries if e.kind == "discover-counts")
     assert entry_problem(dataclasses.replace(counts, sigma=counts.sigma * 10)) is not None
     assert a.self_check(a.ledger.spent) is None
+
+
+def test_parse_numbers_parses_each_distinct_value_as_every_row_would():
+    """Parsing the distinct values once gives, row for row, what stripping and parsing every cell
+    gives: numbers, text, blanks, missing cells and odd spellings alike."""
+    import numpy as np
+    import pandas as pd
+
+    from ddssp.data.discovery_cells import parse_numbers
+
+    rng = np.random.default_rng(3)
+    pool = [" 1.5", "x", None, "2", np.nan, "1e3 ", "", " 7", "inf", "-0", "0x10", "3,5", "  ", "1_000", "+4"]
+    s = pd.Series([pool[i] for i in rng.integers(0, len(pool), 5000)], dtype=object)
+    x, isna = parse_numbers(s)
+    mask = s.isna().to_numpy()
+    stripped = s.astype(object).where(~mask, None).map(lambda v: v.strip() if isinstance(v, str) else v)
+    expected = np.asarray(pd.to_numeric(stripped, errors="coerce"), dtype=float)
+    assert np.array_equal(x, expected, equal_nan=True)
+    assert np.array_equal(isna, mask)
