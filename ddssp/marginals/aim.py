@@ -567,24 +567,27 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
         # few candidates: size them all, then score only the allowed ones
         sizes = run.sizes.sizes(measured, [c for c in cands if c not in free])
         cands = [c for c in cands if c in free or sizes[c] <= plan.size_limit]
-        free = set(cands)
-    fits: dict[Clique, bool] = {}
+        allowed = None
+        sens = max(abs(candidates[c]) for c in cands)
+    else:
+        fits: dict[Clique, bool] = {}
 
-    def allowed(c: Clique) -> bool:
-        if c in free:
-            return True
-        if c not in fits:
-            fits[c] = run.sizes.sizes(measured, [c])[c] <= plan.size_limit
-        return fits[c]
+        def allowed(c: Clique) -> bool:
+            if c in free:
+                return True
+            if c not in fits:
+                fits[c] = run.sizes.sizes(measured, [c])[c] <= plan.size_limit
+            return fits[c]
 
-    by_weight: dict[float, list[Clique]] = {}
-    for c in cands:
-        by_weight.setdefault(abs(candidates[c]), []).append(c)
-    sens = next(
-        w
-        for w in sorted(by_weight, reverse=True)
-        if any(c in free for c in by_weight[w]) or any(map(allowed, by_weight[w]))
-    )
+        by_weight: dict[float, list[Clique]] = {}
+        for c in cands:
+            by_weight.setdefault(abs(candidates[c]), []).append(c)
+        # the heaviest weight with an allowed candidate (those inside a measured clique first: no sizing)
+        sens = next(
+            w
+            for w in sorted(by_weight, reverse=True)
+            if any(c in free for c in by_weight[w]) or any(map(allowed, by_weight[w]))
+        )
     run.timings["filter"] += time.perf_counter() - t
 
     t = time.perf_counter()
@@ -594,7 +597,7 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
         candidates[c] * (np.abs(run.answers[c] - z).sum() - bias_factor * plan.sigma_score * z.size)
         for c, z in zip(cands, marginals)
     ]
-    if len(cands) == len(free):  # every candidate is allowed (sized above)
+    if allowed is None:  # every candidate left is allowed (sized above)
         k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd)
     else:
         k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd, allowed=lambda i: allowed(cands[i]))
