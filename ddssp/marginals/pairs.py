@@ -70,9 +70,10 @@ def pair_marginals(
     """
     pairs, edges = list(pairs), list(edges)
     itemsize = max((np.asarray(b).itemsize for b in beliefs), default=8)
-    peak = _peak_bytes(domain, cliques, edges, sep, pairs, itemsize)
+    tree = _setup(cliques, edges, pairs)
+    peak = _peak_bytes(domain, cliques, sep, tree, itemsize)
     if peak <= MESSAGE_BYTES:
-        return _one_pass(domain, cliques, edges, beliefs, sep, pairs, {})
+        return _one_pass(domain, cliques, beliefs, sep, tree)
     # too much at once: the columns in groups, one pass per pair of groups (each carries the
     # conditionals of two groups only)
     cols = list(dict.fromkeys(a for q in pairs for a in q))
@@ -83,7 +84,7 @@ def pair_marginals(
         by_groups.setdefault(tuple(sorted((group[q[0]], group[q[1]]))), []).append(q)
     out: dict[Clique, np.ndarray] = {}
     for sub in by_groups.values():
-        out.update(_one_pass(domain, cliques, edges, beliefs, sep, sub, {}))
+        out.update(_one_pass(domain, cliques, beliefs, sep, _setup(cliques, edges, sub)))
     return out
 
 
@@ -105,9 +106,10 @@ def _setup(cliques: Sequence[Clique], edges: Iterable[tuple[int, int]], pairs: l
     return partners, parent, order, children
 
 
-def _peak_bytes(domain: Domain, cliques, edges, sep, pairs: list[Clique], itemsize: int) -> int:
-    """The largest total size of the messages that wait at once for their parent in one pass."""
-    partners, parent, order, children = _setup(cliques, edges, pairs)
+def _peak_bytes(domain: Domain, cliques, sep, tree, itemsize: int) -> int:
+    """The largest total size of the messages that wait at once for their parent in one pass over
+    ``tree`` (from :func:`_setup`)."""
+    partners, parent, order, children = tree
     below: dict[int, set[str]] = {}
     size: dict[int, int] = {}
     alive = peak = 0
@@ -124,23 +126,15 @@ def _peak_bytes(domain: Domain, cliques, edges, sep, pairs: list[Clique], itemsi
     return peak
 
 
-def _one_pass(
-    domain: Domain, cliques, edges, beliefs, sep, pairs: list[Clique], sums: dict
-) -> dict[Clique, np.ndarray]:
-    """:func:`pair_marginals` in one pass up the tree (``sums``: the clique sums made so far)."""
+def _one_pass(domain: Domain, cliques, beliefs, sep, tree) -> dict[Clique, np.ndarray]:
+    """:func:`pair_marginals` in one pass up ``tree`` (from :func:`_setup`)."""
     pos = {a: i for i, a in enumerate(domain)}
-
-    def summed(i: int, attrs: Clique) -> np.ndarray:
-        key = (i, attrs)
-        if key not in sums:
-            sums[key] = sum_to(beliefs[i], cliques[i], attrs)
-        return sums[key]
 
     def canon(attrs) -> Clique:
         return tuple(sorted(set(attrs), key=pos.__getitem__))
 
     out: dict[Clique, np.ndarray] = {}
-    partners, parent, order, children = _setup(cliques, edges, pairs)
+    partners, parent, order, children = tree
     if not partners:
         return out
 
@@ -169,7 +163,7 @@ def _one_pass(
                 if not hits:
                     continue
                 t_attrs = canon((*s_k, y))
-                block = _through(m_k, s_k, summed(i, t_attrs), t_attrs, (y,))
+                block = _through(m_k, s_k, sum_to(beliefs[i], c, t_attrs), t_attrs, (y,))
                 for a, lo, hi in hits:
                     record(a, y, block[lo:hi])
         # pairs of columns from two children
@@ -183,7 +177,7 @@ def _one_pass(
                 t_attrs = canon((*s_k, *s_l))
                 # one side through b(S_k, S_l) first, then one matrix product with the other side,
                 # whose separator is the inner dimension: the smaller one
-                t = summed(i, t_attrs)
+                t = sum_to(beliefs[i], c, t_attrs)
                 if m_l[0].size <= m_k[0].size:
                     half = _through(m_k, s_k, t, t_attrs, s_l)
                     block = half.reshape(half.shape[0], -1) @ m_l.reshape(m_l.shape[0], -1).T
@@ -195,7 +189,7 @@ def _one_pass(
         if parent[i] < 0:
             break
         # the message up: every column below or at i with a partner not below i
-        b_up = summed(i, s_up)
+        b_up = sum_to(beliefs[i], c, s_up)
         with np.errstate(divide="ignore", invalid="ignore"):
             inv = np.where(b_up > 0, 1.0 / np.where(b_up > 0, b_up, 1.0), 0.0)
         rows: list[tuple[str, int, int]] = []
@@ -205,7 +199,7 @@ def _one_pass(
             if partners[y] <= below[i]:
                 continue
             t_attrs = canon((*s_up, y))
-            cond = contract([(t_attrs, summed(i, t_attrs)), (s_up, inv)], (y, *s_up))
+            cond = contract([(t_attrs, sum_to(beliefs[i], c, t_attrs)), (s_up, inv)], (y, *s_up))
             rows.append((y, start, start + cond.shape[0]))
             parts.append(cond)
             start += cond.shape[0]
@@ -217,7 +211,7 @@ def _one_pass(
             if len(keep) < len(rows_k):
                 m_k = m_k[np.concatenate([np.arange(lo, hi) for _, lo, hi in keep])]
             t_attrs = canon((*s_k, *s_up))
-            step = contract([(t_attrs, summed(i, t_attrs)), (s_up, inv)], t_attrs)  # P(S_k | S_up)
+            step = contract([(t_attrs, sum_to(beliefs[i], c, t_attrs)), (s_up, inv)], t_attrs)  # P(S_k | S_up)
             moved = _through(m_k, s_k, step, t_attrs, s_up)
             at = 0
             for a, lo, hi in keep:
