@@ -209,7 +209,10 @@ class GraphicalModel:
             A copy (the model caches its marginals).
         """
         attrs = self._check_attrs(attrs)
-        cc = self._canonical(attrs)
+        return self._answer(attrs, self._canonical(attrs))
+
+    def _answer(self, attrs: Clique, cc: Clique) -> np.ndarray:
+        """A copy of the marginal on checked ``attrs`` (domain order ``cc``), from the cache or made."""
         if cc not in self._cache:
             self._cache[cc] = self._marginal_canonical(cc)
         out = self._cache[cc]
@@ -239,7 +242,7 @@ class GraphicalModel:
         todo = [q for q in dict.fromkeys(canon) if q not in self._cache and len(q) == 2]
         if todo:
             self._pair_marginals(todo)
-        return [self.marginal(q) for q in checked]
+        return [self._answer(q, cc) for q, cc in zip(checked, canon)]
 
     def _canonical(self, attrs: Clique) -> Clique:
         """``attrs`` in domain order (distinct, known columns), by a position table kept on the model."""
