@@ -103,7 +103,8 @@ _CLIP = re.compile(
 def _merge_clipping(items: list[tuple[warnings.WarningMessage, str]]) -> list[tuple[warnings.WarningMessage, str]]:
     """The clipping notes of many columns as one note listing every column (a wide table would
     otherwise print a line per column); other warnings unchanged, in order."""
-    clips = [(w, t, m) for w, t in items if w.category.__name__ == "ClipWarning" and (m := _CLIP.match(t))]
+    matched = [(w, t, _CLIP.match(t) if w.category.__name__ == "ClipWarning" else None) for w, t in items]
+    clips = [(w, t, m) for w, t, m in matched if m]
     names = {m.group("name") for _, _, m in clips}
     if len(names) <= MERGE_CLIPPING:
         return items
@@ -120,5 +121,5 @@ def _merge_clipping(items: list[tuple[warnings.WarningMessage, str]]) -> list[tu
         + " (local note for the data holder; nothing about this is released)"
     )
     first = clips[0][0]
-    merged = [(w, t) for w, t in items if not (w.category.__name__ == "ClipWarning" and _CLIP.match(t))]
+    merged = [(w, t) for w, t, m in matched if not m]
     return [(first, text), *merged]
