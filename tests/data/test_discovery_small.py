@@ -55,26 +55,46 @@ def _decoded_range(col):
     return float(np.min(col.values)), float(np.max(col.values))
 
 
-@pytest.mark.parametrize("seed", [None, 2, 3])
+@pytest.mark.parametrize("seed", [2, 3])
 def test_year_and_latitude_decode_inside_their_range(seed):
-    """5,000 rows at eps 1: years 2003-2009 become levels inside 2003..2009 (or bins inside a few years of
-    it), latitudes 47.5-47.7 decode inside the city, never to the log bands' 1779 or 100 degrees.
+    """5,000 rows at eps 1: years 2003-2009 become levels inside 2003..2009, latitudes 47.5-47.7
+    decode inside the city, never to the log bands' 1779 or 100 degrees.
     (Seeded draws that are not exactly 2003..2009 happen: 2 of seeds 1..60 widen the year range.)"""
     cols, rep, ledger = _run(_table(5000), seed=seed)
     assert not rep.unresolved
     year, lat = cols["year"], cols["lat"]
-    lo, hi = _decoded_range(year)
-    if seed is None:  # a fresh draw: a noise false positive may widen the range by a coarse cell
-        assert 1900 <= lo and hi <= 2100
-    else:
-        assert year.edges is None and (lo, hi) == (2003, 2009)
+    assert year.edges is None and _decoded_range(year) == (2003, 2009)
     lo, hi = _decoded_range(lat)
-    # a fresh draw may widen the range by a false positive at the test level (~1% per column): at
-    # most a coarse cell (~1.5 degrees here); seeded draws stay in the city
-    slack = 1.6 if seed is None else 0.3
-    assert 47.5 - slack <= lo and hi <= 47.7 + slack
-    assert lat.edges[0] >= 47.5 - slack and lat.edges[-1] <= 47.7 + slack
+    assert 47.5 - 0.3 <= lo and hi <= 47.7 + 0.3
+    assert lat.edges[0] >= 47.5 - 0.3 and lat.edges[-1] <= 47.7 + 0.3
     assert ledger.spent <= ledger.rho_budget * (1 + 1e-12)
+
+
+def test_year_and_latitude_ranges_on_fresh_noise():
+    """20 fresh draws of the table above. A noise false positive may widen a range by a coarse cell
+    or more, and a column is rarely left unresolved: over seeded draws 1..300, 9 left 1900..2100
+    (years) or the city by 1.6 degrees (latitude) and 1 had an unresolved column (3.3% a draw), so
+    up to 4 of the 20 may miss (a false alarm about once in a thousand runs). The budget holds in
+    every draw."""
+    missed = 0
+    for _ in range(20):
+        cols, rep, ledger = _run(_table(5000), seed=None)
+        assert ledger.spent <= ledger.rho_budget * (1 + 1e-12)
+        if rep.unresolved:
+            missed += 1
+            continue
+        ylo, yhi = _decoded_range(cols["year"])
+        llo, lhi = _decoded_range(cols["lat"])
+        lat = cols["lat"]
+        missed += not (
+            1900 <= ylo
+            and yhi <= 2100
+            and 47.5 - 1.6 <= llo
+            and lhi <= 47.7 + 1.6
+            and lat.edges[0] >= 47.5 - 1.6
+            and lat.edges[-1] <= 47.7 + 1.6
+        )
+    assert missed <= 4
 
 
 @pytest.mark.parametrize("seed", [None, 3, 4])
