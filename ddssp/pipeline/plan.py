@@ -204,7 +204,7 @@ def plan_schema(
         For an invalid eps, delta or discovery share.
     """
     from ddssp.data import Schema
-    from ddssp.data.discovery import DEFAULT_MAX_LEVELS, discover
+    from ddssp.data.discovery.table import DEFAULT_MAX_LEVELS, discover
     from ddssp.dp.discovery import ChargedMechanisms
 
     if noise is None:

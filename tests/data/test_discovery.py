@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from ddssp.data import Column, Schema
-from ddssp.data.discovery import SLOT_HI, SLOT_LO, discover, scan_cells
+from ddssp.data.discovery import discover
+from ddssp.data.discovery.scan import SLOT_HI, SLOT_LO, scan_cells
 from ddssp.dp import Ledger, cks_delta, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
@@ -218,7 +219,7 @@ def test_parse_numbers_parses_each_distinct_value_as_every_row_would():
     import numpy as np
     import pandas as pd
 
-    from ddssp.data.discovery_cells import parse_numbers
+    from ddssp.data.discovery.scan import parse_numbers
 
     rng = np.random.default_rng(3)
     pool = [" 1.5", "x", None, "2", np.nan, "1e3 ", "", " 7", "inf", "-0", "0x10", "3,5", "  ", "1_000", "+4"]

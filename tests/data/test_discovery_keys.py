@@ -10,14 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ddssp.data.discovery import (
-    KEY_FLOOR,
-    MAX_AUTO_SHARE,
-    ScanResult,
-    _unreleased,
-    discover,
-    discovery_budget,
-)
+from ddssp.data.discovery import MAX_AUTO_SHARE, ScanResult, discover, discovery_budget
+from ddssp.data.discovery.labels import KEY_FLOOR, _unreleased
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise

@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddssp.data.discovery import MAX_AUTO_SHARE, _bin_median, discover
-from ddssp.data.spans import outer_span, populated_span, populated_windows
+from ddssp.data.discovery import MAX_AUTO_SHARE, discover
+from ddssp.data.discovery.numeric import _bin_median
+from ddssp.data.discovery.spans import outer_span, populated_span, populated_windows
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise, make_noise

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddssp.data.discovery import discover, outer_span
+from ddssp.data.discovery import discover
+from ddssp.data.discovery.spans import outer_span
 from ddssp.data.encoding import decode
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
@@ -108,7 +109,7 @@ def test_step_start_places_the_edge_where_a_threshold_cannot():
     """Fine cells of 16 rows under noise of sd 20 (each invisible to a 4-sd threshold): the step fit
     finds where the rows start to within a few cells; a run the rows fill from its first cell
     gives 0; a run of pure noise never places the edge past a real step."""
-    from ddssp.data.spans import step_start
+    from ddssp.data.discovery.spans import step_start
 
     rng = np.random.default_rng(0)
     errs, full = [], []

@@ -1,0 +1,163 @@
+"""Categorical levels by stable key release, in two rounds.
+
+:func:`label_counts` reads the data (a row adds one to its label's count); :func:`_keys` hands the
+exact counts straight to the charged key release and reads only the labels it releases. Labels not
+released, and labels never seen, go to an ``<other>`` level of their own, never to a released label.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from ddssp.data.columns import Column, _as_label
+from ddssp.data.discovery.scan import MISSING_LABEL, ScanResult, _sigma
+from ddssp.data.discovery.spans import _confident_single, _single
+from ddssp.errors import SchemaError
+
+
+def label_counts(s: pd.Series) -> dict[str, int]:
+    """Exact counts of a column's values as categorical labels (noised by the caller).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+
+    Returns
+    -------
+    dict
+        ``{label: count}``; missing cells under one key, ``"<missing>"``.
+    """
+    isna = s.isna()
+    vc = s[~isna].map(_as_label).value_counts(sort=False)
+    out = {str(k): int(v) for k, v in vc.items()}
+    if isna.any():  # a literal "<missing>" label joins the missing cells
+        out[MISSING_LABEL] = out.get(MISSING_LABEL, 0) + int(isna.sum())
+    return out
+
+
+OTHER_LABEL = "<other>"
+
+
+MAX_CATEGORICAL_LEVELS = 200
+
+
+#: share of a categorical column's key budget spent on the first of its two key releases; the rest
+#: of every categorical column's key budget is pooled for the second round
+KEY_FIRST = 0.2
+
+
+#: a column's weight in the second round: (noisy share of its rows left unreleased) ** KEY_POWER,
+#: at least KEY_FLOOR (so the pool is always spent)
+KEY_POWER = 1.5
+
+
+KEY_FLOOR = 1e-4
+
+
+def _unique_label(label: str, taken: set[str]) -> str:
+    while label in taken:
+        label = label + "_"
+    return label
+
+
+def _keys(s: pd.Series, name: str, rho: float, delta: float, mech, known: dict) -> tuple[dict[str, float], int, float]:
+    """Stable key release of the labels of ``s`` not in ``known`` (released before); returns the
+    released ``{label: noisy count}``, the threshold and the noise sd."""
+    counts = {k: v for k, v in label_counts(s).items() if k not in known}
+    return (*mech.keys(counts, _sigma(rho), delta, column=name), _sigma(rho))
+
+
+def discover_categorical(
+    s: pd.Series, name: str, rho: float, delta: float, mech, scan: ScanResult | None, first: tuple | None = None
+):
+    """Discover a categorical column's levels by stable key release.
+
+    Labels not released (and labels never seen) go to an ``<other>`` level of their own; missing
+    cells get their own level when released. With ``first`` (an earlier key release of the column,
+    from :func:`_keys`), this is its second round: a key release of the labels the first did not
+    release, and the levels are the labels either round released.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+    name : str
+        The column name.
+    rho : float
+        The column's zCDP budget.
+    delta : float
+        The delta of this key release: a label held by one row is released by it with at most this
+        probability.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    scan : ScanResult or None
+        The column's scan, if it had one (used to refuse a single-valued column).
+    first : tuple, optional
+        ``(released, threshold, sigma)`` of the column's first key release.
+
+    Returns
+    -------
+    col : Column
+    note : str
+        What was found, for the report.
+
+    Raises
+    ------
+    SchemaError
+        When no label is released, or the column holds a single value.
+    """
+    released, threshold, sigma = _keys(s, name, rho, delta, mech, first[0] if first else {})
+    if first:  # the labels of both rounds (each counted by one of them)
+        released = {**first[0], **released}
+        threshold = min(first[1], threshold)
+    has_missing = MISSING_LABEL in released
+    labels = {k: v for k, v in released.items() if k != MISSING_LABEL}
+    if not labels:
+        raise SchemaError(
+            f"column {name!r}: no label is held by enough rows to be released at this budget (a label "
+            f"needs about {threshold} rows): an identifier or free-text column, or too few rows"
+        )
+    if len(labels) > MAX_CATEGORICAL_LEVELS:  # post-processing: keep the largest noisy counts
+        keep = sorted(labels, key=lambda k: -labels[k])[:MAX_CATEGORICAL_LEVELS]
+        labels = {k: labels[k] for k in keep}
+    if len(labels) == 1 and not has_missing and scan is not None:
+        # rows outside the one label, estimated from the scan (present + missing) minus its count
+        rest = scan.n_present + scan.missing - next(iter(labels.values()))
+        sd = math.sqrt(2 * scan.sigma**2 + (first[2] if first and set(labels) <= set(first[0]) else sigma) ** 2)
+        if _confident_single(rest, sd, scan.n_present):
+            raise SchemaError(_single(name))
+    keys = list(labels)
+    try:
+        keys.sort(key=float)
+    except ValueError:
+        keys.sort()
+    other = _unique_label(OTHER_LABEL, set(keys) | {MISSING_LABEL})
+    # labels that are not released (and labels never seen) go to an <other> level of their own,
+    # never to a released label: a binary column keeps <other> as its third level
+    levels = list(keys) + [other]
+    catch = other
+    na = catch
+    if has_missing:
+        na = MISSING_LABEL
+        levels.insert(len(keys), na)
+    col = Column.categorical(name, levels, missing=catch).with_na(na)
+    note = (
+        f"categorical, {len(keys)} released label(s)"
+        + (" + missing" if has_missing else "")
+        + f" + {other} (threshold {threshold})"
+    )
+    return col, note
+
+
+def _unreleased(scan: ScanResult | None, released: dict[str, float], rows: float | None) -> float:
+    """The noisy share of a categorical column's rows (its scan's total, else the noisy row count)
+    outside the labels released so far, at least ``KEY_FLOOR`` (1 when no total is known).
+    Post-processing of noisy counts."""
+    total = scan.n_present + scan.missing if scan is not None else rows
+    if total is None or total <= 0:
+        return 1.0
+    return float(np.clip(1.0 - sum(released.values()) / total, KEY_FLOOR, 1.0))

@@ -1,0 +1,387 @@
+"""A numeric (or time-axis) column's levels or bins from noisy counts on public grids.
+
+:func:`grid_counts` reads the data (a row adds one to exactly one cell); :func:`discover_numeric`
+hands its exact counts, and those of :func:`ddssp.data.discovery.scan.rest_cells`, straight to the
+charged mechanism and decides levels, bin edges, representative values and within-bin spreads from
+its noisy output only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from ddssp.data.columns import Column, Within
+from ddssp.data.dates import format_day
+from ddssp.data.discovery.scan import (
+    DECADE_HI,
+    DECADE_LO,
+    GROW_SDS,
+    MISSING_LABEL,
+    POP_SDS,
+    ScanResult,
+    _sigma,
+    rest_cells,
+)
+from ddssp.data.discovery.spans import _confident_single, _single, outer_span, span_sds, step_start
+from ddssp.errors import SchemaError
+
+
+def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Exact counts of numbers in the cells of a grid (noised by the caller).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values; NaN is skipped.
+    edges : numpy.ndarray
+        The grid's cell edges; values outside are clipped into the end cells.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts, one per cell.
+    """
+    v = x[~np.isnan(x)]
+    v = np.clip(v, edges[0], edges[-1])
+    k = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, len(edges) - 2)
+    return np.bincount(k, minlength=len(edges) - 1).astype(np.int64)
+
+
+GRID_CELLS = 256
+
+
+#: cells of the coarse grid (the first of the two numeric passes)
+COARSE_CELLS = 16
+
+
+MAX_INT_CELLS = 4096
+
+
+#: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
+WITHIN_CELLS = 16
+
+
+DEFAULT_MAX_LEVELS = 32
+
+
+def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
+    """Edges: grid ends, cuts where the cumulative noisy count (forced cells left out) crosses
+    j / bins' of its total, and both edges of every forced cell."""
+    forced = sorted(set(int(i) for i in forced))
+    w = np.clip(y.astype(float), 0, None)
+    w_free = w.copy()
+    w_free[forced] = 0.0
+    b_free = max(1, bins - len(forced))
+    total = w_free.sum()
+    edges = {float(grid[0]), float(grid[-1])}
+    if total > 0 and b_free > 1:
+        cum = np.cumsum(w_free)
+        for j in range(1, b_free):
+            i = int(np.searchsorted(cum, j * total / b_free, side="left"))
+            edges.add(float(grid[min(i + 1, len(grid) - 1)]))
+    for i in forced:
+        edges.add(float(grid[i]))
+        edges.add(float(grid[i + 1]))
+    return sorted(edges)
+
+
+def _grid_cells(n: float, sigma: float) -> int:
+    """Cells of a numeric grid: about a few noise sds of rows per cell on average (a finer grid
+    only adds noise), between 8 and ``GRID_CELLS``."""
+    return int(np.clip(n / (3.0 * sigma), 8, GRID_CELLS))
+
+
+def _make_grid(
+    lo: float, hi: float, lo_pos: float | None, cells: int, whole: bool, zero: bool, linear: bool = False
+) -> np.ndarray:
+    """Edges of ``cells`` cells over [lo, hi]: log-spaced when the (non-negative) range spans more
+    than 50x (unless ``linear``: a time axis), else linear; whole-number edges for whole numbers;
+    zero its own cell when present."""
+    if not linear and lo >= 0 and lo_pos is not None and lo_pos > 0 and hi / lo_pos > 50:
+        g = np.geomspace(lo_pos, hi, cells + 1 - (lo < lo_pos))
+        grid = np.concatenate([[lo], g]) if lo < lo_pos else g
+    else:
+        grid = np.linspace(lo, hi, cells + 1)
+    if whole:
+        grid = np.unique(np.round(grid))
+    if zero and lo <= 0 <= hi:  # zero gets cell [0, next edge)
+        grid = np.unique(np.concatenate([grid, [0.0, 1.0] if whole else [0.0]]))
+        grid = grid[(grid >= lo) & (grid <= max(hi, 1.0 if whole else 0.0))]
+    if len(grid) < 2:
+        grid = np.array([lo, max(hi, lo + 1.0)])
+    return grid
+
+
+def discover_numeric(
+    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int
+) -> tuple[Column, str]:
+    """Discover a numeric column's levels or bins from noisy counts on public grids.
+
+    A time-axis column (``scan.unit``) is discovered the same way on its axis (days since 1970-01-01,
+    or minutes since midnight), with linear grids, and labelled with ISO text.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values (a time-axis column: values on its axis), NaN for missing or text.
+    name : str
+        The column name.
+    rho : float
+        The zCDP budget left for the column after its scan (and range pass).
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    scan : ScanResult
+        The column's scan (kind, range, whole numbers, zeros).
+    bins : int or None
+        The number of bins; chosen from the noisy count of values when None.
+    max_levels : int
+        Whole numbers over at most this many values become ordered levels.
+
+    Returns
+    -------
+    col : Column
+    note : str
+        What was found, for the report.
+
+    Raises
+    ------
+    SchemaError
+        When the column holds a single value.
+    """
+    sigma = _sigma(rho)
+    unit = scan.unit
+    linear = unit is not None
+
+    def show(v: float) -> str:
+        return format_day(v, unit) if unit is not None else f"{v:g}"
+
+    n = max(scan.n_present, 1.0)
+    lo, hi = scan.lo, scan.hi
+    int_grid = False
+    keep = None  # (lo, hi) the final cut keeps in range, when a coarse pass showed where rows are
+    if scan.whole:
+        lo_i = math.ceil(lo)
+        hi_i = max(lo_i, math.floor(hi) if hi <= 0 else math.ceil(hi) - 1)
+        span = hi_i - lo_i + 1
+        # one cell per whole number when they are few enough to be levels, or when the noise lets
+        # each cell hold a few sds of rows on average
+        if span <= MAX_INT_CELLS and (span <= max_levels or span <= _grid_cells(n, sigma)):
+            int_grid = True
+            grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
+    single = (int_grid and len(grid) == 2) or (not int_grid and hi <= lo)
+    point = None  # a value found alone by the scan: its own bin, decoding to exactly it
+    if single:
+        # one value found: half the budget on the other numbers by decade (are there any, and
+        # where?), half on a grid from the value to them (as the fine grid below)
+        v = float(grid[0]) if int_grid else lo
+        sigma = _sigma(rho / 2)
+        y = mech.counts(rest_cells(x, v)[1:], sigma, column=name, note="counts of the other values by decade").astype(
+            float
+        )
+        span = outer_span(y, sigma, span_sds(len(y)))
+        if span is None:
+            if _confident_single(float(y.sum()), sigma * math.sqrt(len(y)), n):
+                raise SchemaError(_single(name))
+            raise SchemaError(
+                f"column {name!r}: one value {show(v)} found; the other values are too few for this budget "
+                "to place (declare the column, or give discovery more budget)"
+            )
+        a, b = span
+        int_grid, point = False, v
+        lo, hi = min(v, float(DECADE_LO[a])), max(v + scan.whole, float(DECADE_HI[b]))
+        # the fine cut below keeps it all: the decades hold the rows, and the fine cells would
+        # split them into cells each lost in the noise
+        keep = (lo, math.nextafter(hi, math.inf))
+        pos = np.flatnonzero(DECADE_LO[a : b + 1] > 0)
+        lo_pos = float(DECADE_LO[a + pos[0]]) if pos.size else None
+    if int_grid:
+        y = mech.counts(grid_counts(x, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
+            float
+        )
+    else:
+        if point is None:
+            # coarse to fine, half the budget each: a grid over the scan's range (whose ends are a quarter
+            # decade wide), cut to the part the noisy counts show populated; then a grid inside that part
+            # (one cell per whole number when few enough), so years 2003-2009 stay 2003-2009 and
+            # coordinates stay in their city
+            sigma = _sigma(rho / 2)
+            # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
+            # of the cells it spans, or the cut below would clip it away
+            k = min(COARSE_CELLS, _grid_cells(n, sigma))
+            grid = _make_grid(lo, hi, scan.lo_pos, k, _whole_edges(scan, lo, hi, k), scan.zero > 0, linear)
+            y = mech.counts(
+                grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
+            ).astype(float)
+            # the populated span, grown outwards by windows of adjacent cells whose noisy sum shows
+            # above the noise of the window: a tail of many thin cells holds rows in aggregate
+            a, b = outer_span(y, sigma, span_sds(len(y)), GROW_SDS) or (0, len(y) - 1)
+            lo, hi = float(grid[a]), float(grid[b + 1])
+            lo_pos = scan.lo_pos
+            # the cut of the fine grid below may trim only inside the two outer coarse cells: the coarse
+            # cells between hold the rows the coarse counts showed, and a fine grid splits a thin tail
+            # into cells each lost in the noise
+            keep = (float(grid[a + 1]), float(grid[b]))
+        # the fine grid: finer than the coarse one (its empty cells are cut off again below)
+        cells = min(GRID_CELLS, 4 * _grid_cells(n, sigma))
+        if scan.whole and math.ceil(hi) - math.ceil(lo) <= max(max_levels, cells):
+            int_grid = True
+            grid = np.arange(math.ceil(lo), max(math.ceil(hi), math.ceil(lo) + 1) + 1, dtype=float)
+        else:
+            whole = _whole_edges(scan, lo, hi, cells)
+            grid = _make_grid(lo, hi, lo_pos if lo <= 0 else lo, cells, whole, scan.zero > 0, linear)
+            if point is not None:  # the point mass gets a cell [v, v + 1) (whole numbers) of its own
+                step = 1.0 if scan.whole else float(np.min(np.diff(grid))) / 64
+                grid = np.unique(np.concatenate([grid, [point, point + step]]))
+        y = mech.counts(
+            grid_counts(x, grid), sigma, column=name, note=f"fine counts on a {len(grid) - 1}-cell grid"
+        ).astype(float)
+    # cut to the outermost populated cells (years 2003-2009 become 7 levels, a city's latitudes stay
+    # in the city); the test level makes a false extension of the range ~1% likely per column. After
+    # a coarse pass (which grew the range by its thin tails) the cut only trims its outer cells
+    span = outer_span(y, sigma, span_sds(len(y)), GROW_SDS if keep is None else None)
+    if span is not None and int_grid and span[0] == span[1]:
+        # one whole number shows: a single value, or the others are thin over the whole grid (then
+        # it stays uncut: every value must decode to a number, none to an empty cell)
+        rest = float(y.sum() - y[span[0]])
+        if _confident_single(rest, sigma * math.sqrt(max(len(y) - 1, 1)), n):
+            raise SchemaError(_single(name))
+        span = None
+    if span is not None:
+        a, b = span
+        if keep is not None and keep[0] <= keep[1]:  # never inside the coarse cells that hold the rows
+            inner_a = int(np.searchsorted(grid, keep[0], side="right")) - 1
+            inner_b = int(np.searchsorted(grid, keep[1], side="left")) - 1
+            a = max(0, min(a, inner_a))
+            b = min(len(y) - 1, max(b, a, inner_b))
+            # and where a least-squares step fit to the fine counts keeps more of an outer coarse
+            # cell, the step fit wins: its fine cells are each too thin for the threshold above (for
+            # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands)
+            a = min(a, max(0, min(step_start(y[: inner_a + 1]), inner_a)))
+            b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
+        grid, y = grid[a : b + 2], y[a : b + 1]
+    n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
+    missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
+    thr = 3.5 * sigma
+    # whole numbers become ordered levels when few (at most max_levels, and not more than the noise
+    # lets the rows fill: a small table gets bins); the populated span above set their ends
+    if int_grid and len(grid) - 1 <= min(max_levels, max(16, 2 * _grid_cells(n, sigma))):
+        a, b = 0, len(grid) - 2
+        values = grid[a : b + 1]
+        median = _median_index(y[a : b + 1])
+        col = Column.levels(name, values, missing=missing, unit=unit)
+        col.with_na(missing if missing is not None else col.labels[median])
+        what = "days" if unit is not None else "whole numbers"
+        return col, (
+            f"{_kind_word(unit)}, {what} {show(values[0])}..{show(values[-1])} as {len(values)} ordered levels"
+        )
+    forced = []
+    heavy = max(n / n_bins, thr)
+    if int_grid:
+        forced = [i for i in np.flatnonzero(y >= heavy)]
+    elif scan.zero >= heavy and grid[0] <= 0.0 < grid[-1]:
+        forced = [int(np.searchsorted(grid, 0.0, side="right") - 1)]
+    elif point is not None:
+        forced = [int(np.searchsorted(grid, point, side="right") - 1)]
+    edges = _equal_frequency(grid, y, n_bins, forced)
+    if len(edges) < 2:
+        raise SchemaError(f"column {name!r} holds a single value; drop it (it carries no information)")
+    if len(edges) < 3:  # one bin: every row would clip into it, and the column would say nothing
+        raise SchemaError(
+            f"column {name!r}: the noisy counts show its values in one narrow band only "
+            f"([{show(edges[0])}, {show(edges[-1])}]), too few rows elsewhere for this budget"
+        )
+    values = []
+    points = {float(grid[i]) for i in forced}
+    for a, b in zip(edges, edges[1:]):
+        if a in points:
+            values.append(a)
+            continue
+        rep = _bin_median(grid, y, a, b, sigma, scan.whole)
+        if rep is not None:
+            values.append(rep)
+        elif scan.whole and b - a >= 1:
+            values.append(float(math.floor(a + (b - a - 1) / 2)) if b > a + 1 else float(a))
+        else:
+            values.append((a + b) / 2)
+    within = tuple(None if a in points else _within_bin(grid, y, a, b) for a, b in zip(edges, edges[1:]))
+    # na level: the missing level, else the bin holding the noisy median
+    mids = 0.5 * (grid[:-1] + grid[1:])
+    median_bin = int(np.clip(np.searchsorted(edges, mids[_median_index(y)], side="right") - 1, 0, len(edges) - 2))
+    col = Column.binned(name, edges, values, missing=missing, unit=unit)
+    col.with_within(Within(within, whole=bool(scan.whole)))
+    if missing is None:
+        col.with_na(col.labels[median_bin])
+    pm = ", ".join(show(v) for v in sorted(points))
+    return col, (
+        f"{_kind_word(unit)}, {len(edges) - 1} bins over [{show(edges[0])}, {show(edges[-1])}]"
+        + (f", point mass(es) at {pm}" if points else "")
+    )
+
+
+def _whole_edges(scan: ScanResult, lo: float, hi: float, cells: int) -> bool:
+    """Grid edges on whole numbers: for whole numbers, and for timestamps whose grid cells span
+    days anyway (edges at midnight read better, and lose nothing at that width)."""
+    return scan.whole or (scan.unit == "timestamp" and hi - lo >= 2.0 * cells)
+
+
+def _kind_word(unit: str | None) -> str:
+    if unit is None:
+        return "numeric"
+    return "clock time (minutes since midnight)" if unit == "time" else f"{unit} (days since 1970-01-01)"
+
+
+def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
+    """The representative value of bin [a, b): the median of the noisy grid counts inside it (cell
+    midpoints; the cell's whole number on a whole-number grid), so a bin whose rows sit at one end
+    decodes near them rather than at its middle. None when the counts inside the bin do not rise
+    clearly above the noise (then the caller uses the middle). Post-processing of paid-for counts."""
+    inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
+    if inside.size < 2:
+        return None
+    w = np.clip(y[inside], 0, None)
+    if w.sum() < 3.0 * sigma * math.sqrt(inside.size):
+        return None
+    k = inside[int(np.searchsorted(np.cumsum(w), w.sum() / 2))]
+    if whole and grid[k + 1] - grid[k] == 1:
+        v = float(grid[k])
+    elif whole:
+        v = float(math.floor(0.5 * (grid[k] + grid[k + 1])))
+    else:
+        v = float(0.5 * (grid[k] + grid[k + 1]))
+    return v if a <= v < b else None
+
+
+def _within_bin(grid: np.ndarray, y: np.ndarray, a: float, b: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """How the rows of bin [a, b) spread inside it, for synthetic rows: the grid cells inside the
+    bin, merged into at most ``WITHIN_CELLS`` runs of adjacent cells, each weighted by its noisy
+    counts clipped at zero (uniform when all are zero). Returns (cuts strictly inside the bin,
+    weights summing to 1). Post-processing of paid-for counts; cuts are grid edges, rounded to 6
+    significant digits when that keeps them strictly inside the bin and increasing."""
+    inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
+    if inside.size == 0:
+        return (), (1.0,)
+    w = np.clip(y[inside], 0, None)
+    groups = np.array_split(np.arange(inside.size), min(WITHIN_CELLS, inside.size))
+    weights = np.array([w[g].sum() for g in groups])
+    cuts = np.array([grid[inside[g[0]]] for g in groups[1:]], dtype=float)
+    if weights.sum() <= 0:  # nothing shows above the noise: uniform over the bin's width
+        sub = np.concatenate([[a], cuts, [b]])
+        weights = np.diff(sub)
+    weights = weights / weights.sum()
+    rounded = np.array([float(f"{c:.6g}") for c in cuts])
+    if np.all(np.diff(np.concatenate([[a], rounded, [b]])) > 0):
+        cuts = rounded
+    shares = np.round(weights, 5)
+    if shares.sum() <= 0:
+        shares = weights
+    return tuple(float(c) for c in cuts), tuple(float(x) for x in shares)
+
+
+def _median_index(y: np.ndarray) -> int:
+    w = np.clip(y, 0, None)
+    if w.sum() <= 0:
+        return len(y) // 2
+    return int(np.searchsorted(np.cumsum(w), w.sum() / 2))

@@ -1,0 +1,569 @@
+"""The scan of one column: public cells, the exact counts of its rows in them, and what their noisy
+counts say (kind, range, wholeness, mass at zero).
+
+The cells are fixed in advance and public: missing, text, signed log-spaced bands of numbers (four
+per decade from 1e-6 to 1e12, exact zero its own cell) split by whole / not whole, and the text that
+parses as an ISO date, an ISO timestamp or a clock time. Decade groups of the bands are the public
+cells where a column's values other than its one point mass are counted (:mod:`.numeric`).
+
+:func:`parse_numbers`, :func:`parse_times_of_text`, :func:`scan_cells`, :func:`slot_cells` and
+:func:`rest_cells` read the data; each row adds one to exactly one cell, so each count vector has L2 sensitivity 1 (add /
+remove one row). :func:`scan_column` and :func:`scan_dates` hand those exact counts straight to the
+charged mechanism and read only its noisy output.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, parse_clock, parse_days
+from ddssp.data.discovery.spans import populated_windows
+from ddssp.errors import SchemaError
+
+MISSING_LABEL = "<missing>"
+
+# scan bands: 10**(BAND_LO + j / BAND_PER) for j = 0..N_BANDS
+BAND_LO, BAND_HI, BAND_PER = -6, 12, 4
+
+
+N_BANDS = (BAND_HI - BAND_LO) * BAND_PER
+
+
+_B = 10.0 ** (BAND_LO + np.arange(N_BANDS + 1) / BAND_PER)
+
+
+#: slots in value order: -huge, -bands (high to low), -tiny, zero, +tiny, +bands, +huge
+N_SLOTS = 2 * N_BANDS + 5
+
+
+ZERO_SLOT = N_BANDS + 2
+
+
+#: scan cells of time values: ISO dates, ISO timestamps, clock times HH:MM, HH:MM:SS
+N_TIME_CELLS = 4
+
+
+def _slot_bounds() -> tuple[np.ndarray, np.ndarray]:
+    lo = np.empty(N_SLOTS)
+    hi = np.empty(N_SLOTS)
+    lo[0] = hi[0] = -_B[-1]
+    for j in range(N_BANDS):  # negative band j: x in (-B[j+1], -B[j]] -> slot N_BANDS - j
+        s = N_BANDS - j
+        lo[s], hi[s] = -_B[j + 1], -_B[j]
+    lo[N_BANDS + 1], hi[N_BANDS + 1] = -_B[0], 0.0
+    lo[ZERO_SLOT] = hi[ZERO_SLOT] = 0.0
+    lo[ZERO_SLOT + 1], hi[ZERO_SLOT + 1] = 0.0, _B[0]
+    for j in range(N_BANDS):
+        s = ZERO_SLOT + 2 + j
+        lo[s], hi[s] = _B[j], _B[j + 1]
+    lo[-1] = hi[-1] = _B[-1]
+    return lo, hi
+
+
+SLOT_LO, SLOT_HI = _slot_bounds()
+
+
+def _decade_groups() -> np.ndarray:
+    """Group of each scan slot when the bands are merged by whole decades (in value order)."""
+    j = np.zeros(N_SLOTS, dtype=np.int64)  # band index of each band slot, by magnitude
+    j[1 : N_BANDS + 1] = N_BANDS - np.arange(1, N_BANDS + 1)
+    j[ZERO_SLOT + 2 : ZERO_SLOT + 2 + N_BANDS] = np.arange(N_BANDS)
+    key = np.where(
+        np.isin(np.arange(N_SLOTS), [0, N_BANDS + 1, ZERO_SLOT, ZERO_SLOT + 1, N_SLOTS - 1]), -1, j // BAND_PER
+    )
+    group = np.zeros(N_SLOTS, dtype=np.int64)
+    for s in range(1, N_SLOTS):
+        group[s] = group[s - 1] + (key[s] == -1 or key[s] != key[s - 1])
+    return group
+
+
+#: decade group of each scan slot (a public grid of 41 cells in value order: the cells where a
+#: column's values other than its one point mass are counted, see :func:`rest_cells`)
+DECADE_GROUP = _decade_groups()
+
+
+N_DECADES = int(DECADE_GROUP[-1]) + 1
+
+
+DECADE_LO = np.array([SLOT_LO[DECADE_GROUP == g].min() for g in range(N_DECADES)])
+
+
+DECADE_HI = np.array([SLOT_HI[DECADE_GROUP == g].max() for g in range(N_DECADES)])
+
+
+def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A column's values as numbers (text stripped first).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+
+    Returns
+    -------
+    x : numpy.ndarray
+        Float values, NaN for missing or text cells.
+    isna : numpy.ndarray
+        The missing-cell mask.
+    """
+    isna = s.isna().to_numpy()
+    if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+        # each distinct value parsed once (a text column repeats few labels over many rows)
+        codes, uniques = pd.factorize(s.astype(object).where(~isna, None))
+        u = pd.Series(np.asarray(uniques, dtype=object)).map(lambda v: v.strip() if isinstance(v, str) else v)
+        xu = np.asarray(pd.to_numeric(u, errors="coerce"), dtype=float)
+        x = np.full(len(s), np.nan)
+        x[codes >= 0] = xu[codes[codes >= 0]]
+        return x, isna
+    return np.asarray(pd.to_numeric(s, errors="coerce"), dtype=float), isna
+
+
+def parse_times_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> dict[str, np.ndarray]:
+    """The time values among a column's text values (present cells that are not numbers).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+    x : numpy.ndarray
+        Its values as numbers (:func:`parse_numbers`), NaN for missing or text.
+    isna : numpy.ndarray
+        The missing-cell mask.
+
+    Returns
+    -------
+    dict
+        ``days`` (days since 1970-01-01 of ISO dates / timestamps,
+        :func:`ddssp.data.dates.parse_days`), ``has_time`` (a timestamp), ``minutes`` (minutes since
+        midnight of ``HH:MM[:SS]`` clock times) and ``has_seconds``, one entry per row; NaN / False
+        elsewhere.
+    """
+    n = len(s)
+    out = {
+        "days": np.full(n, np.nan),
+        "has_time": np.zeros(n, dtype=bool),
+        "minutes": np.full(n, np.nan),
+        "has_seconds": np.zeros(n, dtype=bool),
+    }
+    text = np.isnan(x) & ~isna
+    if text.any():
+        out["days"][text], out["has_time"][text] = parse_days(s[text])
+        out["minutes"][text], out["has_seconds"][text] = parse_clock(s[text])
+    return out
+
+
+def _slots(v: np.ndarray) -> np.ndarray:
+    """The scan slot of each number in ``v`` (no NaN)."""
+    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
+    a = np.abs(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        j = np.floor((np.log10(a) - BAND_LO) * BAND_PER)
+    pos, neg = v > 0, v < 0
+    tiny, huge = a < _B[0], a >= _B[-1]
+    jj = np.clip(np.nan_to_num(j, nan=0, posinf=N_BANDS - 1, neginf=0), 0, N_BANDS - 1).astype(np.int64)
+    slot[pos] = ZERO_SLOT + 2 + jj[pos]
+    slot[neg] = N_BANDS - jj[neg]
+    slot[pos & tiny] = ZERO_SLOT + 1
+    slot[neg & tiny] = N_BANDS + 1
+    slot[pos & huge] = N_SLOTS - 1
+    slot[neg & huge] = 0
+    return slot
+
+
+def slot_cells(v: np.ndarray) -> np.ndarray:
+    """Exact counts of numbers by scan slot (noised by the caller).
+
+    Parameters
+    ----------
+    v : numpy.ndarray
+        Float values; NaN is skipped.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts: [whole numbers by log-band slot, other numbers by slot].
+    """
+    v = v[~np.isnan(v)]
+    slot = _slots(v)
+    whole = np.isfinite(v) & (v == np.floor(v))
+    return np.concatenate(
+        [np.bincount(slot[whole], minlength=N_SLOTS), np.bincount(slot[~whole], minlength=N_SLOTS)]
+    ).astype(np.int64)
+
+
+def scan_cells(x: np.ndarray, isna: np.ndarray, times: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Exact counts of the scan cells (noised by the caller).
+
+    A text value that parses as a date or a clock time (``times``) counts in one of the last four
+    cells instead of the text cell, so each row is still in exactly one cell.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text (:func:`parse_numbers`).
+    isna : numpy.ndarray
+        The missing-cell mask.
+    times : dict, optional
+        The text values parsed as times (:func:`parse_times_of_text`); None: no value counts as a
+        date or a time.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts: [missing, text, whole numbers by log-band slot, other numbers by slot, ISO
+        dates, ISO timestamps, clock times HH:MM, clock times HH:MM:SS].
+    """
+    n = len(x)
+    text = np.isnan(x) & ~isna
+    none = np.zeros(n, dtype=bool)
+    t = times or {}
+    dated = text & ~np.isnan(t["days"]) if "days" in t else none
+    timed = dated & t.get("has_time", none)
+    clock = text & ~dated & ~np.isnan(t["minutes"]) if "minutes" in t else none
+    secs = clock & t.get("has_seconds", none)
+    cells = np.zeros(N_TIME_CELLS + 2 + 2 * N_SLOTS, dtype=np.int64)
+    cells[0] = int(isna.sum())
+    cells[1] = int((text & ~dated & ~clock).sum())
+    cells[2 : 2 + 2 * N_SLOTS] = slot_cells(x)
+    cells[-4:] = [int((dated & ~timed).sum()), int(timed.sum()), int((clock & ~secs).sum()), int(secs.sum())]
+    return cells
+
+
+SCAN_FRACTION = 0.25  # of a column's rho, when the column needs a scan
+
+
+#: noisy count a scan cell must reach to count as populated (in noise sds; ~300 cells per column,
+#: so an empty cell passes with probability ~1e-3 per column)
+POP_SDS = 4.5
+
+
+#: a slot next to the populated range joins it when its noisy count reaches this many sds
+ADJACENT_SDS = 2.0
+
+
+#: a window of grid cells right next to a populated span joins it when its noisy sum reaches this
+#: many sds of that sum (a thin tail spread over cells each lost in the noise; a few windows per
+#: side are tested, so a hard end of the range is falsely extended in under 1% of the cuts)
+GROW_SDS = 3.0
+
+
+#: the numbers of a column are whole unless the noisy count of non-whole numbers reaches this many
+#: sds of its noise (and 2% of the numbers)
+WHOLE_SDS = 3.5
+
+
+@dataclass
+class ScanResult:
+    """What the scan of one column found (all from noisy counts).
+
+    Attributes
+    ----------
+    kind : str or None
+        ``"numeric"``, ``"categorical"`` or ``"date"`` (a time axis, see ``unit``).
+    n_present : float
+        Noisy count of present (non-missing) cells, populated cells only.
+    missing : float
+        Noisy missing + text count (numeric columns: cells that are not numbers).
+    lo, hi : float
+        The outer edges of the populated bands (numeric).
+    lo_pos : float or None
+        The lower edge of the lowest populated positive band.
+    whole : bool
+        The numbers are whole.
+    zero : float
+        Noisy count of exact zeros.
+    text : float
+        Noisy count of text cells, when above the noise.
+    sigma : float
+        The noise sd of one scan cell.
+    unit : str or None
+        The axis of a time-axis column: ``"date"`` or ``"timestamp"`` (days since 1970-01-01) or
+        ``"time"`` (minutes since midnight); it lives on and decodes from that axis.
+    """
+
+    kind: str | None  # "numeric" / "categorical" / "date"
+    n_present: float  # noisy count of present (non-missing) cells, populated cells only
+    missing: float  # noisy missing + text count (numeric columns: cells that are not numbers)
+    lo: float = 0.0
+    hi: float = 0.0
+    lo_pos: float | None = None  # lower edge of the lowest populated positive band
+    whole: bool = False
+    zero: float = 0.0  # noisy count of exact zeros
+    text: float = 0.0
+    sigma: float = 0.0
+    unit: str | None = None  # time-axis columns: "date", "timestamp" or "time"
+
+
+def _sigma(rho: float) -> float:
+    return 1.0 / math.sqrt(2.0 * rho)
+
+
+def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float) -> None:
+    """Range, wholeness and zero mass of the numbers from their noisy slot counts (whole numbers by
+    slot, other numbers by slot), into ``res``. Post-processing."""
+    slot = whole + frac
+    pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
+    num = float(np.sum(slot[pop]))
+    idx = np.flatnonzero(pop)
+    first, last = int(idx[0]), int(idx[-1])
+    # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
+    # next to the data is where a tail that did not clear 4.5 sds lives
+    near = ADJACENT_SDS * sigma * math.sqrt(2)
+    # ... but never across zero: a range that starts (ends) at the exact-zero slot is the common
+    # non-negative (non-positive) column, and a 2-sd false positive on the tiny band beside zero
+    # would put a spurious [-1e-6, 0) bin in front of the zero point mass (~2% of releases)
+    if first > 0 and first != ZERO_SLOT and slot[first - 1] >= near:
+        first -= 1
+    if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
+        last += 1
+    first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
+    idx = np.array(sorted(set(idx.tolist()) | {first, last}))
+    res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
+    posidx = idx[idx > ZERO_SLOT]
+    res.lo_pos = float(SLOT_LO[posidx[0]]) if posidx.size else None
+    nonwhole = float(np.sum(frac[pop]))
+    res.whole = nonwhole <= max(0.02 * num, WHOLE_SDS * sigma * math.sqrt(pop.sum()))
+    res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
+    res.n_present = num
+
+
+def scan_column(
+    x: np.ndarray,
+    isna: np.ndarray,
+    name: str,
+    rho: float,
+    mech,
+    declared_kind: str | None,
+    times: dict[str, np.ndarray] | None = None,
+) -> ScanResult:
+    """Scan one column: noisy counts of its parse outcomes, read into a kind and a range.
+
+    The cells are missing, text, numbers by log-band slot, ISO dates, ISO timestamps and clock times
+    (:func:`scan_cells`). A column is a time axis (kind ``"date"``, ``unit`` "date", "timestamp" or
+    "time") when its dates (clock times) hold at least 80% of the present values.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text (:func:`parse_numbers`).
+    isna : numpy.ndarray
+        The missing-cell mask.
+    name : str
+        The column name.
+    rho : float
+        The scan's zCDP budget.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    declared_kind : str or None
+        A kind the user declared ("numeric", "categorical", "date", "time", or "dates": a time
+        axis whose unit, dates and timestamps or clock times, the counts decide); read from the
+        counts when None.
+    times : dict, optional
+        The text values parsed as times (:func:`parse_times_of_text`); None: no value counts as a
+        date or a time.
+
+    Returns
+    -------
+    ScanResult
+
+    Raises
+    ------
+    SchemaError
+        When no values show above the noise, numbers are mixed with text, or a column declared
+        numeric (date, clock time) holds (almost) no numbers (dates, clock times).
+    """
+    sigma = _sigma(rho)
+    y = mech.counts(
+        scan_cells(x, isna, times), sigma, column=name, note="scan: missing / text / log-band / date / time counts"
+    ).astype(float)
+    thr = POP_SDS * sigma
+    miss, text = y[0], y[1]
+    whole, frac = y[2 : 2 + N_SLOTS], y[2 + N_SLOTS : 2 + 2 * N_SLOTS]
+    slot = whole + frac
+    pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
+    num = float(np.sum(slot[pop]))
+    text_c = text if text >= thr else 0.0
+    date_c, ts_c, clock_c, secs_c = (float(v) if v >= thr else 0.0 for v in y[-N_TIME_CELLS:])
+    dated = date_c + ts_c
+    clocked = clock_c + secs_c
+    if num <= 0 and text_c <= 0 and dated <= 0 and clocked <= 0:
+        raise SchemaError(
+            f"column {name!r}: no values found (all missing, or too few rows for this budget: a "
+            f"column needs about {math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of "
+            "values)"
+        )
+    kind = declared_kind
+    if kind == "dates":
+        # declared a time axis (``--dates``): its unit follows the noisy counts, dates and
+        # timestamps or clock times, whichever show more
+        if dated <= 0 and clocked <= 0:
+            raise SchemaError(
+                f"column {name!r} is declared a date column (--dates) but holds (almost) no ISO dates, "
+                "timestamps or clock times (YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], HH:MM[:SS]); leave it out of "
+                "--dates, declare it categorical, or fix the data"
+            )
+        kind = "time" if clocked > dated else "date"
+    if kind is None:
+        # a date column when the parseable dates dominate (as numbers do for a numeric column);
+        # otherwise dates are text like any other
+        present = text_c + num + dated + clocked
+        if dated > 0 and dated >= 0.8 * present:
+            kind = "date"
+        elif clocked > 0 and clocked >= 0.8 * present:
+            kind = "time"
+        else:
+            share = (text_c + dated + clocked) / present
+            if share >= 0.8:
+                kind = "categorical"
+            elif share <= 0.2:
+                kind = "numeric"
+            else:
+                raise SchemaError(
+                    f"column {name!r} mixes numbers and text (about {100 * share:.0f}% text); declare it "
+                    "with --categorical, or mark the text as missing with --na-values"
+                )
+    if kind == "date":
+        if dated <= 0:
+            raise SchemaError(
+                f"column {name!r} is declared a date column but holds (almost) no ISO dates "
+                "(YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS]); declare it categorical or fix the data"
+            )
+        # non-dates (text, numbers, clock times) in a date column are missing values of it
+        return ScanResult(
+            kind="date",
+            n_present=dated,
+            missing=max(miss, 0.0) + text_c + num + clocked,
+            text=text_c,
+            sigma=sigma,
+            unit="timestamp" if ts_c >= 0.2 * dated else "date",
+        )
+    if kind == "time":
+        if clocked <= 0:
+            raise SchemaError(
+                f"column {name!r} is declared a clock-time column but holds (almost) no clock times "
+                "(HH:MM[:SS]); declare it categorical or fix the data"
+            )
+        # the axis is public (minutes since midnight, 0..1440): no range pass; whole minutes unless
+        # seconds are common
+        return ScanResult(
+            kind="date",
+            n_present=clocked,
+            missing=max(miss, 0.0) + text_c + num + dated,
+            text=text_c,
+            lo=0.0,
+            hi=MINUTES,
+            whole=secs_c < 0.2 * clocked,
+            sigma=sigma,
+            unit="time",
+        )
+    text_all = text_c + dated + clocked
+    res = ScanResult(
+        kind=kind,
+        n_present=num + text_all,
+        missing=max(miss, 0.0) + (text_all if kind == "numeric" else 0.0),
+        text=text_all,
+        sigma=sigma,
+    )
+    if kind == "numeric":
+        if not pop.any():
+            raise SchemaError(
+                f"column {name!r} is declared numeric but holds (almost) no numbers; declare it "
+                "categorical or fix the data"
+            )
+        _numeric_range(res, whole, frac, sigma)
+    return res
+
+
+def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) -> ScanResult:
+    """The range pass of a date column: its days since 1970-01-01 counted by scan slot, noisily.
+
+    The counts (whole days / days with a time of day by slot) are read as a numeric scan's, range
+    grown the same way; the range is then cut to the time axis. Rows that are not dates are in no
+    cell.
+
+    Parameters
+    ----------
+    days : numpy.ndarray
+        Days since 1970-01-01, NaN for rows that are not dates.
+    name : str
+        The column name.
+    rho : float
+        The pass's zCDP budget.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    scan : ScanResult
+        The column's scan (kind "date"); updated in place.
+
+    Returns
+    -------
+    ScanResult
+        ``scan``, with its range, wholeness and count of dates.
+
+    Raises
+    ------
+    SchemaError
+        When no band shows above the noise.
+    """
+    sigma = _sigma(rho)
+    y = mech.counts(slot_cells(days), sigma, column=name, note="date range: log-band counts of days since 1970").astype(
+        float
+    )
+    whole, frac = y[:N_SLOTS], y[N_SLOTS:]
+    if not populated_windows(whole + frac, sigma * math.sqrt(2), POP_SDS).any():
+        raise SchemaError(
+            f"column {name!r}: no range found for its dates (too few rows for this budget: it needs about "
+            f"{math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of days since 1970)"
+        )
+    n_dates = scan.n_present
+    _numeric_range(scan, whole, frac, sigma)
+    scan.n_present = max(n_dates, scan.n_present)
+    scan.lo, scan.hi = max(scan.lo, DAY_MIN), min(scan.hi, DAY_MAX)
+    if scan.hi <= scan.lo:
+        scan.hi = min(scan.lo + 1.0, DAY_MAX + 1.0)
+    scan.lo_pos, scan.zero = None, 0.0  # a linear axis; 1970-01-01 is no special day
+    return scan
+
+
+def _grow_scan(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int, int]:
+    """The scan's range grown by the window of 1, 2 or 4 bands right next to it whose noisy sum
+    reaches ``GROW_SDS`` sds of that sum (a tail spread thinly over several bands), repeatedly; a
+    window never reaches or crosses the exact-zero slot (see the neighbouring-band rule)."""
+    grown = True
+    while grown:
+        grown = False
+        for w in (1, 2, 4):
+            # left: bands [first - w, first), all on first's side of zero
+            ok = first - w >= (ZERO_SLOT + 1 if first > ZERO_SLOT else 0) and first != ZERO_SLOT
+            if ok and slot[first - w : first].sum() >= GROW_SDS * sd * math.sqrt(w):
+                first, grown = first - w, True
+                break
+            ok = last + w <= (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1) and last != ZERO_SLOT
+            if ok and slot[last + 1 : last + 1 + w].sum() >= GROW_SDS * sd * math.sqrt(w):
+                last, grown = last + w, True
+                break
+    return first, last
+
+
+def rest_cells(x: np.ndarray, v: float) -> np.ndarray:
+    """Exact counts of the rows equal to ``v`` and of the other numbers by decade (noised by the caller).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text.
+    v : float
+        The single value the scan found.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 counts: [rows equal to ``v``, the other numbers by decade group (``DECADE_GROUP``)].
+    """
+    num = x[~np.isnan(x)]
+    rest = num[num != v]
+    groups = np.bincount(DECADE_GROUP[_slots(rest)], minlength=N_DECADES)
+    return np.concatenate([[int(np.sum(num == v))], groups]).astype(np.int64)

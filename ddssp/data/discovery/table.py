@@ -1,0 +1,261 @@
+"""Discovery of a table: its budget (from a noisy row count), one scan per column, then the
+categorical columns' two key-release rounds and the numeric columns' grids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddssp.data.discovery.labels import (
+    KEY_FIRST,
+    KEY_POWER,
+    _keys,
+    _unreleased,
+    discover_categorical,
+)
+from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric
+from ddssp.data.discovery.scan import (
+    SCAN_FRACTION,
+    ScanResult,
+    _sigma,
+    parse_numbers,
+    parse_times_of_text,
+    scan_column,
+    scan_dates,
+)
+from ddssp.errors import SchemaError
+
+#: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
+MAX_AUTO_SHARE = 0.6
+
+
+#: ... so that the noise sd of one column's full discovery budget is at most this share of the rows
+#: (with a column's whole key budget in one round, a label would then need about 2.5% of the rows)
+TARGET_SD_SHARE = 1 / 300
+
+
+#: share of the discovery budget spent on the noisy row count that sets the two above
+ROWS_FRACTION = 0.01
+
+
+@dataclass
+class DiscoveryReport:
+    """What discovery decided, per column (printed by the CLI; the values are DP outputs).
+
+    Attributes
+    ----------
+    notes : dict
+        ``{column: what was found}``.
+    categorical : list of str
+        The columns discovered as categorical.
+    unresolved : dict
+        ``{column: why}`` for the columns discovery could not resolve (no values, no label released,
+        a single value, numbers mixed with text); post-processing of noisy counts, so public.
+    rows : float or None
+        The noisy row count, when one was drawn.
+    share : float or None
+        Discovery's share of the release's zCDP budget, when chosen from it.
+    """
+
+    notes: dict[str, str] = field(default_factory=dict)
+    categorical: list[str] = field(default_factory=list)
+    #: columns discovery could not resolve, {name: why} (no values, no label released, a single
+    #: value, numbers mixed with text); post-processing of noisy counts, so public
+    unresolved: dict[str, str] = field(default_factory=dict)
+    rows: float | None = None  # the noisy row count, when one was drawn
+    share: float | None = None  # discovery's share of the release's zCDP budget, when chosen from it
+
+    @property
+    def dropped(self) -> dict[str, str]:
+        """The unresolved columns, which the release leaves out (or refuses, when strict)."""
+        return self.unresolved
+
+
+def discover(
+    df: pd.DataFrame,
+    columns: list[str],
+    mech,
+    *,
+    rho: float,
+    delta: float,
+    kinds: dict[str, str] | None = None,
+    bins: int | None = None,
+    max_levels: int = DEFAULT_MAX_LEVELS,
+    rho_max: float | None = None,
+    collect: bool = False,
+) -> tuple[dict[str, Any], DiscoveryReport, float]:
+    """Discover columns of a table, reading the data only through noisy counts charged to a ledger.
+
+    The delta is split among the categorical columns only (known after the scans), so it is all used
+    when there is one, and none is used otherwise; each column's part is halved between its two key
+    releases (the second one's rho pooled over the categorical columns, see :func:`_unreleased`).
+
+    ``"date"`` declares a column of ISO dates / timestamps, ``"time"`` one of clock times,
+    ``"dates"`` either (the noisy counts of parse outcomes decide which); a column is also discovered as one when the noisy count of values that parse as ISO dates (clock times)
+    holds at least 80% of its scan (:func:`scan_column`). A date column spends another
+    ``SCAN_FRACTION`` of its budget on the range of its days (:func:`scan_dates`) and the rest on its
+    bins, on the axis of days since 1970-01-01; a clock-time column's axis (minutes since midnight,
+    0..1440) is public, so it needs no range pass.
+
+    With ``rho_max`` (the budget of the whole release), discovery first spends ``ROWS_FRACTION`` of
+    ``rho`` on a noisy row count, and when the table is small raises its own budget above ``rho`` (up
+    to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE`` of the
+    rows: the noise of a count does not shrink with the table, so a small table needs a larger share of
+    the budget for its schema to hold any information.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The raw table.
+    columns : list of str
+        The columns to discover.
+    mech : ChargedMechanisms
+        :class:`ddssp.dp.discovery.ChargedMechanisms`: every noisy count is charged to its ledger.
+    rho : float
+        zCDP budget to spend (at most; more only with ``rho_max``, as above).
+    delta : float
+        Delta for the key release of categorical levels.
+    kinds : dict, optional
+        Declared kinds, ``{name: "numeric" | "categorical" | "date" | "time" | "dates"}``.
+    bins : int, optional
+        Bins per binned numeric column; chosen from the noisy counts when None.
+    max_levels : int
+        Whole numbers over at most this many values become ordered levels.
+    rho_max : float, optional
+        The zCDP budget of the whole release (enables the noisy row count, as above).
+    collect : bool
+        Report the columns that cannot be discovered in the report instead of raising.
+
+    Returns
+    -------
+    columns : dict
+        ``{name: Column}`` for the discovered columns.
+    report : DiscoveryReport
+        What was decided, per column.
+    delta : float
+        The delta used.
+
+    Raises
+    ------
+    SchemaError
+        When a column cannot be discovered (unless ``collect``): one message for all of them.
+    """
+    kinds = dict(kinds or {})
+    if not columns:
+        return {}, DiscoveryReport(), 0.0
+    report = DiscoveryReport()
+    if rho_max is not None:
+        rho_n = ROWS_FRACTION * rho
+        y = mech.counts(
+            np.array([len(df)], dtype=np.int64),
+            _sigma(rho_n),
+            column=columns[0],
+            note="noisy row count (sets discovery's share of the budget)",
+        )
+        n = max(float(y[0]), 1.0)
+        rho_use = discovery_budget(n, len(columns), rho, float(rho_max))
+        report.rows = n
+        report.share = rho_use / float(rho_max)
+        rho = rho_use - rho_n
+    rho_col = rho / len(columns)
+    scans: dict[str, ScanResult | None] = {}
+    parsed = {}
+    for name in columns:
+        if kinds.get(name) == "categorical":
+            scans[name] = None
+            continue
+        x, isna = parse_numbers(df[name])
+        times = parse_times_of_text(df[name], x, isna)
+        try:
+            scan = scan_column(x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name), times=times)
+            if scan.unit == "time":  # a public axis: no range pass
+                x = times["minutes"]
+            elif scan.kind == "date":
+                x = times["days"]
+                scan = scan_dates(x, name, SCAN_FRACTION * rho_col, mech, scan)
+            scans[name] = scan
+            parsed[name] = x
+        except SchemaError as exc:
+            report.unresolved[name] = str(exc)
+    live = [n for n in columns if n not in report.unresolved]
+    cat = [n for n in live if scans[n] is None or scans[n].kind == "categorical"]
+    report.categorical = cat
+    out = {}
+    left = {n: (1 - _passes(scans[n]) * SCAN_FRACTION) * rho_col for n in live}
+    # two rounds of key release: a first small share of each categorical column's budget releases its
+    # large labels; the rest is pooled and goes to the columns by the noisy share of their rows the
+    # first round left out (a binary column needs no second look, one of many mid-sized labels does)
+    first = {n: _keys(df[n], n, KEY_FIRST * left[n], delta / (2 * len(cat)), mech, {}) for n in cat}
+    weight = {n: _unreleased(scans[n], first[n][0], report.rows) ** KEY_POWER for n in cat}
+    pool = (1 - KEY_FIRST) * sum(left[n] for n in cat)
+    for name in live:
+        try:
+            if name in cat:
+                rho2 = pool * weight[name] / sum(weight.values())
+                col, note = discover_categorical(
+                    df[name], name, rho2, delta / (2 * len(cat)), mech, scans[name], first[name]
+                )
+            else:
+                col, note = discover_numeric(parsed[name], name, left[name], mech, scans[name], bins, max_levels)
+        except SchemaError as exc:
+            report.unresolved[name] = str(exc)
+            continue
+        out[name] = col
+        report.notes[name] = note
+    if report.unresolved and not collect:
+        raise SchemaError(unresolved_message(report))
+    return out, report, (delta if cat else 0.0)
+
+
+def discovery_budget(rows: float, columns: int, rho: float, rho_max: float) -> float:
+    """Discovery's zCDP budget for a table of (noisy) ``rows``: the given ``rho``, raised so that the
+    noise sd of each column's share is ``TARGET_SD_SHARE`` of the rows, at most ``MAX_AUTO_SHARE``
+    of ``rho_max`` (never below ``rho``). Non-increasing in ``rows``. Post-processing.
+
+    Parameters
+    ----------
+    rows : float
+        The noisy row count.
+    columns : int
+        The columns to discover.
+    rho : float
+        The given budget (``--discovery-share`` of the release's).
+    rho_max : float
+        The budget of the whole release.
+
+    Returns
+    -------
+    float
+    """
+    need = columns / (2.0 * (max(rows, 1.0) * TARGET_SD_SHARE) ** 2)
+    return min(max(rho, need), max(rho, MAX_AUTO_SHARE * rho_max))
+
+
+def _passes(scan: ScanResult | None) -> int:
+    """Scan-sized passes a column spent before its levels or bins: none (declared categorical), the
+    scan, or the scan and a date range pass."""
+    return 0 if scan is None else (2 if scan.kind == "date" and scan.unit != "time" else 1)
+
+
+def unresolved_message(report: DiscoveryReport) -> str:
+    """One message for every column discovery could not resolve, with what to do.
+
+    Parameters
+    ----------
+    report : DiscoveryReport
+        The report with its ``unresolved`` columns.
+
+    Returns
+    -------
+    str
+    """
+    why = "; ".join(report.unresolved.values())
+    return (
+        f"{len(report.unresolved)} column(s) could not be discovered at this budget: {why}. Drop them, "
+        "declare them in a schema (--categorical for codes), or give discovery more budget "
+        "(--discovery-share, --eps); a new run spends its budget again"
+    )
