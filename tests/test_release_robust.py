@@ -118,6 +118,9 @@ def test_unresolvable_columns_dropped_with_one_warning_or_refused_when_strict():
     for name in plan.dropped:
         assert repr(name) in msg
     assert "--discovery-share" in msg and "spends the budget again" in msg
+    # 3,000 rows: the noisy row count raised discovery's share above the default 0.1, and the advice
+    # names the share that was used, not only the one given
+    assert "given 0.1, raised to 0.6" in msg
     assert plan.ledger.spent <= plan.ledger.rho_budget
     with pytest.raises(SchemaError, match="--strict"):
         plan_schema(df, None, eps=1.0, delta=1e-9, strict=True)
@@ -232,3 +235,11 @@ def test_inspect_shows_the_schema_and_exports_it(tmp_path, capsys):
 
     cols = json.loads(capsys.readouterr().out)["columns"]
     assert cols["g"]["source"] == "discovered" and "<other>" in cols["g"]["levels"]
+
+
+def test_dropped_message_names_the_share_used():
+    from ddssp.pipeline.plan import dropped_message
+
+    assert "(now 0.3)" in dropped_message({"a": "why"}, 0.3)
+    assert "(now 0.3)" in dropped_message({"a": "why"}, 0.3, 0.3)
+    assert "(given 0.1, raised to 0.43 for a small table)" in dropped_message({"a": "why"}, 0.1, 0.43)

@@ -57,7 +57,7 @@ class DroppedColumnsWarning(UserWarning):
     """Some columns could not be discovered at this budget and were left out of the release."""
 
 
-def dropped_message(dropped: dict[str, str], share: float) -> str:
+def dropped_message(dropped: dict[str, str], share: float, used: float | None = None) -> str:
     """One message for every column discovery could not resolve: why, and what to do.
 
     Parameters
@@ -65,18 +65,25 @@ def dropped_message(dropped: dict[str, str], share: float) -> str:
     dropped : dict
         ``{name: reason}``.
     share : float
-        The discovery share used, for the advice.
+        The discovery share given (``--discovery-share``).
+    used : float, optional
+        The share discovery used, when it differs from the given one (raised for a small table from
+        its noisy row count: post-processing, so it may be printed).
 
     Returns
     -------
     str
     """
     reasons = "; ".join(f"{r}" for r in dropped.values())
+    if used is not None and abs(used - share) > 1e-9:
+        now = f"given {share:g}, raised to {used:.2g} for a small table"
+    else:
+        now = f"now {share:g}"
     return (
         f"{len(dropped)} column(s) could not be discovered at this budget and are left out of the "
         f"release: {', '.join(map(repr, dropped))} ({reasons}). The decision comes from noisy counts "
         "only (nothing else about these columns is released). To keep a column: give more rows, a "
-        f"larger --discovery-share (now {share:g}) or --eps, or declare it in a --schema file "
+        f"larger --discovery-share ({now}) or --eps, or declare it in a --schema file "
         "(`ddssp schema`; declared columns cost nothing); note that running the release again "
         "spends the budget again"
     )
@@ -293,7 +300,7 @@ def plan_schema(
         if status == SCHEMA_DECLARED:
             status = SCHEMA_DISCOVERED
         if dropped:
-            msg = dropped_message(dropped, float(discovery_share))
+            msg = dropped_message(dropped, float(discovery_share), report.share)
             if strict or len(dropped) == len(names):
                 raise SchemaError(("refused (--strict): " if strict else "no column could be discovered: ") + msg)
             warnings.warn(msg, DroppedColumnsWarning, stacklevel=2)
