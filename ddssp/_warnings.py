@@ -12,12 +12,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
-_UNSPECIFIED = "(declared, or discovered under DP)"
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -56,14 +54,21 @@ def tidy_warnings(func: Callable) -> Callable:
     return wrapper
 
 
-def _reword(text: str, discovered: set[str] | None) -> str:
-    if _UNSPECIFIED not in text:
-        return text
-    m = re.match(r"column '([^']*)':", text)
-    if discovered is None or m is None:
-        return text.replace(" " + _UNSPECIFIED, "")
-    how = "discovered under DP" if m.group(1) in discovered else "declared"
-    return text.replace(_UNSPECIFIED, f"({how})")
+def _clip_note(message: Warning | str) -> Any:
+    """The data layer's clipping note (a ``ClipWarning``, read by its fields: this leaf module does
+    not import it), or None."""
+    return message if callable(getattr(message, "with_how", None)) and hasattr(message, "parts") else None
+
+
+def _reword(message: Warning | str, discovered: set[str] | None) -> Warning | str:
+    """A clipping note that does not say where its range came from, saying it (nothing when the
+    caller did not say which columns were discovered); other warnings unchanged."""
+    note = _clip_note(message)
+    if note is None or note.how is not None:
+        return message
+    if discovered is None:
+        return note.with_how("")
+    return note.with_how("discovered under DP" if note.column in discovered else "declared")
 
 
 def _show_once(caught: list[warnings.WarningMessage], discovered: set[str] | None) -> None:
@@ -72,15 +77,15 @@ def _show_once(caught: list[warnings.WarningMessage], discovered: set[str] | Non
     if own:
         warnings.formatwarning = _one_line
     try:
-        for w, text in _merge_clipping([(w, _reword(str(w.message), discovered)) for w in caught]):
-            key = (w.category, text)
+        for w, message in _merge_clipping([(w, _reword(w.message, discovered)) for w in caught]):
+            key = (w.category, str(message))
             if key in seen:
                 continue
             seen.add(key)
             ours = w.category.__module__.startswith("ddssp") or os.path.abspath(w.filename).startswith(_PACKAGE)
             module = "ddssp" if ours else os.path.splitext(os.path.basename(w.filename))[0] or "unknown"
             warnings.warn_explicit(
-                text,
+                message,  # the warning itself: a clipping note keeps its fields for the caller
                 w.category,
                 "ddssp" if ours else w.filename,
                 0 if ours else w.lineno,
@@ -94,32 +99,20 @@ def _show_once(caught: list[warnings.WarningMessage], discovered: set[str] | Non
 
 #: more clipping notes than this are shown as one
 MERGE_CLIPPING = 3
-_CLIP = re.compile(
-    r"column '(?P<name>[^']*)': (?P<k>\d+) of (?P<n>\d+) value\(s\) outside the schema's range (?P<range>\[.*\])"
-    r" (?P<how>\([^)]*\) )?were clipped to it"
-)
 
 
-def _merge_clipping(items: list[tuple[warnings.WarningMessage, str]]) -> list[tuple[warnings.WarningMessage, str]]:
+def _merge_clipping(
+    items: list[tuple[warnings.WarningMessage, Warning | str]],
+) -> list[tuple[warnings.WarningMessage, Warning | str]]:
     """The clipping notes of many columns as one note listing every column (a wide table would
-    otherwise print a line per column); other warnings unchanged, in order."""
-    matched = [(w, t, _CLIP.match(t) if w.category.__name__ == "ClipWarning" else None) for w, t in items]
-    clips = [(w, t, m) for w, t, m in matched if m]
-    names = {m.group("name") for _, _, m in clips}
-    if len(names) <= MERGE_CLIPPING:
+    otherwise print a line per column), first; other warnings unchanged, in order."""
+    notes = [(w, _clip_note(m)) for w, m in items]
+    parts = {}  # column -> its first note
+    for _, note in notes:
+        for p in note.parts if note is not None else ():
+            parts.setdefault(p.column, p)
+    if len(parts) <= MERGE_CLIPPING:
         return items
-    parts, seen = [], set()
-    for _, _, m in clips:
-        if m.group("name") not in seen:
-            seen.add(m.group("name"))
-            parts.append(f"'{m.group('name')}' {m.group('k')} of {m.group('n')} to {m.group('range')}")
-    how = {m.group("how") for _, _, m in clips}
-    how_text = f" {next(iter(how)).strip()}" if len(how) == 1 and None not in how else ""
-    text = (
-        f"values outside the schema's range{how_text} were clipped to it in {len(parts)} columns: "
-        + "; ".join(parts)
-        + " (local note for the data holder; nothing about this is released)"
-    )
-    first = clips[0][0]
-    merged = [(w, t) for w, t, m in matched if not m]
-    return [(first, text), *merged]
+    first = next(w for w, note in notes if note is not None)
+    merged = type(first.message).merged(list(parts.values()))
+    return [(first, merged), *((w, m) for (w, m), (_, note) in zip(items, notes) if note is None)]

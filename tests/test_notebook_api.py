@@ -156,18 +156,12 @@ def test_clipping_notes_of_many_columns_are_one_warning():
     from ddssp._warnings import warnings_once
     from ddssp.data import ClipWarning
 
-    def note(name, k):
-        return (
-            f"column {name!r}: {k} of 100 value(s) outside the schema's range [0, 1] (discovered under DP) were "
-            "clipped to it (local note for the data holder; nothing about this is released)"
-        )
-
     for count, expected in ((6, 1), (3, 3)):
         with warnings.catch_warnings(record=True) as outer:
             warnings.simplefilter("always")
             with warnings_once():
                 for j in range(count):
-                    warnings.warn(note(f"x{j}", j + 1), ClipWarning, stacklevel=1)
+                    warnings.warn(ClipWarning(f"x{j}", j + 1, "0", "1", 100, "discovered under DP"), stacklevel=1)
                 warnings.warn("another note", UserWarning, stacklevel=1)
         clip = [str(w.message) for w in outer if w.category is ClipWarning]
         assert len(clip) == expected, clip
@@ -181,3 +175,32 @@ def test_clipping_notes_of_many_columns_are_one_warning():
         assert [str(w.message) for w in outer if w.category is UserWarning] == ["another note"]
         if expected == 1:
             assert "(discovered under DP) were clipped to it in 6 columns" in clip[0]
+        notes = [w.message for w in outer if w.category is ClipWarning]
+        assert sorted((p.column, p.clipped, p.total) for n in notes for p in n.parts) == [
+            (f"x{j}", j + 1, 100) for j in range(count)
+        ]
+
+
+def test_clipping_notes_of_a_sql_backend_are_merged_too(tmp_path):
+    """The notes DuckDB gives (of a table read from disk) merge like those of a DataFrame: they say
+    how many of how many rows, and name their column and range in fields."""
+    from ddssp.data import Column, Schema
+
+    rng = np.random.default_rng(1)
+    names = ["a", "b", "c", "d"]
+    table = pd.DataFrame({n: rng.integers(0, 10, 60) for n in names})
+    for j, n in enumerate(names):
+        table.loc[:j, n] = 50  # j + 1 rows above the range
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False)
+    schema = Schema([Column.binned(n, [0, 5, 10]) for n in names])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ddssp.release(path, schema, eps=1.0, seed=0, rounds=8, progress=False, backend="duckdb")
+    clip = [w.message for w in caught if issubclass(w.category, ClipWarning)]
+    assert len(clip) == 1, [str(m) for m in clip]
+    assert "(declared) were clipped to it in 4 columns" in str(clip[0])
+    assert all(f"{n!r} {j + 1} of 60 to [0, 10]" in str(clip[0]) for j, n in enumerate(names))
+    assert [(p.column, p.clipped, p.total, p.lo, p.hi) for p in clip[0].parts] == [
+        (n, j + 1, 60, "0", "10") for j, n in enumerate(names)
+    ]

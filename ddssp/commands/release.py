@@ -510,8 +510,10 @@ def _release(args, progress, eps, delta, schema, cat):
                 read=read,
             )
         for w in cw:
-            if issubclass(w.category, ClipWarning):
-                clipped.append(str(w.message).split(" value(s)")[0].replace("column ", "").replace(":", ""))
+            if issubclass(w.category, ClipWarning):  # a note of one column, or one merging many
+                clipped += [
+                    f"{p.column!r} {p.clipped}" + ("" if p.total is None else f" of {p.total}") for p in w.message.parts
+                ]
             else:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     finally:

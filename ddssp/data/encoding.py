@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -44,7 +45,114 @@ class _Columns(Protocol):
 
 
 class ClipWarning(UserWarning):
-    """Numeric values outside the declared bounds were clipped (a local note for the data holder)."""
+    """Numeric values outside a column's range were clipped (a local note for the data holder).
+
+    Every counting backend warns with one of these per clipped column, its message made from its
+    fields by one function, word for word the same for every backend; readers (the release's summary
+    of many notes, the CLI's note) read the fields, never the text. :meth:`merged` makes one note of
+    the notes of many columns.
+
+    Parameters
+    ----------
+    column : str
+        The column.
+    clipped : int
+        How many of its values were clipped.
+    lo, hi : str
+        The range they were clipped to, as shown to people (:func:`show`).
+    total : int, optional
+        How many values the column has (None when not known).
+    how : str, optional
+        Where the range came from, said in the message: "declared" or "discovered under DP"; ""
+        says nothing; None (the backends' default) says "declared, or discovered under DP" (a
+        release rewords it with :meth:`with_how` once it knows which columns it discovered).
+
+    Attributes
+    ----------
+    column, clipped, lo, hi, total, how
+        As given; on a :meth:`merged` note all None but ``how``.
+    parts : tuple of ClipWarning
+        The notes of one column each: ``(self,)``, or those a :meth:`merged` note holds.
+    """
+
+    def __init__(
+        self, column: str, clipped: int, lo: str, hi: str, total: int | None = None, how: str | None = None
+    ) -> None:
+        self.column, self.clipped, self.lo, self.hi, self.total, self.how = column, clipped, lo, hi, total, how
+        self.parts: tuple[ClipWarning, ...] = (self,)
+        super().__init__(_clip_message(column, clipped, lo, hi, total, how))
+
+    def __reduce__(self):
+        if self.column is None:
+            return (type(self).merged, (self.parts,))
+        return (type(self), (self.column, self.clipped, self.lo, self.hi, self.total, self.how))
+
+    def with_how(self, how: str) -> ClipWarning:
+        """The same note saying where its range came from.
+
+        Parameters
+        ----------
+        how : str
+            "declared", "discovered under DP", or "" (say nothing).
+
+        Returns
+        -------
+        ClipWarning
+            A new note; this one is unchanged.
+        """
+        return type(self)(self.column, self.clipped, self.lo, self.hi, self.total, how)
+
+    @classmethod
+    def merged(cls, parts: Sequence[ClipWarning]) -> ClipWarning:
+        """One note for the notes of many columns (a wide table would otherwise print a line each).
+
+        Parameters
+        ----------
+        parts : sequence of ClipWarning
+            Notes of one column each (a merged note's ``parts`` are taken in its place).
+
+        Returns
+        -------
+        ClipWarning
+            The note; it says where the ranges came from when every part says the same.
+        """
+        flat = tuple(p for note in parts for p in note.parts)
+        hows = {p.how for p in flat}
+        how = hows.pop() if len(hows) == 1 else ""
+        note = cls.__new__(cls)
+        note.column = note.clipped = note.lo = note.hi = note.total = None
+        note.how, note.parts = how, flat
+        Warning.__init__(note, _clip_message_many(flat, how))
+        return note
+
+
+#: how a clipping note names its range before the caller knows where it came from
+_EITHER = "declared, or discovered under DP"
+_LOCAL = "(local note for the data holder; nothing about this is released)"
+
+
+def _count(clipped: int, total: int | None) -> str:
+    return f"{clipped}" if total is None else f"{clipped} of {total}"
+
+
+def _how(how: str | None) -> str:
+    how = _EITHER if how is None else how
+    return f" ({how})" if how else ""
+
+
+def _clip_message(column: str, clipped: int, lo: str, hi: str, total: int | None, how: str | None) -> str:
+    """The message of a :class:`ClipWarning` about one column (the fields as documented there)."""
+    return (
+        f"column {column!r}: {_count(clipped, total)} value(s) outside the schema's range [{lo}, {hi}]"
+        f"{_how(how)} were clipped to it {_LOCAL}"
+    )
+
+
+def _clip_message_many(parts: Sequence[ClipWarning], how: str | None) -> str:
+    """The message of a :class:`ClipWarning` merging the notes of ``parts`` (one column each, named
+    in this order with their counts and ranges)."""
+    listed = "; ".join(f"{p.column!r} {_count(p.clipped, p.total)} to [{p.lo}, {p.hi}]" for p in parts)
+    return f"values outside the schema's range{_how(how)} were clipped to it in {len(parts)} columns: {listed} {_LOCAL}"
 
 
 def encode(schema: _Columns, df: pd.DataFrame) -> pd.DataFrame:
@@ -287,13 +395,8 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
                 f"{_few([show(col, v) for v in offending])}"
                 + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
             )
-        warnings.warn(
-            f"column {col.name!r}: {int(clipped.sum())} of {len(s)} value(s) outside the schema's range "
-            f"[{show(col, lo)}, {show(col, hi)}] (declared, or discovered under DP) were clipped to it (local "
-            "note for the data holder; nothing about this is released)",
-            ClipWarning,
-            stacklevel=3,
-        )
+        note = ClipWarning(col.name, int(clipped.sum()), show(col, lo), show(col, hi), total=len(s))
+        warnings.warn(note, stacklevel=3)
     off = (status == BAD) & (codes < 0)
     if off.any():
         x = parse_column(col, s)

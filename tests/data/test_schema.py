@@ -142,6 +142,27 @@ def test_clipping_warns_once_per_column_with_count():
     assert "'k'" in msgs[1] and "2 of 5" in msgs[1]
     assert codes["age"].tolist() == [0, 0, 1, 1, 1]
     assert codes["k"].tolist() == [0, 0, 1, 2, 2]
+    note = next(w.message for w in clip if w.message.column == "age")
+    assert (note.clipped, note.total, note.lo, note.hi, note.parts) == (3, 5, "20", "60", (note,))
+
+
+def test_clip_warning_instances_filter_pickle_and_merge():
+    import pickle
+
+    note = ClipWarning("x", 2, "0", "9", 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ClipWarning)  # filters by class still apply to instances
+        warnings.warn(note, stacklevel=1)
+    assert "2 of 10 value(s)" in str(note) and "(declared, or discovered under DP)" in str(note)
+    assert "[0, 9] (declared) were" in str(note.with_how("declared"))
+    assert "[0, 9] were" in str(note.with_how("")) and note.how is None  # a new note; this one unchanged
+    many = ClipWarning.merged([ClipWarning(c, 1, "0", "1", 5, "declared") for c in "abcd"])
+    assert many.column is None and [p.column for p in many.parts] == list("abcd")
+    assert "(declared) were clipped to it in 4 columns: 'a' 1 of 5 to [0, 1];" in str(many)
+    for w in (note, many):
+        back = pickle.loads(pickle.dumps(w))
+        assert type(back) is ClipWarning and str(back) == str(w) and len(back.parts) == len(w.parts)
 
 
 def test_no_warning_when_inside_bounds():

@@ -371,6 +371,7 @@ class _SQLCounter:
         )
         oneway, arrays = self._encode_and_count(comp, schema, cliques, srcs, mapped, set(axis))
         errors: list[str] = []
+        rows = int(oneway[0].sum())  # every row has one code and status in each column's counts
 
         def check(col: Column, n_missing: int, n_bad: int, n_clip: int, n_nonnum: int) -> None:
             if errors:
@@ -392,12 +393,8 @@ class _SQLCounter:
                     + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
                 )
             elif n_clip:
-                warnings.warn(
-                    f"column {col.name!r}: {n_clip} value(s) outside the schema's range [{show(col, lo)}, {show(col, hi)}] (declared, or discovered under DP) "
-                    "were clipped to it (local note for the data holder; nothing about this is released)",
-                    ClipWarning,
-                    stacklevel=5,
-                )
+                note = ClipWarning(col.name, n_clip, show(col, lo), show(col, hi), total=rows)
+                warnings.warn(note, stacklevel=5)
 
         out = _finish(schema, cliques, oneway, arrays, check)
         if errors:
