@@ -10,6 +10,13 @@
   :func:`choose_threshold` picks the smallest integer threshold whose delta (OpenDP's map) is at
   most the delta given.
 
+* :meth:`ChargedMechanisms.medians`: one level of a private median tree. In each of several groups
+  (disjoint runs of cells of one count vector: each row is in one cell of one group), the
+  exponential mechanism picks the grid edge nearest the group's median, with quality
+  -|below - at or above| / 2 (sensitivity 1/2 under add/remove one row). It runs as Gumbel noisy max
+  (OpenDP's ``make_noisy_max``), cost rho = eps^2 / 8 from OpenDP's map; the groups hold disjoint
+  rows, so one level costs one mechanism's rho (parallel composition).
+
 The noise comes from OpenDP's samplers, which draw from the operating system's secure random source;
 no seed reaches them. Nothing here charges a ledger: callers charge (see
 ``ddssp.data.discovery``) with the (rho, delta) these functions return.
@@ -332,6 +339,99 @@ class ChargedMechanisms:
         )
         return {str(k): int(v) for k, v in out.items()}, threshold
 
+    def medians(self, groups: list, rho: float, *, column: str, note: str) -> list[int]:
+        """One level of a private median tree, charged once as a 'discover-medians' entry.
+
+        Each group is a run of cells of one vector of exact counts in which every row is in one
+        cell of one group, so a row changes one group's scores only and the level costs one
+        exponential mechanism (parallel composition).
+
+        Parameters
+        ----------
+        groups : list of array-like of int
+            The exact counts of each group's cells (``k`` cells, ``k + 1`` candidate edges).
+        rho : float
+            The level's zCDP cost.
+        column : str
+            The column, for the entry.
+        note : str
+            What is chosen, for the entry.
+
+        Returns
+        -------
+        list of int
+            Per group, the index of the chosen edge (0 .. k).
+
+        Raises
+        ------
+        PrivacyParameterError
+            For an empty group or invalid rho.
+        BudgetExceededError
+            When the ledger cannot pay.
+        """
+        from ddssp.dp.accounting import LedgerEntry
+        from ddssp.dp.noise import noisy_max_measurement, opendp_charge
+
+        vecs = [np.asarray(g) for g in groups]
+        if not vecs or any(v.ndim != 1 or v.size == 0 or v.dtype.kind not in "iu" or (v < 0).any() for v in vecs):
+            raise PrivacyParameterError("median groups must be non-empty vectors of non-negative integer counts")
+        scale = median_scale(rho)
+        cost, _ = opendp_charge(noisy_max_measurement(scale), MEDIAN_SENSITIVITY)
+        self.ledger.charge(
+            LedgerEntry(
+                "discover-medians",
+                cost,
+                clique=(column,),
+                note=note,
+                params={
+                    "sensitivity": MEDIAN_SENSITIVITY,
+                    "scale": scale,
+                    "groups": len(vecs),
+                    "candidates": int(sum(v.size + 1 for v in vecs)),
+                    "noise": "gumbel",
+                },
+            )
+        )
+        return [int(self.noise.noisy_max(median_scores(v), scale)) for v in vecs]
+
+
+#: sensitivity of a median's quality -|below - at or above| / 2 under add/remove one row
+MEDIAN_SENSITIVITY = 0.5
+
+
+def median_scale(rho: float) -> float:
+    """Gumbel scale of :meth:`ChargedMechanisms.medians` at zCDP cost ``rho`` (eps = sqrt(8 rho)).
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP cost of one level.
+
+    Returns
+    -------
+    float
+    """
+    eps = math.sqrt(8.0 * check_positive(rho, "rho"))
+    return 2.0 * MEDIAN_SENSITIVITY / eps
+
+
+def median_scores(counts: np.ndarray) -> np.ndarray:
+    """Quality of each edge of a run of cells as its median: -|rows below - rows at or above| / 2.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        Exact counts of the run's cells (``k`` cells, ``k + 1`` edges).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``k + 1`` scores, one per edge (the run's two ends included).
+    """
+    c = np.asarray(counts, dtype=float)
+    below = np.concatenate([[0.0], np.cumsum(c)])
+    return -np.abs(2.0 * below - below[-1]) / 2.0
+
 
 def _check_counts_entry(e) -> str | None:
     if e.sigma is None or not (isinstance(e.sigma, (int, float)) and math.isfinite(e.sigma) and e.sigma > 0):
@@ -360,11 +460,26 @@ def _check_keys_entry(e) -> str | None:
     return None
 
 
+def _check_medians_entry(e) -> str | None:
+    scale = e.params.get("scale")
+    if not (isinstance(scale, (int, float)) and math.isfinite(scale) and scale > 0):
+        return f"scale {scale!r} is not a positive number"
+    if e.params.get("sensitivity") != MEDIAN_SENSITIVITY:
+        return f"a median's quality has sensitivity {MEDIAN_SENSITIVITY}"
+    if e.delta != 0:
+        return "the exponential mechanism has delta 0"
+    want = (2.0 * MEDIAN_SENSITIVITY / float(scale)) ** 2 / 8.0
+    if not math.isclose(e.rho, want, rel_tol=1e-9):
+        return f"rho {e.rho:.9g} is not eps^2/8 = {want:.9g} at scale {scale:.9g}"
+    return None
+
+
 def _register() -> None:
     from ddssp.dp.accounting import register_entry_check
 
     register_entry_check("discover-counts", _check_counts_entry)
     register_entry_check("discover-keys", _check_keys_entry)
+    register_entry_check("discover-medians", _check_medians_entry)
 
 
 _register()

@@ -182,10 +182,11 @@ def test_bins_decode_inside_their_bins(seed):
 
 def test_numeric_column_found_in_one_band_only_is_dropped_not_one_bin():
     """A numeric column whose noisy counts show one narrow band is dropped with its reason (a single
-    bin would clip every row into it and say nothing), across seeds."""
+    bin would clip every row into it and say nothing), across seeds. Whole numbers: at this size the
+    other numbers take the private medians, which never give one bin either (checked below)."""
     rng = np.random.default_rng(3)
     n = 344
-    df = pd.DataFrame({f"x{i}": np.round(rng.normal(8.7, 0.55, n), 5) for i in range(12)})
+    df = pd.DataFrame({f"x{i}": np.round(rng.normal(870, 55, n)) for i in range(12)})
     one_bin = 0
     for seed in range(10):
         cols, rep, _ = _run(df, eps=1.0, seed=seed)
@@ -207,3 +208,28 @@ def test_small_table_keeps_its_year_column_across_fresh_draws():
             plan = plan_schema(df, None, eps=1.0, delta=1e-6)
         kept += "year" in plan.schema.names
     assert kept >= 17
+
+
+def test_few_rows_of_continuous_values_take_private_medians_and_clip_little():
+    """At 344 rows and eight columns, numbers that are not whole get their inner edges from private
+    medians inside the scan's range: fewer rows clipped than the noisy histograms' cut (measured 2% vs
+    47% on this column), one charged entry per level; whole numbers keep the histogram path."""
+    rng = np.random.default_rng(5)
+    n = 344
+    df = pd.DataFrame({f"x{i}": np.round(rng.normal(43.9, 5.5, n), 1) for i in range(7)})
+    df["w"] = np.round(rng.normal(200, 14, n))
+    clipped, used = [], 0
+    for seed in range(6):
+        cols, rep, ledger = _run(df, eps=1.0, seed=seed)
+        assert ledger.spent <= ledger.rho_budget * (1 + 1e-12)
+        assert "w" not in cols or "private medians" not in rep.notes["w"]
+        for name, c in cols.items():
+            if name == "w":
+                continue
+            assert "private medians" in rep.notes[name] and c.size >= 2
+            x = df[name].to_numpy()
+            clipped.append(np.mean((x < c.edges[0]) | (x > c.edges[-1])))
+            levels = [e for e in ledger.entries if e.kind == "discover-medians" and e.clique == (name,)]
+            assert 1 <= len(levels) <= 3
+            used += 1
+    assert used >= 10 and np.mean(clipped) < 0.1

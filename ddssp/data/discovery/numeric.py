@@ -65,6 +65,18 @@ WITHIN_CELLS = 16
 
 
 DEFAULT_MAX_LEVELS = 32
+#: below this many rows per noise sd of a fine-grid cell (n * sqrt(rho) for the column's budget after
+#: its scan: about 1,600 rows for eight columns at eps 1), the bin edges of numbers that are not whole
+#: come from private medians over the scan's range instead of coarse-to-fine noisy histograms. There
+#: the histogram cells, coarse ones too, are mostly noise and their cut of the range clips real rows;
+#: a median's error shrinks with the rows of its whole group. Above it the histograms win where the
+#: values sit in a narrow part of a scan band (coordinates), which the medians cannot see (see the
+#: discovery method page for the measurements)
+MEDIANS_BELOW = 45.0
+#: levels of the private median tree (2 ** levels bins at most)
+MEDIAN_LEVELS = 3
+#: cells of the median tree's candidate grid (when not one per whole number)
+MEDIAN_CELLS = 1024
 
 
 def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
@@ -172,6 +184,11 @@ def discover_numeric(
             int_grid = True
             grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
     single = (int_grid and len(grid) == 2) or (not int_grid and hi <= lo)
+    # few rows for the budget: noisy fine-histogram cells would be mostly noise, while a median's
+    # error shrinks with the rows of its group. Numbers that are not whole only: whole numbers pile
+    # up on few values (years, codes), where every candidate between two of them ties and the medians
+    # would be drawn at random
+    medians = not single and not scan.whole and bins is None and n * math.sqrt(rho) < MEDIANS_BELOW
     point = None  # a value found alone by the scan: its own bin, decoding to exactly it
     if single:
         # one value found: half the budget on the other numbers by decade (are there any, and
@@ -201,6 +218,10 @@ def discover_numeric(
         y = mech.counts(grid_counts(x, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
             float
         )
+    elif medians:
+        # even the coarse cells are mostly noise, and a coarse cut of the range would clip real rows:
+        # the medians take the whole budget over the scan's range
+        return _median_bins(x, name, rho, mech, scan, show, lo, hi, scan.lo_pos)
     else:
         if point is None:
             # coarse to fine, half the budget each: a grid over the scan's range (whose ends are a quarter
@@ -385,3 +406,65 @@ def _median_index(y: np.ndarray) -> int:
     if w.sum() <= 0:
         return len(y) // 2
     return int(np.searchsorted(np.cumsum(w), w.sum() / 2))
+
+
+def _median_bins(
+    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, show, lo: float, hi: float, lo_pos: float | None
+) -> tuple[Column, str]:
+    """Bins of a column with few rows for its budget, from a private median tree over [lo, hi] (the
+    scan's range, or the span the coarse counts showed populated).
+
+    The candidates are the edges of a public grid of ``MEDIAN_CELLS`` cells over the range, log-spaced
+    when it spans decades (as the histogram path's). Numbers that are not whole only (see the caller). Level one picks the noisy median of all rows, each
+    later level the noisy median of each part the earlier picks made, ``rho / MEDIAN_LEVELS`` a level
+    (:meth:`ddssp.dp.discovery.ChargedMechanisms.medians`). A heavy mass at exact zero (from the
+    scan) gets its own bin. Bins decode to their middle and spread rows uniformly inside (there are no
+    fine counts to weigh them).
+    """
+    unit = scan.unit
+    grid = _make_grid(lo, hi, lo_pos if lo <= 0 else lo, MEDIAN_CELLS, False, scan.zero > 0, unit is not None)
+    counts = grid_counts(x, grid)
+    groups = [(0, len(grid) - 1)]  # runs of cells [a, b)
+    cuts: list[int] = []
+    first = None
+    for level in range(MEDIAN_LEVELS):
+        live = [(a, b) for a, b in groups if b - a >= 2]
+        if not live:
+            break
+        picks = mech.medians(
+            [counts[a:b] for a, b in live],
+            rho / MEDIAN_LEVELS,
+            column=name,
+            note=f"private medians, level {level + 1} of {MEDIAN_LEVELS} on a {len(grid) - 1}-cell grid",
+        )
+        groups = []
+        for (a, b), j in zip(live, picks):
+            s = a + j
+            if a < s < b:
+                cuts.append(s)
+                groups += [(a, s), (s, b)]
+                first = s if first is None else first
+    edges = sorted({float(grid[0]), float(grid[-1])} | {float(grid[s]) for s in cuts})
+    points: set[float] = set()
+    n = max(scan.n_present, 1.0)
+    if scan.zero >= max(n / 2**MEDIAN_LEVELS, 3.5 * scan.sigma * math.sqrt(2)) and grid[0] <= 0.0 < grid[-1]:
+        z = int(np.searchsorted(grid, 0.0, side="right") - 1)
+        edges = sorted(set(edges) | {float(grid[z]), float(grid[z + 1])})
+        points.add(float(grid[z]))
+    if len(edges) < 3:
+        raise SchemaError(
+            f"column {name!r}: the private medians found no cut inside [{show(edges[0])}, {show(edges[-1])}] "
+            "at this budget (too few rows)"
+        )
+    values = [a if a in points else (a + b) / 2 for a, b in zip(edges, edges[1:])]
+    missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
+    middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
+    median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
+    within = tuple(None if a in points else ((), (1.0,)) for a in edges[:-1])
+    col = Column.binned(name, edges, values, missing=missing, unit=unit)
+    col.with_within(Within(within))
+    if missing is None:
+        col.with_na(col.labels[median_bin])
+    return col, (
+        f"{_kind_word(unit)}, {len(edges) - 1} bins over [{show(edges[0])}, {show(edges[-1])}] by private medians"
+    )
