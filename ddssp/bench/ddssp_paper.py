@@ -385,7 +385,7 @@ def parse_recode(raw: Any) -> dict[str, dict[str, str]]:
 
 
 def _label(v: Any) -> str:
-    from ddssp.data.columns import _as_label
+    from ddssp.data.values import _as_label
 
     return _as_label(v)
 

@@ -3,6 +3,9 @@
 This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
 
 - :mod:`ddssp.data.columns`: the column model (:class:`Column`: kinds, levels, bins, missing level)
+- :mod:`ddssp.data.values`: single values as level labels and levels, and written short
+- :mod:`ddssp.data.within`: how values spread inside the bins of a binned column
+- :mod:`ddssp.data.domainfile`: the columns of a private-pgm / hd-datasets domain file
 - :mod:`ddssp.data.schema`: :class:`Schema`, an ordered list of columns, and its JSON form
 - :mod:`ddssp.data.encoding`: DataFrame <-> integer codes
 - :mod:`ddssp.data.schemafile`: reading schema files and private-pgm domain files

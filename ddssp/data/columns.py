@@ -14,21 +14,22 @@ A column has ``size`` levels with codes ``0..size-1``:
   / timestamps / clock times, parsed on encoding and written back as text on decoding; bins and
   levels are labelled the same way.
 * ``within`` (optional, binned numeric columns): how values spread inside each bin, as a few
-  sub-cells with weights (:class:`Within`; discovery derives it from the noisy fine-grid counts it
-  already paid for). Synthetic rows draw a value inside the bin by it; fits and every other decode
-  keep the representative value. Without it a bin always decodes to its representative value.
+  sub-cells with weights (:class:`~ddssp.data.within.Within`; discovery derives it from the noisy
+  fine-grid counts it already paid for). Synthetic rows draw a value inside the bin by it; fits and
+  every other decode keep the representative value. Without it a bin always decodes to its
+  representative value.
 * ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
   and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
   is the last code and its representative value is NaN.
 
 Nothing here reads data. The schema container is :mod:`ddssp.data.schema`; encoding and decoding
-:mod:`ddssp.data.encoding`.
+:mod:`ddssp.data.encoding`; single values as labels and levels :mod:`ddssp.data.values`; the
+columns of a domain file :mod:`ddssp.data.domainfile`.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,235 +37,17 @@ from typing import Any
 import numpy as np
 
 from ddssp.data.dates import TIME_UNITS, format_day, on_axis, parse_value
+from ddssp.data.values import _as_label, _few, _fmt, _int_if_whole
+from ddssp.data.values import _numeric_label as _numeric_label  # re-exported: ddssp.data.encoding imports it from here
+from ddssp.data.values import nearest_level as nearest_level  # re-exported: ddssp.data.encoding imports it from here
+from ddssp.data.within import Within
 from ddssp.errors import SchemaError
-from ddssp.types import Domain
 
 KINDS = ("categorical", "numeric")
 #: no column may have more levels than this (a typo in a domain file should not exhaust memory)
 MAX_LEVELS = 1_000_000
-#: most sub-cells per bin a ``within`` entry may have when read from a file
-MAX_WITHIN_CELLS = 256
 #: default label of the missing level :func:`ddssp.data.draft.draft_schema` adds when a column has empty cells
 INFER_MISSING_LABEL = "<missing>"
-
-
-def _fmt(x: float) -> str:
-    """Short printable number: 20 -> '20', 2.5 -> '2.5'."""
-    x = float(x)
-    if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.6g}"
-
-
-def _as_label(v: Any) -> str:
-    """A data value as a categorical label: ints and integral floats without '.0', strings as is."""
-    if isinstance(v, str):
-        return v
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        if math.isfinite(f) and f == int(f):
-            return str(int(f))
-        return repr(f)
-    return str(v)
-
-
-def _numeric_label(label: str) -> str | None:
-    """'1.0' -> '1', ' 7 ' -> '7' (an integral number written differently); None otherwise. Used only
-    when a label has no exact match, so it can never change which level an exact label maps to."""
-    try:
-        f = float(label)
-    except (TypeError, ValueError):
-        return None
-    if math.isfinite(f) and f == int(f):
-        return str(int(f))
-    return None
-
-
-def nearest_level(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Index of the level nearest to each value (ties go to the lower level).
-
-    A clipped explicit-level column codes a value between two levels (a 2.5 in a column of whole
-    numbers) this way, so that no single value can stop an encoding.
-
-    Parameters
-    ----------
-    levels : numpy.ndarray
-        The levels, sorted and finite.
-    x : numpy.ndarray
-        The values to code.
-
-    Returns
-    -------
-    numpy.ndarray
-        Integer indices into ``levels``, one per value of ``x``.
-    """
-    levels = np.asarray(levels, dtype=float)
-    x = np.asarray(x, dtype=float)
-    hi = np.clip(np.searchsorted(levels, x, side="left"), 0, len(levels) - 1)
-    lo = np.clip(hi - 1, 0, len(levels) - 1)
-    return np.where(np.abs(x - levels[lo]) <= np.abs(levels[hi] - x), lo, hi)
-
-
-def _few(values: Iterable[Any], k: int = 5) -> str:
-    vals = list(values)
-    shown = ", ".join(repr(v) for v in vals[:k])
-    more = f" (and {len(vals) - k} more)" if len(vals) > k else ""
-    return shown + more
-
-
-@dataclass(frozen=True)
-class Within:
-    """How values spread inside each bin of a binned numeric column.
-
-    One entry per bin (the missing level has none): ``None`` (the bin decodes to its representative
-    value, e.g. a point mass such as exact zero), or ``(cuts, weights)``: the bin ``[e_i, e_i+1)``
-    split at the strictly increasing ``cuts`` (strictly inside the bin) into ``len(cuts) + 1``
-    sub-cells with non-negative ``weights`` (not all zero). A value drawn for the bin falls in a
-    sub-cell with probability proportional to its weight, uniformly inside it; with ``whole`` it is
-    a whole number ``v`` with ``lo <= v < hi`` of the sub-cell (every weighted sub-cell holds one).
-    Public: discovery builds it from noisy counts (post-processing), a user may declare it.
-
-    Attributes
-    ----------
-    bins : tuple
-        One entry per bin: None or ``(cuts, weights)``.
-    whole : bool
-        Draw whole numbers.
-    """
-
-    bins: tuple[tuple[tuple[float, ...], tuple[float, ...]] | None, ...]
-    whole: bool = False
-
-    def sub_edges(self, i: int, lo: float, hi: float) -> np.ndarray | None:
-        """Edges of bin ``i``'s sub-cells.
-
-        Parameters
-        ----------
-        i : int
-            The bin.
-        lo, hi : float
-            The bin's edges.
-
-        Returns
-        -------
-        numpy.ndarray or None
-            ``[lo, cuts..., hi]``, or None for a representative-value bin.
-        """
-        b = self.bins[i]
-        return None if b is None else np.array([lo, *b[0], hi], dtype=float)
-
-    def to_dict(self) -> dict:
-        """The schema-file form ``{"bins": [...], "whole": true}`` (``whole`` only when set).
-
-        Returns
-        -------
-        dict
-        """
-        bins = [
-            None
-            if b is None
-            else {"cuts": _int_if_whole([float(x) for x in b[0]]), "weights": [float(w) for w in b[1]]}
-            for b in self.bins
-        ]
-        d: dict[str, Any] = {"bins": bins}
-        if self.whole:
-            d["whole"] = True
-        return d
-
-    @classmethod
-    def from_dict(cls, name: str, d: Any) -> Within:
-        """Parse the schema-file form (not yet checked against the bins: :meth:`Column.validate` does that).
-
-        Parameters
-        ----------
-        name : str
-            The column, for messages.
-        d : object
-            The parsed JSON value.
-
-        Returns
-        -------
-        Within
-
-        Raises
-        ------
-        SchemaError
-            For a malformed value.
-        """
-        where = f'column {name!r}: "within"'
-        if not isinstance(d, dict) or set(d) - {"bins", "whole"} or not isinstance(d.get("bins"), list):
-            raise SchemaError(f'{where} must be an object {{"bins": [...], "whole": true|false}}')
-        whole = d.get("whole", False)
-        if not isinstance(whole, bool):
-            raise SchemaError(f'{where}: "whole" must be true or false')
-        out = []
-        for i, b in enumerate(d["bins"]):
-            if b is None:
-                out.append(None)
-                continue
-            if not isinstance(b, dict) or set(b) != {"cuts", "weights"}:
-                raise SchemaError(f'{where}: bin {i} must be null or an object with "cuts" and "weights"')
-            cuts, weights = b["cuts"], b["weights"]
-            if not isinstance(cuts, list) or not isinstance(weights, list):
-                raise SchemaError(f'{where}: bin {i}: "cuts" and "weights" must be lists of numbers')
-            if len(weights) > MAX_WITHIN_CELLS:
-                raise SchemaError(f"{where}: bin {i} has {len(weights)} sub-cells, more than {MAX_WITHIN_CELLS}")
-            nums = cuts + weights
-            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in nums):
-                raise SchemaError(f'{where}: bin {i}: "cuts" and "weights" must be lists of numbers')
-            out.append((tuple(float(x) for x in cuts), tuple(float(x) for x in weights)))
-        return cls(tuple(out), whole)
-
-    def check(self, name: str, edges: list[float]) -> None:
-        """Check every entry against its bin (see the class docstring).
-
-        Parameters
-        ----------
-        name : str
-            The column, for messages.
-        edges : list of float
-            The column's bin edges.
-
-        Raises
-        ------
-        SchemaError
-            Unless every entry fits its bin.
-        """
-        where = f'column {name!r}: "within"'
-        m = len(edges) - 1
-        if len(self.bins) != m:
-            raise SchemaError(f"{where} has {len(self.bins)} entries for {m} bins")
-        if self.whole and not max(abs(edges[0]), abs(edges[-1])) < 2**53:
-            raise SchemaError(f'{where}: "whole": true needs bin edges within +-2**53 (whole numbers as floats)')
-        for i, b in enumerate(self.bins):  # plain Python: bins hold a few numbers each, and many bins are cheap
-            if b is None:
-                continue
-            cuts, weights = b
-            lo, hi = edges[i], edges[i + 1]
-            span = f"[{_fmt(lo)}, {_fmt(hi)})"
-            if len(weights) != len(cuts) + 1:
-                raise SchemaError(f"{where}: bin {i} {span} has {len(cuts)} cuts, so needs {len(cuts) + 1} weights")
-            if len(weights) > MAX_WITHIN_CELLS:
-                raise SchemaError(f"{where}: bin {i} has {len(weights)} sub-cells, more than {MAX_WITHIN_CELLS}")
-            if not all(math.isfinite(x) for x in (*cuts, *weights)):
-                raise SchemaError(f"{where}: bin {i} {span}: cuts and weights must be finite numbers")
-            sub = (lo, *cuts, hi)
-            if any(v <= u for u, v in zip(sub, sub[1:])):
-                raise SchemaError(f"{where}: bin {i}: cuts must increase strictly inside the bin {span}")
-            total = sum(weights)
-            if any(w < 0 for w in weights) or not 0 < total < math.inf:
-                raise SchemaError(f"{where}: bin {i} {span}: weights must be >= 0, not all zero, with a finite sum")
-            if self.whole:
-                for j, w in enumerate(weights):
-                    if w > 0 and math.ceil(sub[j]) >= sub[j + 1]:
-                        raise SchemaError(
-                            f"{where}: bin {i}: sub-cell [{_fmt(sub[j])}, {_fmt(sub[j + 1])}) holds no whole "
-                            'number but has weight (the column has "whole": true)'
-                        )
 
 
 @dataclass(eq=False)
@@ -905,12 +688,6 @@ def _days_of(name: str, d: dict) -> dict:
     return out
 
 
-def _int_if_whole(xs):
-    if isinstance(xs, list):
-        return [int(x) if float(x).is_integer() and abs(x) < 1e15 else x for x in xs]
-    return xs
-
-
 def _check_size(name: str, size: Any) -> int:
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise SchemaError(f"column {name!r}: domain size must be a positive integer, got {size!r}")
@@ -919,59 +696,3 @@ def _check_size(name: str, size: Any) -> int:
             f"column {name!r}: domain size {size} is more than {MAX_LEVELS} levels; group or bin the column"
         )
     return int(size)
-
-
-class DomainKindsWarning(UserWarning):
-    """A domain file was loaded without saying which columns are categorical."""
-
-
-def domain_columns(domain: Domain, categorical: list[str] | None = None, stacklevel: int = 2) -> list[Column]:
-    """The columns for a private-pgm / hd-datasets domain file: integer codes ``0..m-1`` are already in the data.
-
-    Columns listed in ``categorical`` get labels ``"0".."m-1"``; the others are numeric with
-    value = code (ordinal) and bounds ``(0, m-1)``, never clipped (a code ``>= m`` is an error).
-
-    Parameters
-    ----------
-    domain : dict
-        ``{column: size}``.
-    categorical : list of str, optional
-        The categorical columns. With None every column is categorical (the conservative one-hot
-        default: nothing is assumed about the order of codes) and a :class:`DomainKindsWarning`
-        says so.
-    stacklevel : int
-        The stack level of that warning.
-
-    Returns
-    -------
-    list of Column
-
-    Raises
-    ------
-    SchemaError
-        For an empty domain, or categorical columns not in it.
-    """
-    if not isinstance(domain, dict) or not domain:
-        raise SchemaError("a domain must be a non-empty mapping {column: size}")
-    names = [str(n) for n in domain]
-    if categorical is None:
-        cat = set(names)
-    else:
-        cat = {str(c) for c in categorical}
-        unknown = sorted(cat - set(names))
-        if unknown:
-            raise SchemaError(
-                f"categorical column(s) not in the domain file: {_few(unknown)}; the domain has {_few(names, 20)}"
-            )
-    cols = []
-    for name, size in zip(names, domain.values()):
-        cols.append(Column.coded(name, size) if name in cat else Column.ordinal(name, size))
-    if categorical is None:
-        warnings.warn(
-            f"the domain file does not say which of its {len(domain)} columns are categorical; "
-            "treating all as categorical (one-hot). Pass the categorical columns (the rest become "
-            "ordinal numeric codes) or write a full ddssp schema",
-            DomainKindsWarning,
-            stacklevel=stacklevel,
-        )
-    return cols

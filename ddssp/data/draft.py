@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import INFER_MISSING_LABEL, Column, _as_label, _few
+from ddssp.data.columns import INFER_MISSING_LABEL, Column
 from ddssp.data.dates import parse_clock, parse_days
+from ddssp.data.values import _as_label, _few
 from ddssp.errors import SchemaError
 
 #: the stamp ``ddssp schema`` (without --eps) puts in a schema drafted from data (key "draft")

@@ -23,9 +23,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _few, domain_columns
+from ddssp.data.columns import Column
+from ddssp.data.domainfile import domain_columns
 from ddssp.data.draft import DRAFT_STAMP, draft_columns
 from ddssp.data.encoding import decode, encode
+from ddssp.data.values import _few
 from ddssp.errors import SchemaError
 from ddssp.types import Domain
 
@@ -297,7 +299,7 @@ class Schema:
         categorical : list of str, optional
             The categorical columns. With None every column is categorical (the conservative one-hot
             default: nothing is assumed about the order of codes) and a
-            :class:`~ddssp.data.columns.DomainKindsWarning` says so.
+            :class:`~ddssp.data.domainfile.DomainKindsWarning` says so.
 
         Returns
         -------

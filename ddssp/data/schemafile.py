@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from ddssp.data.columns import DomainKindsWarning
+from ddssp.data.domainfile import DomainKindsWarning
 from ddssp.data.schema import FORMAT, Schema
 from ddssp.errors import SchemaError
 from ddssp.types import Domain

@@ -14,7 +14,6 @@ import pandas as pd
 import pytest
 
 from ddssp.data import Column, Schema
-from ddssp.data.columns import Within
 from ddssp.data.counting import CsvOptions, count_marginals, counts_from_codes
 from ddssp.data.dates import (
     DAY_MAX,
@@ -29,6 +28,7 @@ from ddssp.data.discovery import discover
 from ddssp.data.encoding import ClipWarning
 from ddssp.data.schemafile import load_schema
 from ddssp.data.tables import read_table
+from ddssp.data.within import Within
 from ddssp.dp import Ledger, cks_delta, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise

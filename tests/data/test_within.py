@@ -12,9 +12,9 @@ import pytest
 from scipy.stats import ks_2samp
 
 from ddssp.data import Column, Schema, load_schema
-from ddssp.data.columns import Within
 from ddssp.data.discovery import discover
 from ddssp.data.discovery import numeric as disc
+from ddssp.data.within import Within
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise

@@ -1,0 +1,92 @@
+"""Single data values against a column's levels: the label a value gets, the level nearest a number,
+and values written short.
+
+Level labels are compared as strings, so every value that becomes a label goes through
+:func:`_as_label` (a CSV cell ``1`` and the number ``1.0`` both become ``"1"``); :func:`_numeric_label`
+is the fallback for a label with no exact match. A clipped explicit-level column codes a number to
+:func:`nearest_level`. :func:`_fmt` prints bin edges and levels in labels and messages,
+:func:`_int_if_whole` writes whole numbers as integers in a schema file, and :func:`_few` shows the
+first few of many values in an error message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+
+def _fmt(x: float) -> str:
+    """Short printable number: 20 -> '20', 2.5 -> '2.5'."""
+    x = float(x)
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.6g}"
+
+
+def _as_label(v: Any) -> str:
+    """A data value as a categorical label: ints and integral floats without '.0', strings as is."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isfinite(f) and f == int(f):
+            return str(int(f))
+        return repr(f)
+    return str(v)
+
+
+def _numeric_label(label: str) -> str | None:
+    """'1.0' -> '1', ' 7 ' -> '7' (an integral number written differently); None otherwise. Used only
+    when a label has no exact match, so it can never change which level an exact label maps to."""
+    try:
+        f = float(label)
+    except (TypeError, ValueError):
+        return None
+    if math.isfinite(f) and f == int(f):
+        return str(int(f))
+    return None
+
+
+def nearest_level(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Index of the level nearest to each value (ties go to the lower level).
+
+    A clipped explicit-level column codes a value between two levels (a 2.5 in a column of whole
+    numbers) this way, so that no single value can stop an encoding.
+
+    Parameters
+    ----------
+    levels : numpy.ndarray
+        The levels, sorted and finite.
+    x : numpy.ndarray
+        The values to code.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer indices into ``levels``, one per value of ``x``.
+    """
+    levels = np.asarray(levels, dtype=float)
+    x = np.asarray(x, dtype=float)
+    hi = np.clip(np.searchsorted(levels, x, side="left"), 0, len(levels) - 1)
+    lo = np.clip(hi - 1, 0, len(levels) - 1)
+    return np.where(np.abs(x - levels[lo]) <= np.abs(levels[hi] - x), lo, hi)
+
+
+def _few(values: Iterable[Any], k: int = 5) -> str:
+    vals = list(values)
+    shown = ", ".join(repr(v) for v in vals[:k])
+    more = f" (and {len(vals) - k} more)" if len(vals) > k else ""
+    return shown + more
+
+
+def _int_if_whole(xs):
+    if isinstance(xs, list):
+        return [int(x) if float(x).is_integer() and abs(x) < 1e15 else x for x in xs]
+    return xs
