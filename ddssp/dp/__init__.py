@@ -5,20 +5,8 @@ detail. This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
 """
 
 from ddssp.dp import discovery as _discovery  # noqa: E402,F401  (registers the discovery entry checks)
-from ddssp.dp.accounting import (
-    LEDGER_RTOL,
-    Ledger,
-    LedgerEntry,
-    PrivacyRecord,
-    approx_zcdp_delta,
-    approx_zcdp_rho_budget,
-    cks_delta,
-    entry_problem,
-    eps_from_rho_delta,
-    register_entry_check,
-    rho_for_release,
-    rho_from_eps_delta,
-)
+from ddssp.dp.accounting import LEDGER_RTOL, Ledger, PrivacyRecord
+from ddssp.dp.entries import LedgerEntry, entry_problem, register_entry_check
 from ddssp.dp.mechanisms import (
     clip_rows,
     exponential_probabilities,
@@ -35,6 +23,14 @@ from ddssp.dp.noise import (
 )
 from ddssp.dp.params import check_bound, check_delta, check_eps, check_positive, check_rho
 from ddssp.dp.random import make_rng
+from ddssp.dp.zcdp import (
+    approx_zcdp_delta,
+    approx_zcdp_rho_budget,
+    cks_delta,
+    eps_from_rho_delta,
+    rho_for_release,
+    rho_from_eps_delta,
+)
 
 __all__ = [
     "LEDGER_RTOL",

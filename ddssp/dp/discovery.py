@@ -268,7 +268,7 @@ class ChargedMechanisms:
         BudgetExceededError
             When the ledger cannot pay.
         """
-        from ddssp.dp.accounting import LedgerEntry
+        from ddssp.dp.entries import LedgerEntry
 
         sigma = check_positive(sigma, "noise scale")
         c = np.asarray(counts)
@@ -315,7 +315,7 @@ class ChargedMechanisms:
         BudgetExceededError
             When the ledger cannot pay.
         """
-        from ddssp.dp.accounting import LedgerEntry
+        from ddssp.dp.entries import LedgerEntry
 
         sigma = check_positive(sigma, "noise scale")
         threshold = choose_threshold(sigma, delta)
@@ -369,7 +369,7 @@ class ChargedMechanisms:
         BudgetExceededError
             When the ledger cannot pay.
         """
-        from ddssp.dp.accounting import LedgerEntry
+        from ddssp.dp.entries import LedgerEntry
         from ddssp.dp.noise import noisy_max_measurement, opendp_charge
 
         vecs = [np.asarray(g) for g in groups]
@@ -475,7 +475,7 @@ def _check_medians_entry(e) -> str | None:
 
 
 def _register() -> None:
-    from ddssp.dp.accounting import register_entry_check
+    from ddssp.dp.entries import register_entry_check
 
     register_entry_check("discover-counts", _check_counts_entry)
     register_entry_check("discover-keys", _check_keys_entry)

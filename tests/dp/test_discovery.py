@@ -102,8 +102,8 @@ def test_median_scores_change_by_at_most_half_when_one_row_is_added():
 
 def test_medians_charge_one_entry_per_level_at_opendps_cost():
     from ddssp.dp import Ledger
-    from ddssp.dp.accounting import entry_problem
     from ddssp.dp.discovery import ChargedMechanisms
+    from ddssp.dp.entries import entry_problem
 
     ledger = Ledger(1.0)
     picks = ChargedMechanisms(ledger).medians(
