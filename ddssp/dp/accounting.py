@@ -184,7 +184,7 @@ class Ledger:
         BudgetExceededError
             When the charge does not fit in the budget left.
         """
-        from ddssp.dp.noise import opendp_charge
+        from ddssp.dp.measurements import opendp_charge
 
         rho, delta = opendp_charge(measurement, d_in)
         return self.charge(LedgerEntry(kind, rho, delta=delta, **fields))
@@ -227,7 +227,8 @@ class Ledger:
         BudgetExceededError
             When the charge does not fit in the budget left (no noise is drawn).
         """
-        from ddssp.dp.noise import NoiseSource, gaussian_measurement, opendp_charge
+        from ddssp.dp.measurements import gaussian_measurement, opendp_charge
+        from ddssp.dp.noise import NoiseSource
 
         _check_noise(noise, NoiseSource)
         if isinstance(sensitivity, bool) or int(sensitivity) != sensitivity or sensitivity < 1:
@@ -297,7 +298,8 @@ class Ledger:
         BudgetExceededError
             When the charge does not fit in the budget left.
         """
-        from ddssp.dp.noise import NoiseSource, noisy_max_measurement, opendp_charge
+        from ddssp.dp.measurements import noisy_max_measurement, opendp_charge
+        from ddssp.dp.noise import NoiseSource
 
         _check_noise(noise, NoiseSource)
         scores = np.asarray(list(scores), dtype=float)

@@ -29,8 +29,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ddssp.dp.noise import discrete_gaussian_numpy, opendp
+from ddssp.dp.measurements import opendp
 from ddssp.dp.params import check_positive
+from ddssp.dp.samplers import discrete_gaussian_numpy
 from ddssp.errors import PrivacyParameterError
 
 
@@ -370,7 +371,7 @@ class ChargedMechanisms:
             When the ledger cannot pay.
         """
         from ddssp.dp.entries import LedgerEntry
-        from ddssp.dp.noise import noisy_max_measurement, opendp_charge
+        from ddssp.dp.measurements import noisy_max_measurement, opendp_charge
 
         vecs = [np.asarray(g) for g in groups]
         if not vecs or any(v.ndim != 1 or v.size == 0 or v.dtype.kind not in "iu" or (v < 0).any() for v in vecs):

@@ -25,7 +25,7 @@ Interface (all a mechanism needs; the ledger charges *before* it calls any of th
     scale = 2 * sensitivity / eps_em this is the exponential mechanism at eps_em.
 ``noise.gaussian_float(values, sigma) -> np.ndarray[float]``
     ``values`` (finite floats, any shape) plus independent N(0, sigma^2) noise per entry: OpenDP's
-    float Gaussian mechanism (see "Float mechanisms" below).
+    float Gaussian mechanism (see "Float mechanisms" in :mod:`ddssp.dp.measurements`).
 ``noise.laplace_float(values, scale) -> np.ndarray[float]``
     ``values`` plus independent Laplace(scale) noise per entry (OpenDP's float Laplace mechanism).
 ``noise.l2_laplace(d, eta, size=None) -> np.ndarray[float]``
@@ -39,17 +39,6 @@ Interface (all a mechanism needs; the ledger charges *before* it calls any of th
     (a numpy re-implementation, for reproducible tests); without one the OpenDP measurement runs
     securely (its noise is then simply not reproducible).
 ``noise.secure``, ``noise.stamp`` (None or :data:`INSECURE_STAMP`), ``noise.describe()`` (for the file).
-
-Float mechanisms (used by the estimators AdaSSP, ObjectivePerturbation and the PDP-OP family).
-OpenDP's float Gaussian and Laplace mechanisms are floating-point safe: the input is rounded to a
-grid of 2^k, *exact* discrete Gaussian / Laplace noise on that grid is added in exact arithmetic, and
-the result is rounded to the nearest float (post-processing), so the set of possible outputs does not
-depend on the input's low bits (no Mironov attack). We set k = floor(log2(scale)) - FLOAT_GRID_BITS
-(grid 2^-52 to 2^-51 of the noise scale: the float spacing of numbers of the noise's size), which is
-about 5x faster than OpenDP's default k (k = -1074). The rounding adds at most 2^k per entry to the
-sensitivity (L1: size 2^k, L2: sqrt(size) 2^k); OpenDP's map includes it, so the charge exceeds the
-textbook one by a relative ~ size * 2^-52 * scale / d_in (< 1e-9 for the estimators' sizes and scales). A fixed k needs the vector length in the domain, so
-measurements are built (and cached) per (scale, length).
 
 What is exact and what is not:
 
@@ -68,56 +57,30 @@ What is exact and what is not:
   needs p >= 1/2 and one call per coin). The float p itself is the rounded value of whatever real
   probability the caller meant (relative error ~1e-16).
 
-The OpenDP measurements themselves (with their privacy maps, which the ledger uses as its charge)
-come from :func:`gaussian_measurement` and :func:`noisy_max_measurement`; :func:`opendp_charge` turns
-any measurement's map into (rho, delta), so new mechanism kinds (thresholds, quantiles) are charged
-the same way: see :meth:`ddssp.dp.accounting.Ledger.charge_opendp`.
+The OpenDP measurements themselves (with their privacy maps, which the ledger uses as its charge,
+and the float mechanisms' grid) come from :mod:`ddssp.dp.measurements`; the samplers outside OpenDP
+(exact secure coin flips, the seeded discrete Gaussian) from :mod:`ddssp.dp.samplers`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from ddssp.dp.measurements import (
+    gaussian_float_measurement,
+    gaussian_measurement,
+    laplace_float_measurement,
+    noisy_max_measurement,
+)
 from ddssp.dp.params import check_positive
+from ddssp.dp.samplers import _as_probs, discrete_gaussian_numpy, secure_bernoulli
 from ddssp.errors import PrivacyParameterError
 
 #: Printed by every command that reads a release whose noise is reproducible from a seed.
 INSECURE_STAMP = "NOT PRIVATE: noise reproducible from a seed"
-
-
-_OPENDP = None
-
-
-def opendp():
-    """OpenDP's names as ``opendp.prelude`` spells them, with the "contrib" features enabled.
-
-    ``dp.m``, ``dp.c``, domains, metrics, measures and types; imported on first use, so commands that
-    draw no noise never load OpenDP. Every OpenDP measurement of ddssp is built through this. It is
-    built from OpenDP's modules rather than ``opendp.prelude``, which also imports OpenDP's
-    scikit-learn extras and so takes several times longer to load.
-
-    Returns
-    -------
-    types.SimpleNamespace
-    """
-    global _OPENDP
-    if _OPENDP is None:
-        import types
-
-        from opendp import combinators, domains, measurements, measures, metrics, mod, typing
-
-        ns = types.SimpleNamespace()
-        for module in (typing, mod, domains, metrics, measures):
-            ns.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
-        ns.m, ns.c = measurements, combinators
-        mod.enable_features("contrib")
-        _OPENDP = ns
-    return _OPENDP
 
 
 def _as_int_counts(counts: Any) -> np.ndarray:
@@ -155,124 +118,11 @@ def _as_eta(d: Any, eta: Any, size: Any) -> tuple[int, np.ndarray, tuple[int, ..
     return int(d), eta, shape
 
 
-def _as_probs(p: Any) -> np.ndarray:
-    a = np.asarray(p, dtype=float)
-    if not np.all((a >= 0) & (a <= 1)):
-        raise PrivacyParameterError("coin-flip probabilities must lie in [0, 1]")
-    return a
-
-
-_TWO64 = 2.0**64
-
-
-def secure_bernoulli(p: Any) -> np.ndarray:
-    """Independent Bernoulli(p_i) draws, exact for the float p_i, from the OS's CSPRNG.
-
-    A uniform U in [0, 1) is compared with p bit by bit: the first 64 bits ``u`` (one ``uint64`` per
-    coin from :func:`secrets.token_bytes`) settle ``U < p`` unless ``u == floor(p 2^64)`` (probability
-    2^-64); only then are further bits drawn (in Python, with exact rationals). p = 0 never and p = 1
-    always gives True.
-
-    Parameters
-    ----------
-    p : array-like of float
-        Probabilities in [0, 1], any shape.
-
-    Returns
-    -------
-    numpy.ndarray
-        Booleans, shaped like ``p``.
-    """
-    import secrets
-    from fractions import Fraction
-
-    a = _as_probs(p)
-    flat = a.ravel()
-    n = flat.size
-    out = np.zeros(n, dtype=bool)
-    if n == 0:
-        return out.reshape(a.shape)
-    u = np.frombuffer(secrets.token_bytes(8 * n), dtype=np.uint64)
-    inner = (flat > 0) & (flat < 1)
-    scaled = np.where(inner, flat, 0.0) * _TWO64  # exact: scaling by a power of two
-    top = np.floor(scaled)  # an integer below 2^64, exactly representable
-    top_int = top.astype(np.uint64)
-    out[flat >= 1] = True
-    out[inner] = u[inner] < top_int[inner]
-    ties = np.flatnonzero(inner & (u == top_int) & (scaled > top))
-    for i in ties:  # U = (u + V) / 2^64 with V uniform in [0, 1): True iff V < frac
-        frac = Fraction(float(scaled[i])) - Fraction(int(top_int[i]))
-        num, den = frac.numerator, frac.denominator  # den is a power of two
-        bits = den.bit_length() - 1
-        out[i] = secrets.randbits(bits) < num
-    return out.reshape(a.shape)
-
-
 def _l2_laplace_from(radius_exp: np.ndarray, gauss: np.ndarray, eta: np.ndarray) -> np.ndarray:
     """radius = (sum of d Exp(1)) / eta, direction = gauss / ||gauss||."""
     radius = radius_exp.sum(axis=-1) / eta
     norms = np.linalg.norm(gauss, axis=-1, keepdims=True)
     return radius[..., None] * gauss / norms
-
-
-# --------------------------------------------------------------------------- OpenDP measurements
-@lru_cache(maxsize=256)
-def gaussian_measurement(sigma: float):
-    """OpenDP discrete Gaussian on integer vectors (L2 distance), output measure zCDP.
-
-    Parameters
-    ----------
-    sigma : float
-        The noise scale.
-
-    Returns
-    -------
-    opendp Measurement
-    """
-    dp = opendp()
-    space = dp.vector_domain(dp.atom_domain(T=dp.i64)), dp.l2_distance(T=dp.i64)
-    return dp.m.make_gaussian(*space, scale=float(sigma))
-
-
-@lru_cache(maxsize=256)
-def noisy_max_measurement(scale: float):
-    """OpenDP report-noisy-max on float scores (L-inf distance, not monotonic) with output measure zCDP.
-
-    With a zCDP output measure the noise is Gumbel: the exponential mechanism, charged eps^2/8 with
-    eps = 2 d_in / scale. (With ``max_divergence`` OpenDP would add exponential noise instead:
-    permute-and-flip.)
-
-    Parameters
-    ----------
-    scale : float
-        The Gumbel scale.
-
-    Returns
-    -------
-    opendp Measurement
-    """
-    dp = opendp()
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float)
-    return dp.m.make_noisy_max(*space, dp.zero_concentrated_divergence(), scale=float(scale))
-
-
-#: the float mechanisms' grid is 2^k with k = floor(log2(scale)) - FLOAT_GRID_BITS
-FLOAT_GRID_BITS = 52
-
-
-def float_grid_k(scale: float) -> int:
-    """OpenDP's noise granularity exponent k for a float mechanism at ``scale`` (see the module docstring).
-
-    Parameters
-    ----------
-    scale : float
-        The noise scale.
-
-    Returns
-    -------
-    int
-    """
-    return int(math.floor(math.log2(float(scale)))) - FLOAT_GRID_BITS
 
 
 def _float_noise(make_measurement, values: Any, scale: float) -> np.ndarray:
@@ -283,73 +133,6 @@ def _float_noise(make_measurement, values: Any, scale: float) -> np.ndarray:
         return a.copy()
     out = make_measurement(scale, a.size)(a.ravel().tolist())
     return np.asarray(out, dtype=float).reshape(a.shape)
-
-
-@lru_cache(maxsize=256)
-def gaussian_float_measurement(sigma: float, size: int):
-    """OpenDP's Gaussian mechanism on float vectors (L2 distance), output measure zCDP.
-
-    rho = (d_in + rounding)^2 / (2 sigma^2), the rounding term (at most sqrt(size) 2^k) included by
-    OpenDP's map.
-
-    Parameters
-    ----------
-    sigma : float
-        The noise scale.
-    size : int
-        The vector length.
-
-    Returns
-    -------
-    opendp Measurement
-    """
-    dp = opendp()
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(size)), dp.l2_distance(T=float)
-    return dp.m.make_gaussian(*space, scale=float(sigma), k=float_grid_k(sigma))
-
-
-@lru_cache(maxsize=256)
-def laplace_float_measurement(scale: float, size: int):
-    """OpenDP's Laplace mechanism on float vectors (L1 distance), pure DP: eps = (d_in + rounding) / scale.
-
-    Parameters
-    ----------
-    scale : float
-        The noise scale.
-    size : int
-        The vector length.
-
-    Returns
-    -------
-    opendp Measurement
-    """
-    dp = opendp()
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(size)), dp.l1_distance(T=float)
-    return dp.m.make_laplace(*space, scale=float(scale), k=float_grid_k(scale))
-
-
-def opendp_charge(measurement, d_in: Any) -> tuple[float, float]:
-    """(rho, delta) of a measurement at an input distance, from OpenDP's privacy map.
-
-    zCDP measures map to rho (delta 0); approximate zCDP maps to (rho, delta).
-
-    Parameters
-    ----------
-    measurement : opendp Measurement
-        The measurement.
-    d_in : any
-        The input distance (the public sensitivity).
-
-    Returns
-    -------
-    tuple of float
-        (rho, delta).
-    """
-    out = measurement.map(d_in)
-    if isinstance(out, (tuple, list)):
-        rho, delta = out
-        return float(rho), float(delta)
-    return float(out), 0.0
 
 
 # --------------------------------------------------------------------------- sources
@@ -617,47 +400,6 @@ class SecureNoise(NoiseSource):
         return {"source": "opendp", "secure": True}
 
 
-def _discrete_laplace(rng: np.random.Generator, t: float, size: int) -> np.ndarray:
-    """Integers with P(y) proportional to exp(-|y| / t): difference of two geometric variables."""
-    p = -math.expm1(-1.0 / t)  # success probability 1 - exp(-1/t)
-    return (rng.geometric(p, size) - rng.geometric(p, size)).astype(np.int64)
-
-
-def discrete_gaussian_numpy(rng: np.random.Generator, sigma: float, size: int) -> np.ndarray:
-    """Discrete Gaussian N_Z(0, sigma^2) draws from a numpy Generator. Reproducible, NOT a private sampler.
-
-    Canonne-Kamath-Steinke 2020, Algorithm 3: discrete Laplace proposals with scale
-    t = floor(sigma) + 1, accepted with probability exp(-(|y| - sigma^2/t)^2 / (2 sigma^2)), in float
-    arithmetic.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        The seeded generator.
-    sigma : float
-        The noise scale.
-    size : int
-        The number of draws.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 draws.
-    """
-    t = math.floor(sigma) + 1.0
-    out = np.empty(size, dtype=np.int64)
-    filled = 0
-    while filled < size:
-        need = size - filled
-        m = int(need * 1.6) + 16
-        y = _discrete_laplace(rng, t, m)
-        accept = rng.random(m) < np.exp(-((np.abs(y) - sigma**2 / t) ** 2) / (2.0 * sigma**2))
-        y = y[accept][:need]
-        out[filled : filled + y.size] = y
-        filled += y.size
-    return out
-
-
 class InsecureSeededNoise(NoiseSource):
     """The same distributions from ``numpy.random.default_rng(seed)``: reproducible and therefore NOT PRIVATE.
 
@@ -886,25 +628,3 @@ def resolve_noise(noise: NoiseSource | None = None, insecure_seed: int | None = 
             )
         return noise
     return make_noise(insecure_seed)
-
-
-def discrete_gaussian_pmf(sigma: float, support: np.ndarray) -> np.ndarray:
-    """P(z) of N_Z(0, sigma^2) at integers (normalised over |z| <= 40 sigma + 40).
-
-    Parameters
-    ----------
-    sigma : float
-        The noise scale.
-    support : numpy.ndarray
-        The integers to evaluate at.
-
-    Returns
-    -------
-    numpy.ndarray
-        Probabilities, shaped like ``support``.
-    """
-    k = int(math.ceil(40 * sigma + 40))
-    zs = np.arange(-k, k + 1)
-    logw = -(zs.astype(float) ** 2) / (2 * sigma**2)
-    norm = np.exp(logw - logw.max()).sum()
-    return np.exp(-(np.asarray(support, dtype=float) ** 2) / (2 * sigma**2) - logw.max()) / norm

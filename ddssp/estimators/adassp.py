@@ -54,7 +54,8 @@ import numpy as np
 from ddssp.dp import check_bound, check_delta, check_eps, clip_rows
 from ddssp.dp.accounting import PrivacyRecord
 from ddssp.dp.entries import LedgerEntry
-from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp, opendp_charge, resolve_noise
+from ddssp.dp.measurements import gaussian_float_measurement, opendp, opendp_charge
+from ddssp.dp.noise import NoiseSource, resolve_noise
 from ddssp.dp.zcdp import bisect_bracket
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector

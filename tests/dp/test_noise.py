@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ddssp.dp import measurements as ms
 from ddssp.dp import noise as nz
+from ddssp.dp import samplers as sp
 from ddssp.errors import PrivacyParameterError
 
 ALPHA = 1e-6
@@ -27,7 +29,7 @@ def _dg_moments(sigma: float) -> tuple[float, float, float]:
     """Variance, and 4th moment of N_Z(0, sigma^2) from its pmf (the mean is 0 by symmetry)."""
     k = int(math.ceil(40 * sigma + 40))
     z = np.arange(-k, k + 1)
-    p = nz.discrete_gaussian_pmf(sigma, z)
+    p = sp.discrete_gaussian_pmf(sigma, z)
     var = float(np.sum(p * z.astype(float) ** 2))
     m4 = float(np.sum(p * z.astype(float) ** 4))
     return var, m4, float(p.sum())
@@ -39,7 +41,7 @@ def _ks_discrete(draws: np.ndarray, sigma: float) -> tuple[float, float]:
     Kolmogorov law (scipy's kstwo), which is conservative for a discrete F (Noether 1963)."""
     k = int(math.ceil(40 * sigma + 40))
     z = np.arange(-k, k + 1)
-    F = np.cumsum(nz.discrete_gaussian_pmf(sigma, z))
+    F = np.cumsum(sp.discrete_gaussian_pmf(sigma, z))
     Fn = np.cumsum(np.bincount(np.clip(draws, -k, k) + k, minlength=z.size)) / draws.size
     d = float(np.max(np.abs(Fn - F)))
     return d, float(stats.kstwo.sf(d, draws.size))
@@ -148,7 +150,7 @@ def test_insecure_source_is_reproducible_and_secure_is_not():
 def test_gaussian_charge_matches_opendp_map(sigma):
     from ddssp.dp import gaussian_rho
 
-    rho, delta = nz.opendp_charge(nz.gaussian_measurement(sigma), 1)
+    rho, delta = ms.opendp_charge(ms.gaussian_measurement(sigma), 1)
     assert delta == 0.0
     assert gaussian_rho(sigma) == pytest.approx(rho, rel=1e-12)
     assert rho >= gaussian_rho(sigma)  # OpenDP rounds its map up; the ledger charges that value
@@ -158,7 +160,7 @@ def test_gaussian_charge_matches_opendp_map(sigma):
 def test_selection_charge_matches_opendp_map(eps_em, sens):
     from ddssp.dp import exponential_rho
 
-    rho, delta = nz.opendp_charge(nz.noisy_max_measurement(2 * sens / eps_em), sens)
+    rho, delta = ms.opendp_charge(ms.noisy_max_measurement(2 * sens / eps_em), sens)
     assert delta == 0.0
     assert exponential_rho(eps_em) == pytest.approx(rho, rel=1e-12)
 
@@ -178,7 +180,7 @@ def test_noisy_max_output_measures():
     pure = dp.m.make_noisy_max(*space, dp.max_divergence(), scale=scale)
     assert zcdp.map(d) == pytest.approx(eps**2 / 8, rel=1e-12)
     assert pure.map(d) == pytest.approx(eps, rel=1e-12)
-    assert str(nz.noisy_max_measurement(scale).output_measure).startswith("ZeroConcentratedDivergence")
+    assert str(ms.noisy_max_measurement(scale).output_measure).startswith("ZeroConcentratedDivergence")
 
 
 def test_ledger_charge_opendp_generic_entry_and_approximate_zcdp():
@@ -195,7 +197,7 @@ def test_ledger_charge_opendp_generic_entry_and_approximate_zcdp():
         dp.l02inf_distance(dp.absolute_distance(T=dp.i32)),
     )
     meas = dp.m.make_gaussian_threshold(*space, scale=10.0, threshold=60)
-    rho, delta = nz.opendp_charge(meas, (1, 1, 1))
+    rho, delta = ms.opendp_charge(meas, (1, 1, 1))
     assert rho > 0 and 0 < delta < 1e-3
     led = Ledger(1.0, delta_budget=1e-3)
     e = led.charge_opendp("threshold-test", meas, (1, 1, 1), params={"scale": 10.0, "threshold": 60})

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ddssp.dp import measurements as ms
 from ddssp.dp import noise as nz
+from ddssp.dp import samplers as sp
 from ddssp.errors import PrivacyParameterError
 
 ALPHA = 1e-6
@@ -71,7 +73,7 @@ def test_secure_float_noise_has_no_seed_and_lies_on_the_grid():
     # noise on 0 is exact discrete noise on the grid 2^k (k = floor(log2 scale) - 52): the output set
     # does not depend on the input's low bits (OpenDP's floating-point-safe construction)
     for scale in (1.0, 37.0):
-        k = nz.float_grid_k(scale)
+        k = ms.float_grid_k(scale)
         for out in (s.gaussian_float(np.zeros(200), scale), s.laplace_float(np.zeros(200), scale)):
             steps = out / 2.0**k
             assert np.array_equal(steps, np.round(steps))
@@ -81,17 +83,17 @@ def test_secure_float_noise_has_no_seed_and_lies_on_the_grid():
 def test_float_gaussian_map_is_the_gaussian_zcdp_charge(sigma, size, d_in):
     """OpenDP's map: rho = (d_in + rounding)^2 / (2 sigma^2), rounding <= sqrt(size) 2^k for the 2^k
     grid (included: never below the textbook charge; relative excess < 1e-9 here)."""
-    rho = nz.opendp_charge(nz.gaussian_float_measurement(sigma, size), d_in)[0]
+    rho = ms.opendp_charge(ms.gaussian_float_measurement(sigma, size), d_in)[0]
     textbook = d_in**2 / (2 * sigma**2)
-    bound = (d_in + math.sqrt(size) * 2.0 ** nz.float_grid_k(sigma)) ** 2 / (2 * sigma**2)
+    bound = (d_in + math.sqrt(size) * 2.0 ** ms.float_grid_k(sigma)) ** 2 / (2 * sigma**2)
     assert textbook <= rho <= bound * (1 + 1e-12) and rho <= textbook * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("scale,size,d_in", [(0.5, 1, 1.0), (3.0, 100, 2.0), (1e3, 5050, 1.0)])
 def test_float_laplace_map_is_eps_over_scale(scale, size, d_in):
-    m = nz.laplace_float_measurement(scale, size)
+    m = ms.laplace_float_measurement(scale, size)
     eps = float(m.map(d_in))
-    bound = (d_in + size * 2.0 ** nz.float_grid_k(scale)) / scale
+    bound = (d_in + size * 2.0 ** ms.float_grid_k(scale)) / scale
     assert d_in / scale <= eps <= bound * (1 + 1e-12) and eps <= d_in / scale * (1 + 1e-9)
     assert str(m.output_measure).startswith("MaxDivergence")
 
@@ -147,9 +149,9 @@ def test_bernoulli_tie_path_is_exact(monkeypatch):
 
     monkeypatch.setattr(secrets, "randbits", bits)
     bits.value = 4
-    assert nz.secure_bernoulli([p]).tolist() == [True]
+    assert sp.secure_bernoulli([p]).tolist() == [True]
     bits.value = 5
-    assert nz.secure_bernoulli([p]).tolist() == [False]
+    assert sp.secure_bernoulli([p]).tolist() == [False]
     assert seen == [8, 8]
 
 

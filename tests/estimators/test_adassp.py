@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ddssp.dp.noise import INSECURE_STAMP, InsecureSeededNoise, SecureNoise, gaussian_float_measurement
+from ddssp.dp.measurements import gaussian_float_measurement
+from ddssp.dp.noise import INSECURE_STAMP, InsecureSeededNoise, SecureNoise
 from ddssp.errors import DDSSPError, PrivacyParameterError
 from ddssp.estimators.adassp import AdaSSP, calibration_factor, clip_rows, zcdp_to_eps
 from ddssp.estimators.public import PublicLinearRegression

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from scipy import sparse, stats
 
 from ddssp.dp import rho_from_eps_delta
-from ddssp.dp.noise import INSECURE_STAMP, SecureNoise, gaussian_float_measurement, opendp_charge
+from ddssp.dp.measurements import gaussian_float_measurement, opendp_charge
+from ddssp.dp.noise import INSECURE_STAMP, SecureNoise
 from ddssp.errors import BudgetExceededError, DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.multitask import DPALS, MultiTaskNoisyGD, MultiTaskSSP
 from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from ddssp.dp import LEDGER_RTOL, InsecureSeededNoise
-from ddssp.dp.noise import discrete_gaussian_pmf
+from ddssp.dp.samplers import discrete_gaussian_pmf
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError, WorkloadError
 from ddssp.marginals.aim import AIMProgress, MirrorDescentNumpy, run_aim
 from ddssp.marginals.model import GraphicalModel

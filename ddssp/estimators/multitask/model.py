@@ -55,13 +55,8 @@ from ddssp.dp import (
     gaussian_sigma,
     rho_from_eps_delta,
 )
-from ddssp.dp.noise import (
-    NoiseSource,
-    gaussian_float_measurement,
-    gaussian_measurement,
-    opendp_charge,
-    resolve_noise,
-)
+from ddssp.dp.measurements import gaussian_float_measurement, gaussian_measurement, opendp_charge
+from ddssp.dp.noise import NoiseSource, resolve_noise
 from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
 
 ALLOCATIONS = ("adaptive", "uniform", "tail")

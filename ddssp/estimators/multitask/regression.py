@@ -14,7 +14,8 @@ import numpy as np
 from scipy import sparse
 
 from ddssp.dp import Ledger, LedgerEntry, check_bound, check_rho, clip_rows
-from ddssp.dp.noise import NoiseSource, gaussian_float_measurement, opendp_charge, resolve_noise
+from ddssp.dp.measurements import gaussian_float_measurement, opendp_charge
+from ddssp.dp.noise import NoiseSource, resolve_noise
 from ddssp.errors import DDSSPError
 from ddssp.estimators.multitask.model import MultiTaskData, check_weights, opendp_sigma
 
