@@ -6,7 +6,8 @@ one-way marginals it measures.
 How a run goes (:func:`run_aim`):
 
 - Exact answers of every candidate marginal are computed once, up front: numpy ``bincount`` on a
-  codes DataFrame, or one scan of a table by the counting layer (:mod:`ddssp.data.counting`).
+  codes DataFrame, or one scan of a table by the counting layer (:mod:`ddssp.data.counting`); see
+  :mod:`ddssp.marginals.aim_answers`.
 - Every round selects a clique (:func:`select_round`: exponential mechanism, scores from numpy
   marginals of the current model) and measures it (:func:`measure_clique`: discrete Gaussian noise);
   the model is then re-estimated by mirror descent (:mod:`ddssp.marginals.estimation`) warm-started
@@ -20,6 +21,9 @@ How a run goes (:func:`run_aim`):
 - Every table inside the loop has its axes in order of increasing column size, so the reductions of
   calibration run over long contiguous stretches (faster than domain order on large trees);
   everything returned is in the caller's order.
+
+The run's parameters and their defaults are :class:`~ddssp.marginals.aim_settings.AIMSettings`;
+the budget of each round is :mod:`ddssp.marginals.aim_rounds`.
 
 Kept for tests and benchmarks only (no default uses them): ``fit="legacy"`` (plain mirror descent
 per round, model recalibrated for scoring; ``python -m ddssp.bench.aim --fit legacy``), a fixed
@@ -48,7 +52,11 @@ import pandas as pd
 
 from ddssp.dp import Ledger, check_rho, make_rng
 from ddssp.dp.noise import NoiseSource, SecureNoise
-from ddssp.errors import DataError, WorkloadError
+from ddssp.errors import WorkloadError
+from ddssp.marginals.aim_answers import _answers_from_counter, _exact, _validate_data
+from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, plan_round
+from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
+from ddssp.marginals.aim_settings import AIMSettings
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.junction_tree import canonical, cells
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
@@ -69,10 +77,6 @@ FAST_ROUND_DTYPE = np.float32
 #: (cheap for narrow tables); beyond it, the selection sizes only the candidates it needs
 #: (:meth:`~ddssp.dp.accounting.Ledger.select` with ``allowed``) and every candidate is scored.
 SIZE_EVERY = 1000
-#: Final fit (fast loop): stop once the loss improves by less than ``FINAL_TOL`` (relative) over
-#: ``TOL_BLOCK`` steps, after at most ``final_iters``. The workload error is flat from ~100
-#: iterations on and slightly rises later (fitting the noise), so stopping early costs nothing.
-FINAL_TOL = 1e-3
 #: Warm start (fast loop): noisy cells below ``WARM_FLOOR * sigma`` count as that much in the
 #: closed-form start point (the log of a non-positive count is undefined).
 WARM_FLOOR = 0.1
@@ -159,246 +163,6 @@ class AIMResult:
     info: dict = field(default_factory=dict)
 
 
-def default_rounds(d: int) -> int:
-    """AIM's default T for ``d`` columns: 16 * d up to 20 columns (the AIM paper's setting), then
-    ``max(320, 4 * d)``.
-
-    T sets the per-round budget, not the number of rounds run (annealing ends the run sooner). On
-    wider tables 16 * d makes many rounds of large noise, and every round scores every pair: on
-    generated tables of 30 and 50 columns (50,000 rows, eps 1, 2-8 noise seeds) T = 4d, 8d and 16d
-    gave the same mean workload error within the spread between seeds, and 2d + 1 a clearly larger
-    one, while the CPU time fell with T (numbers in the documentation's benchmark page).
-
-    Parameters
-    ----------
-    d : int
-        The number of columns.
-
-    Returns
-    -------
-    int
-    """
-    return 16 * d if d <= 20 else max(320, 4 * d)
-
-
-def default_model_size(d: int) -> float:
-    """AIM's default model-size limit (MB) for ``d`` columns: 80 up to 25 columns (the AIM paper's
-    setting), then 2000 / d.
-
-    Scoring every candidate pair costs about (the columns' sizes summed) x (model cells) per round,
-    so on wide tables the last rounds, with the model near its limit, dominate a release. Keeping
-    columns x limit at 25 x 80 holds that cost near a 25-column table's. On generated tables (eps 1,
-    one or two noise seeds): at 50 columns (50,000 rows) limits of 20 and 40 MB gave the same
-    workload error as 80 MB (0.0186, 0.0186, 0.0190) at a third to a half of the CPU, 10 MB a
-    slightly larger one (0.0192); at 100 columns (100,000 rows) 20 MB gave 0.0201 against 0.0200 at
-    80 MB, in 210 instead of 623 CPU s. Numbers in the documentation's benchmark page.
-
-    Parameters
-    ----------
-    d : int
-        The number of columns.
-
-    Returns
-    -------
-    float
-    """
-    return 80.0 if d <= 25 else 2000.0 / d
-
-
-@dataclass(frozen=True)
-class AIMSettings:
-    """The parameters of one AIM run (validated on construction).
-
-    Parameters
-    ----------
-    max_model_size : float or None
-        Limit, in MB of float64 junction-tree tables, on the model the selected cliques may build
-        (reached with the whole budget; each round may use the share of the budget spent by then).
-        None: :func:`default_model_size` of the number of columns.
-    rounds : int or None
-        T, the number of rounds the per-round sigma and eps_em are set for (default
-        :func:`default_rounds`: 16 * d up to 20 columns; must
-        exceed d).
-    iters : int or None
-        None: the fast, tolerance-stopped per-round fits. An int: exactly that many plain
-        mirror-descent iterations per round (1000 = the reference setting; tests and benchmarks).
-    final_iters : int
-        At most this many iterations of the final fit (exactly this many when ``final_tol`` is None).
-    final_tol : float, None or "auto"
-        Relative-loss tolerance of the final fit: stop once the loss decreases by less than
-        ``final_tol * max(loss, 1)`` over ``TOL_BLOCK`` iterations. "auto" = ``FINAL_TOL`` in the fast
-        loop and None (exactly ``final_iters``) when ``iters`` is given or ``engine="mbi"``.
-    engine : {"numpy", "mbi"}
-        Estimation engine; "numpy" never imports JAX, "mbi" is the estimation reference.
-    fit : {"fast", "legacy"}
-        Per-round estimation of the numpy engine; "legacy" is kept for before/after comparisons.
-        With ``iters`` given or ``engine="mbi"`` the loop is the legacy one whatever ``fit`` says.
-    """
-
-    max_model_size: float | None = None
-    rounds: int | None = None
-    iters: int | None = None
-    final_iters: int = 1000
-    final_tol: float | None | str = "auto"
-    engine: str = "numpy"
-    fit: str = "fast"
-
-    def __post_init__(self):
-        mms = self.max_model_size
-        if mms is not None and not (isinstance(mms, (int, float)) and mms > 0):
-            raise WorkloadError(f"max_model_size must be a positive number of MB, got {mms!r}")
-        if self.engine not in ("numpy", "mbi"):
-            raise WorkloadError(f"unknown estimation engine {self.engine!r} (use 'numpy' or 'mbi')")
-        if self.fit not in ("fast", "legacy"):
-            raise WorkloadError(f"unknown fit mode {self.fit!r} (use 'fast' or 'legacy')")
-        if self.iters is not None and int(self.iters) < 1:
-            raise WorkloadError(f"iters must be a positive integer, got {self.iters!r}")
-        if int(self.final_iters) < 1:
-            raise WorkloadError(f"final_iters must be a positive integer, got {self.final_iters!r}")
-        tol = self.final_tol
-        if isinstance(tol, str):
-            if tol != "auto":
-                raise WorkloadError(f"final_tol must be a non-negative number, None or 'auto', got {tol!r}")
-        elif tol is not None:
-            if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
-                raise WorkloadError(f"final_tol must be a non-negative number, None or 'auto', got {tol!r}")
-            object.__setattr__(self, "final_tol", float(tol))
-
-    @property
-    def fast(self) -> bool:
-        """True for the fast loop (numpy engine, ``fit="fast"``, no fixed ``iters``)."""
-        return self.fit == "fast" and self.engine == "numpy" and self.iters is None
-
-    def final_tolerance(self) -> float | None:
-        """``final_tol`` with "auto" resolved.
-
-        Returns
-        -------
-        float or None
-            ``FINAL_TOL`` in the fast numpy loop, else None (exactly ``final_iters``), unless set.
-        """
-        if self.final_tol == "auto":
-            return FINAL_TOL if self.iters is None and self.engine == "numpy" else None
-        return self.final_tol
-
-    def model_size_for(self, d: int) -> float:
-        """The model-size limit (MB) for ``d`` columns: ``max_model_size``, or its default.
-
-        Parameters
-        ----------
-        d : int
-            The number of columns.
-
-        Returns
-        -------
-        float
-        """
-        return default_model_size(d) if self.max_model_size is None else float(self.max_model_size)
-
-    def rounds_for(self, d: int) -> int:
-        """T, the number of rounds, for ``d`` columns (checked: T > d).
-
-        Parameters
-        ----------
-        d : int
-            The number of columns.
-
-        Returns
-        -------
-        int
-
-        Raises
-        ------
-        WorkloadError
-            When T <= d (the one-way initialisation alone would use the budget of d rounds).
-        """
-        T = default_rounds(d) if self.rounds is None else int(self.rounds)
-        if T <= d:
-            raise WorkloadError(
-                f"rounds={T} is too small: the one-way initialisation alone uses d/T of 90% of the budget "
-                f"with d={d} columns; give rounds > {d} (default {default_rounds(d)})"
-            )
-        return T
-
-
-@dataclass(frozen=True)
-class RoundBudget:
-    """The per-round budget of a regular round; both parts move together when AIM anneals.
-
-    Attributes
-    ----------
-    sigma : float
-        The noise scale of the round's measurement.
-    eps_em : float
-        The selection's exponential-mechanism parameter.
-    """
-
-    sigma: float
-    eps_em: float
-
-    def annealed(self) -> RoundBudget:
-        """Half the noise, twice the selection budget (the model stopped learning at this scale).
-
-        Returns
-        -------
-        RoundBudget
-        """
-        return RoundBudget(self.sigma / 2, self.eps_em * 2)
-
-
-@dataclass(frozen=True)
-class RoundPlan:
-    """One round's charges.
-
-    Attributes
-    ----------
-    eps_em : float
-        The exponential-mechanism parameter of its selection.
-    sigma_score : float
-        The noise scale its measurement will have (what the scores subtract).
-    size_limit : float
-        The largest model (MB) the candidates may build after it.
-    last : bool
-        Whether it is the last round (which spends what remains).
-    """
-
-    eps_em: float
-    sigma_score: float
-    size_limit: float
-    last: bool
-
-
-def plan_round(budget: RoundBudget, rho: float, spent: float, max_model_size: float) -> RoundPlan:
-    """The charges of the next round, given the regular ``budget`` and the ``spent`` part of ``rho``.
-
-    Parameters
-    ----------
-    budget : RoundBudget
-        The current regular round's sigma and eps_em.
-    rho : float
-        AIM's zCDP budget.
-    spent : float
-        zCDP spent so far.
-    max_model_size : float
-        Model size limit (MB) at the full budget.
-
-    Returns
-    -------
-    RoundPlan
-        The last round when two more regular rounds would not fit: it selects with 10% and measures
-        with 90% of what remains.
-    """
-    remaining = rho - spent
-    eps_em, sigma = budget.eps_em, budget.sigma
-    last = remaining < 2 * (1 / (2 * sigma**2) + eps_em**2 / 8)
-    if last:
-        eps_em = math.sqrt(8 * 0.1 * remaining)
-    used_after = spent + (0.1 * remaining if last else eps_em**2 / 8)
-    used_after += (0.9 * remaining) if last else 1 / (2 * sigma**2)
-    sigma_score = sigma if not last else math.sqrt(1 / (2 * 0.9 * remaining))
-    return RoundPlan(eps_em, sigma_score, max_model_size * used_after / rho, last)
-
-
 @dataclass
 class _Run:
     """What the rounds of one :func:`run_aim` share (fixed for the run, except the measurements,
@@ -416,61 +180,6 @@ class _Run:
     measurements: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     iters_log: list = field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- helpers
-def _validate_data(data: pd.DataFrame, domain: Domain) -> dict[str, np.ndarray]:
-    if not isinstance(data, pd.DataFrame):
-        raise DataError(f"data must be a pandas DataFrame of integer codes, got {type(data).__name__}")
-    if len(data) == 0:
-        raise DataError("the data has no rows")
-    missing = [a for a in domain if a not in data.columns]
-    if missing:
-        raise DataError(f"the data has no column(s) {missing} named in the domain")
-    codes = {}
-    for a, n in domain.items():
-        series = data[a]
-        if series.isna().any():
-            raise DataError(f"column {a!r} has missing values; AIM needs integer codes 0..{n - 1}")
-        if pd.api.types.is_integer_dtype(series.dtype):
-            col = series.to_numpy(dtype=np.int64)
-        else:
-            col = series.to_numpy()
-        if not np.issubdtype(col.dtype, np.integer):
-            if np.issubdtype(col.dtype, np.floating) and np.all(np.isfinite(col)) and np.all(col == np.round(col)):
-                col = col.astype(np.int64)
-            else:
-                raise DataError(f"column {a!r} must hold integer codes 0..{n - 1} (dtype {col.dtype})")
-        lo, hi = int(col.min()), int(col.max())
-        if lo < 0 or hi >= n:
-            bad = lo if lo < 0 else hi
-            raise DataError(f"column {a!r} has code {bad} outside its domain 0..{n - 1}")
-        codes[a] = col.astype(np.int64)
-    return codes
-
-
-def _exact(codes: dict[str, np.ndarray], domain: Domain, clique: Clique) -> np.ndarray:
-    shape = [domain[a] for a in clique]
-    idx = np.ravel_multi_index([codes[a] for a in clique], shape)
-    return np.bincount(idx, minlength=math.prod(shape)).astype(float).reshape(shape)
-
-
-def _answers_from_counter(counter, domain: Domain, needed: list[Clique]) -> dict[Clique, np.ndarray]:
-    """Exact answers from a counting function; checked for shape and integrality."""
-    got = counter(list(needed))
-    answers = {}
-    for c in needed:
-        a = got.get(c) if hasattr(got, "get") else None
-        shape = tuple(domain[x] for x in c)
-        if a is None or np.shape(a) != shape:
-            raise DataError(f"the counting function gave no {shape} array for clique {list(c)}")
-        a = np.asarray(a)
-        if a.dtype.kind not in "iu" or (a < 0).any():
-            raise DataError(f"the counting function gave non-count values for clique {list(c)}")
-        answers[c] = a.astype(float)
-    if answers and len({float(a.sum()) for a in answers.values()}) > 1:
-        raise DataError("the counting function gave marginals with different totals")
-    return answers
 
 
 # --------------------------------------------------------------------------- AIM

@@ -11,7 +11,9 @@ import pytest
 
 from ddssp.dp import InsecureSeededNoise
 from ddssp.errors import WorkloadError
-from ddssp.marginals.aim import FINAL_TOL, AIMSettings, RoundBudget, plan_round, run_aim
+from ddssp.marginals.aim import run_aim
+from ddssp.marginals.aim_rounds import RoundBudget, plan_round
+from ddssp.marginals.aim_settings import FINAL_TOL, AIMSettings
 from ddssp.marginals.mirror_descent import MirrorDescentOptions
 from ddssp.marginals.workload import all_pairs
 
@@ -110,7 +112,7 @@ def test_mirror_descent_options_are_checked(kw):
 def test_default_rounds_are_the_paper_s_up_to_20_columns_then_grow_slower():
     """T = 16 d up to 20 columns (Adult's releases unchanged), then max(320, 4 d): never falls as
     columns are added, always above d (the one-way marginals need less than the whole budget)."""
-    from ddssp.marginals.aim import default_rounds
+    from ddssp.marginals.aim_settings import default_rounds
 
     assert [default_rounds(d) for d in (1, 15, 20)] == [16, 240, 320]
     assert [default_rounds(d) for d in (21, 50, 80, 100)] == [320, 320, 320, 400]
@@ -123,7 +125,7 @@ def test_default_rounds_are_the_paper_s_up_to_20_columns_then_grow_slower():
 def test_default_model_size_is_80_mb_up_to_25_columns_then_shrinks_with_width():
     """80 MB up to 25 columns (narrow releases unchanged), then 2000 / d: never grows with d, and
     a given limit always wins."""
-    from ddssp.marginals.aim import default_model_size
+    from ddssp.marginals.aim_settings import default_model_size
 
     assert [default_model_size(d) for d in (1, 15, 25, 26, 50, 100)] == [80.0, 80.0, 80.0, 2000 / 26, 40.0, 20.0]
     sizes = [default_model_size(d) for d in range(1, 300)]

@@ -1,0 +1,91 @@
+"""AIM's budget per round: the noise scale and selection parameter of a regular round
+(:class:`RoundBudget`, halved and doubled together when AIM anneals), and the charges of the next
+round (:func:`plan_round`), the last of which spends exactly what remains.
+
+A regular round charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement). The model-size limit
+grows with the share of the budget spent, so a round may only select cliques whose model fits that
+share.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class RoundBudget:
+    """The per-round budget of a regular round; both parts move together when AIM anneals.
+
+    Attributes
+    ----------
+    sigma : float
+        The noise scale of the round's measurement.
+    eps_em : float
+        The selection's exponential-mechanism parameter.
+    """
+
+    sigma: float
+    eps_em: float
+
+    def annealed(self) -> RoundBudget:
+        """Half the noise, twice the selection budget (the model stopped learning at this scale).
+
+        Returns
+        -------
+        RoundBudget
+        """
+        return RoundBudget(self.sigma / 2, self.eps_em * 2)
+
+
+@dataclass(frozen=True)
+class RoundPlan:
+    """One round's charges.
+
+    Attributes
+    ----------
+    eps_em : float
+        The exponential-mechanism parameter of its selection.
+    sigma_score : float
+        The noise scale its measurement will have (what the scores subtract).
+    size_limit : float
+        The largest model (MB) the candidates may build after it.
+    last : bool
+        Whether it is the last round (which spends what remains).
+    """
+
+    eps_em: float
+    sigma_score: float
+    size_limit: float
+    last: bool
+
+
+def plan_round(budget: RoundBudget, rho: float, spent: float, max_model_size: float) -> RoundPlan:
+    """The charges of the next round, given the regular ``budget`` and the ``spent`` part of ``rho``.
+
+    Parameters
+    ----------
+    budget : RoundBudget
+        The current regular round's sigma and eps_em.
+    rho : float
+        AIM's zCDP budget.
+    spent : float
+        zCDP spent so far.
+    max_model_size : float
+        Model size limit (MB) at the full budget.
+
+    Returns
+    -------
+    RoundPlan
+        The last round when two more regular rounds would not fit: it selects with 10% and measures
+        with 90% of what remains.
+    """
+    remaining = rho - spent
+    eps_em, sigma = budget.eps_em, budget.sigma
+    last = remaining < 2 * (1 / (2 * sigma**2) + eps_em**2 / 8)
+    if last:
+        eps_em = math.sqrt(8 * 0.1 * remaining)
+    used_after = spent + (0.1 * remaining if last else eps_em**2 / 8)
+    used_after += (0.9 * remaining) if last else 1 / (2 * sigma**2)
+    sigma_score = sigma if not last else math.sqrt(1 / (2 * 0.9 * remaining))
+    return RoundPlan(eps_em, sigma_score, max_model_size * used_after / rho, last)

@@ -1,0 +1,181 @@
+"""The parameters of one AIM run (:class:`AIMSettings`) and their defaults for a table's width.
+
+T, the number of rounds the per-round budget is sized for (:func:`default_rounds`), and the limit on
+the model the selected cliques may build (:func:`default_model_size`) follow the number of columns
+unless given; the other fields choose the estimation engine, the per-round fits and when the final
+fit stops (``FINAL_TOL``). The loop that reads them is :func:`ddssp.marginals.aim.run_aim`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ddssp.errors import WorkloadError
+
+#: Final fit (fast loop): stop once the loss improves by less than ``FINAL_TOL`` (relative) over
+#: ``TOL_BLOCK`` steps, after at most ``final_iters``. The workload error is flat from ~100
+#: iterations on and slightly rises later (fitting the noise), so stopping early costs nothing.
+FINAL_TOL = 1e-3
+
+
+def default_rounds(d: int) -> int:
+    """AIM's default T for ``d`` columns: 16 * d up to 20 columns (the AIM paper's setting), then
+    ``max(320, 4 * d)``.
+
+    T sets the per-round budget, not the number of rounds run (annealing ends the run sooner). On
+    wider tables 16 * d makes many rounds of large noise, and every round scores every pair: on
+    generated tables of 30 and 50 columns (50,000 rows, eps 1, 2-8 noise seeds) T = 4d, 8d and 16d
+    gave the same mean workload error within the spread between seeds, and 2d + 1 a clearly larger
+    one, while the CPU time fell with T (numbers in the documentation's benchmark page).
+
+    Parameters
+    ----------
+    d : int
+        The number of columns.
+
+    Returns
+    -------
+    int
+    """
+    return 16 * d if d <= 20 else max(320, 4 * d)
+
+
+def default_model_size(d: int) -> float:
+    """AIM's default model-size limit (MB) for ``d`` columns: 80 up to 25 columns (the AIM paper's
+    setting), then 2000 / d.
+
+    Scoring every candidate pair costs about (the columns' sizes summed) x (model cells) per round,
+    so on wide tables the last rounds, with the model near its limit, dominate a release. Keeping
+    columns x limit at 25 x 80 holds that cost near a 25-column table's. On generated tables (eps 1,
+    one or two noise seeds): at 50 columns (50,000 rows) limits of 20 and 40 MB gave the same
+    workload error as 80 MB (0.0186, 0.0186, 0.0190) at a third to a half of the CPU, 10 MB a
+    slightly larger one (0.0192); at 100 columns (100,000 rows) 20 MB gave 0.0201 against 0.0200 at
+    80 MB, in 210 instead of 623 CPU s. Numbers in the documentation's benchmark page.
+
+    Parameters
+    ----------
+    d : int
+        The number of columns.
+
+    Returns
+    -------
+    float
+    """
+    return 80.0 if d <= 25 else 2000.0 / d
+
+
+@dataclass(frozen=True)
+class AIMSettings:
+    """The parameters of one AIM run (validated on construction).
+
+    Parameters
+    ----------
+    max_model_size : float or None
+        Limit, in MB of float64 junction-tree tables, on the model the selected cliques may build
+        (reached with the whole budget; each round may use the share of the budget spent by then).
+        None: :func:`default_model_size` of the number of columns.
+    rounds : int or None
+        T, the number of rounds the per-round sigma and eps_em are set for (default
+        :func:`default_rounds`: 16 * d up to 20 columns; must
+        exceed d).
+    iters : int or None
+        None: the fast, tolerance-stopped per-round fits. An int: exactly that many plain
+        mirror-descent iterations per round (1000 = the reference setting; tests and benchmarks).
+    final_iters : int
+        At most this many iterations of the final fit (exactly this many when ``final_tol`` is None).
+    final_tol : float, None or "auto"
+        Relative-loss tolerance of the final fit: stop once the loss decreases by less than
+        ``final_tol * max(loss, 1)`` over ``TOL_BLOCK`` iterations. "auto" = ``FINAL_TOL`` in the fast
+        loop and None (exactly ``final_iters``) when ``iters`` is given or ``engine="mbi"``.
+    engine : {"numpy", "mbi"}
+        Estimation engine; "numpy" never imports JAX, "mbi" is the estimation reference.
+    fit : {"fast", "legacy"}
+        Per-round estimation of the numpy engine; "legacy" is kept for before/after comparisons.
+        With ``iters`` given or ``engine="mbi"`` the loop is the legacy one whatever ``fit`` says.
+    """
+
+    max_model_size: float | None = None
+    rounds: int | None = None
+    iters: int | None = None
+    final_iters: int = 1000
+    final_tol: float | None | str = "auto"
+    engine: str = "numpy"
+    fit: str = "fast"
+
+    def __post_init__(self):
+        mms = self.max_model_size
+        if mms is not None and not (isinstance(mms, (int, float)) and mms > 0):
+            raise WorkloadError(f"max_model_size must be a positive number of MB, got {mms!r}")
+        if self.engine not in ("numpy", "mbi"):
+            raise WorkloadError(f"unknown estimation engine {self.engine!r} (use 'numpy' or 'mbi')")
+        if self.fit not in ("fast", "legacy"):
+            raise WorkloadError(f"unknown fit mode {self.fit!r} (use 'fast' or 'legacy')")
+        if self.iters is not None and int(self.iters) < 1:
+            raise WorkloadError(f"iters must be a positive integer, got {self.iters!r}")
+        if int(self.final_iters) < 1:
+            raise WorkloadError(f"final_iters must be a positive integer, got {self.final_iters!r}")
+        tol = self.final_tol
+        if isinstance(tol, str):
+            if tol != "auto":
+                raise WorkloadError(f"final_tol must be a non-negative number, None or 'auto', got {tol!r}")
+        elif tol is not None:
+            if not (isinstance(tol, (int, float)) and math.isfinite(tol) and tol >= 0):
+                raise WorkloadError(f"final_tol must be a non-negative number, None or 'auto', got {tol!r}")
+            object.__setattr__(self, "final_tol", float(tol))
+
+    @property
+    def fast(self) -> bool:
+        """True for the fast loop (numpy engine, ``fit="fast"``, no fixed ``iters``)."""
+        return self.fit == "fast" and self.engine == "numpy" and self.iters is None
+
+    def final_tolerance(self) -> float | None:
+        """``final_tol`` with "auto" resolved.
+
+        Returns
+        -------
+        float or None
+            ``FINAL_TOL`` in the fast numpy loop, else None (exactly ``final_iters``), unless set.
+        """
+        if self.final_tol == "auto":
+            return FINAL_TOL if self.iters is None and self.engine == "numpy" else None
+        return self.final_tol
+
+    def model_size_for(self, d: int) -> float:
+        """The model-size limit (MB) for ``d`` columns: ``max_model_size``, or its default.
+
+        Parameters
+        ----------
+        d : int
+            The number of columns.
+
+        Returns
+        -------
+        float
+        """
+        return default_model_size(d) if self.max_model_size is None else float(self.max_model_size)
+
+    def rounds_for(self, d: int) -> int:
+        """T, the number of rounds, for ``d`` columns (checked: T > d).
+
+        Parameters
+        ----------
+        d : int
+            The number of columns.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        WorkloadError
+            When T <= d (the one-way initialisation alone would use the budget of d rounds).
+        """
+        T = default_rounds(d) if self.rounds is None else int(self.rounds)
+        if T <= d:
+            raise WorkloadError(
+                f"rounds={T} is too small: the one-way initialisation alone uses d/T of 90% of the budget "
+                f"with d={d} columns; give rounds > {d} (default {default_rounds(d)})"
+            )
+        return T
