@@ -36,9 +36,10 @@ from typing import Any
 import numpy as np
 
 from ddssp.errors import DDSSPError
-from ddssp.marginals.junction_tree import CalibratedTree, canonical, cells, expand_sum, marginals_from
+from ddssp.marginals.belief_propagation import CalibratedTree
 from ddssp.marginals.mirror_descent import TOL_BLOCK, MirrorDescentOptions, Point, mirror_descent
 from ddssp.marginals.model import GraphicalModel
+from ddssp.marginals.named_tables import canonical, cells, expand_sum, marginals_from
 from ddssp.types import Clique
 
 #: Default mirror-descent budget per bootstrap re-estimation (warm-started). Not converged on large

@@ -58,10 +58,10 @@ from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
 from ddssp.marginals.aim_settings import AIMSettings
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
-from ddssp.marginals.junction_tree import canonical, cells
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
 from ddssp.marginals.model_size import SizeFilter
+from ddssp.marginals.named_tables import canonical, cells
 from ddssp.marginals.workload import Workload, downward_closure, validate_workload
 from ddssp.types import Clique, Domain
 

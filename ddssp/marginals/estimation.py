@@ -11,18 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddssp.marginals.junction_tree import (
-    CalibratedTree,
-    bcast,
-    canonical,
-    cells,
-    expand_sum_into,
-    junction_tree,
-    marginals_from,
-    sum_to,
-)
+from ddssp.marginals.belief_propagation import CalibratedTree
+from ddssp.marginals.junction_tree import junction_tree
 from ddssp.marginals.mirror_descent import MirrorDescentOptions, Point, mirror_descent
 from ddssp.marginals.model import GraphicalModel
+from ddssp.marginals.named_tables import bcast, canonical, cells, expand_sum_into, marginals_from, sum_to
 from ddssp.types import Clique, Domain
 
 #: Momentum rule of :meth:`MirrorDescentNumpy.fit_accelerated` (AIM's round and final fits).

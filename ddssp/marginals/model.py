@@ -26,24 +26,26 @@ import numpy as np
 import pandas as pd
 
 from ddssp.errors import ReleaseFileError
+from ddssp.marginals.belief_propagation import CalibratedTree  # noqa: F401  (re-exported: the model's public helpers)
 from ddssp.marginals.junction_tree import (  # noqa: F401  (re-exported: the model's public helpers)
-    CalibratedTree,
     Clique,
     _map_to_cliques,
+    greedy_order,
+    junction_tree,
+    model_size_mb,
+    tree_edges,
+    triangulated_cliques,
+)
+from ddssp.marginals.named_tables import (  # noqa: F401  (re-exported: the model's public helpers)
     bcast,
     canonical,
     cells,
     contract,
     expand_sum,
     expand_sum_into,
-    greedy_order,
-    junction_tree,
     logsumexp_to,
     marginals_from,
-    model_size_mb,
     sum_to,
-    tree_edges,
-    triangulated_cliques,
 )
 from ddssp.marginals.pairs import pair_marginals
 from ddssp.types import Domain

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ddssp.marginals.junction_tree import contract, sum_to
+from ddssp.marginals.named_tables import contract, sum_to
 from ddssp.types import Clique, Domain
 
 #: the most bytes of stacked messages held at once in one pass; beyond it the columns go in groups

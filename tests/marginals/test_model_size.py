@@ -8,8 +8,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddssp.marginals.junction_tree import cells, triangulated_cliques
+from ddssp.marginals.junction_tree import triangulated_cliques
 from ddssp.marginals.model_size import SizeFilter
+from ddssp.marginals.named_tables import cells
 
 
 def direct_mb(domain, cliques):
