@@ -12,25 +12,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import sparse, stats
 
-from ddssp.dp import rho_from_eps_delta
+from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.measurements import gaussian_float_measurement, opendp_charge
 from ddssp.dp.noise import INSECURE_STAMP, SecureNoise
 from ddssp.errors import BudgetExceededError, DataError, DDSSPError, PrivacyParameterError
 from ddssp.estimators.multitask import DPALS, MultiTaskNoisyGD, MultiTaskSSP
 from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve
-from ddssp.estimators.multitask.model import (
-    Ledger,
-    MultiTaskData,
-    adaptive_weights,
-    allocate_weights,
-    count_charge,
-    per_user_weights,
-    plan_budget,
-    private_task_counts,
-    user_budgets,
-)
+from ddssp.estimators.multitask.budget import plan_budget
+from ddssp.estimators.multitask.counts import count_charge, private_task_counts
+from ddssp.estimators.multitask.model import MultiTaskData
 from ddssp.estimators.multitask.regression import noisy_symmetric, weighted_ridge, weighted_ssp
 from ddssp.estimators.multitask.synthetic import synthetic_multitask, synthetic_ratings
+from ddssp.estimators.multitask.weights import adaptive_weights, allocate_weights, per_user_weights, user_budgets
 
 
 def random_graph(rng: np.random.Generator, m: int, n: int, density: float, d: int = 3) -> MultiTaskData:

@@ -14,15 +14,11 @@ from scipy import sparse
 from ddssp.dp import Ledger
 from ddssp.dp.noise import NoiseSource, resolve_noise
 from ddssp.errors import DDSSPError
-from ddssp.estimators.multitask.model import (
-    ALLOCATIONS,
-    BudgetPlan,
-    MultiTaskData,
-    allocate_weights,
-    plan_budget,
-    private_task_counts,
-)
+from ddssp.estimators.multitask.budget import BudgetPlan, plan_budget
+from ddssp.estimators.multitask.counts import private_task_counts
+from ddssp.estimators.multitask.model import MultiTaskData
 from ddssp.estimators.multitask.regression import solve_ridge, weighted_ssp, weighted_stats
+from ddssp.estimators.multitask.weights import ALLOCATIONS, allocate_weights
 
 
 def user_solve(data: MultiTaskData, U: np.ndarray, ridge: float) -> np.ndarray:
@@ -121,7 +117,7 @@ def dp_als(
     noise : NoiseSource, optional
         The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`).
     allocation : str
-        ``"adaptive"``, ``"uniform"`` or ``"tail"`` (:func:`~.model.allocate_weights`).
+        ``"adaptive"``, ``"uniform"`` or ``"tail"`` (:func:`~.weights.allocate_weights`).
     mu : float
         Weight exponent of the adaptive allocation.
     k : int, optional
@@ -139,7 +135,7 @@ def dp_als(
     beta_bar : float
         sum_i n_i omega_i^2 = n * beta_bar * beta.
     per_user : str
-        ``"normalize"`` or ``"clip"`` (:func:`~.model.per_user_weights`).
+        ``"normalize"`` or ``"clip"`` (:func:`~.weights.per_user_weights`).
     public_counts : numpy.ndarray, optional
         Item sizes declared public (then nothing is spent on counts).
     init_scale : float, optional

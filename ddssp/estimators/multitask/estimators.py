@@ -29,24 +29,16 @@ from typing import Any
 
 import numpy as np
 
-from ddssp.dp import PrivacyRecord, check_bound, check_eps, clip_rows, make_rng
+from ddssp.dp import Ledger, PrivacyRecord, check_bound, check_eps, clip_rows, make_rng
 from ddssp.dp.noise import NoiseSource, resolve_noise
 from ddssp.errors import DDSSPError
 from ddssp.estimators.base import DPEstimator, as_matrix, renamed_keywords, take_renamed
 from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve
-from ddssp.estimators.multitask.model import (
-    ALLOCATIONS,
-    PER_USER_MODES,
-    BudgetPlan,
-    Ledger,
-    MultiTaskData,
-    adaptive_weights,
-    eps_spent,
-    per_user_weights,
-    plan_budget,
-    private_task_counts,
-)
+from ddssp.estimators.multitask.budget import BudgetPlan, eps_spent, plan_budget
+from ddssp.estimators.multitask.counts import private_task_counts
+from ddssp.estimators.multitask.model import MultiTaskData
 from ddssp.estimators.multitask.regression import weighted_noisy_gd, weighted_ssp
+from ddssp.estimators.multitask.weights import ALLOCATIONS, PER_USER_MODES, adaptive_weights, per_user_weights
 
 
 def _check_data(data: Any) -> MultiTaskData:

@@ -17,7 +17,9 @@ from ddssp.dp import Ledger, LedgerEntry, check_bound, check_rho, clip_rows
 from ddssp.dp.measurements import gaussian_float_measurement, opendp_charge
 from ddssp.dp.noise import NoiseSource, resolve_noise
 from ddssp.errors import DDSSPError
-from ddssp.estimators.multitask.model import MultiTaskData, check_weights, opendp_sigma
+from ddssp.estimators.multitask.counts import opendp_sigma
+from ddssp.estimators.multitask.model import MultiTaskData
+from ddssp.estimators.multitask.weights import check_weights
 
 
 def _task_matrix(task_idx: np.ndarray, values: np.ndarray, m: int) -> sparse.csr_matrix:
@@ -187,7 +189,7 @@ def weighted_ssp(
     theta_i = (PSD(A_i) + ridge I)^+ b_i (the ridge is data-independent and added after the noise).
     Sensitivity: removing user j moves the stacked upper triangles of (A_i) by at most
     sqrt(sum_i w_ij^2) clip_x^2 <= sqrt(beta) clip_x^2 in L2, so each release costs beta/2; the same
-    for b. The sigmas are the textbook ones nudged by :func:`~.model.opendp_sigma` so that OpenDP's
+    for b. The sigmas are the textbook ones nudged by :func:`~.counts.opendp_sigma` so that OpenDP's
     maps give exactly beta/2 or less each.
 
     Parameters
@@ -287,7 +289,7 @@ def weighted_noisy_gd(
     step theta_i -= step_sizes[i] * g_i and projection onto the ball of radius ``radius``. Each step's
     noise is OpenDP's float Gaussian on the summed gradients themselves (one ``noise.gaussian_float``
     call of m d entries per step); its charge is OpenDP's map, sigma nudged by
-    :func:`~.model.opendp_sigma` so that T steps cost at most beta.
+    :func:`~.counts.opendp_sigma` so that T steps cost at most beta.
 
     Parameters
     ----------
