@@ -48,16 +48,14 @@ import pandas as pd
 from ddssp.bench import BenchContext
 from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.errors import WorkloadError
-from ddssp.estimators.pdp_op import (
-    DEFAULT_LEVELS,
-    PROFILES,
+from ddssp.estimators.pdp_op_math import (
     jorgensen_probabilities,
     pdp_weights,
-    privacy_profile,
     sample_l2_laplace,
     sensitivity_constant,
     weighted_ridge,
 )
+from ddssp.estimators.pdp_op_profiles import DEFAULT_LEVELS, PROFILES, privacy_profile
 
 METHODS = ("PDP-OP", "NonPers", "J-max", "J-mean", "non-private")
 DEFAULT_METHODS = METHODS

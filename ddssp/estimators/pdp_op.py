@@ -1,7 +1,9 @@
 """PDP-OP: ridge regression with personalized differential privacy by output perturbation, and baselines.
 
 Reference: "Personalized Differential Privacy for Ridge Regression" (PDP-OP), Algorithm 1, Thms 3.2/3.4.
-Usage: docs/reference/estimators.md.
+Usage: docs/reference/estimators.md. The mechanism's parts, as plain functions, are in
+:mod:`ddssp.estimators.pdp_op_math` and the experiments' privacy profiles in
+:mod:`ddssp.estimators.pdp_op_profiles`; both are re-exported here (``__all__``).
 
 Setting. Row i carries its own privacy level eps_i > 0 (a *public* privacy specification, as in the
 paper). Neighbouring datasets differ in the value of one row i (replacement; the row's eps_i stays);
@@ -56,16 +58,30 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ddssp.dp import PrivacyRecord, check_bound, make_rng
+from ddssp.dp import PrivacyRecord, check_bound
 from ddssp.dp.noise import NoiseSource, resolve_noise
-from ddssp.errors import DataError, DDSSPError, PrivacyParameterError
+from ddssp.errors import DataError, PrivacyParameterError
 from ddssp.estimators.base import DPRegressor, as_matrix, as_vector
+from ddssp.estimators.pdp_op_math import (
+    jorgensen_probabilities,
+    pdp_weights,
+    sample_l2_laplace,
+    sensitivity_constant,
+    theta_norm_bound,
+    weighted_ridge,
+)
+from ddssp.estimators.pdp_op_profiles import (
+    DEFAULT_FRACTIONS,
+    DEFAULT_LEVELS,
+    JORGENSEN_FRACTIONS,
+    PROFILES,
+    privacy_profile,
+)
 
 __all__ = [
     "PDPOutputPerturbation",
@@ -85,244 +101,9 @@ __all__ = [
     "jorgensen_probabilities",
 ]
 
-#: Fractions (conservative, medium, liberal) of the paper's main experiments.
-DEFAULT_FRACTIONS = (0.34, 0.43, 0.23)
-#: Fractions of the Jorgensen et al. (2015) style setting.
-JORGENSEN_FRACTIONS = (0.54, 0.37, 0.09)
-#: Privacy levels (eps_c, eps_m, eps_l) of the paper's main experiments.
-DEFAULT_LEVELS = (0.01, 0.2, 1.0)
-PROFILES = {"default": DEFAULT_FRACTIONS, "jorgensen": JORGENSEN_FRACTIONS}
-
 
 class BoundsClipWarning(UserWarning):
     """Some feature or label values were outside the declared bounds and were clipped."""
-
-
-# --------------------------------------------------------------------------- privacy profiles
-def privacy_profile(
-    n: int,
-    fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    levels: Sequence[float] = DEFAULT_LEVELS,
-    rng: int | np.random.Generator | None = None,
-    size: int | None = None,
-) -> np.ndarray:
-    """Per-row privacy levels for ``n`` rows (the paper's Section 4 scheme).
-
-    Conservatives ~ U[eps_c, eps_m], mediums ~ U[eps_m, eps_l], liberals = eps_l. The group sizes are
-    ``round(f * n)`` by largest remainder (so they add up to n exactly), and the rows are assigned to
-    groups in a random order. Use ``fractions=JORGENSEN_FRACTIONS`` (0.54, 0.37, 0.09) for the
-    Jorgensen-style setting.
-
-    Parameters
-    ----------
-    n : int
-        The number of rows.
-    fractions : sequence of float
-        ``(f_c, f_m, f_l)``, non-negative, summing to 1.
-    levels : sequence of float
-        ``(eps_c, eps_m, eps_l)`` with ``0 < eps_c <= eps_m <= eps_l``.
-    rng : int or numpy.random.Generator, optional
-        The random source (public levels, not privacy noise).
-    size : int, optional
-        That many independent profiles.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``(n,)``, or ``(size, n)``.
-
-    Raises
-    ------
-    DDSSPError
-        For an invalid n or fractions.
-    PrivacyParameterError
-        For invalid levels.
-    """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise DDSSPError(f"n must be a positive integer, got {n!r}")
-    f = np.asarray(fractions, dtype=float)
-    lv = np.asarray(levels, dtype=float)
-    if f.shape != (3,) or lv.shape != (3,):
-        raise DDSSPError("fractions and levels must each have 3 entries (conservative, medium, liberal)")
-    if np.any(~np.isfinite(f)) or np.any(f < 0) or abs(f.sum() - 1.0) > 1e-9:
-        raise DDSSPError(f"fractions must be non-negative and sum to 1, got {tuple(f)}")
-    if np.any(~np.isfinite(lv)) or lv[0] <= 0 or not (lv[0] <= lv[1] <= lv[2]):
-        raise PrivacyParameterError(f"levels must satisfy 0 < eps_c <= eps_m <= eps_l, got {tuple(lv)}")
-    rng = make_rng(rng)
-    raw = f * n
-    counts = np.floor(raw).astype(int)
-    short = n - counts.sum()
-    if short > 0:
-        order = np.argsort(-(raw - counts), kind="stable")
-        counts[order[:short]] += 1
-    m = 1 if size is None else int(size)
-    group = np.repeat(np.arange(3), counts)  # (n,)
-    u = rng.random((m, n))
-    lo = lv[np.minimum(group, 1)]
-    hi = lv[np.minimum(group + 1, 2)]
-    eps = lo + (hi - lo) * u  # liberals: lo = hi = eps_l
-    eps[:, group == 2] = lv[2]
-    # random assignment of rows to groups
-    perm = np.argsort(rng.random((m, n)), axis=1)
-    eps = np.take_along_axis(eps, perm, axis=1)
-    return eps[0] if size is None else eps
-
-
-# --------------------------------------------------------------------------- the mechanism's parts
-def theta_norm_bound(lam: float, R: float, y_bound: float = 1.0, theta_bound: float | None = None) -> float:
-    """A bound on ||theta_bar|| valid for every admissible dataset.
-
-    ``Y min(1/sqrt(lam), R/lam)`` (Thm 3.2), or the smaller of that and the declared ``theta_bound``
-    (Thm 3.4).
-
-    Parameters
-    ----------
-    lam : float
-        The ridge.
-    R : float
-        The declared feature-norm bound.
-    y_bound : float
-        The declared label bound Y.
-    theta_bound : float, optional
-        The declared bound of Assumption 3.3.
-
-    Returns
-    -------
-    float
-    """
-    b = y_bound * min(1.0 / math.sqrt(lam), R / lam)
-    if theta_bound is not None:
-        b = min(b, float(theta_bound))
-    return b
-
-
-def sensitivity_constant(lam: float, R: float, y_bound: float = 1.0, theta_bound: float | None = None) -> float:
-    """``C`` with per-row sensitivity ``Delta_i <= w_i * C``: ``C = 2 R (Y + R Bt) / lam``.
-
-    For R = sqrt(d), Y = 1 this is the paper's ``2 sqrt(d) (sqrt(d) B + 1) / lam``.
-
-    Parameters
-    ----------
-    lam : float
-        The ridge.
-    R : float
-        The declared feature-norm bound.
-    y_bound : float
-        The declared label bound Y.
-    theta_bound : float, optional
-        The declared bound of Assumption 3.3.
-
-    Returns
-    -------
-    float
-    """
-    bt = theta_norm_bound(lam, R, y_bound, theta_bound)
-    return 2.0 * R * (y_bound + R * bt) / lam
-
-
-def pdp_weights(eps: np.ndarray) -> np.ndarray:
-    """``w_i = eps_i / sum_j eps_j`` along the last axis.
-
-    Parameters
-    ----------
-    eps : numpy.ndarray
-        Per-row privacy levels.
-
-    Returns
-    -------
-    numpy.ndarray
-    """
-    eps = np.asarray(eps, dtype=float)
-    return eps / eps.sum(axis=-1, keepdims=True)
-
-
-def weighted_ridge(X: np.ndarray, y: np.ndarray, w: np.ndarray, lam: float) -> np.ndarray:
-    """``argmin sum_i w_i (y_i - theta.x_i)^2 + lam ||theta||^2`` in closed form, batched over leading axes.
-
-    Rows with weight 0 do not count.
-
-    Parameters
-    ----------
-    X : numpy.ndarray
-        Shape (..., n, d).
-    y : numpy.ndarray
-        Shape (..., n).
-    w : numpy.ndarray
-        Shape (..., n).
-    lam : float
-        The ridge.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (..., d).
-    """
-    X = np.asarray(X, dtype=float)
-    Xw = X * np.asarray(w, dtype=float)[..., :, None]
-    A = np.swapaxes(Xw, -1, -2) @ X
-    d = X.shape[-1]
-    A = A + lam * np.eye(d)
-    b = np.swapaxes(Xw, -1, -2) @ np.asarray(y, dtype=float)[..., :, None]
-    return np.linalg.solve(A, b)[..., 0]
-
-
-def sample_l2_laplace(d: int, eta: float | np.ndarray, noise: NoiseSource, size: Any = None) -> np.ndarray:
-    """Draws from the density proportional to ``exp(-eta ||z||_2)`` on R^d.
-
-    Radius ~ Gamma(shape=d, scale=1/eta) (mean d/eta, variance d/eta^2) times a direction uniform on the
-    sphere (a normalised standard Gaussian), from ``noise``
-    (:meth:`~ddssp.dp.noise.NoiseSource.l2_laplace`).
-
-    Parameters
-    ----------
-    d : int
-        The dimension.
-    eta : float or numpy.ndarray
-        The rate; an array gives one rate per draw.
-    noise : NoiseSource
-        The DP noise source. A numpy Generator is refused: DP noise never comes from a seed (use
-        ``InsecureSeededNoise(seed)`` for reproducible, NOT PRIVATE draws).
-    size : int or tuple of int, optional
-        The batch shape.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape ``broadcast(size, eta.shape) + (d,)``.
-
-    Raises
-    ------
-    PrivacyParameterError
-        When ``noise`` is not a NoiseSource.
-    """
-    if not isinstance(noise, NoiseSource):
-        raise PrivacyParameterError(
-            f"sample_l2_laplace needs a NoiseSource (SecureNoise() or InsecureSeededNoise(seed)), got {type(noise).__name__}"
-        )
-    return noise.l2_laplace(d, eta, size)
-
-
-def jorgensen_probabilities(eps: np.ndarray, t: float) -> np.ndarray:
-    """Sampling probabilities of the Jorgensen et al. (2015) sample mechanism with threshold t.
-
-    ``(exp(eps_i) - 1) / (exp(t) - 1)`` if eps_i < t, else 1.
-
-    Parameters
-    ----------
-    eps : numpy.ndarray
-        Per-row privacy levels.
-    t : float or numpy.ndarray
-        The threshold (one per profile when an array).
-
-    Returns
-    -------
-    numpy.ndarray
-    """
-    eps = np.asarray(eps, dtype=float)
-    t = np.asarray(t, dtype=float)
-    if t.ndim:
-        t = t[..., None]
-    return np.where(eps < t, np.expm1(eps) / np.expm1(t), 1.0)
 
 
 # --------------------------------------------------------------------------- input checks

@@ -18,20 +18,20 @@ from scipy import stats
 from ddssp.dp.noise import INSECURE_STAMP, InsecureSeededNoise, SecureNoise
 from ddssp.errors import DataError, PrivacyParameterError, WorkloadError
 from ddssp.estimators.pdp_op import (
-    DEFAULT_LEVELS,
-    JORGENSEN_FRACTIONS,
     BoundsClipWarning,
     JorgensenSampleMechanism,
     NonPersonalizedOutputPerturbation,
     PDPOutputPerturbation,
+)
+from ddssp.estimators.pdp_op_math import (
     jorgensen_probabilities,
     pdp_weights,
-    privacy_profile,
     sample_l2_laplace,
     sensitivity_constant,
     theta_norm_bound,
     weighted_ridge,
 )
+from ddssp.estimators.pdp_op_profiles import DEFAULT_LEVELS, JORGENSEN_FRACTIONS, privacy_profile
 
 
 def _data(rng, n=60, d=5):
