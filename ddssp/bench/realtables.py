@@ -459,7 +459,7 @@ def tv_distances(
 
 # ------------------------------------------------------------------------------------- regression
 def _auc(y: np.ndarray, score: np.ndarray) -> float:
-    from ddssp.bench.ddssp_paper import auc_score
+    from ddssp.bench.metrics import auc_score
 
     return auc_score(y, score)
 

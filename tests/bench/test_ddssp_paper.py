@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from ddssp import bench
-from ddssp.bench.ddssp_paper import accuracy, auc_score, log_loss, mse
+from ddssp.bench.metrics import accuracy, auc_score, log_loss, mse
 from ddssp.cli import main
 from ddssp.errors import WorkloadError
 
