@@ -50,7 +50,7 @@ def one_trial(
         ``ok``, ``dropped`` (columns left out), ``error`` and, with ``with_tv``, ``tv2_discovered``,
         ``tv2_declared``, ``cpu_s``.
     """
-    from ddssp.bench.realtables import _column_kind, tv_distances
+    from ddssp.bench.tv_distance import _column_kind, tv_distances
     from ddssp.data.schemafile import load_schema
     from ddssp.errors import DDSSPError
     from ddssp.pipeline import release

@@ -43,25 +43,26 @@ A failed step leaves its metrics out of the cell and says why in ``note``; the r
 only ``ok = 0`` and ``cpu_s`` / ``peak_rss_mb``. ``results.md`` beside ``results.csv`` holds one line
 per cell; ``releases/`` keeps each cell's release file (DP output, for ``ddssp inspect``), while the
 train / test CSVs (copies of the data) live in a temporary directory removed at the end.
+
+The tables and their samples come from :mod:`.table_sources`, each release runs in a measured
+subprocess (:mod:`.release_process`), and ``tv1`` / ``tv2`` are :mod:`.tv_distance`.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 import warnings
-import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ddssp.bench.release_process import run_release
+from ddssp.bench.table_sources import _rng, load_table, sample_split
+from ddssp.bench.tv_distance import MISSING, _column_kind, _is_missing, _to_axis, discretize, tv_distances
 from ddssp.errors import WorkloadError
 
 SPEC_KEYS = {
@@ -82,10 +83,6 @@ SPEC_KEYS = {
     "plot_logx",
 }
 TABLE_KEYS = {"name", "source", "target", "task", "positive", "na_values", "dates", "description"}
-MISSING = "\x00missing"
-OTHER = "\x00other"
-#: labels the synthetic output writes for a missing value
-SYNTH_MISSING = {"", "<missing>", "nan", "NaN", "None"}
 
 
 # ------------------------------------------------------------------------------------------- spec
@@ -167,294 +164,6 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
         "timeout": float(spec.get("timeout", 3600)),
         "release_args": list(release_args),
     }
-
-
-# ----------------------------------------------------------------------------------------- tables
-def load_table(source: str, ctx: Any) -> pd.DataFrame | None:
-    """The raw table a source names, as text cells.
-
-    Parameters
-    ----------
-    source : str
-        ``kind:name`` (see the module docstring).
-    ctx : BenchContext
-        Resolves ``file:`` sources.
-
-    Returns
-    -------
-    pandas.DataFrame or None
-        None when a ``file:`` source is absent.
-
-    Raises
-    ------
-    WorkloadError
-        For an unknown source.
-    """
-    kind, _, name = source.partition(":")
-    if kind == "file":
-        try:
-            path = ctx.data_path(name)
-        except WorkloadError:
-            return None
-        return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=False)
-    if kind == "sklearn":
-        from sklearn import datasets
-
-        loader = getattr(datasets, f"load_{name}", None)
-        if loader is None:
-            raise WorkloadError(f"scikit-learn has no bundled data set {name!r}")
-        kw = {"scaled": False} if name == "diabetes" else {}
-        df = loader(as_frame=True, **kw).frame
-    elif kind == "statsmodels":
-        import statsmodels.api as sm
-
-        mod = getattr(sm.datasets, name, None)
-        if mod is None:
-            raise WorkloadError(f"statsmodels has no bundled data set {name!r}")
-        df = mod.load_pandas().data
-    elif kind == "palmerpenguins":
-        import palmerpenguins
-
-        df = {"penguins": palmerpenguins.load_penguins, "penguins_raw": palmerpenguins.load_penguins_raw}[name]()
-    elif kind == "vega":
-        from vega_datasets import local_data
-
-        if name not in local_data.list_datasets():
-            raise WorkloadError(f"vega_datasets has no local data set {name!r}")
-        df = local_data(name)
-    else:
-        raise WorkloadError(f"unknown table source {source!r} (sklearn:, statsmodels:, palmerpenguins:, vega:, file:)")
-    # the table as the CSV its users would have: a CSV round trip gives the text cells
-    df = df.reset_index(drop=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        p = Path(tmp) / "t.csv"
-        df.to_csv(p, index=False)
-        return pd.read_csv(p, dtype=str, keep_default_na=False)
-
-
-def _rng(*key: Any) -> np.random.Generator:
-    return np.random.default_rng([zlib.crc32(str(k).encode()) for k in key])
-
-
-def sample_split(df: pd.DataFrame, size: Any, max_rows: int, test_fraction: float, name: str):
-    """A sample of a table and its 80/20 split, with fixed seeds.
-
-    Parameters
-    ----------
-    df : pandas.DataFrame
-        The table.
-    size : str or int
-        "full" (all rows, capped at ``max_rows``) or a row count.
-    max_rows : int
-        The cap of "full".
-    test_fraction : float
-        The hold-out share.
-    name : str
-        The table's name (part of the seeds).
-
-    Returns
-    -------
-    tuple of pandas.DataFrame
-        (sample, train, test).
-    """
-    n = min(len(df), max_rows) if size == "full" else int(size)
-    if n < len(df):
-        df = df.iloc[np.sort(_rng("sample", name, size).choice(len(df), n, replace=False))]
-    df = df.reset_index(drop=True)
-    perm = _rng("split", name, size).permutation(len(df))
-    n_test = round(test_fraction * len(df))
-    return (
-        df,
-        df.iloc[np.sort(perm[n_test:])].reset_index(drop=True),
-        df.iloc[np.sort(perm[:n_test])].reset_index(drop=True),
-    )
-
-
-# ---------------------------------------------------------------------------------------- release
-#: runs the command in its argv[2:] and writes the CPU seconds and peak RSS of that one child to argv[1].
-#: A process started directly from the bench would report the bench's own RSS as its peak: Linux carries
-#: the high-water mark of the forked copy of the parent across exec. A small launcher has a small copy.
-_LAUNCHER = (
-    "import json, resource, subprocess, sys\n"
-    "rc = subprocess.call(sys.argv[2:])\n"
-    "ru = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "scale = 1.0 if sys.platform == 'darwin' else 1024.0  # ru_maxrss: bytes on macOS, KiB on Linux\n"
-    "json.dump({'cpu_s': ru.ru_utime + ru.ru_stime, 'peak_rss_mb': ru.ru_maxrss * scale / 2**20},"
-    " open(sys.argv[1], 'w'))\n"
-    "sys.exit(rc)\n"
-)
-
-
-def run_release(
-    train_csv: Path, out: Path, eps: float, na_values: list[str], timeout: float, extra: list[str] = ()
-) -> dict[str, Any]:
-    """``python -m ddssp release train_csv --eps eps -o out [extra]`` in a subprocess.
-
-    Parameters
-    ----------
-    train_csv : pathlib.Path
-        The table to release.
-    out : pathlib.Path
-        The release file.
-    eps : float
-        The budget.
-    na_values : list of str
-        Passed as ``--na-values`` when not empty.
-    timeout : float
-        Stop the release after this many seconds.
-    extra : list of str
-        Further arguments.
-
-    Returns
-    -------
-    dict
-        ``ok``, ``error`` (line), ``warnings`` (lines), ``cpu_s``, ``peak_rss_mb``, ``wall_s``.
-    """
-    import json
-
-    cmd = [sys.executable, "-m", "ddssp", "release", str(train_csv), "--eps", repr(eps), "-o", str(out)]
-    if na_values:
-        cmd += ["--na-values", ",".join(na_values)]
-    cmd += list(extra)
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # the ddssp being benchmarked
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    err_path, usage_path = out.with_suffix(".stderr"), out.with_suffix(".usage")
-    usage_path.unlink(missing_ok=True)
-    t0 = time.perf_counter()
-    timed_out = False
-    with open(err_path, "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCHER, str(usage_path), *cmd],
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env=env,
-            start_new_session=True,
-        )
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)  # the launcher and the release
-            code = proc.wait()
-            timed_out = True
-    try:
-        usage = json.loads(usage_path.read_text())
-    except (OSError, ValueError):
-        usage = {"cpu_s": float("nan"), "peak_rss_mb": float("nan")}
-    usage_path.unlink(missing_ok=True)
-    text = err_path.read_text(errors="replace")
-    err_path.unlink(missing_ok=True)
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    error = None
-    if timed_out:
-        error = f"timed out after {timeout:g} s"
-    elif code != 0:
-        errs = [ln for ln in lines if ln.startswith("ddssp: error")]
-        error = (
-            errs[-1] if errs else f"exit {code}, no 'ddssp: error' line; last stderr line: {lines[-1] if lines else ''}"
-        )
-    return {
-        "ok": code == 0 and not timed_out and out.exists(),
-        "error": error,
-        "warnings": [ln for ln in lines if not ln.startswith("ddssp: error") and "warning" in ln.lower()],
-        "cpu_s": usage["cpu_s"],
-        "peak_rss_mb": usage["peak_rss_mb"],
-        "wall_s": time.perf_counter() - t0,
-    }
-
-
-# ----------------------------------------------------------------------------------- TV distances
-def _column_kind(values: pd.Series, dates: bool) -> str:
-    if dates:
-        return "date"
-    present = values.dropna()
-    if len(present) and pd.to_numeric(present, errors="coerce").notna().all():
-        return "numeric"
-    return "categorical"
-
-
-def _to_axis(values: pd.Series, kind: str) -> pd.Series:
-    if kind == "date":
-        t = pd.to_datetime(values, errors="coerce", format="mixed")
-        return (t - pd.Timestamp(0)).dt.total_seconds()  # NaN where the value is not a date
-    return pd.to_numeric(values, errors="coerce")
-
-
-def _is_missing(values: pd.Series) -> np.ndarray:
-    return (values.isna() | values.astype(str).isin(SYNTH_MISSING)).to_numpy()
-
-
-def discretize(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray, np.ndarray, int]:
-    """Integer categories (shared by both) of a real and a synthetic column; see the module docstring.
-
-    Parameters
-    ----------
-    real, synth : pandas.Series
-        The columns.
-    kind : str
-        "categorical", "numeric" or "date".
-
-    Returns
-    -------
-    real_codes, synth_codes : numpy.ndarray
-    size : int
-        The number of categories.
-    """
-    if kind == "categorical":
-        r = np.where(_is_missing(real), MISSING, real.astype(str).to_numpy(dtype=object))
-        s = np.where(_is_missing(synth), MISSING, synth.astype(str).to_numpy(dtype=object))
-        cats, inv = np.unique(np.concatenate([r, s]), return_inverse=True)
-        return inv[: len(r)], inv[len(r) :], len(cats)
-    rv, sv = _to_axis(real, kind).to_numpy(dtype=float), _to_axis(synth, kind).to_numpy(dtype=float)
-    finite = rv[np.isfinite(rv)]
-    edges = np.unique(np.quantile(finite, np.linspace(0.1, 0.9, 9))) if finite.size else np.array([])
-    k = len(edges) + 1  # value bins 0..k-1, then missing = k, other = k + 1
-
-    def codes(v: np.ndarray, miss: np.ndarray) -> np.ndarray:
-        c = np.searchsorted(edges, np.where(np.isfinite(v), v, 0.0), side="right")
-        c = np.where(np.isfinite(v), c, k + 1)
-        return np.where(miss, k, c)
-
-    return codes(rv, _is_missing(real)), codes(sv, _is_missing(synth)), k + 2
-
-
-def tv_distances(
-    real: pd.DataFrame, synth: pd.DataFrame, kinds: dict[str, str], max_pairs: int, seed_key: Any
-) -> tuple[float, float]:
-    """(mean one-way TV, mean two-way TV) over the columns both frames hold.
-
-    Parameters
-    ----------
-    real, synth : pandas.DataFrame
-        The tables.
-    kinds : dict
-        ``{column: kind}`` (:func:`discretize`).
-    max_pairs : int
-        At most this many pairs (a fixed-seed subset when there are more).
-    seed_key : any
-        Part of the subset's seed.
-
-    Returns
-    -------
-    tuple of float
-    """
-    cols = [c for c in real.columns if c in synth.columns]
-    coded = {c: discretize(real[c], synth[c], kinds[c]) for c in cols}
-
-    def tv(a: np.ndarray, b: np.ndarray, size: int) -> float:
-        p = np.bincount(a, minlength=size) / max(len(a), 1)
-        q = np.bincount(b, minlength=size) / max(len(b), 1)
-        return 0.5 * float(np.abs(p - q).sum())
-
-    tv1 = [tv(r, s, k) for r, s, k in coded.values()]
-    pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1 :]]
-    if len(pairs) > max_pairs:
-        pairs = [pairs[i] for i in sorted(_rng("pairs", seed_key).choice(len(pairs), max_pairs, replace=False))]
-    tv2 = []
-    for a, b in pairs:
-        (ra, sa, ka), (rb, sb, kb) = coded[a], coded[b]
-        tv2.append(tv(ra * kb + rb, sa * kb + sb, ka * kb))
-    return (float(np.mean(tv1)) if tv1 else float("nan"), float(np.mean(tv2)) if tv2 else float("nan"))
 
 
 # ------------------------------------------------------------------------------------- regression

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from ddssp import bench
-from ddssp.bench.realtables import discretize, markdown_table, tv_distances
+from ddssp.bench.realtables import markdown_table
+from ddssp.bench.tv_distance import discretize, tv_distances
 from ddssp.errors import WorkloadError
 
 
@@ -113,7 +114,7 @@ def test_spec_errors(tmp_path):
 
 def test_peak_rss_is_the_release_process_own(tmp_path):
     """The bench holds a large table in memory; the release's peak RSS must not include it."""
-    from ddssp.bench.realtables import run_release
+    from ddssp.bench.release_process import run_release
 
     ballast = bytearray(400 * 2**20)  # 400 MB resident in this process (every page written below)
     ballast[::4096] = b"x" * len(ballast[::4096])
