@@ -13,7 +13,7 @@ Per (eps, trial):
 - ``public`` is the non-private fit on the real training rows (computed once; repeated per cell so it
   draws as a flat reference line).
 
-Every method sees the same encoding (``ddssp.estimators.suffstats.Encoding``: reduced one-hot for categorical
+Every method sees the same encoding (``ddssp.estimators.design.Encoding``: reduced one-hot for categorical
 columns, numeric columns rescaled to [-1, 1], an intercept; the linear target rescaled to [-1, 1], the
 logistic target coded -1/+1). Metrics on the test rows: ``mse`` (linear; on the encoded target scale
 [-1, 1]) or ``auc`` (logistic; Mann-Whitney rank formula). ``seconds`` is each method's wall time; for

@@ -12,9 +12,8 @@ import pytest
 
 from ddssp.data import Column, Schema
 from ddssp.errors import DDSSPError
-from ddssp.estimators.ddssp import (
-    DDSSPLinearRegression,
-    DDSSPLogisticRegression,
+from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+from ddssp.estimators.ddssp_math import (
     chebyshev_coefficients,
     chebyshev_error_bound,
     log_sigmoid,
