@@ -21,6 +21,7 @@ tested without the other), even though Python resolves it lazily.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -241,3 +242,25 @@ def test_no_module_over_the_code_line_limit():
         if (n := code_lines(p.read_text())) > MAX_CODE_LINES
     }
     assert not big, f"modules over {MAX_CODE_LINES} lines of code: {big}"
+
+
+#: Most lines in all (docstrings included) one module may hold.
+MAX_LINES = 700
+
+
+def test_no_module_over_the_line_limit():
+    big = {
+        str(p.relative_to(PKG.parent)): n
+        for p in sorted(PKG.rglob("*.py"))
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert not big, f"modules over {MAX_LINES} lines: {big}"
+
+
+def test_the_line_limits_can_fail(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "MAX_LINES", 100)
+    with pytest.raises(AssertionError, match="modules over 100 lines"):
+        test_no_module_over_the_line_limit()
+    monkeypatch.setattr(sys.modules[__name__], "MAX_CODE_LINES", 100)
+    with pytest.raises(AssertionError, match="modules over 100 lines of code"):
+        test_no_module_over_the_code_line_limit()
