@@ -105,6 +105,23 @@ def test_outer_span_grows_by_adjacent_windows_only_at_their_level():
     assert outer_span(np.zeros(8), sd, 3.5, grow=2.5) is None
 
 
+def test_outer_span_grows_by_a_far_window_only_when_the_gap_holds_rows_too():
+    """A window of cells beyond the span, clear of it, reaching the span's level (3.4 sds of its
+    sum here) pulls the span out to its far end only when the cells from the span to it hold rows as
+    well (their sum reaches the adjacent-window level): a thin tail fills the gap, a window of noise
+    far out does not. A single cell far out that reaches the level on its own still counts."""
+    sd, sds, grow = 10.0, 3.23, 3.0
+    far = np.zeros(16)
+    far[2], far[8:12] = 1000.0, 17.0  # cells 8..11 sum to 68 = 3.4 sds of a 4-cell sum; 3..7 hold none
+    assert outer_span(far, sd, sds, grow) == (2, 2)
+    tail = far.copy()
+    tail[3:8] = 8.0  # the same window, with the gap thinly filled: cells 3..11 sum to 3.6 sds
+    assert outer_span(tail, sd, sds, grow) == (2, 11)
+    point = np.zeros(16)
+    point[2], point[12] = 1000.0, 50.0  # one far cell at 5 sds is populated by itself
+    assert outer_span(point, sd, sds, grow) == (2, 12)
+
+
 def test_step_start_places_the_edge_where_a_threshold_cannot():
     """Fine cells of 16 rows under noise of sd 20 (each invisible to a 4-sd threshold): the step fit
     finds where the rows start to within a few cells; a run the rows fill from its first cell

@@ -56,7 +56,11 @@ def outer_span(y: np.ndarray, sd: float, sds: float, grow: float | None = None) 
     4, ... cells beyond the span whose noisy sum reaches ``sds`` sds, or by the window of as many
     cells right next to the span whose noisy sum reaches ``grow`` sds (when given; a lower level,
     as only these few windows are tested). A thin tail shows at a coarser scale than the bulk, in
-    aggregate over cells each lost in the noise; the span then reaches that window's far end.
+    aggregate over cells each lost in the noise; the span then reaches that window's far end. A
+    window clear of the span counts only when the cells from the span to its far end also reach the
+    level of a window next to the span: the many windows tested far out would otherwise let a window
+    of noise pull the span across the empty cells between (a single cell far out that reaches
+    ``sds`` on its own is populated, and counts).
 
     Parameters
     ----------
@@ -88,15 +92,21 @@ def outer_span(y: np.ndarray, sd: float, sds: float, grow: float | None = None) 
         w = 1
         while w <= max(a, k - 1 - b):
             t, t_near = sds * sd * math.sqrt(w), near * sd * math.sqrt(w)
+            # ok: the extension, from the span to the window's far end, reaches the near level (a
+            # thin tail fills the gap to the window, a window of noise far out does not)
             if w <= a:  # windows [i, i + w) left of a; the last one ends next to a
                 sums = cum[w : a + 1] - cum[: a + 1 - w]
-                hit = np.flatnonzero(sums >= t)
+                ext = cum[a] - cum[: a + 1 - w]  # cells i..a-1
+                ok = ext >= near * sd * np.sqrt(a - np.arange(a + 1 - w))
+                hit = np.flatnonzero((sums >= t) & ok)
                 if hit.size or sums[-1] >= t_near:
                     a, grown = int(hit[0]) if hit.size else a - w, True
                     break
             if w <= k - 1 - b:  # windows right of b; the first one starts next to b
                 sums = cum[b + 1 + w :] - cum[b + 1 : k + 1 - w]
-                hit = np.flatnonzero(sums >= t)
+                ext = cum[b + 1 + w :] - cum[b + 1]  # cells b+1..(the window's last)
+                ok = ext >= near * sd * np.sqrt(np.arange(w, k - b))
+                hit = np.flatnonzero((sums >= t) & ok)
                 if hit.size or sums[0] >= t_near:
                     b, grown = int(b + (hit[-1] if hit.size else 0) + w), True
                     break
