@@ -17,6 +17,7 @@ from ddssp.data.discovery.scan import SLOT_HI, SLOT_LO, scan_cells
 from ddssp.dp import Ledger, cks_delta, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
+from ddssp.errors import SchemaError
 from ddssp.pipeline import release
 from ddssp.releasefile import Release
 from tests.data.raw_table import make_raw_table
@@ -138,6 +139,40 @@ def test_bad_columns_are_dropped_with_their_reason(bad, match):
     cols, report, _ = _discover(bad, eps=8.0, collect=True)
     assert "a" not in cols and "b" in cols  # the other column is still discovered
     assert match in report.dropped["a"]
+
+
+class _AddedNoise:
+    """A stand-in for the charged mechanisms whose "noise" is given: the exact counts plus ``extra``
+    (in units of the noise sd), so a test can place a window of noise exactly."""
+
+    def __init__(self, extra):
+        self.extra = extra
+
+    def counts(self, cells, sigma, column=None, note=None):
+        return cells + self.extra * sigma
+
+
+@pytest.mark.parametrize("z,mixed", [(4.8, False), (6.0, True)])
+def test_mixes_numbers_and_text_needs_numbers_above_the_noise_of_every_window(z, mixed):
+    """300 text cells at noise sd 10 and, on 8 adjacent number slots, counts summing to ``z`` sds of
+    their sum: 4.8 sds passes the scan's level for a populated window (4.5), but noise alone reaches
+    it in one of the ~950 windows tested more often than the refusal allows (1e-4 of text columns),
+    so the column is text; at 6 sds the numbers are there and the column is refused as mixed."""
+    from ddssp.data.discovery.scan import N_SLOTS, ZERO_SLOT, scan_column
+
+    n = 300
+    x, isna = np.full(n, np.nan), np.zeros(n, dtype=bool)
+    extra = np.zeros(len(scan_cells(x, isna)))
+    sd_slot = math.sqrt(2)  # a slot is the sum of its whole and not-whole cells
+    extra[2 + ZERO_SLOT + 20 : 2 + ZERO_SLOT + 28] = z * sd_slot * math.sqrt(8) / 8
+    assert 2 + ZERO_SLOT + 28 < 2 + N_SLOTS
+    rho = 1 / (2 * 10.0**2)  # noise sd 10
+    if mixed:
+        with pytest.raises(SchemaError, match="mixes numbers and text"):
+            scan_column(x, isna, "a", rho, _AddedNoise(extra), None)
+    else:
+        res = scan_column(x, isna, "a", rho, _AddedNoise(extra), None)
+        assert res.kind == "categorical" and res.n_present == pytest.approx(n)
 
 
 def _tiny(seed=0):

@@ -85,7 +85,6 @@ def _decade_groups() -> np.ndarray:
 #: column's values other than its one point mass are counted, see :func:`rest_cells`)
 DECADE_GROUP = _decade_groups()
 
-
 N_DECADES = int(DECADE_GROUP[-1]) + 1
 
 
@@ -239,6 +238,11 @@ SCAN_FRACTION = 0.25  # of a column's rho, when the column needs a scan
 #: noisy count a scan cell must reach to count as populated (in noise sds; ~300 cells per column,
 #: so an empty cell passes with probability ~1e-3 per column)
 POP_SDS = 4.5
+#: a column with text is refused as mixing numbers and text only when its numbers also reach this
+#: many sds: a union bound over the windows of 1, 2, 4, ... 128 scan slots that ``populated_windows``
+#: tests at every position (945 of them), so noise alone refuses a text column with probability
+#: under 1e-4 (at ``POP_SDS`` a window of noise passes in about 0.2% of text columns)
+MIXED_SDS = 5.2
 
 
 #: a slot next to the populated range joins it when its noisy count reaches this many sds
@@ -417,6 +421,10 @@ def scan_column(
             kind = "time"
         else:
             share = (text_c + dated + clocked) / present
+            if 0.2 < share < 0.8 and not populated_windows(slot, sigma * math.sqrt(2), MIXED_SDS).any():
+                # the numbers show only at the level of noise in one of the many windows tested:
+                # a text column, not a refusal
+                num, share = 0.0, 1.0
             if share >= 0.8:
                 kind = "categorical"
             elif share <= 0.2:
