@@ -243,3 +243,19 @@ def test_dropped_message_names_the_share_used():
     assert "(now 0.3)" in dropped_message({"a": "why"}, 0.3)
     assert "(now 0.3)" in dropped_message({"a": "why"}, 0.3, 0.3)
     assert "(given 0.1, raised to 0.43 for a small table)" in dropped_message({"a": "why"}, 0.1, 0.43)
+
+
+def test_a_release_with_one_column_left_by_discovery_measures_its_one_way_marginal():
+    """Discovery may leave a single column (the others dropped: a DP outcome); the release must not
+    then fail on the all-pairs workload, which needs two columns."""
+    from ddssp.pipeline import release
+
+    rng = np.random.default_rng(0)
+    n = 3_000
+    df = pd.DataFrame({"id": [f"u{i}" for i in range(n)], "x": rng.normal(50, 10, n).round(2)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = release(df, eps=1.0, insecure_seed=1)
+    assert rel.schema.names == ["x"]
+    assert abs(rel.ledger.spent - rel.ledger.rho_budget) <= 1e-9 * rel.ledger.rho_budget
+    assert len(rel.sample(50, seed=1)) == 50

@@ -347,7 +347,10 @@ def build_workload(workload: Any, domain: Domain, target: str | None, max_cells:
     """
     from ddssp.marginals import workload as wl
 
-    if isinstance(workload, str) and workload == "all-pairs":
+    if isinstance(workload, str) and workload == "all-pairs" and len(domain) == 1:
+        # discovery left one column (the others dropped, which is a DP output): its one-way marginal
+        w = [((next(iter(domain)),), 1.0)]
+    elif isinstance(workload, str) and workload == "all-pairs":
         w = wl.all_pairs(domain, max_cells=max_cells)
     elif isinstance(workload, str) and workload == "target":
         if target is None:
