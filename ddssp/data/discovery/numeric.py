@@ -75,7 +75,7 @@ DEFAULT_MAX_LEVELS = 32
 MEDIANS_BELOW = 45.0
 #: levels of the private median tree (2 ** levels bins at most)
 MEDIAN_LEVELS = 3
-#: cells of the median tree's candidate grid (when not one per whole number)
+#: cells of the median tree's candidate grid
 MEDIAN_CELLS = 1024
 
 
@@ -221,7 +221,7 @@ def discover_numeric(
     elif medians:
         # even the coarse cells are mostly noise, and a coarse cut of the range would clip real rows:
         # the medians take the whole budget over the scan's range
-        return _median_bins(x, name, rho, mech, scan, show, lo, hi, scan.lo_pos)
+        return _median_bins(x, name, rho, mech, scan, show)
     else:
         if point is None:
             # coarse to fine, half the budget each: a grid over the scan's range (whose ends are a quarter
@@ -284,7 +284,7 @@ def discover_numeric(
             b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
         grid, y = grid[a : b + 2], y[a : b + 1]
     n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
-    missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
+    missing = _missing_level(scan)
     thr = 3.5 * sigma
     # whole numbers become ordered levels when few (at most max_levels, and not more than the noise
     # lets the rows fill: a small table gets bins); the populated span above set their ends
@@ -408,21 +408,19 @@ def _median_index(y: np.ndarray) -> int:
     return int(np.searchsorted(np.cumsum(w), w.sum() / 2))
 
 
-def _median_bins(
-    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, show, lo: float, hi: float, lo_pos: float | None
-) -> tuple[Column, str]:
-    """Bins of a column with few rows for its budget, from a private median tree over [lo, hi] (the
-    scan's range, or the span the coarse counts showed populated).
+def _median_bins(x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, show) -> tuple[Column, str]:
+    """Bins of a column with few rows for its budget, from a private median tree over the scan's range.
 
-    The candidates are the edges of a public grid of ``MEDIAN_CELLS`` cells over the range, log-spaced
-    when it spans decades (as the histogram path's). Numbers that are not whole only (see the caller). Level one picks the noisy median of all rows, each
-    later level the noisy median of each part the earlier picks made, ``rho / MEDIAN_LEVELS`` a level
+    The candidates are the edges of a public grid of ``MEDIAN_CELLS`` cells over the range,
+    log-spaced when it spans decades (as the histogram path's); numbers that are not whole only (see
+    the caller). Level one picks the noisy median of all rows, each later level the noisy median of
+    each part the earlier picks made, ``rho / MEDIAN_LEVELS`` a level
     (:meth:`ddssp.dp.discovery.ChargedMechanisms.medians`). A heavy mass at exact zero (from the
-    scan) gets its own bin. Bins decode to their middle and spread rows uniformly inside (there are no
-    fine counts to weigh them).
+    scan) gets its own bin. Bins decode to their middle and spread rows uniformly inside (there are
+    no fine counts to weigh them).
     """
-    unit = scan.unit
-    grid = _make_grid(lo, hi, lo_pos if lo <= 0 else lo, MEDIAN_CELLS, False, scan.zero > 0, unit is not None)
+    unit, lo, hi = scan.unit, scan.lo, scan.hi
+    grid = _make_grid(lo, hi, scan.lo_pos if lo <= 0 else lo, MEDIAN_CELLS, False, scan.zero > 0, unit is not None)
     counts = grid_counts(x, grid)
     groups = [(0, len(grid) - 1)]  # runs of cells [a, b)
     cuts: list[int] = []
@@ -457,7 +455,7 @@ def _median_bins(
             "at this budget (too few rows)"
         )
     values = [a if a in points else (a + b) / 2 for a, b in zip(edges, edges[1:])]
-    missing = MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
+    missing = _missing_level(scan)
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
     within = tuple(None if a in points else ((), (1.0,)) for a in edges[:-1])
@@ -468,3 +466,9 @@ def _median_bins(
     return col, (
         f"{_kind_word(unit)}, {len(edges) - 1} bins over [{show(edges[0])}, {show(edges[-1])}] by private medians"
     )
+
+
+def _missing_level(scan: ScanResult) -> str | None:
+    """The ``<missing>`` level when the scan saw missing (or non-numeric) cells clearly above its
+    noise, else None (they then go to the bin of the noisy median)."""
+    return MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
