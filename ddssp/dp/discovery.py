@@ -30,6 +30,7 @@ from functools import lru_cache
 import numpy as np
 
 from ddssp.dp.measurements import opendp
+from ddssp.dp.mechanisms import exponential_rho
 from ddssp.dp.params import check_positive
 from ddssp.dp.samplers import discrete_gaussian_numpy
 from ddssp.errors import PrivacyParameterError
@@ -469,7 +470,7 @@ def _check_medians_entry(e) -> str | None:
         return f"a median's quality has sensitivity {MEDIAN_SENSITIVITY}"
     if e.delta != 0:
         return "the exponential mechanism has delta 0"
-    want = (2.0 * MEDIAN_SENSITIVITY / float(scale)) ** 2 / 8.0
+    want = exponential_rho(2.0 * MEDIAN_SENSITIVITY / float(scale))
     if not math.isclose(e.rho, want, rel_tol=1e-9):
         return f"rho {e.rho:.9g} is not eps^2/8 = {want:.9g} at scale {scale:.9g}"
     return None
