@@ -348,7 +348,7 @@ def build_workload(workload: Any, domain: Domain, target: str | None, max_cells:
     from ddssp.marginals import workload as wl
 
     if isinstance(workload, str) and workload == "all-pairs" and len(domain) == 1:
-        # discovery left one column (the others dropped, which is a DP output): its one-way marginal
+        # one column (declared so, or the only one discovery kept): pairs need two, so its one-way marginal
         w = [((next(iter(domain)),), 1.0)]
     elif isinstance(workload, str) and workload == "all-pairs":
         w = wl.all_pairs(domain, max_cells=max_cells)
