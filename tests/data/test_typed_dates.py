@@ -5,6 +5,8 @@ same discovery, the same codes in every counting backend; never as their integer
 from __future__ import annotations
 
 import datetime as dt
+import itertools
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,10 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddssp.data import Schema
+from ddssp.data import Column, Schema
+from ddssp.data.counting import count_histograms, count_labels, count_marginals, counts_from_codes
 from ddssp.data.dates import DAY_MAX, DAY_MIN, parse_days, parse_text
 from ddssp.data.discovery.scan import parse_numbers
-from ddssp.data.encoding import parse_numeric
+from ddssp.data.encoding import ClipWarning, parse_numeric
+from ddssp.data.tables import read_table
 from ddssp.pipeline import release
 
 pytestmark = pytest.mark.filterwarnings("ignore::ddssp.data.encoding.ClipWarning")
@@ -90,6 +94,151 @@ def test_draft_schema_bins_typed_timestamps_on_the_day_axis():
     assert [sch.column(c).unit for c in df.columns] == ["timestamp", "timestamp", "date"]
     lo, hi = float(parse_text(["2020-01-01T06:00"])[0][0]), float(parse_text(["2021-06-01"])[0][0])
     assert sch.column("t").bounds[0] <= lo < hi <= sch.column("t").bounds[1] <= hi + 1  # days, not ticks
+
+
+# --------------------------------------------------------------------------- counting backends
+def typed_table(n: int = 4000, seed: int = 0) -> pd.DataFrame:
+    """Typed date and timestamp columns (before and after 1970, NaT and None, midnights, digits below
+    the microsecond, an aware column), a few distinct values for the explicit-level and categorical
+    columns."""
+    rng = np.random.default_rng(seed)
+    us = rng.integers(-(10**16), 3 * 10**15, n)  # 1653 .. 2065
+    midnight = rng.random(n) < 0.05
+    us[midnight] = us[midnight] // 86_400_000_000 * 86_400_000_000
+    t = pd.Series(us.view("datetime64[us]"))
+    t[rng.random(n) < 0.05] = pd.NaT
+    ns = pd.Series((rng.integers(-(2**62), 2**62, n) + rng.integers(0, 1000, n)).view("datetime64[ns]"))
+    ns[rng.random(n) < 0.02] = pd.NaT
+    days = rng.integers(int(DAY_MIN), int(DAY_MAX) + 1, n)
+    days[: n // 2] = rng.integers(-3000, 3000, n // 2)
+    d = [dt.date(1970, 1, 1) + dt.timedelta(days=int(v)) for v in days]
+    few = t.dropna().iloc[:6].tolist()
+    lv = pd.Series(rng.choice(np.array(few + [t.dropna().iloc[7]], dtype="datetime64[us]"), n))
+    return pd.DataFrame(
+        {
+            "d": pd.Series([None if m else v for v, m in zip(d, rng.random(n) < 0.03)], dtype=object),
+            "t": t,
+            "z": t.dt.tz_localize("UTC").dt.tz_convert(ZONE),
+            "ns": ns,
+            "lv": lv,
+            "dc": pd.Series([d[i] for i in rng.integers(0, 8, n)], dtype=object),
+            "zc": t.iloc[rng.integers(0, 5, n)].reset_index(drop=True).dt.tz_localize("UTC").dt.tz_convert(ZONE),
+            "num": t,
+            "g": rng.choice(["a", "b"], n),
+        }
+    )
+
+
+def typed_schema(df: pd.DataFrame) -> Schema:
+    """Binned date / timestamp columns whose edges are values of the data (a value one float off
+    its text's would change bins), explicit levels, categorical dates, a numeric column (no unit)."""
+    rng = np.random.default_rng(1)
+
+    def edges(name):
+        x = parse_days(df[name])[0]
+        x = np.unique(x[np.isfinite(x)])
+        return np.sort(rng.choice(x[len(x) // 10 : -len(x) // 10], 6, replace=False)).tolist()
+
+    lv = np.unique(parse_days(df["lv"])[0])[:-1].tolist()  # the last distinct value is no level
+    dc = sorted({v.isoformat() for v in df["dc"]})[:5]
+    zc = sorted({str(v) for v in df["zc"].dt.tz_convert("UTC")})[:3]
+    cols = [
+        Column.binned("d", edges("d"), unit="date", missing="<missing>"),
+        Column.binned("t", edges("t"), unit="timestamp", missing="<missing>"),
+        Column.binned("z", edges("z"), unit="timestamp", missing="<missing>"),
+        Column.binned("ns", edges("ns"), unit="timestamp", missing="<missing>") if "ns" in df else None,
+        Column.levels("lv", lv, unit="timestamp", clip=False, missing="<other>"),
+        Column.categorical("dc", dc, missing="<other>"),
+        Column.categorical("zc", zc, missing="<other>"),
+        Column.binned("num", [-1e20, 0, 1e20], missing="<missing>"),
+        Column.categorical("g", ["a", "b"]),
+    ]
+    return Schema([c for c in cols if c is not None])
+
+
+def text_form(df: pd.DataFrame) -> pd.DataFrame:
+    """The table as ISO text (UTC for the aware column; the categorical one as its label)."""
+    out = pd.DataFrame({c: pd.Series(iso_utc(df[c]), dtype=object) for c in df.columns if c != "g"})
+    out["zc"] = [str(v) for v in df["zc"].dt.tz_convert("UTC")]
+    out["g"] = df["g"]
+    return out
+
+
+def reference(df: pd.DataFrame, schema: Schema, cliques) -> dict:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClipWarning)
+        enc = schema.encode(df)
+    return counts_from_codes({n: enc[n].to_numpy() for n in schema.names}, schema.domain, cliques)
+
+
+def assert_same(a: dict, b: dict) -> None:
+    assert set(a) == set(b)
+    for c in a:
+        assert a[c].shape == b[c].shape and np.array_equal(a[c], b[c]), c
+
+
+@pytest.fixture(scope="module")
+def typed_files(tmp_path_factory):
+    """The typed table as Parquet and as ISO text in a CSV, its schema, and the text form's counts."""
+    df = typed_table()
+    tmp = tmp_path_factory.mktemp("typed")
+    pq, csv = tmp / "typed.parquet", tmp / "text.csv"
+    df.to_parquet(pq)
+    text_form(df).to_csv(csv, index=False)
+    schema = typed_schema(df)
+    cliques = [c for k in (1, 2) for c in itertools.combinations(schema.names, k)]
+    ref = reference(read_table(csv), schema, cliques)
+    return df, pq, csv, schema, cliques, ref
+
+
+def test_the_typed_table_uses_every_path(typed_files):
+    df, pq, csv, schema, cliques, ref = typed_files
+    assert [str(t) for t in pd.read_parquet(pq).dtypes[:5]] == [
+        "object",
+        "datetime64[us]",
+        f"datetime64[us, {ZONE}]",
+        "datetime64[ns]",
+        "datetime64[us]",
+    ]
+    for name in ("d", "t", "z", "ns"):  # both end bins (clipped values) and the missing level
+        assert ref[(name,)][0] > 0 and ref[(name,)][4] > 0 and ref[(name,)][-1] > 0, name
+    assert ref[("lv",)][-1] > 0 and min(ref[("lv",)]) > 0  # every level, and the value off them
+    assert ref[("dc",)][-1] > 0 and min(ref[("zc",)]) > 0
+    assert ref[("num",)][:2].sum() == 0  # the typed values are no numbers: all missing
+
+
+@pytest.mark.parametrize("backend", ["numpy", "duckdb"])
+def test_typed_dates_count_as_their_iso_text(typed_files, backend):
+    df, pq, csv, schema, cliques, ref = typed_files
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClipWarning)
+        assert_same(ref, count_marginals(csv, schema, cliques, backend=backend))
+        assert_same(ref, count_marginals(pq, schema, cliques, backend=backend))
+        assert_same(ref, count_marginals(df, schema, cliques, backend=backend))
+
+
+def test_label_and_histogram_counts_of_typed_columns_agree(typed_files):
+    df, pq, _, _, _, _ = typed_files
+    cols = ["d", "t", "z", "zc"]
+    want = count_labels(pq, cols, backend="numpy")
+    assert count_labels(pq, cols, backend="duckdb") == want
+    assert want["zc"] == {str(k): int(v) for k, v in df["zc"].dt.tz_convert("UTC").value_counts().items()}
+    for backend in ("numpy", "duckdb"):
+        h = count_histograms(pq, {"t": [0, 1e6, 1e12, 1e20]}, backend=backend)["t"]
+        assert h.counts.sum() == h.below == h.above == 0  # never the ticks since 1970
+        assert h.non_numeric == df["t"].notna().sum() and h.missing == df["t"].isna().sum()
+
+
+def test_typed_date_outside_the_calendar_is_no_date(tmp_path):
+    import duckdb
+
+    p = tmp_path / "far.parquet"
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT * FROM (VALUES (DATE '9999-12-31'), (DATE '10000-01-01'), (NULL)) v(d)) TO '{p}'")
+    con.close()
+    schema = Schema([Column.binned("d", [0, 10, 20], unit="date", missing="<missing>")])
+    got = count_marginals(p, schema, [("d",)], backend="duckdb")
+    assert got[("d",)].tolist() == [0, 1, 2]  # 9999-12-31 clipped into the last bin
 
 
 # --------------------------------------------------------------------------- discovery and release
