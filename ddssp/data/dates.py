@@ -11,8 +11,16 @@ Accepted text (after stripping spaces): ``YYYY-MM-DD`` (a date) and ``YYYY-MM-DD
 and an optional trailing ``Z`` (a timestamp); the date may also be written ``YYYY/MM/DD`` (year
 first, slashes). Decoded values are always written with dashes. Anything else, including impossible dates
 (2003-02-30) and time zone offsets, does not parse: it is a non-numeric value of the column (its
-missing / other level). Python ``datetime`` / ``date`` objects and pandas datetime columns are read
-directly (time zone aware ones in UTC).
+missing / other level).
+
+Typed values (Python ``date`` / ``datetime`` objects, pandas datetime64 columns; in the SQL backends
+Parquet DATE and TIMESTAMP columns) are read as their ISO text would be, to the same float
+(:func:`days_of_ticks`), and never as numbers (their integer ticks since 1970 are not a value of a
+numeric column). Time zones: a naive value is read as written (its wall clock, no zone attached); a
+time-zone-aware value (pandas ``datetime64[..., tz]``, a ``datetime`` with ``tzinfo``, Parquet
+TIMESTAMP adjusted to UTC, DuckDB TIMESTAMPTZ, Spark TIMESTAMP) is an instant and is read as its
+wall clock in UTC, whatever the zone it carries or the session's time zone. Its text form is thus
+the UTC one (``2021-01-01T23:30Z`` for 2021-01-02T00:30+01:00), and its dates decode in UTC.
 
 A clock-time column (unit "time") holds ``HH:MM`` or ``HH:MM:SS`` (hours 0-23, one or two digits)
 as **minutes since midnight** (a float in [0, 1440); 09:30 is 570, 09:30:30 is 570.5), written back
@@ -99,6 +107,60 @@ def civil_from_days(z) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 #: the axis covers 0001-01-01 .. 9999-12-31 (bounds and edges of a date column must lie inside)
 DAY_MIN = float(days_from_civil(1, 1, 1))
 DAY_MAX = float(days_from_civil(9999, 12, 31))
+
+
+def is_datetime_dtype(dtype) -> bool:
+    """Whether a pandas dtype holds typed dates or timestamps (numpy datetime64 with or without a
+    time zone, pyarrow date and timestamp types): never numbers.
+
+    Parameters
+    ----------
+    dtype : dtype
+        A pandas Series' dtype.
+
+    Returns
+    -------
+    bool
+    """
+    return bool(pd.api.types.is_datetime64_any_dtype(dtype))
+
+
+def days_of_ticks(ticks, per_second: int) -> tuple[np.ndarray, np.ndarray]:
+    """Days since 1970-01-01 of integer times since 1970-01-01T00:00, by the arithmetic of
+    :func:`parse_text`, so a typed value and its ISO text give the same float.
+
+    The day is the floor of the ticks by the day; the rest is seconds and their fraction, added as
+    the text's ``HH:MM:SS`` and ``.fff`` are: ``day + (seconds + fraction) / 86400``. The SQL
+    backends compute the same expression from the same integers.
+
+    Parameters
+    ----------
+    ticks : array_like of int
+        Whole days since 1970-01-01 (``per_second`` 0) or ticks since 1970-01-01T00:00 at
+        ``per_second`` ticks a second (1, 1e3, 1e6 or 1e9).
+    per_second : int
+        Ticks per second; 0 for whole days.
+
+    Returns
+    -------
+    days : numpy.ndarray
+        Days since 1970-01-01 as float; NaN for a day outside 0001-01-01 .. 9999-12-31 (its text
+        would not be an ISO date).
+    has_time : numpy.ndarray
+        Whether the time of day is not midnight.
+    """
+    t = np.asarray(ticks, dtype=np.int64)
+    u = max(int(per_second), 1)
+    if per_second == 0:
+        day, sod = t, np.zeros_like(t)
+    else:
+        day = np.floor_divide(t, 86400 * u)
+        sod = t - day * (86400 * u)
+    secs = sod // u
+    days = day.astype(float) + (secs + (sod - secs * u) / float(u)) / 86400.0
+    out = (day < DAY_MIN) | (day > DAY_MAX)
+    days[out] = np.nan
+    return days, (sod != 0) & ~out
 
 
 def _days_in_month(y: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -271,9 +333,14 @@ def on_axis(xs, unit: str) -> bool:
     return all(math.isfinite(x) and lo <= x < hi for x in vals)
 
 
+#: ticks per second of the datetime64 units pandas uses
+_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
+
+
 def parse_days(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """A column's ISO dates and timestamps as days since 1970-01-01; each distinct value is parsed
-    once, and pandas datetime columns are read directly (time zone aware ones in UTC).
+    once, and pandas datetime columns are read directly, to the floats of their ISO text (time zone
+    aware ones as their UTC wall clock).
 
     Parameters
     ----------
@@ -289,17 +356,19 @@ def parse_days(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         Whether each value carried a time of day.
     """
     n = len(s)
-    if pd.api.types.is_datetime64_any_dtype(s.dtype):
+    if is_datetime_dtype(s.dtype) and not isinstance(s.dtype, pd.ArrowDtype):
         t = s
         if getattr(s.dt, "tz", None) is not None:
-            t = s.dt.tz_convert("UTC").dt.tz_localize(None)
-        ns = t.to_numpy(dtype="datetime64[ns]")
-        ok = ~np.isnat(ns)
+            t = s.dt.tz_convert("UTC").dt.tz_localize(None)  # an instant: its UTC wall clock
+        a = t.to_numpy()  # datetime64 in the column's own unit (no overflow to nanoseconds)
+        unit, _ = np.datetime_data(a.dtype)
+        ok = ~np.isnat(a)
         days = np.full(n, np.nan)
-        days[ok] = ns[ok].astype(np.int64) / 86_400e9
         has_time = np.zeros(n, dtype=bool)
-        has_time[ok] = (ns[ok].astype(np.int64) % 86_400_000_000_000) != 0
+        days[ok], has_time[ok] = days_of_ticks(a[ok].view(np.int64), _PER_SECOND[unit])
         return days, has_time
+    if is_datetime_dtype(s.dtype):  # pyarrow dates and timestamps: as date / Timestamp objects
+        return _by_distinct(s.astype(object), parse_text)
     if not (s.dtype == object or pd.api.types.is_string_dtype(s.dtype)):
         return np.full(n, np.nan), np.zeros(n, dtype=bool)  # numbers and booleans are not dates
     return _by_distinct(s, parse_text)

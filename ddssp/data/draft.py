@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import INFER_MISSING_LABEL, Column
-from ddssp.data.dates import parse_clock, parse_days
+from ddssp.data.dates import is_datetime_dtype, parse_clock, parse_days
 from ddssp.data.values import _as_label, _few
 from ddssp.errors import SchemaError
 
@@ -78,7 +78,10 @@ def draft_columns(
         missing = INFER_MISSING_LABEL if isna.any() else None
         if present.empty:
             raise SchemaError(f"column {name!r} has no values; cannot infer its levels")
-        x = pd.to_numeric(present, errors="coerce")
+        if is_datetime_dtype(present.dtype):  # typed dates: never their ticks since 1970
+            x = pd.Series(np.nan, index=present.index)
+        else:
+            x = pd.to_numeric(present, errors="coerce")
         numeric_ok = not x.isna().any() and np.isfinite(x.to_numpy(dtype=float)).all()
         if name not in cat and not numeric_ok:
             days, timed = parse_days(present)

@@ -31,7 +31,7 @@ from ddssp.data.columns import (
     _numeric_label,
     nearest_level,
 )
-from ddssp.data.dates import format_days, parse_axis
+from ddssp.data.dates import format_days, is_datetime_dtype, parse_axis
 from ddssp.errors import SchemaError
 
 
@@ -262,6 +262,7 @@ def parse_numeric(s: pd.Series) -> np.ndarray:
     """A column's values as float: text stripped, unparseable and missing cells NaN.
 
     The numeric parse of :func:`encode`, shared with the counting backends so they agree cell by cell.
+    Typed dates and timestamps are not numbers (NaN): a date column reads them on its time axis.
 
     Parameters
     ----------
@@ -274,6 +275,8 @@ def parse_numeric(s: pd.Series) -> np.ndarray:
         float64 values.
     """
     isna = s.isna().to_numpy()
+    if is_datetime_dtype(s.dtype):
+        return np.full(len(s), np.nan)
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         x = pd.to_numeric(
             s.astype(object).where(~isna, None).map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce"

@@ -11,6 +11,7 @@ first few of many values in an error message.
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -27,9 +28,12 @@ def _fmt(x: float) -> str:
 
 
 def _as_label(v: Any) -> str:
-    """A data value as a categorical label: ints and integral floats without '.0', strings as is."""
+    """A data value as a categorical label: ints and integral floats without '.0', strings as is, a
+    time-zone-aware timestamp in UTC (an instant reads the same whatever zone it carries)."""
     if isinstance(v, str):
         return v
+    if isinstance(v, _dt.datetime) and v.tzinfo is not None:
+        return str(v.astimezone(_dt.UTC))
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
     if isinstance(v, (int, np.integer)):

@@ -457,6 +457,34 @@ def test_spark_groups_timestamps_by_their_bin_and_counts_as_numpy(spark, tmp_pat
     assert sizes and sizes[0] < 1000, sizes  # by bin, not by the 6,000 raw values
 
 
+def test_spark_counts_typed_dates_as_their_iso_text(spark, tmp_path):
+    """Parquet DATE, TIMESTAMP_NTZ and TIMESTAMP (an instant) in Spark: the codes of their ISO text
+    (the numpy backend's), whatever the session's time zone, here one whose summer-time gap holds
+    some of the wall clocks."""
+    from tests.data.test_typed_dates import reference as text_reference
+    from tests.data.test_typed_dates import text_form, typed_schema, typed_table
+
+    df = typed_table(3000, seed=2).drop(columns="ns")  # Spark reads no Parquet nanoseconds
+    df.loc[:9, "t"] = pd.Timestamp("2021-03-14 02:30:00.25")  # no such wall clock in New York
+    p, csv = tmp_path / "typed.parquet", tmp_path / "text.csv"
+    df.to_parquet(p)
+    text_form(df).to_csv(csv, index=False)
+    schema = typed_schema(df)
+    pairs = [c for k in (1, 2) for c in itertools.combinations(schema.names, k)]
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClipWarning)
+            assert_same(
+                text_reference(read_table(csv), schema, pairs), count_marginals(p, schema, pairs, backend="spark")
+            )
+        cols = ["d", "t", "zc"]
+        assert count_labels(p, cols, backend="spark") == count_labels(p, cols, backend="numpy")
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+
+
 def test_duckdb_never_reads_the_file_into_pandas(csv_table, monkeypatch):
     import ddssp.data.tables as tables
 

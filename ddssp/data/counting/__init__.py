@@ -38,7 +38,9 @@ Backends
             active session (``spark-submit``) or starts one on ``spark_master`` (default ``local[*]``).
 
 Exactness: the tests compare every backend with ``Schema.encode`` + ``np.bincount``, cell by cell, on
-tables with every column kind. One known difference, unreachable from files written by pandas or
+tables with every column kind. Typed date and timestamp columns (Parquet DATE / TIMESTAMP, a frame's
+datetime64) read in SQL by their integer ticks since 1970 (:mod:`ddssp.data.counting.typed`) give
+the codes of their ISO text, time-zone-aware ones in UTC whatever the session's zone. One known difference, unreachable from files written by pandas or
 DuckDB: CSV leading spaces are skipped after the delimiter (pandas' ``skipinitialspace``), and the
 SQL readers cannot tell a quoted field's own leading spaces (``"  a"``) from those, so they are
 skipped too.

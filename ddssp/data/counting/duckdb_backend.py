@@ -27,7 +27,7 @@ from ddssp.data.counting.common import (
     _first_line,
     _is_parquet,
 )
-from ddssp.data.counting.sql import _Dialect, _family, _map_values, _SQLCounter, _Src
+from ddssp.data.counting.sql import _Dialect, _map_values, _source, _SQLCounter, _Src
 from ddssp.data.schema import Schema
 from ddssp.errors import DataError, SchemaError
 
@@ -100,7 +100,7 @@ class DuckDBCounter(_SQLCounter):
             self.con.register("ddssp_input", frame)
             rel = "ddssp_input"
             types = self.con.execute("DESCRIBE SELECT * FROM ddssp_input").fetchall()
-            srcs = {str(t[0]): _Src(d.ident(str(t[0])), _family(str(t[1])), False) for t in types}
+            srcs = {str(t[0]): _source(d, d.ident(str(t[0])), str(t[1])) for t in types}
         elif _is_parquet(self.source):
             rel = f"read_parquet({d.string(str(self.source))})"
             try:
@@ -109,7 +109,7 @@ class DuckDBCounter(_SQLCounter):
                 raise DataError(f"{self.source} is not a readable Parquet file ({_first_line(exc)})") from None
             if not types:
                 raise DataError(f"{self.source} has no columns")
-            srcs = {str(t[0]).strip(): _Src(d.ident(str(t[0])), _family(str(t[1])), False) for t in types}
+            srcs = {str(t[0]).strip(): _source(d, d.ident(str(t[0])), str(t[1])) for t in types}
         else:
             names = _csv_header(self.source, self.opts)
             o = self.opts

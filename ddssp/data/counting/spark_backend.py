@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.counting.common import PARQUET_SUFFIXES, CsvOptions, _csv_header, _first_line, _is_spark_frame, _is_uri
-from ddssp.data.counting.sql import _Dialect, _family, _SQLCounter, _Src
+from ddssp.data.counting.sql import _Dialect, _source, _SQLCounter, _Src
 from ddssp.errors import DataError
 
 
@@ -96,7 +96,7 @@ class SparkCounter(_SQLCounter):
         if names is not None:
             srcs = {n: _Src(d.ident(f"f{i}"), "text", True) for i, n in enumerate(names)}
         else:
-            srcs = {str(n).strip(): _Src(d.ident(n), _family(t), False) for n, t in df.dtypes}
+            srcs = {str(n).strip(): _source(d, d.ident(n), t) for n, t in df.dtypes}
         self._rel = (rel, srcs)
         return self._rel
 

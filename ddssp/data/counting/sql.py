@@ -31,6 +31,7 @@ from ddssp.data.counting.common import (
     _isnull,
     _pandas_dtype,
 )
+from ddssp.data.counting.typed import TIME_FAMILIES, axis_sql, ticks_sql, time_family, typed_series
 from ddssp.data.encoding import ClipWarning, _domain_hint, classify, show
 from ddssp.data.schema import Schema
 from ddssp.errors import DataError, SchemaError
@@ -81,8 +82,31 @@ class _Src:
     """A column of the scanned relation: its SQL expression and type family."""
 
     sql: str
-    family: str | None  # "text", "int", "float", "bool"; None = unsupported
+    family: str | None  # "text", "int", "float", "bool", a typed time (TIME_FAMILIES); None = unsupported
     csv: bool  # text from a CSV (empty cells and na markers are missing, leading spaces skipped)
+    per_second: int = 0  # ticks per second of a typed timestamp (see ddssp.data.counting.typed)
+
+    @property
+    def typed_time(self) -> bool:
+        """A typed date or timestamp: read by its ticks since 1970, never as a number."""
+        return self.family in TIME_FAMILIES
+
+    def key(self, d: _Dialect) -> str:
+        """The raw value a column is grouped and mapped by: its ticks for a typed time."""
+        return ticks_sql(d.name, self.sql, self.family, self.per_second) if self.typed_time else self.sql
+
+    @property
+    def key_family(self) -> str | None:
+        """The type family of :meth:`key`."""
+        return "int" if self.typed_time else self.family
+
+
+def _source(d: _Dialect, sql: str, type_name: str) -> _Src:
+    """A column of a Parquet file or a frame, its type family read from the engine's type name."""
+    timed = time_family(d.name, type_name)
+    if timed is not None:
+        return _Src(sql, timed[0], False, timed[1])
+    return _Src(sql, _family(type_name), False)
 
 
 def _family(type_name: str) -> str | None:
@@ -119,6 +143,8 @@ def _number_sql(d: _Dialect, src: _Src, na_values: tuple[str, ...]) -> tuple[str
     that is checked first. For CSV text, markers that are not numbers are only looked for among the
     non-numeric values (checked in :func:`_bad_or_na_sql`)."""
     v = src.sql
+    if src.typed_time:  # a date is not a number (never its ticks since 1970)
+        return "CAST(NULL AS DOUBLE)", f"({v} IS NULL)"
     if src.family == "text":
         x = f"(CASE WHEN {d.numeric_guard(v)} THEN TRY_CAST({v} AS DOUBLE) END)"
         numeric_marks = [m for m in na_values if _parses(m.lstrip(" "))]
@@ -164,12 +190,14 @@ _CLOCK_SQL = r"^[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\z"
 
 
 def _axis_in_sql(col: Column, src: _Src) -> bool:
-    """A binned date / timestamp / clock-time column read as text: parsed and binned in SQL."""
+    """A binned date / timestamp / clock-time column read as text, or a binned date / timestamp
+    column read from typed dates: parsed and binned in SQL."""
+    unit = getattr(col, "unit", None)
     return (
         col.kind == "numeric"
         and col.edges is not None
-        and getattr(col, "unit", None) is not None
-        and src.family == "text"
+        and unit is not None
+        and (src.family == "text" or (src.typed_time and unit != "time"))
     )
 
 
@@ -182,6 +210,12 @@ def _axis_layers(d: _Dialect, axis: dict[int, tuple[_Src, str]], na_values: tupl
     l1, l2, l3 = [], [], []
     for i, (src, unit) in axis.items():
         t, p = src.sql, f"ddssp_a{i}_"
+        if src.typed_time:  # a typed date: its ticks, then the day and the time of day, then the value
+            r, day, x = axis_sql(d, f"{p}t", src.family, src.per_second)
+            l1.append(f"{src.key(d)} AS {p}t")
+            l2 += [f"{r} AS {p}t_r", f"{day} AS {p}t_d"]
+            l3.append(f"{x} AS ddssp_x{i}")
+            continue
         m = d.matches(t, _CLOCK_SQL if unit == "time" else _ISO_SQL)
         if src.csv and na_values:  # a marker is a missing cell even when it reads as a date
             m = f"({m} AND NOT ({t} IN ({', '.join(d.string(v) for v in na_values)})))"
@@ -250,6 +284,9 @@ def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str,
     if src.family == "float":
         vals = [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in vals]
     isna = np.array([v is None for v in vals], dtype=bool)
+    if src.typed_time:  # ticks as the values pandas holds, coded by the same rules
+        c, st = classify(col, typed_series(src.family, src.per_second, vals))
+        return np.where(c < 0, 0, c), st
     _, fill_na, _ = _fills(col)
     status[isna] = _MISSING
     codes[isna] = fill_na
@@ -322,7 +359,7 @@ class _SQLCounter:
             if srcs[name].family is None:
                 raise DataError(
                     f"column {name!r} has a type the {self.dialect.name} backend does not encode (it reads "
-                    "text, integer, floating-point and boolean columns); use --backend numpy"
+                    "text, integer, floating-point, boolean, date and timestamp columns); use --backend numpy"
                 )
 
     # ----------------------------------------------------------------- marginals
@@ -345,7 +382,8 @@ class _SQLCounter:
                 lo, hi = col.bounds
                 keys.append(f"CASE WHEN {x} IS NOT NULL THEN {_bin_sql(d, x, col.edges)} END AS b{i}")
                 keys.append(f"COALESCE({x} < {d.double(lo)} OR {x} > {d.double(hi)}, FALSE) AS k{i}")
-                keys.append(f"CASE WHEN {x} IS NULL THEN {src.sql} END AS v{i}")
+                raw = f"ddssp_a{i}_t" if src.typed_time else src.sql  # a typed date's ticks
+                keys.append(f"CASE WHEN {x} IS NULL THEN {raw} END AS v{i}")
                 mapped.append(i)
             elif col.kind == "numeric" and col.edges is not None and getattr(col, "unit", None) is None:
                 x, na = _number_sql(d, src, na_values)
@@ -356,7 +394,7 @@ class _SQLCounter:
                 )
                 keys.append(f"COALESCE({x} < {d.double(lo)} OR {x} > {d.double(hi)}, FALSE) AS k{i}")
             else:
-                v = src.sql
+                v = src.key(d)
                 if src.family == "float":  # NaN is missing (pandas): one NULL key
                     v = f"CASE WHEN isnan({v}) THEN NULL ELSE {v} END"
                 keys.append(f"{v} AS v{i}")
@@ -431,12 +469,12 @@ class _SQLCounter:
                 codes, status = _map_values(col, srcs[col.name], distinct, na_values)
                 frame = pd.DataFrame(
                     {
-                        "key": pd.Series(distinct, dtype=_pandas_dtype(srcs[col.name].family)),
+                        "key": pd.Series(distinct, dtype=_pandas_dtype(srcs[col.name].key_family)),
                         "code": codes,
                         "st": status,
                     }
                 )
-                m = self._register(f"ddssp_map{i}", frame, srcs[col.name].family)
+                m = self._register(f"ddssp_map{i}", frame, srcs[col.name].key_family)
                 joins.append(f"LEFT JOIN {m} m{i} ON g.v{i} = m{i}.key")
                 st = f"CASE WHEN g.v{i} IS NULL THEN {_MISSING} ELSE m{i}.st END"
                 code = f"CASE WHEN g.v{i} IS NULL THEN {fill_na} ELSE m{i}.code END"
@@ -496,7 +534,7 @@ class _SQLCounter:
             if name not in srcs:
                 raise SchemaError(f"column {name!r} is not in the data (columns: {_few(list(srcs), 20)})")
         self._check_types(columns, srcs)
-        sel = ", ".join(f"{srcs[name].sql} AS l{j}" for j, name in enumerate(columns))
+        sel = ", ".join(f"{srcs[name].key(self.dialect)} AS l{j}" for j, name in enumerate(columns))
         keys = ", ".join(f"l{j}" for j in range(len(columns)))
         gid = ", ".join(f"GROUPING(l{j}) AS g{j}" for j in range(len(columns)))
         gs = ", ".join(f"(l{j})" for j in range(len(columns)))
@@ -508,10 +546,12 @@ class _SQLCounter:
         for j, name in enumerate(columns):
             src = srcs[name]
             marks = {"", *self.opts.na_values}
-            for r in rows:
-                if r[k + j] != 0:
-                    continue
-                v = r[j]
+            mine = [r for r in rows if r[k + j] == 0]
+            typed = typed_series(src.family, src.per_second, [r[j] for r in mine]) if src.typed_time else None
+            for q, r in enumerate(mine):
+                v = r[j] if typed is None else typed.iloc[q]  # a typed date: the value pandas holds
+                if v is pd.NaT:
+                    v = None
                 if src.family == "text" and src.csv and v is not None:
                     v = v.lstrip(" ")
                     v = None if v in marks else v

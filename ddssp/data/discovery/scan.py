@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, parse_clock, parse_days
+from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, is_datetime_dtype, parse_clock, parse_days
 from ddssp.data.discovery.spans import populated_windows
 from ddssp.errors import SchemaError
 
@@ -95,7 +95,8 @@ DECADE_HI = np.array([SLOT_HI[DECADE_GROUP == g].max() for g in range(N_DECADES)
 
 
 def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """A column's values as numbers (text stripped first).
+    """A column's values as numbers (text stripped first); typed dates and timestamps are not
+    numbers (they are read by :func:`parse_times_of_text`, never as their ticks since 1970).
 
     Parameters
     ----------
@@ -105,11 +106,13 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     Returns
     -------
     x : numpy.ndarray
-        Float values, NaN for missing or text cells.
+        Float values, NaN for missing, text, date and timestamp cells.
     isna : numpy.ndarray
         The missing-cell mask.
     """
     isna = s.isna().to_numpy()
+    if is_datetime_dtype(s.dtype):
+        return np.full(len(s), np.nan), isna
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         # each distinct value parsed once (a text column repeats few labels over many rows)
         codes, uniques = pd.factorize(s.astype(object).where(~isna, None))
@@ -122,7 +125,8 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
 
 def parse_times_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> dict[str, np.ndarray]:
-    """The time values among a column's text values (present cells that are not numbers).
+    """The time values among a column's text values (present cells that are not numbers), typed
+    dates and timestamps included.
 
     Parameters
     ----------
