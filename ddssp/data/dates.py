@@ -245,9 +245,17 @@ def parse_clock_text(values: list) -> tuple[np.ndarray, np.ndarray]:
 
 def _by_distinct(s: pd.Series, parse) -> tuple[np.ndarray, np.ndarray]:
     """``parse`` applied once per distinct text of ``s`` (missing cells: NaN / False)."""
-    vals = s.astype(object).to_numpy()
-    isna = pd.isna(vals) if vals.size else np.zeros(0, dtype=bool)
-    inv, uniq = pd.factorize(np.asarray([_as_text(v) for v in vals], dtype=object))
+    if isinstance(s.dtype, pd.StringDtype):
+        # a text column is its own text: factorized as it is (no per-cell conversion; missing: -1)
+        inv, uniq = pd.factorize(s)
+        isna = inv < 0
+        uniq = np.asarray(uniq, dtype=object)
+        if uniq.size == 0:
+            return np.full(len(s), np.nan), np.zeros(len(s), dtype=bool)
+    else:
+        vals = s.astype(object).to_numpy()
+        isna = pd.isna(vals) if vals.size else np.zeros(0, dtype=bool)
+        inv, uniq = pd.factorize(np.asarray([_as_text(v) for v in vals], dtype=object))
     ux, uf = parse(list(uniq))
     x, flag = ux[inv], uf[inv]
     x[isna] = np.nan

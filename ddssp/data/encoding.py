@@ -277,6 +277,12 @@ def parse_numeric(s: pd.Series) -> np.ndarray:
     isna = s.isna().to_numpy()
     if is_datetime_dtype(s.dtype):
         return np.full(len(s), np.nan)
+    if isinstance(s.dtype, pd.StringDtype):
+        # each distinct text parsed once (a column repeats few values over many rows); missing: -1
+        codes, uniques = pd.factorize(s)
+        xu = pd.to_numeric(pd.Series(np.asarray(uniques, dtype=object)).str.strip(), errors="coerce")
+        xu = np.append(xu.to_numpy(dtype=float, na_value=np.nan), np.nan)
+        return xu[codes]  # code -1 picks the appended NaN
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         x = pd.to_numeric(
             s.astype(object).where(~isna, None).map(lambda v: v.strip() if isinstance(v, str) else v), errors="coerce"

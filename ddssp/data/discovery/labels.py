@@ -32,7 +32,10 @@ def label_counts(s: pd.Series) -> dict[str, int]:
         ``{label: count}``; missing cells under one key, ``"<missing>"``.
     """
     isna = s.isna()
-    vc = s[~isna].map(_as_label).value_counts(sort=False)
+    if isinstance(s.dtype, pd.StringDtype):  # text cells are their own labels: counted per distinct value
+        vc = s[~isna].value_counts(sort=False)
+    else:
+        vc = s[~isna].map(_as_label).value_counts(sort=False)
     out = {str(k): int(v) for k, v in vc.items()}
     if isna.any():  # a literal "<missing>" label joins the missing cells
         out[MISSING_LABEL] = out.get(MISSING_LABEL, 0) + int(isna.sum())

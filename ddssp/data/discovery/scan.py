@@ -115,7 +115,10 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         return np.full(len(s), np.nan), isna
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         # each distinct value parsed once (a text column repeats few labels over many rows)
-        codes, uniques = pd.factorize(s.astype(object).where(~isna, None))
+        if isinstance(s.dtype, pd.StringDtype):  # factorized as it is (missing: -1)
+            codes, uniques = pd.factorize(s)
+        else:
+            codes, uniques = pd.factorize(s.astype(object).where(~isna, None))
         u = pd.Series(np.asarray(uniques, dtype=object)).map(lambda v: v.strip() if isinstance(v, str) else v)
         xu = np.asarray(pd.to_numeric(u, errors="coerce"), dtype=float)
         x = np.full(len(s), np.nan)
