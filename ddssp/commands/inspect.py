@@ -162,9 +162,7 @@ def run(args) -> int:
         )
         for e in d["entries"]:
             extra = f", delta {e['delta']:.3g}" if e["delta"] else ""
-            print(
-                f"  {e['clique'][0]:<24} {e['kind']:<16} sigma {e['sigma']:.4g}  rho {e['rho']:.4g}{extra}  {e['note']}"
-            )
+            print(f"  {e['clique'][0]:<24} {e['kind']:<16} {_noise_scale(e)}  rho {e['rho']:.4g}{extra}  {e['note']}")
     elif rel.schema_private:
         print("schema: declared (public; not part of the privacy budget)")
     if s["target"]:
@@ -189,3 +187,12 @@ def run(args) -> int:
         print(f"  {' x '.join(c['clique']):<48} sigma {sig}")
     print(f"model: {len(s['model_cliques'])} cliques, estimated total {s['model_total']:.1f} rows")
     return 0
+
+
+def _noise_scale(e: dict) -> str:
+    """A discovery entry's noise: the Gaussian sigma of noisy counts, or the Gumbel scale of a
+    noisy-max choice (private medians), which has no sigma."""
+    if e.get("sigma") is not None:
+        return f"sigma {e['sigma']:.4g}"
+    scale = (e.get("params") or {}).get("scale")
+    return f"Gumbel scale {scale:.4g}" if isinstance(scale, (int, float)) else "noise scale not recorded"

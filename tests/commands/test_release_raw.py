@@ -237,3 +237,25 @@ def test_bad_raw_input_one_line_nothing_written(kind, match, tmp_path, capsys):
     rc, out, err = run_cli(["release", data, "--eps", "4", "--strict", "--insecure-seed", "3"], capsys)
     assert_clean_failure(rc, err, match)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv"]
+
+
+def test_inspect_lists_private_median_entries(tmp_path, capsys):
+    # a small table of non-whole numbers takes discovery's private medians: an exponential-mechanism
+    # entry with a Gumbel scale and no sigma, which inspect must list like the noisy counts
+    rng = np.random.default_rng(3)
+    n = 300
+    df = pd.DataFrame(
+        {"a": rng.normal(20, 4, n).round(2), "b": rng.gamma(2, 3, n).round(3), "c": rng.choice(["x", "y"], n)}
+    )
+    data = tmp_path / "small.csv"
+    df.to_csv(data, index=False)
+    rel = tmp_path / "small.release"
+    rc, out, err = run_cli(["release", data, "--eps", "1", "-o", rel, "--insecure-seed", "1", "--quiet"], capsys)
+    assert rc == 0, err
+    medians = [e for e in Release.load(rel).ledger.entries if e.kind == "discover-medians"]
+    assert medians
+    rc, out, err = run_cli(["inspect", rel], capsys)
+    assert rc == 0, err
+    lines = [ln for ln in out.splitlines() if "discover-medians" in ln]
+    assert len(lines) == len(medians)
+    assert all(f"Gumbel scale {e.params['scale']:.4g}" in ln for e, ln in zip(medians, lines))
