@@ -245,6 +245,23 @@ def test_dropped_message_names_the_share_used():
     assert "(given 0.1, raised to 0.43 for a small table)" in dropped_message({"a": "why"}, 0.1, 0.43)
 
 
+def test_dropped_message_says_a_shared_reason_once():
+    from ddssp.pipeline.plan import dropped_message
+
+    few = "no values found (too few rows)"
+    msg = dropped_message(
+        {
+            "a": f"column 'a': {few}",
+            "b": f"column 'b': {few}",
+            "c": "column 'c' holds a single value; drop it",
+            "d": f"column 'd': {few}",
+        },
+        0.1,
+    )
+    assert msg.count(few) == 1 and "'a', 'b', 'd': " + few in msg
+    assert "'c': holds a single value; drop it" in msg and msg.startswith("4 column(s)")
+
+
 def test_a_release_with_one_column_left_by_discovery_measures_its_one_way_marginal():
     """Discovery may leave a single column (the others dropped: a DP outcome); the release must not
     then fail on the all-pairs workload, which needs two columns."""

@@ -74,14 +74,15 @@ def dropped_message(dropped: dict[str, str], share: float, used: float | None = 
     -------
     str
     """
-    reasons = "; ".join(f"{r}" for r in dropped.values())
+    from ddssp.data.discovery.table import grouped_reasons
+
     if used is not None and abs(used - share) > 1e-9:
         now = f"given {share:g}, raised to {used:.2g} for a small table"
     else:
         now = f"now {share:g}"
     return (
         f"{len(dropped)} column(s) could not be discovered at this budget and are left out of the "
-        f"release: {', '.join(map(repr, dropped))} ({reasons}). The decision comes from noisy counts "
+        f"release: {grouped_reasons(dropped)}. The decision comes from noisy counts "
         "only (nothing else about these columns is released). To keep a column: give more rows, a "
         f"larger --discovery-share ({now}) or --eps, or declare it in a --schema file "
         "(`ddssp schema`; declared columns cost nothing); note that running the release again "

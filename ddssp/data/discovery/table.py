@@ -253,9 +253,34 @@ def unresolved_message(report: DiscoveryReport) -> str:
     -------
     str
     """
-    why = "; ".join(report.unresolved.values())
     return (
-        f"{len(report.unresolved)} column(s) could not be discovered at this budget: {why}. Drop them, "
+        f"{len(report.unresolved)} column(s) could not be discovered at this budget: "
+        f"{grouped_reasons(report.unresolved)}. Drop them, "
         "declare them in a schema (--categorical for codes), or give discovery more budget "
         "(--discovery-share, --eps); a new run spends its budget again"
     )
+
+
+def grouped_reasons(reasons: dict[str, str]) -> str:
+    """Columns that share a reason, listed once with it: ``'a', 'b': why; 'c': other``.
+
+    A narrow table of few rows often loses every column for the same reason; the message then
+    says it once instead of once per column.
+
+    Parameters
+    ----------
+    reasons : dict
+        ``{column: reason}``, each reason starting ``column 'name'`` as discovery writes it.
+
+    Returns
+    -------
+    str
+    """
+    groups: dict[str, list[str]] = {}
+    for name, why in reasons.items():
+        for head in (f"column {name!r}: ", f"column {name!r} "):
+            if why.startswith(head):
+                why = why[len(head) :]
+                break
+        groups.setdefault(why, []).append(name)
+    return "; ".join(f"{', '.join(map(repr, names))}: {why}" for why, names in groups.items())
