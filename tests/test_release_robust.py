@@ -259,7 +259,9 @@ def test_dropped_message_says_a_shared_reason_once():
         0.1,
     )
     assert msg.count(few) == 1 and "'a', 'b', 'd': " + few in msg
-    assert "'c': holds a single value; drop it" in msg and msg.startswith("4 column(s)")
+    assert "'c' holds a single value; drop it" in msg and msg.startswith("4 column(s)")
+    two = dropped_message({n: f"column {n!r} holds a single value" for n in "xy"}, 0.1)
+    assert "'x', 'y': each holds a single value" in two
 
 
 def test_a_release_with_one_column_left_by_discovery_measures_its_one_way_marginal():

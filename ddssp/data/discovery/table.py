@@ -276,11 +276,17 @@ def grouped_reasons(reasons: dict[str, str]) -> str:
     -------
     str
     """
-    groups: dict[str, list[str]] = {}
+    groups: dict[tuple[str, str], list[str]] = {}
     for name, why in reasons.items():
-        for head in (f"column {name!r}: ", f"column {name!r} "):
+        sep = ": "  # "column 'a': why", or "column 'a' holds ..." (a verb follows the name)
+        for head, s in ((f"column {name!r}: ", ": "), (f"column {name!r} ", " ")):
             if why.startswith(head):
-                why = why[len(head) :]
+                why, sep = why[len(head) :], s
                 break
-        groups.setdefault(why, []).append(name)
-    return "; ".join(f"{', '.join(map(repr, names))}: {why}" for why, names in groups.items())
+        groups.setdefault((sep, why), []).append(name)
+    out = []
+    for (sep, why), names in groups.items():
+        if sep == " " and len(names) > 1:
+            sep, why = ": ", "each " + why
+        out.append(f"{', '.join(map(repr, names))}{sep}{why}")
+    return "; ".join(out)
