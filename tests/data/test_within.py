@@ -271,14 +271,15 @@ def _uniform_tv(col_within, grid, a, b):
 def test_within_shares_fall_back_to_uniform_when_the_counts_are_noise():
     """A bin of 250 rows spread evenly over 64 grid cells, each counted with noise sd 45 (about a
     1,000-row table at eps 1): the noisy counts are mostly noise, and the shares are uniform by
-    width in nearly every draw (raw noisy counts clipped at zero were about 0.27 from uniform (total variation))."""
+    width in about 9 draws of 10, close to it in the others (raw noisy counts clipped at zero were
+    0.27 from uniform in total variation, on average, and never uniform)."""
     rng = np.random.default_rng(0)
     grid = np.arange(0.0, 65.0)
-    uniform = 0
+    tv = []
     for _ in range(50):
         y = np.round(rng.multinomial(250, np.full(64, 1 / 64)) + rng.normal(0, 45.0, 64))
-        uniform += _uniform_tv(disc._within_bin(grid, y, 0.0, 64.0, 45.0), grid, 0.0, 64.0) < 1e-4
-    assert uniform >= 45
+        tv.append(_uniform_tv(disc._within_bin(grid, y, 0.0, 64.0, 45.0), grid, 0.0, 64.0))
+    assert np.mean(np.array(tv) < 1e-4) >= 0.8 and np.mean(tv) < 0.05
 
 
 def test_within_shares_keep_structure_that_stands_above_the_noise():

@@ -63,11 +63,12 @@ MAX_INT_CELLS = 4096
 #: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
 WITHIN_CELLS = 16
 #: the within-bin shares keep the noisy counts' deviation from uniform only in the part by which its
-#: square exceeds this many times what the noise alone gives (with 16 sub-cells, noise alone exceeds
-#: twice its expectation in about 1% of bins): below a few thousand rows the fine counts are mostly
-#: noise and uniform spreading decodes closer to the data; a spike or a steep slope is kept (see the
-#: discovery method page for the measurements)
-SHRINK_NOISE = 2.0
+#: square exceeds this many times what the noise alone gives. At 1 (the plain method-of-moments
+#: estimate of the signal's share) bins of noise alone keep noise whenever it came out above its
+#: mean, about 4 in 10; at 1.5 about 1 in 10 does, and little of it. Below a few thousand rows the
+#: fine counts are mostly noise and uniform spreading decodes closer to the data; a spike or a steep
+#: slope is kept (see the discovery method page for the measurements)
+SHRINK_NOISE = 1.5
 
 
 DEFAULT_MAX_LEVELS = 32
@@ -466,8 +467,8 @@ def _shrunk_shares(sums: np.ndarray, var: np.ndarray, width: np.ndarray) -> np.n
     ``var``), shrunk toward uniform spreading (shares proportional to ``width``).
 
     With ``d = sums - total * u`` (``u`` the uniform shares), the noisy deviation from uniform is
-    kept in the part ``1 - SHRINK_NOISE * E_noise|d|^2 / |d|^2`` (at least 0): all of it when the rows
-    are far from uniform above the noise, none when the noise could explain it. Where the noise sd
+    kept in the part ``1 - SHRINK_NOISE * E_noise|d|^2 / |d|^2`` (at least 0): nearly all of it when
+    the rows are far from uniform above the noise, none when the noise could explain it. Where the noise sd
     of a cell is as large as its rows, noisy counts (clipped at zero) put mass where there are no
     rows and decode worse than uniform spreading. Shares are clipped at zero and sum to 1.
     Post-processing of noisy counts and their public noise sd."""
