@@ -76,7 +76,8 @@ def run(n: int, medians_below: float, seeds, eps: float = 1.0) -> pd.DataFrame:
     n : int
         Rows of each generated table.
     medians_below : float
-        ``MEDIANS_BELOW`` for this run (0: never medians, inf: always, for numbers that are not whole).
+        ``MEDIANS_BELOW`` for this run (0: never medians, inf: always, for numbers that are not whole
+        and whole numbers spread over many values).
     seeds : iterable of int
         Table and noise seeds.
     eps : float
