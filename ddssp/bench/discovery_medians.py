@@ -8,6 +8,13 @@ outside the discovered range and the decile total variation of the data passed t
 
     python -m ddssp.bench.discovery_medians [--seeds 10] [--sizes 344,1000,2000,5000,48842]
 
+With ``--real DIR`` it runs on real tables instead (:func:`run_real`): penguins and penguins-raw
+(``palmerpenguins``), raw Adult sampled to ``--sizes`` rows; per numeric column the path taken
+(medians, bins or levels), the share of rows clipped, and the one-way decile TV of the values
+passed through the schema with the within-bin weights and with uniform spreading::
+
+    python -m ddssp.bench.discovery_medians --real ../shared/data --sizes 1000,2000,5000,48842
+
 Insecure seeded noise (a benchmark, not a release).
 """
 
@@ -69,7 +76,8 @@ def run(n: int, medians_below: float, seeds, eps: float = 1.0) -> pd.DataFrame:
     n : int
         Rows of each generated table.
     medians_below : float
-        ``MEDIANS_BELOW`` for this run (0: never medians, inf: always, for numbers that are not whole).
+        ``MEDIANS_BELOW`` for this run (0: never medians, inf: always, for numbers that are not whole
+        and whole numbers spread over many values).
     seeds : iterable of int
         Table and noise seeds.
     eps : float
@@ -101,6 +109,148 @@ def run(n: int, medians_below: float, seeds, eps: float = 1.0) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["column", "kept", "clipped", "decile_tv", "bins", "medians"])
 
 
+def real_tables(data: str | None, sizes, seed: int) -> dict[str, pd.DataFrame]:
+    """The real tables of the ``--real`` comparison: penguins and penguins-raw (when the
+    ``palmerpenguins`` package is installed) and raw Adult sampled to ``sizes`` rows (when ``data``
+    holds ``adult_raw.csv``; a fresh sample per ``seed``).
+
+    Parameters
+    ----------
+    data : str or None
+        Folder with ``adult_raw.csv``.
+    sizes : iterable of int
+        Adult sample sizes (at least the table's rows: the whole table).
+    seed : int
+        Chooses the Adult samples.
+
+    Returns
+    -------
+    dict
+        ``{name: table}``.
+    """
+    from pathlib import Path
+
+    from ddssp.data.tables import read_table
+
+    out = {}
+    try:
+        import palmerpenguins
+    except ImportError:
+        palmerpenguins = None
+    if palmerpenguins is not None:
+        out["penguins"] = palmerpenguins.load_penguins()
+        out["penguins-raw"] = palmerpenguins.load_penguins_raw()
+    path = Path(data) / "adult_raw.csv" if data else None
+    if path is not None and path.exists():
+        adult = read_table(path, na_values=["?"])
+        rng = np.random.default_rng(seed)
+        for n in sizes:
+            if n >= len(adult):
+                out["adult-full"] = adult
+            else:
+                out[f"adult-{n}"] = adult.iloc[np.sort(rng.choice(len(adult), n, replace=False))].reset_index(drop=True)
+    return out
+
+
+def passed_quality(col, x: np.ndarray, rng: np.random.Generator, draws: int = 20) -> tuple[float, float, float]:
+    """A discovered numeric column's quality on its real values: the share clipped outside its range,
+    and the one-way decile TV of the values passed through the schema (encoded, then decoded as
+    synthetic rows draw them) against the real ones, with the column's within-bin weights and with
+    uniform spreading inside each bin.
+
+    Parameters
+    ----------
+    col : Column
+        The discovered column (numeric, not a time axis).
+    x : numpy.ndarray
+        The real values (present ones only).
+    rng : numpy.random.Generator
+        Draws the decoded values (``draws`` per real value).
+    draws : int
+        Decoded values per real value.
+
+    Returns
+    -------
+    clipped, tv_weights, tv_uniform : float
+    """
+    import copy
+    import warnings
+
+    from ddssp.bench.tv_distance import discretize
+    from ddssp.data.schema import Schema
+    from ddssp.data.within import Within
+
+    vals = np.asarray(col.values, dtype=float)
+    lo, hi = (col.edges[0], col.edges[-1]) if col.is_binned else (np.nanmin(vals), np.nanmax(vals))
+    clipped = float(np.mean((x < lo) | (x > hi)))
+    flat = copy.deepcopy(col)
+    if col.is_binned and col.within is not None:
+        flat.with_within(Within(tuple(None if b is None else ((), (1.0,)) for b in col.within.bins), col.within.whole))
+    tvs = []
+    frame = pd.DataFrame({col.name: np.tile(x, draws)})
+    for c in (col, flat):
+        schema = Schema([c])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dec = schema.decode(schema.encode(frame), rng=rng)[col.name]
+        r, s, k = discretize(pd.Series(x), dec, "numeric")
+        p = np.bincount(r, minlength=k) / len(r)
+        q = np.bincount(s, minlength=k) / len(s)
+        tvs.append(0.5 * float(np.abs(p - q).sum()))
+    return clipped, tvs[0], tvs[1]
+
+
+def run_real(tables: dict[str, pd.DataFrame], seeds, eps: float = 1.0) -> pd.DataFrame:
+    """Discovery on real tables as a release runs it (the budget from the noisy row count), per seed
+    and numeric column: its path, bins, share clipped and decile TV through the schema
+    (:func:`passed_quality`); a column left out or found categorical is recorded as such.
+
+    Parameters
+    ----------
+    tables : dict
+        ``{name: table}``.
+    seeds : iterable of int
+        Noise seeds (insecure seeded noise).
+    eps : float
+        The release's eps (delta 1e-9).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    import warnings
+
+    from ddssp.data.discovery.scan import parse_numbers
+    from ddssp.dp.noise import make_noise
+    from ddssp.pipeline.plan import plan_schema
+
+    rows = []
+    for tname, df in tables.items():
+        numeric_cols = [c for c in df.columns if np.mean(~np.isnan(parse_numbers(df[c])[0])) > 0.5]
+        for seed in seeds:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                plan = plan_schema(df, None, eps=eps, delta=1e-9, noise=make_noise(seed))
+            for c in numeric_cols:
+                x = parse_numbers(df[c])[0]
+                x = x[~np.isnan(x)]
+                whole = bool(np.all(x == np.round(x)))
+                if c not in plan.schema.names:
+                    rows.append((tname, c, whole, seed, "dropped", 0, np.nan, np.nan, np.nan))
+                    continue
+                col = plan.schema.column(c)
+                if col.kind != "numeric" or col.unit is not None:
+                    rows.append((tname, c, whole, seed, col.kind if col.unit is None else "date", 0) + (np.nan,) * 3)
+                    continue
+                note = plan.notes.get(c, "")
+                path = "medians" if "medians" in note else ("bins" if col.is_binned else "levels")
+                q = passed_quality(col, x, np.random.default_rng(seed))
+                rows.append((tname, c, whole, seed, path, col.size - (col.missing is not None)) + q)
+    return pd.DataFrame(
+        rows, columns=["table", "column", "whole", "seed", "path", "bins", "clipped", "tv_weights", "tv_uniform"]
+    )
+
+
 def main(argv=None) -> None:
     """Print the comparison table.
 
@@ -113,7 +263,39 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--sizes", default="344,1000,2000,5000,48842")
     ap.add_argument("--eps", type=float, default=1.0)
+    ap.add_argument(
+        "--real",
+        metavar="DIR",
+        help="instead: real tables (penguins, penguins-raw, raw Adult from DIR/adult_raw.csv sampled to "
+        "--sizes), discovered as a release does; per column the path, bins, share clipped and decile TV "
+        "through the schema with the within-bin weights and with uniform spreading",
+    )
+    ap.add_argument("--tables", default="", help="with --real: only these tables (comma-separated names)")
     args = ap.parse_args(argv)
+    if args.real is not None:
+        sizes = [int(v) for v in args.sizes.split(",") if v.strip()]
+        tables = real_tables(args.real, sizes, 0)
+        if args.tables:
+            tables = {k: v for k, v in tables.items() if k in args.tables.split(",")}
+        pd.set_option("display.width", 200)
+        for name, df in tables.items():
+            r = run_real({name: df}, range(args.seeds), args.eps)
+            by = r.groupby("column", sort=False)
+            print(
+                f"# {name} ({len(df)} rows), eps {args.eps:g}, {args.seeds} seeds\n"
+                + by.agg(
+                    whole=("whole", "first"),
+                    paths=("path", lambda p: ",".join(f"{k}:{v}" for k, v in p.value_counts().items())),
+                    bins=("bins", "mean"),
+                    clipped=("clipped", "mean"),
+                    tv_weights=("tv_weights", "mean"),
+                    tv_uniform=("tv_uniform", "mean"),
+                )
+                .round(3)
+                .to_string(),
+                flush=True,
+            )
+        return
     print("rows  kept(hist/med)  clipped(hist/med)  decile_tv(hist/med)  bins(hist/med)")
     for n in (int(v) for v in args.sizes.split(",")):
         h = run(n, 0.0, range(args.seeds), args.eps)

@@ -62,17 +62,30 @@ MAX_INT_CELLS = 4096
 
 #: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
 WITHIN_CELLS = 16
+#: the within-bin shares keep the noisy counts' deviation from uniform only in the part by which its
+#: square exceeds this many times what the noise alone gives. At 1 (the plain method-of-moments
+#: estimate of the signal's share) bins of noise alone keep noise whenever it came out above its
+#: mean, about 4 in 10; at 1.5 about 1 in 10 does, and little of it. Below a few thousand rows the
+#: fine counts are mostly noise and uniform spreading decodes closer to the data; a spike or a steep
+#: slope is kept (see the discovery method page for the measurements)
+SHRINK_NOISE = 1.5
 
 
 DEFAULT_MAX_LEVELS = 32
 #: below this many rows per noise sd of a fine-grid cell (n * sqrt(rho) for the column's budget after
-#: its scan: about 1,600 rows for eight columns at eps 1), the bin edges of numbers that are not whole
-#: come from private medians over the scan's range instead of coarse-to-fine noisy histograms. There
+#: its scan: about 1,600 rows for eight columns at eps 1), the bin edges of numbers that are not whole,
+#: and of whole numbers spread over many values (``PILED_SHARE``), come from private medians over the
+#: scan's range instead of coarse-to-fine noisy histograms. There
 #: the histogram cells, coarse ones too, are mostly noise and their cut of the range clips real rows;
 #: a median's error shrinks with the rows of its whole group. Above it the histograms win where the
 #: values sit in a narrow part of a scan band (coordinates), which the medians cannot see (see the
 #: discovery method page for the measurements)
 MEDIANS_BELOW = 45.0
+#: whole numbers whose noisy counts on the first grid hold at least this share of the rows in one
+#: cell or two adjacent ones are piled up on few values (years 2007-2009) and keep the histograms,
+#: which can make them levels; spread over many whole numbers (ages, grams, hours with a spike at 40)
+#: they take the private medians in a small table
+PILED_SHARE = 0.6
 #: levels of the private median tree (2 ** levels bins at most)
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
@@ -185,10 +198,12 @@ def discover_numeric(
             grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
     single = (int_grid and len(grid) == 2) or (not int_grid and hi <= lo)
     # few rows for the budget: noisy fine-histogram cells would be mostly noise, while a median's
-    # error shrinks with the rows of its group. Numbers that are not whole only: whole numbers pile
-    # up on few values (years, codes), where every candidate between two of them ties and the medians
-    # would be drawn at random
-    medians = not single and not scan.whole and bins is None and n * math.sqrt(rho) < MEDIANS_BELOW
+    # error shrinks with the rows of its group. Whole numbers over a wide range first count a grid
+    # (below): piled up on few values (years, codes) every candidate between two of them ties and the
+    # medians would be drawn at random, so they keep the histograms. Whole days of a time axis
+    # keep the histograms too: dates sit in a narrow part of their scan band, which the medians
+    # cannot see (see the discovery method page)
+    medians = not single and bins is None and n * math.sqrt(rho) < MEDIANS_BELOW and not (scan.whole and linear)
     point = None  # a value found alone by the scan: its own bin, decoding to exactly it
     if single:
         # one value found: half the budget on the other numbers by decade (are there any, and
@@ -218,7 +233,7 @@ def discover_numeric(
         y = mech.counts(grid_counts(x, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
             float
         )
-    elif medians:
+    elif medians and not scan.whole:
         # even the coarse cells are mostly noise, and a coarse cut of the range would clip real rows:
         # the medians take the whole budget over the scan's range
         return _median_bins(x, name, rho, mech, scan, show)
@@ -232,6 +247,11 @@ def discover_numeric(
             # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
             # of the cells it spans, or the cut below would clip it away
             k = min(COARSE_CELLS, _grid_cells(n, sigma))
+            if medians and scan.whole:
+                # whole numbers in a small table: the fine grid's cells, whose counts show whether the
+                # rows pile up on a few values and, when not, how they spread inside the medians' bins
+                # (a spike at one value among them)
+                k = min(GRID_CELLS, 4 * _grid_cells(n, sigma))
             grid = _make_grid(lo, hi, scan.lo_pos, k, _whole_edges(scan, lo, hi, k), scan.zero > 0, linear)
             y = mech.counts(
                 grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
@@ -239,6 +259,10 @@ def discover_numeric(
             # the populated span, grown outwards by windows of adjacent cells whose noisy sum shows
             # above the noise of the window: a tail of many thin cells holds rows in aggregate
             a, b = outer_span(y, sigma, span_sds(len(y)), GROW_SDS) or (0, len(y) - 1)
+            if medians and not _piled(y, a, b, n):
+                # whole numbers spread over many values, each too few for the noise of a fine cell:
+                # the medians over the scan's range, cut between whole numbers, with the other half
+                return _median_bins(x, name, rho / 2, mech, scan, show, coarse=(grid, y, sigma))
             lo, hi = float(grid[a]), float(grid[b + 1])
             lo_pos = scan.lo_pos
             # the cut of the fine grid below may trim only inside the two outer coarse cells: the coarse
@@ -327,7 +351,7 @@ def discover_numeric(
             values.append(float(math.floor(a + (b - a - 1) / 2)) if b > a + 1 else float(a))
         else:
             values.append((a + b) / 2)
-    within = tuple(None if a in points else _within_bin(grid, y, a, b) for a, b in zip(edges, edges[1:]))
+    within = tuple(None if a in points else _within_bin(grid, y, a, b, sigma) for a, b in zip(edges, edges[1:]))
     # na level: the missing level, else the bin holding the noisy median
     mids = 0.5 * (grid[:-1] + grid[1:])
     median_bin = int(np.clip(np.searchsorted(edges, mids[_median_index(y)], side="right") - 1, 0, len(edges) - 2))
@@ -375,23 +399,42 @@ def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: floa
     return v if a <= v < b else None
 
 
-def _within_bin(grid: np.ndarray, y: np.ndarray, a: float, b: float) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def _within_bin(
+    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """How the rows of bin [a, b) spread inside it, for synthetic rows: the grid cells inside the
-    bin, merged into at most ``WITHIN_CELLS`` runs of adjacent cells, each weighted by its noisy
-    counts clipped at zero (uniform when all are zero). Returns (cuts strictly inside the bin,
-    weights summing to 1). Post-processing of paid-for counts; cuts are grid edges, rounded to 6
-    significant digits when that keeps them strictly inside the bin and increasing."""
+    bin, merged into at most ``WITHIN_CELLS`` runs of adjacent cells, weighted by their noisy counts
+    shrunk toward uniform spreading (:func:`_shrunk_shares`; uniform when the counts are noise).
+    Returns (cuts strictly inside the bin, weights summing to 1). Post-processing of paid-for counts
+    and their public noise sd; cuts are grid edges, rounded to 6 significant digits when that keeps
+    them strictly inside the bin and increasing."""
     inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
     if inside.size == 0:
         return (), (1.0,)
-    w = np.clip(y[inside], 0, None)
     groups = np.array_split(np.arange(inside.size), min(WITHIN_CELLS, inside.size))
-    weights = np.array([w[g].sum() for g in groups])
+    sums = np.array([y[inside[g]].sum() for g in groups], dtype=float)
     cuts = np.array([grid[inside[g[0]]] for g in groups[1:]], dtype=float)
-    if weights.sum() <= 0:  # nothing shows above the noise: uniform over the bin's width
-        sub = np.concatenate([[a], cuts, [b]])
-        weights = np.diff(sub)
-    weights = weights / weights.sum()
+    width = np.diff(np.concatenate([[a], cuts, [b]]))
+    return _packed(a, b, cuts, _shrunk_shares(sums, np.array([g.size for g in groups]) * sigma**2, width))
+
+
+def _within_coarse(
+    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """How the rows of bin [a, b) spread inside it, from the noisy counts of a coarser grid: the
+    bin cut at the grid edges inside it, each part weighted by its cell's noisy count times the
+    share of the cell's width it covers, shrunk toward uniform spreading (:func:`_shrunk_shares`).
+    Post-processing of paid-for counts and their public noise sd (see :func:`_within_bin`)."""
+    cuts = grid[(grid > a) & (grid < b)].astype(float)
+    sub = np.concatenate([[a], cuts, [b]])
+    k = np.clip(np.searchsorted(grid, sub[:-1], side="right") - 1, 0, len(y) - 1)
+    share = np.diff(sub) / (grid[k + 1] - grid[k])
+    return _packed(a, b, cuts, _shrunk_shares(y[k] * share, (sigma * share) ** 2, np.diff(sub)))
+
+
+def _packed(a: float, b: float, cuts: np.ndarray, weights: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """A within-bin entry: the cuts rounded to 6 significant digits when that keeps them strictly
+    inside [a, b) and increasing, the weights to 5 decimals (unless that zeroes them all)."""
     rounded = np.array([float(f"{c:.6g}") for c in cuts])
     if np.all(np.diff(np.concatenate([[a], rounded, [b]])) > 0):
         cuts = rounded
@@ -401,6 +444,47 @@ def _within_bin(grid: np.ndarray, y: np.ndarray, a: float, b: float) -> tuple[tu
     return tuple(float(c) for c in cuts), tuple(float(x) for x in shares)
 
 
+def _piled(y: np.ndarray, a: int, b: int, n: float) -> bool:
+    """Whether the noisy counts ``y`` of a grid over the scan's range, populated in cells ``a..b``,
+    show whole numbers piled up on a few values: one cell, or two adjacent cells (a few values that
+    straddle a cell edge), hold at least ``PILED_SHARE`` of the rows. The grid's two end cells also
+    hold the rows beyond the scan's range (clipped into them): they are not read as a pile, and the
+    rows are the scan's noisy count ``n`` of numbers in its range plus those two cells (not the
+    span's sum, to which its cells of noise clipped at zero add). Post-processing."""
+    w = np.clip(np.asarray(y, dtype=float), 0, None)
+    total = n + w[0] + w[-1]
+    inner = w[max(a, 1) : min(b, len(w) - 2) + 1]
+    if w[a : b + 1].sum() <= 0:
+        return True
+    if inner.size == 0:
+        return False
+    pairs = inner[:-1] + inner[1:] if inner.size > 1 else inner
+    return bool(max(inner.max(), pairs.max()) >= PILED_SHARE * total)
+
+
+def _shrunk_shares(sums: np.ndarray, var: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """Shares of a bin's rows in its sub-cells, from their noisy counts ``sums`` (noise variances
+    ``var``), shrunk toward uniform spreading (shares proportional to ``width``).
+
+    With ``d = sums - total * u`` (``u`` the uniform shares), the noisy deviation from uniform is
+    kept in the part ``1 - SHRINK_NOISE * E_noise|d|^2 / |d|^2`` (at least 0): nearly all of it when
+    the rows are far from uniform above the noise, none when the noise could explain it. Where the noise sd
+    of a cell is as large as its rows, noisy counts (clipped at zero) put mass where there are no
+    rows and decode worse than uniform spreading. Shares are clipped at zero and sum to 1.
+    Post-processing of noisy counts and their public noise sd."""
+    u = width / width.sum()
+    total = float(sums.sum())
+    if sums.size < 2 or total <= 0:
+        return u
+    d = sums - total * u
+    # E|d|^2 under noise alone: d = (I - u 1') e with e ~ N(0, diag(var))
+    noise = float(var.sum() - 2.0 * np.dot(u, var) + var.sum() * np.dot(u, u))
+    spread = float(np.dot(d, d))
+    keep = max(0.0, 1.0 - SHRINK_NOISE * noise / spread) if spread > 0 else 0.0
+    w = np.clip(u + keep * d / total, 0.0, None)
+    return w / w.sum() if w.sum() > 0 else u
+
+
 def _median_index(y: np.ndarray) -> int:
     w = np.clip(y, 0, None)
     if w.sum() <= 0:
@@ -408,19 +492,25 @@ def _median_index(y: np.ndarray) -> int:
     return int(np.searchsorted(np.cumsum(w), w.sum() / 2))
 
 
-def _median_bins(x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, show) -> tuple[Column, str]:
+def _median_bins(
+    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, show, coarse: tuple | None = None
+) -> tuple[Column, str]:
     """Bins of a column with few rows for its budget, from a private median tree over the scan's range.
 
     The candidates are the edges of a public grid of ``MEDIAN_CELLS`` cells over the range,
-    log-spaced when it spans decades (as the histogram path's); numbers that are not whole only (see
-    the caller). Level one picks the noisy median of all rows, each later level the noisy median of
-    each part the earlier picks made, ``rho / MEDIAN_LEVELS`` a level
+    log-spaced when it spans decades (as the histogram path's); for whole numbers the edges are
+    whole numbers (each cut falls between two of them, and a bin ``[a, b)`` holds ``a .. b - 1``).
+    Level one picks the noisy median of all rows, each later level the noisy median of each part
+    the earlier picks made, ``rho / MEDIAN_LEVELS`` a level
     (:meth:`ddssp.dp.discovery.ChargedMechanisms.medians`). A heavy mass at exact zero (from the
-    scan) gets its own bin. Bins decode to their middle and spread rows uniformly inside (there are
-    no fine counts to weigh them).
+    scan) gets its own bin. Bins decode to their middle (the middle whole number). Synthetic rows
+    spread uniformly inside a bin, or, with ``coarse`` (the noisy counts ``y`` of a coarse grid over
+    the same range and their sd, already paid for), by those counts shrunk toward uniform
+    (:func:`_within_coarse`).
     """
     unit, lo, hi = scan.unit, scan.lo, scan.hi
-    grid = _make_grid(lo, hi, scan.lo_pos if lo <= 0 else lo, MEDIAN_CELLS, False, scan.zero > 0, unit is not None)
+    whole = bool(scan.whole)
+    grid = _make_grid(lo, hi, scan.lo_pos if lo <= 0 else lo, MEDIAN_CELLS, whole, scan.zero > 0, unit is not None)
     counts = grid_counts(x, grid)
     groups = [(0, len(grid) - 1)]  # runs of cells [a, b)
     cuts: list[int] = []
@@ -454,18 +544,32 @@ def _median_bins(x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, s
             f"column {name!r}: the private medians found no cut inside [{show(edges[0])}, {show(edges[-1])}] "
             "at this budget (too few rows)"
         )
-    values = [a if a in points else (a + b) / 2 for a, b in zip(edges, edges[1:])]
+    values = [a if a in points else _middle(a, b, whole) for a, b in zip(edges, edges[1:])]
     missing = _missing_level(scan)
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
-    within = tuple(None if a in points else ((), (1.0,)) for a in edges[:-1])
+    within = tuple(
+        None
+        if a in points
+        else ((), (1.0,))
+        if coarse is None
+        else _within_coarse(coarse[0], coarse[1], a, b, coarse[2])
+        for a, b in zip(edges, edges[1:])
+    )
     col = Column.binned(name, edges, values, missing=missing, unit=unit)
-    col.with_within(Within(within))
+    col.with_within(Within(within, whole=whole))
     if missing is None:
         col.with_na(col.labels[median_bin])
     return col, (
         f"{_kind_word(unit)}, {len(edges) - 1} bins over [{show(edges[0])}, {show(edges[-1])}] by private medians"
     )
+
+
+def _middle(a: float, b: float, whole: bool) -> float:
+    """The middle of bin [a, b): for whole numbers the middle whole number of ``a .. b - 1``."""
+    if whole and b - a >= 1:
+        return float(math.floor(a + (b - a - 1) / 2))
+    return (a + b) / 2
 
 
 def _missing_level(scan: ScanResult) -> str | None:
