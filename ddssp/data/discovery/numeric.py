@@ -25,7 +25,7 @@ from ddssp.data.discovery.scan import (
     _sigma,
     rest_cells,
 )
-from ddssp.data.discovery.spans import _confident_single, _single, outer_span, span_sds, step_start
+from ddssp.data.discovery.spans import _confident_single, _single, decade_span, outer_span, span_sds, step_start
 from ddssp.errors import SchemaError
 
 
@@ -213,7 +213,9 @@ def discover_numeric(
         y = mech.counts(rest_cells(x, v)[1:], sigma, column=name, note="counts of the other values by decade").astype(
             float
         )
-        span = outer_span(y, sigma, span_sds(len(y)))
+        # where the decades show rows; noise in one of the 41 decades must not place the range
+        # orders of magnitude beyond the data
+        span = decade_span(y, sigma)
         if span is None:
             if _confident_single(float(y.sum()), sigma * math.sqrt(len(y)), n):
                 raise SchemaError(_single(name))

@@ -12,6 +12,31 @@ import math
 import numpy as np
 
 
+def _window_hits(cum: np.ndarray, sd: float, sds: float, w: int) -> np.ndarray:
+    """Cells of the windows of ``w`` adjacent cells whose noisy sum reaches ``sds`` sds of that sum
+    (``cum``: the cumulative noisy counts, with a leading 0)."""
+    k = len(cum) - 1
+    out = np.zeros(k, dtype=bool)
+    sums = cum[w:] - cum[:-w]  # the window starting at i covers cells i..i+w-1
+    for i in np.flatnonzero(sums >= sds * sd * math.sqrt(w)):
+        out[i : i + w] = True
+    return out
+
+
+def _finest_scale(y: np.ndarray, sd: float, sds: float) -> tuple[int, np.ndarray]:
+    """(w, cells): the fewest adjacent cells (1, 2, 4, ...) at which some window reaches ``sds``
+    sds, and the cells of the windows of that width that do; (0, no cells) when none does."""
+    y = np.asarray(y, dtype=float)
+    cum = np.concatenate([[0.0], np.cumsum(y)])
+    w = 1
+    while w <= len(y):
+        hit = _window_hits(cum, sd, sds, w)
+        if hit.any():
+            return w, hit
+        w *= 2
+    return 0, np.zeros(len(y), dtype=bool)
+
+
 def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
     """Cells of a grid of noisy counts that are populated. Pure post-processing.
 
@@ -33,20 +58,105 @@ def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
     numpy.ndarray
         A boolean mask over the cells.
     """
+    return _finest_scale(y, sd, sds)[1]
+
+
+#: a cell whose noisy count is below this many sds splits the populated cells into segments
+#: (:func:`populated_segments`)
+TROUGH_SDS = 1.0
+
+
+#: the strongest segment of populated cells is taken to end at its outermost cells whose noisy count
+#: reaches this many sds, and grows only up to a cell that does (see :func:`decade_span`)
+EDGE_SDS = 2.0
+
+
+def populated_segments(y: np.ndarray, pop: np.ndarray, sd: float) -> list[tuple[int, int]]:
+    """The parts of a grid's populated cells that show rows of their own. Pure post-processing.
+
+    A window that reaches the threshold as a whole marks all its cells populated, empty ones too.
+    The runs of adjacent populated cells are split at each cell whose noisy count is below
+    ``TROUGH_SDS`` sds between two cells of the run that reach it; weaker cells at the outer end
+    of a run stay with the part next to them (a run whose cells are all weaker is one part).
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    pop : numpy.ndarray
+        The populated cells (a boolean mask over the grid).
+    sd : float
+        The noise sd of one cell.
+
+    Returns
+    -------
+    list of tuple of int
+        (first, last) cell of each segment, in order.
+    """
     y = np.asarray(y, dtype=float)
-    k = len(y)
-    out = np.zeros(k, dtype=bool)
+    idx = np.flatnonzero(pop)
+    segs: list[tuple[int, int]] = []
+    for run in np.split(idx, np.flatnonzero(np.diff(idx) > 1) + 1):
+        if run.size == 0:
+            continue
+        shown = run[y[run] >= TROUGH_SDS * sd]
+        if shown.size == 0:
+            segs.append((int(run[0]), int(run[-1])))
+            continue
+        parts = [[int(p[0]), int(p[-1])] for p in np.split(shown, np.flatnonzero(np.diff(shown) > 1) + 1)]
+        parts[0][0], parts[-1][1] = int(run[0]), int(run[-1])
+        segs += [(i, j) for i, j in parts]
+    return segs
+
+
+def _edges(y: np.ndarray, seg: tuple[int, int], sd: float) -> tuple[int, int]:
+    """A segment trimmed to its outermost cells that reach ``EDGE_SDS`` sds (whole when none does)."""
+    cells = np.arange(seg[0], seg[1] + 1)
+    shown = cells[y[cells] >= EDGE_SDS * sd]
+    return (int(shown[0]), int(shown[-1])) if shown.size else seg
+
+
+def window_sds(cells: int) -> float:
+    """Test level (in noise sds) of a window of a grid of noisy counts, counting every window tested.
+
+    :func:`populated_windows` tests the windows of 1, 2, 4, ... cells at every position; noise
+    alone reaches this level in one of them in about 1% of grids.
+
+    Parameters
+    ----------
+    cells : int
+        The number of cells of the grid.
+
+    Returns
+    -------
+    float
+        The level, in sds of a window's sum.
+    """
+    windows = sum(cells - w + 1 for w in (2**i for i in range(cells.bit_length())) if w <= cells)
+    return span_sds(windows)
+
+
+def _anchored(y: np.ndarray, sd: float, sds: float, detached: float) -> tuple[int, int] | None:
+    """(first, last) cell where :func:`decade_span` starts; None when nothing is populated."""
+    y = np.asarray(y, dtype=float)
+    w, pop = _finest_scale(y, sd, sds)
+    if w == 0:
+        return None
+    segs = populated_segments(y, pop, sd)
     cum = np.concatenate([[0.0], np.cumsum(y)])
-    w = 1
-    while w <= k:
-        sums = cum[w:] - cum[:-w]  # the window starting at i covers cells i..i+w-1
-        hit = np.flatnonzero(sums >= sds * sd * math.sqrt(w))
-        if hit.size:
-            for i in hit:
-                out[i : i + w] = True
-            return out
-        w *= 2
-    return out
+    # the windows twice as wide are candidates too: two cells that each miss the threshold can
+    # show more rows together than one noise cell that reaches it somewhere else
+    wider = populated_segments(y, _window_hits(cum, sd, sds, 2 * w), sd) if 2 * w <= len(y) else []
+
+    def z(seg: tuple[int, int]) -> float:
+        return float(cum[seg[1] + 1] - cum[seg[0]]) / (sd * math.sqrt(seg[1] - seg[0] + 1))
+
+    # the strongest part, without the weak cells at its ends that its window marked along with it
+    a, b = max((_edges(y, seg, sd) for seg in segs + wider), key=z)
+    for i, j in segs:
+        if z((i, j)) >= detached:
+            a, b = min(a, i), max(b, j)
+    return a, b
 
 
 def outer_span(y: np.ndarray, sd: float, sds: float, grow: float | None = None) -> tuple[int, int] | None:
@@ -112,6 +222,63 @@ def outer_span(y: np.ndarray, sd: float, sds: float, grow: float | None = None) 
                     break
             w *= 2
     return a, b
+
+
+def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
+    """(first, last) populated cell of noisy counts by decade (a grid whose cells are orders of
+    magnitude apart). Pure post-processing.
+
+    Populated as in :func:`outer_span` at the level :func:`span_sds`, but one empty cell taken in
+    by its noise puts the range orders of magnitude beyond the data, so the span starts and grows
+    by what the rows show, not by what the noise of some of 41 cells does:
+
+    - it starts from the strongest segment of populated cells (:func:`populated_segments` at the
+      finest scale of :func:`populated_windows`, or at windows twice as wide; strongest: the largest
+      noisy sum in sds of that sum), cut to its outermost cells that reach ``EDGE_SDS`` sds (a
+      window that shows marks its empty cells along with its rows). Noise reaches the level in one
+      of many cells far more often than it outdoes real rows that two neighbouring cells show;
+    - another populated segment widens it only when its own sum reaches :func:`window_sds` (a level
+      for all the windows tested, not for one), or when the growth below reaches it: real rows
+      rarely sit orders of magnitude from the rest with nothing between;
+    - it grows by the window of 1 to 4 cells right next to it (either side) with the largest sum in
+      sds among those that reach the level, up to that window's outermost cell that reaches
+      ``EDGE_SDS`` sds (when one does), and again from there: a thin edge of the rows fills the
+      decades next to the span, while a window far out, or the empty decades at the end of a
+      window that shows by the edge's rows, would widen the range by orders of magnitude.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    sd : float
+        The noise sd of one cell.
+
+    Returns
+    -------
+    tuple of int or None
+        Cell indices, or None when nothing is populated.
+    """
+    y = np.asarray(y, dtype=float)
+    sds = span_sds(len(y))
+    start = _anchored(y, sd, sds, window_sds(len(y)))
+    if start is None:
+        return None
+    a, b = start
+    cum = np.concatenate([[0.0], np.cumsum(y)])
+
+    def z(seg: tuple[int, int]) -> float:
+        return float(cum[seg[1] + 1] - cum[seg[0]]) / (sd * math.sqrt(seg[1] - seg[0] + 1))
+
+    while True:
+        # the windows of 1 to 4 cells right next to the span, on either side, that reach the level
+        grow = [(a - w, a - 1) for w in range(1, 5) if a - w >= 0]
+        grow += [(b + 1, b + w) for w in range(1, 5) if b + w < len(y)]
+        grow = [seg for seg in grow if z(seg) >= sds]
+        if not grow:
+            return a, b
+        # the one with the largest sum in sds of that sum, up to its outermost cell that shows
+        i, j = _edges(y, max(grow, key=z), sd)
+        a, b = min(a, i), max(b, j)
 
 
 def populated_span(y: np.ndarray, sd: float, sds: float = 3.0) -> tuple[int, int]:

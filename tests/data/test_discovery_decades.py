@@ -1,0 +1,184 @@
+"""A numeric column found as one value plus a rest placed by decade (a column of mostly zeros): noise
+in one of the 41 decade cells does not place the range orders of magnitude beyond the data, and a
+thin real edge of the rest stays in range.
+
+The first tests give the decade counts a chosen noise (the other counts none), so each checks one
+rule exactly; the seeded ones check the rules together on fixed draws of the release's noise."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddssp.data.discovery.numeric import discover_numeric
+from ddssp.data.discovery.scan import DECADE_HI, DECADE_LO, N_DECADES, ScanResult
+from ddssp.data.discovery.spans import decade_span, window_sds
+from ddssp.dp.noise import InsecureSeededNoise
+from ddssp.pipeline import DEFAULT_DELTA
+from ddssp.pipeline.plan import plan_schema
+
+pytestmark = pytest.mark.filterwarnings("ignore::ddssp.data.encoding.ClipWarning")
+
+SD = 10.0  # noise sd of a decade cell: the column's budget after its scan is then 1 / SD**2
+RHO = 1.0 / SD**2
+
+
+def _decade(lo: float) -> int:
+    return int(np.flatnonzero(DECADE_LO == lo)[0])
+
+
+class _DecadeNoise:
+    """A stand-in for the charged mechanisms: the counts of the other values by decade get ``extra``
+    (in noise sds) added, every other count is exact."""
+
+    def __init__(self, extra: np.ndarray):
+        self.extra = extra
+
+    def counts(self, cells, sigma, column=None, note=None):
+        cells = np.asarray(cells, dtype=float)
+        if note is not None and note.startswith("counts of the other values by decade"):
+            assert math.isclose(sigma, SD)
+            return cells + self.extra * sigma
+        return cells
+
+
+def _column(rest: dict[float, int], zeros: int = 4000, seed: int = 0) -> np.ndarray:
+    """``zeros`` zeros and, per decade [lo, 10 lo), the given number of values spread over it."""
+    rng = np.random.default_rng(seed)
+    parts = [np.zeros(zeros)] + [np.round(lo * 10 ** rng.uniform(0, 1, k), 4) for lo, k in rest.items()]
+    return np.concatenate(parts)
+
+
+def _discover(x: np.ndarray, extra: dict[float, float]):
+    noise = np.zeros(N_DECADES)
+    for lo, z in extra.items():
+        noise[_decade(lo)] = z
+    zeros = float(np.sum(x == 0))
+    scan = ScanResult(kind="numeric", n_present=zeros, missing=0.0, lo=0.0, hi=0.0, zero=zeros, sigma=SD)
+    col, _ = discover_numeric(x, "x", RHO, _DecadeNoise(noise), scan, None, 32)
+    return col
+
+
+def test_a_noise_decade_far_from_the_rows_is_left_out():
+    """The rest shows clearly in [0.1, 10); one empty decade, [1e5, 1e6), gets noise of 3.7 sds: above
+    the level of one cell (3.49 sds for 41), below that of all the windows tested (3.88). The range
+    stays where the rows are, not six orders of magnitude above them."""
+    x = _column({0.1: 200, 1.0: 300})
+    col = _discover(x, {1e5: 3.7})
+    assert col.edges[0] == 0.0 and col.edges[-1] <= 10 * x.max()
+
+
+def test_two_weak_decades_together_beat_one_noise_decade():
+    """Each of the rest's two decades holds under 3.49 sds of rows (2.8 and 3.0), together 4.1 sds of
+    their sum; a far empty decade gets 3.7 sds of noise. The range is placed on the rows, not on the
+    noise."""
+    x = _column({0.1: 28, 1.0: 30})
+    col = _discover(x, {1e6: 3.7})
+    assert col.edges[-1] <= 10 * x.max()
+    enc = np.clip(x, col.edges[0], col.edges[-1])
+    assert np.mean(enc == x) == 1.0  # every value inside the range
+
+
+def test_a_wide_window_of_noise_beside_a_thin_edge_does_not_widen_the_range():
+    """The rows fill [0.1, 1) (30 sds) with a thin edge in [1, 10) (2.1 sds); the next seven empty
+    decades each get 1.15 sds of noise, so the eight decades from the edge on reach 3.49 sds of their
+    sum together (10.15 / sqrt(8) = 3.59) while no window of up to four of them does. The range does
+    not grow by eight orders of magnitude."""
+    x = _column({0.1: 300, 1.0: 21})
+    extra = {10.0**e: 1.15 for e in range(1, 8)}
+    col = _discover(x, extra)
+    assert col.edges[-1] <= 10 * x.max()
+
+
+def test_rows_far_from_the_rest_are_kept_when_they_show_on_their_own():
+    """A second group of rows four decades above the first (8 sds, nothing between) is real: the
+    range reaches it."""
+    x = _column({0.1: 200, 1.0: 300, 1e5: 80})
+    col = _discover(x, {})
+    assert col.edges[-1] >= x.max()
+
+
+def test_decade_span_grows_by_a_thin_edge_next_to_the_rows():
+    """Post-processing rule: a strong decade, then three decades of 2.5 sds each (a thin edge, each
+    decade below the level on its own, 4.3 sds together), then noise: the span takes the edge and
+    stops there."""
+    y = np.zeros(N_DECADES)
+    i = _decade(1.0)
+    y[i], y[i + 1 : i + 4] = 20.0, 2.5
+    assert decade_span(y, 1.0) == (i, i + 3)
+    # one empty decade on its own at 3.7 sds, two decades above the edge: not taken
+    y[i + 5] = 3.7
+    assert decade_span(y, 1.0) == (i, i + 3)
+    assert 3.7 < window_sds(N_DECADES)
+    assert decade_span(np.zeros(N_DECADES), 1.0) is None
+
+
+def _small_values(n=6000, k=5, seed=0):
+    """``k`` columns of 68% zeros and values of 0.1..60 (log-normal), like counts of rare events."""
+    rng = np.random.default_rng(seed)
+    cols = {}
+    for j in range(k):
+        rest = np.clip(np.round(np.exp(rng.normal(0.3, 1.2, n)), 3), 0.1, 60)
+        cols[f"a{j}"] = np.where(rng.random(n) < 0.68, 0.0, rest)
+    return pd.DataFrame(cols)
+
+
+def test_zeros_and_small_values_get_no_range_orders_of_magnitude_beyond():
+    """Five columns of zeros and small values, 60 fixed draws at eps 0.5 (300 columns placed by
+    decade): no level or bin edge beyond 10x the largest value or below zero."""
+    df = _small_values()
+    far = []
+    for seed in range(60):
+        plan = plan_schema(df, None, eps=0.5, delta=DEFAULT_DELTA, noise=InsecureSeededNoise(seed))
+        assert not plan.dropped
+        for name in df.columns:
+            col = plan.schema.column(name)
+            pts = np.asarray(col.edges if col.edges is not None else col.values[: col.size], dtype=float)
+            if pts.max() > 10 * df[name].max() or pts.min() < 0:
+                far.append((seed, name, pts.min(), pts.max()))
+    assert not far
+
+
+def _thin_top(n=5000, seed=0):
+    """A column of 92% zeros whose other values sit in [100, 1e5): 70% in [1e3, 1e4), 27% in the
+    decade above (a fifth of them at 99,999), beside four other columns."""
+    rng = np.random.default_rng(seed)
+    rest = np.concatenate(
+        [
+            rng.integers(100, 1000, 13),
+            np.round(10 ** rng.uniform(3, 4, 280)),
+            np.round(10 ** rng.uniform(4, 4.5, 90)),
+            np.full(20, 99999.0),
+        ]
+    )
+    gain = np.zeros(n)
+    gain[rng.choice(n, rest.size, replace=False)] = rest
+    return pd.DataFrame(
+        {
+            "gain": gain,
+            "age": rng.integers(17, 91, n),
+            "hours": np.clip(np.round(rng.normal(40, 12, n)), 1, 99),
+            "c": rng.choice(list("abcd"), n),
+            "d": rng.choice(list("xyz"), n),
+        }
+    )
+
+
+def test_a_thin_top_decade_of_the_rest_stays_in_range():
+    """The decade above the bulk of the rest holds 27% of it, each draw's count there about 2-3 noise
+    sds: over 30 fixed draws at eps 0.6 the range keeps it in at least 8 and clips on average at most
+    a fifth of the rest."""
+    df = _thin_top()
+    g = df["gain"].to_numpy()
+    kept, clipped = 0, []
+    for seed in range(30):
+        plan = plan_schema(df, None, eps=0.6, delta=DEFAULT_DELTA, noise=InsecureSeededNoise(seed))
+        col = plan.schema.column("gain")
+        top = float(col.edges[-1]) if col.edges is not None else float(max(col.values[: col.size]))
+        assert top <= DECADE_HI[_decade(1e4)]  # never beyond the decade of the largest value
+        kept += top > 1e4
+        clipped.append(np.mean(g > top) / np.mean(g > 0))
+    assert kept >= 8 and np.mean(clipped) <= 0.2, (kept, np.mean(clipped))
