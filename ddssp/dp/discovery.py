@@ -289,6 +289,22 @@ class ChargedMechanisms:
         )
         return np.asarray(self.noise.gaussian_int(c.astype(np.int64), sigma), dtype=np.int64)
 
+    def key_threshold(self, sigma: float, delta: float) -> int:
+        """The threshold :meth:`keys` would use at ``sigma`` and ``delta`` (public; nothing drawn or charged).
+
+        Parameters
+        ----------
+        sigma : float
+            The noise sd of the key release.
+        delta : float
+            The largest delta allowed.
+
+        Returns
+        -------
+        int
+        """
+        return choose_threshold(sigma, delta)
+
     def keys(self, counts: dict[str, int], sigma: float, delta: float, *, column: str) -> tuple[dict[str, int], int]:
         """Stable key release at the smallest threshold whose delta is at most ``delta``.
 

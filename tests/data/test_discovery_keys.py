@@ -97,3 +97,62 @@ def test_a_one_row_label_passes_two_rounds_at_most_at_their_delta():
         charged = max(charged, sum(e.delta for e in ledger.entries))
     assert 0 < charged <= 0.02 * (1 + 1e-12)
     assert hits <= stats.binom.isf(1e-6, runs, charged)
+
+
+def test_a_first_round_that_cannot_release_is_not_run_and_gives_its_share_to_the_second():
+    """At 200 rows and eight categorical columns the first round's threshold (about 360) is above
+    every column's noisy row count (200 +- 43): it is not run (one key release per categorical
+    column, charged), discovery spends at most its share, and no key release's delta exceeds the
+    column's two rounds' part."""
+    rng = np.random.default_rng(4)
+    n, names = 200, list("uvwzpqrs")
+    df = pd.DataFrame({c: rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]) for c in names})
+    rho = rho_from_eps_delta(1.0, 1e-9)
+    checked = 0
+    for seed in range(1, 6):
+        ledger = Ledger(rho, delta_budget=5e-10)
+        cols, rep, used = discover(
+            df,
+            names,
+            ChargedMechanisms(ledger, InsecureSeededNoise(seed)),
+            rho=0.1 * rho,
+            delta=5e-10,
+            rho_max=rho,
+            collect=True,
+        )
+        assert ledger.spent <= rep.share * rho * (1 + 1e-9)
+        keys = [e for e in ledger.entries if e.kind == "discover-keys"]
+        per_column = {c: [e for e in keys if e.clique == (c,)] for c in rep.categorical}
+        assert all(len(v) == 1 for v in per_column.values()), {c: len(v) for c, v in per_column.items()}
+        assert all(e.delta <= 2 * 5e-10 / (2 * len(rep.categorical)) * (1 + 1e-12) for e in keys)
+        assert sum(e.delta for e in keys) <= used * (1 + 1e-12)
+        checked += len(per_column)
+    assert checked >= 20
+
+
+def test_a_one_row_label_under_a_skipped_first_round_passes_at_most_at_its_delta():
+    """As the two-round test above, with a budget so small that the first round's threshold (about
+    260) is above the column's noisy row count (100 +- 500) in about two runs of three: the second
+    round alone, at the delta of both rounds, releases the one-row label at most at the charged
+    delta."""
+    df = pd.DataFrame({"c": ["a"] * 99 + ["one"]})
+    runs, hits, charged, single = 1000, 0, 0.0, 0
+    for seed in range(runs):
+        ledger = Ledger(1.0, delta_budget=0.02)
+        cols, _rep, _ = discover(
+            df,
+            ["c"],
+            ChargedMechanisms(ledger, InsecureSeededNoise(seed)),
+            rho=2.03e-4,
+            delta=0.02,
+            kinds={"c": "categorical"},
+            rho_max=2.03e-4 / 0.6,
+            collect=True,
+        )
+        keys = [e for e in ledger.entries if e.kind == "discover-keys"]
+        single += len(keys) == 1
+        hits += "c" in cols and "one" in cols["c"].labels
+        charged = max(charged, sum(e.delta for e in keys))
+    assert single >= 0.5 * runs  # the first round is skipped in most runs
+    assert 0 < charged <= 0.02 * (1 + 1e-12)
+    assert hits <= stats.binom.isf(1e-6, runs, charged)

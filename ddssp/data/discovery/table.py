@@ -189,15 +189,26 @@ def discover(
     # two rounds of key release: a first small share of each categorical column's budget releases its
     # large labels; the rest is pooled and goes to the columns by the noisy share of their rows the
     # first round left out (a binary column needs no second look, one of many mid-sized labels does)
-    first = {n: _keys(df[n], n, KEY_FIRST * left[n], delta / (2 * len(cat)), mech, {}) for n in cat}
+    # a first round whose threshold is above the column's noisy row count could release a label only
+    # by noise: it is not run, and its budget and delta go to the column's second round
+    key_delta = delta / (2 * len(cat)) if cat else 0.0
+    first, skipped = {}, set()
+    for n in cat:
+        sigma1 = _sigma(KEY_FIRST * left[n])
+        total = _total(scans[n], report.rows)
+        if total is not None and mech.key_threshold(sigma1, key_delta) > total:
+            first[n] = ({}, mech.key_threshold(sigma1, key_delta), sigma1)
+            skipped.add(n)
+        else:
+            first[n] = _keys(df[n], n, KEY_FIRST * left[n], key_delta, mech, {})
     weight = {n: _unreleased(scans[n], first[n][0], report.rows) ** KEY_POWER for n in cat}
-    pool = (1 - KEY_FIRST) * sum(left[n] for n in cat)
+    pool = (1 - KEY_FIRST) * sum(left[n] for n in cat) + KEY_FIRST * sum(left[n] for n in skipped)
     for name in live:
         try:
             if name in cat:
                 rho2 = pool * weight[name] / sum(weight.values())
                 col, note = discover_categorical(
-                    df[name], name, rho2, delta / (2 * len(cat)), mech, scans[name], first[name]
+                    df[name], name, rho2, key_delta * (1 + (name in skipped)), mech, scans[name], first[name]
                 )
             else:
                 col, note = discover_numeric(parsed[name], name, left[name], mech, scans[name], bins, max_levels)
@@ -290,3 +301,9 @@ def grouped_reasons(reasons: dict[str, str]) -> str:
             sep, why = ": ", "each " + why
         out.append(f"{', '.join(map(repr, names))}{sep}{why}")
     return "; ".join(out)
+
+
+def _total(scan: ScanResult | None, rows: float | None) -> float | None:
+    """A categorical column's noisy row count: its scan's total (present and missing), else the
+    noisy row count of the table (None when neither was drawn). Post-processing of noisy counts."""
+    return scan.n_present + scan.missing if scan is not None else rows
