@@ -245,12 +245,22 @@ def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str
     return _auc(y_te[known_te], m.decision_function(X_te[known_te]))
 
 
+def _same_label(label: Any, positive: str) -> bool:
+    """``label`` is ``positive`` as text, or as a number (the raw file's "1.0" is the level "1")."""
+    if str(label) == positive:
+        return True
+    try:
+        return float(label) == float(positive)
+    except (TypeError, ValueError):
+        return False
+
+
 def _orient(labels: list[str], positive: str) -> float:
     if len(labels) != 2:
         raise ValueError(f"the release's {len(labels)}-level target is not binary ({labels[:5]})")
-    if str(labels[1]) == positive:
+    if _same_label(labels[1], positive):
         return 1.0
-    if str(labels[0]) == positive:
+    if _same_label(labels[0], positive):
         return -1.0
     raise ValueError(f"the positive label {positive!r} is not among the release's target labels {labels}")
 

@@ -130,3 +130,14 @@ def test_release_args_must_be_a_list_of_flags(tmp_path):
     csv.write_text("a,y\n1,yes\n")
     with pytest.raises(WorkloadError, match="release_args"):
         bench.run_bench(_spec(tmp_path, csv, 'release_args = "--discovery-share 0.5"\n'), tmp_path / "o", quiet=True)
+
+
+def test_the_positive_label_matches_a_level_by_value():
+    # a raw file's "1.0" is the discovered whole-number level "1"; text must match exactly
+    from ddssp.bench.realtables import _orient
+
+    assert _orient(["0", "1"], "1.0") == 1.0
+    assert _orient(["1", "0"], "1.0") == -1.0
+    assert _orient(["<=50K", ">50K"], ">50K") == 1.0
+    with pytest.raises(ValueError, match="not among"):
+        _orient(["0", "1"], "yes")
