@@ -22,6 +22,7 @@ import pandas as pd
 
 from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, is_datetime_dtype, parse_clock, parse_days
 from ddssp.data.discovery.spans import populated_windows
+from ddssp.data.encoding import parse_numeric
 from ddssp.errors import SchemaError
 
 MISSING_LABEL = "<missing>"
@@ -113,12 +114,11 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     isna = s.isna().to_numpy()
     if is_datetime_dtype(s.dtype):
         return np.full(len(s), np.nan), isna
+    if isinstance(s.dtype, pd.StringDtype):  # text: encode's own parse, each distinct value once
+        return parse_numeric(s), isna
     if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
         # each distinct value parsed once (a text column repeats few labels over many rows)
-        if isinstance(s.dtype, pd.StringDtype):  # factorized as it is (missing: -1)
-            codes, uniques = pd.factorize(s)
-        else:
-            codes, uniques = pd.factorize(s.astype(object).where(~isna, None))
+        codes, uniques = pd.factorize(s.astype(object).where(~isna, None))
         u = pd.Series(np.asarray(uniques, dtype=object)).map(lambda v: v.strip() if isinstance(v, str) else v)
         xu = np.asarray(pd.to_numeric(u, errors="coerce"), dtype=float)
         x = np.full(len(s), np.nan)
