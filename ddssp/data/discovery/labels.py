@@ -160,7 +160,13 @@ def _unreleased(scan: ScanResult | None, released: dict[str, float], rows: float
     """The noisy share of a categorical column's rows (its scan's total, else the noisy row count)
     outside the labels released so far, at least ``KEY_FLOOR`` (1 when no total is known).
     Post-processing of noisy counts."""
-    total = scan.n_present + scan.missing if scan is not None else rows
+    total = _total(scan, rows)
     if total is None or total <= 0:
         return 1.0
     return float(np.clip(1.0 - sum(released.values()) / total, KEY_FLOOR, 1.0))
+
+
+def _total(scan: ScanResult | None, rows: float | None) -> float | None:
+    """A categorical column's noisy row count: its scan's total (present and missing), else the
+    noisy row count of the table (None when neither was drawn). Post-processing of noisy counts."""
+    return scan.n_present + scan.missing if scan is not None else rows

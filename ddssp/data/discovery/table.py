@@ -14,6 +14,7 @@ from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
     _keys,
+    _total,
     _unreleased,
     discover_categorical,
 )
@@ -195,9 +196,9 @@ def discover(
     first, skipped = {}, set()
     for n in cat:
         sigma1 = _sigma(KEY_FIRST * left[n])
-        total = _total(scans[n], report.rows)
-        if total is not None and mech.key_threshold(sigma1, key_delta) > total:
-            first[n] = ({}, mech.key_threshold(sigma1, key_delta), sigma1)
+        total, threshold = _total(scans[n], report.rows), mech.key_threshold(sigma1, key_delta)
+        if total is not None and threshold > total:
+            first[n] = ({}, threshold, sigma1)
             skipped.add(n)
         else:
             first[n] = _keys(df[n], n, KEY_FIRST * left[n], key_delta, mech, {})
@@ -301,9 +302,3 @@ def grouped_reasons(reasons: dict[str, str]) -> str:
             sep, why = ": ", "each " + why
         out.append(f"{', '.join(map(repr, names))}{sep}{why}")
     return "; ".join(out)
-
-
-def _total(scan: ScanResult | None, rows: float | None) -> float | None:
-    """A categorical column's noisy row count: its scan's total (present and missing), else the
-    noisy row count of the table (None when neither was drawn). Post-processing of noisy counts."""
-    return scan.n_present + scan.missing if scan is not None else rows
