@@ -15,12 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddssp.data import Column, Schema
-from ddssp.data.counting import count_histograms, count_labels, count_marginals, counts_from_codes
+from ddssp.data.counting import count_histograms, count_labels, count_marginals
 from ddssp.data.dates import DAY_MAX, DAY_MIN, parse_days, parse_text
 from ddssp.data.discovery.scan import parse_numbers
 from ddssp.data.encoding import ClipWarning, parse_numeric
 from ddssp.data.tables import read_table
 from ddssp.pipeline import release
+from tests.data.test_counting import assert_same, reference
 
 pytestmark = pytest.mark.filterwarnings("ignore::ddssp.data.encoding.ClipWarning")
 
@@ -162,19 +163,6 @@ def text_form(df: pd.DataFrame) -> pd.DataFrame:
     out["zc"] = [str(v) for v in df["zc"].dt.tz_convert("UTC")]
     out["g"] = df["g"]
     return out
-
-
-def reference(df: pd.DataFrame, schema: Schema, cliques) -> dict:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClipWarning)
-        enc = schema.encode(df)
-    return counts_from_codes({n: enc[n].to_numpy() for n in schema.names}, schema.domain, cliques)
-
-
-def assert_same(a: dict, b: dict) -> None:
-    assert set(a) == set(b)
-    for c in a:
-        assert a[c].shape == b[c].shape and np.array_equal(a[c], b[c]), c
 
 
 @pytest.fixture(scope="module")
