@@ -59,8 +59,7 @@ def accuracy(y: Any, score: Any) -> float:
     """
     y = np.asarray(y, dtype=float).reshape(-1)
     score = np.asarray(score, dtype=float).reshape(-1)
-    pos = y == np.max(y) if np.unique(y).size == 2 else y > 0
-    return float(np.mean((score > 0) == pos))
+    return float(np.mean((score > 0) == _positive(y)))
 
 
 def log_loss(y: Any, score: Any) -> float:
@@ -79,8 +78,13 @@ def log_loss(y: Any, score: Any) -> float:
     """
     y = np.asarray(y, dtype=float).reshape(-1)
     score = np.asarray(score, dtype=float).reshape(-1)
-    sign = np.where(y == np.max(y), 1.0, -1.0) if np.unique(y).size == 2 else np.where(y > 0, 1.0, -1.0)
+    sign = np.where(_positive(y), 1.0, -1.0)
     return float(np.mean(np.logaddexp(0.0, -sign * score)))
+
+
+def _positive(y: np.ndarray) -> np.ndarray:
+    """The rows of the positive class: the larger of two label values (0/1 or -1/+1), else y > 0."""
+    return y == np.max(y) if np.unique(y).size == 2 else y > 0
 
 
 def mse(y: Any, pred: Any) -> float:
