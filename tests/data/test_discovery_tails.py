@@ -138,3 +138,38 @@ def test_step_start_places_the_edge_where_a_threshold_cannot():
     assert np.median(errs) <= 3 and np.mean(np.asarray(errs) <= 6) >= 0.8
     assert np.median(full) <= 2
     assert step_start(np.array([5.0])) == 0 and step_start(np.array([-3.0, -1.0])) == 0
+
+
+class _Exact:
+    """A stand-in for the charged mechanisms that returns every count exactly."""
+
+    def counts(self, cells, sigma, column=None, note=None):
+        return np.asarray(cells, dtype=float)
+
+
+@pytest.mark.parametrize("lo", [-1e7, -31.6, -3.16])
+@pytest.mark.parametrize("top", [1, 3, 56])
+def test_largest_whole_number_keeps_its_level_after_a_coarse_pass(lo, top):
+    """A whole-number column with zeros whose scan range reaches below zero (real negatives, or a noisy
+    band far out) is discovered in a coarse pass first. Its top scan band ends at 1.78 (for 1), 3.16 (3)
+    or 56.2 (56), not a whole number: the coarse grid's rounded top edge must still hold the largest
+    value, and with exact counts every value keeps its own level. (Rounded down, or dropped when zero's
+    edges were added, the edge left the largest value out: a 0/1 column came out as the one level '0'.)"""
+    from ddssp.data.discovery.numeric import discover_numeric
+    from ddssp.data.discovery.scan import SLOT_HI, SLOT_LO, ScanResult
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, top + 1, N).astype(float)
+    hi = float(SLOT_HI[np.flatnonzero((SLOT_LO <= top) & (top < SLOT_HI))[0]])
+    assert hi > top and hi != math.ceil(hi)
+    scan = ScanResult(
+        kind="numeric", n_present=float(N), missing=0.0, lo=lo, hi=hi, lo_pos=1.0, whole=True,
+        zero=float(np.sum(x == 0)), sigma=5.0,
+    )  # fmt: skip
+    # a budget whose noise sd is small next to the counts, and too small a table for the medians path
+    col, _ = discover_numeric(x, "x", 0.5, _Exact(), scan, None, 32)
+    values = col.values if col.edges is None else None
+    if values is not None:
+        assert values.min() == 0 and values.max() == top
+    else:  # binned: no value is outside the range (the last bin is closed)
+        assert col.bounds[0] <= 0 and col.bounds[1] >= top

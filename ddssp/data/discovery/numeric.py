@@ -132,9 +132,15 @@ def _make_grid(
         grid = np.linspace(lo, hi, cells + 1)
     if whole:
         grid = np.unique(np.round(grid))
+        # the values are below hi: a top edge rounded down below it would leave the largest whole
+        # number (3 in a range ending at 3.16) at the edge, outside every cell
+        grid[-1] = max(grid[-1], math.ceil(hi))
     if zero and lo <= 0 <= hi:  # zero gets cell [0, next edge)
+        first, last = float(grid[0]), float(grid[-1])
         grid = np.unique(np.concatenate([grid, [0.0, 1.0] if whole else [0.0]]))
-        grid = grid[(grid >= lo) & (grid <= max(hi, 1.0 if whole else 0.0))]
+        # the added edges stay inside the grid's own ends (a whole grid's top edge, rounded up
+        # above hi, stays: it holds the largest values)
+        grid = grid[(grid >= first) & (grid <= max(last, 1.0 if whole else 0.0))]
     if len(grid) < 2:
         grid = np.array([lo, max(hi, lo + 1.0)])
     return grid
