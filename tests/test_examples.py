@@ -46,13 +46,15 @@ def test_census_api_example_from_another_directory(tmp_path):
 
 
 def _raw_table(path: Path, rows: int = 3000) -> Path:
-    """A raw table like Adult's: text labels, numbers, '?' for missing (from the census example)."""
+    """A raw table like Adult's: text labels (the 0/1 target too, as Adult's income), numbers, '?'
+    for missing (from the census example)."""
     lines = (EXAMPLES / "census.csv").read_text().splitlines()[: rows + 1]
     out = [lines[0]]
     for i, line in enumerate(lines[1:]):
         cells = line.split(",")
         if i % 37 == 0:
             cells[6] = "?"  # occupation
+        cells[-1] = ">50K" if cells[-1] == "1" else "<=50K"  # high_income
         out.append(",".join(cells))
     path.write_text("\n".join(out) + "\n")
     return path

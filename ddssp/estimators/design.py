@@ -248,9 +248,18 @@ class Encoding:
             extra = sorted({i for i in (col.missing_code, col.na_code if na_own else None) if i is not None})
             real = [i for i in range(m) if i not in extra]
             if len(real) != 2:
+                labels = [str(x) for x in getattr(col, "labels", None) or range(m)]
+                shown = ", ".join(repr(labels[i]) for i in real[:4]) + (", ..." if len(real) > 4 else "")
+                if col.kind == "numeric":
+                    # a 0/1 column discovered as a number can get an empty level or bin from noise
+                    how = (
+                        f"use --model linear; a data holder who means it as two classes declares it with "
+                        f"--categorical {c} when releasing, so that its labels are released as they are"
+                    )
+                else:
+                    how = "recode it to two levels, or use another target"
                 raise SchemaError(
-                    f"logistic regression needs a binary target; {c!r} has {len(real)} levels "
-                    f"(recode it to two levels, or use --model linear)"
+                    f"logistic regression needs a binary target; {c!r} has {len(real)} levels ({shown}) ({how})"
                 )
             row = np.zeros((1, m))
             row[0, real[0]], row[0, real[1]] = -1.0, 1.0

@@ -364,8 +364,21 @@ def test_logistic_target_other_level_is_neither_class():
     assert np.allclose(est.coef_, ref.coef_) and math.isclose(est.intercept_, ref.intercept_)
     assert list(est.classes_) == [0, 1] and est.target_labels_ == ["no", "yes"]
     three = Schema([Column.categorical("x", ["a", "b", "c"]), Column.categorical("y", ["no", "yes", "maybe"])])
-    with pytest.raises(DDSSPError, match="binary target"):
+    with pytest.raises(DDSSPError, match="binary target; 'y' has 3 levels \\('no', 'yes', 'maybe'\\)") as err:
         DDSSPLogisticRegression().fit(ExactMarginals(codes, three), target="y")
+    assert "--categorical" not in str(err.value)
+
+
+def test_logistic_target_discovered_as_numbers_says_how_to_declare_it():
+    """A 0/1 column discovered as a number with an empty third level (noise): the refusal names the
+    levels and tells the data holder to declare the column categorical."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 3, 400)
+    y = (rng.random(400) < 0.5).astype(int)
+    schema = Schema([Column.categorical("x", ["a", "b", "c"]), Column.levels("y", [0, 1, 2])])
+    with pytest.raises(DDSSPError, match="binary target; 'y' has 3 levels \\('0', '1', '2'\\)") as err:
+        DDSSPLogisticRegression().fit(ExactMarginals(pd.DataFrame({"x": x, "y": y}), schema), target="y")
+    assert "--categorical y" in str(err.value) and "--model linear" in str(err.value)
 
 
 def _missing_target_table(n=6000, seed=0):
