@@ -254,7 +254,8 @@ class Encoding:
                     # a 0/1 column discovered as a number can get an empty level or bin from noise
                     how = (
                         f"use --model linear; a data holder who means it as two classes declares it with "
-                        f"--categorical {c} when releasing, so that its labels are released as they are"
+                        f"--categorical {c} (categorical=[{c!r}] in ddssp.release) when releasing, so that "
+                        f"its labels are released as they are"
                     )
                 else:
                     how = "recode it to two levels, or use another target"
