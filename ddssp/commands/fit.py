@@ -248,6 +248,7 @@ def result_dict(est, model: str) -> dict:
                 "unit": r["unit"],
                 "coef_scaled": float(r["coef_scaled"]),
                 "pair_measured": bool(r["measured"]),
+                "level_share": _finite_or_none(r["level_share"]),
                 **{k: _finite_or_none(r[k]) for k in ("stderr", "ci_low", "ci_high") if k in tab.columns},
             }
             for name, r in tab.iterrows()
@@ -311,8 +312,8 @@ def coefficient_frame(est):
     Returns
     -------
     pandas.DataFrame
-        name, coef (data units), unit, coef_scaled, pair_measured, and with intervals stderr,
-        ci_low, ci_high (data units).
+        name, coef (data units), unit, coef_scaled, pair_measured, level_share (one-hot terms), and
+        with intervals stderr, ci_low, ci_high (data units).
     """
     tab = est.coef_table().rename(columns={"measured": "pair_measured"}).reset_index()
     return tab
@@ -403,7 +404,7 @@ def run(args) -> int:
     rows = res["coefficients"]
     width = max(len(r["name"]) for r in rows + [{"name": "feature"}])
     uw = max(len(r["unit"]) for r in rows + [{"unit": "unit"}])
-    head = f"  {'feature':<{width}}  {'coef':>12}  {'unit':<{uw}}"
+    head = f"  {'feature':<{width}}  {'coef':>12}  {'unit':<{uw}}  {'share':>7}"
     if ci:
         lo, hi = f"[{(1 - info['level']) / 2:.3g}", f"{(1 + info['level']) / 2:.3g}]"
         head += f"  {'std err':>10}  {lo:>11}  {hi:>11}"
@@ -415,13 +416,19 @@ def run(args) -> int:
         return f"{_num(v):>11.6g}"
 
     for r in rows:
-        line = f"  {r['name']:<{width}}  {_num(r['coef']):>12.6g}  {r['unit']:<{uw}}"
+        share = "" if r.get("level_share") is None else f"{r['level_share']:.3f}"  # one-hot terms
+        line = f"  {r['name']:<{width}}  {_num(r['coef']):>12.6g}  {r['unit']:<{uw}}  {share:>7}"
         if ci:
             se = "" if r.get("stderr") is None else f"{r['stderr']:.4g}"
             ok = r["pair_measured"]
             line += f"  {se:>10}  {end(r.get('ci_low'), ok)}  {end(r.get('ci_high'), ok)}"
         line += f"  {_num(r['coef_scaled']):>10.4f}"
         print(line + ("" if r["pair_measured"] else "  *"))
+    if any(r.get("level_share") is not None for r in rows):
+        print(
+            "  share: the release's share of the fitted rows at that level; a level that holds almost "
+            "none rests on noise, whatever its coefficient"
+        )
     if not all(r["pair_measured"] for r in rows):
         print(
             "  * no released marginal holds this feature together with the target: the model imputed the "

@@ -215,8 +215,11 @@ class _DDSSPMixin(IntervalsMixin):
         Columns: ``coef`` (data units, see :attr:`coef_data_`), ``unit``, ``coef_scaled`` (on the
         encoded scale the model was solved on), ``measured`` (False when no released measurement
         covers the (feature, target) pair: the model imputed it, and such a coefficient is often
-        exactly 0); after ``fit(..., ci=level)`` also ``stderr``, ``ci_low`` and ``ci_high`` in data
-        units (for the intercept only when no numeric feature shifts it: else NaN).
+        exactly 0), ``level_share`` (one-hot terms: the source's share of the fitted rows at that
+        level, from the diagonal of X^T X; NaN for the intercept and numeric terms: a level that
+        holds almost no rows, such as an ``'<other>'`` with nothing in it, gets a coefficient that
+        rests on noise); after ``fit(..., ci=level)`` also ``stderr``, ``ci_low`` and ``ci_high``
+        in data units (for the intercept only when no numeric feature shifts it: else NaN).
         """
         self._check_fitted()  # type: ignore[attr-defined]
         a, b, c, _, unit = self._units()
@@ -227,6 +230,7 @@ class _DDSSPMixin(IntervalsMixin):
                 "unit": ["intercept"] + unit,
                 "coef_scaled": np.concatenate([[self.intercept_], self.coef_]),
                 "measured": self.pair_measured(),
+                "level_share": self._level_shares(names),
             },
             index=pd.Index(names, name="name"),
         )
@@ -239,6 +243,17 @@ class _DDSSPMixin(IntervalsMixin):
                 out["ci_low"] = tab["ci_low"].to_numpy() * mult + shift
                 out["ci_high"] = tab["ci_high"].to_numpy() * mult + shift
         return out
+
+    def _level_shares(self, names: list[str]) -> np.ndarray:
+        """Per coefficient name: a one-hot term's share of the fitted rows (its X^T X diagonal over
+        n), NaN otherwise. Post-processing of the source's marginals."""
+        stats = self.suffstats_
+        onehot = {n for att in self.encoding_.attributes if att.how == "onehot" for n in att.names}
+        index = {n: i for i, n in enumerate(stats.feature_names)}
+        diag = np.diag(stats.xtx)
+        return np.array(
+            [float(diag[index[n]]) / stats.n if n in onehot and n in index else np.nan for n in names], dtype=float
+        )
 
     def pair_measured(self) -> np.ndarray:
         """Per coefficient (intercept first): is its (feature, target) pair inside a released

@@ -131,7 +131,7 @@ def test_coefficients_in_data_units_reproduce_predictions(kind):
         acc = np.mean(est.predict(codes, codes=True) == codes["member"].to_numpy())
         assert 0.5 < acc < 1 and est.score(raw[feats], raw["member"]) == pytest.approx(acc)
     tab = est.coef_table()
-    assert list(tab.columns) == ["coef", "unit", "coef_scaled", "measured"] and tab["measured"].all()
+    assert list(tab.columns) == ["coef", "unit", "coef_scaled", "measured", "level_share"] and tab["measured"].all()
 
 
 def test_linear_ridge_and_features():
@@ -436,3 +436,27 @@ def test_missing_target_left_out_of_a_dp_release():
         for name, m in (("drop", drop), ("keep", keep))
     }
     assert err["drop"] < err["keep"], err
+
+
+def test_level_share_is_the_data_share_of_each_one_hot_level():
+    """Exactness: from noise-free marginals, ``level_share`` of each one-hot term is the data's share
+    of rows at that level (0 for an '<other>' level that holds none); NaN for the intercept and a
+    numeric term."""
+    rng = np.random.default_rng(0)
+    n = 1000
+    x = rng.choice(3, n, p=[0.5, 0.3, 0.2])
+    z = rng.integers(0, 5, n)
+    y = (rng.random(n) < 0.3 + 0.2 * (x == 1)).astype(int)
+    schema = Schema(
+        [
+            Column.categorical("x", ["a", "b", "c"], missing="<other>"),
+            Column.levels("z", [0, 1, 2, 3, 4]),
+            Column.categorical("y", ["no", "yes"]),
+        ]
+    )
+    est = DDSSPLogisticRegression().fit(ExactMarginals(pd.DataFrame({"x": x, "z": z, "y": y}), schema), target="y")
+    share = est.coef_table()["level_share"]
+    truth = np.bincount(x, minlength=4) / n
+    np.testing.assert_allclose(share[["x=b", "x=c", "x=<other>"]].to_numpy(), truth[1:], atol=1e-12)
+    assert share["x=<other>"] == 0.0
+    assert np.isnan(share["intercept"]) and np.isnan(share["z"])

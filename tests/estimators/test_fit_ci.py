@@ -171,7 +171,9 @@ def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, ca
     import pandas as pd
 
     tab = pd.read_csv(csv)
-    assert list(tab.columns) == ["name", "coef", "unit", "coef_scaled", "pair_measured", "stderr", "ci_low", "ci_high"]
+    assert list(tab.columns) == [
+        "name", "coef", "unit", "coef_scaled", "pair_measured", "level_share", "stderr", "ci_low", "ci_high"
+    ]  # fmt: skip
     np.testing.assert_allclose(tab["stderr"][1:], [r["stderr"] for r in rows][1:], rtol=1e-12)
     # refuses to overwrite; table print
     assert main(argv + ["--ci", "0.95", "--boot", "5", "-o", str(csv)]) == 1
