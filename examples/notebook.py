@@ -32,7 +32,7 @@ print(rel)
 print(rel.sample(5, seed=1).to_string(index=False))
 clf = ddssp.DDSSPLogisticRegression().fit(rel, target="high_income", ci=0.95, boot=args.boot, seed=1)
 table = clf.coef_table()
-print(table[["coef", "unit", "ci_low", "ci_high", "measured"]].round(4).head(8).to_string())
+print(table[["coef", "unit", "level_share", "ci_low", "ci_high", "measured"]].round(4).head(8).to_string())
 print("P(high_income) for the first rows:", clf.predict_proba(df.head(3))[:, 1].round(3))
 print("accuracy on the data:", round(clf.score(df, df["high_income"]), 3))
 
