@@ -136,6 +136,12 @@ def window_sds(cells: int) -> float:
     return span_sds(windows)
 
 
+def _segment_sds(cum: np.ndarray, sd: float, seg: tuple[int, int]) -> float:
+    """The noisy sum of cells ``seg[0]..seg[1]`` in sds of that sum (``cum``: the cumulative noisy
+    counts, with a leading 0)."""
+    return float(cum[seg[1] + 1] - cum[seg[0]]) / (sd * math.sqrt(seg[1] - seg[0] + 1))
+
+
 def _anchored(y: np.ndarray, sd: float, sds: float, detached: float) -> tuple[int, int] | None:
     """(first, last) cell where :func:`decade_span` starts; None when nothing is populated."""
     y = np.asarray(y, dtype=float)
@@ -149,7 +155,7 @@ def _anchored(y: np.ndarray, sd: float, sds: float, detached: float) -> tuple[in
     wider = populated_segments(y, _window_hits(cum, sd, sds, 2 * w), sd) if 2 * w <= len(y) else []
 
     def z(seg: tuple[int, int]) -> float:
-        return float(cum[seg[1] + 1] - cum[seg[0]]) / (sd * math.sqrt(seg[1] - seg[0] + 1))
+        return _segment_sds(cum, sd, seg)
 
     # the strongest part, without the weak cells at its ends that its window marked along with it
     a, b = max((_edges(y, seg, sd) for seg in segs + wider), key=z)
@@ -267,7 +273,7 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
     cum = np.concatenate([[0.0], np.cumsum(y)])
 
     def z(seg: tuple[int, int]) -> float:
-        return float(cum[seg[1] + 1] - cum[seg[0]]) / (sd * math.sqrt(seg[1] - seg[0] + 1))
+        return _segment_sds(cum, sd, seg)
 
     while True:
         # the windows of 1 to 4 cells right next to the span, on either side, that reach the level
