@@ -556,14 +556,15 @@ def _median_bins(
     missing = _missing_level(scan)
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
-    within = tuple(
-        None
-        if a in points
-        else ((), (1.0,))
-        if coarse is None
-        else _within_coarse(coarse[0], coarse[1], a, b, coarse[2])
-        for a, b in zip(edges, edges[1:])
-    )
+
+    def spread(a: float, b: float):
+        if a in points:  # a point mass decodes to exactly its value
+            return None
+        if coarse is None:  # uniform: no counts to weigh the bin's parts
+            return (), (1.0,)
+        return _within_coarse(coarse[0], coarse[1], a, b, coarse[2])
+
+    within = tuple(spread(a, b) for a, b in zip(edges, edges[1:]))
     col = Column.binned(name, edges, values, missing=missing, unit=unit)
     col.with_within(Within(within, whole=whole))
     if missing is None:
