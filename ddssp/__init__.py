@@ -27,8 +27,8 @@ _LAZY = {
     "DiscoveryOptions": "ddssp.pipeline",
     "DDSSPLinearRegression": "ddssp.estimators.ddssp",
     "DDSSPLogisticRegression": "ddssp.estimators.ddssp",
-    "evaluate": "ddssp.report",
-    "QualityReport": "ddssp.report",
+    "evaluate": "ddssp.evaluation",
+    "QualityReport": "ddssp.evaluation",
 }
 
 __all__ = ["__version__", "release", "Release", *_LAZY]

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
-    from ddssp.jaxconf import configure_jax  # float64, no persistent compilation cache
+    from ddssp.marginals.jaxconf import configure_jax  # float64, no persistent compilation cache
 
     configure_jax()
     from ddssp.data import load_schema

@@ -42,7 +42,7 @@ def test_top_level_names_are_lazy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
     from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
-    from ddssp.report import evaluate
+    from ddssp.evaluation import evaluate
 
     assert ddssp.DDSSPLinearRegression is DDSSPLinearRegression
     assert ddssp.DDSSPLogisticRegression is DDSSPLogisticRegression

@@ -1,5 +1,4 @@
 from ddssp.commands import comma_list, input_group, model_group, output_group, warn_stamp
-from ddssp.report import BANNER, compare, evaluate, render_html, tv  # noqa: F401  (re-exported)
 
 HELP = "data holder only: compare a release with the sensitive data it came from (NOT for publication)"
 
@@ -80,6 +79,7 @@ def run(args) -> int:
 
     from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.errors import DDSSPError
+    from ddssp.evaluation import BANNER, evaluate
     from ddssp.releasefile import Release
 
     out = check_output_path(args.output, force=args.force, inputs=[args.release, args.data])

@@ -391,7 +391,7 @@ class MbiEngine:
     """
 
     def __init__(self, domain: Domain):
-        from ddssp.jaxconf import configure_jax
+        from ddssp.marginals.jaxconf import configure_jax
 
         configure_jax()
         import jax

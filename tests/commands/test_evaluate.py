@@ -11,7 +11,7 @@ import pytest
 from ddssp.bench import ci_coverage as cc
 from ddssp.cli import main
 from ddssp.pipeline import release
-from ddssp.report import BANNER, compare, tv
+from ddssp.evaluation import BANNER, compare, tv
 
 pytest.importorskip("matplotlib")
 

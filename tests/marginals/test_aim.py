@@ -344,7 +344,7 @@ def test_many_rounds_keep_memory_maps_bounded():
 # --------------------------------------------------------------------------- mbi equivalence
 def test_numpy_mirror_descent_equals_mbi_mirror_descent():
     """Our estimator is mbi's MirrorDescent (Armijo) re-implemented in numpy: same iterates."""
-    from ddssp.jaxconf import configure_jax
+    from ddssp.marginals.jaxconf import configure_jax
 
     configure_jax()
     from mbi import Domain, LinearMeasurement

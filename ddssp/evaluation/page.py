@@ -1,0 +1,129 @@
+"""The quality report as one self-contained HTML page, its figures drawn with matplotlib."""
+
+from __future__ import annotations
+
+from ddssp.evaluation.scores import BANNER
+
+__all__ = ["render_html"]
+
+
+def _png(fig) -> str:
+    import base64
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def render_html(res: dict, names: list[str], title: str) -> str:
+    """The report as one self-contained HTML page (figures inlined as PNG), with the not-for-publication banner.
+
+    Parameters
+    ----------
+    res : dict
+        The comparison from :func:`compare`.
+    names : list of str
+        The columns compared.
+    title : str
+        The page's title.
+
+    Returns
+    -------
+    str
+    """
+    import html
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    k = len(names)
+    M = np.full((k, k), np.nan)
+    idx = {c: i for i, c in enumerate(names)}
+    for c in names:
+        M[idx[c], idx[c]] = res["one_way"][c]["tv"]
+    for p in res["two_way"]:
+        a, b = p["columns"]
+        M[idx[a], idx[b]] = M[idx[b], idx[a]] = p["tv"]
+    fig, ax = plt.subplots(figsize=(1.0 + 0.55 * k, 0.8 + 0.5 * k))
+    im = ax.imshow(M, cmap="viridis", vmin=0)
+    ax.set_xticks(range(k), names, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(k), names, fontsize=8)
+    for i in range(k):
+        for j in range(k):
+            if np.isfinite(M[i, j]):
+                ax.text(
+                    j,
+                    i,
+                    f"{M[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="white" if M[i, j] < 0.6 * np.nanmax(M) else "black",
+                )
+    fig.colorbar(im, ax=ax, label="total-variation error")
+    ax.set_title("TV error of every two-way marginal (diagonal: one-way)")
+    heat = _png(fig)
+    bars = []
+    for c in names:
+        o = res["one_way"][c]
+        m = len(o["data"])
+        fig, ax = plt.subplots(figsize=(min(2 + 0.25 * m, 12), 2.6))
+        x = np.arange(m)
+        ax.bar(x - 0.2, o["data"], width=0.4, label="data")
+        ax.bar(x + 0.2, o["release"], width=0.4, label="release")
+        labels = o["labels"]
+        # bin labels such as "[7.62336, 10.7002)" or date ranges overlap side by side: slant them
+        slant = m > 6 or sum(len(str(v)) for v in labels) > 6 * m
+        ax.set_xticks(
+            x,
+            labels if m <= 40 else [""] * m,
+            rotation=60 if slant else 0,
+            ha="right" if slant else "center",
+            rotation_mode="anchor" if slant else "default",
+            fontsize=7,
+        )
+        ax.set_title(f"{c}  (TV {o['tv']:.3f})", fontsize=9)
+        ax.legend(fontsize=7)
+        bars.append(_png(fig))
+    esc = html.escape
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>{esc(title)}</title>",
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto}"
+        ".warn{background:#b00;color:#fff;padding:8px;font-weight:bold}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-size:12px}"
+        "img{max-width:100%}.bars img{display:inline-block;margin:4px}</style></head><body>",
+        f"<p class='warn'>{esc(BANNER)}</p>",
+        f"<h1>{esc(title)}</h1>",
+        f"<p>Data rows: {res['rows_data']}; release model total: {res['rows_release']:.1f}. "
+        f"Two-way marginals: {len(res['two_way'])}, mean TV error {res['two_way_mean_tv']:.4f}, "
+        f"max {res['two_way_max_tv']:.4f}.</p>",
+        f"<img src='data:image/png;base64,{heat}'>",
+        "<h2>Worst two-way marginals</h2><table><tr><th>columns</th><th>TV</th></tr>",
+    ]
+    parts += [f"<tr><td>{esc(' x '.join(p['columns']))}</td><td>{p['tv']:.4f}</td></tr>" for p in res["two_way"][:15]]
+    parts.append("</table>")
+    if "regression" in res:
+        reg = res["regression"]
+        parts.append(f"<h2>DD-SSP {esc(reg['model'])} regression of {esc(reg['target'])}: release vs data</h2>")
+        parts.append(f"<p>max |difference| {reg['max_abs_diff']:.4g}; relative L2 error {reg['rel_l2_error']:.4g}</p>")
+        parts.append(
+            "<table><tr><th>coefficient</th><th>release</th><th>data (exact marginals)</th><th>difference</th></tr>"
+        )
+        parts += [
+            f"<tr><td>{esc(r['name'])}</td><td>{r['release']:.5f}</td><td>{r['data']:.5f}</td>"
+            f"<td>{r['release'] - r['data']:+.5f}</td></tr>"
+            for r in reg["coefficients"]
+        ]
+        parts.append("</table>")
+    parts.append("<h2>One-way distributions</h2><div class='bars'>")
+    parts += [f"<img src='data:image/png;base64,{b}'>" for b in bars]
+    parts.append(f"</div><p class='warn'>{esc(BANNER)}</p></body></html>")
+    return "\n".join(parts)

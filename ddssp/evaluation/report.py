@@ -1,0 +1,210 @@
+"""The data holder's quality report: a release against the sensitive data it came from.
+
+NOT FOR PUBLICATION: the report holds exact statistics of the data. :func:`evaluate` returns a
+:class:`QualityReport` with the scores (mean one- and two-way total-variation error, per column and
+per pair, and the regression agreement), a notebook display and a self-contained HTML page; the CLI
+``ddssp evaluate`` prints and writes the same object. The scores are computed by
+:func:`ddssp.evaluation.scores.compare` and the page drawn by :func:`ddssp.evaluation.page.render_html`.
+"""
+
+from __future__ import annotations
+
+import html as _html
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddssp._warnings import tidy_warnings
+from ddssp.evaluation.page import render_html
+from ddssp.evaluation.scores import BANNER, compare
+
+__all__ = ["QualityReport", "evaluate"]
+
+
+@tidy_warnings
+def evaluate(
+    release: Any,
+    data: Any,
+    target: str | None = None,
+    *,
+    model: str | None = None,
+    features: list[str] | None = None,
+    encoded: bool = False,
+    na_values: list[str] | None = None,
+    delimiter: str | None = None,
+    encoding: str | None = None,
+) -> QualityReport:
+    """Compare ``release`` with the data it was made from (for the data holder; NOT private).
+
+    Parameters
+    ----------
+    release : ddssp.Release or str or Path
+        The release, or the path of a release file.
+    data : pandas.DataFrame or str or Path
+        The sensitive table in its own values (as given to :func:`ddssp.release`), or its path
+        (read with the reading options stored in the release unless given here). Columns the
+        release left out are ignored.
+    target : str, optional
+        Also compare the DD-SSP regression of this column (release vs the data's exact marginals).
+    model : {"linear", "logistic"}, optional
+        Regression for ``target`` (default: logistic for a two-level target, else linear).
+    features : list of str, optional
+        Features of the regression (default: all other columns).
+    encoded : bool
+        ``data`` already holds the release schema's integer codes.
+    na_values, delimiter, encoding : optional
+        Reading options for a ``data`` path, overriding those the release records.
+
+    Returns
+    -------
+    QualityReport
+        Scores, per-column and per-pair tables, ``to_html(path)``; shown as a table in notebooks.
+
+    Raises
+    ------
+    ddssp.errors.SchemaError
+        When the data does not fit the release's schema (unknown column, for instance).
+    """
+    from ddssp.data.tables import read_table
+    from ddssp.releasefile import Release
+
+    rel = release if isinstance(release, Release) else Release.load(release)
+    if isinstance(data, (str, Path)):
+        reading = rel.reading
+        delim = reading["delimiter"] if delimiter is None else delimiter
+        data = read_table(
+            data,
+            delimiter="\t" if delim == "\\t" else delim,
+            na_values=reading["na_values"] if na_values is None else na_values,
+            encoding=reading["encoding"] if encoding is None else encoding,
+        )
+    if not isinstance(data, pd.DataFrame):
+        from ddssp.errors import DataError
+
+        raise DataError(f"evaluate needs a DataFrame or the path of a table, got {type(data).__name__}")
+    if set(rel.schema.names) <= set(map(str, data.columns)):  # columns the release left out
+        data = data[[c for c in data.columns if str(c) in rel.schema]]
+    codes = data if encoded else rel.schema.encode(data)
+    return QualityReport(compare(rel, codes, target=target, model=model, features=features), list(rel.schema.names))
+
+
+class QualityReport:
+    """How far a release is from the data (NOT FOR PUBLICATION: exact statistics of the data).
+
+    Parameters
+    ----------
+    result : dict
+        The comparison from :func:`compare`.
+    names : list of str
+        The columns compared.
+    title : str
+        The title of the HTML page.
+
+    Attributes
+    ----------
+    one_way_tv, two_way_tv, max_two_way_tv : float
+        Mean total-variation error of the one-way and two-way marginals, and the largest two-way one.
+    columns : pandas.DataFrame
+        Per column: its one-way TV error.
+    pairs : pandas.DataFrame
+        Per pair of columns: its two-way TV error, worst first.
+    regression : pandas.DataFrame or None
+        With a target: each coefficient from the release and from the data's exact marginals.
+    """
+
+    banner = BANNER
+
+    def __init__(self, result: dict, names: list[str], title: str = "ddssp quality report"):
+        self._res = result
+        self.names = list(names)
+        self.title = title
+        self.one_way_tv = float(np.mean([result["one_way"][c]["tv"] for c in names])) if names else 0.0
+        self.two_way_tv = float(result["two_way_mean_tv"])
+        self.max_two_way_tv = float(result["two_way_max_tv"])
+        self.columns = pd.DataFrame({"column": names, "tv": [result["one_way"][c]["tv"] for c in names]})
+        self.pairs = pd.DataFrame(
+            {
+                "column_a": [p["columns"][0] for p in result["two_way"]],
+                "column_b": [p["columns"][1] for p in result["two_way"]],
+                "tv": [p["tv"] for p in result["two_way"]],
+            }
+        )
+        reg = result.get("regression")
+        self.regression = (
+            None
+            if reg is None
+            else pd.DataFrame(reg["coefficients"]).assign(difference=lambda t: t["release"] - t["data"])
+        )
+
+    def get_score(self) -> float:
+        """One number in [0, 1], higher is better: 1 - the mean two-way TV error.
+
+        Returns
+        -------
+        float
+        """
+        return 1.0 - self.two_way_tv
+
+    def to_dict(self) -> dict:
+        """Everything in the report as plain JSON-able values, marked ``not_for_publication``.
+
+        Returns
+        -------
+        dict
+        """
+        out = dict(self._res)
+        out["one_way_mean_tv"] = self.one_way_tv
+        out["not_for_publication"] = True
+        return out
+
+    def to_html(self, path: str | Path | None = None, *, force: bool = False) -> str:
+        """The report as one self-contained HTML page (figures need matplotlib, the ``plot`` extra).
+
+        Parameters
+        ----------
+        path : str or Path, optional
+            Write the page there (atomically; an existing file only with ``force``).
+        force : bool
+            Replace an existing file.
+
+        Returns
+        -------
+        str
+            The page.
+        """
+        page = render_html(self._res, self.names, self.title)
+        if path is not None:
+            from ddssp.data.fileio import atomic_write, check_output_path
+
+            out = check_output_path(str(path), force=force, inputs=[])
+            with atomic_write(out, "w", encoding="utf-8") as fh:
+                fh.write(page)
+        return page
+
+    def _repr_html_(self) -> str:
+        esc = _html.escape
+        rows = "".join(
+            f"<tr><td>{esc(a)} x {esc(b)}</td><td>{t:.4f}</td></tr>"
+            for a, b, t in self.pairs.head(10).itertuples(index=False)
+        )
+        reg = ""
+        if self.regression is not None:
+            r = self._res["regression"]
+            reg = (
+                f"<p>DD-SSP {esc(r['model'])} regression of {esc(r['target'])}: relative L2 error "
+                f"{r['rel_l2_error']:.4g} (release vs the data's exact marginals)</p>"
+            )
+        return (
+            f"<div><p style='background:#b00;color:#fff;padding:4px;font-weight:bold'>{esc(BANNER)}</p>"
+            f"<p>Mean TV error: one-way {self.one_way_tv:.4f}, two-way {self.two_way_tv:.4f} "
+            f"(max {self.max_two_way_tv:.4f}) over {len(self.pairs)} pairs.</p>{reg}"
+            f"<table><tr><th>worst pairs</th><th>TV</th></tr>{rows}</table></div>"
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<QualityReport (NOT FOR PUBLICATION): mean TV one-way {self.one_way_tv:.4f}, "
+            f"two-way {self.two_way_tv:.4f} (max {self.max_two_way_tv:.4f}), {len(self.pairs)} pairs>"
+        )
