@@ -1,6 +1,8 @@
 """ddssp: differentially private marginals, regressions (DD-SSP) and synthetic data.
 
-Heavy modules are imported lazily: ``import ddssp`` does not import JAX.
+Every public name is imported lazily (PEP 562) from the module that defines it: ``import ddssp``
+imports neither numpy, pandas nor JAX, so the ``ddssp`` command (whose modules live in this package)
+starts without them.
 """
 
 from __future__ import annotations
@@ -8,13 +10,11 @@ from __future__ import annotations
 from ddssp._lazy import lazy_getattr
 from ddssp._version import __version__
 
-# ``ddssp.release(...)`` is the function (no module is named ``release``); these import numpy and
-# pandas, not JAX.
-from ddssp.pipeline import release
-from ddssp.releasefile import Release
-
-# public name -> module that defines it (filled in as features land)
+# public name -> module that defines it. ``ddssp.release(...)`` is the function (no module is named
+# ``release``).
 _LAZY = {
+    "release": "ddssp.pipeline",
+    "Release": "ddssp.releasefile",
     "Ledger": "ddssp.dp",
     "rho_from_eps_delta": "ddssp.dp",
     "eps_from_rho_delta": "ddssp.dp",
@@ -31,6 +31,11 @@ _LAZY = {
     "QualityReport": "ddssp.evaluation",
 }
 
-__all__ = ["__version__", "release", "Release", *_LAZY]
+__all__ = ["__version__", *_LAZY]
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
+
+
+def __dir__() -> list[str]:
+    """The module's names and the lazy exports, for tab completion in notebooks."""
+    return sorted({*globals(), *_LAZY})
