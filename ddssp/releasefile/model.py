@@ -87,6 +87,8 @@ class Release:
         :meth:`verify`.
     dataset_name : str, optional
         The publisher-chosen name of the data set, from manifest.json (covered by the signature).
+    manifest_bytes : bytes, optional
+        manifest.json as read by :meth:`load`, the bytes the signature covers (for :meth:`verify`).
     """
 
     schema: Any  # ddssp.data.schema.Schema
@@ -104,19 +106,15 @@ class Release:
     signature: dict[str, Any] | None = field(default=None, repr=False, compare=False)
     local_info: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     schema_status: str = SCHEMA_DECLARED
+    signature_valid: bool | None = field(default=None, repr=False, compare=False)
+    dataset_name: str | None = field(default=None, compare=False)
+    manifest_bytes: bytes | None = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ analyst API
     @property
     def stamp(self) -> str | None:
         """:data:`~ddssp.dp.noise.INSECURE_STAMP` when the noise is reproducible from a seed, else None."""
         return None if self.noise.get("secure") is True else INSECURE_STAMP
-
-    #: Whether the signature checks against the key embedded in it: True, False (invalid: the file
-    #: was modified after signing, or the signature member was copied from another file), or None
-    #: (unsigned, or ``cryptography`` is missing). This says nothing about who signed: see :meth:`verify`.
-    signature_valid: bool | None = field(default=None, repr=False, compare=False)
-    #: The publisher-chosen name of the data set, from manifest.json (covered by the signature).
-    dataset_name: str | None = field(default=None, compare=False)
 
     @property
     def signed_by(self) -> str | None:
@@ -408,51 +406,40 @@ class Release:
         return write_release(out, doc, arrays, private, dataset_name=dataset_name)
 
     @classmethod
-    def load(
-        cls,
-        path: str | Path,
-        *,
-        max_bytes: int = MAX_TOTAL_BYTES,
-        max_memory: int | None = None,
-        public_key: str | Path | bytes | None = None,
+    def from_document(
+        cls, document: dict[str, Any], arrays: dict[str, np.ndarray], *, source: str | Path = "release document"
     ) -> Release:
-        """Read, bound, checksum and self-check a release file, without the data.
+        """The release that :meth:`to_document` describes, checked as :meth:`load` checks a file.
 
-        The reading is bounded (:mod:`ddssp.releasefile.reader`) and never unpickles or executes
-        anything; the content must then pass :meth:`self_check`.
+        The inverse of :meth:`to_document`: ``Release.from_document(*rel.to_document())`` holds the
+        same schema, ledger, measurements, model and settings as ``rel``. The content must pass the
+        shape checks and :meth:`self_check` (and the noise stamp and model-fit checks of
+        :mod:`ddssp.releasefile.selfcheck`). The signature and the manifest belong to the file, not the
+        document: :meth:`load` adds them.
 
         Parameters
         ----------
-        path : str or Path
-            The release file.
-        max_bytes : int
-            Cap on the file's size and on the sum of the members' uncompressed sizes, checked before
-            anything is read.
-        max_memory : int, optional
-            Budget in bytes for everything the load allocates (arrays, their float copies, the
-            checks' temporaries, the model), computed from the declared shapes before any array is
-            decompressed. Default: the ``DDSSP_MAX_LOAD_MEMORY`` environment variable, else 1 GiB.
-        public_key : str, Path or bytes, optional
-            An Ed25519 public key (PEM): the signature of manifest.json is checked against it before
-            anything else in the file is parsed, and the load is refused unless it matches.
+        document : dict
+            release.json as a dict.
+        arrays : dict
+            ``{name: numpy.ndarray}``: the arrays that ``document`` names.
+        source : str or Path
+            Where the document came from, the start of every error message.
 
         Returns
         -------
         Release
-            The release, with its signature (if any) kept for :meth:`verify`.
 
         Raises
         ------
         ReleaseFileError
-            With one line, for a missing, malformed, oversized, corrupt or tampered file.
+            With one line, for a missing or malformed field, or content that fails a check.
         """
         from ddssp.data import Schema
         from ddssp.marginals.aim import Measurement
         from ddssp.marginals.model import GraphicalModel
 
-        path = Path(path)
-        doc, arrays = read_release(path, max_bytes, max_memory=max_memory, public_key=public_key)
-        sig = doc.pop("__signature__")
+        doc = document
         try:
             schema = Schema.from_dict(doc["schema"])
             ledger = Ledger.from_dict(doc["ledger"])
@@ -488,7 +475,7 @@ class Release:
                 target=doc.get("target"),
                 created=str(doc.get("created", "")),
                 ddssp_version=str(doc.get("ddssp_version", "")),
-                info=dict(doc.get("info", {})),
+                info=dict(info),
                 noise=dict(noise),
                 schema_status=str(doc.get("schema_status", SCHEMA_DECLARED)),
             )
@@ -496,9 +483,9 @@ class Release:
             raise
         except (KeyError, TypeError, ValueError, OverflowError, DDSSPError) as exc:
             raise ReleaseFileError(
-                f"{path}: release content is invalid or incomplete ({type(exc).__name__}: {exc})"
+                f"{source}: release content is invalid or incomplete ({type(exc).__name__}: {exc})"
             ) from None
-        check_shapes(rel, path)
+        check_shapes(rel, source)
         try:
             problem = (
                 rel.self_check(stated_rho_spent=doc["ledger"].get("rho_spent"))
@@ -508,7 +495,53 @@ class Release:
         except (ArithmeticError, ValueError, TypeError) as exc:  # e.g. a sigma whose square under/overflows
             problem = f"its numbers cannot be checked ({type(exc).__name__}: {str(exc)[:120]})"
         if problem:
-            raise ReleaseFileError(f"{path}: self-check failed: {problem}; refusing a corrupt or tampered release")
+            raise ReleaseFileError(f"{source}: self-check failed: {problem}; refusing a corrupt or tampered release")
+        return rel
+
+    @classmethod
+    def load(
+        cls,
+        path: str | Path,
+        *,
+        max_bytes: int = MAX_TOTAL_BYTES,
+        max_memory: int | None = None,
+        public_key: str | Path | bytes | None = None,
+    ) -> Release:
+        """Read, bound, checksum and self-check a release file, without the data.
+
+        The reading is bounded (:mod:`ddssp.releasefile.reader`) and never unpickles or executes
+        anything; the content is then rebuilt and checked by :meth:`from_document`, and the manifest's
+        data-set name, creation date and signature are attached.
+
+        Parameters
+        ----------
+        path : str or Path
+            The release file.
+        max_bytes : int
+            Cap on the file's size and on the sum of the members' uncompressed sizes, checked before
+            anything is read.
+        max_memory : int, optional
+            Budget in bytes for everything the load allocates (arrays, their float copies, the
+            checks' temporaries, the model), computed from the declared shapes before any array is
+            decompressed. Default: the ``DDSSP_MAX_LOAD_MEMORY`` environment variable, else 1 GiB.
+        public_key : str, Path or bytes, optional
+            An Ed25519 public key (PEM): the signature of manifest.json is checked against it before
+            anything else in the file is parsed, and the load is refused unless it matches.
+
+        Returns
+        -------
+        Release
+            The release, with its signature (if any) kept for :meth:`verify`.
+
+        Raises
+        ------
+        ReleaseFileError
+            With one line, for a missing, malformed, oversized, corrupt or tampered file.
+        """
+        path = Path(path)
+        doc, arrays = read_release(path, max_bytes, max_memory=max_memory, public_key=public_key)
+        sig = doc.pop("__signature__")
+        rel = cls.from_document(doc, arrays, source=path)
         manifest = sig.get("manifest_doc") or {}
         name = manifest.get("dataset_name")
         rel.dataset_name = name if isinstance(name, str) else None
@@ -517,9 +550,9 @@ class Release:
                 f"{path}: the manifest's creation date {manifest.get('created')!r} is not the "
                 f"release's {rel.created!r}; refusing a tampered file"
             )
-        rel._manifest_bytes = sig["manifest"]
+        rel.manifest_bytes = sig["manifest"]
         rel.signature = sig["signature"]
-        rel.signature_valid = embedded_signature_valid(rel.signature, rel._manifest_bytes)
+        rel.signature_valid = embedded_signature_valid(rel.signature, rel.manifest_bytes)
         return rel
 
     # ------------------------------------------------------------------ signatures (optional)
@@ -544,7 +577,7 @@ class Release:
         ReleaseFileError
             If the release is not signed, or not by that key, or was modified after signing.
         """
-        return verify_signature(self.signature, getattr(self, "_manifest_bytes", None), public_key)
+        return verify_signature(self.signature, self.manifest_bytes, public_key)
 
     def self_check(self, stated_rho_spent: Any = None) -> str | None:
         """The ledger against itself, the measurements and (eps, delta).
