@@ -98,3 +98,89 @@ def test_cli_reference_source_is_generated_not_written():
     assert "<!-- cli-reference -->" in source
     assert "usage: ddssp" not in source
     assert "docs/hooks/cli_reference.py" in (ROOT / "mkdocs.yml").read_text()
+
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})(.*)$")
+
+
+def _markdown_pages() -> list[Path]:
+    return sorted(p for p in (ROOT / "docs").rglob("*.md") if "hooks" not in p.parts)
+
+
+def fence_problems(text: str) -> list[str]:
+    """Code fences that do not close as written: a closing fence with text after it (Markdown then
+    reads it as code, and the block runs on to the next fence), or a fence never closed.
+
+    Parameters
+    ----------
+    text : str
+        A Markdown page.
+
+    Returns
+    -------
+    list of str
+        One line per problem, with its line number.
+    """
+    problems, opened = [], None  # opened: (line number, fence characters)
+    for i, line in enumerate(text.splitlines(), 1):
+        m = _FENCE.match(line)
+        if not m:
+            continue
+        fence, rest = m.groups()
+        if opened is None:
+            opened = (i, fence)
+        elif fence[0] == opened[1][0] and len(fence) >= len(opened[1]):
+            if rest.strip():  # not a closing fence: the block runs on
+                problems.append(f"line {i}: text after the closing fence of the block opened on line {opened[0]}")
+            else:
+                opened = None
+    if opened is not None:
+        problems.append(f"line {opened[0]}: a code fence that is never closed")
+    return problems
+
+
+def test_fence_check_finds_trailing_text_and_unclosed_fences():
+    assert fence_problems("```python\nx = 1\n```\n\ntext\n") == []
+    assert fence_problems("````\n```\nnested\n```\n````\n") == []
+    assert fence_problems("```python\nx = 1\n``` More text.\n\n## Heading\n```\n") == [
+        "line 3: text after the closing fence of the block opened on line 1"
+    ]
+    assert fence_problems("```\nx\n") == ["line 1: a code fence that is never closed"]
+
+
+@pytest.mark.parametrize("page", _markdown_pages(), ids=lambda p: str(p.relative_to(ROOT / "docs")))
+def test_code_fences_close(page):
+    problems = fence_problems(page.read_text(encoding="utf-8"))
+    assert not problems, f"{page.relative_to(ROOT)}: " + "; ".join(problems)
+
+
+def _text(fragment: str) -> str:
+    """Visible text of Markdown or HTML inline content, for comparing headings."""
+    fragment = re.sub(r"<[^>]+>", "", fragment)  # HTML tags
+    fragment = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", fragment)  # Markdown links
+    fragment = html.unescape(fragment).replace("¶", "")
+    fragment = re.sub(r"[`*_]", "", fragment)
+    return " ".join(fragment.split())
+
+
+def _markdown_headings(text: str) -> list[str]:
+    out, fenced = [], False
+    for line in text.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and (m := re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)):
+            out.append(_text(re.sub(r"\{[^}]*\}\s*$", "", m.group(2))))  # attr_list {#id}
+    return out
+
+
+def test_every_heading_of_a_page_is_rendered_as_one(site):
+    """A page whose Markdown swallows its own structure (an unclosed code block, a stray fence) loses
+    headings: every heading of the source must be a heading of the built page."""
+    nav_pages = re.findall(r":\s*([\w/-]+)\.md\s*$", (ROOT / "mkdocs.yml").read_text(), flags=re.M)
+    lost = []
+    for page in nav_pages:
+        built = site / ("index.html" if page == "index" else f"{page}/index.html")
+        rendered = {_text(h) for h in re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", built.read_text(), flags=re.S)}
+        source = (ROOT / "docs" / f"{page}.md").read_text(encoding="utf-8")
+        lost += [f"{page}.md: {h!r}" for h in _markdown_headings(source) if h not in rendered]
+    assert not lost, "headings not rendered as headings:\n" + "\n".join(lost)
