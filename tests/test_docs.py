@@ -184,3 +184,28 @@ def test_every_heading_of_a_page_is_rendered_as_one(site):
         source = (ROOT / "docs" / f"{page}.md").read_text(encoding="utf-8")
         lost += [f"{page}.md: {h!r}" for h in _markdown_headings(source) if h not in rendered]
     assert not lost, "headings not rendered as headings:\n" + "\n".join(lost)
+
+
+def test_no_sphinx_role_is_left_as_text(site):
+    """Docstrings name objects with Sphinx roles (``:func:`x```): the built pages show the code only."""
+    left = {
+        page: found
+        for page in sorted(site.rglob("index.html"))
+        if (found := sorted(set(re.findall(r":(?:func|meth|class|mod|attr|data|exc|obj):", page.read_text()))))
+    }
+    assert not left, f"Sphinx roles rendered as text: {left}"
+    api = (site / "reference" / "api" / "index.html").read_text()
+    assert "<code>plan_schema</code>" in api and "<code>INSECURE_STAMP</code>" in api
+
+
+def test_role_hook_keeps_the_name_as_sphinx_shows_it():
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        from sphinx_roles import strip_roles
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "hooks"))
+    assert (
+        strip_roles("see :func:<code>f</code> and :data:<code>~a.b.C</code>.")
+        == "see <code>f</code> and <code>C</code>."
+    )
+    assert strip_roles("a :ratio: <code>x</code>") == "a :ratio: <code>x</code>"

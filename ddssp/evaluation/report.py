@@ -54,8 +54,13 @@ def evaluate(
         Features of the regression (default: all other columns).
     encoded : bool
         ``data`` already holds the release schema's integer codes.
-    na_values, delimiter, encoding : optional
-        Reading options for a ``data`` path, overriding those the release records.
+    na_values : list of str, optional
+        Cell values that mean missing in a ``data`` path, besides empty cells (default: those the
+        release records).
+    delimiter : str, optional
+        The CSV field delimiter of a ``data`` path (default: the release's).
+    encoding : str, optional
+        The CSV text encoding of a ``data`` path (default: the release's).
 
     Returns
     -------
