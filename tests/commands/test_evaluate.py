@@ -10,8 +10,8 @@ import pytest
 
 from ddssp.bench import ci_coverage as cc
 from ddssp.cli import main
-from ddssp.pipeline import release
 from ddssp.evaluation import BANNER, compare, tv
+from ddssp.pipeline import release
 
 pytest.importorskip("matplotlib")
 
