@@ -1,25 +1,28 @@
-"""DP mechanisms used by private schema discovery, on OpenDP (exact samplers, secret noise).
+"""The mechanisms of private schema discovery, on OpenDP: their costs, thresholds and entry checks.
 
-* :func:`noisy_counts`: integer counts + discrete Gaussian noise (``make_gaussian`` on a vector of
-  i64 counts, L2 sensitivity 1: each row adds 1 to exactly one cell). Cost rho = 1 / (2 sigma^2),
-  read from OpenDP's own privacy map.
-* :func:`threshold_counts`: stable key release (``make_gaussian_threshold``, Rogers 2023): noisy
-  counts of the observed labels, kept only when the noisy count reaches the threshold. Each row holds
-  one label, so a neighbour changes one count by one (L0 = L2 = Linf = 1). Cost: approximate zCDP
-  (rho, delta), where delta bounds the probability that a label held by one row is released.
-  :func:`choose_threshold` picks the smallest integer threshold whose delta (OpenDP's map) is at
-  most the delta given.
+They run through :class:`~ddssp.dp.charged.ChargedMechanisms`, which charges each before it draws:
 
-* :meth:`ChargedMechanisms.medians`: one level of a private median tree. In each of several groups
-  (disjoint runs of cells of one count vector: each row is in one cell of one group), the
-  exponential mechanism picks the grid edge nearest the group's median, with quality
-  -|below - at or above| / 2 (sensitivity 1/2 under add/remove one row). It runs as Gumbel noisy max
-  (OpenDP's ``make_noisy_max``), cost rho = eps^2 / 8 from OpenDP's map; the groups hold disjoint
-  rows, so one level costs one mechanism's rho (parallel composition).
+* noisy counts (:meth:`~ddssp.dp.charged.ChargedMechanisms.counts`): integer counts + discrete
+  Gaussian noise (``make_gaussian`` on a vector of i64 counts, L2 sensitivity 1: each row adds 1 to
+  exactly one cell). Cost rho = 1 / (2 sigma^2), read from OpenDP's own privacy map
+  (:func:`gaussian_counts_rho`).
+* stable key release (:meth:`~ddssp.dp.charged.ChargedMechanisms.keys`;
+  ``make_gaussian_threshold``, Rogers 2023): noisy counts of the observed labels, kept only when
+  the noisy count reaches the threshold. Each row holds one label, so a neighbour changes one count
+  by one (L0 = L2 = Linf = 1). Cost: approximate zCDP (rho, delta), where delta bounds the
+  probability that a label held by one row is released (:func:`threshold_cost`).
+  :func:`choose_threshold` picks the smallest integer threshold whose delta is at most the delta
+  given.
+* private medians (:meth:`~ddssp.dp.charged.ChargedMechanisms.medians`): one level of a private
+  median tree. In each of several groups (disjoint runs of cells of one count vector: each row is in
+  one cell of one group), the exponential mechanism picks the grid edge nearest the group's median,
+  with quality -|below - at or above| / 2 (:func:`median_scores`, sensitivity 1/2 under add/remove
+  one row). It runs as Gumbel noisy max (OpenDP's ``make_noisy_max``), cost rho = eps^2 / 8 from
+  OpenDP's map; the groups hold disjoint rows, so one level costs one mechanism's rho (parallel
+  composition).
 
-The noise comes from OpenDP's samplers, which draw from the operating system's secure random source;
-no seed reaches them. Nothing here charges a ledger: callers charge (see
-``ddssp.data.discovery``) with the (rho, delta) these functions return.
+The entry kinds ``discover-counts``, ``discover-keys`` and ``discover-medians`` are registered with
+the ledger's entry checks here, so a release's self-check verifies them.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ def _gaussian_vec(sigma: float):
 
 
 def gaussian_counts_rho(sigma: float) -> float:
-    """zCDP cost of :func:`noisy_counts` at ``sigma`` (OpenDP's privacy map at L2 sensitivity 1).
+    """zCDP cost of discovery's noisy counts at ``sigma`` (OpenDP's privacy map at L2 sensitivity 1).
 
     Parameters
     ----------
@@ -57,41 +60,21 @@ def gaussian_counts_rho(sigma: float) -> float:
     return float(_gaussian_vec(check_positive(sigma, "noise scale")).map(1))
 
 
-def noisy_counts(counts, sigma: float) -> tuple[np.ndarray, float]:
-    """Counts plus discrete Gaussian noise (OpenDP, not charged here).
+@lru_cache(maxsize=64)
+def gaussian_threshold_measurement(sigma: float, threshold: int):
+    """OpenDP's stable key release (``make_gaussian_threshold``) on ``{label: i64 count}``.
 
     Parameters
     ----------
-    counts : array-like of int
-        A non-empty 1-D vector of non-negative integer counts, one cell per row.
     sigma : float
         The noise scale.
+    threshold : int
+        The release threshold.
 
     Returns
     -------
-    counts : numpy.ndarray
-        Noisy integer counts (int64).
-    rho : float
-        The zCDP cost.
-
-    Raises
-    ------
-    PrivacyParameterError
-        For an invalid sigma or counts.
+    opendp Measurement
     """
-    sigma = check_positive(sigma, "noise scale")
-    c = np.asarray(counts)
-    if c.ndim != 1 or c.size == 0:
-        raise PrivacyParameterError("noisy_counts needs a non-empty 1-D vector of counts")
-    if c.dtype.kind not in "iu" or (c < 0).any():
-        raise PrivacyParameterError("noisy_counts needs non-negative integer counts")
-    meas = _gaussian_vec(sigma)
-    out = np.asarray(meas([int(x) for x in c]), dtype=np.int64)
-    return out, float(meas.map(1))
-
-
-@lru_cache(maxsize=64)
-def _gaussian_threshold(sigma: float, threshold: int):
     dp = opendp()
     dom = dp.map_domain(dp.atom_domain(T=str), dp.atom_domain(T=dp.i64))
     metric = dp.l02inf_distance(dp.absolute_distance(T=dp.i64))
@@ -123,7 +106,7 @@ def discrete_tail_bound(sigma: float, m: float) -> float:
 
 
 def threshold_cost(sigma: float, threshold: int) -> tuple[float, float]:
-    """(rho, delta) of :func:`threshold_counts` for one row (L0 = L2 = Linf = 1).
+    """(rho, delta) of the stable key release for one row (L0 = L2 = Linf = 1).
 
     rho is OpenDP's map. delta is the larger of OpenDP's map and :func:`discrete_tail_bound` at
     ``threshold - 1``: a label held by one row is released when 1 + Z >= threshold. OpenDP's map
@@ -143,7 +126,7 @@ def threshold_cost(sigma: float, threshold: int) -> tuple[float, float]:
         (rho, delta).
     """
     sigma = check_positive(sigma, "noise scale")
-    rho, delta = _gaussian_threshold(sigma, int(threshold)).map((1, 1, 1))
+    rho, delta = gaussian_threshold_measurement(sigma, int(threshold)).map((1, 1, 1))
     return float(rho), max(float(delta), discrete_tail_bound(sigma, int(threshold) - 1))
 
 
@@ -182,13 +165,13 @@ def choose_threshold(sigma: float, delta: float) -> int:
     return hi
 
 
-def threshold_counts(counts: dict[str, int], sigma: float, threshold: int) -> tuple[dict[str, int], float, float]:
-    """Stable key release (OpenDP, not charged here): noisy label counts kept when they reach the threshold.
+def threshold_fallback(counts: dict[str, int], sigma: float, threshold: int):
+    """The key release drawn from a numpy Generator (insecure seeded noise, tests only).
 
     Parameters
     ----------
     counts : dict
-        ``{label: count}``; counts below 1 are ignored.
+        ``{label: count}`` with positive counts.
     sigma : float
         The noise scale.
     threshold : int
@@ -196,21 +179,9 @@ def threshold_counts(counts: dict[str, int], sigma: float, threshold: int) -> tu
 
     Returns
     -------
-    released : dict
-        ``{label: noisy count}`` of the labels released.
-    rho, delta : float
-        The cost (:func:`threshold_cost`).
+    callable
+        ``run(rng) -> {label: noisy count}`` of the labels whose noisy count reaches the threshold.
     """
-    sigma = check_positive(sigma, "noise scale")
-    meas = _gaussian_threshold(sigma, int(threshold))
-    clean = {str(k): int(v) for k, v in counts.items() if int(v) > 0}
-    out = meas(clean) if clean else {}
-    rho, delta = threshold_cost(sigma, threshold)
-    return {str(k): int(v) for k, v in out.items()}, float(rho), float(delta)
-
-
-def _threshold_fallback(counts: dict[str, int], sigma: float, threshold: int):
-    """The key release drawn from a numpy Generator (insecure seeded noise, tests only)."""
 
     def run(rng):
         keys = list(counts)
@@ -220,205 +191,12 @@ def _threshold_fallback(counts: dict[str, int], sigma: float, threshold: int):
     return run
 
 
-class ChargedMechanisms:
-    """The discovery mechanisms bound to a ledger and a noise source: each call charges, then runs.
-
-    Handed to :func:`ddssp.data.discovery.discover`, which reads the data only through these two calls
-    (the data layer does not import the DP layer). Entries: ``discover-counts`` (discrete Gaussian on a
-    vector of counts, L2 sensitivity 1; OpenDP's map) and ``discover-keys`` (stable key release; rho
-    from OpenDP's map, delta the larger of OpenDP's map and :func:`discrete_tail_bound`). Both kinds are
-    registered with the ledger's entry checks, so a release's self-check verifies them.
-
-    Parameters
-    ----------
-    ledger : Ledger
-        Pays for every call.
-    noise : NoiseSource, optional
-        Draws the noise; :class:`~ddssp.dp.noise.SecureNoise` by default.
-    """
-
-    def __init__(self, ledger, noise=None):
-        from ddssp.dp.noise import make_noise
-
-        self.ledger = ledger
-        self.noise = noise if noise is not None else make_noise(None)
-
-    def counts(self, counts, sigma: float, *, column: str, note: str) -> np.ndarray:
-        """Noisy counts (discrete Gaussian), charged as a 'discover-counts' entry on ``column``.
-
-        Parameters
-        ----------
-        counts : array-like of int
-            A non-empty vector of non-negative integer counts (L2 sensitivity 1: each row adds 1 to
-            exactly one cell).
-        sigma : float
-            The noise scale.
-        column : str
-            The column, for the entry.
-        note : str
-            What is counted, for the entry.
-
-        Returns
-        -------
-        numpy.ndarray
-            Noisy integer counts (int64).
-
-        Raises
-        ------
-        PrivacyParameterError
-            For invalid counts or sigma.
-        BudgetExceededError
-            When the ledger cannot pay.
-        """
-        from ddssp.dp.entries import LedgerEntry
-
-        sigma = check_positive(sigma, "noise scale")
-        c = np.asarray(counts)
-        if c.ndim != 1 or c.size == 0 or c.dtype.kind not in "iu" or (c < 0).any():
-            raise PrivacyParameterError("discovery counts must be a non-empty vector of non-negative integers")
-        rho = gaussian_counts_rho(sigma)
-        self.ledger.charge(
-            LedgerEntry(
-                "discover-counts",
-                rho,
-                sigma=sigma,
-                clique=(column,),
-                note=note,
-                params={"sensitivity": 1, "cells": int(c.size), "noise": "discrete_gaussian"},
-            )
-        )
-        return np.asarray(self.noise.gaussian_int(c.astype(np.int64), sigma), dtype=np.int64)
-
-    def key_threshold(self, sigma: float, delta: float) -> int:
-        """The threshold :meth:`keys` would use at ``sigma`` and ``delta`` (public; nothing drawn or charged).
-
-        Parameters
-        ----------
-        sigma : float
-            The noise sd of the key release.
-        delta : float
-            The largest delta allowed.
-
-        Returns
-        -------
-        int
-        """
-        return choose_threshold(sigma, delta)
-
-    def keys(self, counts: dict[str, int], sigma: float, delta: float, *, column: str) -> tuple[dict[str, int], int]:
-        """Stable key release at the smallest threshold whose delta is at most ``delta``.
-
-        Charged as a 'discover-keys' entry (rho and delta).
-
-        Parameters
-        ----------
-        counts : dict
-            ``{label: count}`` (each row holds one label).
-        sigma : float
-            The noise scale.
-        delta : float
-            The largest delta allowed for this column.
-        column : str
-            The column, for the entry.
-
-        Returns
-        -------
-        released : dict
-            ``{label: noisy count}`` of the labels released.
-        threshold : int
-            The threshold used.
-
-        Raises
-        ------
-        BudgetExceededError
-            When the ledger cannot pay.
-        """
-        from ddssp.dp.entries import LedgerEntry
-
-        sigma = check_positive(sigma, "noise scale")
-        threshold = choose_threshold(sigma, delta)
-        rho, d = threshold_cost(sigma, threshold)
-        self.ledger.charge(
-            LedgerEntry(
-                "discover-keys",
-                rho,
-                sigma=sigma,
-                clique=(column,),
-                delta=d,
-                note=f"stable key release, threshold {threshold}",
-                params={"threshold": int(threshold), "l0": 1, "l2": 1, "linf": 1, "noise": "discrete_gaussian"},
-            )
-        )
-        clean = {str(k): int(v) for k, v in counts.items() if int(v) > 0}
-        if not clean:
-            return {}, threshold
-        out = self.noise.run_opendp(
-            _gaussian_threshold(sigma, threshold), clean, fallback=_threshold_fallback(clean, sigma, threshold)
-        )
-        return {str(k): int(v) for k, v in out.items()}, threshold
-
-    def medians(self, groups: list, rho: float, *, column: str, note: str) -> list[int]:
-        """One level of a private median tree, charged once as a 'discover-medians' entry.
-
-        Each group is a run of cells of one vector of exact counts in which every row is in one
-        cell of one group, so a row changes one group's scores only and the level costs one
-        exponential mechanism (parallel composition).
-
-        Parameters
-        ----------
-        groups : list of array-like of int
-            The exact counts of each group's cells (``k`` cells, ``k + 1`` candidate edges).
-        rho : float
-            The level's zCDP cost.
-        column : str
-            The column, for the entry.
-        note : str
-            What is chosen, for the entry.
-
-        Returns
-        -------
-        list of int
-            Per group, the index of the chosen edge (0 .. k).
-
-        Raises
-        ------
-        PrivacyParameterError
-            For an empty group or invalid rho.
-        BudgetExceededError
-            When the ledger cannot pay.
-        """
-        from ddssp.dp.entries import LedgerEntry
-        from ddssp.dp.measurements import noisy_max_measurement, opendp_charge
-
-        vecs = [np.asarray(g) for g in groups]
-        if not vecs or any(v.ndim != 1 or v.size == 0 or v.dtype.kind not in "iu" or (v < 0).any() for v in vecs):
-            raise PrivacyParameterError("median groups must be non-empty vectors of non-negative integer counts")
-        scale = median_scale(rho)
-        cost, _ = opendp_charge(noisy_max_measurement(scale), MEDIAN_SENSITIVITY)
-        self.ledger.charge(
-            LedgerEntry(
-                "discover-medians",
-                cost,
-                clique=(column,),
-                note=note,
-                params={
-                    "sensitivity": MEDIAN_SENSITIVITY,
-                    "scale": scale,
-                    "groups": len(vecs),
-                    "candidates": int(sum(v.size + 1 for v in vecs)),
-                    "noise": "gumbel",
-                },
-            )
-        )
-        return [int(self.noise.noisy_max(median_scores(v), scale)) for v in vecs]
-
-
 #: sensitivity of a median's quality -|below - at or above| / 2 under add/remove one row
 MEDIAN_SENSITIVITY = 0.5
 
 
 def median_scale(rho: float) -> float:
-    """Gumbel scale of :meth:`ChargedMechanisms.medians` at zCDP cost ``rho`` (eps = sqrt(8 rho)).
+    """Gumbel scale of :meth:`~ddssp.dp.charged.ChargedMechanisms.medians` at zCDP cost ``rho`` (eps = sqrt(8 rho)).
 
     Parameters
     ----------
@@ -501,3 +279,15 @@ def _register() -> None:
 
 
 _register()
+
+
+def __getattr__(name: str):
+    """``ChargedMechanisms``, which runs discovery's mechanisms, is importable from here too.
+
+    It is loaded on first use, because :mod:`ddssp.dp.charged` imports this module.
+    """
+    if name == "ChargedMechanisms":
+        from ddssp.dp.charged import ChargedMechanisms
+
+        return ChargedMechanisms
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -30,9 +30,10 @@ per round, model recalibrated for scoring; ``python -m ddssp.bench.aim --fit leg
 ``iters`` per round (the reference setting, which also runs the legacy loop) and ``engine="mbi"``
 (every fit on ``mbi.estimation.MirrorDescent``, the estimation reference).
 
-Privacy: every noisy release goes through the :class:`~ddssp.dp.Ledger`, with noise from ``noise``
-(:class:`~ddssp.dp.noise.SecureNoise`, OpenDP's exact samplers, unless a test passes the insecure
-seeded source): discrete Gaussian noise on integer counts, Gumbel noisy max for selection. Each
+Privacy: every noisy release is run by one :class:`~ddssp.dp.ChargedMechanisms`, which charges the
+run's :class:`~ddssp.dp.Ledger` before it draws from ``noise`` (:class:`~ddssp.dp.noise.SecureNoise`,
+OpenDP's exact samplers, unless a test passes the insecure seeded source): discrete Gaussian noise
+on integer counts, Gumbel noisy max for selection. Each
 regular round charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement); the last round spends
 exactly what remains, so the ledger total equals the budget.
 """
@@ -50,10 +51,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.dp import Ledger, check_rho, make_rng
+from ddssp.dp import ChargedMechanisms, Ledger, check_rho, make_rng
 from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.errors import WorkloadError
-from ddssp.marginals.aim_answers import _answers_from_counter, _exact, _validate_data
+from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
 from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
 from ddssp.marginals.aim_settings import AIMSettings
@@ -75,7 +76,7 @@ FAST_ROUND_MAX_ITERS = 10
 FAST_ROUND_DTYPE = np.float32
 #: Up to this many candidates every one is sized each round and only the allowed ones are scored
 #: (cheap for narrow tables); beyond it, the selection sizes only the candidates it needs
-#: (:meth:`~ddssp.dp.accounting.Ledger.select` with ``allowed``) and every candidate is scored.
+#: (:meth:`~ddssp.dp.charged.ChargedMechanisms.select` with ``allowed``) and every candidate is scored.
 SIZE_EVERY = 1000
 #: Warm start (fast loop): noisy cells below ``WARM_FLOOR * sigma`` count as that much in the
 #: closed-form start point (the log of a non-positive count is undefined).
@@ -172,8 +173,7 @@ class _Run:
     user_domain: dict[str, int]  # the caller's order: what is released
     answers: dict[Clique, np.ndarray]
     candidates: dict[Clique, float]
-    ledger: Ledger
-    noise: NoiseSource
+    mech: ChargedMechanisms  # the ledger and the noise: charges, then draws
     est: Any
     settings: AIMSettings
     sizes: SizeFilter | None = None
@@ -203,7 +203,7 @@ def measure_clique(run: _Run, c: Clique, sigma: float, rnd: int, model_marginal:
     # noise is drawn in the caller's axis order (what is released and what the ledger names);
     # the loop works on the same numbers in its internal order
     cu = canonical(run.user_domain, c)
-    yu = run.ledger.measure(_reorder(run.answers[c], c, cu), sigma, run.noise, clique=cu, round=rnd).astype(float)
+    yu = run.mech.measure(_reorder(run.answers[c], c, cu), sigma, clique=cu, round=rnd).astype(float)
     run.measurements.append(Measurement(cu, float(sigma), yu, rnd))
     y = _reorder(yu, cu, c)
     run.est.add(c, y, sigma)
@@ -239,20 +239,20 @@ def estimate_round(run: _Run) -> GraphicalModel:
 
 
 def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) -> tuple[Clique, np.ndarray]:
-    """Choose the next clique by the exponential mechanism (charged to the ledger).
+    """Choose the next clique by the exponential mechanism (charged to the ledger, then drawn).
 
     Candidates are those already inside a measured clique or small enough for ``plan.size_limit``;
     each scores its workload weight times (L1 error of the model's marginal - the error the noise
     alone would make). With at most :data:`SIZE_EVERY` candidates all are sized and the allowed ones
     scored. With more, every candidate is scored but the model size is computed only for the
     candidates the selection needs: the exponential mechanism runs on the allowed candidates by
-    redrawing over all of them (see :meth:`~ddssp.dp.accounting.Ledger.select`), and its
+    redrawing over all of them (see :meth:`~ddssp.dp.charged.ChargedMechanisms.select`), and its
     sensitivity, the largest weight of an allowed candidate, is found from the heaviest weights down.
 
     Parameters
     ----------
     run : _Run
-        The run's shared state (candidates, exact answers, ledger, noise).
+        The run's shared state (candidates, exact answers, charged mechanisms).
     model : GraphicalModel
         The current model.
     plan : RoundPlan
@@ -307,9 +307,9 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
         for c, z in zip(cands, marginals)
     ]
     if allowed is None:  # every candidate left is allowed (sized above)
-        k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd)
+        k = run.mech.select(scores, plan.eps_em, sens, round=rnd)
     else:
-        k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd, allowed=lambda i: allowed(cands[i]))
+        k = run.mech.select(scores, plan.eps_em, sens, round=rnd, allowed=lambda i: allowed(cands[i]))
     run.timings["select"] += time.perf_counter() - t
     return cands[k], marginals[k]
 
@@ -430,12 +430,12 @@ def run_aim(
         t0 = time.perf_counter()
         # the counter sees the cliques in the caller's column order (its documented interface)
         user_needed = {c: canonical(user_domain, c) for c in needed}
-        got = _answers_from_counter(data, user_domain, list(user_needed.values()))
+        got = answers_from_counter(data, user_domain, list(user_needed.values()))
         answers = {c: _reorder(got[cu], cu, c) for c, cu in user_needed.items()}
     else:
-        codes = _validate_data(data, domain)
+        codes = validate_codes(data, domain)
         t0 = time.perf_counter()
-        answers = {c: _exact(codes, domain, c) for c in needed}
+        answers = {c: exact_marginal(codes, domain, c) for c in needed}
     timings = {"answers": time.perf_counter() - t0, "estimate": 0.0, "select": 0.0, "filter": 0.0}
 
     ledger = Ledger(rho)
@@ -444,8 +444,7 @@ def run_aim(
         user_domain,
         answers,
         candidates,
-        ledger,
-        noise,
+        ChargedMechanisms(ledger, noise),
         make_engine(s.engine, domain, keep_beliefs=s.fast),
         s,
         sizes=SizeFilter(domain),
