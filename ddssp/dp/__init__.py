@@ -4,9 +4,8 @@ Import from here (``from ddssp.dp import Ledger, check_eps``); the submodules ar
 detail. This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
 """
 
-from ddssp.dp import discovery as _discovery  # noqa: E402,F401  (registers the discovery entry checks)
 from ddssp.dp.accounting import LEDGER_RTOL, Ledger, PrivacyRecord
-from ddssp.dp.charged import ChargedMechanisms
+from ddssp.dp.charged import ChargedMechanisms  # (its import registers discovery's entry checks)
 from ddssp.dp.entries import LedgerEntry, entry_problem, register_entry_check
 from ddssp.dp.mechanisms import (
     clip_rows,

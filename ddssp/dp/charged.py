@@ -12,7 +12,7 @@ the ledger never passes its budget and holds an entry for every mechanism that r
   ``select``.
 - :meth:`~ChargedMechanisms.counts`, :meth:`~ChargedMechanisms.keys`,
   :meth:`~ChargedMechanisms.medians` (schema discovery; their costs and checks are in
-  :mod:`ddssp.dp.discovery`): entries ``discover-counts``, ``discover-keys``, ``discover-medians``.
+  :mod:`ddssp.dp.discovery_mechanisms`): entries ``discover-counts``, ``discover-keys``, ``discover-medians``.
 - :meth:`~ChargedMechanisms.run_opendp`: any other OpenDP measurement, charged by its own map
   (:meth:`~ddssp.dp.accounting.Ledger.charge_opendp`); its kind needs an entry check
   (:func:`~ddssp.dp.entries.register_entry_check`) for a release holding it to verify on load.
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ddssp.dp.accounting import Ledger
-from ddssp.dp.discovery import (
+from ddssp.dp.discovery_mechanisms import (
     MEDIAN_SENSITIVITY,
     choose_threshold,
     gaussian_counts_rho,

@@ -136,5 +136,3 @@ def test_discovery_and_the_package_name_the_same_class():
     from ddssp.dp import discovery
 
     assert discovery.ChargedMechanisms is ChargedMechanisms
-    with pytest.raises(AttributeError):
-        discovery.NoSuchName  # noqa: B018
