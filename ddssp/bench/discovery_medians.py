@@ -28,8 +28,7 @@ import pandas as pd
 
 from ddssp.data.discovery import numeric
 from ddssp.data.discovery.table import discover
-from ddssp.dp import Ledger, rho_from_eps_delta
-from ddssp.dp.discovery import ChargedMechanisms
+from ddssp.dp import ChargedMechanisms, Ledger, rho_from_eps_delta
 from ddssp.dp.noise import InsecureSeededNoise
 
 

@@ -1,11 +1,11 @@
-"""DP primitives: parameter checks, zCDP accounting and the ledger, mechanisms, the random source.
+"""DP primitives: parameter checks, zCDP accounting and the ledger, the charged mechanisms, the random source.
 
 Import from here (``from ddssp.dp import Ledger, check_eps``); the submodules are an implementation
 detail. This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
 """
 
-from ddssp.dp import discovery as _discovery  # noqa: E402,F401  (registers the discovery entry checks)
 from ddssp.dp.accounting import LEDGER_RTOL, Ledger, PrivacyRecord
+from ddssp.dp.charged import ChargedMechanisms  # (its import registers discovery's entry checks)
 from ddssp.dp.entries import LedgerEntry, entry_problem, register_entry_check
 from ddssp.dp.mechanisms import (
     clip_rows,
@@ -34,6 +34,7 @@ from ddssp.dp.zcdp import (
 
 __all__ = [
     "LEDGER_RTOL",
+    "ChargedMechanisms",
     "Ledger",
     "LedgerEntry",
     "PrivacyRecord",

@@ -6,19 +6,22 @@ Conventions (see README "Privacy accounting"):
 - Neighbouring datasets differ by adding or removing one row.
 - Budgets are tracked in rho-zCDP; (eps, delta) is converted with the Canonne-Kamath-Steinke bound
   (:mod:`ddssp.dp.zcdp`).
-- Every noisy release goes through a :class:`Ledger`, which refuses to spend past its budget. The
-  ledger charges OpenDP's own privacy map for the mechanisms it runs, and runs them with noise from a
-  :class:`~ddssp.dp.noise.NoiseSource` (see :mod:`ddssp.dp.noise`). Each charge is a
-  :class:`~ddssp.dp.entries.LedgerEntry`.
+- Every noisy release is charged to a :class:`Ledger`, which refuses to spend past its budget. The
+  ledger only keeps the books (budgets, entries, checks, serialisation); the mechanisms are run by
+  :class:`~ddssp.dp.charged.ChargedMechanisms`, which binds a ledger and a
+  :class:`~ddssp.dp.noise.NoiseSource`, charges OpenDP's own privacy map for each mechanism and only
+  then draws its noise. Each charge is a :class:`~ddssp.dp.entries.LedgerEntry`.
 
-Adding a mechanism kind (e.g. schema discovery's thresholded key release, DP quantiles):
+Adding a mechanism kind (e.g. DP quantiles):
 1. build the OpenDP measurement (its input distance ``d_in`` is the public sensitivity);
-2. ``ledger.charge_opendp("threshold", meas, d_in, params={...public parameters...})`` charges OpenDP's
-   map ((rho, delta) for approximate zCDP; the ledger's ``delta_budget`` must cover the delta);
-3. ``noise.run_opendp(meas, arg, fallback=...)`` runs it (the fallback draws from the insecure seeded
-   source in tests);
-4. ``register_entry_check("threshold", fn)`` (:mod:`ddssp.dp.entries`) so that a release holding such entries can verify them
-   on load (``fn(entry)`` recomputes the charge from ``entry.params`` and returns a problem or None).
+2. ``mech.run_opendp("quantile", meas, d_in, arg, fallback=..., params={...public parameters...})``
+   (:meth:`~ddssp.dp.charged.ChargedMechanisms.run_opendp`) charges OpenDP's map ((rho, delta) for
+   approximate zCDP; the ledger's ``delta_budget`` must cover the delta; see
+   :meth:`Ledger.charge_opendp`), then runs it (the fallback draws from the insecure seeded source
+   in tests);
+3. ``register_entry_check("quantile", fn)`` (:mod:`ddssp.dp.entries`) so that a release holding such
+   entries can verify them on load (``fn(entry)`` recomputes the charge from ``entry.params`` and
+   returns a problem or None).
 The ledger of such a release is ``Ledger(approx_zcdp_rho_budget(eps, delta, d_a), delta_budget=d_a)``:
 (rho, d_a)-approximate zCDP implies (eps, d_a + delta_CKS)-DP, and the release's self-check converts
 the same way.
@@ -27,7 +30,7 @@ the same way.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -35,9 +38,7 @@ from typing import Any
 import numpy as np
 
 from ddssp.dp.entries import LedgerEntry
-from ddssp.dp.mechanisms import exponential_rho, gaussian_rho
-from ddssp.dp.params import check_eps, check_rho
-from ddssp.dp.selection import _restricted_noisy_max
+from ddssp.dp.params import check_rho
 from ddssp.dp.zcdp import eps_from_rho_delta
 from ddssp.errors import BudgetExceededError, PrivacyParameterError
 
@@ -47,24 +48,15 @@ LEDGER_RTOL = 1e-12
 
 
 # --------------------------------------------------------------------------- ledger
-def _agree(kind: str, ours: float, opendp: float) -> None:
-    """Our formula and OpenDP's map must agree (OpenDP rounds up by a few ulps)."""
-    if not math.isclose(ours, opendp, rel_tol=1e-9):  # pragma: no cover - a bug, not bad input
-        raise RuntimeError(f"{kind}: ledger formula rho={ours!r} disagrees with OpenDP's map rho={opendp!r}")
-
-
 @dataclass
 class Ledger:
     """An approximate-zCDP budget (rho, plus ``delta_budget`` for mechanisms such as thresholding that
     are (rho, delta)-approximate zCDP; 0 by default) and the list of everything charged against it.
 
     ``charge`` raises :class:`BudgetExceededError` instead of letting either total pass its budget.
-    Mechanisms are run *after* they are charged, with noise from a
-    :class:`~ddssp.dp.noise.NoiseSource` (never a numpy Generator):
-
-    - :meth:`measure`: discrete Gaussian on integer counts (OpenDP ``make_gaussian``);
-    - :meth:`select`: exponential mechanism as Gumbel noisy max (OpenDP ``make_noisy_max``, zCDP);
-    - :meth:`charge_opendp` + ``noise.run_opendp``: any other OpenDP measurement, charged by its map.
+    The ledger draws nothing: :class:`~ddssp.dp.charged.ChargedMechanisms` charges it for each
+    mechanism and runs the mechanism *after* the charge, with noise from a
+    :class:`~ddssp.dp.noise.NoiseSource`.
 
     Parameters
     ----------
@@ -161,7 +153,8 @@ class Ledger:
     def charge_opendp(self, kind: str, measurement: Any, d_in: Any, **fields: Any) -> LedgerEntry:
         """Charge an OpenDP measurement by its own privacy map ((rho, delta) for approximate zCDP).
 
-        Run it afterwards with ``noise.run_opendp(measurement, arg)``.
+        :meth:`~ddssp.dp.charged.ChargedMechanisms.run_opendp` charges through this, then runs the
+        measurement.
 
         Parameters
         ----------
@@ -188,144 +181,6 @@ class Ledger:
 
         rho, delta = opendp_charge(measurement, d_in)
         return self.charge(LedgerEntry(kind, rho, delta=delta, **fields))
-
-    def measure(
-        self,
-        values: np.ndarray,
-        sigma: float,
-        noise: Any,
-        clique: Iterable[str] | None = None,
-        round: int | None = None,
-        sensitivity: int = 1,
-    ) -> np.ndarray:
-        """Charge for, then run, the discrete Gaussian mechanism on integer counts.
-
-        Parameters
-        ----------
-        values : numpy.ndarray
-            Integer counts, any shape.
-        sigma : float
-            The noise scale.
-        noise : NoiseSource
-            Draws the noise.
-        clique : iterable of str, optional
-            What is measured, for the entry.
-        round : int, optional
-            The AIM round, for the entry.
-        sensitivity : int
-            The L2 sensitivity of ``values``, a positive integer.
-
-        Returns
-        -------
-        numpy.ndarray
-            Integer noisy counts (int64), shaped like ``values``.
-
-        Raises
-        ------
-        PrivacyParameterError
-            For an invalid sensitivity or noise source.
-        BudgetExceededError
-            When the charge does not fit in the budget left (no noise is drawn).
-        """
-        from ddssp.dp.measurements import gaussian_measurement, opendp_charge
-        from ddssp.dp.noise import NoiseSource
-
-        _check_noise(noise, NoiseSource)
-        if isinstance(sensitivity, bool) or int(sensitivity) != sensitivity or sensitivity < 1:
-            raise PrivacyParameterError(f"the L2 sensitivity of counts must be a positive integer, got {sensitivity!r}")
-        sigma = float(sigma)
-        rho, _ = opendp_charge(gaussian_measurement(sigma), int(sensitivity))
-        _agree("measure", gaussian_rho(sigma, sensitivity), rho)
-        self.charge(
-            LedgerEntry(
-                "measure",
-                rho,
-                sigma=sigma,
-                clique=tuple(clique) if clique is not None else None,
-                round=round,
-                params={"sensitivity": int(sensitivity), "noise": "discrete_gaussian"},
-            )
-        )
-        return noise.gaussian_int(values, sigma)
-
-    def select(
-        self,
-        scores: Iterable[float],
-        eps_em: float,
-        sensitivity: float,
-        noise: Any,
-        round: int | None = None,
-        allowed: Callable[[int], bool] | None = None,
-        tries: int = 8,
-    ) -> int:
-        """Charge for, then run, the exponential mechanism on scores.
-
-        It runs as Gumbel noisy max with scale 2 * sensitivity / eps_em, whose zCDP cost is eps_em^2 / 8
-        (OpenDP's map of ``make_noisy_max`` with a zCDP output measure).
-
-        With ``allowed``, the mechanism runs on the allowed candidates only, deciding for as few
-        candidates as it can whether they are allowed (see :func:`_restricted_noisy_max`). The
-        output has the distribution of the exponential mechanism on the allowed set, so the charge is
-        the same; ``sensitivity`` is then that of the allowed candidates' scores.
-
-        Parameters
-        ----------
-        scores : iterable of float
-            Finite quality scores, one per candidate (at least one).
-        eps_em : float
-            The exponential mechanism's parameter.
-        sensitivity : float
-            The L-inf sensitivity of the scores.
-        noise : NoiseSource
-            Draws the noise.
-        round : int, optional
-            The AIM round, for the entry.
-        allowed : callable, optional
-            ``allowed(i)`` tells whether candidate ``i`` may be selected (a decision on public
-            information only; at least one candidate must be allowed).
-        tries : int
-            Draws that were not allowed before every candidate is decided.
-
-        Returns
-        -------
-        int
-            The index of the selected candidate.
-
-        Raises
-        ------
-        PrivacyParameterError
-            For no candidates, non-finite scores, or invalid parameters.
-        BudgetExceededError
-            When the charge does not fit in the budget left.
-        """
-        from ddssp.dp.measurements import noisy_max_measurement, opendp_charge
-        from ddssp.dp.noise import NoiseSource
-
-        _check_noise(noise, NoiseSource)
-        scores = np.asarray(list(scores), dtype=float)
-        if scores.size == 0:
-            raise PrivacyParameterError("the exponential mechanism needs at least one candidate")
-        if not np.all(np.isfinite(scores)):
-            raise PrivacyParameterError("exponential mechanism scores must be finite")
-        eps_em = check_eps(eps_em, "eps_em")
-        sens = float(sensitivity)
-        if not (math.isfinite(sens) and sens > 0):
-            raise PrivacyParameterError(f"quality sensitivity must be positive, got {sensitivity!r}")
-        scale = 2.0 * sens / eps_em
-        rho, _ = opendp_charge(noisy_max_measurement(scale), sens)
-        _agree("select", exponential_rho(eps_em), rho)
-        self.charge(
-            LedgerEntry(
-                "select",
-                rho,
-                eps_em=eps_em,
-                round=round,
-                params={"sensitivity": sens, "scale": scale, "candidates": int(scores.size), "noise": "gumbel"},
-            )
-        )
-        if allowed is None:
-            return noise.noisy_max(scores, scale)
-        return _restricted_noisy_max(scores, scale, noise, allowed, int(tries))
 
     def record(
         self,
@@ -393,14 +248,6 @@ class Ledger:
         ledger = cls(float(d["rho_budget"]), delta_budget=float(d.get("delta_budget", 0.0)))
         ledger.entries = [LedgerEntry.from_dict(e) for e in d["entries"]]
         return ledger
-
-
-def _check_noise(noise: Any, cls: type) -> None:
-    if not isinstance(noise, cls):
-        raise TypeError(
-            f"DP noise must come from a ddssp.dp.noise.NoiseSource (secure by default), not {type(noise).__name__}; "
-            "numpy generators never draw DP noise"
-        )
 
 
 # --------------------------------------------------------------------------- the record of one fit

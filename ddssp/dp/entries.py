@@ -3,9 +3,9 @@ verified from its own fields.
 
 Every entry kind has a check (:func:`register_entry_check`) that recomputes the charge from the
 entry's public parameters; :func:`entry_problem` runs it, so a release's self-check can verify every
-entry of its ledger on load. The kinds the ledger runs itself, ``measure`` (discrete Gaussian) and
-``select`` (exponential mechanism), are registered here; discovery registers its own
-(:mod:`ddssp.dp.discovery`).
+entry of its ledger on load. AIM's kinds, ``measure`` (discrete Gaussian) and ``select``
+(exponential mechanism), run by :class:`~ddssp.dp.charged.ChargedMechanisms`, are registered here;
+discovery registers its own (:mod:`ddssp.dp.discovery_mechanisms`).
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ from ddssp.dp.measurements import (
     noisy_max_measurement,
 )
 from ddssp.dp.params import check_positive
-from ddssp.dp.samplers import _as_probs, discrete_gaussian_numpy, secure_bernoulli
+from ddssp.dp.samplers import as_probs, discrete_gaussian_numpy, secure_bernoulli
 from ddssp.errors import PrivacyParameterError
 
 #: Printed by every command that reads a release whose noise is reproducible from a seed.
@@ -520,7 +520,7 @@ class InsecureSeededNoise(NoiseSource):
         numpy.ndarray
             Booleans, shaped like ``p``.
         """
-        a = _as_probs(p)
+        a = as_probs(p)
         return self.rng.random(a.shape) < a
 
     def l2_laplace(self, d: int, eta: Any, size: Any = None) -> np.ndarray:

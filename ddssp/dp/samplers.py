@@ -19,7 +19,24 @@ import numpy as np
 from ddssp.errors import PrivacyParameterError
 
 
-def _as_probs(p: Any) -> np.ndarray:
+def as_probs(p: Any) -> np.ndarray:
+    """Coin-flip probabilities as a float array, each checked to lie in [0, 1].
+
+    Parameters
+    ----------
+    p : array-like of float
+        Probabilities, any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``p`` as floats, same shape.
+
+    Raises
+    ------
+    PrivacyParameterError
+        When a probability lies outside [0, 1] (or is NaN).
+    """
     a = np.asarray(p, dtype=float)
     if not np.all((a >= 0) & (a <= 1)):
         raise PrivacyParameterError("coin-flip probabilities must lie in [0, 1]")
@@ -50,7 +67,7 @@ def secure_bernoulli(p: Any) -> np.ndarray:
     import secrets
     from fractions import Fraction
 
-    a = _as_probs(p)
+    a = as_probs(p)
     flat = a.ravel()
     n = flat.size
     out = np.zeros(n, dtype=bool)

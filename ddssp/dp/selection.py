@@ -1,8 +1,8 @@
 """The exponential mechanism on the allowed candidates only, deciding for few of them whether they
 are allowed.
 
-:meth:`~ddssp.dp.accounting.Ledger.select` charges the selection, then runs it here when it is given
-an ``allowed`` test (AIM: a candidate is allowed when the model it builds fits the size limit). The
+:meth:`~ddssp.dp.charged.ChargedMechanisms.select` charges the selection, then runs it here when it
+is given an ``allowed`` test (AIM: a candidate is allowed when the model it builds fits the size limit). The
 output has the distribution of noisy max on the allowed set, so the charge is that of the plain
 exponential mechanism.
 """
@@ -17,7 +17,7 @@ import numpy as np
 from ddssp.errors import PrivacyParameterError
 
 
-def _restricted_noisy_max(
+def restricted_noisy_max(
     scores: np.ndarray, scale: float, noise: Any, allowed: Callable[[int], bool], tries: int
 ) -> int:
     """Noisy max on the allowed candidates, deciding ``allowed`` for few of them.
@@ -31,6 +31,31 @@ def _restricted_noisy_max(
     much weight exp(score / scale) as the undecided rest. After ``tries`` draws that were not
     allowed, every candidate is decided. The scores only choose which candidates to decide (a
     decision on public information); only the final draw is output.
+
+    Nothing is charged here: the caller charges the exponential mechanism first.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        Finite scores, one per candidate.
+    scale : float
+        The Gumbel scale (2 * sensitivity / eps_em).
+    noise : NoiseSource
+        Draws the noise.
+    allowed : callable
+        ``allowed(i)`` tells whether candidate ``i`` may be output (public information only).
+    tries : int
+        Draws that were not allowed before every candidate is decided.
+
+    Returns
+    -------
+    int
+        The index of the selected candidate.
+
+    Raises
+    ------
+    PrivacyParameterError
+        When no candidate is allowed.
     """
     weight = np.exp((scores - scores.max()) / scale)
     order = np.argsort(-scores, kind="stable")

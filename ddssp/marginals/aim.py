@@ -30,9 +30,10 @@ per round, model recalibrated for scoring; ``python -m ddssp.bench.aim --fit leg
 ``iters`` per round (the reference setting, which also runs the legacy loop) and ``engine="mbi"``
 (every fit on ``mbi.estimation.MirrorDescent``, the estimation reference).
 
-Privacy: every noisy release goes through the :class:`~ddssp.dp.Ledger`, with noise from ``noise``
-(:class:`~ddssp.dp.noise.SecureNoise`, OpenDP's exact samplers, unless a test passes the insecure
-seeded source): discrete Gaussian noise on integer counts, Gumbel noisy max for selection. Each
+Privacy: every noisy release is run by one :class:`~ddssp.dp.ChargedMechanisms`, which charges the
+run's :class:`~ddssp.dp.Ledger` before it draws from ``noise`` (:class:`~ddssp.dp.noise.SecureNoise`,
+OpenDP's exact samplers, unless a test passes the insecure seeded source): discrete Gaussian noise
+on integer counts, Gumbel noisy max for selection. Each
 regular round charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement); the last round spends
 exactly what remains, so the ledger total equals the budget.
 """
@@ -50,10 +51,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.dp import Ledger, check_rho, make_rng
+from ddssp.dp import ChargedMechanisms, Ledger, check_rho, make_rng
 from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.errors import WorkloadError
-from ddssp.marginals.aim_answers import _answers_from_counter, _exact, _validate_data
+from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
 from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
 from ddssp.marginals.aim_settings import AIMSettings
@@ -75,7 +76,7 @@ FAST_ROUND_MAX_ITERS = 10
 FAST_ROUND_DTYPE = np.float32
 #: Up to this many candidates every one is sized each round and only the allowed ones are scored
 #: (cheap for narrow tables); beyond it, the selection sizes only the candidates it needs
-#: (:meth:`~ddssp.dp.accounting.Ledger.select` with ``allowed``) and every candidate is scored.
+#: (:meth:`~ddssp.dp.charged.ChargedMechanisms.select` with ``allowed``) and every candidate is scored.
 SIZE_EVERY = 1000
 #: Warm start (fast loop): noisy cells below ``WARM_FLOOR * sigma`` count as that much in the
 #: closed-form start point (the log of a non-positive count is undefined).
@@ -165,21 +166,44 @@ class AIMResult:
 
 @dataclass
 class _Run:
-    """What the rounds of one :func:`run_aim` share (fixed for the run, except the measurements,
+    """What the steps of one :func:`run_aim` share (fixed for the run, except the measurements,
     the estimation engine and the counters they append to)."""
 
     domain: Domain  # internal order: increasing column size
     user_domain: dict[str, int]  # the caller's order: what is released
     answers: dict[Clique, np.ndarray]
     candidates: dict[Clique, float]
-    ledger: Ledger
-    noise: NoiseSource
+    mech: ChargedMechanisms  # the ledger and the noise: charges, then draws
     est: Any
     settings: AIMSettings
     sizes: SizeFilter | None = None
     measurements: list = field(default_factory=list)
     timings: dict = field(default_factory=dict)
     iters_log: list = field(default_factory=list)
+    report: Callable[[AIMProgress], None] = lambda progress: None
+    rounds_T: int = 0
+
+    @property
+    def rho(self) -> float:
+        """The run's zCDP budget."""
+        return self.mech.ledger.rho_budget
+
+    def progress(self, rnd: int, clique: Clique | None, sigma: float, phase: str = "round") -> None:
+        """Report the run's progress to the caller's callback.
+
+        Parameters
+        ----------
+        rnd : int
+            The round.
+        clique : tuple or None
+            The clique just measured (caller's column order).
+        sigma : float
+            Its noise scale.
+        phase : str
+            See :class:`AIMProgress`.
+        """
+        ledger = self.mech.ledger
+        self.report(AIMProgress(rnd, self.rounds_T, ledger.spent, ledger.rho_budget, clique, sigma, phase=phase))
 
 
 # --------------------------------------------------------------------------- AIM
@@ -203,7 +227,7 @@ def measure_clique(run: _Run, c: Clique, sigma: float, rnd: int, model_marginal:
     # noise is drawn in the caller's axis order (what is released and what the ledger names);
     # the loop works on the same numbers in its internal order
     cu = canonical(run.user_domain, c)
-    yu = run.ledger.measure(_reorder(run.answers[c], c, cu), sigma, run.noise, clique=cu, round=rnd).astype(float)
+    yu = run.mech.measure(_reorder(run.answers[c], c, cu), sigma, clique=cu, round=rnd).astype(float)
     run.measurements.append(Measurement(cu, float(sigma), yu, rnd))
     y = _reorder(yu, cu, c)
     run.est.add(c, y, sigma)
@@ -239,20 +263,20 @@ def estimate_round(run: _Run) -> GraphicalModel:
 
 
 def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) -> tuple[Clique, np.ndarray]:
-    """Choose the next clique by the exponential mechanism (charged to the ledger).
+    """Choose the next clique by the exponential mechanism (charged to the ledger, then drawn).
 
     Candidates are those already inside a measured clique or small enough for ``plan.size_limit``;
     each scores its workload weight times (L1 error of the model's marginal - the error the noise
     alone would make). With at most :data:`SIZE_EVERY` candidates all are sized and the allowed ones
     scored. With more, every candidate is scored but the model size is computed only for the
     candidates the selection needs: the exponential mechanism runs on the allowed candidates by
-    redrawing over all of them (see :meth:`~ddssp.dp.accounting.Ledger.select`), and its
+    redrawing over all of them (see :meth:`~ddssp.dp.charged.ChargedMechanisms.select`), and its
     sensitivity, the largest weight of an allowed candidate, is found from the heaviest weights down.
 
     Parameters
     ----------
     run : _Run
-        The run's shared state (candidates, exact answers, ledger, noise).
+        The run's shared state (candidates, exact answers, charged mechanisms).
     model : GraphicalModel
         The current model.
     plan : RoundPlan
@@ -307,9 +331,9 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
         for c, z in zip(cands, marginals)
     ]
     if allowed is None:  # every candidate left is allowed (sized above)
-        k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd)
+        k = run.mech.select(scores, plan.eps_em, sens, round=rnd)
     else:
-        k = run.ledger.select(scores, plan.eps_em, sens, run.noise, round=rnd, allowed=lambda i: allowed(cands[i]))
+        k = run.mech.select(scores, plan.eps_em, sens, round=rnd, allowed=lambda i: allowed(cands[i]))
     run.timings["select"] += time.perf_counter() - t
     return cands[k], marginals[k]
 
@@ -401,14 +425,7 @@ def run_aim(
     AIMResult
     """
     t_start = time.perf_counter()
-    if settings is None:
-        unknown = set(options) - {f.name for f in dataclasses.fields(AIMSettings)}
-        if unknown:
-            raise TypeError(f"run_aim() got unexpected keyword argument(s) {sorted(unknown)}")
-        settings = AIMSettings(**options)
-    elif options:
-        raise TypeError(f"give AIM's settings either as settings= or as keywords, not both ({sorted(options)})")
-    s = settings
+    s = _settings(settings, options)
     rho = check_rho(rho)
     rng = make_rng(rng)
     noise = SecureNoise() if noise is None else noise
@@ -416,102 +433,193 @@ def run_aim(
     workload = validate_workload(workload, user_domain)
     # internal order: increasing column size (ties: domain order), so the small axes are the outer ones
     domain = dict(sorted(user_domain.items(), key=lambda kv: (kv[1], list(user_domain).index(kv[0]))))
-    d = len(domain)
-    T = s.rounds_for(d)
+    T = s.rounds_for(len(domain))
     final_tol = s.final_tolerance()
-    cap = s.model_size_for(d)
+    cap = s.model_size_for(len(domain))
     candidates = _candidates(workload, domain, cap)
-
     one_ways = [(a,) for a in user_domain]  # measured in the caller's column order
-    needed = sorted(set(candidates) | set(one_ways), key=lambda c: (len(c), c))
-    if callback is not None:
-        callback(AIMProgress(0, T, 0.0, rho, None, math.nan, phase="counting"))
-    if not isinstance(data, pd.DataFrame) and callable(data):
-        t0 = time.perf_counter()
-        # the counter sees the cliques in the caller's column order (its documented interface)
-        user_needed = {c: canonical(user_domain, c) for c in needed}
-        got = _answers_from_counter(data, user_domain, list(user_needed.values()))
-        answers = {c: _reorder(got[cu], cu, c) for c, cu in user_needed.items()}
-    else:
-        codes = _validate_data(data, domain)
-        t0 = time.perf_counter()
-        answers = {c: _exact(codes, domain, c) for c in needed}
-    timings = {"answers": time.perf_counter() - t0, "estimate": 0.0, "select": 0.0, "filter": 0.0}
+    report = callback if callback is not None else _no_report
+    report(AIMProgress(0, T, 0.0, rho, None, math.nan, phase="counting"))
 
+    t0 = time.perf_counter()
+    answers = count_answers(data, user_domain, domain, sorted(set(candidates) | set(one_ways), key=_by_size))
     ledger = Ledger(rho)
     run = _Run(
         domain,
         user_domain,
         answers,
         candidates,
-        ledger,
-        noise,
+        ChargedMechanisms(ledger, noise),
         make_engine(s.engine, domain, keep_beliefs=s.fast),
         s,
         sizes=SizeFilter(domain),
-        timings=timings,
+        timings={"answers": time.perf_counter() - t0, "estimate": 0.0, "select": 0.0, "filter": 0.0},
+        report=report,
+        rounds_T=T,
     )
     budget = RoundBudget(math.sqrt(T / (2 * 0.9 * rho)), math.sqrt(8 * 0.1 * rho / T))
+    rnd, annealed = run_rounds(run, budget, one_ways, cap)
+    run.progress(rnd, None, math.nan, phase="final")
+    model, final_iterations = final_fit(run, final_tol)
+    run.timings["total"] = time.perf_counter() - t_start
+    info = {
+        "timings": run.timings,
+        "iterations": run.iters_log,
+        "final_iterations": final_iterations,
+        "settings": _public_settings(s, rho, T, cap, final_tol),
+        "annealed": annealed,
+        "candidates": len(candidates),
+        "model_size_mb": model.size_mb,
+        "structure_changes": run.est.structure_changes,
+    }
+    return AIMResult(model, run.measurements, ledger, workload, rnd, info)
 
+
+def _no_report(progress: AIMProgress) -> None:
+    """The callback of a run that has none."""
+
+
+def _by_size(c: Clique) -> tuple[int, Clique]:
+    return len(c), c
+
+
+def _settings(settings: AIMSettings | None, options: dict[str, Any]) -> AIMSettings:
+    """The run's settings, given either as an :class:`AIMSettings` or as its fields (keywords)."""
+    if settings is None:
+        unknown = set(options) - {f.name for f in dataclasses.fields(AIMSettings)}
+        if unknown:
+            raise TypeError(f"run_aim() got unexpected keyword argument(s) {sorted(unknown)}")
+        return AIMSettings(**options)
+    if options:
+        raise TypeError(f"give AIM's settings either as settings= or as keywords, not both ({sorted(options)})")
+    return settings
+
+
+def count_answers(data: Any, user_domain: dict[str, int], domain: Domain, needed: list[Clique]) -> dict:
+    """The exact answers of every clique AIM may measure, counted once, axes in the internal order.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame or callable
+        Integer codes, or a counting function (see :func:`run_aim`); the function sees the cliques
+        in the caller's column order (its documented interface).
+    user_domain : dict
+        The caller's domain (its column order).
+    domain : dict
+        The same domain in the run's internal column order.
+    needed : list of tuple of str
+        The cliques, in the internal column order.
+
+    Returns
+    -------
+    dict
+        ``{clique: exact counts (float)}``.
+
+    Raises
+    ------
+    DataError
+        For data that is not integer codes of the domain, or a counting function's bad answer.
+    """
+    if not isinstance(data, pd.DataFrame) and callable(data):
+        user_needed = {c: canonical(user_domain, c) for c in needed}
+        got = answers_from_counter(data, user_domain, list(user_needed.values()))
+        return {c: _reorder(got[cu], cu, c) for c, cu in user_needed.items()}
+    codes = validate_codes(data, domain)
+    return {c: exact_marginal(codes, domain, c) for c in needed}
+
+
+def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model_size: float) -> tuple[int, int]:
+    """Round 0 (every one-way marginal), then select-measure-estimate rounds until the budget is spent.
+
+    After a round whose measurement moved the model's marginal by no more than the noise would,
+    the regular budget is annealed (:meth:`RoundBudget.annealed`). The last round spends exactly
+    what remains; its measurement is left to the final fit.
+
+    Parameters
+    ----------
+    run : _Run
+        The run's shared state.
+    budget : RoundBudget
+        The regular round's budget at the start.
+    one_ways : list of tuple of str
+        The one-way marginals, in the caller's column order.
+    max_model_size : float
+        The model size limit (MB) at the full budget.
+
+    Returns
+    -------
+    rounds : int
+        The last round's number.
+    annealed : int
+        How many times the budget was annealed.
+    """
     for c in one_ways:
         measure_clique(run, c, budget.sigma, 0)
     model = estimate_round(run)
-    if callback is not None:
-        callback(AIMProgress(0, T, ledger.spent, rho, None, budget.sigma))
-
+    run.progress(0, None, budget.sigma)
+    ledger, rho = run.mech.ledger, run.rho
     bias_factor = math.sqrt(2 / math.pi)
-    rnd = 0
-    annealed = 0
+    rnd = annealed = 0
     last = False
     while not last:
         rnd += 1
-        plan = plan_round(budget, rho, ledger.spent, cap)
+        plan = plan_round(budget, rho, ledger.spent, max_model_size)
         last = plan.last
         chosen, before = select_round(run, model, plan, rnd)
         sigma = math.sqrt(1 / (2 * (rho - ledger.spent))) if last else budget.sigma
         measure_clique(run, chosen, sigma, rnd, before)
-        if not last:  # the last measurement is fitted by the final estimation below
+        if not last:  # the last measurement is fitted by the final estimation
             model = estimate_round(run)
             w = model.marginal(chosen)
             if np.abs(w - before).sum() <= bias_factor * sigma * w.size:
                 budget = budget.annealed()
                 annealed += 1
-        if callback is not None:
-            callback(AIMProgress(rnd, T, ledger.spent, rho, canonical(user_domain, chosen), sigma))
+        run.progress(rnd, canonical(run.user_domain, chosen), sigma)
+    return rnd, annealed
 
-    if callback is not None:
-        callback(AIMProgress(rnd, T, ledger.spent, rho, None, math.nan, phase="final"))
+
+def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
+    """The final estimation on every measurement, calibrated once in the caller's column order.
+
+    Parameters
+    ----------
+    run : _Run
+        The run's shared state (its ``timings["final"]`` is set).
+    final_tol : float
+        The fit's stopping tolerance.
+
+    Returns
+    -------
+    model : GraphicalModel
+        The released model.
+    iterations : int
+        The fit's iterations.
+    """
     t = time.perf_counter()
-    est = run.est
+    s, est = run.settings, run.est
     if s.fast:
         out = est.fit_accelerated(int(s.final_iters), tol=final_tol)
     else:
         out = est.fit(int(s.final_iters), tol=final_tol)
-    model = est.model(user_domain)  # calibrated once, in the caller's column order
-    timings["final"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - t_start
-    info = {
-        "timings": timings,
-        "iterations": run.iters_log,
-        "final_iterations": out["iterations"],
-        "settings": {
-            "rho": rho,
-            "rounds_T": T,
-            "max_model_size": cap,
-            "iters": s.iters,
-            "final_iters": int(s.final_iters),
-            "final_tol": final_tol,
-            "engine": s.engine,
-            "fit": s.fit,
-            "round_max_iters": ROUND_MAX_ITERS if s.iters is None else int(s.iters),
-            "round_tol": ROUND_TOL if s.iters is None else None,
-        },
-        "annealed": annealed,
-        "candidates": len(candidates),
-        "model_size_mb": model.size_mb,
-        "structure_changes": est.structure_changes,
+    model = est.model(run.user_domain)
+    run.timings["final"] = time.perf_counter() - t
+    return model, out["iterations"]
+
+
+def _public_settings(s: AIMSettings, rho: float, rounds_T: int, cap: float, final_tol: float) -> dict[str, Any]:
+    """The run's settings as released (``info["settings"]``)."""
+    return {
+        "rho": rho,
+        "rounds_T": rounds_T,
+        "max_model_size": cap,
+        "iters": s.iters,
+        "final_iters": int(s.final_iters),
+        "final_tol": final_tol,
+        "engine": s.engine,
+        "fit": s.fit,
+        "round_max_iters": ROUND_MAX_ITERS if s.iters is None else int(s.iters),
+        "round_tol": ROUND_TOL if s.iters is None else None,
     }
-    return AIMResult(model, run.measurements, ledger, workload, rnd, info)
 
 
 def _reorder(arr: np.ndarray, attrs: Clique, target: Clique) -> np.ndarray:

@@ -17,7 +17,26 @@ from ddssp.errors import DataError
 from ddssp.types import Clique, Domain
 
 
-def _validate_data(data: pd.DataFrame, domain: Domain) -> dict[str, np.ndarray]:
+def validate_codes(data: pd.DataFrame, domain: Domain) -> dict[str, np.ndarray]:
+    """The domain's columns of a DataFrame of integer codes, checked and as int64 arrays.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Integer codes (floats holding integers are accepted), one column per domain column at least.
+    domain : dict
+        ``{column: number of codes}``.
+
+    Returns
+    -------
+    dict
+        ``{column: int64 codes}``.
+
+    Raises
+    ------
+    DataError
+        For no rows, a missing column, missing values, non-integer codes or a code outside 0..n-1.
+    """
     if not isinstance(data, pd.DataFrame):
         raise DataError(f"data must be a pandas DataFrame of integer codes, got {type(data).__name__}")
     if len(data) == 0:
@@ -47,14 +66,50 @@ def _validate_data(data: pd.DataFrame, domain: Domain) -> dict[str, np.ndarray]:
     return codes
 
 
-def _exact(codes: dict[str, np.ndarray], domain: Domain, clique: Clique) -> np.ndarray:
+def exact_marginal(codes: dict[str, np.ndarray], domain: Domain, clique: Clique) -> np.ndarray:
+    """The exact counts of a marginal of checked codes (:func:`validate_codes`).
+
+    Parameters
+    ----------
+    codes : dict
+        ``{column: int64 codes}``.
+    domain : dict
+        ``{column: number of codes}``.
+    clique : tuple of str
+        The marginal's columns, in the order of its axes.
+
+    Returns
+    -------
+    numpy.ndarray
+        Counts (float), shaped ``[domain[a] for a in clique]``.
+    """
     shape = [domain[a] for a in clique]
     idx = np.ravel_multi_index([codes[a] for a in clique], shape)
     return np.bincount(idx, minlength=math.prod(shape)).astype(float).reshape(shape)
 
 
-def _answers_from_counter(counter, domain: Domain, needed: list[Clique]) -> dict[Clique, np.ndarray]:
-    """Exact answers from a counting function; checked for shape and integrality."""
+def answers_from_counter(counter, domain: Domain, needed: list[Clique]) -> dict[Clique, np.ndarray]:
+    """Exact answers from a counting function, checked for shape, integer counts and equal totals.
+
+    Parameters
+    ----------
+    counter : callable
+        ``cliques -> {clique: exact int64 counts}`` (axes in the clique's order).
+    domain : dict
+        ``{column: number of codes}``.
+    needed : list of tuple of str
+        The cliques to count (one call).
+
+    Returns
+    -------
+    dict
+        ``{clique: counts (float)}``.
+
+    Raises
+    ------
+    DataError
+        When an answer is missing, misshaped or not counts, or the totals differ.
+    """
     got = counter(list(needed))
     answers = {}
     for c in needed:

@@ -210,8 +210,28 @@ def model_cells(domain: Domain, cliques: Sequence[Clique]) -> int:
     return sum(cells(domain, c) for c in triangulated_cliques(domain, list(cliques)))
 
 
-def _map_to_cliques(domain, maxcl: Sequence[Clique], cliques: Iterable[Clique]) -> dict[Clique, int]:
-    """Each clique -> index of the smallest tree clique containing it."""
+def map_to_cliques(domain, maxcl: Sequence[Clique], cliques: Iterable[Clique]) -> dict[Clique, int]:
+    """Each clique -> index of the smallest tree clique containing it.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    maxcl : sequence of tuple of str
+        The junction tree's cliques.
+    cliques : iterable of tuple of str
+        The cliques to place.
+
+    Returns
+    -------
+    dict
+        ``{clique: index into maxcl}``.
+
+    Raises
+    ------
+    ReleaseFileError
+        When a clique is inside no tree clique.
+    """
     out = {}
     sets = [set(c) for c in maxcl]
     for c in cliques:

@@ -29,9 +29,9 @@ from ddssp.errors import ReleaseFileError
 from ddssp.marginals.belief_propagation import CalibratedTree  # noqa: F401  (re-exported: the model's public helpers)
 from ddssp.marginals.junction_tree import (  # noqa: F401  (re-exported: the model's public helpers)
     Clique,
-    _map_to_cliques,
     greedy_order,
     junction_tree,
+    map_to_cliques,
     model_size_mb,
     tree_edges,
     triangulated_cliques,
@@ -110,7 +110,7 @@ class GraphicalModel:
         self.cliques: list[Clique] = [tuple(c) for c in cliques]
         self.edges: list[tuple[int, int]] = [tuple(e) for e in edges]
         self._tree = CalibratedTree(self.domain, self.cliques, self.edges)
-        mapping = _map_to_cliques(self.domain, self.cliques, pots)
+        mapping = map_to_cliques(self.domain, self.cliques, pots)
         theta = [np.zeros([self.domain[a] for a in c]) for c in self.cliques]
         for c, arr in pots.items():
             i = mapping[c]

@@ -1,4 +1,5 @@
-"""The discovery mechanisms (OpenDP): key release by thresholded noisy counts and noisy counts.
+"""The discovery mechanisms (OpenDP), run through ChargedMechanisms: key release by thresholded
+noisy counts, noisy counts and private medians.
 
 Statistical tests state their false-alarm rate; each is at most 1e-6 per run."""
 
@@ -10,13 +11,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from ddssp.dp import ChargedMechanisms, Ledger
 from ddssp.dp.discovery import (
     choose_threshold,
     discrete_tail_bound,
     gaussian_counts_rho,
-    noisy_counts,
     threshold_cost,
-    threshold_counts,
 )
 from ddssp.errors import PrivacyParameterError
 
@@ -54,7 +54,10 @@ def test_one_row_label_released_at_most_delta_and_a_big_label_always():
     _, delta = threshold_cost(sigma, threshold)
     runs, hits, big = 4000, 0, 0
     for _ in range(runs):
-        out, _, _ = threshold_counts({"big": 3000, "one": 1}, sigma, threshold)
+        out, used = ChargedMechanisms(Ledger(1.0, delta_budget=0.5)).keys(
+            {"big": 3000, "one": 1}, sigma, 0.02, column="c"
+        )
+        assert used == threshold
         hits += "one" in out
         big += "big" in out
     assert hits <= stats.binom.isf(1e-6, runs, delta)
@@ -67,18 +70,25 @@ def test_noisy_counts_cost_and_spread():
     sigma = 4.0
     assert math.isclose(gaussian_counts_rho(sigma), 1 / (2 * sigma**2), rel_tol=1e-12)
     counts = np.full(20000, 1000, dtype=np.int64)
-    y, rho = noisy_counts(counts, sigma)
-    assert math.isclose(rho, 1 / (2 * sigma**2), rel_tol=1e-12)
+    ledger = Ledger(1.0)
+    y = ChargedMechanisms(ledger).counts(counts, sigma, column="c", note="cells")
+    assert y.dtype == np.int64
+    (e,) = ledger.entries
+    assert e.kind == "discover-counts" and math.isclose(e.rho, 1 / (2 * sigma**2), rel_tol=1e-12)
     z = y - counts
     assert abs(z.mean()) < 5 * sigma / math.sqrt(z.size)
     assert abs(z.var() / sigma**2 - 1) < 5 * math.sqrt(2 / z.size)
 
 
 def test_bad_parameters():
+    mech = ChargedMechanisms(Ledger(1.0))
     with pytest.raises(PrivacyParameterError):
-        noisy_counts([1, 2], 0.0)
+        mech.counts([1, 2], 0.0, column="c", note="")
     with pytest.raises(PrivacyParameterError):
-        noisy_counts([1.5, 2], 1.0)
+        mech.counts([1.5, 2], 1.0, column="c", note="")
+    with pytest.raises(PrivacyParameterError):
+        mech.counts([1, -2], 1.0, column="c", note="")
+    assert mech.ledger.entries == []
     with pytest.raises(PrivacyParameterError):
         choose_threshold(1.0, 1.5)
 
@@ -101,8 +111,6 @@ def test_median_scores_change_by_at_most_half_when_one_row_is_added():
 
 
 def test_medians_charge_one_entry_per_level_at_opendps_cost():
-    from ddssp.dp import Ledger
-    from ddssp.dp.discovery import ChargedMechanisms
     from ddssp.dp.entries import entry_problem
 
     ledger = Ledger(1.0)
@@ -121,8 +129,7 @@ def test_medians_charge_one_entry_per_level_at_opendps_cost():
 
 def test_medians_draw_as_the_exponential_mechanism():
     """Chi-square of 3,000 secure draws against exp(score / scale) (false alarm 1e-6)."""
-    from ddssp.dp import Ledger
-    from ddssp.dp.discovery import ChargedMechanisms, median_scale, median_scores
+    from ddssp.dp.discovery import median_scale, median_scores
 
     counts = np.array([4, 0, 6, 2])
     rho = 0.03125  # scale 2

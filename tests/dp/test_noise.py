@@ -216,19 +216,17 @@ def test_ledger_charge_opendp_generic_entry_and_approximate_zcdp():
 
 @pytest.mark.parametrize("tries", [0, 8])
 def test_restricted_selection_is_the_exponential_mechanism_on_the_allowed_set(tries):
-    """Ledger.select with ``allowed``: redrawing over all candidates (then, after ``tries`` misses,
+    """ChargedMechanisms.select with ``allowed``: redrawing over all candidates (then, after ``tries`` misses,
     noisy max over the allowed ones) gives P(i) proportional to exp(eps s_i / 2 sens) on the allowed
     set and 0 elsewhere. The disallowed candidates carry the highest scores, so a redraw is common."""
-    from ddssp.dp.accounting import Ledger
+    from ddssp.dp import ChargedMechanisms, Ledger
 
     scores = np.array([0.0, 4.5, 1.0, 2.5, 5.0, 4.0])
     ok = [0, 2, 3, 5]
     eps, sens, n = 1.0, 1.0, 8000
-    noise = nz.InsecureSeededNoise(11 + tries)
     ledger = Ledger(10_000.0)
-    draws = np.array(
-        [ledger.select(scores, eps, sens, noise, allowed=set(ok).__contains__, tries=tries) for _ in range(n)]
-    )
+    mech = ChargedMechanisms(ledger, nz.InsecureSeededNoise(11 + tries))
+    draws = np.array([mech.select(scores, eps, sens, allowed=set(ok).__contains__, tries=tries) for _ in range(n)])
     counts = np.bincount(draws, minlength=len(scores))
     assert counts[1] == counts[4] == 0
     logits = eps * scores[ok] / (2 * sens)

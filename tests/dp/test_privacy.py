@@ -5,6 +5,7 @@ import pytest
 from scipy import stats
 
 from ddssp.dp import (
+    ChargedMechanisms,
     InsecureSeededNoise,
     Ledger,
     LedgerEntry,
@@ -62,7 +63,7 @@ def test_gaussian_calibration():
     assert gaussian_sigma(0.5) == pytest.approx(1.0)
     ledger = Ledger(1.0)
     sigma = 3.0
-    noisy = ledger.measure(np.zeros(50_000, dtype=np.int64), sigma, SecureNoise(), clique=("a", "b"))
+    noisy = ChargedMechanisms(ledger, SecureNoise()).measure(np.zeros(50_000, dtype=np.int64), sigma, clique=("a", "b"))
     assert noisy.dtype == np.int64
     # sample sd within 5 standard errors of sigma (the discrete Gaussian's variance is sigma^2 to
     # within 1e-80 at sigma = 3); mean ~ 0
@@ -73,12 +74,12 @@ def test_gaussian_calibration():
     assert ledger.spent == pytest.approx(1 / (2 * sigma**2), rel=1e-12)
 
 
-def test_ledger_refuses_numpy_generators_as_noise():
+def test_charged_mechanisms_refuse_numpy_generators_as_noise():
     ledger = Ledger(1.0)
     with pytest.raises(TypeError, match="NoiseSource"):
-        ledger.measure(np.zeros(3, dtype=np.int64), 1.0, make_rng(0))
+        ChargedMechanisms(ledger, make_rng(0))
     with pytest.raises(TypeError, match="NoiseSource"):
-        ledger.select([0.0, 1.0], 1.0, 1.0, make_rng(0))
+        ChargedMechanisms(ledger, 7)
     assert ledger.entries == []
 
 
@@ -88,9 +89,9 @@ def test_exponential_mechanism_frequencies():
     expect = np.exp(np.array(scores) / 2)
     assert np.allclose(p, expect / expect.sum())
     ledger = Ledger(1e6)
-    noise = InsecureSeededNoise(7)
+    mech = ChargedMechanisms(ledger, InsecureSeededNoise(7))
     n = 5_000
-    draws = np.bincount([ledger.select(scores, 1.0, 1.0, noise) for _ in range(n)], minlength=4)
+    draws = np.bincount([mech.select(scores, 1.0, 1.0) for _ in range(n)], minlength=4)
     chi2 = stats.chisquare(draws, n * p)
     assert chi2.pvalue > 1e-6  # false-alarm rate 1e-6
     assert ledger.spent == pytest.approx(n / 8, rel=1e-9)

@@ -8,14 +8,23 @@ import math
 import numpy as np
 import pytest
 
-from ddssp.dp import INSECURE_STAMP, InsecureSeededNoise, Ledger, PrivacyRecord, SecureNoise, eps_from_rho_delta
+from ddssp.dp import (
+    INSECURE_STAMP,
+    ChargedMechanisms,
+    InsecureSeededNoise,
+    Ledger,
+    PrivacyRecord,
+    SecureNoise,
+    eps_from_rho_delta,
+)
 from ddssp.errors import PrivacyParameterError
 
 
 def _ledger(noise):
     ledger = Ledger(1.0)
-    ledger.measure(np.array([3, 4, 5]), 2.0, noise, clique=("a", "b"), round=0)
-    ledger.select([0.0, 1.0, 2.0], 0.5, 1.0, noise, round=1)
+    mech = ChargedMechanisms(ledger, noise)
+    mech.measure(np.array([3, 4, 5]), 2.0, clique=("a", "b"), round=0)
+    mech.select([0.0, 1.0, 2.0], 0.5, 1.0, round=1)
     return ledger
 
 
@@ -30,7 +39,7 @@ def test_from_ledger_carries_rho_entries_and_the_implied_eps():
     # a stated eps (a release's budget) wins over the conversion
     assert PrivacyRecord.from_ledger(ledger, "m", delta=1e-6, eps=3.0).eps == 3.0
     # charging the ledger later does not change a record already made
-    ledger.measure(np.array([1]), 3.0, noise)
+    ChargedMechanisms(ledger, noise).measure(np.array([1]), 3.0)
     assert len(rec.entries) == 2
 
 
