@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ddssp.dp import Ledger, LedgerEntry, check_delta, check_eps, rho_for_release
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError, WorkloadError
+from ddssp.pipeline.events import Notice, PhaseStarted
 from ddssp.pipeline.options import DISCOVERY_DELTA_SHARE, DiscoveryOptions
 from ddssp.releasefile.format import (
     SCHEMA_DECLARED,
@@ -21,6 +22,9 @@ from ddssp.releasefile.format import (
     SCHEMA_NOT_PRIVATE,
 )
 from ddssp.types import Domain
+
+if TYPE_CHECKING:
+    from ddssp.pipeline.source import Source
 
 
 @dataclass
@@ -343,6 +347,74 @@ def _discover(
             raise SchemaError(why + msg)
         warnings.warn(msg, DroppedColumnsWarning, stacklevel=3)
     return found, dict(report.notes), dropped, used
+
+
+def plan_source(
+    source: Source,
+    schema: Any,
+    *,
+    eps: float,
+    delta: float,
+    discovery: DiscoveryOptions,
+    noise: Any,
+    tell: Callable[[Any], None],
+) -> tuple[Source, SchemaPlan]:
+    """The schema of a release's table (:func:`plan_schema`), its rows read in memory when needed.
+
+    The discovery options are checked against the header and undeclared columns refused when discovery
+    is off before any row is read; the ``"discovery"`` phase and each column left out of the release
+    are told as they happen (a left-out column is warned of as well).
+
+    Parameters
+    ----------
+    source : Source
+        The table (:func:`~ddssp.pipeline.source.open_source`).
+    schema : Schema or None
+        The declared columns.
+    eps, delta : float
+        The release's budget.
+    discovery : DiscoveryOptions
+        How undeclared columns are discovered.
+    noise : NoiseSource
+        The release's noise source.
+    tell : callable
+        Receives :class:`~ddssp.pipeline.events.PhaseStarted` and :class:`~ddssp.pipeline.events.Notice`.
+
+    Returns
+    -------
+    source : Source
+        The table, with its rows in memory when discovery (or the backend) needs them.
+    plan : SchemaPlan
+
+    Raises
+    ------
+    SchemaError
+        For unknown names in the discovery options, undeclared columns when discovery is off, or a
+        schema that cannot be planned.
+    """
+    declared_kinds(source.names, discovery.categorical, discovery.numeric, discovery.dates)  # the header only
+    undeclared = [n for n in source.names if schema is None or n not in schema]
+    if undeclared and not discovery.discovers(schema):
+        if schema is None:
+            raise SchemaError("no schema given: pass one, or discover it privately (DiscoveryOptions(enabled=True))")
+        if source.frame is not None:
+            schema.encode(source.frame)  # the usual error naming the columns not in the schema
+        raise SchemaError(
+            f"column(s) {undeclared[:5]} are not declared in the schema: declare them, or discover them "
+            "privately (DiscoveryOptions(enabled=True))"
+        )
+    source = source.in_memory(schema)
+    if undeclared:
+        tell(PhaseStarted("discovery"))
+    table = source.frame if source.frame is not None else source.names
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DroppedColumnsWarning)
+        plan = plan_schema(table, schema, eps=eps, delta=delta, discovery=discovery, noise=noise)
+    for w in caught:
+        if issubclass(w.category, DroppedColumnsWarning):
+            tell(Notice(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return source, plan
 
 
 def build_workload(workload: Any, domain: Domain, target: str | None, max_cells: int | None = None):

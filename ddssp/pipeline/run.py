@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
-import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,8 +26,8 @@ from ddssp.pipeline.options import (
     ReadOptions,
     check_options,
 )
-from ddssp.pipeline.plan import DroppedColumnsWarning, SchemaPlan, build_workload, declared_kinds, plan_schema
-from ddssp.pipeline.source import Source, open_source
+from ddssp.pipeline.plan import SchemaPlan, build_workload, plan_source
+from ddssp.pipeline.source import Source, coded_source, open_source
 from ddssp.releasefile.format import SCHEMA_DECLARED
 from ddssp.releasefile.model import Release
 
@@ -172,60 +171,18 @@ def _planned(
     if read.encoded:
         if schema is None:
             raise SchemaError("integer-coded data (ReadOptions.encoded) needs its schema")
-        codes = _check_codes(data, schema)
+        source = coded_source(data, schema, read)
         plan = SchemaPlan(schema, Ledger(rho_from_eps_delta(eps, delta)), SCHEMA_DECLARED)
         tell(SchemaPlanned(plan))
-        return Source(codes, list(schema.names), "numpy", True, read, frame=codes), plan
+        return source, plan
     tell(PhaseStarted("reading"))
     source = open_source(data, read, tell)
-    declared_kinds(source.names, discovery.categorical, discovery.numeric, discovery.dates)  # before any row
     if plan is None:
-        _check_declared(source, schema, discovery)
-        source = source.in_memory(schema)
-        plan = _plan(source, schema, budget, discovery, noise, tell)
+        source, plan = plan_source(source, schema, eps=eps, delta=delta, discovery=discovery, noise=noise, tell=tell)
     else:
         source = source.in_memory(plan.schema)
     tell(SchemaPlanned(plan))
     return source, plan
-
-
-def _check_declared(source: Source, schema: Any, discovery: DiscoveryOptions) -> None:
-    """Refuse undeclared columns when discovery is off (before any row is read)."""
-    undeclared = [n for n in source.names if schema is None or n not in schema]
-    if not undeclared or discovery.discovers(schema):
-        return
-    if schema is None:
-        raise SchemaError("no schema given: pass one, or discover it privately (DiscoveryOptions(enabled=True))")
-    if source.frame is not None:
-        schema.encode(source.frame)  # the usual error naming the columns not in the schema
-    raise SchemaError(
-        f"column(s) {undeclared[:5]} are not declared in the schema: declare them, or discover them "
-        "privately (DiscoveryOptions(enabled=True))"
-    )
-
-
-def _plan(
-    source: Source,
-    schema: Any,
-    budget: tuple[float, float],
-    discovery: DiscoveryOptions,
-    noise: Any,
-    tell: Callable[[Any], None],
-) -> SchemaPlan:
-    """Plan the schema of ``source``: undeclared columns discovered with ``noise``; each column left
-    out is told as it is warned of."""
-    if schema is None or not all(n in schema for n in source.names):
-        tell(PhaseStarted("discovery"))
-    table = source.frame if source.frame is not None else source.names
-    eps, delta = budget
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DroppedColumnsWarning)
-        plan = plan_schema(table, schema, eps=eps, delta=delta, discovery=discovery, noise=noise)
-    for w in caught:
-        if issubclass(w.category, DroppedColumnsWarning):
-            tell(Notice(w.message))
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return plan
 
 
 def _measure(
@@ -289,20 +246,6 @@ def _public_info(result: Any, read: ReadOptions) -> dict[str, Any]:
             "encoding": read.csv.encoding,
         }
     return info
-
-
-def _check_codes(codes: pd.DataFrame, schema: Any) -> pd.DataFrame:
-    missing = [c for c in schema.names if c not in codes.columns]
-    if missing:
-        raise SchemaError(f"columns {missing} of the schema are not in the data")
-    codes = codes[schema.names]
-    for c in schema.names:
-        col = codes[c]
-        if not np.issubdtype(col.dtype, np.integer):
-            raise SchemaError(f"column {c!r} is not integer-coded")
-        if col.min() < 0 or col.max() >= schema.domain[c]:
-            raise SchemaError(f"column {c!r} has codes outside 0..{schema.domain[c] - 1}")
-    return codes.astype(np.int64)
 
 
 def _jsonable(v: Any) -> bool:

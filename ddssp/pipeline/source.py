@@ -12,9 +12,10 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from ddssp.errors import DataError
+from ddssp.errors import DataError, SchemaError
 from ddssp.pipeline.events import Notice
 from ddssp.pipeline.options import ReadOptions
 
@@ -99,6 +100,41 @@ class Source:
                 "select them in the DataFrame instead"
             )
         return self.data, self.backend
+
+
+def coded_source(codes: pd.DataFrame, schema: Any, read: ReadOptions) -> Source:
+    """A table of integer codes of ``schema`` (``ReadOptions.encoded``), checked, as a source.
+
+    Parameters
+    ----------
+    codes : pandas.DataFrame
+        One integer column per schema column, codes in 0..size-1.
+    schema : Schema
+        The schema the codes are of.
+    read : ReadOptions
+        How the table is read.
+
+    Returns
+    -------
+    Source
+
+    Raises
+    ------
+    SchemaError
+        For a missing column, a column that is not integer-coded, or codes outside the column's range.
+    """
+    missing = [c for c in schema.names if c not in codes.columns]
+    if missing:
+        raise SchemaError(f"columns {missing} of the schema are not in the data")
+    codes = codes[schema.names]
+    for c in schema.names:
+        col = codes[c]
+        if not np.issubdtype(col.dtype, np.integer):
+            raise SchemaError(f"column {c!r} is not integer-coded")
+        if col.min() < 0 or col.max() >= schema.domain[c]:
+            raise SchemaError(f"column {c!r} has codes outside 0..{schema.domain[c] - 1}")
+    codes = codes.astype(np.int64)
+    return Source(codes, list(schema.names), "numpy", True, read, frame=codes)
 
 
 def open_source(data: Any, read: ReadOptions, tell: Callable[[Any], None] | None = None) -> Source:
