@@ -25,6 +25,7 @@ _LAZY = {
     "read_table": "ddssp.data.tables",
     "ReadOptions": "ddssp.pipeline",
     "DiscoveryOptions": "ddssp.pipeline",
+    "AimOptions": "ddssp.pipeline",
     "DDSSPLinearRegression": "ddssp.estimators.ddssp",
     "DDSSPLogisticRegression": "ddssp.estimators.ddssp",
     "evaluate": "ddssp.evaluation",

@@ -25,7 +25,7 @@ df = pd.read_csv(HERE / "census.csv", nrows=args.rows)
 # the data holder: one call, schema discovered under DP inside the budget. The 0/1 column that
 # analysts will fit a logistic regression on is declared categorical, so that it is released as its
 # two labels: discovered as a number, noise can (rarely) give it an empty third level or bin
-rel = ddssp.release(df, eps=1.0, seed=0, categorical=["high_income"])
+rel = ddssp.release(df, eps=1.0, seed=0, discovery=ddssp.DiscoveryOptions(categorical=["high_income"]))
 print(rel)
 
 # anyone with the release: synthetic rows, regressions (post-processing, no privacy cost)

@@ -200,13 +200,22 @@ def two_column_base(dst: Path, insecure_seed: int | None = 0) -> Path:
     import pandas as pd
 
     from ddssp.data import Schema
-    from ddssp.pipeline import release
+    from ddssp.pipeline import AimOptions, ReadOptions, release
 
     rng = np.random.default_rng(0)
     a = rng.integers(0, 3, 500)
     codes = pd.DataFrame({"a": a, "b": (a + rng.integers(0, 2, 500)) % 4})
     schema = Schema.from_domain({"a": 3, "b": 4}, categorical=["b"])  # a: numeric codes, a regression target
-    rel = release(codes, schema, eps=1.0, delta=1e-6, rounds=4, seed=0, insecure_seed=insecure_seed, encoded=True)
+    rel = release(
+        codes,
+        schema,
+        eps=1.0,
+        delta=1e-6,
+        seed=0,
+        insecure_seed=insecure_seed,
+        read=ReadOptions(encoded=True),
+        aim=AimOptions(rounds=4),
+    )
     rel.save(dst)
     return dst
 

@@ -200,7 +200,7 @@ def test_two_releases_of_different_tables_differ_only_in_noisy_fields(tmp_path):
     import pandas as pd
 
     from ddssp.data import Schema
-    from ddssp.pipeline import release
+    from ddssp.pipeline import AimOptions, ReadOptions, release
 
     schema = Schema.from_domain({"a": 3, "b": 4}, categorical=["a", "b"])
     paths = []
@@ -208,7 +208,16 @@ def test_two_releases_of_different_tables_differ_only_in_noisy_fields(tmp_path):
         rng = np.random.default_rng(i)
         a = rng.integers(0, 3, n)
         codes = pd.DataFrame({"a": a, "b": (a + rng.integers(0, 2, n)) % 4})
-        rel = release(codes, schema, eps=1.0, delta=1e-6, rounds=4, seed=0, insecure_seed=0, encoded=True)
+        rel = release(
+            codes,
+            schema,
+            eps=1.0,
+            delta=1e-6,
+            seed=0,
+            insecure_seed=0,
+            read=ReadOptions(encoded=True),
+            aim=AimOptions(rounds=4),
+        )
         paths.append(rel.save(tmp_path / f"r{i}.release"))
     infos = []
     for p in paths:

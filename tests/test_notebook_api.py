@@ -58,7 +58,7 @@ def test_release_warns_once_in_one_line(frame):
     with warnings.catch_warnings():
         warnings.simplefilter("default")
         warnings.showwarning = show
-        rel = ddssp.release(frame, eps=2.0, seed=0, rounds=20, progress=False)
+        rel = ddssp.release(frame, eps=2.0, seed=0, progress=False, aim=ddssp.AimOptions(rounds=20))
     lines = [ln for ln in shown.getvalue().splitlines() if ln]
     clips = [ln for ln in lines if ln.startswith("ClipWarning: column 'age'")]
     assert len(clips) == 1, lines  # once, one line, no file:line prefix, no source line
@@ -81,13 +81,13 @@ def test_declared_range_is_called_declared(frame):
     )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ddssp.release(frame, schema, eps=1.0, seed=0, rounds=20, progress=False)
+        ddssp.release(frame, schema, eps=1.0, seed=0, progress=False, aim=ddssp.AimOptions(rounds=20))
     clip = [str(w.message) for w in caught if issubclass(w.category, ClipWarning)]
     assert len(clip) == 1 and "(declared)" in clip[0]
 
 
 def test_progress_auto_is_silent_off_a_terminal(frame, capfd):
-    ddssp.release(frame[["group", "y"]], eps=1.0, seed=0, rounds=20)
+    ddssp.release(frame[["group", "y"]], eps=1.0, seed=0, aim=ddssp.AimOptions(rounds=20))
     assert capfd.readouterr().err == ""  # stderr is not a terminal here: nothing drawn
 
 
@@ -102,7 +102,7 @@ def test_progress_forced_on():
 
 
 def test_sample_is_synthesize_and_repr_is_short(frame):
-    rel = ddssp.release(frame[["group", "y"]], eps=1.0, seed=0, rounds=20, progress=False)
+    rel = ddssp.release(frame[["group", "y"]], eps=1.0, seed=0, progress=False, aim=ddssp.AimOptions(rounds=20))
     a, b = rel.sample(200, seed=3), rel.synthesize(200, seed=3)
     pd.testing.assert_frame_equal(a, b)
     assert list(a.columns) == ["group", "y"] and len(a) == 200
@@ -124,7 +124,14 @@ def test_fit_with_ci_in_one_call_and_unmeasured_pairs_flagged():
     )
     # the 0/1 target declared categorical: released as its two labels (discovered as a number, noise
     # can rarely give it an empty third level)
-    rel = ddssp.release(frame, eps=1.0, seed=0, rounds=16, progress=False, categorical=["y"])
+    rel = ddssp.release(
+        frame,
+        eps=1.0,
+        seed=0,
+        progress=False,
+        discovery=ddssp.DiscoveryOptions(categorical=["y"]),
+        aim=ddssp.AimOptions(rounds=16),
+    )
     clf = ddssp.DDSSPLogisticRegression().fit(rel, target="y", ci=0.9, boot=5, seed=1)
     tab = clf.coef_table()
     assert {"coef", "unit", "coef_scaled", "measured", "stderr", "ci_low", "ci_high"} <= set(tab.columns)
@@ -198,7 +205,15 @@ def test_clipping_notes_of_a_sql_backend_are_merged_too(tmp_path):
     schema = Schema([Column.binned(n, [0, 5, 10]) for n in names])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ddssp.release(path, schema, eps=1.0, seed=0, rounds=8, progress=False, backend="duckdb")
+        ddssp.release(
+            path,
+            schema,
+            eps=1.0,
+            seed=0,
+            progress=False,
+            read=ddssp.ReadOptions(backend="duckdb"),
+            aim=ddssp.AimOptions(rounds=8),
+        )
     clip = [w.message for w in caught if issubclass(w.category, ClipWarning)]
     assert len(clip) == 1, [str(m) for m in clip]
     assert "(declared) were clipped to it in 4 columns" in str(clip[0])

@@ -18,7 +18,7 @@ import pytest
 from ddssp.cli import main
 from ddssp.data import Schema
 from ddssp.errors import DDSSPError, PrivacyParameterError, ReleaseFileError, SchemaError
-from ddssp.pipeline import release
+from ddssp.pipeline import AimOptions, DiscoveryOptions, ReadOptions, release
 from ddssp.releasefile import FORMAT_VERSION, Release
 
 DOMAIN = {"a": 3, "b": 4, "x": 5, "y": 2}
@@ -45,7 +45,16 @@ def schema() -> Schema:
 
 @pytest.fixture(scope="module")
 def rel(codes, schema) -> Release:
-    return release(codes, schema, eps=2.0, delta=1e-6, seed=11, rounds=8, target="y", encoded=True)
+    return release(
+        codes,
+        schema,
+        eps=2.0,
+        delta=1e-6,
+        seed=11,
+        target="y",
+        read=ReadOptions(encoded=True),
+        aim=AimOptions(rounds=8),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +120,7 @@ def test_marginal_unknown_column(rel):
 
 
 def test_same_seed_same_release_only_with_insecure_seed(codes, schema, rel):
-    kw = dict(eps=2.0, delta=1e-6, seed=11, rounds=8, target="y", encoded=True)
+    kw = dict(eps=2.0, delta=1e-6, seed=11, target="y", read=ReadOptions(encoded=True), aim=AimOptions(rounds=8))
     a, b = (release(codes, schema, insecure_seed=4, **kw) for _ in range(2))
     assert [m.clique for m in a.measurements] == [m.clique for m in b.measurements]
     assert all(np.array_equal(m1.values, m2.values) for m1, m2 in zip(a.measurements, b.measurements))
@@ -123,12 +132,12 @@ def test_same_seed_same_release_only_with_insecure_seed(codes, schema, rel):
 @pytest.mark.parametrize("eps,delta", [(0, 1e-6), (-1, 1e-6), (1, 0), (1, 1), (1, 1.5)])
 def test_bad_privacy_parameters(codes, schema, eps, delta):
     with pytest.raises(PrivacyParameterError):
-        release(codes, schema, eps=eps, delta=delta, seed=0, rounds=2, encoded=True)
+        release(codes, schema, eps=eps, delta=delta, seed=0, read=ReadOptions(encoded=True), aim=AimOptions(rounds=2))
 
 
 def test_unknown_target(codes, schema):
     with pytest.raises(SchemaError):
-        release(codes, schema, eps=1, delta=1e-6, target="nope", encoded=True)
+        release(codes, schema, eps=1, delta=1e-6, target="nope", read=ReadOptions(encoded=True))
 
 
 # ------------------------------------------------------------------ corrupt files
@@ -422,7 +431,9 @@ def test_cli_release_extra_column_is_discovered(tmp_path, repo_root, census_sche
     rel = Release.load(out)
     assert {e.clique[0] for e in rel.ledger.discovery_entries} == {"extra"}
     with pytest.raises(SchemaError, match="not in the schema"):
-        release(pd.read_csv(data, dtype=str), load_schema(census_schema), eps=1.0, discover=False)
+        release(
+            pd.read_csv(data, dtype=str), load_schema(census_schema), eps=1.0, discovery=DiscoveryOptions(enabled=False)
+        )
 
 
 def test_release_census_decodes_to_schema_labels(repo_root, census_schema, tmp_path):
@@ -431,7 +442,7 @@ def test_release_census_decodes_to_schema_labels(repo_root, census_schema, tmp_p
 
     schema = load_schema(census_schema)
     df = read_table(repo_root / "examples" / "census.csv").iloc[:4000]
-    rel = release(df, schema, eps=1.0, delta=1e-9, seed=0, rounds=24)
+    rel = release(df, schema, eps=1.0, delta=1e-9, seed=0, aim=AimOptions(rounds=24))
     syn = rel.synthesize(500, seed=0)
     assert list(syn.columns) == schema.names and len(syn) == 500
     for col in schema.columns:

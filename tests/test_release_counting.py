@@ -14,7 +14,7 @@ from ddssp.data.schemafile import load_schema
 from ddssp.data.tables import read_table
 from ddssp.marginals.aim import run_aim
 from ddssp.marginals.workload import all_pairs, downward_closure
-from ddssp.pipeline import release
+from ddssp.pipeline import AimOptions, release
 from ddssp.releasefile import Release
 
 
@@ -72,7 +72,13 @@ def test_counter_output_is_checked(census):
 def test_release_from_a_file_path(census):
     # a path goes through the counting layer (default backend duckdb)
     data, schema, _ = census
-    rel = release(data, schema, eps=1.0, workload=[(("age", "sex"), 1.0)], rounds=2 * len(schema.names) + 1, seed=0)
+    rel = release(
+        data,
+        schema,
+        eps=1.0,
+        seed=0,
+        aim=AimOptions(workload=[(("age", "sex"), 1.0)], rounds=2 * len(schema.names) + 1),
+    )
     assert math.isclose(rel.rho_spent, rel.rho_budget, rel_tol=1e-9)
     assert rel.schema == schema
 

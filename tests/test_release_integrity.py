@@ -19,7 +19,7 @@ from ddssp.cli import main
 from ddssp.data import Schema
 from ddssp.dp import INSECURE_STAMP, InsecureSeededNoise, rho_from_eps_delta
 from ddssp.errors import ReleaseFileError
-from ddssp.pipeline import release
+from ddssp.pipeline import AimOptions, ReadOptions, release
 from ddssp.releasefile import NOISY_FIELDS, PUBLIC_FIELDS, Release
 from tests.test_release import DOMAIN, make_codes
 
@@ -40,7 +40,7 @@ def schema() -> Schema:
     return Schema.from_domain(DOMAIN, categorical=["a", "b", "y"])
 
 
-KW = dict(eps=1.0, delta=1e-6, rounds=8, target="y", encoded=True)
+KW = dict(eps=1.0, delta=1e-6, target="y", read=ReadOptions(encoded=True), aim=AimOptions(rounds=8))
 
 
 @pytest.fixture(scope="module")

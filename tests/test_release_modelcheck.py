@@ -10,7 +10,7 @@ import pytest
 
 from ddssp.data import Schema
 from ddssp.errors import ReleaseFileError
-from ddssp.pipeline import release
+from ddssp.pipeline import AimOptions, ReadOptions, release
 from ddssp.releasefile import Release
 from ddssp.releasefile.selfcheck import model_fit_bound, model_fit_statistic
 from tests import hostile
@@ -24,7 +24,16 @@ def _release(n: int, seed: int, eps: float = 1.0, flip: bool = False):
     if flip:
         codes["y"] = 1 - codes["y"]
         codes["b"] = (codes["b"] + 1) % 4
-    return release(codes, SCHEMA, eps=eps, delta=1e-6, rounds=8, seed=0, insecure_seed=seed, encoded=True)
+    return release(
+        codes,
+        SCHEMA,
+        eps=eps,
+        delta=1e-6,
+        seed=0,
+        insecure_seed=seed,
+        read=ReadOptions(encoded=True),
+        aim=AimOptions(rounds=8),
+    )
 
 
 @pytest.mark.parametrize("eps", [0.01, 0.3, 1.0, 10.0])

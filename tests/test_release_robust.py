@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ddssp.cli import main
 from ddssp.data import Column, Schema
 from ddssp.errors import SchemaError
-from ddssp.pipeline import DroppedColumnsWarning, plan_schema
+from ddssp.pipeline import DiscoveryOptions, DroppedColumnsWarning, plan_schema
 from ddssp.releasefile import Release
 
 
@@ -117,26 +117,26 @@ def test_unresolvable_columns_dropped_with_one_warning_or_refused_when_strict():
     assert {"id", "empty"} <= set(plan.dropped) and "k" in plan.schema
     for name in plan.dropped:
         assert repr(name) in msg
-    assert "--discovery-share" in msg and "spends the budget again" in msg
+    assert "DiscoveryOptions.share" in msg and "spends the budget again" in msg
     # 3,000 rows: the noisy row count raised discovery's share above the default 0.1, and the advice
     # names the share that was used, not only the one given
     assert "given 0.1, raised to 0.6" in msg
     assert plan.ledger.spent <= plan.ledger.rho_budget
-    with pytest.raises(SchemaError, match="--strict"):
-        plan_schema(df, None, eps=1.0, delta=1e-9, strict=True)
+    with pytest.raises(SchemaError, match=r"DiscoveryOptions\.strict"):
+        plan_schema(df, None, eps=1.0, delta=1e-9, discovery=DiscoveryOptions(strict=True))
     with pytest.raises(SchemaError, match="no column could be discovered"):
         plan_schema(df[["id", "empty"]], None, eps=1.0, delta=1e-9)
 
 
 def test_release_api_leaves_dropped_columns_out():
-    from ddssp.pipeline import release
+    from ddssp.pipeline import AimOptions, release
 
     rng = np.random.default_rng(3)
     n = 4_000
     df = pd.DataFrame({"id": [f"u{i}" for i in range(n)], "k": rng.integers(0, 4, n), "g": rng.choice(["a", "b"], n)})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = release(df, eps=1.0, rounds=8)
+        rel = release(df, eps=1.0, aim=AimOptions(rounds=8))
     assert "id" not in rel.schema.names and {"k", "g"} <= set(rel.schema.names)
     assert rel.rho_spent <= rel.rho_budget * (1 + 1e-9)
 

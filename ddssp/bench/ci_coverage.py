@@ -230,7 +230,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     from ddssp.estimators.bootstrap import bootstrap_models
     from ddssp.estimators.mechanism_bootstrap import bootstrap_interval, mechanism_replicates
     from ddssp.estimators.suffstats import ExactMarginals
-    from ddssp.pipeline import release
+    from ddssp.pipeline import AimOptions, ReadOptions, release
 
     eps_list = ctx.setting(spec, "eps", ctx.eps)
     if not eps_list:
@@ -278,7 +278,15 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         data_ss, rel_ss, boot_ss, mech_ss = ss.spawn(4)
         codes = sample_codes(joint, rows, np.random.default_rng(data_ss))
         t0 = time.process_time()
-        rel = release(codes, sch, eps=float(eps), delta=delta, encoded=True, seed=np.random.default_rng(rel_ss), **aim)
+        rel = release(
+            codes,
+            sch,
+            eps=float(eps),
+            delta=delta,
+            seed=np.random.default_rng(rel_ss),
+            read=ReadOptions(encoded=True),
+            aim=AimOptions(**aim),
+        )
         t_rel = time.process_time() - t0
         pairs = {frozenset(m.clique) for m in rel.measurements if len(m.clique) >= 2}
         add("release", "cliques_measured", len(pairs), t_rel)

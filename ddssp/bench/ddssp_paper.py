@@ -417,6 +417,8 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
             if any(m in s["methods"] for m in RELEASE_METHODS):
 
                 def show(p, eps=eps, trial=trial) -> None:
+                    if not hasattr(p, "rho_spent"):  # the pipeline's own events: phases, the plan
+                        return
                     spent = 100.0 * p.rho_spent / p.rho_budget if p.rho_budget else 0.0
                     bar.set_postfix_str(f"eps={eps:g} trial={trial}: AIM round {p.round}, {spent:.0f}% of budget")
 
@@ -482,15 +484,22 @@ def _discovered_ddssp(train_raw, test_raw, eps, s, target, task, rng, score):
     (eps, delta) (``plan_schema`` + ``release``); returns (scores, seconds)."""
     from ddssp.data.encoding import ClipWarning
     from ddssp.estimators.suffstats import Encoding
-    from ddssp.pipeline import DEFAULT_DISCOVERY_SHARE, plan_schema, release
+    from ddssp.pipeline import DEFAULT_DISCOVERY_SHARE, AimOptions, DiscoveryOptions, plan_schema, release
 
     t0 = time.perf_counter()
     share = s["discovery_share"] or DEFAULT_DISCOVERY_SHARE
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClipWarning)  # clipping into discovered ranges is by design
-        plan = plan_schema(train_raw, None, eps=eps, delta=s["delta"], discovery_share=share)
+        plan = plan_schema(train_raw, None, eps=eps, delta=s["delta"], discovery=DiscoveryOptions(share=share))
         rel = release(
-            train_raw, plan.schema, eps=eps, delta=s["delta"], target=target, seed=rng, plan=plan, **dict(s["aim"])
+            train_raw,
+            plan.schema,
+            eps=eps,
+            delta=s["delta"],
+            target=target,
+            seed=rng,
+            plan=plan,
+            aim=AimOptions(**dict(s["aim"])),
         )
         if task == "logistic" and plan.schema.column(target).size != 2:
             # the discovered target is not binary: score a constant classifier
@@ -541,12 +550,20 @@ def _ddssp_model(task: str, enc: Any, options: dict):
 def _release(
     codes: pd.DataFrame, schema: Any, eps: float, s: dict, target: str, rng: np.random.Generator, callback=None
 ):
-    from ddssp.pipeline import release
+    from ddssp.pipeline import AimOptions, ReadOptions, release
 
     aim = dict(s["aim"])
     t0 = time.perf_counter()
     rel = release(
-        codes, schema, eps=eps, delta=s["delta"], target=target, seed=rng, encoded=True, callback=callback, **aim
+        codes,
+        schema,
+        eps=eps,
+        delta=s["delta"],
+        target=target,
+        seed=rng,
+        read=ReadOptions(encoded=True),
+        aim=AimOptions(**aim),
+        progress=callback,
     )
     return rel, time.perf_counter() - t0
 

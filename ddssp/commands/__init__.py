@@ -7,6 +7,8 @@ hides and ``--help-all`` lists under a "testing only" heading.
 """
 
 import argparse
+import contextlib
+from collections.abc import Iterator
 
 #: (key, title) of the option groups, in the order ``--help`` shows them
 GROUPS: list[tuple[str, str]] = [
@@ -315,3 +317,68 @@ def stamped_output(rel, out, allow_insecure: bool, force: bool = False, inputs=(
     if NOT_PRIVATE_INFIX not in out.name:
         out = out.with_name(out.stem + NOT_PRIVATE_INFIX + out.suffix)
     return check_output_path(out, force=force, inputs=inputs)
+
+
+#: How the library names an option in its messages -> what ``ddssp release`` and ``ddssp schema``
+#: call it (longer names first, so a name is replaced before a shorter name it starts with).
+FLAGS: dict[str, str] = {
+    "ReadOptions.columns/drop": "--columns/--drop",
+    "ReadOptions.columns": "--columns",
+    "ReadOptions.drop": "--drop",
+    "ReadOptions.backend": "--backend",
+    "ReadOptions.memory_limit": "--memory-limit",
+    "ReadOptions.spark_master": "--spark-master",
+    "DiscoveryOptions.share": "--discovery-share",
+    "DiscoveryOptions.categorical": "--categorical",
+    "DiscoveryOptions.numeric": "--numeric",
+    "DiscoveryOptions.dates": "--dates",
+    "DiscoveryOptions.bins": "--bins",
+    "DiscoveryOptions.max_levels": "--max-levels",
+    "DiscoveryOptions.strict": "--strict",
+    "DiscoveryOptions.accept_draft=True": "--accept-draft-schema",
+    "AimOptions.workload": "--workload",
+    "AimOptions.max_cells": "--max-cells",
+    "AimOptions.max_model_size": "--max-model-size",
+    "AimOptions.rounds": "--rounds",
+    "AimOptions.iters": "--iters",
+    "AimOptions.engine": "--engine",
+    # the release's own parameters, in the phrases the library's advice uses
+    " or eps, or declare it in the schema ": " or --eps, or declare it in a --schema file ",
+    "a larger eps or": "a larger --eps or",
+    "leave out the schema)": "leave out --schema)",
+    "(the target parameter)": "(--target)",
+}
+
+
+def with_flags(text: str) -> str:
+    """A library message with the options it names (:data:`FLAGS`) called by their CLI flags.
+
+    Parameters
+    ----------
+    text : str
+        The message.
+
+    Returns
+    -------
+    str
+    """
+    for name, flag in FLAGS.items():
+        text = text.replace(name, flag)
+    return text
+
+
+@contextlib.contextmanager
+def flag_errors() -> Iterator[None]:
+    """Re-raise a :class:`~ddssp.errors.DDSSPError` of the block with :func:`with_flags` applied, so
+    the CLI's one error line names its flags rather than the library's option fields.
+
+    Yields
+    ------
+    None
+    """
+    from ddssp.errors import DDSSPError
+
+    try:
+        yield
+    except DDSSPError as exc:
+        raise type(exc)(with_flags(str(exc))) from None

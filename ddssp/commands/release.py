@@ -2,6 +2,7 @@ from ddssp.commands import (
     aim_group,
     comma_list,
     discovery_group,
+    flag_errors,
     input_group,
     output_group,
     positive_int,
@@ -9,6 +10,7 @@ from ddssp.commands import (
     required_in_usage,
     testing_option,
     warn_stamp,
+    with_flags,
 )
 
 HELP = "run AIM on a sensitive table and write a DP release file (the only command that reads the data)"
@@ -267,37 +269,6 @@ def load_declared(path, categorical):
     return load_schema(path, categorical=categorical), None
 
 
-def read_raw(path, na_values, delimiter=",", encoding="utf-8"):
-    """Read a raw table, with extra missing-value markers turned into missing cells.
-
-    Parameters
-    ----------
-    path : str or path-like
-        A CSV or Parquet file.
-    na_values : iterable of str or None
-        Cell values that mean missing, besides empty cells.
-    delimiter : str
-        The CSV field delimiter.
-    encoding : str
-        The CSV text encoding.
-
-    Returns
-    -------
-    pandas.DataFrame
-
-    Raises
-    ------
-    DataError
-        For a file that cannot be read.
-    """
-    from ddssp.data import read_table
-
-    df = read_table(path, delimiter=delimiter, encoding=encoding)
-    if na_values:
-        df = df.mask(df.isin(list(na_values)))
-    return df
-
-
 def counting_options(args):
     """The CSV reading options from the reading arguments; one-line errors for bad combinations.
 
@@ -376,7 +347,8 @@ def run(args) -> int:
 
     progress = PhaseProgress(quiet=args.quiet, verbose=args.verbose)
     try:
-        rel = _release(args, progress, eps, delta, schema, cat)
+        with flag_errors():
+            rel = _release(args, progress, eps, delta, schema, cat)
         progress.start("writing")
         rel.save(out, force=args.force, inputs=[args.data], sign_key=sign_key, dataset_name=args.dataset_name)
     finally:
@@ -385,146 +357,173 @@ def run(args) -> int:
     return 0
 
 
+def read_options(args):
+    """The reading arguments as :class:`~ddssp.pipeline.ReadOptions`.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    ReadOptions
+    """
+    from ddssp.pipeline import ReadOptions
+
+    return ReadOptions(
+        backend=args.backend,
+        csv=counting_options(args),
+        memory_limit=args.memory_limit,
+        spark_master=args.spark_master,
+        columns=args.columns,
+        drop=args.drop or (),
+    )
+
+
+def discovery_options(args, categorical):
+    """The discovery arguments as :class:`~ddssp.pipeline.DiscoveryOptions` (every undeclared column
+    is discovered).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    categorical : list of str or None
+        The categorical columns left for discovery (see :func:`load_declared`).
+
+    Returns
+    -------
+    DiscoveryOptions
+    """
+    from ddssp.pipeline import DEFAULT_DISCOVERY_SHARE, DiscoveryOptions
+
+    return DiscoveryOptions(
+        share=DEFAULT_DISCOVERY_SHARE if args.discovery_share is None else args.discovery_share,
+        categorical=categorical or (),
+        numeric=args.numeric or (),
+        dates=args.dates or (),
+        bins=args.bins,
+        max_levels=args.max_levels,
+        enabled=True,
+        strict=args.strict,
+        accept_draft=args.accept_draft_schema,
+    )
+
+
+def aim_options(args):
+    """The AIM arguments as :class:`~ddssp.pipeline.AimOptions`.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+
+    Returns
+    -------
+    AimOptions
+    """
+    from ddssp.pipeline import AimOptions
+
+    return AimOptions(
+        workload=args.workload,
+        max_cells=args.max_cells,
+        max_model_size=args.max_model_size,
+        rounds=args.rounds,
+        iters=args.iters,
+        engine=args.engine,
+    )
+
+
 def _release(args, progress, eps, delta, schema, cat):
-    """Plan the schema (discovering what is not declared) and run AIM: the Release, not yet saved."""
-    import sys
+    """The Release, not yet saved: the options from the arguments, the pipeline's events and the
+    clipping notes printed."""
     import warnings
 
     from ddssp.data import ClipWarning
-    from ddssp.data.counting import table_columns
-    from ddssp.data.tables import UnnamedColumnWarning, select_columns
-    from ddssp.dp.noise import make_noise
-    from ddssp.pipeline import (
-        DEFAULT_DISCOVERY_SHARE,
-        DroppedColumnsWarning,
-        ReadOptions,
-        declared_kinds,
-        plan_schema,
-        release,
-    )
-    from ddssp.releasefile import SCHEMA_NOT_PRIVATE
+    from ddssp.data.tables import UnnamedColumnWarning
+    from ddssp.pipeline import DroppedColumnsWarning, release
 
-    progress.start("reading")
-    csv_options = counting_options(args)
-    read = ReadOptions(
-        backend=args.backend, csv=csv_options, memory_limit=args.memory_limit, spark_master=args.spark_master
-    )
-    with warnings.catch_warnings(record=True) as hw:
-        warnings.simplefilter("always", UnnamedColumnWarning)
-        header = table_columns(args.data, csv_options)  # public: the column names only
-    renamed = [w for w in hw if issubclass(w.category, UnnamedColumnWarning)]
-    for w in renamed:
-        print(f"ddssp: warning: {w.message}", file=sys.stderr)
-    for w in hw:
-        if not issubclass(w.category, UnnamedColumnWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    chosen = select_columns(header, args.columns, args.drop)  # before any noise is drawn
-    declared_kinds(chosen, cat, args.numeric, args.dates)  # the same: names in the header only
-    # the counting backends read the file by its own column names: a renamed header cell or a
-    # column selection is counted from the table in memory
-    subset = bool(renamed) or chosen != list(header)
-    share = DEFAULT_DISCOVERY_SHARE if args.discovery_share is None else args.discovery_share
-
-    if schema is not None and all(n in schema for n in header) and args.backend != "numpy" and not subset:
-        # every column declared: nothing to discover, the counting layer reads the file (one scan)
-        table = args.data
-        progress.end()
-        plan = plan_schema(
-            header,
-            schema,
-            eps=eps,
-            delta=delta,
-            discovery_share=share,
-            accept_draft=args.accept_draft_schema,
-            noise=make_noise(args.insecure_seed),
-        )
-    else:  # discovery (or --backend numpy) reads the table in memory
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UnnamedColumnWarning)  # said once above
-            table = read_raw(args.data, csv_options.na_values, csv_options.delimiter, csv_options.encoding)
-        table = table[chosen]
-        if schema is None or not all(n in schema for n in chosen):
-            progress.start("discovery")
-        with warnings.catch_warnings(record=True) as dw:
-            warnings.simplefilter("always", DroppedColumnsWarning)
-            plan = plan_schema(
-                table,
-                schema,
-                eps=eps,
-                delta=delta,
-                discovery_share=share,
-                categorical=cat or (),
-                numeric=args.numeric or (),
-                dates=args.dates or (),
-                bins=args.bins,
-                max_levels=args.max_levels,
-                accept_draft=args.accept_draft_schema,
-                noise=make_noise(args.insecure_seed),
-                strict=args.strict,
-            )
-        for w in dw:
-            if issubclass(w.category, DroppedColumnsWarning):
-                print(f"ddssp: WARNING: {w.message}", file=sys.stderr)
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        if args.backend != "numpy" and not subset and not plan.dropped:
-            table = args.data  # AIM's counts still come from the chosen backend
-        else:
-            table = table[[c for c in chosen if c not in plan.dropped]]
-            read = ReadOptions(backend="numpy", csv=csv_options)
-    progress.end()
-    if not args.quiet:
-        if plan.discovered:
-            disc = plan.ledger.discovery_entries
-            rho_d = sum(e.rho for e in disc)
-            print(
-                f"ddssp: discovered {len(plan.discovered)} column(s) under DP (rho {rho_d:.4g} of "
-                f"{plan.ledger.rho_budget:.4g}, thresholding delta {plan.ledger.delta_budget:.3g}):",
-                file=sys.stderr,
-            )
-            for name, note in plan.notes.items():
-                print(f"ddssp:   {name}: {note}", file=sys.stderr)
-        if plan.status == SCHEMA_NOT_PRIVATE:
-            print(f"ddssp: WARNING: {SCHEMA_NOT_PRIVATE}", file=sys.stderr)
-
+    shown = (UnnamedColumnWarning, DroppedColumnsWarning)  # printed from the pipeline's notices
     clipped: list[str] = []
     try:
         with warnings.catch_warnings(record=True) as cw:
             warnings.simplefilter("always", ClipWarning)
             rel = release(
-                table,
-                plan.schema,
+                args.data,
+                schema,
                 eps=eps,
                 delta=delta,
                 target=args.target,
-                workload=args.workload,
-                max_cells=args.max_cells,
-                max_model_size=args.max_model_size,
+                read=read_options(args),
+                discovery=discovery_options(args, cat),
+                aim=aim_options(args),
                 seed=args.seed,
-                rounds=args.rounds,
-                iters=args.iters,
-                callback=progress.aim,
-                engine=args.engine,
-                plan=plan,
                 insecure_seed=args.insecure_seed,
-                read=read,
+                progress=_events(args, progress),
             )
         for w in cw:
             if issubclass(w.category, ClipWarning):  # a note of one column, or one merging many
                 clipped += [
                     f"{p.column!r} {p.clipped}" + ("" if p.total is None else f" of {p.total}") for p in w.message.parts
                 ]
-            else:
+            elif not issubclass(w.category, shown):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     finally:
         progress.end()
     if clipped and not args.quiet:  # one local note for the data holder; nothing of it is released
+        import sys
+
         print(
             "ddssp: note (local, not released): values outside the discovered or declared range were "
             "clipped into it in " + ", ".join(dict.fromkeys(clipped)) + " (rows clipped)",
             file=sys.stderr,
         )
     return rel
+
+
+def _events(args, progress):
+    """The release's progress callback: phases and AIM's rounds to ``progress``, notices and the
+    planned schema printed as lines."""
+    import sys
+
+    from ddssp.data.tables import UnnamedColumnWarning
+    from ddssp.pipeline import Notice, PhaseStarted, SchemaPlanned
+
+    def on(event) -> None:
+        if isinstance(event, PhaseStarted):
+            progress.start(event.name)
+        elif isinstance(event, Notice):
+            renamed = isinstance(event.warning, UnnamedColumnWarning)
+            level = "warning" if renamed else "WARNING"
+            print(f"ddssp: {level}: {with_flags(str(event.warning))}", file=sys.stderr)
+        elif isinstance(event, SchemaPlanned):
+            progress.end()
+            if not args.quiet:
+                _print_plan(event.plan)
+        else:
+            progress.aim(event)
+
+    return on
+
+
+def _print_plan(plan) -> None:
+    """The discovered columns with their notes, and the not-private stamp of a draft schema."""
+    import sys
+
+    from ddssp.releasefile import SCHEMA_NOT_PRIVATE
+
+    if plan.discovered:
+        rho_d = sum(e.rho for e in plan.ledger.discovery_entries)
+        print(
+            f"ddssp: discovered {len(plan.discovered)} column(s) under DP (rho {rho_d:.4g} of "
+            f"{plan.ledger.rho_budget:.4g}, thresholding delta {plan.ledger.delta_budget:.3g}):",
+            file=sys.stderr,
+        )
+        for name, note in plan.notes.items():
+            print(f"ddssp:   {name}: {note}", file=sys.stderr)
+    if plan.status == SCHEMA_NOT_PRIVATE:
+        print(f"ddssp: WARNING: {SCHEMA_NOT_PRIVATE}", file=sys.stderr)
 
 
 def _report(args, rel, out, eps, delta, t0) -> None:

@@ -1,4 +1,13 @@
-from ddssp.commands import comma_list, discovery_group, input_group, output_group, positive_int, privacy_group
+from ddssp.commands import (
+    comma_list,
+    discovery_group,
+    flag_errors,
+    input_group,
+    output_group,
+    positive_int,
+    privacy_group,
+    with_flags,
+)
 
 HELP = "discover a schema under DP (--eps), draft one (not private), or --check a table against a schema"
 
@@ -111,15 +120,19 @@ def _read(args):
     import sys
     import warnings
 
-    from ddssp.commands.release import read_raw
-    from ddssp.data.tables import UnnamedColumnWarning, select_columns
+    from ddssp.data.counting import CsvOptions
+    from ddssp.data.tables import UnnamedColumnWarning
+    from ddssp.pipeline import ReadOptions, read_frame
 
+    read = ReadOptions(
+        csv=CsvOptions(na_values=tuple(args.na_values or ())), columns=args.columns, drop=args.drop or ()
+    )
     with warnings.catch_warnings(record=True) as hw:
         warnings.simplefilter("always", UnnamedColumnWarning)
-        df = read_raw(args.data, args.na_values)
+        df = read_frame(args.data, read)
     for w in hw:
         print(f"ddssp: warning: {w.message}", file=sys.stderr)
-    return df[select_columns(list(df.columns), args.columns, args.drop)]
+    return df
 
 
 def run(args) -> int:
@@ -143,11 +156,12 @@ def run(args) -> int:
     DDSSPError
         For bad input or a failed step: the CLI prints it as one line and exits non-zero.
     """
-    if args.check:
-        return _check(args)
-    if args.eps is not None:
-        return _discover(args)
-    return _draft(args)
+    with flag_errors():
+        if args.check:
+            return _check(args)
+        if args.eps is not None:
+            return _discover(args)
+        return _draft(args)
 
 
 def _discover(args) -> int:
@@ -156,32 +170,26 @@ def _discover(args) -> int:
 
     from ddssp.data.fileio import check_output_path
     from ddssp.dp import check_delta, check_eps
-    from ddssp.pipeline import DEFAULT_DELTA, plan_schema
+    from ddssp.pipeline import DEFAULT_DELTA, DiscoveryOptions, DroppedColumnsWarning, plan_schema
 
     eps = check_eps(args.eps)
     delta = check_delta(args.delta if args.delta is not None else DEFAULT_DELTA)
     out = check_output_path(args.output, force=args.force, inputs=[args.data])
+    discovery = DiscoveryOptions(
+        share=1.0,
+        categorical=args.categorical or (),
+        numeric=args.numeric or (),
+        dates=args.dates or (),
+        bins=args.bins,
+        max_levels=args.max_levels,
+        strict=args.strict,
+    )
     df = _read(args)
-    from ddssp.pipeline import DroppedColumnsWarning
-
     with warnings.catch_warnings(record=True) as dw:
         warnings.simplefilter("always", DroppedColumnsWarning)
-        plan = plan_schema(
-            df,
-            None,
-            eps=eps,
-            delta=delta,
-            discovery_share=1.0,
-            categorical=args.categorical or (),
-            numeric=args.numeric or (),
-            dates=args.dates or (),
-            bins=args.bins,
-            max_levels=args.max_levels,
-            replan=False,
-            strict=args.strict,
-        )
+        plan = plan_schema(df, None, eps=eps, delta=delta, discovery=discovery, replan=False)
     for w in dw:
-        print(f"ddssp: WARNING: {w.message}", file=sys.stderr)
+        print(f"ddssp: WARNING: {with_flags(str(w.message))}", file=sys.stderr)
     led = plan.ledger
     schema = plan.schema
     schema.discovery = {

@@ -219,7 +219,7 @@ def header_names(header, p) -> list[str]:
 def select_columns(
     names: Sequence[str], columns: Sequence[str] | None = None, drop: Sequence[str] | None = None
 ) -> list[str]:
-    """The column names kept by ``--columns`` (in their order) and ``--drop``.
+    """The column names kept by ``columns`` (in their order) and ``drop`` (:class:`~ddssp.pipeline.ReadOptions`).
 
     Parameters
     ----------
@@ -244,13 +244,13 @@ def select_columns(
     unknown = [c for c in [*(columns or ()), *(drop or ())] if c not in names]
     if unknown:
         raise DataError(
-            f"--columns/--drop name column(s) not in the table: {', '.join(map(repr, unknown))}; "
+            f"ReadOptions.columns/drop name column(s) not in the table: {', '.join(map(repr, unknown))}; "
             f"the table has {', '.join(map(repr, names[:30]))}{' ...' if len(names) > 30 else ''}"
         )
     kept = list(columns) if columns else names
     kept = [c for c in kept if c not in set(drop or ())]
     if not kept:
-        raise DataError("--columns/--drop leave no column")
+        raise DataError("ReadOptions.columns/drop leave no column")
     if len(set(kept)) < len(kept):
-        raise DataError("--columns names a column twice")
+        raise DataError("ReadOptions.columns names a column twice")
     return kept

@@ -1,20 +1,25 @@
-"""The options of a release run, grouped: how the table is read, how undeclared columns are discovered.
+"""The options of a release run, grouped: how the table is read (:class:`ReadOptions`), how its schema
+is planned and undeclared columns discovered (:class:`DiscoveryOptions`), and how AIM measures
+(:class:`AimOptions`).
 
-Both are small frozen dataclasses checked when made; :func:`ddssp.release` also takes their fields as
-flat keywords and builds them.
+Each is a small frozen dataclass checked once, when it is made; an error names the option as
+``Class.field`` (e.g. "DiscoveryOptions.share must be in (0, 1]"), and the CLI maps those names to its
+flags when it prints the error.
 """
 
 from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ddssp.errors import DDSSPError
+from ddssp.errors import DDSSPError, WorkloadError
 
 if TYPE_CHECKING:
     from ddssp.data.counting import CsvOptions
+    from ddssp.marginals.aim_settings import AIMSettings
 
 DEFAULT_DELTA = 1e-9
 #: share of the zCDP budget spent on private schema discovery when some column is not declared
@@ -25,9 +30,9 @@ DEFAULT_DISCOVERY_SHARE = 0.1
 DISCOVERY_DELTA_SHARE = 0.5
 
 
-def _positive_int_or_none(value: object, name: str) -> None:
+def _positive_int_or_none(value: object, name: str, error: type[DDSSPError] = DDSSPError) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1):
-        raise DDSSPError(f"{name} must be a positive integer or None, got {value!r}")
+        raise error(f"{name} must be a positive integer or None, got {value!r}")
 
 
 def _str_or_none(value: object, name: str) -> None:
@@ -35,21 +40,44 @@ def _str_or_none(value: object, name: str) -> None:
         raise DDSSPError(f"{name} must be a string or None, got {value!r}")
 
 
+def _names(value: object, name: str) -> tuple[str, ...]:
+    """A sequence of column names as a tuple (one bare string is one name, not its letters)."""
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else tuple(value)  # type: ignore[arg-type]
+    bad = [n for n in names if not isinstance(n, str)]
+    if bad:
+        raise DDSSPError(f"{name} must be column names (strings), got {bad[0]!r}")
+    return names
+
+
+def _flag(value: object, name: str) -> None:
+    if not isinstance(value, bool):
+        raise DDSSPError(f"{name} must be True or False, got {value!r}")
+
+
 @dataclass(frozen=True)
 class ReadOptions:
-    """How the counting layer reads a table given by path (or a Spark DataFrame).
+    """How a release reads its table: which columns, how a file is parsed and which backend counts it.
 
     Parameters
     ----------
     backend : {"numpy", "duckdb", "spark"}, optional
         "numpy" reads in memory (the default for a pandas DataFrame), "duckdb" out of core (the
         default for a file), "spark" on a Spark cluster (the default for a Spark DataFrame).
+        Columns to discover are read in memory whatever the backend.
     csv : ddssp.data.counting.CsvOptions, optional
         Delimiter, extra missing-value markers and text encoding of a CSV file.
     memory_limit : str, optional
         DuckDB's memory limit, such as "2GB".
     spark_master : str, optional
         The Spark master URL when a Spark session is started for a path.
+    columns : sequence of str, optional
+        Use only these columns of the table, in this order (default: all).
+    drop : sequence of str
+        Leave these columns of the table out.
+    encoded : bool
+        The table holds integer codes of the schema (a DataFrame; no discovery).
 
     Raises
     ------
@@ -63,22 +91,37 @@ class ReadOptions:
     csv: CsvOptions | None = None
     memory_limit: str | None = None
     spark_master: str | None = None
+    columns: Sequence[str] | None = None
+    drop: Sequence[str] = ()
+    encoded: bool = False
 
     def __post_init__(self) -> None:
         from ddssp.data.counting import BACKENDS, CsvOptions
         from ddssp.errors import DataError
 
         if self.backend is not None and self.backend not in BACKENDS:
-            raise DataError(f"unknown counting backend {self.backend!r}; use one of: {', '.join(BACKENDS)}")
+            raise DataError(
+                f"unknown counting backend {self.backend!r} (ReadOptions.backend); use one of: {', '.join(BACKENDS)}"
+            )
         if self.csv is not None and not isinstance(self.csv, CsvOptions):
-            raise DDSSPError(f"csv options must be a ddssp.data.counting.CsvOptions, got {type(self.csv).__name__}")
-        _str_or_none(self.memory_limit, "memory_limit")
-        _str_or_none(self.spark_master, "spark_master")
+            raise DDSSPError(f"ReadOptions.csv must be a ddssp.data.counting.CsvOptions, got {type(self.csv).__name__}")
+        _str_or_none(self.memory_limit, "ReadOptions.memory_limit")
+        _str_or_none(self.spark_master, "ReadOptions.spark_master")
+        if self.columns is not None:
+            object.__setattr__(self, "columns", _names(self.columns, "ReadOptions.columns"))
+        object.__setattr__(self, "drop", _names(self.drop, "ReadOptions.drop"))
+        _flag(self.encoded, "ReadOptions.encoded")
+
+    @property
+    def selects(self) -> bool:
+        """True when ``columns`` or ``drop`` leave some columns out or reorder them."""
+        return self.columns is not None or bool(self.drop)
 
 
 @dataclass(frozen=True)
 class DiscoveryOptions:
-    """How the columns the schema does not declare are discovered under DP (:func:`plan_schema`).
+    """How the schema of a release is planned: which columns the schema does not declare are discovered
+    under DP, and how (:func:`~ddssp.pipeline.plan.plan_schema`).
 
     Parameters
     ----------
@@ -93,11 +136,20 @@ class DiscoveryOptions:
         Number of bins of a discovered numeric column (default: chosen from the noisy row count).
     max_levels : int, optional
         Cap on the levels kept for a discovered categorical column.
+    enabled : bool, optional
+        Discover the columns the schema does not declare: True, False (such a column is an error),
+        or None (the default: discover only when no schema is given).
+    strict : bool
+        Refuse (SchemaError) when some column cannot be discovered, instead of leaving it out of
+        the release with one :class:`~ddssp.pipeline.plan.DroppedColumnsWarning`.
+    accept_draft : bool
+        Accept a data-derived draft schema; the release is then stamped not private.
 
     Raises
     ------
     DDSSPError
-        For a share outside (0, 1], or bins / max_levels that are not positive integers.
+        For a share outside (0, 1], bins / max_levels that are not positive integers, or options of
+        the wrong type.
     """
 
     share: float = DEFAULT_DISCOVERY_SHARE
@@ -106,35 +158,71 @@ class DiscoveryOptions:
     dates: Sequence[str] = ()
     bins: int | None = None
     max_levels: int | None = None
+    enabled: bool | None = None
+    strict: bool = False
+    accept_draft: bool = False
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.share, (int, float)) and 0 < float(self.share) <= 1):
-            raise DDSSPError(f"--discovery-share must be in (0, 1], got {self.share!r}")
+        share = self.share
+        if isinstance(share, bool) or not (isinstance(share, (int, float)) and 0 < float(share) <= 1):
+            raise DDSSPError(f"DiscoveryOptions.share must be in (0, 1], got {share!r}")
         for name in ("categorical", "numeric", "dates"):
-            v = getattr(self, name) or ()
-            object.__setattr__(self, name, (v,) if isinstance(v, str) else tuple(v))  # one name, not letters
-        _positive_int_or_none(self.bins, "bins")
-        _positive_int_or_none(self.max_levels, "max_levels")
+            object.__setattr__(self, name, _names(getattr(self, name), f"DiscoveryOptions.{name}"))
+        _positive_int_or_none(self.bins, "DiscoveryOptions.bins")
+        _positive_int_or_none(self.max_levels, "DiscoveryOptions.max_levels")
+        if self.enabled is not None:
+            _flag(self.enabled, "DiscoveryOptions.enabled")
+        _flag(self.strict, "DiscoveryOptions.strict")
+        _flag(self.accept_draft, "DiscoveryOptions.accept_draft")
+
+    def discovers(self, schema: object) -> bool:
+        """Whether undeclared columns are discovered for ``schema`` (``enabled``, or no schema given).
+
+        Parameters
+        ----------
+        schema : Schema or None
+            The declared schema.
+
+        Returns
+        -------
+        bool
+        """
+        return schema is None if self.enabled is None else self.enabled
 
 
 @dataclass(frozen=True)
 class AimOptions:
-    """How AIM selects and measures (:func:`ddssp.marginals.aim.run_aim`, which checks the values).
+    """How AIM selects and measures: the workload and the run's settings (:func:`ddssp.marginals.aim.run_aim`).
+
+    The one public object for AIM's options; :attr:`settings` is the
+    :class:`~ddssp.marginals.aim_settings.AIMSettings` the run reads, made from it once.
 
     Parameters
     ----------
-    workload : str or sequence
-        ``"all-pairs"``, ``"target-pairs"``, a workload file or a list of (clique, weight).
+    workload : str, path or sequence
+        ``"all-pairs"``, ``"target"`` (pairs with the target), a JSON workload file or a list of
+        (clique, weight).
     max_cells : int, optional
         Leave out workload cliques with more cells than this.
-    max_model_size : float or None
-        Cap on the model's size in MB (None: AIM's default for the number of columns).
+    max_model_size : float, optional
+        Cap on the model's size in MB (default 80 up to 25 columns, then 2000 / columns).
     rounds : int, optional
-        Number of AIM rounds (default: chosen from the budget).
+        Number of AIM rounds the per-round budget is sized for (default: chosen from the table's width).
     iters : int, optional
         Plain mirror-descent steps per round (the legacy loop); None for the fast loop.
     engine : {"numpy", "mbi"}
         Estimation engine.
+
+    Attributes
+    ----------
+    settings : AIMSettings
+        The run's settings, made from these options when they are made.
+
+    Raises
+    ------
+    WorkloadError
+        For values of the wrong type or range (``rounds`` is checked against the number of columns
+        when the run starts).
     """
 
     workload: object = "all-pairs"
@@ -143,3 +231,44 @@ class AimOptions:
     rounds: int | None = None
     iters: int | None = None
     engine: str = "numpy"
+    settings: AIMSettings = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        from ddssp.marginals.aim_settings import AIMSettings
+
+        w = self.workload
+        if not isinstance(w, (str, Path)) and not (isinstance(w, Sequence) and not isinstance(w, bytes)):
+            raise WorkloadError(
+                f"AimOptions.workload must be 'all-pairs', 'target', a workload file or a list of (clique, weight), "
+                f"got {type(w).__name__}"
+            )
+        _positive_int_or_none(self.max_cells, "AimOptions.max_cells", WorkloadError)
+        _positive_int_or_none(self.rounds, "AimOptions.rounds", WorkloadError)
+        _positive_int_or_none(self.iters, "AimOptions.iters", WorkloadError)
+        mms = self.max_model_size
+        if mms is not None and (isinstance(mms, bool) or not (isinstance(mms, (int, float)) and mms > 0)):
+            raise WorkloadError(f"AimOptions.max_model_size must be a positive number of MB or None, got {mms!r}")
+        if self.engine not in ("numpy", "mbi"):
+            raise WorkloadError(f"AimOptions.engine must be 'numpy' or 'mbi', got {self.engine!r}")
+        settings = AIMSettings(max_model_size=mms, rounds=self.rounds, iters=self.iters, engine=self.engine)
+        object.__setattr__(self, "settings", settings)
+
+
+def check_options(read: object, discovery: object, aim: object) -> None:
+    """Refuse an option group of the wrong type (a dict, a flat value) in one line.
+
+    Parameters
+    ----------
+    read, discovery, aim : object
+        What was passed as ``read``, ``discovery`` and ``aim``.
+
+    Raises
+    ------
+    DDSSPError
+        Naming the parameter and the class it needs.
+    """
+    for name, value, cls in (("read", read, ReadOptions), ("discovery", discovery, DiscoveryOptions)):
+        if not isinstance(value, cls):
+            raise DDSSPError(f"{name} must be a {cls.__name__}, got {type(value).__name__}")
+    if not isinstance(aim, AimOptions):
+        raise DDSSPError(f"aim must be an AimOptions, got {type(aim).__name__}")

@@ -4,23 +4,27 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ddssp.dp import Ledger, LedgerEntry, check_delta, check_eps, rho_for_release
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError, WorkloadError
-from ddssp.pipeline.options import DEFAULT_DISCOVERY_SHARE, DISCOVERY_DELTA_SHARE
+from ddssp.pipeline.events import Notice, PhaseStarted
+from ddssp.pipeline.options import DISCOVERY_DELTA_SHARE, DiscoveryOptions
 from ddssp.releasefile.format import (
     SCHEMA_DECLARED,
     SCHEMA_DISCOVERED,
     SCHEMA_NOT_PRIVATE,
 )
 from ddssp.types import Domain
+
+if TYPE_CHECKING:
+    from ddssp.pipeline.source import Source
 
 
 @dataclass
@@ -65,7 +69,7 @@ def dropped_message(dropped: dict[str, str], share: float, used: float | None = 
     dropped : dict
         ``{name: reason}``.
     share : float
-        The discovery share given (``--discovery-share``).
+        The discovery share given (``DiscoveryOptions.share``).
     used : float, optional
         The share discovery used, when it differs from the given one (raised for a small table from
         its noisy row count: post-processing, so it may be printed).
@@ -84,7 +88,7 @@ def dropped_message(dropped: dict[str, str], share: float, used: float | None = 
         f"{len(dropped)} column(s) could not be discovered at this budget and are left out of the "
         f"release: {grouped_reasons(dropped)}. The decision comes from noisy counts "
         "only (nothing else about these columns is released). To keep a column: give more rows, a "
-        f"larger --discovery-share ({now}) or --eps, or declare it in a --schema file "
+        f"larger DiscoveryOptions.share ({now}) or eps, or declare it in the schema "
         "(`ddssp schema`; declared columns cost nothing); note that running the release again "
         "spends the budget again"
     )
@@ -98,14 +102,15 @@ def declared_kinds(
 ) -> dict[str, str]:
     """The kinds the user declares for discovery, checked against the table's column names.
 
-    Only the header is read (it is public), so the CLI calls this before any noise is drawn.
+    Only the header is read (it is public), so the release checks this before any row is read or
+    noise drawn.
 
     Parameters
     ----------
     names : sequence of str
         The table's column names.
     categorical, numeric, dates : sequence of str, optional
-        The columns of ``--categorical``, ``--numeric`` and ``--dates``.
+        The columns of ``DiscoveryOptions.categorical``, ``.numeric`` and ``.dates``.
 
     Returns
     -------
@@ -121,7 +126,7 @@ def declared_kinds(
     names = [str(n) for n in names]
     known = set(names)
     given = (("categorical", categorical), ("numeric", numeric), ("dates", dates))
-    unknown = [f"--{opt} {n!r}" for opt, lst in given for n in (lst or ()) if n not in known]
+    unknown = [f"DiscoveryOptions.{opt} {n!r}" for opt, lst in given for n in (lst or ()) if n not in known]
     if unknown:
         raise SchemaError(
             f"column(s) not in the data: {', '.join(unknown)}; the data has "
@@ -131,33 +136,28 @@ def declared_kinds(
     for opt, lst in given:
         for n in lst or ():
             if kinds.get(n, opt) != opt:
-                raise SchemaError(f"column {n!r} is given both in --{kinds[n]} and in --{opt}; keep one")
+                raise SchemaError(
+                    f"column {n!r} is given both in DiscoveryOptions.{kinds[n]} and in DiscoveryOptions.{opt}; keep one"
+                )
             kinds[n] = opt
     return kinds
 
 
 def plan_schema(
-    data: pd.DataFrame,
+    data: pd.DataFrame | Sequence[str],
     schema: Any = None,
     *,
     eps: float,
     delta: float,
-    discovery_share: float = DEFAULT_DISCOVERY_SHARE,
-    categorical: Sequence[str] = (),
-    numeric: Sequence[str] = (),
-    dates: Sequence[str] = (),
-    bins: int | None = None,
-    max_levels: int | None = None,
-    accept_draft: bool = False,
-    replan: bool = True,
+    discovery: DiscoveryOptions | None = None,
     noise: Any = None,
-    strict: bool = False,
+    replan: bool = True,
 ) -> SchemaPlan:
     """The schema of a release of ``data`` at (eps, delta), and what it costs.
 
     The declared columns of ``schema`` (may be None or partial) are kept as they are; every other
     column of ``data`` is discovered under DP (:func:`ddssp.data.discovery.discover`) with
-    ``discovery_share`` of the zCDP budget and ``DISCOVERY_DELTA_SHARE`` of delta for key release.
+    ``discovery.share`` of the zCDP budget and ``DISCOVERY_DELTA_SHARE`` of delta for key release.
 
     Accounting: the budget is approximate zCDP. With delta_t the delta set aside for thresholding
     (key release; plus that recorded by a DP schema file), the zCDP budget is
@@ -172,30 +172,18 @@ def plan_schema(
         The table, or only its column names (a table read by the counting layer: then every
         column must be declared).
     schema : ddssp.data.Schema, optional
-        Declared columns; a draft schema needs ``accept_draft``; a DP schema file's discovery
-        record is charged to the ledger.
+        Declared columns; a draft schema needs ``discovery.accept_draft``; a DP schema file's
+        discovery record is charged to the ledger.
     eps, delta : float
         The (eps, delta)-DP budget of the whole release.
-    discovery_share : float
-        Share of the zCDP budget for discovery, in (0, 1].
-    categorical, numeric : sequence of str
-        Columns whose kind is given rather than discovered.
-    dates : sequence of str
-        Columns declared a time axis: ISO dates and timestamps, or clock times (which of them, and
-        the range and bins, are still discovered from noisy counts).
-    bins : int, optional
-        Number of bins of a discovered numeric column.
-    max_levels : int, optional
-        Cap on the levels of a discovered categorical column.
-    accept_draft : bool
-        Accept a data-derived draft schema; the release is then stamped not private.
-    replan : bool
-        Give the reserved thresholding delta back to zCDP when no key release happened.
+    discovery : DiscoveryOptions, optional
+        The share of the budget, the declared kinds, bins and levels of discovery, and whether a
+        draft schema is accepted and an undiscoverable column refused (``strict``) rather than left
+        out of the release with one :class:`DroppedColumnsWarning` listing every such column.
     noise : optional
         The noise source (:func:`ddssp.dp.noise.make_noise`); secure by default.
-    strict : bool
-        Refuse (SchemaError) when some column cannot be discovered, instead of leaving it out of
-        the release with one :class:`DroppedColumnsWarning` listing every such column.
+    replan : bool
+        Give the reserved thresholding delta back to zCDP when no key release happened.
 
     Returns
     -------
@@ -207,111 +195,42 @@ def plan_schema(
     ------
     SchemaError
         For an empty table, schema columns missing from the data, a draft schema without
-        ``accept_draft``, an invalid discovery record, or undeclared columns of a table given by path.
+        ``accept_draft``, an invalid discovery record, or undeclared columns of a table given by
+        its column names only.
     DDSSPError
-        For an invalid eps, delta or discovery share.
+        For an invalid eps or delta.
     """
     from ddssp.data import Schema
-    from ddssp.data.discovery.table import DEFAULT_MAX_LEVELS, discover
-    from ddssp.dp.discovery import ChargedMechanisms
 
-    if noise is None:
-        noise = make_noise(None)
-
+    discovery = DiscoveryOptions() if discovery is None else discovery
     eps, delta = check_eps(eps), check_delta(delta)
-    if not (isinstance(discovery_share, (int, float)) and 0 < float(discovery_share) <= 1):
-        raise DDSSPError(f"--discovery-share must be in (0, 1], got {discovery_share!r}")
-    if isinstance(data, pd.DataFrame):
-        if data.shape[1] == 0:
-            raise SchemaError("the table has no columns")
-        if len(data) == 0:
-            raise SchemaError("the table has no rows")
-        names = [str(c) for c in data.columns]
-    else:  # the header of a table read by the counting layer: nothing can be discovered from it
-        names = [str(c) for c in data]
-        if not names:
-            raise SchemaError("the table has no columns")
-    status = SCHEMA_DECLARED
-    prior: list[LedgerEntry] = []
-    prior_delta = 0.0
-    declared: dict[str, Any] = {}
-    if schema is not None:
-        if getattr(schema, "draft", None) is not None:
-            if not accept_draft:
-                raise SchemaError(
-                    "the schema is a data-derived draft (it carries the draft stamp of `ddssp schema`): "
-                    "its levels and bounds were read from the data without privacy. Review it and delete "
-                    'its "draft" key, or discover the schema privately (`ddssp schema DATA --eps E`, or '
-                    "leave out --schema), or pass --accept-draft-schema to release it marked not private"
-                )
-            status = SCHEMA_NOT_PRIVATE
-        rec = getattr(schema, "discovery", None)
-        if rec is not None:
-            try:
-                prior = [LedgerEntry.from_dict(e) for e in rec["entries"]]
-                prior_delta = float(rec.get("delta_budget", math.fsum(e.delta for e in prior)))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise SchemaError(f"the schema's discovery record is invalid ({exc})") from None
-            if status == SCHEMA_DECLARED:
-                status = SCHEMA_DISCOVERED
-        declared = {c.name: c for c in schema.columns}
-    missing = [n for n in declared if n not in names]
+    names = _column_names(data)
+    declared = _Declared.of(schema, discovery.accept_draft)
+    missing = [n for n in declared.columns if n not in names]
     if missing:
         raise SchemaError(f"schema column(s) missing from the data: {missing}; the data has {names[:20]}")
-    todo = [n for n in names if n not in declared]
-    kinds = declared_kinds(names, categorical, numeric, dates)
+    todo = [n for n in names if n not in declared.columns]
+    kinds = declared_kinds(names, discovery.categorical, discovery.numeric, discovery.dates)
     reserved = DISCOVERY_DELTA_SHARE * delta if todo else 0.0
-    delta_t = prior_delta + reserved
-    if not delta_t < delta:
-        raise SchemaError(f"the schema file's thresholding delta {prior_delta:g} is not below delta={delta:g}")
-    rho = rho_for_release(eps, delta, delta_t)
-    ledger = Ledger(rho, delta_budget=delta_t)
-    for e in prior:
-        try:
-            ledger.charge(e)
-        except DDSSPError as exc:
-            raise SchemaError(
-                f"the DP schema file costs more than this release's budget ({exc}); give a "
-                "larger --eps or discover the schema inside this release"
-            ) from None
+    ledger = declared.ledger(eps, delta, reserved)
     found: dict[str, Any] = {}
     notes: dict[str, str] = {}
+    dropped: dict[str, str] = {}
     used = 0.0
-    if todo and not isinstance(data, pd.DataFrame):
-        raise SchemaError(
-            f"column(s) {todo[:5]} are not declared in the schema; discovering them reads the table in "
-            "memory: declare them, or use --backend numpy (a DataFrame in the Python API)"
-        )
+    status = declared.status
     if todo:
-        rho_disc = min(float(discovery_share) * rho, ledger.remaining)
-        found, report, used = discover(
-            data,
-            todo,
-            ChargedMechanisms(ledger, noise),
-            rho=rho_disc,
-            delta=reserved,
-            kinds=kinds,
-            bins=bins,
-            max_levels=max_levels or DEFAULT_MAX_LEVELS,
-            rho_max=ledger.remaining,
-            collect=True,
-        )
-        notes = dict(report.notes)
-        dropped = dict(report.unresolved)
-        if status == SCHEMA_DECLARED:
-            status = SCHEMA_DISCOVERED
-        if dropped:
-            msg = dropped_message(dropped, float(discovery_share), report.share)
-            if strict or len(dropped) == len(names):
-                raise SchemaError(("refused (--strict): " if strict else "no column could be discovered: ") + msg)
-            warnings.warn(msg, DroppedColumnsWarning, stacklevel=2)
-    else:
-        dropped = {}
+        if not isinstance(data, pd.DataFrame):
+            raise SchemaError(
+                f"column(s) {todo[:5]} are not declared in the schema; discovering them reads the table in "
+                "memory: declare them, or give the table as a pandas DataFrame"
+            )
+        found, notes, dropped, used = _discover(data, todo, ledger, noise, discovery, reserved, kinds)
+        status = SCHEMA_DISCOVERED if status == SCHEMA_DECLARED else status
     if replan and todo and used == 0.0:  # no key release: give the reserved delta back to zCDP
-        final = Ledger(rho_for_release(eps, delta, prior_delta), delta_budget=prior_delta)
+        final = Ledger(rho_for_release(eps, delta, declared.prior_delta), delta_budget=declared.prior_delta)
         final.entries = list(ledger.entries)
         ledger = final
-    cols = [declared[n] if n in declared else found[n] for n in names if n not in dropped]
+    cols = [declared.columns[n] if n in declared.columns else found[n] for n in names if n not in dropped]
     return SchemaPlan(
         schema=Schema(cols),
         ledger=ledger,
@@ -320,6 +239,182 @@ def plan_schema(
         discovered=[n for n in todo if n not in dropped],
         dropped=dropped,
     )
+
+
+def _column_names(data: Any) -> list[str]:
+    """The names of a table's columns (a DataFrame's, checked to have rows, or the names given)."""
+    if isinstance(data, pd.DataFrame):
+        if data.shape[1] == 0:
+            raise SchemaError("the table has no columns")
+        if len(data) == 0:
+            raise SchemaError("the table has no rows")
+        return [str(c) for c in data.columns]
+    names = [str(c) for c in data]  # the header of a table read by the counting layer
+    if not names:
+        raise SchemaError("the table has no columns")
+    return names
+
+
+@dataclass
+class _Declared:
+    """What a schema declares: its columns, the release's schema status, and the ledger entries and
+    thresholding delta of a DP schema file (charged inside the release's budget)."""
+
+    columns: dict[str, Any]
+    status: str
+    prior: list[LedgerEntry]
+    prior_delta: float
+
+    @classmethod
+    def of(cls, schema: Any, accept_draft: bool) -> _Declared:
+        if schema is None:
+            return cls({}, SCHEMA_DECLARED, [], 0.0)
+        status = SCHEMA_DECLARED
+        if getattr(schema, "draft", None) is not None:
+            if not accept_draft:
+                raise SchemaError(
+                    "the schema is a data-derived draft (it carries the draft stamp of `ddssp schema`): "
+                    "its levels and bounds were read from the data without privacy. Review it and delete "
+                    'its "draft" key, or discover the schema privately (`ddssp schema DATA --eps E`, or '
+                    "leave out the schema), or pass DiscoveryOptions.accept_draft=True to release it marked "
+                    "not private"
+                )
+            status = SCHEMA_NOT_PRIVATE
+        prior: list[LedgerEntry] = []
+        prior_delta = 0.0
+        rec = getattr(schema, "discovery", None)
+        if rec is not None:
+            try:
+                prior = [LedgerEntry.from_dict(e) for e in rec["entries"]]
+                prior_delta = float(rec.get("delta_budget", math.fsum(e.delta for e in prior)))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise SchemaError(f"the schema's discovery record is invalid ({exc})") from None
+            status = SCHEMA_DISCOVERED if status == SCHEMA_DECLARED else status
+        return cls({c.name: c for c in schema.columns}, status, prior, prior_delta)
+
+    def ledger(self, eps: float, delta: float, reserved: float) -> Ledger:
+        """The release's ledger: its zCDP budget with ``reserved`` delta set aside for key release,
+        holding the schema file's entries."""
+        delta_t = self.prior_delta + reserved
+        if not delta_t < delta:
+            raise SchemaError(f"the schema file's thresholding delta {self.prior_delta:g} is not below delta={delta:g}")
+        ledger = Ledger(rho_for_release(eps, delta, delta_t), delta_budget=delta_t)
+        for e in self.prior:
+            try:
+                ledger.charge(e)
+            except DDSSPError as exc:
+                raise SchemaError(
+                    f"the DP schema file costs more than this release's budget ({exc}); give a "
+                    "larger eps or discover the schema inside this release"
+                ) from None
+        return ledger
+
+
+def _discover(
+    data: pd.DataFrame,
+    todo: list[str],
+    ledger: Ledger,
+    noise: Any,
+    discovery: DiscoveryOptions,
+    reserved: float,
+    kinds: dict[str, str],
+) -> tuple[dict[str, Any], dict[str, str], dict[str, str], float]:
+    """Discover the columns ``todo`` under DP, charged to ``ledger``: (columns found, notes, dropped
+    columns with why, the delta the key release used). Dropped columns are refused under ``strict``,
+    otherwise warned of once."""
+    from ddssp.data.discovery.table import DEFAULT_MAX_LEVELS, discover
+    from ddssp.dp.discovery import ChargedMechanisms
+
+    noise = make_noise(None) if noise is None else noise
+    rho_disc = min(float(discovery.share) * ledger.rho_budget, ledger.remaining)
+    found, report, used = discover(
+        data,
+        todo,
+        ChargedMechanisms(ledger, noise),
+        rho=rho_disc,
+        delta=reserved,
+        kinds=kinds,
+        bins=discovery.bins,
+        max_levels=discovery.max_levels or DEFAULT_MAX_LEVELS,
+        rho_max=ledger.remaining,
+        collect=True,
+    )
+    dropped = dict(report.unresolved)
+    if dropped:
+        msg = dropped_message(dropped, float(discovery.share), report.share)
+        if discovery.strict or len(dropped) == len(data.columns):
+            why = "refused (DiscoveryOptions.strict): " if discovery.strict else "no column could be discovered: "
+            raise SchemaError(why + msg)
+        warnings.warn(msg, DroppedColumnsWarning, stacklevel=3)
+    return found, dict(report.notes), dropped, used
+
+
+def plan_source(
+    source: Source,
+    schema: Any,
+    *,
+    eps: float,
+    delta: float,
+    discovery: DiscoveryOptions,
+    noise: Any,
+    tell: Callable[[Any], None],
+) -> tuple[Source, SchemaPlan]:
+    """The schema of a release's table (:func:`plan_schema`), its rows read in memory when needed.
+
+    The discovery options are checked against the header and undeclared columns refused when discovery
+    is off before any row is read; the ``"discovery"`` phase and each column left out of the release
+    are told as they happen (a left-out column is warned of as well).
+
+    Parameters
+    ----------
+    source : Source
+        The table (:func:`~ddssp.pipeline.source.open_source`).
+    schema : Schema or None
+        The declared columns.
+    eps, delta : float
+        The release's budget.
+    discovery : DiscoveryOptions
+        How undeclared columns are discovered.
+    noise : NoiseSource
+        The release's noise source.
+    tell : callable
+        Receives :class:`~ddssp.pipeline.events.PhaseStarted` and :class:`~ddssp.pipeline.events.Notice`.
+
+    Returns
+    -------
+    source : Source
+        The table, with its rows in memory when discovery (or the backend) needs them.
+    plan : SchemaPlan
+
+    Raises
+    ------
+    SchemaError
+        For unknown names in the discovery options, undeclared columns when discovery is off, or a
+        schema that cannot be planned.
+    """
+    declared_kinds(source.names, discovery.categorical, discovery.numeric, discovery.dates)  # the header only
+    undeclared = [n for n in source.names if schema is None or n not in schema]
+    if undeclared and not discovery.discovers(schema):
+        if schema is None:
+            raise SchemaError("no schema given: pass one, or discover it privately (DiscoveryOptions(enabled=True))")
+        if source.frame is not None:
+            schema.encode(source.frame)  # the usual error naming the columns not in the schema
+        raise SchemaError(
+            f"column(s) {undeclared[:5]} are not declared in the schema: declare them, or discover them "
+            "privately (DiscoveryOptions(enabled=True))"
+        )
+    source = source.in_memory(schema)
+    if undeclared:
+        tell(PhaseStarted("discovery"))
+    table = source.frame if source.frame is not None else source.names
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DroppedColumnsWarning)
+        plan = plan_schema(table, schema, eps=eps, delta=delta, discovery=discovery, noise=noise)
+    for w in caught:
+        if issubclass(w.category, DroppedColumnsWarning):
+            tell(Notice(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return source, plan
 
 
 def build_workload(workload: Any, domain: Domain, target: str | None, max_cells: int | None = None):
@@ -355,7 +450,7 @@ def build_workload(workload: Any, domain: Domain, target: str | None, max_cells:
         w = wl.all_pairs(domain, max_cells=max_cells)
     elif isinstance(workload, str) and workload == "target":
         if target is None:
-            raise WorkloadError("workload 'target' needs a target column (--target)")
+            raise WorkloadError("workload 'target' needs a target column (the target parameter)")
         w = wl.target_pairs(domain, target, max_cells=max_cells)
     elif isinstance(workload, (str, Path)):
         w = wl.load_workload(workload, domain)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -18,14 +18,16 @@ from ddssp._warnings import warnings_once
 from ddssp.dp import Ledger, check_delta, check_eps, make_rng, rho_from_eps_delta
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError
+from ddssp.pipeline.events import Notice, PhaseStarted, SchemaPlanned
 from ddssp.pipeline.options import (
     DEFAULT_DELTA,
-    DEFAULT_DISCOVERY_SHARE,
     AimOptions,
     DiscoveryOptions,
     ReadOptions,
+    check_options,
 )
-from ddssp.pipeline.plan import SchemaPlan, build_workload, plan_schema
+from ddssp.pipeline.plan import SchemaPlan, build_workload, plan_source
+from ddssp.pipeline.source import Source, coded_source, open_source
 from ddssp.releasefile.format import SCHEMA_DECLARED
 from ddssp.releasefile.model import Release
 
@@ -37,32 +39,13 @@ def release(
     eps: float,
     delta: float = DEFAULT_DELTA,
     target: str | None = None,
-    workload: Any = "all-pairs",
-    max_cells: int | None = None,
-    max_model_size: float | None = None,
-    seed: int | np.random.Generator | None = None,
-    rounds: int | None = None,
-    iters: int | None = None,
-    callback: Callable[[Any], None] | None = None,
-    encoded: bool = False,
-    engine: str = "numpy",
-    insecure_seed: int | None = None,
-    discover: bool | None = None,
-    discovery_share: float = DEFAULT_DISCOVERY_SHARE,
-    categorical: Sequence[str] = (),
-    numeric: Sequence[str] = (),
-    dates: Sequence[str] = (),
-    bins: int | None = None,
-    max_levels: int | None = None,
-    accept_draft_schema: bool = False,
-    plan: SchemaPlan | None = None,
-    backend: str | None = None,
-    csv_options: Any = None,
-    memory_limit: str | None = None,
-    spark_master: str | None = None,
     read: ReadOptions | None = None,
     discovery: DiscoveryOptions | None = None,
-    progress: bool | None = None,
+    aim: AimOptions | None = None,
+    seed: int | np.random.Generator | None = None,
+    insecure_seed: int | None = None,
+    progress: bool | Callable[[Any], None] | None = None,
+    plan: SchemaPlan | None = None,
 ) -> Release:
     """Run AIM on ``data`` and return the release; the budget (eps, delta) is converted to zCDP and
     spent in full.
@@ -70,59 +53,41 @@ def release(
     Parameters
     ----------
     data : pandas.DataFrame, str, Path or Spark DataFrame
-        Raw values per ``schema`` (or integer codes with ``encoded=True``), or a path to a CSV /
-        Parquet file, or a Spark DataFrame. A table given by path or Spark is counted by the
-        counting layer (:mod:`ddssp.data.counting`) in one scan, and needs every column declared
-        (or a ``plan``): discovery reads a DataFrame.
+        Raw values per ``schema`` (or integer codes with ``ReadOptions(encoded=True)``), or a path to
+        a CSV / Parquet file, or a Spark DataFrame. A file's header is read first; its rows are read
+        in memory when a column is discovered (or for the numpy backend), and otherwise counted by
+        the counting layer (:mod:`ddssp.data.counting`) in one scan.
     schema : ddssp.data.Schema, optional
         The declared columns. Columns it does not declare are discovered under DP inside the same
-        budget (:func:`plan_schema`, with the same noise source) when ``discover`` is True (the
-        default when ``schema`` is None); with ``discover=False`` a column missing from the schema
-        is an error.
+        budget (:func:`plan_schema`, with the same noise source as AIM) when
+        ``DiscoveryOptions.enabled`` is True (the default when ``schema`` is None); otherwise a
+        column missing from the schema is an error.
     eps, delta : float
         The (eps, delta)-DP guarantee of the whole release.
     target : str, optional
-        The column a regression will predict (for ``workload="target"``; recorded in the file).
-    workload : str, Path or list
-        "all-pairs", "target" (pairs with the target), a JSON workload file, or a list of
-        (clique, weight).
-    max_cells : int, optional
-        Cap on the cells of a workload clique.
-    max_model_size : float, optional
-        Cap on the graphical model's size, in MB (default: 80 up to 25 columns, then 2000 / columns).
+        The column a regression will predict (for the workload ``"target"``; recorded in the file).
+    read : ReadOptions, optional
+        Which columns are used, how a file is parsed and which backend counts it.
+    discovery : DiscoveryOptions, optional
+        How the schema is planned and undeclared columns discovered.
+    aim : AimOptions, optional
+        AIM's workload and settings.
     seed : int or numpy.random.Generator, optional
         Reproducibility of everything that is not DP noise. It never reaches the noise: that comes
         from OpenDP's secure samplers.
-    rounds, iters : int, optional
-        AIM's number of rounds and mirror-descent iterations (defaults chosen by AIM).
-    callback : callable, optional
-        Called by AIM after each round.
-    encoded : bool
-        ``data`` holds integer codes of ``schema`` (no discovery).
-    engine : str
-        AIM's inference engine.
     insecure_seed : int, optional
         FOR TESTS ONLY. Draw the noise from ``numpy.random.default_rng(insecure_seed)``: the
         release is then reproducible, NOT PRIVATE (anyone with the seed can subtract the noise),
         and stamped so (:attr:`Release.stamp`) in the file and by every command that reads it.
-    discover : bool, optional
-        Discover the undeclared columns (default: when ``schema`` is None).
-    discovery_share, categorical, numeric, dates, bins, max_levels
-        The fields of ``discovery`` as keywords (see :class:`DiscoveryOptions`).
-    accept_draft_schema : bool
-        Accept a data-derived draft schema; the release is then stamped not private.
-    plan : SchemaPlan, optional
-        A schema and its ledger from :func:`plan_schema`, used as they are.
-    backend, csv_options, memory_limit, spark_master
-        The fields of ``read`` as keywords (see :class:`ReadOptions`; ``csv_options`` is its ``csv``).
-    read : ReadOptions, optional
-        How a table given by path is read; not together with its flat keywords.
-    discovery : DiscoveryOptions, optional
-        How undeclared columns are discovered; not together with its flat keywords.
-    progress : bool, optional
+        Discovery and AIM draw from this one source, in turn.
+    progress : bool or callable, optional
         Show the phases and AIM's rounds on stderr: by default when stderr is a terminal or the
-        call runs in a Jupyter notebook, never in a log; ``False`` never, ``True`` always. Ignored
-        when ``callback`` is given (the caller then shows progress itself).
+        call runs in a Jupyter notebook, never in a log; ``False`` never, ``True`` always. A callable
+        receives every event instead: the pipeline's (:mod:`ddssp.pipeline.events`) and AIM's
+        :class:`~ddssp.marginals.aim.AIMProgress`.
+    plan : SchemaPlan, optional
+        A schema and its ledger from :func:`plan_schema`, used as they are (its noise source is
+        its own).
 
     Returns
     -------
@@ -132,229 +97,155 @@ def release(
     Raises
     ------
     DDSSPError
-        For invalid parameters, options given twice, or nothing of the budget left after discovery.
+        For invalid parameters, or nothing of the budget left after discovery.
     SchemaError
         For data that does not fit the schema, or a schema that cannot be planned.
     """
-    read = _read_options(read, backend, csv_options, memory_limit, spark_master)
-    discovery = _discovery_options(discovery, discovery_share, categorical, numeric, dates, bins, max_levels)
-    aim = AimOptions(workload, max_cells, max_model_size, rounds, iters, engine)
+    read = ReadOptions() if read is None else read
+    discovery = DiscoveryOptions() if discovery is None else discovery
+    aim = AimOptions() if aim is None else aim
+    check_options(read, discovery, aim)
+    eps, delta = check_eps(eps), check_delta(delta)
+    created = _dt.datetime.now(_dt.UTC).date().isoformat()  # taken before the data is read
+    noise = make_noise(insecure_seed)  # the release's one noise source: discovery draws first, then AIM
     context: dict[str, Any] = {}
-    with warnings_once(context), _progress(progress, callback) as cb:
-        return _release(
-            data,
-            schema,
+    with warnings_once(context), _progress(progress) as tell:
+        budget = (eps, delta)
+        source, plan = _planned(data, schema, budget, read, discovery, plan, noise, tell)
+        context["discovered"] = set(plan.discovered)
+        result = _measure(source, plan, target, aim, make_rng(seed), noise, tell)
+        return Release(
+            schema=plan.schema,
+            model=result.model,
+            ledger=_whole_ledger(plan.ledger, result.ledger),
             eps=eps,
             delta=delta,
+            workload=list(result.workload),
+            measurements=list(result.measurements),
             target=target,
-            encoded=encoded,
-            discover=discover,
-            accept_draft_schema=accept_draft_schema,
-            plan=plan,
-            seed=seed,
-            insecure_seed=insecure_seed,
-            read=read,
-            discovery=discovery,
-            aim=aim,
-            callback=cb,
-            context=context,
+            created=created,
+            info=_public_info(result, read),
+            noise=noise.describe(),
+            schema_status=plan.status,
+            local_info={k: v for k, v in dict(result.info).items() if k != "settings"} | {"rounds": int(result.rounds)},
         )
 
 
 @contextlib.contextmanager
-def _progress(progress: bool | None, callback: Callable | None) -> Iterator[Callable | None]:
-    """AIM's callback: the caller's, or a :class:`~ddssp.progress.PhaseProgress` bar when wanted."""
-    if callback is not None or progress is False:
-        yield callback
+def _progress(progress: bool | Callable | None) -> Iterator[Callable[[Any], None]]:
+    """Where the release's events go: the caller's callable, a :class:`~ddssp.progress.PhaseProgress`
+    bar when wanted, or nowhere."""
+    if callable(progress):
+        yield progress
+        return
+    if progress is False:
+        yield lambda event: None
         return
     from ddssp.progress import PhaseProgress
 
     with PhaseProgress(live=True if progress else None) as bar:
-        yield bar.aim
+
+        def show(event: Any) -> None:
+            if isinstance(event, PhaseStarted):
+                bar.start(event.name)
+            elif isinstance(event, SchemaPlanned):
+                bar.end()
+            elif not isinstance(event, Notice):
+                bar.aim(event)
+
+        yield show
 
 
-def _release(
+def _planned(
     data: Any,
     schema: Any,
-    *,
-    eps: float,
-    delta: float,
-    target: str | None,
-    encoded: bool,
-    discover: bool | None,
-    accept_draft_schema: bool,
-    plan: SchemaPlan | None,
-    seed: int | np.random.Generator | None,
-    insecure_seed: int | None,
+    budget: tuple[float, float],
     read: ReadOptions,
     discovery: DiscoveryOptions,
+    plan: SchemaPlan | None,
+    noise: Any,
+    tell: Callable[[Any], None],
+) -> tuple[Source, SchemaPlan]:
+    """The release's table and its planned schema (declared, or discovered with ``noise``)."""
+    eps, delta = budget
+    if read.encoded:
+        if schema is None:
+            raise SchemaError("integer-coded data (ReadOptions.encoded) needs its schema")
+        source = coded_source(data, schema, read)
+        plan = SchemaPlan(schema, Ledger(rho_from_eps_delta(eps, delta)), SCHEMA_DECLARED)
+        tell(SchemaPlanned(plan))
+        return source, plan
+    tell(PhaseStarted("reading"))
+    source = open_source(data, read, tell)
+    if plan is None:
+        source, plan = plan_source(source, schema, eps=eps, delta=delta, discovery=discovery, noise=noise, tell=tell)
+    else:
+        source = source.in_memory(plan.schema)
+    tell(SchemaPlanned(plan))
+    return source, plan
+
+
+def _measure(
+    source: Source,
+    plan: SchemaPlan,
+    target: str | None,
     aim: AimOptions,
-    callback: Callable[[Any], None] | None,
-    context: dict[str, Any],
-) -> Release:
-    from ddssp.data.counting import count_marginals, default_backend, table_columns
+    rng: np.random.Generator,
+    noise: Any,
+    tell: Callable[[Any], None],
+) -> Any:
+    """Run AIM on the table's counts under ``plan.schema`` with what the plan left of the budget."""
+    from ddssp.data.counting import count_marginals
     from ddssp.marginals.aim import run_aim
 
-    eps, delta = check_eps(eps), check_delta(delta)
-    created = _dt.datetime.now(_dt.UTC).date().isoformat()  # taken before the data is read
-    noise = make_noise(insecure_seed)
-    chosen = default_backend(data) if read.backend is None else read.backend
-    in_memory = isinstance(data, pd.DataFrame) and chosen == "numpy"
-    if encoded:
-        if schema is None:
-            raise SchemaError("integer-coded data (encoded=True) needs its schema")
-        plan = SchemaPlan(schema=schema, ledger=Ledger(rho_from_eps_delta(eps, delta)), status=SCHEMA_DECLARED)
-    elif plan is None:
-        # A table read by the counting layer is planned from its column names (every column declared);
-        # a DataFrame's undeclared columns are discovered under DP unless discover=False.
-        table = data
-        if not isinstance(data, pd.DataFrame):
-            table = table_columns(data, read.csv)
-        elif not (schema is None if discover is None else discover):
-            if schema is None:
-                raise SchemaError("no schema given: pass one, or discover it privately (discover=True)")
-            extra = [str(c) for c in data.columns if str(c) not in schema]
-            if extra:
-                schema.encode(data)  # the usual error naming the columns not in the schema
-        plan = plan_schema(
-            table,
-            schema,
-            eps=eps,
-            delta=delta,
-            discovery_share=discovery.share,
-            categorical=discovery.categorical,
-            numeric=discovery.numeric,
-            dates=discovery.dates,
-            bins=discovery.bins,
-            max_levels=discovery.max_levels,
-            accept_draft=accept_draft_schema,
-            noise=noise,
-        )
     schema = plan.schema
-    context["discovered"] = set(plan.discovered)
-    if plan.dropped and isinstance(data, pd.DataFrame) and not encoded:  # columns discovery left out
-        data = data[[c for c in data.columns if str(c) not in plan.dropped]]
     if target is not None:
         schema.column(target)
-    if encoded or in_memory:
-        codes = schema.encode(data) if not encoded else _check_codes(data, schema)
+    table, backend = source.counted(plan.dropped)
+    read = source.read
+    if isinstance(table, pd.DataFrame) and backend == "numpy":
+        codes = table if read.encoded else schema.encode(table)
         if len(codes) == 0:
             raise SchemaError("the table has no rows")
     else:
 
         def codes(cliques):  # AIM calls this once, with every clique it may measure
             return count_marginals(
-                data,
+                table,
                 schema,
                 cliques,
-                backend=chosen,
+                backend=backend,
                 csv_options=read.csv,
                 memory_limit=read.memory_limit,
                 spark_master=read.spark_master,
             )
 
-    domain = schema.domain
-    w = build_workload(aim.workload, domain, target, aim.max_cells)
-    ledger = plan.ledger
-    rho_aim = ledger.rho_budget - ledger.spent
+    w = build_workload(aim.workload, schema.domain, target, aim.max_cells)
+    rho_aim = plan.ledger.rho_budget - plan.ledger.spent
     if not rho_aim > 0:
         raise DDSSPError("nothing of the budget is left for the marginals after schema discovery")
-    rng = make_rng(seed)
-    result = run_aim(
-        codes,
-        domain,
-        w,
-        rho_aim,
-        rng=rng,
-        max_model_size=aim.max_model_size,
-        rounds=aim.rounds,
-        iters=aim.iters,
-        callback=callback,
-        engine=aim.engine,
-        noise=noise,
-    )
-    full = Ledger(ledger.rho_budget, delta_budget=ledger.delta_budget)
-    full.entries = list(ledger.entries) + list(result.ledger.entries)
-    # Only public settings go to the file; timings and iteration counts stay on the terminal.
+    return run_aim(codes, schema.domain, w, rho_aim, rng=rng, noise=noise, settings=aim.settings, callback=tell)
+
+
+def _whole_ledger(planned: Ledger, measured: Ledger) -> Ledger:
+    """The release's ledger: the planning entries (discovery, a DP schema file) then AIM's."""
+    full = Ledger(planned.rho_budget, delta_budget=planned.delta_budget)
+    full.entries = list(planned.entries) + list(measured.entries)
+    return full
+
+
+def _public_info(result: Any, read: ReadOptions) -> dict[str, Any]:
+    """What the file records of how the release was made: AIM's public settings and how a CSV was
+    read (reused by ``evaluate``); timings and iteration counts stay on the terminal."""
     settings = dict(result.info.get("settings", {}))
-    info = {"settings": settings} if _jsonable(settings) else {}
-    if read.csv is not None:  # public settings: how the raw table was read (reused by `evaluate`)
+    info: dict[str, Any] = {"settings": settings} if _jsonable(settings) else {}
+    if read.csv is not None:
         info["reading"] = {
             "na_values": list(read.csv.na_values),
             "delimiter": read.csv.delimiter,
             "encoding": read.csv.encoding,
         }
-    return Release(
-        schema=schema,
-        model=result.model,
-        ledger=full,
-        eps=eps,
-        delta=delta,
-        workload=list(result.workload),
-        measurements=list(result.measurements),
-        target=target,
-        created=created,
-        info=info,
-        noise=noise.describe(),
-        schema_status=plan.status,
-        local_info={k: v for k, v in dict(result.info).items() if k != "settings"} | {"rounds": int(result.rounds)},
-    )
-
-
-def _read_options(
-    read: ReadOptions | None, backend: Any, csv_options: Any, memory_limit: Any, spark_master: Any
-) -> ReadOptions:
-    """``read``, or one built from the flat keywords; both at once is an error."""
-    flat = (backend, csv_options, memory_limit, spark_master)
-    if read is None:
-        return ReadOptions(backend=backend, csv=csv_options, memory_limit=memory_limit, spark_master=spark_master)
-    if not isinstance(read, ReadOptions):
-        raise DDSSPError(f"read must be a ReadOptions, got {type(read).__name__}")
-    if any(v is not None for v in flat):
-        raise DDSSPError(
-            "give the reading options either as read=ReadOptions(...) or as keywords "
-            "(backend, csv_options, memory_limit, spark_master), not both"
-        )
-    return read
-
-
-def _discovery_options(
-    discovery: DiscoveryOptions | None,
-    share: Any,
-    categorical: Any,
-    numeric: Any,
-    dates: Any,
-    bins: Any,
-    max_levels: Any,
-) -> DiscoveryOptions:
-    """``discovery``, or one built from the flat keywords; both at once is an error."""
-    if discovery is None:
-        return DiscoveryOptions(
-            share=share, categorical=categorical, numeric=numeric, dates=dates, bins=bins, max_levels=max_levels
-        )
-    if not isinstance(discovery, DiscoveryOptions):
-        raise DDSSPError(f"discovery must be a DiscoveryOptions, got {type(discovery).__name__}")
-    flat = categorical or numeric or dates or bins is not None or max_levels is not None
-    if share != DEFAULT_DISCOVERY_SHARE or flat:
-        raise DDSSPError(
-            "give the discovery options either as discovery=DiscoveryOptions(...) or as "
-            "keywords (discovery_share, categorical, numeric, dates, bins, max_levels), not both"
-        )
-    return discovery
-
-
-def _check_codes(codes: pd.DataFrame, schema: Any) -> pd.DataFrame:
-    missing = [c for c in schema.names if c not in codes.columns]
-    if missing:
-        raise SchemaError(f"columns {missing} of the schema are not in the data")
-    codes = codes[schema.names]
-    for c in schema.names:
-        col = codes[c]
-        if not np.issubdtype(col.dtype, np.integer):
-            raise SchemaError(f"column {c!r} is not integer-coded")
-        if col.min() < 0 or col.max() >= schema.domain[c]:
-            raise SchemaError(f"column {c!r} has codes outside 0..{schema.domain[c] - 1}")
-    return codes.astype(np.int64)
+    return info
 
 
 def _jsonable(v: Any) -> bool:

@@ -9,7 +9,7 @@ import pytest
 
 from ddssp.bench import ci_coverage as cc
 from ddssp.bench.boot_convergence import main, measure, parse_schedules
-from ddssp.pipeline import release
+from ddssp.pipeline import ReadOptions, release
 
 
 def test_parse_schedules():
@@ -23,7 +23,9 @@ def test_measure_reference_is_one_and_short_runs_spread_less(tmp_path, capsys):
     codes = cc.sample_codes(cc.population(), 5000, np.random.default_rng(1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = release(codes, cc.schema(), eps=1.0, encoded=True, seed=2, insecure_seed=2)  # one fixed release
+        rel = release(
+            codes, cc.schema(), eps=1.0, seed=2, insecure_seed=2, read=ReadOptions(encoded=True)
+        )  # one fixed release
     path = tmp_path / "r.release"
     rel.save(path)
     target = cc.schema().names[0]

@@ -12,15 +12,15 @@ from tests.test_release import DOMAIN, make_codes
 @pytest.fixture(scope="module")
 def tiny_release(tmp_path_factory):
     from ddssp.data import Schema
-    from ddssp.pipeline import release
+    from ddssp.pipeline import AimOptions, ReadOptions, release
 
     rel = release(
         make_codes(500),
         Schema.from_domain(DOMAIN, categorical=["a", "b", "y"]),
         eps=1.0,
         delta=1e-6,
-        rounds=8,
-        encoded=True,
+        read=ReadOptions(encoded=True),
+        aim=AimOptions(rounds=8),
     )
     path = tmp_path_factory.mktemp("cli") / "tiny.release"
     rel.save(path)

@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import ddssp.commands.release as release_cmd
+import ddssp.pipeline.source as pipeline_source
 from ddssp.data.dates import days_from_civil, format_days, parse_clock, parse_days
 from ddssp.errors import SchemaError
-from ddssp.pipeline import DiscoveryOptions, declared_kinds, release
+from ddssp.pipeline import AimOptions, DiscoveryOptions, declared_kinds, release
 from ddssp.releasefile import Release
 from tests.commands.test_schema import assert_clean_failure, run_cli
 
@@ -72,7 +72,7 @@ def test_unknown_dates_column_is_one_line_before_the_table_is_read(csv_path, tmp
     def no_read(*a, **k):
         raise AssertionError("the table was read")
 
-    monkeypatch.setattr(release_cmd, "read_raw", no_read)
+    monkeypatch.setattr(pipeline_source, "read_rows", no_read)
     out = tmp_path / "r.release"
     rc, _, err = run_cli(["release", csv_path, "--eps", "1", "--dates", "d,zz,yy", "-o", out], capsys)
     assert_clean_failure(rc, err, "--dates 'zz', --dates 'yy'")
@@ -110,18 +110,26 @@ def test_schema_eps_records_the_declared_dates(csv_path, tmp_path, capsys):
     assert cols["d"].get("unit") == "date"
 
 
-def test_python_api_takes_dates_as_keyword_or_in_discovery_options():
+def test_python_api_takes_dates_in_discovery_options():
     df = _table(4000)[["d", "g", "x"]]
-    for kw in ({"dates": ["d", "x"]}, {"discovery": DiscoveryOptions(dates=("d", "x"))}):
-        with pytest.warns(UserWarning, match="no ISO dates"):
-            rel = release(df, None, eps=2.0, delta=1e-6, rounds=3, seed=0, insecure_seed=4, **kw)
-        assert rel.schema.column("d").unit == "date" and "x" not in rel.schema.names
+    with pytest.warns(UserWarning, match="no ISO dates"):
+        rel = release(
+            df,
+            None,
+            eps=2.0,
+            delta=1e-6,
+            aim=AimOptions(rounds=3),
+            discovery=DiscoveryOptions(dates=("d", "x")),
+            seed=0,
+            insecure_seed=4,
+        )
+    assert rel.schema.column("d").unit == "date" and "x" not in rel.schema.names
     assert DiscoveryOptions(dates="d").dates == ("d",)  # one name, not its letters
-    with pytest.raises(Exception, match="not both"):
-        release(df, None, eps=1.0, delta=1e-6, dates=["d"], discovery=DiscoveryOptions())
+    with pytest.raises(TypeError, match="dates"):  # the options live in DiscoveryOptions only
+        release(df, None, eps=1.0, delta=1e-6, dates=["d"])
 
 
 def test_declared_kinds_lists_every_unknown_name_at_once():
     assert declared_kinds(["a", "b", "c"], ["a"], None, ["b"]) == {"a": "categorical", "b": "dates"}
-    with pytest.raises(SchemaError, match="--numeric 'q', --dates 'z'"):
+    with pytest.raises(SchemaError, match="DiscoveryOptions.numeric 'q', DiscoveryOptions.dates 'z'"):
         declared_kinds(["a", "b"], ["a"], ["q"], ["z"])

@@ -11,7 +11,7 @@ import pytest
 from ddssp.bench import ci_coverage as cc
 from ddssp.cli import main
 from ddssp.evaluation import BANNER, compare, tv
-from ddssp.pipeline import release
+from ddssp.pipeline import ReadOptions, release
 
 pytest.importorskip("matplotlib")
 
@@ -22,7 +22,7 @@ def files(tmp_path_factory):
     codes = cc.sample_codes(cc.population(), 5000, np.random.default_rng(1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = release(codes, cc.schema(), eps=2.0, encoded=True, seed=3)
+        rel = release(codes, cc.schema(), eps=2.0, seed=3, read=ReadOptions(encoded=True))
     rel.save(d / "pop.release")
     codes.to_csv(d / "pop.csv", index=False)
     return d, codes, rel

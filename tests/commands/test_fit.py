@@ -10,7 +10,7 @@ import pytest
 from ddssp.cli import main
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 from ddssp.estimators.suffstats import ExactMarginals
-from ddssp.pipeline import release
+from ddssp.pipeline import AimOptions, ReadOptions, release
 from ddssp.releasefile import Release
 from tests.estimators.test_suffstats import mixed_codes, mixed_schema
 
@@ -166,7 +166,16 @@ def test_fit_missing_release_file(tmp_path, capsys):
 def test_fit_real_release_end_to_end(tmp_path, capsys):
     """A real (small) AIM release saved to disk, then `ddssp fit` on the file alone."""
     schema, codes = mixed_schema(), mixed_codes(4000, seed=12)
-    rel = release(codes, schema, eps=4.0, delta=1e-6, seed=0, rounds=24, target="member", encoded=True)
+    rel = release(
+        codes,
+        schema,
+        eps=4.0,
+        delta=1e-6,
+        seed=0,
+        target="member",
+        read=ReadOptions(encoded=True),
+        aim=AimOptions(rounds=24),
+    )
     path = tmp_path / "mixed.release"
     rel.save(path)
     assert main(["fit", str(path), "--target", "member", "--model", "logistic", "--json"]) == 0

@@ -33,7 +33,7 @@ from ddssp.dp import Ledger, cks_delta, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.errors import SchemaError
-from ddssp.pipeline import release
+from ddssp.pipeline import AimOptions, release
 
 pytestmark = pytest.mark.filterwarnings("ignore::ddssp.data.encoding.ClipWarning")
 
@@ -180,7 +180,7 @@ def test_declared_date_kind_without_dates_is_dropped_with_its_reason():
 def test_release_synthesizes_dates_inside_their_range(timestamps):
     n = 20_000
     df = _table(n, d=_dates(n, 5, timestamps=timestamps))
-    rel = release(df, None, eps=1.0, delta=1e-6, rounds=3, seed=0, insecure_seed=7)
+    rel = release(df, None, eps=1.0, delta=1e-6, seed=0, insecure_seed=7, aim=AimOptions(rounds=3))
     col = rel.schema.column("d")
     assert col.unit == ("timestamp" if timestamps else "date")
     syn = rel.sample(2000, seed=1)["d"]

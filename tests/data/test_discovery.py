@@ -18,7 +18,7 @@ from ddssp.dp import Ledger, cks_delta, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.errors import SchemaError
-from ddssp.pipeline import release
+from ddssp.pipeline import AimOptions, DiscoveryOptions, release
 from ddssp.releasefile import Release
 from tests.data.raw_table import make_raw_table
 
@@ -199,7 +199,9 @@ def test_ledger_total_equals_budget_for_every_mix_of_declared_and_discovered(dec
     df = _tiny()
     eps, delta = 1.0, 1e-6
     schema = Schema([DECLARED[c] for c in declared]) if declared else None
-    rel = release(df, schema, eps=eps, delta=delta, rounds=4, seed=0, discover=True)
+    rel = release(
+        df, schema, eps=eps, delta=delta, seed=0, discovery=DiscoveryOptions(enabled=True), aim=AimOptions(rounds=4)
+    )
     led = rel.ledger
     disc = [e for e in led.entries if e.kind.startswith("discover")]
     assert {e.clique[0] for e in disc} == set("cxk") - set(declared)
@@ -215,7 +217,7 @@ def test_sentinels_never_appear_in_the_release_bytes(tmp_path):
     df.loc[17, "x"] = "987654.321"  # one row's extreme value
     df.loc[18, "c"] = "SENTINELXQ"  # a label held by one row
     xs = pd.to_numeric(df["x"]).drop(17)
-    rel = release(df, None, eps=1.0, delta=1e-6, rounds=4, seed=0)
+    rel = release(df, None, eps=1.0, delta=1e-6, seed=0, aim=AimOptions(rounds=4))
     out = rel.save(tmp_path / "r.release")
     blob = out.read_bytes()
     with zipfile.ZipFile(io.BytesIO(blob)) as zf:
@@ -235,8 +237,8 @@ def test_discovery_entries_are_checked_and_insecure_seed_reproduces():
     from ddssp.dp import entry_problem
 
     df = _tiny(2)
-    a = release(df, None, eps=1.0, delta=1e-6, rounds=4, insecure_seed=5)
-    b = release(df, None, eps=1.0, delta=1e-6, rounds=4, insecure_seed=5)
+    a = release(df, None, eps=1.0, delta=1e-6, insecure_seed=5, aim=AimOptions(rounds=4))
+    b = release(df, None, eps=1.0, delta=1e-6, insecure_seed=5, aim=AimOptions(rounds=4))
     assert a.schema == b.schema and a.stamp is not None
     entries = a.ledger.discovery_entries
     assert {e.kind for e in entries} == {"discover-counts", "discover-keys"}

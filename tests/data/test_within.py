@@ -19,7 +19,7 @@ from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.errors import SchemaError
-from ddssp.pipeline import release
+from ddssp.pipeline import AimOptions, release
 from ddssp.releasefile import Release
 from tests.hostile import edit_doc
 
@@ -126,7 +126,7 @@ def test_building_it_draws_no_noise(table, monkeypatch):
 
 @pytest.fixture(scope="module")
 def rel(table):
-    return release(table.iloc[:5000], None, eps=4.0, delta=1e-6, rounds=4, insecure_seed=1)
+    return release(table.iloc[:5000], None, eps=4.0, delta=1e-6, insecure_seed=1, aim=AimOptions(rounds=4))
 
 
 def test_release_sample_draws_inside_bins_and_costs_nothing(rel):

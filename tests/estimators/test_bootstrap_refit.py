@@ -13,7 +13,7 @@ import pytest
 from ddssp.bench import ci_coverage as cc
 from ddssp.errors import DDSSPError
 from ddssp.estimators.bootstrap import TOL_BLOCK, MeasurementRefit, bootstrap_models
-from ddssp.pipeline import release
+from ddssp.pipeline import ReadOptions, release
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def rel():
     codes = cc.sample_codes(cc.population(), 20000, np.random.default_rng(3))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return release(codes, cc.schema(), eps=1.0, encoded=True, seed=7, insecure_seed=7)
+        return release(codes, cc.schema(), eps=1.0, seed=7, insecure_seed=7, read=ReadOptions(encoded=True))
 
 
 @pytest.fixture(scope="module")

@@ -420,12 +420,21 @@ def test_missing_target_rows_are_left_out():
 
 def test_missing_target_left_out_of_a_dp_release():
     """The same on a DP release: leaving the rows out is closer to the complete-case fit."""
-    from ddssp.pipeline import release
+    from ddssp.pipeline import AimOptions, ReadOptions, release
 
     schema, codes, missing = _missing_target_table(n=20000, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = release(codes, schema, eps=4.0, encoded=True, seed=0, rounds=24, target="y", progress=False)
+        rel = release(
+            codes,
+            schema,
+            eps=4.0,
+            seed=0,
+            target="y",
+            progress=False,
+            read=ReadOptions(encoded=True),
+            aim=AimOptions(rounds=24),
+        )
         drop = DDSSPLinearRegression().fit(rel, target="y")
         keep = DDSSPLinearRegression(missing_target="keep").fit(rel, target="y")
     cc = codes[~missing]

@@ -16,7 +16,7 @@ from ddssp.cli import main
 from ddssp.dp import Ledger
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 from ddssp.estimators.suffstats import ExactMarginals
-from ddssp.pipeline import release
+from ddssp.pipeline import ReadOptions, release
 from ddssp.releasefile import Release
 
 FEATS = cc.FEATURES
@@ -27,7 +27,7 @@ def _release(rows: int, eps: float, seed: int):
     codes = cc.sample_codes(cc.population(), rows, np.random.default_rng(seed))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = release(codes, cc.schema(), eps=eps, encoded=True, seed=seed + 100)
+        rel = release(codes, cc.schema(), eps=eps, seed=seed + 100, read=ReadOptions(encoded=True))
     return codes, rel
 
 
@@ -39,7 +39,7 @@ def releases():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for eps in (0.25, 1.0, 4.0):
-            out[eps] = release(codes, cc.schema(), eps=eps, encoded=True, seed=7)
+            out[eps] = release(codes, cc.schema(), eps=eps, seed=7, read=ReadOptions(encoded=True))
     return codes, out
 
 

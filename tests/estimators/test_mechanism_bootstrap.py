@@ -21,7 +21,7 @@ from ddssp.errors import DDSSPError
 from ddssp.estimators import mechanism_bootstrap as mb
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 from ddssp.estimators.suffstats import ExactMarginals
-from ddssp.pipeline import release
+from ddssp.pipeline import ReadOptions, release
 
 FEATS = cc.FEATURES
 MODELS = ((DDSSPLinearRegression, "y"), (DDSSPLogisticRegression, "z"))
@@ -30,7 +30,7 @@ MODELS = ((DDSSPLinearRegression, "y"), (DDSSPLogisticRegression, "z"))
 def _release(codes, eps: float, noise_seed: int):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return release(codes, cc.schema(), eps=eps, encoded=True, seed=0, insecure_seed=noise_seed)
+        return release(codes, cc.schema(), eps=eps, seed=0, insecure_seed=noise_seed, read=ReadOptions(encoded=True))
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,243 @@
+"""The table of a release as the pipeline reads it: its header, the columns used, the backend that
+counts it, and its rows in memory when discovery (or the numpy backend) needs them.
+
+Only the header is read first (it is public), so a column selection or a discovery option naming a
+column the table lacks fails before the rows are read or any noise is drawn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddssp.errors import DataError, SchemaError
+from ddssp.pipeline.events import Notice
+from ddssp.pipeline.options import ReadOptions
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """A release's table: what the counting layer reads, and what the pipeline holds in memory.
+
+    Attributes
+    ----------
+    data : pandas.DataFrame, path or Spark DataFrame
+        The table as given (a DataFrame already restricted to ``names``).
+    names : list of str
+        The columns used, in order (after ``ReadOptions.columns`` / ``drop``).
+    backend : str
+        The counting backend (``ReadOptions.backend``, or the default for ``data``).
+    direct : bool
+        The counting layer can read ``data`` by its own column names: no header cell was renamed and
+        no column left out or reordered.
+    read : ReadOptions
+        How the table is read.
+    frame : pandas.DataFrame or None
+        The used columns in memory, once read (always for a DataFrame).
+    """
+
+    data: Any
+    names: list[str]
+    backend: str
+    direct: bool
+    read: ReadOptions
+    frame: pd.DataFrame | None = None
+
+    def in_memory(self, schema: Any) -> Source:
+        """This source with its rows in memory when they are needed, else itself.
+
+        The rows are needed to discover a column ``schema`` does not declare, for the numpy backend,
+        and when the counting layer cannot read the file by its own column names.
+
+        Parameters
+        ----------
+        schema : Schema or None
+            The declared columns.
+
+        Returns
+        -------
+        Source
+        """
+        declared = schema is not None and all(n in schema for n in self.names)
+        if self.frame is not None or (declared and self.backend != "numpy" and self.direct):
+            return self
+        if not _local_file(self.data):  # a Spark DataFrame or URI: counted where it is, never read here
+            return self
+        with warnings.catch_warnings():
+            from ddssp.data.tables import UnnamedColumnWarning
+
+            warnings.simplefilter("ignore", UnnamedColumnWarning)  # said once, when the header was read
+            frame = read_rows(self.data, self.read.csv)
+        return dataclasses.replace(self, frame=frame[self.names])
+
+    def counted(self, dropped: Sequence[str]) -> tuple[Any, str]:
+        """What the counting layer counts once the schema is planned, and with which backend.
+
+        Parameters
+        ----------
+        dropped : sequence of str
+            Columns planning left out of the release.
+
+        Returns
+        -------
+        table : pandas.DataFrame, path or Spark DataFrame
+            The table in memory without ``dropped``, or the file itself when the backend can read it.
+        backend : str
+        """
+        kept = [c for c in self.names if c not in set(dropped)]
+        if isinstance(self.data, pd.DataFrame):
+            return (self.frame[kept] if dropped else self.frame), self.backend
+        if self.frame is not None and (self.backend == "numpy" or not self.direct or dropped):
+            return self.frame[kept], "numpy"
+        if not self.direct:
+            raise DataError(
+                "ReadOptions.columns/drop select columns of a table that is counted where it is (Spark): "
+                "select them in the DataFrame instead"
+            )
+        return self.data, self.backend
+
+
+def coded_source(codes: pd.DataFrame, schema: Any, read: ReadOptions) -> Source:
+    """A table of integer codes of ``schema`` (``ReadOptions.encoded``), checked, as a source.
+
+    Parameters
+    ----------
+    codes : pandas.DataFrame
+        One integer column per schema column, codes in 0..size-1.
+    schema : Schema
+        The schema the codes are of.
+    read : ReadOptions
+        How the table is read.
+
+    Returns
+    -------
+    Source
+
+    Raises
+    ------
+    SchemaError
+        For a missing column, a column that is not integer-coded, or codes outside the column's range.
+    """
+    missing = [c for c in schema.names if c not in codes.columns]
+    if missing:
+        raise SchemaError(f"columns {missing} of the schema are not in the data")
+    codes = codes[schema.names]
+    for c in schema.names:
+        col = codes[c]
+        if not np.issubdtype(col.dtype, np.integer):
+            raise SchemaError(f"column {c!r} is not integer-coded")
+        if col.min() < 0 or col.max() >= schema.domain[c]:
+            raise SchemaError(f"column {c!r} has codes outside 0..{schema.domain[c] - 1}")
+    codes = codes.astype(np.int64)
+    return Source(codes, list(schema.names), "numpy", True, read, frame=codes)
+
+
+def open_source(data: Any, read: ReadOptions, tell: Callable[[Any], None] | None = None) -> Source:
+    """A release's table from its header: the columns used and the backend; no row is read yet.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, str, Path or Spark DataFrame
+        The table.
+    read : ReadOptions
+        How it is read (``columns`` / ``drop`` select the columns).
+    tell : callable, optional
+        Receives a :class:`~ddssp.pipeline.events.Notice` for each header cell that was renamed (an
+        empty cell); the warning is raised as well.
+
+    Returns
+    -------
+    Source
+
+    Raises
+    ------
+    DataError
+        For an unreadable table, or a selection naming columns the table lacks.
+    """
+    from ddssp.data.counting import default_backend, table_columns
+    from ddssp.data.tables import UnnamedColumnWarning, select_columns
+
+    backend = read.backend if read.backend is not None else default_backend(data)
+    if isinstance(data, pd.DataFrame):
+        names = [str(c) for c in data.columns]
+        if read.selects:
+            names = select_columns(names, read.columns, read.drop)
+            data = data[names]
+        return Source(data, names, backend, True, read, frame=data)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnnamedColumnWarning)
+        header = table_columns(data, read.csv)  # public: the column names only
+    renamed = False
+    for w in caught:
+        if issubclass(w.category, UnnamedColumnWarning):
+            renamed = True
+            if tell is not None:
+                tell(Notice(w.message))
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    names = select_columns(header, read.columns, read.drop)
+    return Source(data, names, backend, not renamed and names == list(header), read)
+
+
+def read_rows(path: Any, csv: Any = None) -> pd.DataFrame:
+    """A table file read in memory as text, with extra missing-value markers turned into missing cells.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A CSV or Parquet file.
+    csv : ddssp.data.counting.CsvOptions, optional
+        Delimiter, missing-value markers (besides empty cells) and text encoding.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    DataError
+        For a file that cannot be read.
+    """
+    from ddssp.data.counting import CsvOptions
+    from ddssp.data.tables import read_table
+
+    csv = CsvOptions() if csv is None else csv
+    df = read_table(path, delimiter=csv.delimiter, encoding=csv.encoding)
+    if csv.na_values:
+        df = df.mask(df.isin(list(csv.na_values)))
+    return df
+
+
+def read_frame(path: Any, read: ReadOptions) -> pd.DataFrame:
+    """A table file in memory, restricted to ``read.columns`` / ``read.drop`` (``ddssp schema`` reads so).
+
+    Parameters
+    ----------
+    path : str or path-like
+        A CSV or Parquet file.
+    read : ReadOptions
+        Its CSV options and the column selection.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Raises
+    ------
+    DataError
+        For a file that cannot be read, or a selection naming columns the table lacks.
+    """
+    from ddssp.data.tables import select_columns
+
+    df = read_rows(path, read.csv)
+    return df[select_columns(list(df.columns), read.columns, read.drop)]
+
+
+def _local_file(data: Any) -> bool:
+    from ddssp.data.counting.common import _is_spark_frame, _is_uri
+
+    return not (_is_spark_frame(data) or _is_uri(data))
