@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.columns import Column, _as_label
-from ddssp.data.discovery.scan import MISSING_LABEL, ScanResult, _sigma
-from ddssp.data.discovery.spans import _confident_single, _single
+from ddssp.data.discovery.scan import MISSING_LABEL, ScanResult
+from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.errors import SchemaError
 
 
@@ -71,7 +71,7 @@ def _keys(s: pd.Series, name: str, rho: float, delta: float, mech, known: dict) 
     """Stable key release of the labels of ``s`` not in ``known`` (released before); returns the
     released ``{label: noisy count}``, the threshold and the noise sd."""
     counts = {k: v for k, v in label_counts(s).items() if k not in known}
-    return (*mech.keys(counts, _sigma(rho), delta, column=name), _sigma(rho))
+    return (*mech.keys(counts, noise_sd(rho), delta, column=name), noise_sd(rho))
 
 
 def discover_categorical(
@@ -131,8 +131,8 @@ def discover_categorical(
         # rows outside the one label, estimated from the scan (present + missing) minus its count
         rest = scan.n_present + scan.missing - next(iter(labels.values()))
         sd = math.sqrt(2 * scan.sigma**2 + (first[2] if first and set(labels) <= set(first[0]) else sigma) ** 2)
-        if _confident_single(rest, sd, scan.n_present):
-            raise SchemaError(_single(name))
+        if confident_single(rest, sd, scan.n_present):
+            raise SchemaError(single_value_message(name))
     keys = list(labels)
     try:
         keys.sort(key=float)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, is_datetime_dtype, parse_clock, parse_days
+from ddssp.data.discovery.shared import noise_sd
 from ddssp.data.discovery.spans import populated_windows
 from ddssp.data.encoding import parse_numeric
 from ddssp.errors import SchemaError
@@ -309,10 +310,6 @@ class ScanResult:
     unit: str | None = None  # time-axis columns: "date", "timestamp" or "time"
 
 
-def _sigma(rho: float) -> float:
-    return 1.0 / math.sqrt(2.0 * rho)
-
-
 def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float) -> None:
     """Range, wholeness and zero mass of the numbers from their noisy slot counts (whole numbers by
     slot, other numbers by slot), into ``res``. Post-processing."""
@@ -387,7 +384,7 @@ def scan_column(
         When no values show above the noise, numbers are mixed with text, or a column declared
         numeric (date, clock time) holds (almost) no numbers (dates, clock times).
     """
-    sigma = _sigma(rho)
+    sigma = noise_sd(rho)
     y = mech.counts(
         scan_cells(x, isna, times), sigma, column=name, note="scan: missing / text / log-band / date / time counts"
     ).astype(float)
@@ -523,7 +520,7 @@ def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) 
     SchemaError
         When no band shows above the noise.
     """
-    sigma = _sigma(rho)
+    sigma = noise_sd(rho)
     y = mech.counts(slot_cells(days), sigma, column=name, note="date range: log-band counts of days since 1970").astype(
         float
     )

@@ -22,12 +22,12 @@ from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric
 from ddssp.data.discovery.scan import (
     SCAN_FRACTION,
     ScanResult,
-    _sigma,
     parse_numbers,
     parse_times_of_text,
     scan_column,
     scan_dates,
 )
+from ddssp.data.discovery.shared import noise_sd
 from ddssp.errors import SchemaError
 
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
@@ -153,7 +153,7 @@ def discover(
         rho_n = ROWS_FRACTION * rho
         y = mech.counts(
             np.array([len(df)], dtype=np.int64),
-            _sigma(rho_n),
+            noise_sd(rho_n),
             column=columns[0],
             note="noisy row count (sets discovery's share of the budget)",
         )
@@ -195,7 +195,7 @@ def discover(
     key_delta = delta / (2 * len(cat)) if cat else 0.0
     first, skipped = {}, set()
     for n in cat:
-        sigma1 = _sigma(KEY_FIRST * left[n])
+        sigma1 = noise_sd(KEY_FIRST * left[n])
         total, threshold = _total(scans[n], report.rows), mech.key_threshold(sigma1, key_delta)
         if total is not None and threshold > total:
             first[n] = ({}, threshold, sigma1)
