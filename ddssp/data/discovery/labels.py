@@ -1,6 +1,6 @@
 """Categorical levels by stable key release, in two rounds.
 
-:func:`label_counts` reads the data (a row adds one to its label's count); :func:`_keys` hands the
+:func:`label_counts` reads the data (a row adds one to its label's count); :func:`key_release` hands the
 exact counts straight to the charged key release and reads only the labels it releases. Labels not
 released, and labels never seen, go to an ``<other>`` level of their own, never to a released label.
 """
@@ -67,9 +67,35 @@ def _unique_label(label: str, taken: set[str]) -> str:
     return label
 
 
-def _keys(s: pd.Series, name: str, rho: float, delta: float, mech, known: dict) -> tuple[dict[str, float], int, float]:
-    """Stable key release of the labels of ``s`` not in ``known`` (released before); returns the
-    released ``{label: noisy count}``, the threshold and the noise sd."""
+def key_release(
+    s: pd.Series, name: str, rho: float, delta: float, mech, known: dict
+) -> tuple[dict[str, float], int, float]:
+    """Stable key release of the labels of ``s`` not in ``known`` (released before).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+    name : str
+        The column name.
+    rho : float
+        The release's zCDP budget.
+    delta : float
+        Its delta: a label held by one row is released with at most this probability.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    known : dict
+        Labels released before, left out of this release.
+
+    Returns
+    -------
+    released : dict
+        ``{label: noisy count}`` of the released labels.
+    threshold : int
+        The release threshold.
+    sigma : float
+        The noise sd of the counts.
+    """
     counts = {k: v for k, v in label_counts(s).items() if k not in known}
     return (*mech.keys(counts, noise_sd(rho), delta, column=name), noise_sd(rho))
 
@@ -81,7 +107,7 @@ def discover_categorical(
 
     Labels not released (and labels never seen) go to an ``<other>`` level of their own; missing
     cells get their own level when released. With ``first`` (an earlier key release of the column,
-    from :func:`_keys`), this is its second round: a key release of the labels the first did not
+    from :func:`key_release`), this is its second round: a key release of the labels the first did not
     release, and the levels are the labels either round released.
 
     Parameters
@@ -113,7 +139,7 @@ def discover_categorical(
     SchemaError
         When no label is released, or the column holds a single value.
     """
-    released, threshold, sigma = _keys(s, name, rho, delta, mech, first[0] if first else {})
+    released, threshold, sigma = key_release(s, name, rho, delta, mech, first[0] if first else {})
     if first:  # the labels of both rounds (each counted by one of them)
         released = {**first[0], **released}
         threshold = min(first[1], threshold)
@@ -156,17 +182,44 @@ def discover_categorical(
     return col, note
 
 
-def _unreleased(scan: ScanResult | None, released: dict[str, float], rows: float | None) -> float:
-    """The noisy share of a categorical column's rows (its scan's total, else the noisy row count)
-    outside the labels released so far, at least ``KEY_FLOOR`` (1 when no total is known).
-    Post-processing of noisy counts."""
-    total = _total(scan, rows)
+def unreleased_share(scan: ScanResult | None, released: dict[str, float], rows: float | None) -> float:
+    """The noisy share of a categorical column's rows outside the labels released so far.
+
+    The rows are its scan's total, else the noisy row count. Post-processing of noisy counts.
+
+    Parameters
+    ----------
+    scan : ScanResult or None
+        The column's scan, if it had one.
+    released : dict
+        ``{label: noisy count}`` released so far.
+    rows : float or None
+        The table's noisy row count, if one was drawn.
+
+    Returns
+    -------
+    float
+        In ``[KEY_FLOOR, 1]``; 1 when no total is known.
+    """
+    total = column_total(scan, rows)
     if total is None or total <= 0:
         return 1.0
     return float(np.clip(1.0 - sum(released.values()) / total, KEY_FLOOR, 1.0))
 
 
-def _total(scan: ScanResult | None, rows: float | None) -> float | None:
-    """A categorical column's noisy row count: its scan's total (present and missing), else the
-    noisy row count of the table (None when neither was drawn). Post-processing of noisy counts."""
+def column_total(scan: ScanResult | None, rows: float | None) -> float | None:
+    """A categorical column's noisy row count. Post-processing of noisy counts.
+
+    Parameters
+    ----------
+    scan : ScanResult or None
+        The column's scan, if it had one.
+    rows : float or None
+        The table's noisy row count, if one was drawn.
+
+    Returns
+    -------
+    float or None
+        The scan's total (present and missing), else ``rows`` (None when neither was drawn).
+    """
     return scan.n_present + scan.missing if scan is not None else rows
