@@ -248,9 +248,9 @@ def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str
 def _same_label(label: Any, positive: str) -> bool:
     """``label`` is ``positive``, or its integral number written as the schema writes it (the raw
     file's "1.0" is the level "1"), by the rule encoding uses for a label with no exact match."""
-    from ddssp.data.values import _numeric_label
+    from ddssp.data.values import numeric_label
 
-    return str(label) in (positive, _numeric_label(positive))
+    return str(label) in (positive, numeric_label(positive))
 
 
 def _orient(labels: list[str], positive: str) -> float:

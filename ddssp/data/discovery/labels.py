@@ -12,9 +12,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _as_label
+from ddssp.data.columns import Column
 from ddssp.data.discovery.scan import MISSING_LABEL, ScanResult
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
+from ddssp.data.values import as_label
 from ddssp.errors import SchemaError
 
 
@@ -35,7 +36,7 @@ def label_counts(s: pd.Series) -> dict[str, int]:
     if isinstance(s.dtype, pd.StringDtype):  # text cells are their own labels: counted per distinct value
         vc = s[~isna].value_counts(sort=False)
     else:
-        vc = s[~isna].map(_as_label).value_counts(sort=False)
+        vc = s[~isna].map(as_label).value_counts(sort=False)
     out = {str(k): int(v) for k, v in vc.items()}
     if isna.any():  # a literal "<missing>" label joins the missing cells
         out[MISSING_LABEL] = out.get(MISSING_LABEL, 0) + int(isna.sum())
