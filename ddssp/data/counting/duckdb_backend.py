@@ -21,7 +21,8 @@ from ddssp.data.counting.common import (
     first_line,
     is_parquet,
 )
-from ddssp.data.counting.sql import Dialect, SQLCounter, SqlSource, map_values, typed_source
+from ddssp.data.counting.dialect import Dialect, SqlSource, typed_source
+from ddssp.data.counting.sql import SQLCounter, map_values
 from ddssp.data.encoding import CLIPPED, MISSING, NONNUM, OK
 from ddssp.data.schema import Schema
 from ddssp.data.values import first_few

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.counting.common import PARQUET_SUFFIXES, CsvOptions, csv_header, first_line, is_spark_frame, is_uri
-from ddssp.data.counting.sql import Dialect, SQLCounter, SqlSource, typed_source
+from ddssp.data.counting.dialect import Dialect, SqlSource, typed_source
+from ddssp.data.counting.sql import SQLCounter
 from ddssp.errors import DataError
 
 

@@ -39,7 +39,7 @@ noise of a count does not shrink with the table. Then, per discovered column (na
    edges are read from the cumulative noisy counts, and a heavy point mass (a whole number, or
    zero, holding at least 1/bins of the rows) gets its own bin that decodes to exactly that value.
    Each other bin decodes to the median of the noisy fine counts inside it (fits, every decode),
-   and keeps how those counts spread inside it (at most ``WITHIN_CELLS`` weighted runs of cells,
+   and keeps how those counts spread inside it (at most ``bins.WITHIN_CELLS`` weighted runs of cells,
    shrunk toward uniform spreading where the counts are mostly noise), from which synthetic rows
    draw values inside the bin. Values outside the range are clipped into
    the end bins.

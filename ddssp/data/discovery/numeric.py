@@ -17,6 +17,7 @@ import numpy as np
 
 from ddssp.data.columns import Column, Within
 from ddssp.data.dates import format_day
+from ddssp.data.discovery.bins import bin_median, within_bin, within_coarse
 from ddssp.data.discovery.scan import (
     DECADE_HI,
     DECADE_LO,
@@ -60,17 +61,6 @@ COARSE_CELLS = 16
 
 
 MAX_INT_CELLS = 4096
-
-
-#: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
-WITHIN_CELLS = 16
-#: the within-bin shares keep the noisy counts' deviation from uniform only in the part by which its
-#: square exceeds this many times what the noise alone gives. At 1 (the plain method-of-moments
-#: estimate of the signal's share) bins of noise alone keep noise whenever it came out above its
-#: mean, about 4 in 10; at 1.5 about 1 in 10 does, and little of it. Below a few thousand rows the
-#: fine counts are mostly noise and uniform spreading decodes closer to the data; a spike or a steep
-#: slope is kept (see the discovery method page for the measurements)
-SHRINK_NOISE = 1.5
 
 
 DEFAULT_MAX_LEVELS = 32
@@ -453,7 +443,7 @@ def _bins_column(st: _NumericPass) -> tuple[Column, str]:
     """Equal-frequency bins over the cut grid, read from its cumulative noisy counts (the number of
     bins from the scan's noisy count of numbers unless given), point masses in bins of their own;
     each other bin decodes to the median of the noisy counts inside it (else its middle) and keeps
-    how they spread inside it (:func:`_within_bin`); the na level is the missing level, else the
+    how they spread inside it (:func:`ddssp.data.discovery.bins.within_bin`); the na level is the missing level, else the
     bin of the noisy median. Refuses a column whose counts leave one bin only."""
     grid, y, scan, name = st.grid, st.y, st.scan, st.name
     unit = scan.unit
@@ -473,14 +463,14 @@ def _bins_column(st: _NumericPass) -> tuple[Column, str]:
         if a in points:
             values.append(a)
             continue
-        rep = _bin_median(grid, y, a, b, st.sigma, scan.whole)
+        rep = bin_median(grid, y, a, b, st.sigma, scan.whole)
         if rep is not None:
             values.append(rep)
         elif scan.whole and b - a >= 1:
             values.append(float(math.floor(a + (b - a - 1) / 2)) if b > a + 1 else float(a))
         else:
             values.append((a + b) / 2)
-    within = tuple(None if a in points else _within_bin(grid, y, a, b, st.sigma) for a, b in zip(edges, edges[1:]))
+    within = tuple(None if a in points else within_bin(grid, y, a, b, st.sigma) for a, b in zip(edges, edges[1:]))
     # na level: the missing level, else the bin holding the noisy median
     mids = 0.5 * (grid[:-1] + grid[1:])
     median_bin = int(np.clip(np.searchsorted(edges, mids[_median_index(y)], side="right") - 1, 0, len(edges) - 2))
@@ -513,72 +503,6 @@ def _kind_word(unit: str | None) -> str:
     return "clock time (minutes since midnight)" if unit == "time" else f"{unit} (days since 1970-01-01)"
 
 
-def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
-    """The representative value of bin [a, b): the median of the noisy grid counts inside it (cell
-    midpoints; the cell's whole number on a whole-number grid), so a bin whose rows sit at one end
-    decodes near them rather than at its middle. None when the counts inside the bin do not rise
-    clearly above the noise (then the caller uses the middle). Post-processing of paid-for counts."""
-    inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
-    if inside.size < 2:
-        return None
-    w = np.clip(y[inside], 0, None)
-    if w.sum() < 3.0 * sigma * math.sqrt(inside.size):
-        return None
-    k = inside[int(np.searchsorted(np.cumsum(w), w.sum() / 2))]
-    if whole and grid[k + 1] - grid[k] == 1:
-        v = float(grid[k])
-    elif whole:
-        v = float(math.floor(0.5 * (grid[k] + grid[k + 1])))
-    else:
-        v = float(0.5 * (grid[k] + grid[k + 1]))
-    return v if a <= v < b else None
-
-
-def _within_bin(
-    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float
-) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """How the rows of bin [a, b) spread inside it, for synthetic rows: the grid cells inside the
-    bin, merged into at most ``WITHIN_CELLS`` runs of adjacent cells, weighted by their noisy counts
-    shrunk toward uniform spreading (:func:`_shrunk_shares`; uniform when the counts are noise).
-    Returns (cuts strictly inside the bin, weights summing to 1). Post-processing of paid-for counts
-    and their public noise sd; cuts are grid edges, rounded to 6 significant digits when that keeps
-    them strictly inside the bin and increasing."""
-    inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
-    if inside.size == 0:
-        return (), (1.0,)
-    groups = np.array_split(np.arange(inside.size), min(WITHIN_CELLS, inside.size))
-    sums = np.array([y[inside[g]].sum() for g in groups], dtype=float)
-    cuts = np.array([grid[inside[g[0]]] for g in groups[1:]], dtype=float)
-    width = np.diff(np.concatenate([[a], cuts, [b]]))
-    return _packed(a, b, cuts, _shrunk_shares(sums, np.array([g.size for g in groups]) * sigma**2, width))
-
-
-def _within_coarse(
-    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float
-) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """How the rows of bin [a, b) spread inside it, from the noisy counts of a coarser grid: the
-    bin cut at the grid edges inside it, each part weighted by its cell's noisy count times the
-    share of the cell's width it covers, shrunk toward uniform spreading (:func:`_shrunk_shares`).
-    Post-processing of paid-for counts and their public noise sd (see :func:`_within_bin`)."""
-    cuts = grid[(grid > a) & (grid < b)].astype(float)
-    sub = np.concatenate([[a], cuts, [b]])
-    k = np.clip(np.searchsorted(grid, sub[:-1], side="right") - 1, 0, len(y) - 1)
-    share = np.diff(sub) / (grid[k + 1] - grid[k])
-    return _packed(a, b, cuts, _shrunk_shares(y[k] * share, (sigma * share) ** 2, np.diff(sub)))
-
-
-def _packed(a: float, b: float, cuts: np.ndarray, weights: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """A within-bin entry: the cuts rounded to 6 significant digits when that keeps them strictly
-    inside [a, b) and increasing, the weights to 5 decimals (unless that zeroes them all)."""
-    rounded = np.array([float(f"{c:.6g}") for c in cuts])
-    if np.all(np.diff(np.concatenate([[a], rounded, [b]])) > 0):
-        cuts = rounded
-    shares = np.round(weights, 5)
-    if shares.sum() <= 0:
-        shares = weights
-    return tuple(float(c) for c in cuts), tuple(float(x) for x in shares)
-
-
 def _piled(y: np.ndarray, a: int, b: int, n: float) -> bool:
     """Whether the noisy counts ``y`` of a grid over the scan's range, populated in cells ``a..b``,
     show whole numbers piled up on a few values: one cell, or two adjacent cells (a few values that
@@ -595,29 +519,6 @@ def _piled(y: np.ndarray, a: int, b: int, n: float) -> bool:
         return False
     pairs = inner[:-1] + inner[1:] if inner.size > 1 else inner
     return bool(max(inner.max(), pairs.max()) >= PILED_SHARE * total)
-
-
-def _shrunk_shares(sums: np.ndarray, var: np.ndarray, width: np.ndarray) -> np.ndarray:
-    """Shares of a bin's rows in its sub-cells, from their noisy counts ``sums`` (noise variances
-    ``var``), shrunk toward uniform spreading (shares proportional to ``width``).
-
-    With ``d = sums - total * u`` (``u`` the uniform shares), the noisy deviation from uniform is
-    kept in the part ``1 - SHRINK_NOISE * E_noise|d|^2 / |d|^2`` (at least 0): nearly all of it when
-    the rows are far from uniform above the noise, none when the noise could explain it. Where the noise sd
-    of a cell is as large as its rows, noisy counts (clipped at zero) put mass where there are no
-    rows and decode worse than uniform spreading. Shares are clipped at zero and sum to 1.
-    Post-processing of noisy counts and their public noise sd."""
-    u = width / width.sum()
-    total = float(sums.sum())
-    if sums.size < 2 or total <= 0:
-        return u
-    d = sums - total * u
-    # E|d|^2 under noise alone: d = (I - u 1') e with e ~ N(0, diag(var))
-    noise = float(var.sum() - 2.0 * np.dot(u, var) + var.sum() * np.dot(u, u))
-    spread = float(np.dot(d, d))
-    keep = max(0.0, 1.0 - SHRINK_NOISE * noise / spread) if spread > 0 else 0.0
-    w = np.clip(u + keep * d / total, 0.0, None)
-    return w / w.sum() if w.sum() > 0 else u
 
 
 def _median_index(y: np.ndarray) -> int:
@@ -641,7 +542,7 @@ def _median_bins(
     scan) gets its own bin. Bins decode to their middle (the middle whole number). Synthetic rows
     spread uniformly inside a bin, or, with ``coarse`` (the noisy counts ``y`` of a coarse grid over
     the same range and their sd, already paid for), by those counts shrunk toward uniform
-    (:func:`_within_coarse`).
+    (:func:`ddssp.data.discovery.bins.within_coarse`).
     """
     unit, lo, hi = scan.unit, scan.lo, scan.hi
     whole = bool(scan.whole)
@@ -697,12 +598,12 @@ def _median_bins(
 def _median_spread(a: float, b: float, points: set[float], coarse: tuple | None):
     """How the rows of a median bin [a, b) spread inside it: None for a point mass (it decodes to
     exactly its value), uniform without counts to weigh the bin's parts, else from the noisy counts
-    of the coarse grid (:func:`_within_coarse`). Post-processing."""
+    of the coarse grid (:func:`ddssp.data.discovery.bins.within_coarse`). Post-processing."""
     if a in points:
         return None
     if coarse is None:
         return (), (1.0,)
-    return _within_coarse(coarse[0], coarse[1], a, b, coarse[2])
+    return within_coarse(coarse[0], coarse[1], a, b, coarse[2])
 
 
 def _middle(a: float, b: float, whole: bool) -> float:
