@@ -49,8 +49,10 @@ even the refusals ("a single value", "an identifier", "all missing") are DP outp
 
 The package, one module per phase: :mod:`.table` (the budget and the order of the phases),
 :mod:`.scan` (each column's scan), :mod:`.labels` (categorical levels), :mod:`.numeric` (levels and
-bins on grids) and :mod:`.spans` (where a noisy grid is populated). The functions that read rows are
-named in each module's docstring; every count they make goes straight to the charged mechanism.
+bins on grids), with :mod:`.bins` (what a bin decodes to and how its rows spread), :mod:`.spans`
+(where a noisy grid is populated) and :mod:`.shared` (noise sd, single-value refusal) as
+post-processing helpers. The functions that read rows are named in each module's docstring; every
+count they make goes straight to the charged mechanism.
 """
 
 from ddssp.data.discovery.labels import MISSING_LABEL, OTHER_LABEL, discover_categorical
