@@ -281,3 +281,57 @@ def test_the_line_limits_can_fail(monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "MAX_CODE_LINES", 100)
     with pytest.raises(AssertionError, match="modules over 100 lines of code"):
         test_no_module_over_the_code_line_limit()
+
+
+#: Most private names (a leading underscore) one ddssp module may import from another, over the whole
+#: package: a helper that siblings need is a public name of its module (or of a small module of its own)
+MAX_PRIVATE_IMPORTS = 20
+
+
+def private_imports(pkg: Path) -> list[str]:
+    """``module imports name from other`` for every private name imported from another ddssp module
+    (``from ddssp.x import _name``, or a relative ``from .x import _name``)."""
+    out = []
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg.parent).with_suffix("")
+        parts = list(rel.parts[:-1]) if rel.name == "__init__" else list(rel.parts)
+        module = ".".join(parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                source = "." * node.level + (node.module or "")
+            elif node.module and (node.module == "ddssp" or node.module.startswith("ddssp.")):
+                if node.module == module:
+                    continue
+                source = node.module
+            else:
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    out.append(f"{module} imports {alias.name} from {source}")
+    return out
+
+
+def test_few_private_names_are_imported_across_modules():
+    found = private_imports(PKG)
+    assert len(found) < MAX_PRIVATE_IMPORTS, (
+        f"{len(found)} private names imported across modules (at most {MAX_PRIVATE_IMPORTS - 1}); make the "
+        "helpers that siblings need public names of their module:\n  " + "\n  ".join(found)
+    )
+
+
+def test_private_imports_are_found(tmp_path):
+    """The count is not vacuous: planted private imports are found, a module's own names and
+    dunders are not."""
+    pkg = tmp_path / "ddssp"
+    (pkg / "x").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "x" / "__init__.py").write_text("from ddssp.x import _own\n")
+    (pkg / "x" / "a.py").write_text("from ddssp.x.b import _helper, public, __version__\nfrom .b import _rel\n")
+    (pkg / "x" / "b.py").write_text("def f():\n    from ddssp.x.a import _lazy\n")
+    assert private_imports(pkg) == [
+        "ddssp.x.a imports _helper from ddssp.x.b",
+        "ddssp.x.a imports _rel from .b",
+        "ddssp.x.b imports _lazy from ddssp.x.a",
+    ]

@@ -50,7 +50,7 @@ def one_trial(
         ``ok``, ``dropped`` (columns left out), ``error`` and, with ``with_tv``, ``tv2_discovered``,
         ``tv2_declared``, ``cpu_s``.
     """
-    from ddssp.bench.tv_distance import _column_kind, tv_distances
+    from ddssp.bench.tv_distance import column_kind, tv_distances
     from ddssp.data.schemafile import load_schema
     from ddssp.errors import DDSSPError
     from ddssp.pipeline import release
@@ -71,7 +71,7 @@ def one_trial(
     out["warnings"] = len(caught)
     if not with_tv:
         return out
-    kinds = {c: _column_kind(sample[c], False) for c in sample.columns}
+    kinds = {c: column_kind(sample[c], False) for c in sample.columns}
     seed = int(rng.integers(2**31))
     syn = rel.sample(len(sample), seed=seed)
     out["tv2_discovered"] = tv_distances(sample, syn, kinds, 300, "goals")[1]

@@ -103,9 +103,9 @@ def parse_recode(raw: Any) -> dict[str, dict[str, str]]:
 
 
 def _label(v: Any) -> str:
-    from ddssp.data.values import _as_label
+    from ddssp.data.values import as_label
 
-    return _as_label(v)
+    return as_label(v)
 
 
 def apply_filter(df: pd.DataFrame, conds: list[tuple[str, str, Any]], what: str) -> pd.DataFrame:

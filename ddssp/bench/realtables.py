@@ -61,8 +61,8 @@ import numpy as np
 import pandas as pd
 
 from ddssp.bench.release_process import run_release
-from ddssp.bench.table_sources import _rng, load_table, sample_split
-from ddssp.bench.tv_distance import MISSING, _column_kind, _is_missing, _to_axis, discretize, tv_distances
+from ddssp.bench.table_sources import load_table, named_rng, sample_split
+from ddssp.bench.tv_distance import MISSING, column_kind, discretize, is_missing, to_axis, tv_distances
 from ddssp.errors import WorkloadError
 
 SPEC_KEYS = {
@@ -183,7 +183,7 @@ def _r2(y: np.ndarray, pred: np.ndarray) -> float:
 def _truth(test: pd.DataFrame, t: dict) -> tuple[np.ndarray, np.ndarray]:
     """(y, rows with a known target) of the hold-out."""
     col = test[t["target"]]
-    known = ~_is_missing(col)
+    known = ~is_missing(col)
     if t["task"] == "linear":
         y = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
         known &= np.isfinite(y)
@@ -219,8 +219,8 @@ def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str
         for c in feats:
             if kinds[c] in ("numeric", "date"):
                 v, rv = (
-                    _to_axis(df[c].where(~_is_missing(df[c])), kinds[c]),
-                    _to_axis(ref[c].where(~_is_missing(ref[c])), kinds[c]),
+                    to_axis(df[c].where(~is_missing(df[c])), kinds[c]),
+                    to_axis(ref[c].where(~is_missing(ref[c])), kinds[c]),
                 )
                 med = float(np.nanmedian(rv)) if rv.notna().any() else 0.0
                 sd = float(np.nanstd(rv)) if rv.notna().sum() > 1 else 1.0
@@ -228,10 +228,10 @@ def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str
                 if rv.isna().any():
                     parts.append(v.isna().to_numpy(dtype=float)[:, None])
             else:
-                ref_lab = np.where(_is_missing(ref[c]), MISSING, ref[c].astype(str).to_numpy(dtype=object))
+                ref_lab = np.where(is_missing(ref[c]), MISSING, ref[c].astype(str).to_numpy(dtype=object))
                 labels = np.array(list(dict.fromkeys(ref_lab)), dtype=object)
                 if 1 < len(labels) <= max_onehot:
-                    lab = np.where(_is_missing(df[c]), MISSING, df[c].astype(str).to_numpy(dtype=object))
+                    lab = np.where(is_missing(df[c]), MISSING, df[c].astype(str).to_numpy(dtype=object))
                     parts.append((lab[:, None] == labels[None, 1:]).astype(float))
         return np.hstack(parts) if parts else np.zeros((len(df), 0))
 
@@ -248,9 +248,9 @@ def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str
 def _same_label(label: Any, positive: str) -> bool:
     """``label`` is ``positive``, or its integral number written as the schema writes it (the raw
     file's "1.0" is the level "1"), by the rule encoding uses for a label with no exact match."""
-    from ddssp.data.values import _numeric_label
+    from ddssp.data.values import numeric_label
 
-    return str(label) in (positive, _numeric_label(positive))
+    return str(label) in (positive, numeric_label(positive))
 
 
 def _orient(labels: list[str], positive: str) -> float:
@@ -438,8 +438,8 @@ def run_cell(
                 notes.append(f"not in the release: {', '.join(dropped)}")
             na = set(t["na_values"]) | {""}
             real = train.where(~train.isin(na))
-            kinds = {c: _column_kind(real[c], c in t["dates"]) for c in real.columns}
-            synth = rel.synthesize(len(train), _rng("synth", t["name"], size, eps))
+            kinds = {c: column_kind(real[c], c in t["dates"]) for c in real.columns}
+            synth = rel.synthesize(len(train), named_rng("synth", t["name"], size, eps))
             metrics["tv1"], metrics["tv2"] = tv_distances(real[released], synth, kinds, s["max_pairs"], stem)
             try:
                 metrics.update(release_fits(rel, train_csv, test_csv, t))
@@ -450,7 +450,7 @@ def run_cell(
     try:
         na = set(t["na_values"]) | {""}
         real_tr, real_te = train.where(~train.isin(na)), test.where(~test.isin(na))
-        kinds = {c: _column_kind(real_tr[c], c in t["dates"]) for c in real_tr.columns}
+        kinds = {c: column_kind(real_tr[c], c in t["dates"]) for c in real_tr.columns}
         key = "r2" if t["task"] == "linear" else "auc"
         metrics[f"public_{key}"] = public_fit(real_tr, real_te, t, kinds, s["max_onehot"])
     except Exception as exc:  # noqa: BLE001 - recorded in the cell's note

@@ -4,7 +4,7 @@ and train / test splits.
 
 :func:`load_table` reads a ``kind:name`` source (``sklearn:``, ``statsmodels:``, ``palmerpenguins:``,
 ``vega:``, ``file:``); nothing is downloaded at run time. :func:`sample_split` samples and splits a
-table with seeds derived from names (:func:`_rng`), so every cell of the suite draws the same rows
+table with seeds derived from names (:func:`named_rng`), so every cell of the suite draws the same rows
 wherever it runs.
 """
 
@@ -83,7 +83,18 @@ def load_table(source: str, ctx: Any) -> pd.DataFrame | None:
         return pd.read_csv(p, dtype=str, keep_default_na=False)
 
 
-def _rng(*key: Any) -> np.random.Generator:
+def named_rng(*key: Any) -> np.random.Generator:
+    """A generator seeded from names, the same in every run (CRC-32 of each part of the key).
+
+    Parameters
+    ----------
+    *key : object
+        The parts of the key (names, sizes, budgets), each read as text.
+
+    Returns
+    -------
+    numpy.random.Generator
+    """
     return np.random.default_rng([zlib.crc32(str(k).encode()) for k in key])
 
 
@@ -110,9 +121,9 @@ def sample_split(df: pd.DataFrame, size: Any, max_rows: int, test_fraction: floa
     """
     n = min(len(df), max_rows) if size == "full" else int(size)
     if n < len(df):
-        df = df.iloc[np.sort(_rng("sample", name, size).choice(len(df), n, replace=False))]
+        df = df.iloc[np.sort(named_rng("sample", name, size).choice(len(df), n, replace=False))]
     df = df.reset_index(drop=True)
-    perm = _rng("split", name, size).permutation(len(df))
+    perm = named_rng("split", name, size).permutation(len(df))
     n_test = round(test_fraction * len(df))
     return (
         df,

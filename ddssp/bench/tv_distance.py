@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.bench.table_sources import _rng
+from ddssp.bench.table_sources import named_rng
 
 MISSING = "\x00missing"
 OTHER = "\x00other"
@@ -23,7 +23,21 @@ OTHER = "\x00other"
 SYNTH_MISSING = {"", "<missing>", "nan", "NaN", "None"}
 
 
-def _column_kind(values: pd.Series, dates: bool) -> str:
+def column_kind(values: pd.Series, dates: bool) -> str:
+    """How a real column is compared: ``"date"`` when declared one, ``"numeric"`` when every present
+    value parses as a number, else ``"categorical"``.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The column.
+    dates : bool
+        The column is declared a date column.
+
+    Returns
+    -------
+    str
+    """
     if dates:
         return "date"
     present = values.dropna()
@@ -32,14 +46,41 @@ def _column_kind(values: pd.Series, dates: bool) -> str:
     return "categorical"
 
 
-def _to_axis(values: pd.Series, kind: str) -> pd.Series:
+def to_axis(values: pd.Series, kind: str) -> pd.Series:
+    """A column's values as numbers: seconds since 1970 for dates, else the numbers (NaN where a
+    value does not parse).
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The column.
+    kind : str
+        ``"date"`` or ``"numeric"``.
+
+    Returns
+    -------
+    pandas.Series
+    """
     if kind == "date":
         t = pd.to_datetime(values, errors="coerce", format="mixed")
         return (t - pd.Timestamp(0)).dt.total_seconds()  # NaN where the value is not a date
     return pd.to_numeric(values, errors="coerce")
 
 
-def _is_missing(values: pd.Series) -> np.ndarray:
+def is_missing(values: pd.Series) -> np.ndarray:
+    """The missing cells of a real or synthetic column: empty, or a missing label of the synthetic
+    data (``SYNTH_MISSING``).
+
+    Parameters
+    ----------
+    values : pandas.Series
+        The column.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean mask.
+    """
     return (values.isna() | values.astype(str).isin(SYNTH_MISSING)).to_numpy()
 
 
@@ -60,11 +101,11 @@ def discretize(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray
         The number of categories.
     """
     if kind == "categorical":
-        r = np.where(_is_missing(real), MISSING, real.astype(str).to_numpy(dtype=object))
-        s = np.where(_is_missing(synth), MISSING, synth.astype(str).to_numpy(dtype=object))
+        r = np.where(is_missing(real), MISSING, real.astype(str).to_numpy(dtype=object))
+        s = np.where(is_missing(synth), MISSING, synth.astype(str).to_numpy(dtype=object))
         cats, inv = np.unique(np.concatenate([r, s]), return_inverse=True)
         return inv[: len(r)], inv[len(r) :], len(cats)
-    rv, sv = _to_axis(real, kind).to_numpy(dtype=float), _to_axis(synth, kind).to_numpy(dtype=float)
+    rv, sv = to_axis(real, kind).to_numpy(dtype=float), to_axis(synth, kind).to_numpy(dtype=float)
     finite = rv[np.isfinite(rv)]
     edges = np.unique(np.quantile(finite, np.linspace(0.1, 0.9, 9))) if finite.size else np.array([])
     k = len(edges) + 1  # value bins 0..k-1, then missing = k, other = k + 1
@@ -74,7 +115,7 @@ def discretize(real: pd.Series, synth: pd.Series, kind: str) -> tuple[np.ndarray
         c = np.where(np.isfinite(v), c, k + 1)
         return np.where(miss, k, c)
 
-    return codes(rv, _is_missing(real)), codes(sv, _is_missing(synth)), k + 2
+    return codes(rv, is_missing(real)), codes(sv, is_missing(synth)), k + 2
 
 
 def tv_distances(
@@ -108,7 +149,7 @@ def tv_distances(
     tv1 = [tv(r, s, k) for r, s, k in coded.values()]
     pairs = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1 :]]
     if len(pairs) > max_pairs:
-        pairs = [pairs[i] for i in sorted(_rng("pairs", seed_key).choice(len(pairs), max_pairs, replace=False))]
+        pairs = [pairs[i] for i in sorted(named_rng("pairs", seed_key).choice(len(pairs), max_pairs, replace=False))]
     tv2 = []
     for a, b in pairs:
         (ra, sa, ka), (rb, sb, kb) = coded[a], coded[b]

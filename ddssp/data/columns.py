@@ -37,9 +37,7 @@ from typing import Any
 import numpy as np
 
 from ddssp.data.dates import TIME_UNITS, format_day, on_axis, parse_value
-from ddssp.data.values import _as_label, _few, _fmt, _int_if_whole
-from ddssp.data.values import _numeric_label as _numeric_label  # re-exported: ddssp.data.encoding imports it from here
-from ddssp.data.values import nearest_level as nearest_level  # re-exported: ddssp.data.encoding imports it from here
+from ddssp.data.values import as_label, first_few, format_number, int_if_whole
 from ddssp.data.within import Within
 from ddssp.errors import SchemaError
 
@@ -222,9 +220,9 @@ class Column:
         SchemaError
             For an empty name, no levels, or duplicate labels.
         """
-        labels = [_as_label(v) for v in levels]
+        labels = [as_label(v) for v in levels]
         if missing is not None:
-            missing = _as_label(missing)
+            missing = as_label(missing)
             if missing not in labels:
                 labels.append(missing)
         col = cls(name=str(name), kind="categorical", labels=labels, missing=missing)
@@ -294,11 +292,11 @@ class Column:
                 hi_ok = x <= e[i + 1] if i == m - 1 else x < e[i + 1]
                 if not (e[i] <= x and hi_ok):
                     raise SchemaError(
-                        f"column {name!r}: representative value {_fmt(x)} is outside its bin "
-                        f"[{_fmt(e[i])}, {_fmt(e[i + 1])}{']' if i == m - 1 else ')'}"
+                        f"column {name!r}: representative value {format_number(x)} is outside its bin "
+                        f"[{format_number(e[i])}, {format_number(e[i + 1])}{']' if i == m - 1 else ')'}"
                     )
         if labels is None:
-            labs = [f"[{_fmt(a)}, {_fmt(b)})" for a, b in zip(e, e[1:])]
+            labs = [f"[{format_number(a)}, {format_number(b)})" for a, b in zip(e, e[1:])]
             labs[-1] = labs[-1][:-1] + "]"
             if unit in TIME_UNITS and on_axis(e, unit):
                 t = [format_day(x, unit) for x in e]
@@ -362,7 +360,7 @@ class Column:
         if any(b <= a for a, b in zip(v, v[1:])):
             raise SchemaError(f"column {name!r}: values must be strictly increasing, got {v}")
         custom = labels is not None
-        labs = [str(x) for x in labels] if labels is not None else [_fmt(x) for x in v]
+        labs = [str(x) for x in labels] if labels is not None else [format_number(x) for x in v]
         if not custom and unit in TIME_UNITS and on_axis(v, unit):
             t = [format_day(x, unit) for x in v]
             if len(set(t)) == len(t):
@@ -414,7 +412,7 @@ class Column:
             raise SchemaError(f"column {name!r}: {len(v)} levels but {len(labs)} labels")
         vals = np.asarray(v, dtype=float)
         if missing is not None:
-            missing = _as_label(missing)
+            missing = as_label(missing)
             if missing in labs:
                 raise SchemaError(f"column {name!r}: missing label {missing!r} clashes with a numeric level label")
             labs = [*labs, missing]
@@ -451,7 +449,7 @@ class Column:
             raise SchemaError(f"column {self.name!r}: needs at least one level")
         if len(set(self.labels)) < len(self.labels):
             dup = sorted({x for x in self.labels if self.labels.count(x) > 1})
-            raise SchemaError(f"column {self.name!r}: duplicate labels {_few(dup)}")
+            raise SchemaError(f"column {self.name!r}: duplicate labels {first_few(dup)}")
         if self.missing is not None and self.missing not in self.labels:
             raise SchemaError(f"column {self.name!r}: missing label {self.missing!r} is not a level")
         if self.na is not None and self.na not in self.labels:
@@ -510,7 +508,7 @@ class Column:
                 d["unit"] = self.unit
             if self.within is not None:
                 d["within"] = self.within.to_dict()
-            d = {k: (_int_if_whole(v) if k in ("edges", "values", "bounds") else v) for k, v in d.items()}
+            d = {k: (int_if_whole(v) if k in ("edges", "values", "bounds") else v) for k, v in d.items()}
         if self.missing is not None:
             d["missing"] = self.missing
         if self.na is not None and self.na != self.missing:
@@ -590,7 +588,7 @@ class Column:
                 raise SchemaError(f'column {name!r}: "levels" must be a list')
             odd = [v for v in levels if isinstance(v, bool) or not isinstance(v, (str, int, float))]
             if odd:
-                raise SchemaError(f"column {name!r}: levels must be strings or numbers, got {_few(odd)}")
+                raise SchemaError(f"column {name!r}: levels must be strings or numbers, got {first_few(odd)}")
             return cls.categorical(name, levels, missing=missing)
         # numeric
         forms = [k for k in ("edges", "bins", "size") if k in d]
@@ -640,7 +638,7 @@ class Column:
             if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
                 raise SchemaError(
                     f'column {name!r}: "bounds" {bounds} must equal the outer edges '
-                    f"[{_fmt(col.bounds[0])}, {_fmt(col.bounds[1])}]"
+                    f"[{format_number(col.bounds[0])}, {format_number(col.bounds[1])}]"
                 )
             if "clip" in d and d["clip"] is not True:
                 raise SchemaError(f"column {name!r}: binned columns always clip to their edges")
@@ -655,7 +653,7 @@ class Column:
             if bounds is not None and tuple(float(x) for x in bounds) != col.bounds:
                 raise SchemaError(
                     f'column {name!r}: "bounds" {bounds} must equal [min, max] of the values '
-                    f"[{_fmt(col.bounds[0])}, {_fmt(col.bounds[1])}]"
+                    f"[{format_number(col.bounds[0])}, {format_number(col.bounds[1])}]"
                 )
             return col
         raise SchemaError(f'column {name!r}: a numeric column needs "edges", "bins" + "bounds", "values" or "size"')

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 
 from ddssp.data.columns import Column
-from ddssp.data.values import _few
+from ddssp.data.values import first_few
 from ddssp.errors import SchemaError
 from ddssp.types import Domain
 
@@ -56,7 +56,7 @@ def domain_columns(domain: Domain, categorical: list[str] | None = None, stackle
         unknown = sorted(cat - set(names))
         if unknown:
             raise SchemaError(
-                f"categorical column(s) not in the domain file: {_few(unknown)}; the domain has {_few(names, 20)}"
+                f"categorical column(s) not in the domain file: {first_few(unknown)}; the domain has {first_few(names, 20)}"
             )
     cols = []
     for name, size in zip(names, domain.values()):

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ddssp.data.columns import INFER_MISSING_LABEL, Column
 from ddssp.data.dates import is_datetime_dtype, parse_clock, parse_days
-from ddssp.data.values import _as_label, _few
+from ddssp.data.values import as_label, first_few
 from ddssp.errors import SchemaError
 
 #: the stamp ``ddssp schema`` (without --eps) puts in a schema drafted from data (key "draft")
@@ -70,7 +70,7 @@ def draft_columns(
     cat = set(map(str, categorical or []))
     unknown = sorted(cat - set(names))
     if unknown:
-        raise SchemaError(f"categorical column(s) not in the data: {_few(unknown)}")
+        raise SchemaError(f"categorical column(s) not in the data: {first_few(unknown)}")
     cols = []
     for name, (_, s) in zip(names, df.items()):
         isna = s.isna()
@@ -102,7 +102,7 @@ def draft_columns(
                 cols.append(Column.binned(name, edges, missing=missing, unit="time"))
                 continue
         if name in cat or not numeric_ok:
-            labels = sorted({_as_label(v) for v in present})
+            labels = sorted({as_label(v) for v in present})
             if numeric_ok:
                 labels = sorted(labels, key=float)
             if len(labels) > max_categorical_levels:

@@ -22,16 +22,9 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import (
-    INFER_MISSING_LABEL,
-    Column,
-    _as_label,
-    _few,
-    _fmt,
-    _numeric_label,
-    nearest_level,
-)
+from ddssp.data.columns import INFER_MISSING_LABEL, Column
 from ddssp.data.dates import format_days, is_datetime_dtype, parse_axis
+from ddssp.data.values import as_label, first_few, format_number, nearest_level, numeric_label
 from ddssp.errors import SchemaError
 
 
@@ -187,16 +180,18 @@ def encode(schema: _Columns, df: pd.DataFrame) -> pd.DataFrame:
     cols = [str(c) for c in df.columns]
     if len(set(cols)) < len(cols):
         dup = sorted({c for c in cols if cols.count(c) > 1})
-        raise SchemaError(f"the data has duplicate column names: {_few(dup)}")
+        raise SchemaError(f"the data has duplicate column names: {first_few(dup)}")
     extra = [c for c in cols if c not in schema._by_name]
     if extra:
         raise SchemaError(
-            f"the data has column(s) not in the schema: {_few(extra)}; add them to the schema "
+            f"the data has column(s) not in the schema: {first_few(extra)}; add them to the schema "
             "or drop them from the data"
         )
     absent = [n for n in schema.names if n not in set(cols)]
     if absent:
-        raise SchemaError(f"schema column(s) missing from the data: {_few(absent)}; the data has {_few(cols, 20)}")
+        raise SchemaError(
+            f"schema column(s) missing from the data: {first_few(absent)}; the data has {first_few(cols, 20)}"
+        )
     data = df.copy()
     data.columns = cols
     out = {c.name: _encode_column(c, data[c.name]) for c in schema.columns}
@@ -245,8 +240,8 @@ def _classify_categorical(col: Column, s: pd.Series) -> tuple[np.ndarray, np.nda
     lookup = {lab: i for i, lab in enumerate(col.labels)}
     present = s[~isna]
     uniq = pd.unique(present)
-    ulabels = [_as_label(v) for v in uniq]
-    ucodes = np.array([lookup.get(lab, lookup.get(_numeric_label(lab), -1)) for lab in ulabels], dtype=np.int64)
+    ulabels = [as_label(v) for v in uniq]
+    ucodes = np.array([lookup.get(lab, lookup.get(numeric_label(lab), -1)) for lab in ulabels], dtype=np.int64)
     if len(uniq):
         codes[~isna] = ucodes[pd.Index(uniq).get_indexer(present)]
     unknown = ~isna & (codes < 0)
@@ -367,31 +362,31 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
     if col.kind == "categorical":
         unknown = status == BAD
         if unknown.any() and col.missing_code is None:
-            labels = sorted({_as_label(v) for v in s[unknown]})
+            labels = sorted({as_label(v) for v in s[unknown]})
             raise SchemaError(
                 f"column {col.name!r}: {len(labels)} value(s) not among the schema's levels: "
-                f"{_few(labels)}{_domain_hint(col) or '; add them to the levels or declare a missing/other level'}"
+                f"{first_few(labels)}{domain_hint(col) or '; add them to the levels or declare a missing/other level'}"
             )
         if isna.any() and col.na_code is None:
             raise SchemaError(
                 f"column {col.name!r}: {int(isna.sum())} missing (empty) value(s), e.g. in row(s) "
-                f'{_few(list(s.index[isna]))}; fill them or declare a "missing" level'
+                f'{first_few(list(s.index[isna]))}; fill them or declare a "missing" level'
             )
         return codes
     nonnum = status == NONNUM
     if nonnum.any() and col.na_code is None:
-        vals = sorted({_as_label(v) for v in s[nonnum]})
+        vals = sorted({as_label(v) for v in s[nonnum]})
         raise SchemaError(
             f"column {col.name!r} is "
             + ("a date column" if col.unit is not None else "numeric")
             + f" but has {int(nonnum.sum())} "
             + (f"value(s) that do not parse as a {col.unit}" if col.unit is not None else "non-numeric value(s)")
-            + f": {_few(vals)}; fix the data, declare a missing level, or make the column categorical"
+            + f": {first_few(vals)}; fix the data, declare a missing level, or make the column categorical"
         )
     if isna.any() and col.na_code is None:
         raise SchemaError(
             f"column {col.name!r}: {int(isna.sum())} missing (empty) value(s), e.g. in row(s) "
-            f'{_few(list(s.index[isna]))}; fill them or declare a "missing" level'
+            f'{first_few(list(s.index[isna]))}; fill them or declare a "missing" level'
         )
     clipped = status == CLIPPED
     lo, hi = col.bounds
@@ -401,8 +396,8 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
             offending = sorted(set(x[clipped].tolist()))
             raise SchemaError(
                 f"column {col.name!r}: {int(clipped.sum())} value(s) outside [{show(col, lo)}, {show(col, hi)}]: "
-                f"{_few([show(col, v) for v in offending])}"
-                + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
+                f"{first_few([show(col, v) for v in offending])}"
+                + (domain_hint(col) or '; this column is not clipped ("clip": false)')
             )
         note = ClipWarning(col.name, int(clipped.sum()), show(col, lo), show(col, hi), total=len(s))
         warnings.warn(note, stacklevel=3)
@@ -414,8 +409,8 @@ def _encode_column(col: Column, s: pd.Series) -> np.ndarray:
         offending = sorted(set(x[off].tolist()))
         raise SchemaError(
             f"column {col.name!r}: {int(off.sum())} value(s) not among the declared levels "
-            f"{_few([show(col, v) for v in levels], 8)}: {_few([show(col, v) for v in offending])}"
-            + (_domain_hint(col) or "; use bin edges or declare a missing level")
+            f"{first_few([show(col, v) for v in levels], 8)}: {first_few([show(col, v) for v in offending])}"
+            + (domain_hint(col) or "; use bin edges or declare a missing level")
         )
     return codes
 
@@ -437,10 +432,22 @@ def show(col: Column, x: float) -> str:
     """
     if getattr(col, "unit", None) is not None:
         return str(format_days([x], col.unit)[0])
-    return _fmt(x)
+    return format_number(x)
 
 
-def _domain_hint(col: Column) -> str:
+def domain_hint(col: Column) -> str:
+    """The end of an encoding error for a column of codes from a domain file: the domain does not
+    fit the data (empty for other columns).
+
+    Parameters
+    ----------
+    col : Column
+        The column.
+
+    Returns
+    -------
+    str
+    """
     if col.is_codes:
         return (
             f"; the domain says column {col.name!r} has size {col.size} (codes "
@@ -488,7 +495,7 @@ def decode(
         cols = [str(c) for c in codes.columns]
         extra = [c for c in cols if c not in schema._by_name]
         if extra:
-            raise SchemaError(f"cannot decode column(s) not in the schema: {_few(extra)}")
+            raise SchemaError(f"cannot decode column(s) not in the schema: {first_few(extra)}")
         names = [n for n in schema.names if n in set(cols)]
         frame = codes.copy()
         frame.columns = cols
@@ -514,7 +521,9 @@ def decode(
         ai = af.astype(np.int64)
         bad = (ai < 0) | (ai >= col.size)
         if bad.any():
-            raise SchemaError(f"column {n!r}: codes outside 0..{col.size - 1}: {_few(sorted(set(ai[bad].tolist())))}")
+            raise SchemaError(
+                f"column {n!r}: codes outside 0..{col.size - 1}: {first_few(sorted(set(ai[bad].tolist())))}"
+            )
         if col.kind == "categorical":
             labels = np.asarray(col.labels, dtype=object)
             na = col.na_code

@@ -27,7 +27,7 @@ from ddssp.data.columns import Column
 from ddssp.data.domainfile import domain_columns
 from ddssp.data.draft import DRAFT_STAMP, draft_columns
 from ddssp.data.encoding import decode, encode
-from ddssp.data.values import _few
+from ddssp.data.values import first_few
 from ddssp.errors import SchemaError
 from ddssp.types import Domain
 
@@ -133,7 +133,7 @@ class Schema:
         try:
             return self._by_name[name]
         except KeyError:
-            raise SchemaError(f"column {name!r} is not in the schema (columns: {_few(self.names, 20)})") from None
+            raise SchemaError(f"column {name!r} is not in the schema (columns: {first_few(self.names, 20)})") from None
 
     def subset(self, names: Iterable[str]) -> Schema:
         """A schema of some of the columns, in the order given (same source, draft stamp and discovery record).

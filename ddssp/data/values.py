@@ -2,10 +2,10 @@
 and values written short.
 
 Level labels are compared as strings, so every value that becomes a label goes through
-:func:`_as_label` (a CSV cell ``1`` and the number ``1.0`` both become ``"1"``); :func:`_numeric_label`
+:func:`as_label` (a CSV cell ``1`` and the number ``1.0`` both become ``"1"``); :func:`numeric_label`
 is the fallback for a label with no exact match. A clipped explicit-level column codes a number to
-:func:`nearest_level`. :func:`_fmt` prints bin edges and levels in labels and messages,
-:func:`_int_if_whole` writes whole numbers as integers in a schema file, and :func:`_few` shows the
+:func:`nearest_level`. :func:`format_number` prints bin edges and levels in labels and messages,
+:func:`int_if_whole` writes whole numbers as integers in a schema file, and :func:`first_few` shows the
 first few of many values in an error message.
 """
 
@@ -19,17 +19,40 @@ from typing import Any
 import numpy as np
 
 
-def _fmt(x: float) -> str:
-    """Short printable number: 20 -> '20', 2.5 -> '2.5'."""
+def format_number(x: float) -> str:
+    """A short printable number: 20 -> '20', 2.5 -> '2.5'.
+
+    Parameters
+    ----------
+    x : float
+        The number.
+
+    Returns
+    -------
+    str
+        Whole numbers (below 1e15) without a decimal point, others to 6 significant digits.
+    """
     x = float(x)
     if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
         return str(int(x))
     return f"{x:.6g}"
 
 
-def _as_label(v: Any) -> str:
-    """A data value as a categorical label: ints and integral floats without '.0', strings as is, a
-    time-zone-aware timestamp in UTC (an instant reads the same whatever zone it carries)."""
+def as_label(v: Any) -> str:
+    """A data value as a categorical label.
+
+    Ints and integral floats without '.0', strings as is, a time-zone-aware timestamp in UTC (an
+    instant reads the same whatever zone it carries).
+
+    Parameters
+    ----------
+    v : object
+        The data value.
+
+    Returns
+    -------
+    str
+    """
     if isinstance(v, str):
         return v
     if isinstance(v, _dt.datetime) and v.tzinfo is not None:
@@ -46,9 +69,22 @@ def _as_label(v: Any) -> str:
     return str(v)
 
 
-def _numeric_label(label: str) -> str | None:
-    """'1.0' -> '1', ' 7 ' -> '7' (an integral number written differently); None otherwise. Used only
-    when a label has no exact match, so it can never change which level an exact label maps to."""
+def numeric_label(label: str) -> str | None:
+    """An integral number written differently, as its plain label: '1.0' -> '1', ' 7 ' -> '7'.
+
+    Used only when a label has no exact match, so it can never change which level an exact label
+    maps to.
+
+    Parameters
+    ----------
+    label : str
+        The label.
+
+    Returns
+    -------
+    str or None
+        The plain label, None when ``label`` is not an integral number.
+    """
     try:
         f = float(label)
     except (TypeError, ValueError):
@@ -83,14 +119,39 @@ def nearest_level(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x - levels[lo]) <= np.abs(levels[hi] - x), lo, hi)
 
 
-def _few(values: Iterable[Any], k: int = 5) -> str:
+def first_few(values: Iterable[Any], k: int = 5) -> str:
+    """The first few of many values, for an error message: ``'a', 'b' (and 3 more)``.
+
+    Parameters
+    ----------
+    values : iterable
+        The values.
+    k : int
+        How many to show.
+
+    Returns
+    -------
+    str
+    """
     vals = list(values)
     shown = ", ".join(repr(v) for v in vals[:k])
     more = f" (and {len(vals) - k} more)" if len(vals) > k else ""
     return shown + more
 
 
-def _int_if_whole(xs):
+def int_if_whole(xs):
+    """Whole numbers of a list as ints (for a schema file); anything else unchanged.
+
+    Parameters
+    ----------
+    xs : list or object
+        The values.
+
+    Returns
+    -------
+    list or object
+        ``xs`` with its whole numbers (below 1e15) as ints, when it is a list; else ``xs``.
+    """
     if isinstance(xs, list):
         return [int(x) if float(x).is_integer() and abs(x) < 1e15 else x for x in xs]
     return xs

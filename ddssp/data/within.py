@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ddssp.data.values import _fmt, _int_if_whole
+from ddssp.data.values import format_number, int_if_whole
 from ddssp.errors import SchemaError
 
 #: most sub-cells per bin a ``within`` entry may have when read from a file
@@ -70,9 +70,7 @@ class Within:
         dict
         """
         bins = [
-            None
-            if b is None
-            else {"cuts": _int_if_whole([float(x) for x in b[0]]), "weights": [float(w) for w in b[1]]}
+            None if b is None else {"cuts": int_if_whole([float(x) for x in b[0]]), "weights": [float(w) for w in b[1]]}
             for b in self.bins
         ]
         d: dict[str, Any] = {"bins": bins}
@@ -150,7 +148,7 @@ class Within:
                 continue
             cuts, weights = b
             lo, hi = edges[i], edges[i + 1]
-            span = f"[{_fmt(lo)}, {_fmt(hi)})"
+            span = f"[{format_number(lo)}, {format_number(hi)})"
             if len(weights) != len(cuts) + 1:
                 raise SchemaError(f"{where}: bin {i} {span} has {len(cuts)} cuts, so needs {len(cuts) + 1} weights")
             if len(weights) > MAX_WITHIN_CELLS:
@@ -167,6 +165,6 @@ class Within:
                 for j, w in enumerate(weights):
                     if w > 0 and math.ceil(sub[j]) >= sub[j + 1]:
                         raise SchemaError(
-                            f"{where}: bin {i}: sub-cell [{_fmt(sub[j])}, {_fmt(sub[j + 1])}) holds no whole "
+                            f"{where}: bin {i}: sub-cell [{format_number(sub[j])}, {format_number(sub[j + 1])}) holds no whole "
                             'number but has weight (the column has "whole": true)'
                         )

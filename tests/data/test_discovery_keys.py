@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from ddssp.data.discovery import MAX_AUTO_SHARE, ScanResult, discover, discovery_budget
-from ddssp.data.discovery.labels import KEY_FLOOR, _unreleased
+from ddssp.data.discovery.labels import KEY_FLOOR, unreleased_share
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
@@ -32,13 +32,13 @@ def test_the_budget_rule_is_non_increasing_in_rows_and_bounded():
     assert discovery_budget(20000, 30, 0.1 * rho_max, rho_max) >= discovery_budget(20000, 15, 0.1 * rho_max, rho_max)
 
 
-def test_unreleased_share_is_a_weight_in_its_range():
+def testunreleased_share_share_is_a_weight_in_its_range():
     scan = ScanResult(kind="categorical", n_present=900.0, missing=100.0, sigma=5.0)
-    assert math.isclose(_unreleased(scan, {"a": 600.0, "b": 100.0}, None), 0.3)
-    assert _unreleased(scan, {"a": 1200.0}, None) == KEY_FLOOR  # noisy counts above the total
-    assert _unreleased(scan, {}, None) == 1.0
-    assert math.isclose(_unreleased(None, {"a": 250.0}, 1000.0), 0.75)  # no scan: the noisy row count
-    assert _unreleased(None, {"a": 250.0}, None) == 1.0
+    assert math.isclose(unreleased_share(scan, {"a": 600.0, "b": 100.0}, None), 0.3)
+    assert unreleased_share(scan, {"a": 1200.0}, None) == KEY_FLOOR  # noisy counts above the total
+    assert unreleased_share(scan, {}, None) == 1.0
+    assert math.isclose(unreleased_share(None, {"a": 250.0}, 1000.0), 0.75)  # no scan: the noisy row count
+    assert unreleased_share(None, {"a": 250.0}, None) == 1.0
 
 
 def _table(n, seed=0):

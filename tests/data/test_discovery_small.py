@@ -13,7 +13,7 @@ import pytest
 
 from ddssp.data import Schema
 from ddssp.data.discovery import MAX_AUTO_SHARE, discover
-from ddssp.data.discovery.numeric import _bin_median
+from ddssp.data.discovery.bins import bin_median
 from ddssp.data.discovery.spans import outer_span, populated_span, populated_windows
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
@@ -180,9 +180,9 @@ def test_a_bin_decodes_where_its_noisy_counts_are():
     bin's first cells pull it below the middle; counts lost in the noise leave the middle."""
     grid = np.arange(0.0, 11.0)
     y = np.array([400.0, 300, 20, 0, 0, 0, 0, 0, 0, 0])
-    assert _bin_median(grid, y, 0.0, 10.0, 10.0, whole=False) == 0.5
-    assert _bin_median(grid, y, 0.0, 10.0, 10.0, whole=True) == 0.0
-    assert _bin_median(grid, np.full(10, 5.0), 0.0, 10.0, 10.0, whole=False) is None
+    assert bin_median(grid, y, 0.0, 10.0, 10.0, whole=False) == 0.5
+    assert bin_median(grid, y, 0.0, 10.0, 10.0, whole=True) == 0.0
+    assert bin_median(grid, np.full(10, 5.0), 0.0, 10.0, 10.0, whole=False) is None
 
 
 @pytest.mark.parametrize("seed", [None, 6])

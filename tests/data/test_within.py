@@ -12,7 +12,7 @@ import pytest
 from scipy.stats import ks_2samp
 
 from ddssp.data import Column, Schema, load_schema
-from ddssp.data.discovery import discover
+from ddssp.data.discovery import bins, discover
 from ddssp.data.discovery import numeric as disc
 from ddssp.data.within import Within
 from ddssp.dp import Ledger, rho_from_eps_delta
@@ -65,7 +65,7 @@ def test_discovery_keeps_a_compact_within_bin_distribution(discovered):
         assert len(col.within.bins) == len(col.edges) - 1
         for b in col.within.bins:
             if b is not None:
-                assert 1 <= len(b[1]) <= disc.WITHIN_CELLS and min(b[1]) >= 0 and sum(b[1]) > 0
+                assert 1 <= len(b[1]) <= bins.WITHIN_CELLS and min(b[1]) >= 0 and sum(b[1]) > 0
     assert sch.column("age").within.whole and not sch.column("income").within.whole
     gain = sch.column("gain")
     assert gain.within.bins[0] is None and gain.values[0] == 0.0  # the zero point mass stays exactly 0
@@ -119,7 +119,7 @@ def test_building_it_draws_no_noise(table, monkeypatch):
     """The within-bin distributions are post-processing: discovery spends and draws the same with
     them as with plain uniform bins."""
     _, ledger = _discover(table, noise_seed=5)
-    monkeypatch.setattr(disc, "_within_bin", lambda grid, y, a, b, sigma: ((), (1.0,)))
+    monkeypatch.setattr(disc, "within_bin", lambda grid, y, a, b, sigma: ((), (1.0,)))
     _, plain = _discover(table, noise_seed=5)
     assert ledger.to_dict() == plain.to_dict()
 
@@ -278,7 +278,7 @@ def test_within_shares_fall_back_to_uniform_when_the_counts_are_noise():
     tv = []
     for _ in range(50):
         y = np.round(rng.multinomial(250, np.full(64, 1 / 64)) + rng.normal(0, 45.0, 64))
-        tv.append(_uniform_tv(disc._within_bin(grid, y, 0.0, 64.0, 45.0), grid, 0.0, 64.0))
+        tv.append(_uniform_tv(bins.within_bin(grid, y, 0.0, 64.0, 45.0), grid, 0.0, 64.0))
     assert np.mean(np.array(tv) < 1e-4) >= 0.8 and np.mean(tv) < 0.05
 
 
@@ -291,5 +291,5 @@ def test_within_shares_keep_structure_that_stands_above_the_noise():
     slope = np.linspace(400.0, 20.0, 16)
     for true in (spike, slope):
         y = true + rng.normal(0, 10.0, 16)
-        cuts, w = disc._within_bin(grid, y, 0.0, 16.0, 10.0)
+        cuts, w = bins.within_bin(grid, y, 0.0, 16.0, 10.0)
         assert 0.5 * np.abs(np.asarray(w) - true / true.sum()).sum() < 0.05

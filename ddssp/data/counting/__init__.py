@@ -61,23 +61,23 @@ import pandas as pd
 from ddssp.data.columns import Column
 from ddssp.data.counting.common import (
     BACKENDS,
-    Clique,
     CsvOptions,
     Histogram,
-    _check_cliques,
-    _check_path,
-    _csv_header,
-    _first_line,
-    _is_parquet,
-    _is_spark_frame,
-    _is_uri,
+    check_cliques,
+    check_path,
     counts_from_codes,
+    csv_header,
+    first_line,
+    is_parquet,
+    is_spark_frame,
+    is_uri,
 )
 from ddssp.data.counting.duckdb_backend import DuckDBCounter
 from ddssp.data.counting.numpy_backend import NumpyCounter
 from ddssp.data.counting.spark_backend import SparkCounter, spark_session
 from ddssp.data.schema import Schema
 from ddssp.errors import DataError
+from ddssp.types import Clique
 
 __all__ = [
     "BACKENDS",
@@ -147,7 +147,7 @@ def count_marginals(
     ClipWarning
         The number of values clipped to the bounds, per column (a local note, never released).
     """
-    cl = _check_cliques(schema, cliques)
+    cl = check_cliques(schema, cliques)
     counter = make_counter(
         source, backend, csv_options=csv_options, memory_limit=memory_limit, spark_master=spark_master
     )
@@ -278,20 +278,20 @@ def table_columns(source: Any, csv_options: CsvOptions | None = None) -> list[st
     DataError
         A missing, unreadable or empty file.
     """
-    if isinstance(source, pd.DataFrame) or _is_spark_frame(source):
+    if isinstance(source, pd.DataFrame) or is_spark_frame(source):
         return [str(c) for c in source.columns]
-    if _is_uri(source):
+    if is_uri(source):
         counter = SparkCounter(str(source), csv_options or CsvOptions())
         return list(counter._relation()[1])
-    p = _check_path(source)
-    if _is_parquet(p):
+    p = check_path(source)
+    if is_parquet(p):
         import pyarrow.parquet as pq
 
         try:
             return [str(n).strip() for n in pq.read_schema(p).names]
         except Exception as exc:  # noqa: BLE001 - pyarrow raises many types
-            raise DataError(f"{p} is not a readable Parquet file ({_first_line(exc)})") from None
-    return _csv_header(p, csv_options or CsvOptions())
+            raise DataError(f"{p} is not a readable Parquet file ({first_line(exc)})") from None
+    return csv_header(p, csv_options or CsvOptions())
 
 
 def default_backend(source: Any) -> str:
@@ -310,7 +310,7 @@ def default_backend(source: Any) -> str:
     """
     if isinstance(source, pd.DataFrame):
         return "numpy"
-    if _is_spark_frame(source):
+    if is_spark_frame(source):
         return "spark"
     return "duckdb"
 
@@ -352,19 +352,19 @@ def make_counter(
     if backend not in BACKENDS:
         raise DataError(f"unknown counting backend {backend!r}; use one of: {', '.join(BACKENDS)}")
     opts = csv_options if csv_options is not None else CsvOptions()
-    if not isinstance(source, pd.DataFrame) and not _is_spark_frame(source):
-        if not (backend == "spark" and _is_uri(source)):  # hdfs://, s3a://: Spark reads them
-            source = _check_path(source)
+    if not isinstance(source, pd.DataFrame) and not is_spark_frame(source):
+        if not (backend == "spark" and is_uri(source)):  # hdfs://, s3a://: Spark reads them
+            source = check_path(source)
     if backend != "duckdb" and memory_limit is not None:
         raise DataError("a memory limit applies to the duckdb backend only")
     if backend != "spark" and spark_master is not None:
         raise DataError("a Spark master applies to the spark backend only (use --backend spark)")
     if backend == "numpy":
-        if _is_spark_frame(source):
+        if is_spark_frame(source):
             raise DataError("a Spark DataFrame needs the spark backend")
         return NumpyCounter(source, opts)
     if backend == "duckdb":
-        if _is_spark_frame(source):
+        if is_spark_frame(source):
             raise DataError("a Spark DataFrame needs the spark backend")
         return DuckDBCounter(source, opts, memory_limit=memory_limit)
     return SparkCounter(source, opts, master=spark_master)

@@ -11,29 +11,27 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import _few
 from ddssp.data.counting.common import (
-    _CLIPPED,
-    _MISSING,
-    _NA,
-    _NONNUM,
-    _OK,
-    _UNKNOWN,
-    Clique,
+    NA_RAW,
+    UNKNOWN_RAW,
+    Accumulator,
     CsvOptions,
-    _Accumulator,
-    _csv_header,
-    _fills,
-    _first_line,
-    _is_parquet,
+    csv_header,
+    fill_codes,
+    first_line,
+    is_parquet,
 )
-from ddssp.data.counting.sql import _Dialect, _map_values, _source, _SQLCounter, _Src
+from ddssp.data.counting.dialect import Dialect, SqlSource, typed_source
+from ddssp.data.counting.sql import SQLCounter, map_values
+from ddssp.data.encoding import CLIPPED, MISSING, NONNUM, OK
 from ddssp.data.schema import Schema
+from ddssp.data.values import first_few
 from ddssp.errors import DataError, SchemaError
+from ddssp.types import Clique
 
 
 # --------------------------------------------------------------------------- DuckDB
-class DuckDBCounter(_SQLCounter):
+class DuckDBCounter(SQLCounter):
     """Embedded DuckDB over a CSV / Parquet file (scanned out of core) or a pandas DataFrame.
 
     Parameters
@@ -58,7 +56,7 @@ class DuckDBCounter(_SQLCounter):
     ):
         import duckdb
 
-        self.dialect = _Dialect("duckdb")
+        self.dialect = Dialect("duckdb")
         self.opts = opts
         self.source = source
         self.where = "the data" if isinstance(source, pd.DataFrame) else str(source)
@@ -72,9 +70,9 @@ class DuckDBCounter(_SQLCounter):
             self.con = duckdb.connect(":memory:", config=config)
         except Exception as exc:  # noqa: BLE001 - e.g. an unreadable memory limit
             self.close()
-            raise DataError(f"cannot start DuckDB (memory limit {memory_limit!r}?): {_first_line(exc)}") from None
+            raise DataError(f"cannot start DuckDB (memory limit {memory_limit!r}?): {first_line(exc)}") from None
         self.con.execute("SET preserve_insertion_order = false")
-        self._rel: tuple[str, dict[str, _Src]] | None = None
+        self._rel: tuple[str, dict[str, SqlSource]] | None = None
 
     def close(self) -> None:
         """Close the connection and remove the temporary directory (safe to call twice)."""
@@ -86,7 +84,7 @@ class DuckDBCounter(_SQLCounter):
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
 
-    def _relation(self) -> tuple[str, dict[str, _Src]]:
+    def _relation(self) -> tuple[str, dict[str, SqlSource]]:
         if self._rel is not None:
             return self._rel
         d = self.dialect
@@ -94,24 +92,24 @@ class DuckDBCounter(_SQLCounter):
             names = [str(c) for c in self.source.columns]
             if len(set(names)) < len(names):
                 dup = sorted({c for c in names if names.count(c) > 1})
-                raise SchemaError(f"the data has duplicate column names: {_few(dup)}")
+                raise SchemaError(f"the data has duplicate column names: {first_few(dup)}")
             frame = self.source.copy(deep=False)
             frame.columns = names
             self.con.register("ddssp_input", frame)
             rel = "ddssp_input"
             types = self.con.execute("DESCRIBE SELECT * FROM ddssp_input").fetchall()
-            srcs = {str(t[0]): _source(d, d.ident(str(t[0])), str(t[1])) for t in types}
-        elif _is_parquet(self.source):
+            srcs = {str(t[0]): typed_source(d, d.ident(str(t[0])), str(t[1])) for t in types}
+        elif is_parquet(self.source):
             rel = f"read_parquet({d.string(str(self.source))})"
             try:
                 types = self.con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall()
             except Exception as exc:  # noqa: BLE001
-                raise DataError(f"{self.source} is not a readable Parquet file ({_first_line(exc)})") from None
+                raise DataError(f"{self.source} is not a readable Parquet file ({first_line(exc)})") from None
             if not types:
                 raise DataError(f"{self.source} has no columns")
-            srcs = {str(t[0]).strip(): _source(d, d.ident(str(t[0])), str(t[1])) for t in types}
+            srcs = {str(t[0]).strip(): typed_source(d, d.ident(str(t[0])), str(t[1])) for t in types}
         else:
-            names = _csv_header(self.source, self.opts)
+            names = csv_header(self.source, self.opts)
             o = self.opts
             cols = "{" + ", ".join(f"'f{i}': 'VARCHAR'" for i in range(len(names))) + "}"
             enc = o.encoding.lower().replace("_", "-")
@@ -121,7 +119,7 @@ class DuckDBCounter(_SQLCounter):
                 f"delim = {d.string(o.delimiter)}, quote = '\"', escape = '\"', encoding = {d.string(enc)}, "
                 "strict_mode = true, null_padding = false, buffer_size = 4194304)"
             )
-            srcs = {n: _Src(d.ident(f"f{i}"), "text", True) for i, n in enumerate(names)}
+            srcs = {n: SqlSource(d.ident(f"f{i}"), "text", True) for i, n in enumerate(names)}
         self._rel = (rel, srcs)
         return self._rel
 
@@ -129,7 +127,7 @@ class DuckDBCounter(_SQLCounter):
         try:
             return self.con.execute(sql)
         except Exception as exc:  # noqa: BLE001 - DuckDB raises many types
-            msg = _first_line(exc)
+            msg = first_line(exc)
             if "out of memory" in msg.lower() or "memory limit" in msg.lower():
                 raise DataError(f"DuckDB ran out of memory ({msg}); raise --memory-limit") from None
             raise DataError(f"cannot read {self.where}: {msg}") from None
@@ -145,7 +143,7 @@ class DuckDBCounter(_SQLCounter):
         comp: str,
         schema: Schema,
         cliques: list[Clique],
-        srcs: dict[str, _Src],
+        srcs: dict[str, SqlSource],
         mapped: list[int],
         binned: Collection[int] = (),
     ):
@@ -156,7 +154,7 @@ class DuckDBCounter(_SQLCounter):
         than a tight memory_limit allows)."""
         import pyarrow.compute as pc
 
-        acc = _Accumulator(schema, cliques)
+        acc = Accumulator(schema, cliques)
         cache: dict[int, dict[Any, tuple[int, int]]] = {i: {} for i in mapped}
         try:
             rel = self.con.sql(f"SELECT * FROM {comp}")
@@ -164,19 +162,19 @@ class DuckDBCounter(_SQLCounter):
                 rel.to_arrow_reader(200_000) if hasattr(rel, "to_arrow_reader") else rel.fetch_arrow_reader(200_000)
             )
         except Exception as exc:  # noqa: BLE001
-            raise DataError(f"cannot read {self.where}: {_first_line(exc)}") from None
+            raise DataError(f"cannot read {self.where}: {first_line(exc)}") from None
         while True:
             try:
                 batch = reader.read_next_batch()
             except StopIteration:
                 break
             except Exception as exc:  # noqa: BLE001
-                raise DataError(f"cannot read {self.where}: {_first_line(exc)}") from None
+                raise DataError(f"cannot read {self.where}: {first_line(exc)}") from None
             if batch.num_rows == 0:
                 continue
             cols: dict[str, np.ndarray] = {"n": batch.column("n").to_numpy(zero_copy_only=False).astype(np.int64)}
             for i, col in enumerate(schema.columns):
-                fill_bad, fill_na, fill_nonnum = _fills(col)
+                fill_bad, fill_na, fill_nonnum = fill_codes(col)
                 if i in mapped:
                     arr = batch.column(f"v{i}")
                     de = pc.dictionary_encode(arr)
@@ -184,26 +182,26 @@ class DuckDBCounter(_SQLCounter):
                     values = de.dictionary.to_pylist()
                     new = [v for v in values if v not in cache[i]]
                     if new:
-                        c_new, s_new = _map_values(col, srcs[col.name], new, self.opts.na_values)
+                        c_new, s_new = map_values(col, srcs[col.name], new, self.opts.na_values)
                         cache[i].update({v: (int(c), int(st)) for v, c, st in zip(new, c_new, s_new)})
                     vc = np.array([cache[i][v][0] for v in values] + [fill_na], dtype=np.int64)
-                    vs = np.array([cache[i][v][1] for v in values] + [_MISSING], dtype=np.int64)
+                    vs = np.array([cache[i][v][1] for v in values] + [MISSING], dtype=np.int64)
                     code, st = vc[idx], vs[idx]
                     if i in binned:  # parsed and binned in SQL where b is not NULL
                         b = pc.fill_null(batch.column(f"b{i}"), -1).to_numpy(zero_copy_only=False).astype(np.int64)
                         k = batch.column(f"k{i}").to_numpy(zero_copy_only=False).astype(bool)
                         sql = b >= 0
                         code = np.where(sql, b, code)
-                        st = np.where(sql, np.where(k, _CLIPPED, _OK), st)
+                        st = np.where(sql, np.where(k, CLIPPED, OK), st)
                     cols[f"c{i}"] = code
                     cols[f"s{i}"] = st
                 else:
                     b = batch.column(f"b{i}").to_numpy(zero_copy_only=False).astype(np.int64)
                     k = batch.column(f"k{i}").to_numpy(zero_copy_only=False).astype(bool)
                     cols[f"s{i}"] = np.where(
-                        b == _NA, _MISSING, np.where(b == _UNKNOWN, _NONNUM, np.where(k, _CLIPPED, _OK))
+                        b == NA_RAW, MISSING, np.where(b == UNKNOWN_RAW, NONNUM, np.where(k, CLIPPED, OK))
                     )
-                    cols[f"c{i}"] = np.where(b == _NA, fill_na, np.where(b < 0, fill_nonnum, b))
+                    cols[f"c{i}"] = np.where(b == NA_RAW, fill_na, np.where(b < 0, fill_nonnum, b))
             acc.add(cols)
         return acc.result()
 

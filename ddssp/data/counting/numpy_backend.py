@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import _as_label, _few
 from ddssp.data.counting.common import Clique, CsvOptions, Histogram, counts_from_codes
 from ddssp.data.encoding import parse_numeric
 from ddssp.data.schema import Schema
+from ddssp.data.values import as_label, first_few
 from ddssp.errors import DataError, SchemaError
 
 
@@ -90,7 +90,7 @@ class NumpyCounter:
             s = _frame_column(df, name)
             isna = s.isna()
             d: dict[str | None, int] = {}
-            for k, v in s[~isna].map(_as_label).value_counts(sort=False).items():
+            for k, v in s[~isna].map(as_label).value_counts(sort=False).items():
                 d[str(k)] = d.get(str(k), 0) + int(v)
             if isna.any():
                 d[None] = int(isna.sum())
@@ -130,5 +130,5 @@ class NumpyCounter:
 def _frame_column(df: pd.DataFrame, name: str) -> pd.Series:
     cols = [str(c) for c in df.columns]
     if name not in cols:
-        raise SchemaError(f"column {name!r} is not in the data (columns: {_few(cols, 20)})")
+        raise SchemaError(f"column {name!r} is not in the data (columns: {first_few(cols, 20)})")
     return df.iloc[:, cols.index(name)]

@@ -8,13 +8,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.data.counting.common import PARQUET_SUFFIXES, CsvOptions, _csv_header, _first_line, _is_spark_frame, _is_uri
-from ddssp.data.counting.sql import _Dialect, _source, _SQLCounter, _Src
+from ddssp.data.counting.common import PARQUET_SUFFIXES, CsvOptions, csv_header, first_line, is_spark_frame, is_uri
+from ddssp.data.counting.dialect import Dialect, SqlSource, typed_source
+from ddssp.data.counting.sql import SQLCounter
 from ddssp.errors import DataError
 
 
 # --------------------------------------------------------------------------- Spark
-class SparkCounter(_SQLCounter):
+class SparkCounter(SQLCounter):
     """The shared SQL on a Spark DataFrame.
 
     Parameters
@@ -29,11 +30,11 @@ class SparkCounter(_SQLCounter):
     """
 
     def __init__(self, source: Any, opts: CsvOptions, master: str | None = None):
-        self.dialect = _Dialect("spark")
+        self.dialect = Dialect("spark")
         self.opts = opts
         self.source = source
-        self.where = "the Spark DataFrame" if _is_spark_frame(source) else str(source)
-        self.spark = source.sparkSession if _is_spark_frame(source) else spark_session(master)
+        self.where = "the Spark DataFrame" if is_spark_frame(source) else str(source)
+        self.spark = source.sparkSession if is_spark_frame(source) else spark_session(master)
         self._rel = None
         self._prefix = f"ddssp_{os.getpid()}_{id(self)}_"
         self._cached: list = []
@@ -58,11 +59,11 @@ class SparkCounter(_SQLCounter):
             return self._rel
         d = self.dialect
         try:
-            if _is_spark_frame(self.source):
+            if is_spark_frame(self.source):
                 df, names = self.source, None
             elif str(self.source).lower().endswith(PARQUET_SUFFIXES):
                 df, names = self.spark.read.parquet(str(self.source)), None
-            elif _is_uri(self.source):  # a remote CSV: its header as Spark reads it
+            elif is_uri(self.source):  # a remote CSV: its header as Spark reads it
                 o = self.opts
                 df = (
                     self.spark.read.option("header", True)
@@ -77,7 +78,7 @@ class SparkCounter(_SQLCounter):
                 names = [str(c).strip() for c in df.columns]
                 df = df.toDF(*[f"f{i}" for i in range(len(names))])
             else:
-                names = _csv_header(self.source, self.opts)
+                names = csv_header(self.source, self.opts)
                 o = self.opts
                 df = (
                     self.spark.read.option("header", True)
@@ -91,12 +92,12 @@ class SparkCounter(_SQLCounter):
                 )
                 df = df.toDF(*[f"f{i}" for i in range(len(names))])
         except Exception as exc:  # noqa: BLE001
-            raise DataError(f"Spark cannot read {self.where}: {_first_line(exc)}") from None
+            raise DataError(f"Spark cannot read {self.where}: {first_line(exc)}") from None
         rel = self._view(df, "input")
         if names is not None:
-            srcs = {n: _Src(d.ident(f"f{i}"), "text", True) for i, n in enumerate(names)}
+            srcs = {n: SqlSource(d.ident(f"f{i}"), "text", True) for i, n in enumerate(names)}
         else:
-            srcs = {str(n).strip(): _source(d, d.ident(n), t) for n, t in df.dtypes}
+            srcs = {str(n).strip(): typed_source(d, d.ident(n), t) for n, t in df.dtypes}
         self._rel = (rel, srcs)
         return self._rel
 
@@ -104,7 +105,7 @@ class SparkCounter(_SQLCounter):
         try:
             return self.spark.sql(sql)
         except Exception as exc:  # noqa: BLE001
-            raise DataError(f"Spark could not count {self.where}: {_first_line(exc)}") from None
+            raise DataError(f"Spark could not count {self.where}: {first_line(exc)}") from None
 
     def _rows(self, sql: str) -> list[tuple]:
         try:
@@ -112,7 +113,7 @@ class SparkCounter(_SQLCounter):
         except DataError:
             raise
         except Exception as exc:  # noqa: BLE001 - e.g. a malformed CSV row under FAILFAST
-            raise DataError(f"Spark could not count {self.where}: {_first_line(exc)}") from None
+            raise DataError(f"Spark could not count {self.where}: {first_line(exc)}") from None
 
     def _fetch(self, sql: str) -> dict[str, np.ndarray]:
         df = self._sql(sql)
@@ -200,7 +201,7 @@ def spark_session(master: str | None = None):
         session = builder.getOrCreate()
     except Exception as exc:  # noqa: BLE001 - no Java, a bad master URL
         raise DataError(
-            f"cannot start Spark (master {master}): {_first_line(exc)}; Spark needs Java 17 or later"
+            f"cannot start Spark (master {master}): {first_line(exc)}; Spark needs Java 17 or later"
         ) from None
     session.sparkContext.setLogLevel("ERROR")
     return session

@@ -1,144 +1,43 @@
-"""The SQL counter DuckDB and Spark share: the dialects, the per-column key expressions and the
-three-step plan (group rows by key, encode distinct keys by ``Schema.encode``'s rules, count)."""
+"""The SQL counter DuckDB and Spark share: the per-column key expressions and the three-step plan
+(group rows by key, encode distinct keys by ``Schema.encode``'s rules, count); the dialects and the
+columns' sources are in :mod:`.dialect`."""
 
 from __future__ import annotations
 
 import math
 import warnings
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _as_label, _few
+from ddssp.data.columns import Column
 from ddssp.data.counting.common import (
-    _CLIPPED,
-    _MISSING,
-    _NA,
-    _NONNUM,
-    _NSTATUS,
-    _OK,
-    _UNKNOWN,
-    Clique,
+    N_STATUS,
+    NA_RAW,
+    UNKNOWN_RAW,
     CsvOptions,
     Histogram,
-    _check_columns,
-    _fills,
-    _finish,
-    _int_values,
-    _isnull,
-    _pandas_dtype,
+    check_columns,
+    fill_codes,
+    finish_counts,
+    int_values,
+    isnull,
+    pandas_dtype,
 )
-from ddssp.data.counting.typed import TIME_FAMILIES, axis_sql, ticks_sql, time_family, typed_series
-from ddssp.data.encoding import ClipWarning, _domain_hint, classify, show
+from ddssp.data.counting.dialect import Dialect, SqlSource
+from ddssp.data.counting.typed import axis_sql, typed_series
+from ddssp.data.encoding import CLIPPED, MISSING, NONNUM, OK, ClipWarning, classify, domain_hint, show
 from ddssp.data.schema import Schema
+from ddssp.data.values import as_label, first_few
 from ddssp.errors import DataError, SchemaError
+from ddssp.types import Clique
+
+__all__ = ["SQLCounter", "map_values"]
 
 
-# --------------------------------------------------------------------------- SQL: dialects, sources
-class _Dialect:
-    """The few places where DuckDB and Spark SQL differ."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.text = "STRING" if name == "spark" else "VARCHAR"
-
-    def ident(self, name: str) -> str:
-        if self.name == "spark":
-            return "`" + name.replace("`", "``") + "`"
-        return '"' + name.replace('"', '""') + '"'
-
-    def string(self, s: str) -> str:
-        if self.name == "spark":
-            return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
-        return "'" + s.replace("'", "''") + "'"
-
-    def double(self, x: float) -> str:
-        """An exact double literal (text cast: correctly rounded in both engines)."""
-        return f"CAST({self.string(repr(float(x)))} AS DOUBLE)"
-
-    def matches(self, v: str, pattern: str) -> str:
-        """True when the whole text v matches the regular expression (anchored by the pattern)."""
-        if self.name == "spark":
-            return f"({v} RLIKE {self.string(pattern)})"
-        return f"regexp_matches({v}, {self.string(pattern)})"
-
-    def intdiv(self, a: str, b: int) -> str:
-        """Integer division (operands that are never negative here: truncation is floor)."""
-        return f"(({a}) div {b})" if self.name == "spark" else f"(({a}) // {b})"
-
-    def numeric_guard(self, v: str) -> str:
-        """False for text that TRY_CAST accepts but pandas does not: '1_000' (DuckDB), '1d' / '1f'
-        (Spark, Java's suffixes)."""
-        if self.name == "spark":
-            return f"(instr({v}, '_') = 0 AND NOT ({v} RLIKE '[0-9.][dDfF]\\\\s*$'))"
-        return f"(instr({v}, '_') = 0)"
-
-
-@dataclass
-class _Src:
-    """A column of the scanned relation: its SQL expression and type family."""
-
-    sql: str
-    family: str | None  # "text", "int", "float", "bool", a typed time (TIME_FAMILIES); None = unsupported
-    csv: bool  # text from a CSV (empty cells and na markers are missing, leading spaces skipped)
-    per_second: int = 0  # ticks per second of a typed timestamp (see ddssp.data.counting.typed)
-
-    @property
-    def typed_time(self) -> bool:
-        """A typed date or timestamp: read by its ticks since 1970, never as a number."""
-        return self.family in TIME_FAMILIES
-
-    def key(self, d: _Dialect) -> str:
-        """The raw value a column is grouped and mapped by: its ticks for a typed time."""
-        return ticks_sql(d.name, self.sql, self.family, self.per_second) if self.typed_time else self.sql
-
-    @property
-    def key_family(self) -> str | None:
-        """The type family of :meth:`key`."""
-        return "int" if self.typed_time else self.family
-
-
-def _source(d: _Dialect, sql: str, type_name: str) -> _Src:
-    """A column of a Parquet file or a frame, its type family read from the engine's type name."""
-    timed = time_family(d.name, type_name)
-    if timed is not None:
-        return _Src(sql, timed[0], False, timed[1])
-    return _Src(sql, _family(type_name), False)
-
-
-def _family(type_name: str) -> str | None:
-    t = type_name.upper()
-    if t.startswith(("VARCHAR", "STRING", "TEXT", "CHAR")):
-        return "text"
-    if t.startswith("BOOL"):
-        return "bool"
-    if t.startswith(
-        (
-            "TINYINT",
-            "SMALLINT",
-            "INTEGER",
-            "BIGINT",
-            "HUGEINT",
-            "UTINYINT",
-            "USMALLINT",
-            "UINTEGER",
-            "UBIGINT",
-            "INT",
-            "LONG",
-            "SHORT",
-            "BYTE",
-        )
-    ):
-        return "int"
-    if t.startswith(("DOUBLE", "FLOAT", "REAL")):
-        return "float"
-    return None
-
-
-def _number_sql(d: _Dialect, src: _Src, na_values: tuple[str, ...]) -> tuple[str, str]:
+def _number_sql(d: Dialect, src: SqlSource, na_values: tuple[str, ...]) -> tuple[str, str]:
     """(x, na): the value as DOUBLE (NULL if missing or not numeric) and the SQL condition 'missing'
     that is checked first. For CSV text, markers that are not numbers are only looked for among the
     non-numeric values (checked in :func:`_bad_or_na_sql`)."""
@@ -157,13 +56,13 @@ def _number_sql(d: _Dialect, src: _Src, na_values: tuple[str, ...]) -> tuple[str
     return f"CAST({v} AS DOUBLE)", f"({v} IS NULL)"
 
 
-def _bad_or_na_sql(d: _Dialect, src: _Src, na_values: tuple[str, ...]) -> str:
-    """For a value that is neither missing (first check) nor numeric: _NA if it is an empty CSV cell
-    or a marker, else _UNKNOWN."""
+def _bad_or_na_sql(d: Dialect, src: SqlSource, na_values: tuple[str, ...]) -> str:
+    """For a value that is neither missing (first check) nor numeric: NA_RAW if it is an empty CSV cell
+    or a marker, else UNKNOWN_RAW."""
     if src.family == "text" and src.csv:
         marks = ", ".join(d.string(m) for m in ("", *(m.lstrip(" ") for m in na_values)))
-        return f"(CASE WHEN TRIM(LEADING ' ' FROM {src.sql}) IN ({marks}) THEN {_NA} ELSE {_UNKNOWN} END)"
-    return str(_UNKNOWN)
+        return f"(CASE WHEN TRIM(LEADING ' ' FROM {src.sql}) IN ({marks}) THEN {NA_RAW} ELSE {UNKNOWN_RAW} END)"
+    return str(UNKNOWN_RAW)
 
 
 def _parses(s: str) -> bool:
@@ -174,7 +73,7 @@ def _parses(s: str) -> bool:
     return True
 
 
-def _bin_sql(d: _Dialect, x: str, edges: Sequence[float]) -> str:
+def _bin_sql(d: Dialect, x: str, edges: Sequence[float]) -> str:
     """Bin code of x (not NULL): searchsorted(edges, x, 'right') - 1 clipped into the end bins."""
     m = len(edges) - 1
     whens = " ".join(f"WHEN {x} < {d.double(edges[i + 1])} THEN {i}" for i in range(m - 1))
@@ -189,7 +88,7 @@ _ISO_SQL = r"^[0-9]{4}(-[0-9]{2}-|/[0-9]{2}/)[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-
 _CLOCK_SQL = r"^[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?\z"
 
 
-def _axis_in_sql(col: Column, src: _Src) -> bool:
+def _axis_in_sql(col: Column, src: SqlSource) -> bool:
     """A binned date / timestamp / clock-time column read as text, or a binned date / timestamp
     column read from typed dates: parsed and binned in SQL."""
     unit = getattr(col, "unit", None)
@@ -201,7 +100,7 @@ def _axis_in_sql(col: Column, src: _Src) -> bool:
     )
 
 
-def _axis_layers(d: _Dialect, axis: dict[int, tuple[_Src, str]], na_values: tuple[str, ...]) -> list[str]:
+def _axis_layers(d: Dialect, axis: dict[int, tuple[SqlSource, str]], na_values: tuple[str, ...]) -> list[str]:
     """Three select lists over the scanned relation (each layer reads the one before): whether the
     text is one SQL parses, its integer parts, and its value on the axis as ``ddssp_x{i}`` (NULL where
     SQL leaves the value to Python). The arithmetic is :func:`ddssp.data.dates.parse_text`'s and
@@ -268,11 +167,33 @@ def _axis_layers(d: _Dialect, axis: dict[int, tuple[_Src, str]], na_values: tupl
 
 
 # --------------------------------------------------------------------------- Python side of the plan
-def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Final codes and statuses of distinct raw values of a categorical or explicit-level column:
-    the CSV reading rules (leading spaces, missing-value markers) here, the encoding rules by
+def map_values(
+    col: Column, src: SqlSource, values: list[Any], na_values: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Final codes and statuses of distinct raw values of a categorical or explicit-level column.
+
+    The CSV reading rules (leading spaces, missing-value markers) here, the encoding rules by
     :func:`ddssp.data.encoding.classify`, the same function ``Schema.encode`` applies. A cell the
-    schema has no level for gets code 0 (an error is raised from its status before counts are used)."""
+    schema has no level for gets code 0 (an error is raised from its status before counts are used).
+
+    Parameters
+    ----------
+    col : Column
+        The column.
+    src : SqlSource
+        Its source in the relation.
+    values : list
+        Distinct raw values (None for NULL).
+    na_values : tuple of str
+        Extra missing-value markers of a CSV.
+
+    Returns
+    -------
+    codes : numpy.ndarray
+        int64 code of each value.
+    status : numpy.ndarray
+        int64 status of each value (:func:`ddssp.data.encoding.classify`).
+    """
     vals = list(values)
     n = len(vals)
     codes = np.zeros(n, dtype=np.int64)
@@ -287,8 +208,8 @@ def _map_values(col: Column, src: _Src, values: list[Any], na_values: tuple[str,
     if src.typed_time:  # ticks as the values pandas holds, coded by the same rules
         c, st = classify(col, typed_series(src.family, src.per_second, vals))
         return np.where(c < 0, 0, c), st
-    _, fill_na, _ = _fills(col)
-    status[isna] = _MISSING
+    _, fill_na, _ = fill_codes(col)
+    status[isna] = MISSING
     codes[isna] = fill_na
     present = [v for v in vals if v is not None]
     if not present:
@@ -314,9 +235,9 @@ def _from_grouping_sets(
     """Scatter GROUPING SETS rows into (per-column counts by code x status, clique arrays)."""
     k = len(schema.columns)
     dom = [c.size for c in schema.columns]
-    n = _int_values(cols["n"])
-    present = np.stack([~_isnull(cols[f"c{i}"]) for i in range(k)], axis=1)
-    codes = {i: _int_values(cols[f"c{i}"]) for i in range(k)}
+    n = int_values(cols["n"])
+    present = np.stack([~isnull(cols[f"c{i}"]) for i in range(k)], axis=1)
+    codes = {i: int_values(cols[f"c{i}"]) for i in range(k)}
     weights = 1 << np.arange(k, dtype=object)
     pattern = np.array([sum(int(w) for w, p in zip(weights, row) if p) for row in present], dtype=object)
 
@@ -326,8 +247,8 @@ def _from_grouping_sets(
     oneway = {}
     for i in range(k):
         sel = rows_of([i])
-        st = _int_values(cols[f"s{i}"])[sel]
-        arr = np.zeros((dom[i], _NSTATUS), dtype=np.int64)
+        st = int_values(cols[f"s{i}"])[sel]
+        arr = np.zeros((dom[i], N_STATUS), dtype=np.int64)
         np.add.at(arr, (codes[i][sel], st), n[sel])
         oneway[i] = arr
     out = {}
@@ -341,20 +262,21 @@ def _from_grouping_sets(
 
 
 # --------------------------------------------------------------------------- the SQL backends
-class _SQLCounter:
+class SQLCounter:
     """What DuckDB and Spark share: the three-step plan, error checks and result assembly.
     Subclasses provide ``_relation`` (source SQL and columns), ``_fetch`` (run a query, return numpy
     columns), ``_rows`` (run a query, return Python rows), ``_materialize`` (a query into a named
     temporary table) and ``_register`` (a small pandas frame as a named table)."""
 
-    dialect: _Dialect
+    dialect: Dialect
     opts: CsvOptions
     where: str
 
     def close(self) -> None:  # pragma: no cover - overridden
+        """Release the engine (overridden by each backend)."""
         pass
 
-    def _check_types(self, names: Iterable[str], srcs: dict[str, _Src]) -> None:
+    def _check_types(self, names: Iterable[str], srcs: dict[str, SqlSource]) -> None:
         for name in names:
             if srcs[name].family is None:
                 raise DataError(
@@ -364,9 +286,30 @@ class _SQLCounter:
 
     # ----------------------------------------------------------------- marginals
     def marginals(self, schema: Schema, cliques: list[Clique]) -> dict[Clique, np.ndarray]:
+        """Exact counts of the encoded table on each clique.
+
+        Parameters
+        ----------
+        schema : Schema
+            Encodes the table.
+        cliques : list of tuple of str
+            The column sets to count.
+
+        Returns
+        -------
+        dict
+            ``{clique: int64 array}`` of shape ``[size of each column]``.
+
+        Raises
+        ------
+        DataError
+            For a table without rows, or a column type the backend does not encode.
+        SchemaError
+            When the table does not encode under the schema.
+        """
         d = self.dialect
         relation, srcs = self._relation()
-        _check_columns(schema, list(srcs))
+        check_columns(schema, list(srcs))
         self._check_types(schema.names, srcs)
         na_values = self.opts.na_values
         # (1) one scan: group rows by one key per column
@@ -389,7 +332,7 @@ class _SQLCounter:
                 x, na = _number_sql(d, src, na_values)
                 lo, hi = col.bounds
                 keys.append(
-                    f"CASE WHEN {na} THEN {_NA} WHEN {x} IS NULL OR isnan({x}) THEN {_bad_or_na_sql(d, src, na_values)} "
+                    f"CASE WHEN {na} THEN {NA_RAW} WHEN {x} IS NULL OR isnan({x}) THEN {_bad_or_na_sql(d, src, na_values)} "
                     f"ELSE {_bin_sql(d, x, col.edges)} END AS b{i}"
                 )
                 keys.append(f"COALESCE({x} < {d.double(lo)} OR {x} > {d.double(hi)}, FALSE) AS k{i}")
@@ -428,13 +371,13 @@ class _SQLCounter:
             elif n_clip and not col.clip:
                 errors.append(
                     f"column {col.name!r}: {n_clip} value(s) outside [{show(col, lo)}, {show(col, hi)}]"
-                    + (_domain_hint(col) or '; this column is not clipped ("clip": false)')
+                    + (domain_hint(col) or '; this column is not clipped ("clip": false)')
                 )
             elif n_clip:
                 note = ClipWarning(col.name, n_clip, show(col, lo), show(col, hi), total=rows)
                 warnings.warn(note, stacklevel=5)
 
-        out = _finish(schema, cliques, oneway, arrays, check)
+        out = finish_counts(schema, cliques, oneway, arrays, check)
         if errors:
             raise SchemaError(errors[0])
         return out
@@ -444,7 +387,7 @@ class _SQLCounter:
         comp: str,
         schema: Schema,
         cliques: list[Clique],
-        srcs: dict[str, _Src],
+        srcs: dict[str, SqlSource],
         mapped: list[int],
         binned: Collection[int] = (),
     ):
@@ -463,33 +406,33 @@ class _SQLCounter:
                     if r[len(mapped) + j] == 0 and r[j] is not None:
                         distinct_of[i].append(r[j])
         for i, col in enumerate(schema.columns):
-            fill_bad, fill_na, fill_nonnum = _fills(col)  # 0 where no level: an error is raised first
+            fill_bad, fill_na, fill_nonnum = fill_codes(col)  # 0 where no level: an error is raised first
             if i in mapped:
                 distinct = distinct_of[i]
-                codes, status = _map_values(col, srcs[col.name], distinct, na_values)
+                codes, status = map_values(col, srcs[col.name], distinct, na_values)
                 frame = pd.DataFrame(
                     {
-                        "key": pd.Series(distinct, dtype=_pandas_dtype(srcs[col.name].key_family)),
+                        "key": pd.Series(distinct, dtype=pandas_dtype(srcs[col.name].key_family)),
                         "code": codes,
                         "st": status,
                     }
                 )
                 m = self._register(f"ddssp_map{i}", frame, srcs[col.name].key_family)
                 joins.append(f"LEFT JOIN {m} m{i} ON g.v{i} = m{i}.key")
-                st = f"CASE WHEN g.v{i} IS NULL THEN {_MISSING} ELSE m{i}.st END"
+                st = f"CASE WHEN g.v{i} IS NULL THEN {MISSING} ELSE m{i}.st END"
                 code = f"CASE WHEN g.v{i} IS NULL THEN {fill_na} ELSE m{i}.code END"
                 if i in binned:
-                    st = f"CASE WHEN g.b{i} IS NOT NULL THEN (CASE WHEN g.k{i} THEN {_CLIPPED} ELSE {_OK} END) ELSE {st} END"
+                    st = f"CASE WHEN g.b{i} IS NOT NULL THEN (CASE WHEN g.k{i} THEN {CLIPPED} ELSE {OK} END) ELSE {st} END"
                     code = f"CASE WHEN g.b{i} IS NOT NULL THEN g.b{i} ELSE {code} END"
                 enc.append(f"{st} AS s{i}")
                 enc.append(f"{code} AS c{i}")
             else:
                 enc.append(
-                    f"CASE WHEN g.b{i} = {_NA} THEN {_MISSING} WHEN g.b{i} = {_UNKNOWN} THEN {_NONNUM} "
-                    f"WHEN g.k{i} THEN {_CLIPPED} ELSE {_OK} END AS s{i}"
+                    f"CASE WHEN g.b{i} = {NA_RAW} THEN {MISSING} WHEN g.b{i} = {UNKNOWN_RAW} THEN {NONNUM} "
+                    f"WHEN g.k{i} THEN {CLIPPED} ELSE {OK} END AS s{i}"
                 )
                 enc.append(
-                    f"CASE WHEN g.b{i} = {_NA} THEN {fill_na} WHEN g.b{i} < 0 THEN {fill_nonnum} "
+                    f"CASE WHEN g.b{i} = {NA_RAW} THEN {fill_na} WHEN g.b{i} < 0 THEN {fill_nonnum} "
                     f"ELSE g.b{i} END AS c{i}"
                 )
         # (3) all marginals from the encoded grouped rows
@@ -515,12 +458,12 @@ class _SQLCounter:
         if col.kind == "categorical":
             return (
                 f"column {col.name!r}: {n_bad} value(s) not among the schema's levels"
-                f"{_domain_hint(col) or '; add them to the levels or declare a missing/other level'}"
+                f"{domain_hint(col) or '; add them to the levels or declare a missing/other level'}"
             )
         if col.edges is None:
             return (
                 f"column {col.name!r}: {n_bad} value(s) not numeric or not among the declared levels"
-                f"{_domain_hint(col) or '; use bin edges or declare a missing level'}"
+                f"{domain_hint(col) or '; use bin edges or declare a missing level'}"
             )
         return (
             f"column {col.name!r} is numeric but has {n_bad} non-numeric value(s); fix the data, "
@@ -529,10 +472,22 @@ class _SQLCounter:
 
     # ----------------------------------------------------------------- discovery counts
     def labels(self, columns: list[str]) -> dict[str, dict[str | None, int]]:
+        """Exact counts of the distinct labels (as strings) of each column.
+
+        Parameters
+        ----------
+        columns : list of str
+            The columns to count.
+
+        Returns
+        -------
+        dict
+            ``{column: {label: count}}``; the key None counts the missing cells.
+        """
         relation, srcs = self._relation()
         for name in columns:
             if name not in srcs:
-                raise SchemaError(f"column {name!r} is not in the data (columns: {_few(list(srcs), 20)})")
+                raise SchemaError(f"column {name!r} is not in the data (columns: {first_few(list(srcs), 20)})")
         self._check_types(columns, srcs)
         sel = ", ".join(f"{srcs[name].key(self.dialect)} AS l{j}" for j, name in enumerate(columns))
         keys = ", ".join(f"l{j}" for j in range(len(columns)))
@@ -557,25 +512,37 @@ class _SQLCounter:
                     v = None if v in marks else v
                 if isinstance(v, float) and math.isnan(v):
                     v = None
-                key = None if v is None else _as_label(v)
+                key = None if v is None else as_label(v)
                 out[name][key] = out[name].get(key, 0) + int(r[2 * k])
         return out
 
     def histograms(self, edges: Mapping[str, list[float]]) -> dict[str, Histogram]:
+        """Exact counts of numeric columns on given edges.
+
+        Parameters
+        ----------
+        edges : mapping of str to list of float
+            ``{column: edges}``.
+
+        Returns
+        -------
+        dict
+            ``{column: Histogram}``.
+        """
         d = self.dialect
         relation, srcs = self._relation()
         for name in edges:
             if name not in srcs:
-                raise SchemaError(f"column {name!r} is not in the data (columns: {_few(list(srcs), 20)})")
+                raise SchemaError(f"column {name!r} is not in the data (columns: {first_few(list(srcs), 20)})")
         self._check_types(list(edges), srcs)
         sel, meta = [], []
         for j, (name, e) in enumerate(edges.items()):
             src = srcs[name]
             x, na = _number_sql(d, src, self.opts.na_values)
-            # -4 missing, -3 non-numeric, -2 below, -1 above (remapped from _NA / _UNKNOWN)
+            # -4 missing, -3 non-numeric, -2 below, -1 above (remapped from NA_RAW / UNKNOWN_RAW)
             sel.append(
                 f"CASE WHEN {na} THEN -4 WHEN {x} IS NULL OR isnan({x}) THEN "
-                f"(CASE WHEN {_bad_or_na_sql(d, src, self.opts.na_values)} = {_NA} THEN -4 ELSE -3 END) "
+                f"(CASE WHEN {_bad_or_na_sql(d, src, self.opts.na_values)} = {NA_RAW} THEN -4 ELSE -3 END) "
                 f"WHEN {x} < {d.double(e[0])} THEN -2 WHEN {x} > {d.double(e[-1])} THEN -1 "
                 f"ELSE {_bin_sql(d, x, e)} END AS h{j}"
             )
@@ -589,8 +556,8 @@ class _SQLCounter:
         n = np.asarray(cols["n"], dtype=np.int64)
         out = {}
         for j, (name, e) in enumerate(meta):
-            ok = ~_isnull(cols[f"h{j}"])
-            hv, nv = _int_values(cols[f"h{j}"])[ok], n[ok]
+            ok = ~isnull(cols[f"h{j}"])
+            hv, nv = int_values(cols[f"h{j}"])[ok], n[ok]
             counts = np.zeros(len(e) - 1, dtype=np.int64)
             inb = hv >= 0
             np.add.at(counts, hv[inb], nv[inb])

@@ -99,7 +99,7 @@ def axis_sql(d, t: str, family: str, per_second: int) -> tuple[str, str, str]:
 
     Parameters
     ----------
-    d : _Dialect
+    d : Dialect
         The SQL dialect (``name``, ``double``).
     t : str
         The name of the ticks (step one's output; see :func:`ticks_sql`).

@@ -39,7 +39,7 @@ noise of a count does not shrink with the table. Then, per discovered column (na
    edges are read from the cumulative noisy counts, and a heavy point mass (a whole number, or
    zero, holding at least 1/bins of the rows) gets its own bin that decodes to exactly that value.
    Each other bin decodes to the median of the noisy fine counts inside it (fits, every decode),
-   and keeps how those counts spread inside it (at most ``WITHIN_CELLS`` weighted runs of cells,
+   and keeps how those counts spread inside it (at most ``bins.WITHIN_CELLS`` weighted runs of cells,
    shrunk toward uniform spreading where the counts are mostly noise), from which synthetic rows
    draw values inside the bin. Values outside the range are clipped into
    the end bins.
@@ -49,8 +49,10 @@ even the refusals ("a single value", "an identifier", "all missing") are DP outp
 
 The package, one module per phase: :mod:`.table` (the budget and the order of the phases),
 :mod:`.scan` (each column's scan), :mod:`.labels` (categorical levels), :mod:`.numeric` (levels and
-bins on grids) and :mod:`.spans` (where a noisy grid is populated). The functions that read rows are
-named in each module's docstring; every count they make goes straight to the charged mechanism.
+bins on grids), with :mod:`.bins` (what a bin decodes to and how its rows spread), :mod:`.spans`
+(where a noisy grid is populated) and :mod:`.shared` (noise sd, single-value refusal) as
+post-processing helpers. The functions that read rows are named in each module's docstring; every
+count they make goes straight to the charged mechanism.
 """
 
 from ddssp.data.discovery.labels import MISSING_LABEL, OTHER_LABEL, discover_categorical

@@ -1,6 +1,6 @@
 """Categorical levels by stable key release, in two rounds.
 
-:func:`label_counts` reads the data (a row adds one to its label's count); :func:`_keys` hands the
+:func:`label_counts` reads the data (a row adds one to its label's count); :func:`key_release` hands the
 exact counts straight to the charged key release and reads only the labels it releases. Labels not
 released, and labels never seen, go to an ``<other>`` level of their own, never to a released label.
 """
@@ -12,9 +12,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from ddssp.data.columns import Column, _as_label
-from ddssp.data.discovery.scan import MISSING_LABEL, ScanResult, _sigma
-from ddssp.data.discovery.spans import _confident_single, _single
+from ddssp.data.columns import Column
+from ddssp.data.discovery.scan import MISSING_LABEL, ScanResult
+from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
+from ddssp.data.values import as_label
 from ddssp.errors import SchemaError
 
 
@@ -35,7 +36,7 @@ def label_counts(s: pd.Series) -> dict[str, int]:
     if isinstance(s.dtype, pd.StringDtype):  # text cells are their own labels: counted per distinct value
         vc = s[~isna].value_counts(sort=False)
     else:
-        vc = s[~isna].map(_as_label).value_counts(sort=False)
+        vc = s[~isna].map(as_label).value_counts(sort=False)
     out = {str(k): int(v) for k, v in vc.items()}
     if isna.any():  # a literal "<missing>" label joins the missing cells
         out[MISSING_LABEL] = out.get(MISSING_LABEL, 0) + int(isna.sum())
@@ -67,11 +68,37 @@ def _unique_label(label: str, taken: set[str]) -> str:
     return label
 
 
-def _keys(s: pd.Series, name: str, rho: float, delta: float, mech, known: dict) -> tuple[dict[str, float], int, float]:
-    """Stable key release of the labels of ``s`` not in ``known`` (released before); returns the
-    released ``{label: noisy count}``, the threshold and the noise sd."""
+def key_release(
+    s: pd.Series, name: str, rho: float, delta: float, mech, known: dict
+) -> tuple[dict[str, float], int, float]:
+    """Stable key release of the labels of ``s`` not in ``known`` (released before).
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+    name : str
+        The column name.
+    rho : float
+        The release's zCDP budget.
+    delta : float
+        Its delta: a label held by one row is released with at most this probability.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    known : dict
+        Labels released before, left out of this release.
+
+    Returns
+    -------
+    released : dict
+        ``{label: noisy count}`` of the released labels.
+    threshold : int
+        The release threshold.
+    sigma : float
+        The noise sd of the counts.
+    """
     counts = {k: v for k, v in label_counts(s).items() if k not in known}
-    return (*mech.keys(counts, _sigma(rho), delta, column=name), _sigma(rho))
+    return (*mech.keys(counts, noise_sd(rho), delta, column=name), noise_sd(rho))
 
 
 def discover_categorical(
@@ -81,7 +108,7 @@ def discover_categorical(
 
     Labels not released (and labels never seen) go to an ``<other>`` level of their own; missing
     cells get their own level when released. With ``first`` (an earlier key release of the column,
-    from :func:`_keys`), this is its second round: a key release of the labels the first did not
+    from :func:`key_release`), this is its second round: a key release of the labels the first did not
     release, and the levels are the labels either round released.
 
     Parameters
@@ -113,7 +140,7 @@ def discover_categorical(
     SchemaError
         When no label is released, or the column holds a single value.
     """
-    released, threshold, sigma = _keys(s, name, rho, delta, mech, first[0] if first else {})
+    released, threshold, sigma = key_release(s, name, rho, delta, mech, first[0] if first else {})
     if first:  # the labels of both rounds (each counted by one of them)
         released = {**first[0], **released}
         threshold = min(first[1], threshold)
@@ -131,8 +158,8 @@ def discover_categorical(
         # rows outside the one label, estimated from the scan (present + missing) minus its count
         rest = scan.n_present + scan.missing - next(iter(labels.values()))
         sd = math.sqrt(2 * scan.sigma**2 + (first[2] if first and set(labels) <= set(first[0]) else sigma) ** 2)
-        if _confident_single(rest, sd, scan.n_present):
-            raise SchemaError(_single(name))
+        if confident_single(rest, sd, scan.n_present):
+            raise SchemaError(single_value_message(name))
     keys = list(labels)
     try:
         keys.sort(key=float)
@@ -156,17 +183,44 @@ def discover_categorical(
     return col, note
 
 
-def _unreleased(scan: ScanResult | None, released: dict[str, float], rows: float | None) -> float:
-    """The noisy share of a categorical column's rows (its scan's total, else the noisy row count)
-    outside the labels released so far, at least ``KEY_FLOOR`` (1 when no total is known).
-    Post-processing of noisy counts."""
-    total = _total(scan, rows)
+def unreleased_share(scan: ScanResult | None, released: dict[str, float], rows: float | None) -> float:
+    """The noisy share of a categorical column's rows outside the labels released so far.
+
+    The rows are its scan's total, else the noisy row count. Post-processing of noisy counts.
+
+    Parameters
+    ----------
+    scan : ScanResult or None
+        The column's scan, if it had one.
+    released : dict
+        ``{label: noisy count}`` released so far.
+    rows : float or None
+        The table's noisy row count, if one was drawn.
+
+    Returns
+    -------
+    float
+        In ``[KEY_FLOOR, 1]``; 1 when no total is known.
+    """
+    total = column_total(scan, rows)
     if total is None or total <= 0:
         return 1.0
     return float(np.clip(1.0 - sum(released.values()) / total, KEY_FLOOR, 1.0))
 
 
-def _total(scan: ScanResult | None, rows: float | None) -> float | None:
-    """A categorical column's noisy row count: its scan's total (present and missing), else the
-    noisy row count of the table (None when neither was drawn). Post-processing of noisy counts."""
+def column_total(scan: ScanResult | None, rows: float | None) -> float | None:
+    """A categorical column's noisy row count. Post-processing of noisy counts.
+
+    Parameters
+    ----------
+    scan : ScanResult or None
+        The column's scan, if it had one.
+    rows : float or None
+        The table's noisy row count, if one was drawn.
+
+    Returns
+    -------
+    float or None
+        The scan's total (present and missing), else ``rows`` (None when neither was drawn).
+    """
     return scan.n_present + scan.missing if scan is not None else rows

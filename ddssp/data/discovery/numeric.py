@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from ddssp.data.columns import Column, Within
 from ddssp.data.dates import format_day
+from ddssp.data.discovery.bins import bin_median, within_bin, within_coarse
 from ddssp.data.discovery.scan import (
     DECADE_HI,
     DECADE_LO,
@@ -22,10 +25,10 @@ from ddssp.data.discovery.scan import (
     MISSING_LABEL,
     POP_SDS,
     ScanResult,
-    _sigma,
     rest_cells,
 )
-from ddssp.data.discovery.spans import _confident_single, _single, decade_span, outer_span, span_sds, step_start
+from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
+from ddssp.data.discovery.spans import decade_span, outer_span, span_sds, step_start
 from ddssp.errors import SchemaError
 
 
@@ -58,17 +61,6 @@ COARSE_CELLS = 16
 
 
 MAX_INT_CELLS = 4096
-
-
-#: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
-WITHIN_CELLS = 16
-#: the within-bin shares keep the noisy counts' deviation from uniform only in the part by which its
-#: square exceeds this many times what the noise alone gives. At 1 (the plain method-of-moments
-#: estimate of the signal's share) bins of noise alone keep noise whenever it came out above its
-#: mean, about 4 in 10; at 1.5 about 1 in 10 does, and little of it. Below a few thousand rows the
-#: fine counts are mostly noise and uniform spreading decodes closer to the data; a spike or a steep
-#: slope is kept (see the discovery method page for the measurements)
-SHRINK_NOISE = 1.5
 
 
 DEFAULT_MAX_LEVELS = 32
@@ -146,6 +138,48 @@ def _make_grid(
     return grid
 
 
+@dataclass
+class _NumericPass:
+    """What the steps of :func:`discover_numeric` share: the column and its budget, the range the
+    grids cover, and the grid counted last with its noisy counts (public choices and noisy outputs
+    only, apart from the values ``x`` that the counting reads)."""
+
+    x: np.ndarray
+    name: str
+    rho: float
+    mech: Any
+    scan: ScanResult
+    bins: int | None
+    max_levels: int
+    #: noise sd of one cell of the grid counted last
+    sigma: float
+    #: the scan's noisy count of numbers (at least 1)
+    n: float
+    #: the range the next grid covers
+    lo: float
+    hi: float
+    #: the lowest positive edge of that range, for log-spaced grids
+    lo_pos: float | None = None
+    #: the grid has one cell [v, v + 1) per whole number v
+    int_grid: bool = False
+    grid: np.ndarray | None = None
+    #: noisy counts of the cells of ``grid``
+    y: np.ndarray | None = None
+    #: the scan found one value only
+    single: bool = False
+    #: few rows for the budget: bins from private medians (or, for whole numbers, after a check)
+    medians: bool = False
+    #: (lo, hi) that the final cut keeps, when an earlier pass showed where the rows are
+    keep: tuple[float, float] | None = None
+    #: a value found alone by the scan: its own bin, decoding to exactly it
+    point: float | None = None
+
+    def count(self, note: str) -> np.ndarray:
+        """Noisy counts of ``grid`` at ``sigma``, charged to the ledger."""
+        exact = grid_counts(self.x, self.grid)
+        return self.mech.counts(exact, self.sigma, column=self.name, note=note).astype(float)
+
+
 def discover_numeric(
     x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int
 ) -> tuple[Column, str]:
@@ -153,6 +187,12 @@ def discover_numeric(
 
     A time-axis column (``scan.unit``) is discovered the same way on its axis (days since 1970-01-01,
     or minutes since midnight), with linear grids, and labelled with ISO text.
+
+    The steps, each reading only the scan's and its own noisy counts: :func:`_plan_grid` (one cell
+    per whole number, or medians for few rows), :func:`_locate_rest` (a single value found by the
+    scan), :func:`_coarse_pass` and :func:`_fine_pass` (coarse to fine grids), :func:`_cut_to_span`
+    (the populated cells), then :func:`_levels_column` or :func:`_bins_column`; with few rows for the
+    budget :func:`_median_bins` makes the bins instead.
 
     Parameters
     ----------
@@ -182,169 +222,240 @@ def discover_numeric(
     SchemaError
         When the column holds a single value.
     """
-    sigma = _sigma(rho)
-    unit = scan.unit
-    linear = unit is not None
+    st = _plan_grid(x, name, rho, mech, scan, bins, max_levels)
+    if st.single:
+        _locate_rest(st)
+    if st.int_grid:
+        st.y = st.count(f"counts on a {len(st.grid) - 1}-cell grid")
+    elif st.medians and not scan.whole:
+        # even the coarse cells are mostly noise, and a coarse cut of the range would clip real rows:
+        # the medians take the whole budget over the scan's range
+        return _median_bins(x, name, rho, mech, scan)
+    else:
+        if st.point is None:
+            a, b = _coarse_pass(st)
+            if st.medians and not _piled(st.y, a, b, st.n):
+                # whole numbers spread over many values, each too few for the noise of a fine cell:
+                # the medians over the scan's range, cut between whole numbers, with the other half
+                return _median_bins(x, name, rho / 2, mech, scan, coarse=(st.grid, st.y, st.sigma))
+            _narrow_to_coarse(st, a, b)
+        _fine_pass(st)
+    _cut_to_span(st)
+    if st.int_grid and len(st.grid) - 1 <= min(max_levels, max(16, 2 * _grid_cells(st.n, st.sigma))):
+        return _levels_column(st)
+    return _bins_column(st)
 
-    def show(v: float) -> str:
-        return format_day(v, unit) if unit is not None else f"{v:g}"
 
-    n = max(scan.n_present, 1.0)
-    lo, hi = scan.lo, scan.hi
-    int_grid = False
-    keep = None  # (lo, hi) the final cut keeps in range, when a coarse pass showed where rows are
+def _plan_grid(
+    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int
+) -> _NumericPass:
+    """The first decisions, from the scan's noisy outputs (range, wholeness, count of numbers)
+    alone: one grid cell per whole number when they are few enough to be levels or for the noise
+    to fill; whether the scan found a single value; whether the rows are too few for the budget
+    for histograms (then private medians, :data:`MEDIANS_BELOW`)."""
+    st = _NumericPass(
+        x=x,
+        name=name,
+        rho=rho,
+        mech=mech,
+        scan=scan,
+        bins=bins,
+        max_levels=max_levels,
+        sigma=noise_sd(rho),
+        n=max(scan.n_present, 1.0),
+        lo=scan.lo,
+        hi=scan.hi,
+    )
     if scan.whole:
-        lo_i = math.ceil(lo)
-        hi_i = max(lo_i, math.floor(hi) if hi <= 0 else math.ceil(hi) - 1)
+        lo_i = math.ceil(st.lo)
+        hi_i = max(lo_i, math.floor(st.hi) if st.hi <= 0 else math.ceil(st.hi) - 1)
         span = hi_i - lo_i + 1
         # one cell per whole number when they are few enough to be levels, or when the noise lets
         # each cell hold a few sds of rows on average
-        if span <= MAX_INT_CELLS and (span <= max_levels or span <= _grid_cells(n, sigma)):
-            int_grid = True
-            grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
-    single = (int_grid and len(grid) == 2) or (not int_grid and hi <= lo)
+        if span <= MAX_INT_CELLS and (span <= max_levels or span <= _grid_cells(st.n, st.sigma)):
+            st.int_grid = True
+            st.grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
+    st.single = (st.int_grid and len(st.grid) == 2) or (not st.int_grid and st.hi <= st.lo)
     # few rows for the budget: noisy fine-histogram cells would be mostly noise, while a median's
     # error shrinks with the rows of its group. Whole numbers over a wide range first count a grid
-    # (below): piled up on few values (years, codes) every candidate between two of them ties and the
-    # medians would be drawn at random, so they keep the histograms. Whole days of a time axis
-    # keep the histograms too: dates sit in a narrow part of their scan band, which the medians
-    # cannot see (see the discovery method page)
-    medians = not single and bins is None and n * math.sqrt(rho) < MEDIANS_BELOW and not (scan.whole and linear)
-    point = None  # a value found alone by the scan: its own bin, decoding to exactly it
-    if single:
-        # one value found: half the budget on the other numbers by decade (are there any, and
-        # where?), half on a grid from the value to them (as the fine grid below)
-        v = float(grid[0]) if int_grid else lo
-        sigma = _sigma(rho / 2)
-        y = mech.counts(rest_cells(x, v)[1:], sigma, column=name, note="counts of the other values by decade").astype(
-            float
+    # (:func:`_coarse_pass`): piled up on few values (years, codes) every candidate between two of
+    # them ties and the medians would be drawn at random, so they keep the histograms. Whole days of
+    # a time axis keep the histograms too: dates sit in a narrow part of their scan band, which the
+    # medians cannot see (see the discovery method page)
+    st.medians = (
+        not st.single
+        and bins is None
+        and st.n * math.sqrt(rho) < MEDIANS_BELOW
+        and not (scan.whole and scan.unit is not None)
+    )
+    return st
+
+
+def _locate_rest(st: _NumericPass) -> None:
+    """The range around a single value the scan found: half the budget on noisy counts of the other
+    numbers by decade (are there any, and where?), the other half left for a grid from the value to
+    them (:func:`_fine_pass`), on which the value gets a cell of its own. Decides from those noisy
+    decade counts (:func:`ddssp.data.discovery.spans.decade_span`) and refuses a column that holds
+    one value only."""
+    scan = st.scan
+    v = float(st.grid[0]) if st.int_grid else st.lo
+    st.sigma = noise_sd(st.rho / 2)
+    y = st.mech.counts(
+        rest_cells(st.x, v)[1:], st.sigma, column=st.name, note="counts of the other values by decade"
+    ).astype(float)
+    # where the decades show rows; noise in one of the 41 decades must not place the range
+    # orders of magnitude beyond the data
+    span = decade_span(y, st.sigma)
+    if span is None:
+        if confident_single(float(y.sum()), st.sigma * math.sqrt(len(y)), st.n):
+            raise SchemaError(single_value_message(st.name))
+        raise SchemaError(
+            f"column {st.name!r}: one value {_show(v, scan.unit)} found; the other values are too few for "
+            "this budget to place (declare the column, or give discovery more budget)"
         )
-        # where the decades show rows; noise in one of the 41 decades must not place the range
-        # orders of magnitude beyond the data
-        span = decade_span(y, sigma)
-        if span is None:
-            if _confident_single(float(y.sum()), sigma * math.sqrt(len(y)), n):
-                raise SchemaError(_single(name))
-            raise SchemaError(
-                f"column {name!r}: one value {show(v)} found; the other values are too few for this budget "
-                "to place (declare the column, or give discovery more budget)"
-            )
-        a, b = span
-        int_grid, point = False, v
-        lo, hi = min(v, float(DECADE_LO[a])), max(v + scan.whole, float(DECADE_HI[b]))
-        # the fine cut below keeps it all: the decades hold the rows, and the fine cells would
-        # split them into cells each lost in the noise
-        keep = (lo, math.nextafter(hi, math.inf))
-        pos = np.flatnonzero(DECADE_LO[a : b + 1] > 0)
-        lo_pos = float(DECADE_LO[a + pos[0]]) if pos.size else None
-    if int_grid:
-        y = mech.counts(grid_counts(x, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
-            float
-        )
-    elif medians and not scan.whole:
-        # even the coarse cells are mostly noise, and a coarse cut of the range would clip real rows:
-        # the medians take the whole budget over the scan's range
-        return _median_bins(x, name, rho, mech, scan, show)
+    a, b = span
+    st.int_grid, st.point = False, v
+    st.lo, st.hi = min(v, float(DECADE_LO[a])), max(v + scan.whole, float(DECADE_HI[b]))
+    # the fine cut keeps it all: the decades hold the rows, and the fine cells would split them into
+    # cells each lost in the noise
+    st.keep = (st.lo, math.nextafter(st.hi, math.inf))
+    pos = np.flatnonzero(DECADE_LO[a : b + 1] > 0)
+    st.lo_pos = float(DECADE_LO[a + pos[0]]) if pos.size else None
+
+
+def _coarse_pass(st: _NumericPass) -> tuple[int, int]:
+    """The coarse grid of coarse to fine: half the budget on a grid over the scan's range (whose ends
+    are a quarter decade wide). Returns the cells the noisy counts show populated
+    (:func:`ddssp.data.discovery.spans.outer_span`, grown outwards by windows of adjacent cells whose
+    noisy sum shows above the noise of the window: a tail of many thin cells holds rows in
+    aggregate); the grid and its counts stay in ``st``."""
+    scan = st.scan
+    st.sigma = noise_sd(st.rho / 2)
+    # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
+    # of the cells it spans, or the cut would clip it away
+    k = min(COARSE_CELLS, _grid_cells(st.n, st.sigma))
+    if st.medians and scan.whole:
+        # whole numbers in a small table: the fine grid's cells, whose counts show whether the
+        # rows pile up on a few values and, when not, how they spread inside the medians' bins
+        # (a spike at one value among them)
+        k = min(GRID_CELLS, 4 * _grid_cells(st.n, st.sigma))
+    whole = _whole_edges(scan, st.lo, st.hi, k)
+    st.grid = _make_grid(st.lo, st.hi, scan.lo_pos, k, whole, scan.zero > 0, scan.unit is not None)
+    st.y = st.count(f"coarse counts on a {len(st.grid) - 1}-cell grid")
+    return outer_span(st.y, st.sigma, span_sds(len(st.y)), GROW_SDS) or (0, len(st.y) - 1)
+
+
+def _narrow_to_coarse(st: _NumericPass, a: int, b: int) -> None:
+    """The range of the fine grid: the coarse cells ``a..b`` the noisy coarse counts showed
+    populated, of which the final cut may trim only the two outer ones (the coarse cells between
+    hold the rows, and a fine grid splits a thin tail into cells each lost in the noise)."""
+    st.lo, st.hi = float(st.grid[a]), float(st.grid[b + 1])
+    st.lo_pos = st.scan.lo_pos
+    st.keep = (float(st.grid[a + 1]), float(st.grid[b]))
+
+
+def _fine_pass(st: _NumericPass) -> None:
+    """The fine grid over the range found so far (its empty cells are cut off again by
+    :func:`_cut_to_span`), and its noisy counts: one cell per whole number when few enough (so years
+    2003-2009 stay 2003-2009), else finer than the coarse grid, with a cell of its own for a single
+    value the scan found. The number of cells follows the scan's noisy count of numbers."""
+    scan = st.scan
+    lo, hi = st.lo, st.hi
+    cells = min(GRID_CELLS, 4 * _grid_cells(st.n, st.sigma))
+    if scan.whole and math.ceil(hi) - math.ceil(lo) <= max(st.max_levels, cells):
+        st.int_grid = True
+        st.grid = np.arange(math.ceil(lo), max(math.ceil(hi), math.ceil(lo) + 1) + 1, dtype=float)
     else:
-        if point is None:
-            # coarse to fine, half the budget each: a grid over the scan's range (whose ends are a quarter
-            # decade wide), cut to the part the noisy counts show populated; then a grid inside that part
-            # (one cell per whole number when few enough), so years 2003-2009 stay 2003-2009 and
-            # coordinates stay in their city
-            sigma = _sigma(rho / 2)
-            # few coarse cells: a thin tail (a few % of the rows over a decade) must show above the noise
-            # of the cells it spans, or the cut below would clip it away
-            k = min(COARSE_CELLS, _grid_cells(n, sigma))
-            if medians and scan.whole:
-                # whole numbers in a small table: the fine grid's cells, whose counts show whether the
-                # rows pile up on a few values and, when not, how they spread inside the medians' bins
-                # (a spike at one value among them)
-                k = min(GRID_CELLS, 4 * _grid_cells(n, sigma))
-            grid = _make_grid(lo, hi, scan.lo_pos, k, _whole_edges(scan, lo, hi, k), scan.zero > 0, linear)
-            y = mech.counts(
-                grid_counts(x, grid), sigma, column=name, note=f"coarse counts on a {len(grid) - 1}-cell grid"
-            ).astype(float)
-            # the populated span, grown outwards by windows of adjacent cells whose noisy sum shows
-            # above the noise of the window: a tail of many thin cells holds rows in aggregate
-            a, b = outer_span(y, sigma, span_sds(len(y)), GROW_SDS) or (0, len(y) - 1)
-            if medians and not _piled(y, a, b, n):
-                # whole numbers spread over many values, each too few for the noise of a fine cell:
-                # the medians over the scan's range, cut between whole numbers, with the other half
-                return _median_bins(x, name, rho / 2, mech, scan, show, coarse=(grid, y, sigma))
-            lo, hi = float(grid[a]), float(grid[b + 1])
-            lo_pos = scan.lo_pos
-            # the cut of the fine grid below may trim only inside the two outer coarse cells: the coarse
-            # cells between hold the rows the coarse counts showed, and a fine grid splits a thin tail
-            # into cells each lost in the noise
-            keep = (float(grid[a + 1]), float(grid[b]))
-        # the fine grid: finer than the coarse one (its empty cells are cut off again below)
-        cells = min(GRID_CELLS, 4 * _grid_cells(n, sigma))
-        if scan.whole and math.ceil(hi) - math.ceil(lo) <= max(max_levels, cells):
-            int_grid = True
-            grid = np.arange(math.ceil(lo), max(math.ceil(hi), math.ceil(lo) + 1) + 1, dtype=float)
-        else:
-            whole = _whole_edges(scan, lo, hi, cells)
-            grid = _make_grid(lo, hi, lo_pos if lo <= 0 else lo, cells, whole, scan.zero > 0, linear)
-            if point is not None:  # the point mass gets a cell [v, v + 1) (whole numbers) of its own
-                step = 1.0 if scan.whole else float(np.min(np.diff(grid))) / 64
-                grid = np.unique(np.concatenate([grid, [point, point + step]]))
-        y = mech.counts(
-            grid_counts(x, grid), sigma, column=name, note=f"fine counts on a {len(grid) - 1}-cell grid"
-        ).astype(float)
-    # cut to the outermost populated cells (years 2003-2009 become 7 levels, a city's latitudes stay
-    # in the city); the test level makes a false extension of the range ~1% likely per column. After
-    # a coarse pass (which grew the range by its thin tails) the cut only trims its outer cells
-    span = outer_span(y, sigma, span_sds(len(y)), GROW_SDS if keep is None else None)
-    if span is not None and int_grid and span[0] == span[1]:
+        whole = _whole_edges(scan, lo, hi, cells)
+        grid = _make_grid(lo, hi, st.lo_pos if lo <= 0 else lo, cells, whole, scan.zero > 0, scan.unit is not None)
+        if st.point is not None:  # the point mass gets a cell [v, v + 1) (whole numbers) of its own
+            step = 1.0 if scan.whole else float(np.min(np.diff(grid))) / 64
+            grid = np.unique(np.concatenate([grid, [st.point, st.point + step]]))
+        st.grid = grid
+    st.y = st.count(f"fine counts on a {len(st.grid) - 1}-cell grid")
+
+
+def _cut_to_span(st: _NumericPass) -> None:
+    """The grid and its noisy counts cut to the outermost populated cells (years 2003-2009 become 7
+    levels, a city's latitudes stay in the city), from the noisy counts of the last grid; the test
+    level makes a false extension of the range ~1% likely per column. After an earlier pass
+    (``keep``) the cut only trims outside what that pass showed, and a least-squares step fit to the
+    fine counts can keep more of the outer cells. Refuses a column whose counts show one whole
+    number and nothing else."""
+    grid, y = st.grid, st.y
+    span = outer_span(y, st.sigma, span_sds(len(y)), GROW_SDS if st.keep is None else None)
+    if span is not None and st.int_grid and span[0] == span[1]:
         # one whole number shows: a single value, or the others are thin over the whole grid (then
         # it stays uncut: every value must decode to a number, none to an empty cell)
         rest = float(y.sum() - y[span[0]])
-        if _confident_single(rest, sigma * math.sqrt(max(len(y) - 1, 1)), n):
-            raise SchemaError(_single(name))
+        if confident_single(rest, st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n):
+            raise SchemaError(single_value_message(st.name))
         span = None
-    if span is not None:
-        a, b = span
-        if keep is not None and keep[0] <= keep[1]:  # never inside the coarse cells that hold the rows
-            inner_a = int(np.searchsorted(grid, keep[0], side="right")) - 1
-            inner_b = int(np.searchsorted(grid, keep[1], side="left")) - 1
-            a = max(0, min(a, inner_a))
-            b = min(len(y) - 1, max(b, a, inner_b))
-            # and where a least-squares step fit to the fine counts keeps more of an outer coarse
-            # cell, the step fit wins: its fine cells are each too thin for the threshold above (for
-            # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands)
-            a = min(a, max(0, min(step_start(y[: inner_a + 1]), inner_a)))
-            b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
-        grid, y = grid[a : b + 2], y[a : b + 1]
-    n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
-    missing = _missing_level(scan)
-    thr = 3.5 * sigma
-    # whole numbers become ordered levels when few (at most max_levels, and not more than the noise
-    # lets the rows fill: a small table gets bins); the populated span above set their ends
-    if int_grid and len(grid) - 1 <= min(max_levels, max(16, 2 * _grid_cells(n, sigma))):
-        a, b = 0, len(grid) - 2
-        values = grid[a : b + 1]
-        median = _median_index(y[a : b + 1])
-        col = Column.levels(name, values, missing=missing, unit=unit)
-        col.with_na(missing if missing is not None else col.labels[median])
-        what = "days" if unit is not None else "whole numbers"
-        return col, (
-            f"{_kind_word(unit)}, {what} {show(values[0])}..{show(values[-1])} as {len(values)} ordered levels"
-        )
-    forced = []
-    heavy = max(n / n_bins, thr)
-    if int_grid:
-        forced = [i for i in np.flatnonzero(y >= heavy)]
-    elif scan.zero >= heavy and grid[0] <= 0.0 < grid[-1]:
-        forced = [int(np.searchsorted(grid, 0.0, side="right") - 1)]
-    elif point is not None:
-        forced = [int(np.searchsorted(grid, point, side="right") - 1)]
+    if span is None:
+        return
+    a, b = span
+    keep = st.keep
+    if keep is not None and keep[0] <= keep[1]:  # never inside the coarse cells that hold the rows
+        inner_a = int(np.searchsorted(grid, keep[0], side="right")) - 1
+        inner_b = int(np.searchsorted(grid, keep[1], side="left")) - 1
+        a = max(0, min(a, inner_a))
+        b = min(len(y) - 1, max(b, a, inner_b))
+        # and where a least-squares step fit to the fine counts keeps more of an outer coarse
+        # cell, the step fit wins: its fine cells are each too thin for the threshold above (for
+        # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands)
+        a = min(a, max(0, min(step_start(y[: inner_a + 1]), inner_a)))
+        b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
+    st.grid, st.y = grid[a : b + 2], y[a : b + 1]
+
+
+def _levels_column(st: _NumericPass) -> tuple[Column, str]:
+    """Whole numbers as ordered levels, one per cell of the cut grid (its ends set by the noisy
+    populated span); the na level is the missing level, else the level of the noisy median."""
+    unit = st.scan.unit
+    missing = _missing_level(st.scan)
+    values = st.grid[:-1]
+    median = _median_index(st.y)
+    col = Column.levels(st.name, values, missing=missing, unit=unit)
+    col.with_na(missing if missing is not None else col.labels[median])
+    what = "days" if unit is not None else "whole numbers"
+    return col, (
+        f"{_kind_word(unit)}, {what} {_show(values[0], unit)}..{_show(values[-1], unit)} "
+        f"as {len(values)} ordered levels"
+    )
+
+
+def _forced_cells(st: _NumericPass, n_bins: int) -> list[int]:
+    """Grid cells that get a bin of their own (a point mass decoding to exactly its value): whole
+    numbers whose noisy count reaches 1/bins of the rows (and the noise), the exact zeros when the
+    scan's noisy count of them does, or the single value the scan found."""
+    grid, y = st.grid, st.y
+    heavy = max(st.n / n_bins, 3.5 * st.sigma)
+    if st.int_grid:
+        return [i for i in np.flatnonzero(y >= heavy)]
+    if st.scan.zero >= heavy and grid[0] <= 0.0 < grid[-1]:
+        return [int(np.searchsorted(grid, 0.0, side="right") - 1)]
+    if st.point is not None:
+        return [int(np.searchsorted(grid, st.point, side="right") - 1)]
+    return []
+
+
+def _bins_column(st: _NumericPass) -> tuple[Column, str]:
+    """Equal-frequency bins over the cut grid, read from its cumulative noisy counts (the number of
+    bins from the scan's noisy count of numbers unless given), point masses in bins of their own;
+    each other bin decodes to the median of the noisy counts inside it (else its middle) and keeps
+    how they spread inside it (:func:`ddssp.data.discovery.bins.within_bin`); the na level is the missing level, else the
+    bin of the noisy median. Refuses a column whose counts leave one bin only."""
+    grid, y, scan, name = st.grid, st.y, st.scan, st.name
+    unit = scan.unit
+    n_bins = st.bins if st.bins is not None else int(np.clip(st.n // (40 * st.sigma), 4, 10))
+    forced = _forced_cells(st, n_bins)
     edges = _equal_frequency(grid, y, n_bins, forced)
     if len(edges) < 2:
         raise SchemaError(f"column {name!r} holds a single value; drop it (it carries no information)")
     if len(edges) < 3:  # one bin: every row would clip into it, and the column would say nothing
         raise SchemaError(
             f"column {name!r}: the noisy counts show its values in one narrow band only "
-            f"([{show(edges[0])}, {show(edges[-1])}]), too few rows elsewhere for this budget"
+            f"([{_show(edges[0], unit)}, {_show(edges[-1], unit)}]), too few rows elsewhere for this budget"
         )
     values = []
     points = {float(grid[i]) for i in forced}
@@ -352,26 +463,32 @@ def discover_numeric(
         if a in points:
             values.append(a)
             continue
-        rep = _bin_median(grid, y, a, b, sigma, scan.whole)
+        rep = bin_median(grid, y, a, b, st.sigma, scan.whole)
         if rep is not None:
             values.append(rep)
         elif scan.whole and b - a >= 1:
             values.append(float(math.floor(a + (b - a - 1) / 2)) if b > a + 1 else float(a))
         else:
             values.append((a + b) / 2)
-    within = tuple(None if a in points else _within_bin(grid, y, a, b, sigma) for a, b in zip(edges, edges[1:]))
+    within = tuple(None if a in points else within_bin(grid, y, a, b, st.sigma) for a, b in zip(edges, edges[1:]))
     # na level: the missing level, else the bin holding the noisy median
     mids = 0.5 * (grid[:-1] + grid[1:])
     median_bin = int(np.clip(np.searchsorted(edges, mids[_median_index(y)], side="right") - 1, 0, len(edges) - 2))
+    missing = _missing_level(scan)
     col = Column.binned(name, edges, values, missing=missing, unit=unit)
     col.with_within(Within(within, whole=bool(scan.whole)))
     if missing is None:
         col.with_na(col.labels[median_bin])
-    pm = ", ".join(show(v) for v in sorted(points))
+    pm = ", ".join(_show(v, unit) for v in sorted(points))
     return col, (
-        f"{_kind_word(unit)}, {len(edges) - 1} bins over [{show(edges[0])}, {show(edges[-1])}]"
+        f"{_kind_word(unit)}, {len(edges) - 1} bins over [{_show(edges[0], unit)}, {_show(edges[-1], unit)}]"
         + (f", point mass(es) at {pm}" if points else "")
     )
+
+
+def _show(v: float, unit: str | None) -> str:
+    """A value for the report: ISO text on a time axis, else ``%g``."""
+    return format_day(v, unit) if unit is not None else f"{v:g}"
 
 
 def _whole_edges(scan: ScanResult, lo: float, hi: float, cells: int) -> bool:
@@ -384,72 +501,6 @@ def _kind_word(unit: str | None) -> str:
     if unit is None:
         return "numeric"
     return "clock time (minutes since midnight)" if unit == "time" else f"{unit} (days since 1970-01-01)"
-
-
-def _bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
-    """The representative value of bin [a, b): the median of the noisy grid counts inside it (cell
-    midpoints; the cell's whole number on a whole-number grid), so a bin whose rows sit at one end
-    decodes near them rather than at its middle. None when the counts inside the bin do not rise
-    clearly above the noise (then the caller uses the middle). Post-processing of paid-for counts."""
-    inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
-    if inside.size < 2:
-        return None
-    w = np.clip(y[inside], 0, None)
-    if w.sum() < 3.0 * sigma * math.sqrt(inside.size):
-        return None
-    k = inside[int(np.searchsorted(np.cumsum(w), w.sum() / 2))]
-    if whole and grid[k + 1] - grid[k] == 1:
-        v = float(grid[k])
-    elif whole:
-        v = float(math.floor(0.5 * (grid[k] + grid[k + 1])))
-    else:
-        v = float(0.5 * (grid[k] + grid[k + 1]))
-    return v if a <= v < b else None
-
-
-def _within_bin(
-    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float
-) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """How the rows of bin [a, b) spread inside it, for synthetic rows: the grid cells inside the
-    bin, merged into at most ``WITHIN_CELLS`` runs of adjacent cells, weighted by their noisy counts
-    shrunk toward uniform spreading (:func:`_shrunk_shares`; uniform when the counts are noise).
-    Returns (cuts strictly inside the bin, weights summing to 1). Post-processing of paid-for counts
-    and their public noise sd; cuts are grid edges, rounded to 6 significant digits when that keeps
-    them strictly inside the bin and increasing."""
-    inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
-    if inside.size == 0:
-        return (), (1.0,)
-    groups = np.array_split(np.arange(inside.size), min(WITHIN_CELLS, inside.size))
-    sums = np.array([y[inside[g]].sum() for g in groups], dtype=float)
-    cuts = np.array([grid[inside[g[0]]] for g in groups[1:]], dtype=float)
-    width = np.diff(np.concatenate([[a], cuts, [b]]))
-    return _packed(a, b, cuts, _shrunk_shares(sums, np.array([g.size for g in groups]) * sigma**2, width))
-
-
-def _within_coarse(
-    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float
-) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """How the rows of bin [a, b) spread inside it, from the noisy counts of a coarser grid: the
-    bin cut at the grid edges inside it, each part weighted by its cell's noisy count times the
-    share of the cell's width it covers, shrunk toward uniform spreading (:func:`_shrunk_shares`).
-    Post-processing of paid-for counts and their public noise sd (see :func:`_within_bin`)."""
-    cuts = grid[(grid > a) & (grid < b)].astype(float)
-    sub = np.concatenate([[a], cuts, [b]])
-    k = np.clip(np.searchsorted(grid, sub[:-1], side="right") - 1, 0, len(y) - 1)
-    share = np.diff(sub) / (grid[k + 1] - grid[k])
-    return _packed(a, b, cuts, _shrunk_shares(y[k] * share, (sigma * share) ** 2, np.diff(sub)))
-
-
-def _packed(a: float, b: float, cuts: np.ndarray, weights: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """A within-bin entry: the cuts rounded to 6 significant digits when that keeps them strictly
-    inside [a, b) and increasing, the weights to 5 decimals (unless that zeroes them all)."""
-    rounded = np.array([float(f"{c:.6g}") for c in cuts])
-    if np.all(np.diff(np.concatenate([[a], rounded, [b]])) > 0):
-        cuts = rounded
-    shares = np.round(weights, 5)
-    if shares.sum() <= 0:
-        shares = weights
-    return tuple(float(c) for c in cuts), tuple(float(x) for x in shares)
 
 
 def _piled(y: np.ndarray, a: int, b: int, n: float) -> bool:
@@ -470,29 +521,6 @@ def _piled(y: np.ndarray, a: int, b: int, n: float) -> bool:
     return bool(max(inner.max(), pairs.max()) >= PILED_SHARE * total)
 
 
-def _shrunk_shares(sums: np.ndarray, var: np.ndarray, width: np.ndarray) -> np.ndarray:
-    """Shares of a bin's rows in its sub-cells, from their noisy counts ``sums`` (noise variances
-    ``var``), shrunk toward uniform spreading (shares proportional to ``width``).
-
-    With ``d = sums - total * u`` (``u`` the uniform shares), the noisy deviation from uniform is
-    kept in the part ``1 - SHRINK_NOISE * E_noise|d|^2 / |d|^2`` (at least 0): nearly all of it when
-    the rows are far from uniform above the noise, none when the noise could explain it. Where the noise sd
-    of a cell is as large as its rows, noisy counts (clipped at zero) put mass where there are no
-    rows and decode worse than uniform spreading. Shares are clipped at zero and sum to 1.
-    Post-processing of noisy counts and their public noise sd."""
-    u = width / width.sum()
-    total = float(sums.sum())
-    if sums.size < 2 or total <= 0:
-        return u
-    d = sums - total * u
-    # E|d|^2 under noise alone: d = (I - u 1') e with e ~ N(0, diag(var))
-    noise = float(var.sum() - 2.0 * np.dot(u, var) + var.sum() * np.dot(u, u))
-    spread = float(np.dot(d, d))
-    keep = max(0.0, 1.0 - SHRINK_NOISE * noise / spread) if spread > 0 else 0.0
-    w = np.clip(u + keep * d / total, 0.0, None)
-    return w / w.sum() if w.sum() > 0 else u
-
-
 def _median_index(y: np.ndarray) -> int:
     w = np.clip(y, 0, None)
     if w.sum() <= 0:
@@ -501,7 +529,7 @@ def _median_index(y: np.ndarray) -> int:
 
 
 def _median_bins(
-    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, show, coarse: tuple | None = None
+    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, coarse: tuple | None = None
 ) -> tuple[Column, str]:
     """Bins of a column with few rows for its budget, from a private median tree over the scan's range.
 
@@ -514,7 +542,7 @@ def _median_bins(
     scan) gets its own bin. Bins decode to their middle (the middle whole number). Synthetic rows
     spread uniformly inside a bin, or, with ``coarse`` (the noisy counts ``y`` of a coarse grid over
     the same range and their sd, already paid for), by those counts shrunk toward uniform
-    (:func:`_within_coarse`).
+    (:func:`ddssp.data.discovery.bins.within_coarse`).
     """
     unit, lo, hi = scan.unit, scan.lo, scan.hi
     whole = bool(scan.whole)
@@ -549,29 +577,33 @@ def _median_bins(
         points.add(float(grid[z]))
     if len(edges) < 3:
         raise SchemaError(
-            f"column {name!r}: the private medians found no cut inside [{show(edges[0])}, {show(edges[-1])}] "
-            "at this budget (too few rows)"
+            f"column {name!r}: the private medians found no cut inside "
+            f"[{_show(edges[0], unit)}, {_show(edges[-1], unit)}] at this budget (too few rows)"
         )
     values = [a if a in points else _middle(a, b, whole) for a, b in zip(edges, edges[1:])]
     missing = _missing_level(scan)
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
-
-    def spread(a: float, b: float):
-        if a in points:  # a point mass decodes to exactly its value
-            return None
-        if coarse is None:  # uniform: no counts to weigh the bin's parts
-            return (), (1.0,)
-        return _within_coarse(coarse[0], coarse[1], a, b, coarse[2])
-
-    within = tuple(spread(a, b) for a, b in zip(edges, edges[1:]))
+    within = tuple(_median_spread(a, b, points, coarse) for a, b in zip(edges, edges[1:]))
     col = Column.binned(name, edges, values, missing=missing, unit=unit)
     col.with_within(Within(within, whole=whole))
     if missing is None:
         col.with_na(col.labels[median_bin])
     return col, (
-        f"{_kind_word(unit)}, {len(edges) - 1} bins over [{show(edges[0])}, {show(edges[-1])}] by private medians"
+        f"{_kind_word(unit)}, {len(edges) - 1} bins over [{_show(edges[0], unit)}, {_show(edges[-1], unit)}] "
+        "by private medians"
     )
+
+
+def _median_spread(a: float, b: float, points: set[float], coarse: tuple | None):
+    """How the rows of a median bin [a, b) spread inside it: None for a point mass (it decodes to
+    exactly its value), uniform without counts to weigh the bin's parts, else from the noisy counts
+    of the coarse grid (:func:`ddssp.data.discovery.bins.within_coarse`). Post-processing."""
+    if a in points:
+        return None
+    if coarse is None:
+        return (), (1.0,)
+    return within_coarse(coarse[0], coarse[1], a, b, coarse[2])
 
 
 def _middle(a: float, b: float, whole: bool) -> float:

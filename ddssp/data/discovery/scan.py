@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, is_datetime_dtype, parse_clock, parse_days
+from ddssp.data.discovery.shared import noise_sd
 from ddssp.data.discovery.spans import populated_windows
 from ddssp.data.encoding import parse_numeric
 from ddssp.errors import SchemaError
@@ -309,10 +310,6 @@ class ScanResult:
     unit: str | None = None  # time-axis columns: "date", "timestamp" or "time"
 
 
-def _sigma(rho: float) -> float:
-    return 1.0 / math.sqrt(2.0 * rho)
-
-
 def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float) -> None:
     """Range, wholeness and zero mass of the numbers from their noisy slot counts (whole numbers by
     slot, other numbers by slot), into ``res``. Post-processing."""
@@ -387,28 +384,99 @@ def scan_column(
         When no values show above the noise, numbers are mixed with text, or a column declared
         numeric (date, clock time) holds (almost) no numbers (dates, clock times).
     """
-    sigma = _sigma(rho)
+    sigma = noise_sd(rho)
     y = mech.counts(
         scan_cells(x, isna, times), sigma, column=name, note="scan: missing / text / log-band / date / time counts"
     ).astype(float)
-    thr = POP_SDS * sigma
-    miss, text = y[0], y[1]
-    whole, frac = y[2 : 2 + N_SLOTS], y[2 + N_SLOTS : 2 + 2 * N_SLOTS]
-    slot = whole + frac
-    pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
-    num = float(np.sum(slot[pop]))
-    text_c = text if text >= thr else 0.0
-    date_c, ts_c, clock_c, secs_c = (float(v) if v >= thr else 0.0 for v in y[-N_TIME_CELLS:])
-    dated = date_c + ts_c
-    clocked = clock_c + secs_c
-    if num <= 0 and text_c <= 0 and dated <= 0 and clocked <= 0:
+    t = _ScanTotals.read(y, sigma)
+    if t.num <= 0 and t.text <= 0 and t.dated <= 0 and t.clocked <= 0:
         raise SchemaError(
             f"column {name!r}: no values found (all missing, or too few rows for this budget: a "
             f"column needs about {math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of "
             "values)"
         )
-    kind = declared_kind
-    if kind == "dates":
+    kind = _scan_kind(t, name, declared_kind)
+    if kind in ("date", "time"):
+        return _time_axis_scan(t, name, kind)
+    text_all = t.text + t.dated + t.clocked
+    res = ScanResult(
+        kind=kind,
+        n_present=t.num + text_all,
+        missing=max(t.miss, 0.0) + (text_all if kind == "numeric" else 0.0),
+        text=text_all,
+        sigma=sigma,
+    )
+    if kind == "numeric":
+        if not t.pop.any():
+            raise SchemaError(
+                f"column {name!r} is declared numeric but holds (almost) no numbers; declare it "
+                "categorical or fix the data"
+            )
+        _numeric_range(res, t.whole, t.frac, sigma)
+    return res
+
+
+@dataclass
+class _ScanTotals:
+    """The noisy counts of one scan, read: each total counts only cells (or windows of number slots)
+    clearly above the noise (``POP_SDS``); the missing count is kept as drawn."""
+
+    sigma: float
+    miss: float
+    #: noisy counts of whole and other numbers by slot, and the populated slots
+    whole: np.ndarray
+    frac: np.ndarray
+    pop: np.ndarray
+    num: float
+    text: float
+    #: ISO dates, ISO timestamps, clock times HH:MM and HH:MM:SS
+    date: float
+    ts: float
+    clock: float
+    secs: float
+
+    @classmethod
+    def read(cls, y: np.ndarray, sigma: float) -> _ScanTotals:
+        """The totals of the noisy scan cells ``y`` (:func:`scan_cells`) at noise sd ``sigma``."""
+        thr = POP_SDS * sigma
+        whole, frac = y[2 : 2 + N_SLOTS], y[2 + N_SLOTS : 2 + 2 * N_SLOTS]
+        slot = whole + frac
+        pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
+        date_c, ts_c, clock_c, secs_c = (float(v) if v >= thr else 0.0 for v in y[-N_TIME_CELLS:])
+        return cls(
+            sigma=sigma,
+            miss=y[0],
+            whole=whole,
+            frac=frac,
+            pop=pop,
+            num=float(np.sum(slot[pop])),
+            text=y[1] if y[1] >= thr else 0.0,
+            date=date_c,
+            ts=ts_c,
+            clock=clock_c,
+            secs=secs_c,
+        )
+
+    @property
+    def dated(self) -> float:
+        """Dates and timestamps."""
+        return self.date + self.ts
+
+    @property
+    def clocked(self) -> float:
+        """Clock times, with or without seconds."""
+        return self.clock + self.secs
+
+
+def _scan_kind(t: _ScanTotals, name: str, declared_kind: str | None) -> str:
+    """The column's kind from the scan's noisy totals: the declared kind, except that a declared time
+    axis (``"dates"``) takes the unit whose values show more; undeclared, a date (clock-time) column
+    when those values hold at least 80% of the present values, numeric when text holds at most 20%,
+    categorical when it holds at least 80%. Numbers that show only at the noise level of the many
+    windows tested (``MIXED_SDS``) do not count (their total is then zeroed in ``t``); a real mix
+    of numbers and text is refused."""
+    dated, clocked = t.dated, t.clocked
+    if declared_kind == "dates":
         # declared a time axis (``--dates``): its unit follows the noisy counts, dates and
         # timestamps or clock times, whichever show more
         if dated <= 0 and clocked <= 0:
@@ -417,80 +485,68 @@ def scan_column(
                 "timestamps or clock times (YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], HH:MM[:SS]); leave it out of "
                 "--dates, declare it categorical, or fix the data"
             )
-        kind = "time" if clocked > dated else "date"
-    if kind is None:
-        # a date column when the parseable dates dominate (as numbers do for a numeric column);
-        # otherwise dates are text like any other
-        present = text_c + num + dated + clocked
-        if dated > 0 and dated >= 0.8 * present:
-            kind = "date"
-        elif clocked > 0 and clocked >= 0.8 * present:
-            kind = "time"
-        else:
-            share = (text_c + dated + clocked) / present
-            if 0.2 < share < 0.8 and not populated_windows(slot, sigma * math.sqrt(2), MIXED_SDS).any():
-                # the numbers show only at the level of noise in one of the many windows tested:
-                # a text column, not a refusal
-                num, share = 0.0, 1.0
-            if share >= 0.8:
-                kind = "categorical"
-            elif share <= 0.2:
-                kind = "numeric"
-            else:
-                raise SchemaError(
-                    f"column {name!r} mixes numbers and text (about {100 * share:.0f}% text); declare it "
-                    "with --categorical, or mark the text as missing with --na-values"
-                )
+        return "time" if clocked > dated else "date"
+    if declared_kind is not None:
+        return declared_kind
+    # a date column when the parseable dates dominate (as numbers do for a numeric column);
+    # otherwise dates are text like any other
+    present = t.text + t.num + dated + clocked
+    if dated > 0 and dated >= 0.8 * present:
+        return "date"
+    if clocked > 0 and clocked >= 0.8 * present:
+        return "time"
+    share = (t.text + dated + clocked) / present
+    slot = t.whole + t.frac
+    if 0.2 < share < 0.8 and not populated_windows(slot, t.sigma * math.sqrt(2), MIXED_SDS).any():
+        # the numbers show only at the level of noise in one of the many windows tested:
+        # a text column, not a refusal
+        t.num, share = 0.0, 1.0
+    if share >= 0.8:
+        return "categorical"
+    if share <= 0.2:
+        return "numeric"
+    raise SchemaError(
+        f"column {name!r} mixes numbers and text (about {100 * share:.0f}% text); declare it "
+        "with --categorical, or mark the text as missing with --na-values"
+    )
+
+
+def _time_axis_scan(t: _ScanTotals, name: str, kind: str) -> ScanResult:
+    """The scan of a date (``kind`` "date") or clock-time ("time") column from its noisy totals: the
+    values that are not of its kind (text, numbers, the other time kind) are missing values of it;
+    timestamps when at least 20% of the dates carry a time of day, whole minutes unless seconds are
+    common. A clock-time axis is public (minutes since midnight, 0..1440): no range pass follows.
+    Refuses a column whose values of that kind do not show above the noise."""
     if kind == "date":
-        if dated <= 0:
+        if t.dated <= 0:
             raise SchemaError(
                 f"column {name!r} is declared a date column but holds (almost) no ISO dates "
                 "(YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS]); declare it categorical or fix the data"
             )
-        # non-dates (text, numbers, clock times) in a date column are missing values of it
         return ScanResult(
             kind="date",
-            n_present=dated,
-            missing=max(miss, 0.0) + text_c + num + clocked,
-            text=text_c,
-            sigma=sigma,
-            unit="timestamp" if ts_c >= 0.2 * dated else "date",
+            n_present=t.dated,
+            missing=max(t.miss, 0.0) + t.text + t.num + t.clocked,
+            text=t.text,
+            sigma=t.sigma,
+            unit="timestamp" if t.ts >= 0.2 * t.dated else "date",
         )
-    if kind == "time":
-        if clocked <= 0:
-            raise SchemaError(
-                f"column {name!r} is declared a clock-time column but holds (almost) no clock times "
-                "(HH:MM[:SS]); declare it categorical or fix the data"
-            )
-        # the axis is public (minutes since midnight, 0..1440): no range pass; whole minutes unless
-        # seconds are common
-        return ScanResult(
-            kind="date",
-            n_present=clocked,
-            missing=max(miss, 0.0) + text_c + num + dated,
-            text=text_c,
-            lo=0.0,
-            hi=MINUTES,
-            whole=secs_c < 0.2 * clocked,
-            sigma=sigma,
-            unit="time",
+    if t.clocked <= 0:
+        raise SchemaError(
+            f"column {name!r} is declared a clock-time column but holds (almost) no clock times "
+            "(HH:MM[:SS]); declare it categorical or fix the data"
         )
-    text_all = text_c + dated + clocked
-    res = ScanResult(
-        kind=kind,
-        n_present=num + text_all,
-        missing=max(miss, 0.0) + (text_all if kind == "numeric" else 0.0),
-        text=text_all,
-        sigma=sigma,
+    return ScanResult(
+        kind="date",
+        n_present=t.clocked,
+        missing=max(t.miss, 0.0) + t.text + t.num + t.dated,
+        text=t.text,
+        lo=0.0,
+        hi=MINUTES,
+        whole=t.secs < 0.2 * t.clocked,
+        sigma=t.sigma,
+        unit="time",
     )
-    if kind == "numeric":
-        if not pop.any():
-            raise SchemaError(
-                f"column {name!r} is declared numeric but holds (almost) no numbers; declare it "
-                "categorical or fix the data"
-            )
-        _numeric_range(res, whole, frac, sigma)
-    return res
 
 
 def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) -> ScanResult:
@@ -523,7 +579,7 @@ def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) 
     SchemaError
         When no band shows above the noise.
     """
-    sigma = _sigma(rho)
+    sigma = noise_sd(rho)
     y = mech.counts(slot_cells(days), sigma, column=name, note="date range: log-band counts of days since 1970").astype(
         float
     )

@@ -1,6 +1,5 @@
 """Where a grid of noisy counts is populated: the cells, windows and spans that private schema
-discovery reads from its noisy count vectors, and when the counts outside one value say the column
-holds that value alone.
+discovery reads from its noisy count vectors.
 
 Pure post-processing of noisy outputs: nothing here reads the data.
 """
@@ -365,14 +364,3 @@ def step_start(y: np.ndarray) -> int:
     gain = tail**2 / np.arange(m, 0, -1)
     gain = np.where(tail > 0, gain, -np.inf)  # a step up, not down
     return int(np.argmax(gain)) if np.isfinite(gain).any() else 0
-
-
-def _single(name: str) -> str:
-    return f"column {name!r} holds a single value; drop it (it carries no information)"
-
-
-def _confident_single(rest: float, sd: float, n: float) -> bool:
-    """The noisy count of rows outside the one value found is within 2 sds of zero, and the noise is
-    small enough (sd below 1% of the rows) for that to mean "a single value" rather than "too noisy to see
-    the others"."""
-    return rest < 2 * sd and sd < 0.01 * max(n, 1.0)

@@ -13,21 +13,21 @@ import pandas as pd
 from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
-    _keys,
-    _total,
-    _unreleased,
+    column_total,
     discover_categorical,
+    key_release,
+    unreleased_share,
 )
 from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric
 from ddssp.data.discovery.scan import (
     SCAN_FRACTION,
     ScanResult,
-    _sigma,
     parse_numbers,
     parse_times_of_text,
     scan_column,
     scan_dates,
 )
+from ddssp.data.discovery.shared import noise_sd
 from ddssp.errors import SchemaError
 
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
@@ -93,7 +93,7 @@ def discover(
 
     The delta is split among the categorical columns only (known after the scans), so it is all used
     when there is one, and none is used otherwise; each column's part is halved between its two key
-    releases (the second one's rho pooled over the categorical columns, see :func:`_unreleased`).
+    releases (the second one's rho pooled over the categorical columns, see :func:`_first_key_round`).
 
     ``"date"`` declares a column of ISO dates / timestamps, ``"time"`` one of clock times,
     ``"dates"`` either (the noisy counts of parse outcomes decide which); a column is also discovered as one when the noisy count of values that parse as ISO dates (clock times)
@@ -150,66 +150,27 @@ def discover(
         return {}, DiscoveryReport(), 0.0
     report = DiscoveryReport()
     if rho_max is not None:
-        rho_n = ROWS_FRACTION * rho
-        y = mech.counts(
-            np.array([len(df)], dtype=np.int64),
-            _sigma(rho_n),
-            column=columns[0],
-            note="noisy row count (sets discovery's share of the budget)",
-        )
-        n = max(float(y[0]), 1.0)
-        rho_use = discovery_budget(n, len(columns), rho, float(rho_max))
-        report.rows = n
-        report.share = rho_use / float(rho_max)
-        rho = rho_use - rho_n
+        rho = _budget_from_rows(len(df), columns, mech, rho, float(rho_max), report)
     rho_col = rho / len(columns)
-    scans: dict[str, ScanResult | None] = {}
-    parsed = {}
-    for name in columns:
-        if kinds.get(name) == "categorical":
-            scans[name] = None
-            continue
-        x, isna = parse_numbers(df[name])
-        times = parse_times_of_text(df[name], x, isna)
-        try:
-            scan = scan_column(x, isna, name, SCAN_FRACTION * rho_col, mech, kinds.get(name), times=times)
-            if scan.unit == "time":  # a public axis: no range pass
-                x = times["minutes"]
-            elif scan.kind == "date":
-                x = times["days"]
-                scan = scan_dates(x, name, SCAN_FRACTION * rho_col, mech, scan)
-            scans[name] = scan
-            parsed[name] = x
-        except SchemaError as exc:
-            report.unresolved[name] = str(exc)
+    scans, parsed = _scan_columns(df, columns, kinds, SCAN_FRACTION * rho_col, mech, report)
     live = [n for n in columns if n not in report.unresolved]
     cat = [n for n in live if scans[n] is None or scans[n].kind == "categorical"]
     report.categorical = cat
-    out = {}
     left = {n: (1 - _passes(scans[n]) * SCAN_FRACTION) * rho_col for n in live}
-    # two rounds of key release: a first small share of each categorical column's budget releases its
-    # large labels; the rest is pooled and goes to the columns by the noisy share of their rows the
-    # first round left out (a binary column needs no second look, one of many mid-sized labels does)
-    # a first round whose threshold is above the column's noisy row count could release a label only
-    # by noise: it is not run, and its budget and delta go to the column's second round
     key_delta = delta / (2 * len(cat)) if cat else 0.0
-    first, skipped = {}, set()
-    for n in cat:
-        sigma1 = _sigma(KEY_FIRST * left[n])
-        total, threshold = _total(scans[n], report.rows), mech.key_threshold(sigma1, key_delta)
-        if total is not None and threshold > total:
-            first[n] = ({}, threshold, sigma1)
-            skipped.add(n)
-        else:
-            first[n] = _keys(df[n], n, KEY_FIRST * left[n], key_delta, mech, {})
-    weight = {n: _unreleased(scans[n], first[n][0], report.rows) ** KEY_POWER for n in cat}
-    pool = (1 - KEY_FIRST) * sum(left[n] for n in cat) + KEY_FIRST * sum(left[n] for n in skipped)
+    keys = _first_key_round(df, cat, scans, left, key_delta, mech, report.rows)
+    out = {}
     for name in live:
         try:
             if name in cat:
-                rho2 = pool * weight[name] / sum(weight.values())
                 col, note = discover_categorical(
-                    df[name], name, rho2, key_delta * (1 + (name in skipped)), mech, scans[name], first[name]
+                    df[name],
+                    name,
+                    keys.rho2(name),
+                    key_delta * (1 + (name in keys.skipped)),
+                    mech,
+                    scans[name],
+                    keys.first[name],
                 )
             else:
                 col, note = discover_numeric(parsed[name], name, left[name], mech, scans[name], bins, max_levels)
@@ -221,6 +182,104 @@ def discover(
     if report.unresolved and not collect:
         raise SchemaError(unresolved_message(report))
     return out, report, (delta if cat else 0.0)
+
+
+def _budget_from_rows(
+    rows: int, columns: list[str], mech, rho: float, rho_max: float, report: DiscoveryReport
+) -> float:
+    """Discovery's budget after a noisy row count: ``ROWS_FRACTION`` of ``rho`` on the count, then
+    :func:`discovery_budget` of that noisy count, less the count's share. Records the noisy count and
+    the share of ``rho_max`` in ``report``; decides from the noisy count only."""
+    rho_n = ROWS_FRACTION * rho
+    y = mech.counts(
+        np.array([rows], dtype=np.int64),
+        noise_sd(rho_n),
+        column=columns[0],
+        note="noisy row count (sets discovery's share of the budget)",
+    )
+    n = max(float(y[0]), 1.0)
+    rho_use = discovery_budget(n, len(columns), rho, rho_max)
+    report.rows = n
+    report.share = rho_use / rho_max
+    return rho_use - rho_n
+
+
+def _scan_columns(
+    df: pd.DataFrame, columns: list[str], kinds: dict[str, str], rho_scan: float, mech, report: DiscoveryReport
+) -> tuple[dict[str, ScanResult | None], dict[str, np.ndarray]]:
+    """The scan of each column not declared categorical (:func:`scan_column`, ``rho_scan`` each),
+    and the range pass of date columns (:func:`scan_dates`, another ``rho_scan``; a clock-time axis
+    is public and needs none). Returns the scans (None for declared categorical columns) and the
+    values each numeric or time-axis column is discovered on; a column the scan refuses goes to
+    ``report.unresolved``."""
+    scans: dict[str, ScanResult | None] = {}
+    parsed = {}
+    for name in columns:
+        if kinds.get(name) == "categorical":
+            scans[name] = None
+            continue
+        x, isna = parse_numbers(df[name])
+        times = parse_times_of_text(df[name], x, isna)
+        try:
+            scan = scan_column(x, isna, name, rho_scan, mech, kinds.get(name), times=times)
+            if scan.unit == "time":  # a public axis: no range pass
+                x = times["minutes"]
+            elif scan.kind == "date":
+                x = times["days"]
+                scan = scan_dates(x, name, rho_scan, mech, scan)
+            scans[name] = scan
+            parsed[name] = x
+        except SchemaError as exc:
+            report.unresolved[name] = str(exc)
+    return scans, parsed
+
+
+@dataclass
+class _KeyRounds:
+    """The first key-release round of the categorical columns, and the pooled budget of the second."""
+
+    #: ``{column: (released, threshold, sigma)}`` of the first round
+    first: dict[str, tuple]
+    #: the columns whose first round was not run
+    skipped: set[str]
+    #: the second round's weight of each column
+    weight: dict[str, float]
+    #: the second round's pooled zCDP budget
+    pool: float
+
+    def rho2(self, name: str) -> float:
+        """The column's share of the pooled budget, by its weight."""
+        return self.pool * self.weight[name] / sum(self.weight.values())
+
+
+def _first_key_round(
+    df: pd.DataFrame,
+    cat: list[str],
+    scans: dict[str, ScanResult | None],
+    left: dict[str, float],
+    key_delta: float,
+    mech,
+    rows: float | None,
+) -> _KeyRounds:
+    """Two rounds of key release: a first small share (``KEY_FIRST``) of each categorical column's
+    budget ``left`` releases its large labels; the rest is pooled and goes to the columns by the
+    noisy share of their rows the first round left out (a binary column needs no second look, one of
+    many mid-sized labels does). A first round whose threshold is above the column's noisy row count
+    could release a label only by noise: it is not run, and its budget and delta go to the column's
+    second round. Decides from the scans' noisy totals (or the noisy row count ``rows``) and the
+    first round's released counts."""
+    first, skipped = {}, set()
+    for n in cat:
+        sigma1 = noise_sd(KEY_FIRST * left[n])
+        total, threshold = column_total(scans[n], rows), mech.key_threshold(sigma1, key_delta)
+        if total is not None and threshold > total:
+            first[n] = ({}, threshold, sigma1)
+            skipped.add(n)
+        else:
+            first[n] = key_release(df[n], n, KEY_FIRST * left[n], key_delta, mech, {})
+    weight = {n: unreleased_share(scans[n], first[n][0], rows) ** KEY_POWER for n in cat}
+    pool = (1 - KEY_FIRST) * sum(left[n] for n in cat) + KEY_FIRST * sum(left[n] for n in skipped)
+    return _KeyRounds(first, skipped, weight, pool)
 
 
 def discovery_budget(rows: float, columns: int, rho: float, rho_max: float) -> float:
