@@ -238,6 +238,6 @@ def read_frame(path: Any, read: ReadOptions) -> pd.DataFrame:
 
 
 def _local_file(data: Any) -> bool:
-    from ddssp.data.counting.common import _is_spark_frame, _is_uri
+    from ddssp.data.counting.common import is_spark_frame, is_uri
 
-    return not (_is_spark_frame(data) or _is_uri(data))
+    return not (is_spark_frame(data) or is_uri(data))
