@@ -31,8 +31,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
@@ -168,7 +167,7 @@ class DDSSPEstimator(DPEstimator):
         self.intervals = intervals
 
     @tidy_warnings
-    def fit(self, source: Any, target: str | None = None, *, replicates: Any = None, **misplaced: Any):
+    def fit(self, source: Any, target: str | None = None, *, replicates: Any = None, **misplaced: Any) -> Self:
         """Fit from a release (or any marginal source); with ``ci``, also standard errors and intervals.
 
         Parameters
@@ -216,7 +215,7 @@ class DDSSPEstimator(DPEstimator):
 
     def _refuse_misplaced(self, given: dict[str, Any]) -> None:
         """One clear error for ``fit(..., ci=..., boot=...)``: those go to the constructor."""
-        moved = {"ci"} | {f.name for f in fields(IntervalOptions)}
+        moved = {"ci"} | {f.name for f in dataclasses.fields(IntervalOptions)}
         unknown = sorted(set(given) - moved)
         if unknown:
             raise TypeError(f"fit() got an unexpected keyword argument {unknown[0]!r}")
