@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 import ddssp
+from ddssp.estimators import IntervalOptions
 
 HERE = Path(__file__).resolve().parent
 
@@ -30,7 +31,8 @@ print(rel)
 
 # anyone with the release: synthetic rows, regressions (post-processing, no privacy cost)
 print(rel.sample(5, seed=1).to_string(index=False))
-clf = ddssp.DDSSPLogisticRegression().fit(rel, target="high_income", ci=0.95, boot=args.boot, seed=1)
+clf = ddssp.DDSSPLogisticRegression(ci=0.95, intervals=IntervalOptions(boot=args.boot, seed=1))
+clf.fit(rel, target="high_income")
 table = clf.coef_table()
 print(table[["coef", "unit", "level_share", "ci_low", "ci_high", "measured"]].round(4).head(8).to_string())
 print("P(high_income) for the first rows:", clf.predict_proba(df.head(3))[:, 1].round(3))

@@ -13,6 +13,7 @@ import pytest
 
 import ddssp
 from ddssp.data.encoding import ClipWarning
+from ddssp.estimators import IntervalOptions
 from ddssp.progress import PhaseProgress
 
 
@@ -132,7 +133,7 @@ def test_fit_with_ci_in_one_call_and_unmeasured_pairs_flagged():
         discovery=ddssp.DiscoveryOptions(categorical=["y"]),
         aim=ddssp.AimOptions(rounds=16),
     )
-    clf = ddssp.DDSSPLogisticRegression().fit(rel, target="y", ci=0.9, boot=5, seed=1)
+    clf = ddssp.DDSSPLogisticRegression(ci=0.9, intervals=IntervalOptions(boot=5, seed=1)).fit(rel, target="y")
     tab = clf.coef_table()
     assert {"coef", "unit", "coef_scaled", "measured", "stderr", "ci_low", "ci_high"} <= set(tab.columns)
     measured = {frozenset(m.clique) for m in rel.measurements}
@@ -141,8 +142,13 @@ def test_fit_with_ci_in_one_call_and_unmeasured_pairs_flagged():
         assert row["measured"] == any({col, "y"} <= m for m in measured)
         if row["measured"]:
             assert row["ci_low"] <= row["coef"] <= row["ci_high"]
+    # interval options belong to the constructor: fit(..., ci=, boot=) says how to give them
+    with pytest.raises(
+        ddssp.DDSSPError, match=r"DDSSPLogisticRegression\(ci=0.9, intervals=IntervalOptions\(boot=5\)\)"
+    ):
+        ddssp.DDSSPLogisticRegression().fit(rel, target="y", ci=0.9, boot=5)
     with pytest.raises(ddssp.DDSSPError, match="ci=0.95"):
-        ddssp.DDSSPLogisticRegression().fit(rel, target="y", boot=5)
+        ddssp.DDSSPLogisticRegression(intervals=IntervalOptions(boot=5)).fit(rel, target="y")
 
 
 def test_warnings_once_shows_every_kind_of_warning(capsys):

@@ -3,7 +3,7 @@
 A known discrete population (a small Bayesian network over integer codes, written out as its full
 joint probability table), many samples of ``rows`` rows from it, one AIM release per (eps, trial),
 and DD-SSP linear and logistic fits with confidence intervals from each release
-(:meth:`ddssp.estimators.ddssp.DDSSPLinearRegression.fit_release`).
+(:class:`ddssp.estimators.ddssp.DDSSPLinearRegression` with ``ci=0.95``).
 
 The "true" value an interval should cover is the DD-SSP target on the population: the coefficients
 DD-SSP computes from the *exact population marginals* (infinite data, no noise) with the same
@@ -228,6 +228,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     """
     from ddssp.dp import make_rng
     from ddssp.estimators.bootstrap import bootstrap_models
+    from ddssp.estimators.ddssp_intervals import IntervalOptions
     from ddssp.estimators.mechanism_bootstrap import bootstrap_interval, mechanism_replicates
     from ddssp.estimators.suffstats import ExactMarginals
     from ddssp.pipeline import AimOptions, ReadOptions, release
@@ -309,16 +310,8 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
             t1 = time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est.fit_release(
-                    rel,
-                    target,
-                    ci=0.95,
-                    boot=boot,
-                    seed=brng,
-                    boot_iters=boot_iters,
-                    sampling_rows=sampling_rows,
-                    replicates=reps,
-                )
+                options = IntervalOptions(boot=boot, seed=brng, boot_iters=boot_iters, sampling_rows=sampling_rows)
+                est.set_params(ci=0.95, intervals=options).fit(rel, target, replicates=reps)
             secs = time.process_time() - t1 + t_fixed / 2
             tab = est.conf_int()
             est_v = tab["estimate"].to_numpy()
@@ -356,12 +349,13 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
             t1 = time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est.fit_release(rel, target, ci=0.95, bootstrap="mechanism", replicates=mreps)
+                est.set_params(intervals=IntervalOptions(bootstrap="mechanism")).fit(rel, target, replicates=mreps)
             secs = time.process_time() - t1 + t_mech / 2
             full = est.boot_coefs_
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est.fit_release(rel, target, ci=0.95, bootstrap="mechanism", replicates=mreps, dp_noise=False)
+                mech_sampling = IntervalOptions(bootstrap="mechanism", dp_noise=False)
+                est.set_params(intervals=mech_sampling).fit(rel, target, replicates=mreps)
             samp = est.boot_coefs_
             for part, rep in (("mech", full), ("mech-sampling-only", samp)):
                 for how in intervals:

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.errors import WorkloadError
-from ddssp.estimators.multitask import DPALS, MultiTaskNoisyGD, MultiTaskSSP
+from ddssp.estimators.multitask import DPALS, ALSOptions, GradientSteps, MultiTaskNoisyGD, MultiTaskSSP, TaskWeighting
 from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve
 from ddssp.estimators.multitask.regression import weighted_ridge
 from ddssp.estimators.multitask.synthetic import synthetic_multitask, synthetic_ratings
@@ -165,9 +165,8 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
     tpu = float(spec.get("tasks_per_user", 20))
     noise = float(spec.get("label_noise", 1e-3))
     test_fraction = float(spec.get("test_fraction", 0.2))
-    common = dict(
-        clip_x=float(spec.get("clip_x", 1.0)),
-        clip_star=float(spec.get("clip_star", 1.0)),
+    common = dict(clip_x=float(spec.get("clip_x", 1.0)), clip_star=float(spec.get("clip_star", 1.0)))
+    weighting = dict(
         beta_bar=float(spec.get("beta_bar", 1.0)),
         count_share=float(spec.get("count_share", 0.15)),
         count_clip=float(spec.get("count_clip", 32)),
@@ -179,7 +178,7 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
         raise WorkloadError(f"per_user must be 'clip', 'normalize' or a list of them, got {spec.get('per_user')!r}")
     public_counts = bool(spec.get("public_counts", False))
     ssp_ridge = spec.get("ridge")
-    gd_kw = dict(
+    descent = GradientSteps(
         steps=int(spec.get("gd_steps", 20)), lr=float(spec.get("gd_lr", 0.5)), radius=float(spec.get("gd_radius", 1.0))
     )
     tail_q = float(spec.get("tail_quantile", 0.25))
@@ -239,11 +238,15 @@ def _run_regression(spec: dict, ctx) -> pd.DataFrame:
                     for mu in mus:
                         for method, pu in ((m_, u_) for m_ in methods for u_ in per_user_modes):
                             # no seed: all the estimators' randomness is DP noise, drawn by the secure source
-                            kw = dict(common, mu=mu, per_user=pu, public_counts=counts if public_counts else None)
+                            kw = dict(
+                                common,
+                                weighting=TaskWeighting(mu=mu, per_user=pu, **weighting),
+                                public_counts=counts if public_counts else None,
+                            )
                             if method == "ssp":
                                 est = MultiTaskSSP(eps, delta, ridge=ssp_ridge, **kw)
                             else:
-                                est = MultiTaskNoisyGD(eps, delta, **gd_kw, **kw)
+                                est = MultiTaskNoisyGD(eps, delta, descent=descent, **kw)
                             t0 = time.perf_counter()
                             est.fit(train)
                             pred = np.einsum("ed,ed->e", test.X, est.coef_[test.task_idx])
@@ -274,12 +277,9 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
     k = int(spec.get("k", 10))
     n_buckets = int(spec.get("buckets", 5))
     test_fraction = float(spec.get("test_fraction", 0.2))
-    common = dict(
-        rank=rank,
-        rounds=rounds,
-        clip_x=float(spec.get("clip_x", 1.0)),
-        clip_star=float(spec.get("clip_star", 1.0)),
-        user_ridge=float(spec.get("user_ridge", 0.1)),
+    common = dict(clip_x=float(spec.get("clip_x", 1.0)), clip_star=float(spec.get("clip_star", 1.0)))
+    user_ridge = float(spec.get("user_ridge", 0.1))
+    weighting = dict(
         count_share=float(spec.get("count_share", 0.15)),
         count_clip=float(spec.get("count_clip", 32)),
         per_user=str(spec.get("per_user", "normalize")),
@@ -288,9 +288,11 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
     settings: list[tuple[str, float, dict]] = []
     for method in methods:
         if method == "adadpals":
-            settings += [(method, mu, dict(allocation="adaptive", mu=mu)) for mu in mus]
+            als = ALSOptions(rank=rank, rounds=rounds, allocation="adaptive", user_ridge=user_ridge)
+            settings += [(method, mu, dict(als=als, weighting=TaskWeighting(mu=mu, **weighting))) for mu in mus]
         else:
-            settings.append((method, math.nan, dict(allocation=method.split("-")[1], k=k)))
+            als = ALSOptions(rank=rank, rounds=rounds, allocation=method.split("-")[1], k=k, user_ridge=user_ridge)
+            settings.append((method, math.nan, dict(als=als, weighting=TaskWeighting(mu=0.25, **weighting))))
 
     rows: list[dict[str, Any]] = []
     total = trials * (1 + len(eps_grid) * len(settings))
@@ -317,7 +319,7 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
                 )
 
             def record(method, eps, mu, U, secs):
-                V = user_solve(train, U, common["user_ridge"])
+                V = user_solve(train, U, user_ridge)
                 pred = als_predict(U, V, test.task_idx, test.user_idx)
                 base = dict(method=method, epsilon=eps, mu=mu, trial=trial, metric="rmse", seconds=secs)
                 cell_rows.append(dict(base, bucket="all", value=_rmse(pred, test.y)))
@@ -326,9 +328,8 @@ def _run_als(spec: dict, ctx) -> pd.DataFrame:
                     cell_rows.append(dict(base, bucket=str(b), value=_rmse(pred[sel], test.y[sel])))
 
             t0 = time.perf_counter()
-            U, _, _ = dp_als(
-                train, None, delta, rank, rounds, _rng(ctx.seed, 4, trial), user_ridge=common["user_ridge"]
-            )
+            nonprivate = ALSOptions(rank=rank, rounds=rounds, user_ridge=user_ridge)
+            U, _, _ = dp_als(train, None, delta, _rng(ctx.seed, 4, trial), als=nonprivate)
             record("als-nonprivate", math.nan, math.nan, U, time.perf_counter() - t0)
             bar.update(1)
             for ei, eps in enumerate(eps_grid):

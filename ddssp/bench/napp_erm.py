@@ -67,6 +67,7 @@ from ddssp.bench import BenchContext
 from ddssp.errors import WorkloadError
 from ddssp.estimators.napp_erm import NAPPERM, NAPPApproximationWarning
 from ddssp.estimators.napp_math import declared_constants, penalized_fit
+from ddssp.estimators.napp_options import Augmentation, Budget, DeclaredBounds, Penalty, Selection
 
 P = 16
 METHODS: dict[str, dict[str, Any]] = {
@@ -286,34 +287,28 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 if name == "lasso":
                     theta, sel, secs = ref, np.abs(ref) > 1e-8, t_ref
                 else:
-                    kw = dict(
-                        loss=loss,
-                        penalty="lasso",
-                        Lambda=Lam,
-                        eps=float(eps),
-                        delta=delta,
-                        r=r,
-                        n_e=n_e,
-                        zeta1=d["zeta1"],
-                        y_bound=d["y_bound"],
-                        theta_bound=d["theta_bound"],
-                        moor=cfg["moor"],
-                        selection=cfg["selection"],
-                        budget=cfg.get("budget", "none"),
-                        recycle_noise=cfg.get("recycle_noise", "rescale"),
-                        selection_rule=rule,
-                        sign_window=K,
-                        tol=tol,
-                        max_iter=max_iter,
-                        seed=[base_seed, di, li, trial, mi, int(eps * 1e6)],
-                    )
-                    if cfg.get("nonprivate"):
-                        kw.update(eps=EPS_NONPRIVATE, Lambda0=zeta3 / (2 * (1 - r) * float(eps)))
+                    nonprivate = cfg.get("nonprivate")
+                    floor = zeta3 / (2 * (1 - r) * float(eps)) if nonprivate else None
                     # the seed reaches only the augmented rows; b is drawn by the secure source
-                    kw["seed"] = int(np.random.SeedSequence(kw["seed"]).generate_state(1)[0])
+                    seed = int(
+                        np.random.SeedSequence([base_seed, di, li, trial, mi, int(eps * 1e6)]).generate_state(1)[0]
+                    )
+                    est = NAPPERM(
+                        loss=loss,
+                        penalty=Penalty("lasso", Lambda=Lam),
+                        eps=EPS_NONPRIVATE if nonprivate else float(eps),
+                        delta=delta,
+                        bounds=DeclaredBounds(zeta1=d["zeta1"], y_bound=d["y_bound"], theta_bound=d["theta_bound"]),
+                        augmentation=Augmentation(n_e=n_e, Lambda0=floor, moor=cfg["moor"], max_iter=max_iter, tol=tol),
+                        selection=Selection(cfg["selection"], rule=rule, sign_window=K),
+                        budget=Budget(
+                            r=r, retrieval=cfg.get("budget", "none"), recycle_noise=cfg.get("recycle_noise", "rescale")
+                        ),
+                        seed=seed,
+                    )
                     with warnings.catch_warnings():  # recorded as the dp_term_shift metric
                         warnings.simplefilter("ignore", NAPPApproximationWarning)
-                        m = NAPPERM(**kw).fit(X, y)
+                        m = est.fit(X, y)
                     theta, sel = m.coef_, m.selected_
                     n_iter = m.n_iter_
                     secs = time.perf_counter() - t0

@@ -1,3 +1,5 @@
+import contextlib
+
 from ddssp.commands import comma_list, intervals_group, model_group, output_group, stamped_output, warn_stamp
 
 HELP = "fit a DD-SSP linear or logistic regression from a release file (post-processing, no privacy cost)"
@@ -148,8 +150,82 @@ def _overrides(categorical: list[str], numeric: list[str]) -> dict[str, str]:
     return out
 
 
-def fit_release(source, args):
-    """The fitted DD-SSP estimator for parsed arguments on a marginal source (separate for testing).
+#: the command-line flag of each estimator / interval parameter, for error messages
+_FLAGS = {
+    "ridge": "--ridge",
+    "R": "--R",
+    "ci": "--ci",
+    "boot": "--boot",
+    "seed": "--seed",
+    "boot_iters": "--boot-iters",
+    "bootstrap": "--boot-method",
+    "interval": "--interval",
+    "unmeasured": "--unmeasured",
+    "features": "--features",
+}
+
+
+def build_estimator(args):
+    """The (unfitted) DD-SSP estimator the parsed arguments describe.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of ``fit`` (or ``predict``, which has no interval options).
+
+    Returns
+    -------
+    DDSSPLinearRegression or DDSSPLogisticRegression
+
+    Raises
+    ------
+    DDSSPError
+        For invalid interval options (the error names the flag).
+    """
+    from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+    from ddssp.estimators.ddssp_intervals import IntervalOptions
+
+    common = dict(
+        ridge=args.ridge,
+        features=args.features,
+        encoding=_overrides(args.categorical, args.numeric),
+        missing_target="keep" if getattr(args, "keep_missing_target", False) else "drop",
+        ci=getattr(args, "ci", None),
+    )
+    if common["ci"] is not None:
+        given = {
+            "boot": args.boot,
+            "seed": args.seed,
+            "dp_noise": not getattr(args, "no_dp_noise", False),
+            "boot_iters": args.boot_iters,
+            "bootstrap": getattr(args, "boot_method", None),
+            "interval": getattr(args, "interval", None),
+            "unmeasured": getattr(args, "unmeasured", None),
+        }
+        with _flag_errors():
+            common["intervals"] = IntervalOptions(**{k: v for k, v in given.items() if v is not None})
+    if args.model == "linear":
+        return DDSSPLinearRegression(**common)
+    return DDSSPLogisticRegression(R=args.R, **common)
+
+
+@contextlib.contextmanager
+def _flag_errors():
+    """A parameter error re-worded with the command-line flag it came from."""
+    from ddssp.errors import DDSSPError
+    from ddssp.estimators.params import InvalidParameterError
+
+    try:
+        yield
+    except InvalidParameterError as err:
+        message = str(err)
+        if err.parameter not in _FLAGS or not message.startswith(err.parameter):
+            raise
+        raise DDSSPError(_FLAGS[err.parameter] + message[len(err.parameter) :]) from None
+
+
+def fit_estimator(source, args):
+    """The DD-SSP estimator for parsed arguments, fitted on a marginal source (separate for testing).
 
     Parameters
     ----------
@@ -165,45 +241,10 @@ def fit_release(source, args):
     Raises
     ------
     DDSSPError
-        For invalid option values.
+        For invalid option values (naming the flag), or a source the fit cannot use.
     """
-    from ddssp.errors import DDSSPError
-    from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
-
-    if args.ridge < 0 or args.ridge != args.ridge:
-        raise DDSSPError(f"--ridge must be >= 0, got {args.ridge}")
-    overrides = _overrides(args.categorical, args.numeric)
-    missing = "keep" if getattr(args, "keep_missing_target", False) else "drop"
-    if args.model == "linear":
-        est = DDSSPLinearRegression(
-            ridge=args.ridge, features=args.features, encoding=overrides, missing_target=missing
-        )
-    else:
-        est = DDSSPLogisticRegression(
-            R=args.R, ridge=args.ridge, features=args.features, encoding=overrides, missing_target=missing
-        )
-    ci = getattr(args, "ci", None)
-    if ci is None:
-        return est.fit(source, target=args.target)
-    if not 0.0 < ci < 1.0:
-        raise DDSSPError(f"--ci must be a confidence level in (0, 1), e.g. 0.95; got {ci}")
-    dp = not getattr(args, "no_dp_noise", False)
-    if dp and args.boot < 2:
-        raise DDSSPError(f"--boot must be at least 2 (bootstrap replicates), got {args.boot}")
-    if args.boot_iters is not None and args.boot_iters < 1:
-        raise DDSSPError(f"--boot-iters must be at least 1, got {args.boot_iters}")
-    if args.seed is not None and args.seed < 0:
-        raise DDSSPError(f"--seed must be a non-negative integer, got {args.seed}")
-    kw = {}
-    if getattr(args, "boot_method", None) is not None:
-        kw["bootstrap"] = args.boot_method
-    if getattr(args, "interval", None) is not None:
-        kw["interval"] = args.interval
-    if getattr(args, "unmeasured", None) is not None:
-        kw["unmeasured"] = args.unmeasured
-    return est.fit_release(
-        source, target=args.target, ci=ci, boot=args.boot, seed=args.seed, dp_noise=dp, boot_iters=args.boot_iters, **kw
-    )
+    with _flag_errors():
+        return build_estimator(args).fit(source, target=args.target)
 
 
 def _finite_or_none(v) -> float | None:
@@ -355,7 +396,7 @@ def run(args) -> int:
     warn_stamp(source, args.release)
     if out_path is not None:
         out_path = stamped_output(source, out_path, args.allow_insecure, force=args.force, inputs=[args.release])
-    est = fit_release(source, args)
+    est = fit_estimator(source, args)
     res = result_dict(est, args.model)
     res["schema_status"] = getattr(source, "schema_status", "declared")
     res["stamp"] = getattr(source, "stamp", None)

@@ -56,7 +56,7 @@ def run(args) -> int:
     """
     import numpy as np
 
-    from ddssp.commands.fit import fit_release
+    from ddssp.commands.fit import fit_estimator
     from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.data.tables import read_table
     from ddssp.errors import DDSSPError
@@ -70,7 +70,7 @@ def run(args) -> int:
     delim = reading["delimiter"]
     df = read_table(args.data, delimiter="\t" if delim == "\\t" else delim, na_values=na, encoding=reading["encoding"])
     args.ci = None
-    est = fit_release(rel, args)
+    est = fit_estimator(rel, args)
     feats = list(est.encoding_.features)
     absent = [c for c in feats if c not in set(map(str, df.columns))]
     if absent:

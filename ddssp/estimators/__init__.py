@@ -2,7 +2,8 @@
 
 Every estimator is importable from here (loaded on first use):
 
-- from a release (post-processing): ``DDSSPLinearRegression``, ``DDSSPLogisticRegression``;
+- from a release (post-processing): ``DDSSPLinearRegression``, ``DDSSPLogisticRegression`` (their
+  shared base ``DDSSPEstimator``; interval settings ``IntervalOptions``);
 - from rows: ``AdaSSP``, ``ObjectivePerturbation``, ``PDPOutputPerturbation`` with its baselines
   ``NonPersonalizedOutputPerturbation`` and ``JorgensenSampleMechanism``, ``NAPPERM``;
 - multi-task (user-level DP): ``MultiTaskSSP``, ``MultiTaskNoisyGD``, ``DPALS``;
@@ -17,6 +18,8 @@ from ddssp.estimators.base import DPClassifier, DPEstimator, DPRegressor
 _LAZY = {
     "DDSSPLinearRegression": "ddssp.estimators.ddssp",
     "DDSSPLogisticRegression": "ddssp.estimators.ddssp",
+    "DDSSPEstimator": "ddssp.estimators.ddssp",
+    "IntervalOptions": "ddssp.estimators.ddssp_intervals",
     "AdaSSP": "ddssp.estimators.adassp",
     "ObjectivePerturbation": "ddssp.estimators.objpert",
     "PDPOutputPerturbation": "ddssp.estimators.pdp_op",

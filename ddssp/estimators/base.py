@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,7 @@ from scipy import special
 
 from ddssp.dp import PrivacyRecord
 from ddssp.errors import DDSSPError
+from ddssp.estimators.params import Constraint, validate
 
 
 def as_matrix(X: Any) -> tuple[np.ndarray, list[str] | None]:
@@ -156,8 +157,18 @@ class DPEstimator:
     feature_names_in_: list[str] | None
     privacy_: PrivacyRecord
 
-    def get_params(self) -> dict[str, Any]:
+    #: ``{parameter: Constraint}``: the values each constructor parameter accepts, checked by
+    #: :meth:`_validate_params` at the start of ``fit`` (see :mod:`ddssp.estimators.params`)
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {}
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters and their current values.
+
+        Parameters
+        ----------
+        deep : bool
+            Accepted for scikit-learn's ``clone``; parameters are never estimators here, so it
+            changes nothing.
 
         Returns
         -------
@@ -165,6 +176,10 @@ class DPEstimator:
         """
         sig = inspect.signature(type(self).__init__)
         return {k: getattr(self, k) for k in sig.parameters if k != "self" and hasattr(self, k)}
+
+    def _validate_params(self) -> None:
+        """Check the parameters against ``_parameter_constraints`` (one error naming the first bad one)."""
+        validate(self.get_params(), self._parameter_constraints)
 
     def set_params(self, **params: Any) -> DPEstimator:
         """Set constructor parameters.

@@ -13,7 +13,12 @@ reference), builds Z^T Z (:func:`ddssp.estimators.suffstats.sufficient_statistic
   (FIX: the authors' code used the Chebyshev-series coefficients as if they were
   power coefficients, which shrinks theta by 1/3.)
 
-Intervals (``fit(..., ci=)``, :meth:`fit_release`) live in :mod:`ddssp.estimators.ddssp_intervals`.
+Both estimators share :class:`DDSSPEstimator`: scikit-learn conventions (every option a constructor
+parameter, checked against one ``_parameter_constraints`` table at the start of ``fit``), one
+``fit``, and a hook (:meth:`DDSSPEstimator._chebyshev_step`) where the logistic model computes its
+Chebyshev approximation. With ``ci=level`` the fit also computes standard errors and intervals by
+:func:`ddssp.estimators.ddssp_intervals.fit_intervals`, configured by an
+:class:`~ddssp.estimators.ddssp_intervals.IntervalOptions` (``intervals=``).
 The fit is post-processing of the release: it spends no privacy budget.
 
 A noisy X^T X can be indefinite. It is then projected onto the PSD cone (``psd="clip"``: negative
@@ -26,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import pandas as pd
@@ -34,13 +39,22 @@ import pandas as pd
 from ddssp._warnings import tidy_warnings
 from ddssp.dp import Ledger, PrivacyRecord
 from ddssp.errors import DDSSPError
-from ddssp.estimators.base import DPClassifier, DPRegressor, as_matrix
-from ddssp.estimators.ddssp_intervals import BootstrapConvergenceWarning, IntervalsMixin  # noqa: F401 (public here)
+from ddssp.estimators.base import DPClassifier, DPEstimator, DPRegressor, as_matrix
+from ddssp.estimators.ddssp_intervals import (
+    INTERVAL_ATTRIBUTES,
+    LEVEL,
+    BootstrapConvergenceWarning,  # noqa: F401 (public here)
+    IntervalOptions,
+    fit_intervals,
+    interval_table,
+    measured_pairs,
+)
 from ddssp.estimators.ddssp_math import (
     chebyshev_coefficients,
     solve_normal_equations,
 )
-from ddssp.estimators.design import INTERCEPT, Encoding, _level_values
+from ddssp.estimators.design import INTERCEPT, Encoding, level_values
+from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of
 from ddssp.estimators.suffstats import SuffStats, check_source, observed_target, sufficient_statistics
 
 
@@ -75,14 +89,174 @@ def source_privacy(source: Any) -> PrivacyRecord:
     return PrivacyRecord(mechanism, eps=stated["eps"], delta=stated["delta"], rho=stated["rho"], details=details)
 
 
-class _DDSSPMixin(IntervalsMixin):
-    """Shared fit/predict plumbing: encoding from the source's schema, Z^T Z, named coefficients."""
+class DDSSPEstimator(DPEstimator):
+    """What DD-SSP linear and logistic regression share: parameters, their constraints, ``fit``,
+    the encoding from the source's schema, Z^T Z, named coefficients, intervals and predictions.
 
-    kind = "linear"
-    features: Sequence[str] | None
-    encoding: Any
-    ridge: float
-    psd: str
+    ``fit(source, target=...)`` builds X^T X and X^T y from the source's marginals, solves the
+    normal equations (times the factor :meth:`_chebyshev_step` returns: 1 for linear regression,
+    -b1 / (2 b2) for the logistic model), and with ``ci`` adds standard errors and intervals
+    (:func:`~ddssp.estimators.ddssp_intervals.fit_intervals`).
+
+    Parameters
+    ----------
+    ridge : float
+        L2 penalty on the non-intercept coefficients (>= 0).
+    features : sequence of str or None
+        Feature columns (None: every column but the target).
+    encoding : Encoding, mapping or None
+        A ready :class:`Encoding`, or ``{column: "onehot" | "numeric"}`` overrides.
+    psd : {"clip", "ridge"}
+        How an indefinite noisy X^T X is repaired: "clip" (project onto the PSD cone) or "ridge".
+    missing_target : {"drop", "keep"}
+        Rows whose target is missing (its missing level) are left out of the fit ("drop", default:
+        X^T X and X^T y from the model's marginals of the rows with an observed target), or kept
+        with the target coded as the centre of its range ("keep", with a warning).
+    ci : float or None
+        Confidence level in (0, 1), e.g. 0.95: ``fit`` also computes standard errors and intervals
+        (``conf_int()``, and ``stderr``, ``ci_low``, ``ci_high`` columns in ``coef_table()``).
+        None (default): the point fit only.
+    intervals : IntervalOptions or None
+        How the intervals are computed (bootstrap replicates, seed, ...; see
+        :class:`~ddssp.estimators.ddssp_intervals.IntervalOptions`); None: its defaults. Only
+        with ``ci``.
+    """
+
+    kind: ClassVar[str] = "linear"
+
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "ridge": number(0.0, None, says=">= 0 (a finite number)"),
+        "features": Constraint(
+            lambda v: (
+                v is None
+                or (
+                    not isinstance(v, (str, bytes, Mapping))
+                    and hasattr(v, "__iter__")
+                    and hasattr(v, "__len__")
+                    and all(isinstance(c, str) for c in v)
+                )
+            ),
+            "a list of column names or None",
+        ),
+        "encoding": instance_of(
+            Encoding, Mapping, none=True, says="an Encoding, a {column: 'onehot'|'numeric'} dict, or None"
+        ),
+        "psd": one_of("clip", "ridge"),
+        "missing_target": one_of("drop", "keep"),
+        "ci": Constraint(lambda v: v is None or LEVEL.accepts(v), LEVEL.says),
+        "intervals": instance_of(IntervalOptions, none=True, says="an IntervalOptions or None"),
+    }
+
+    def __init__(
+        self,
+        ridge: float = 0.0,
+        features: Sequence[str] | None = None,
+        encoding: Any = None,
+        psd: str = "clip",
+        missing_target: str = "drop",
+        *,
+        ci: float | None = None,
+        intervals: IntervalOptions | None = None,
+    ):
+        self.ridge = ridge
+        self.features = features
+        self.encoding = encoding
+        self.psd = psd
+        self.missing_target = missing_target
+        self.ci = ci
+        self.intervals = intervals
+
+    @tidy_warnings
+    def fit(self, source: Any, target: str | None = None, *, replicates: Any = None, **misplaced: Any) -> Self:
+        """Fit from a release (or any marginal source); with ``ci``, also standard errors and intervals.
+
+        Parameters
+        ----------
+        source : Release or marginal source
+            The release (post-processing: no privacy cost), or e.g. ``ExactMarginals``. Intervals
+            other than ``IntervalOptions(dp_noise=False)`` need a release.
+        target : str, optional
+            The target column (default: the release's ``target``).
+        replicates : list of GraphicalModel or MechanismReplicates or None
+            Only with ``ci``: bootstrap replicates already made from this release, to share them
+            between several fits (see :func:`~ddssp.estimators.ddssp_intervals.fit_intervals`).
+        **misplaced
+            Not accepted: ``ci`` and the interval options are constructor parameters (the error
+            says how to give them).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DDSSPError
+            For a parameter outside its constraint (:class:`~ddssp.estimators.params.InvalidParameterError`,
+            naming it), a source that is not a marginal source, or a target or features it lacks.
+        """
+        if misplaced:
+            self._refuse_misplaced(misplaced)
+        self._validate_params()
+        if self.ci is None and (self.intervals is not None or replicates is not None):
+            what = "intervals" if self.intervals is not None else "replicates"
+            raise InvalidParameterError(
+                what, f"{what} apply to standard errors and intervals only: give ci=0.95 (or another level) too"
+            )
+        for name in INTERVAL_ATTRIBUTES:  # a refit without ci keeps no intervals of an earlier fit
+            self.__dict__.pop(name, None)
+        scale = self._chebyshev_step()
+        enc, stats = self._fit_stats(source, target)
+        theta = scale * self._solve(stats, enc)
+        self._finish(theta, enc, stats, source)
+        self._set_classes(enc, source)
+        if self.ci is not None:
+            fit_intervals(self, source, float(self.ci), self.intervals or IntervalOptions(), replicates)
+        return self
+
+    def _refuse_misplaced(self, given: dict[str, Any]) -> None:
+        """One clear error for ``fit(..., ci=..., boot=...)``: those go to the constructor."""
+        moved = {"ci"} | {f.name for f in dataclasses.fields(IntervalOptions)}
+        unknown = sorted(set(given) - moved)
+        if unknown:
+            raise TypeError(f"fit() got an unexpected keyword argument {unknown[0]!r}")
+        opts = ", ".join(f"{k}={v!r}" for k, v in given.items() if k != "ci")
+        ci = given.get("ci", self.ci if self.ci is not None else 0.95)
+        example = f"{type(self).__name__}(ci={ci!r}" + (f", intervals=IntervalOptions({opts}))" if opts else ")")
+        raise DDSSPError(
+            f"fit() takes the data only; the confidence level and interval options are constructor "
+            f"parameters: {example}.fit(source, target=...)"
+        )
+
+    def _chebyshev_step(self) -> float:
+        """The factor theta = factor * (the least-squares solution): 1 for linear regression.
+
+        The logistic model overrides this hook with its Chebyshev approximation."""
+        return 1.0
+
+    def _set_classes(self, enc: Encoding, source: Any) -> None:
+        """Classifiers record their classes after the fit; a regression has none."""
+
+    def conf_int(self, level: float | None = None) -> pd.DataFrame:
+        """Coefficient table with standard errors and confidence intervals (after a fit with ``ci``).
+
+        Parameters
+        ----------
+        level : float or None
+            Confidence level, in (0, 1) (default: ``ci``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
+            stderr_sampling, ci_low, ci_high, pair_measured (with ``unmeasured="infinite"`` the
+            interval of an unmeasured pair is (-inf, inf)).
+
+        Raises
+        ------
+        DDSSPError
+            Before a fit with ``ci``, or for a level outside (0, 1).
+        """
+        return interval_table(self, level)
 
     def _make_encoding(self, source: Any, target: str | None) -> Encoding:
         enc = self.encoding
@@ -98,16 +272,12 @@ class _DDSSPMixin(IntervalsMixin):
             target = getattr(source, "target", None)
             if target is None:
                 raise DDSSPError("fit needs the target column: fit(source, target='...')")
-        if enc is not None and not isinstance(enc, Mapping):
-            raise DDSSPError("encoding must be an Encoding, a {column: 'onehot'|'numeric'} dict, or None")
         return Encoding(source.schema, self.features, target, kind=self.kind, overrides=enc)
 
     def _fit_stats(self, source: Any, target: str | None) -> tuple[Encoding, SuffStats]:
         check_source(source)
         enc = self._make_encoding(source, target)
-        how = getattr(self, "missing_target", "drop")
-        if how not in ("drop", "keep"):
-            raise DDSSPError(f"missing_target must be 'drop' or 'keep', got {how!r}")
+        how = self.missing_target
         observed = observed_target(source, enc)
         if observed is not source:
             share = 1.0 - observed.total / float(source.total) if float(source.total) > 0 else 0.0
@@ -165,7 +335,7 @@ class _DDSSPMixin(IntervalsMixin):
         for att in enc.attributes:
             if att.how == "numeric" and att.width:
                 col = self.schema_.column(att.column)
-                vals = _level_values(col)
+                vals = level_values(col)
                 finite = vals[np.isfinite(vals)]
                 lo, hi = float(finite.min()), float(finite.max())
                 slope = 2.0 / (hi - lo) if hi > lo else 0.0
@@ -182,7 +352,7 @@ class _DDSSPMixin(IntervalsMixin):
                     unit.append(f"vs {att.column}={first}")
         c, d = 1.0, 0.0
         if enc.kind == "linear":
-            vals = _level_values(self.schema_.column(enc.target))
+            vals = level_values(self.schema_.column(enc.target))
             lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
             c, d = (hi - lo) / 2.0, (hi + lo) / 2.0
         return np.array(a, dtype=float), np.array(b, dtype=float), c, d, unit
@@ -196,7 +366,7 @@ class _DDSSPMixin(IntervalsMixin):
         """Coefficients in the data's units: per unit of a numeric feature, per level of a categorical
         one (vs its first level); for a linear model in the target's units, for a logistic one in
         log-odds of the second class."""
-        self._check_fitted()  # type: ignore[attr-defined]
+        self._check_fitted()
         a, _, c, _, _ = self._units()
         return c * a * self.coef_
 
@@ -205,7 +375,7 @@ class _DDSSPMixin(IntervalsMixin):
         """The intercept in the data's units (the prediction when every numeric feature is 0, a date
         feature at 1970-01-01 (day 0), a clock time at midnight, and every categorical one at its first
         level)."""
-        self._check_fitted()  # type: ignore[attr-defined]
+        self._check_fitted()
         _, b, c, d, _ = self._units()
         return float(c * (self.intercept_ + float(b @ self.coef_)) + d)
 
@@ -218,10 +388,14 @@ class _DDSSPMixin(IntervalsMixin):
         exactly 0), ``level_share`` (one-hot terms: the source's share of the fitted rows at that
         level, from the diagonal of X^T X; NaN for the intercept and numeric terms: a level that
         holds almost no rows, such as an ``'<other>'`` with nothing in it, gets a coefficient that
-        rests on noise); after ``fit(..., ci=level)`` also ``stderr``, ``ci_low`` and ``ci_high``
+        rests on noise); after a fit with ``ci=level`` also ``stderr``, ``ci_low`` and ``ci_high``
         in data units (for the intercept only when no numeric feature shifts it: else NaN).
+
+        Returns
+        -------
+        pandas.DataFrame
         """
-        self._check_fitted()  # type: ignore[attr-defined]
+        self._check_fitted()
         a, b, c, _, unit = self._units()
         names = [INTERCEPT] + list(self.feature_names_in_)
         out = pd.DataFrame(
@@ -256,23 +430,40 @@ class _DDSSPMixin(IntervalsMixin):
         )
 
     def pair_measured(self) -> np.ndarray:
-        """Per coefficient (intercept first): is its (feature, target) pair inside a released
-        measurement? Always True for a source without measurements (exact marginals)."""
-        self._check_fitted()  # type: ignore[attr-defined]
-        return self._pair_measured(self._source_measurements)
+        """Per coefficient (intercept first): is its (feature, target) pair inside a released measurement?
+
+        Always True for a source without measurements (exact marginals).
+
+        Returns
+        -------
+        numpy.ndarray
+            Booleans, the intercept first.
+        """
+        self._check_fitted()
+        return measured_pairs(self.encoding_, self._source_measurements)
 
     def score(self, X: Any, y: Any, codes: bool = False) -> float:
         """R^2 (linear, in the target's units) or accuracy (logistic) on a table ``X`` and its target ``y``.
 
-        ``y`` holds the target's own values (labels for a logistic model); with ``codes=True``, ``X``
-        and ``y`` hold the schema's integer codes.
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like
+            The rows, as for :meth:`predict`.
+        y : array-like
+            The target's own values (labels for a logistic model).
+        codes : bool
+            ``X`` and ``y`` hold the schema's integer codes.
+
+        Returns
+        -------
+        float
         """
-        self._check_fitted()  # type: ignore[attr-defined]
+        self._check_fitted()
         pred = self.predict(X, codes=codes)
         if self.kind == "linear":
             truth = np.asarray(y, dtype=float)
             if codes:
-                truth = _level_values(self.schema_.column(self.target_))[truth.astype(int)]
+                truth = level_values(self.schema_.column(self.target_))[truth.astype(int)]
             ok = np.isfinite(truth)
             resid = float(np.sum((truth[ok] - pred[ok]) ** 2))
             total = float(np.sum((truth[ok] - truth[ok].mean()) ** 2))
@@ -331,27 +522,7 @@ class _DDSSPMixin(IntervalsMixin):
         return schema.encode(full[list(schema.names)])[columns]
 
 
-class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
-    """DD-SSP linear regression from a marginal source.
-
-    ``fit(source, target=...)``; the target is encoded in [-1, 1] (its level values rescaled) for the
-    solve; ``predict`` returns the target's own units, ``decision_function`` the encoded scale.
-
-    Parameters
-    ----------
-    ridge : float
-        L2 penalty on the non-intercept coefficients.
-    features : sequence of str or None
-        Feature columns (None: every column but the target).
-    encoding : Encoding, mapping or None
-        A ready :class:`Encoding`, or ``{column: "onehot" | "numeric"}`` overrides.
-    psd : str
-        How an indefinite noisy X^T X is repaired: "clip" (project onto the PSD cone) or "ridge".
-    missing_target : {"drop", "keep"}
-        Rows whose target is missing (its missing level) are left out of the fit ("drop", default:
-        X^T X and X^T y from the model's marginals of the rows with an observed target), or kept
-        with the target coded as the centre of its range ("keep", with a warning).
-
+_FITTED_ATTRIBUTES = """
     Attributes
     ----------
     coef_ : ndarray
@@ -372,54 +543,27 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
         Post-processing: what the source cost. For a release, its ledger (rho, entries), its stated
         eps and delta and its noise stamp; for other sources the eps / delta / rho they state, or
         None. ``details["post_processing"]`` is True.
+    stderr_, intercept_stderr_, stderr_dp_, stderr_sampling_, ci_, ci_table_, ci_info_, boot_coefs_, pair_measured_
+        With ``ci``: standard errors (aligned with ``coef_``), their DP and sampling parts, the
+        level, what ``conf_int()`` returns, how it was computed, the bootstrap coefficients and
+        which (feature, target) pairs the release measured."""
+
+
+class DDSSPLinearRegression(DDSSPEstimator, DPRegressor):
+    """DD-SSP linear regression from a marginal source.
+
+    ``fit(source, target=...)``; the target is encoded in [-1, 1] (its level values rescaled) for the
+    solve; ``predict`` returns the target's own units, ``decision_function`` the encoded scale.
+
+    Parameters
+    ----------
+    ridge, features, encoding, psd, missing_target, ci, intervals
+        As in :class:`DDSSPEstimator`.
     """
 
+    __doc__ = (__doc__ or "") + _FITTED_ATTRIBUTES
+
     kind = "linear"
-
-    def __init__(
-        self,
-        ridge: float = 0.0,
-        features: Sequence[str] | None = None,
-        encoding: Any = None,
-        psd: str = "clip",
-        missing_target: str = "drop",
-    ):
-        self.ridge = ridge
-        self.features = features
-        self.encoding = encoding
-        self.psd = psd
-        self.missing_target = missing_target
-
-    @tidy_warnings
-    def fit(
-        self, source: Any, target: str | None = None, *, ci: float | None = None, **ci_options: Any
-    ) -> DDSSPLinearRegression:
-        """Fit from a release (or any marginal source); with ``ci``, also intervals.
-
-        Parameters
-        ----------
-        source : Release or marginal source
-            The release (post-processing: no privacy cost), or e.g. ``ExactMarginals``.
-        target : str, optional
-            The target column (default: the release's ``target``).
-        ci : float, optional
-            Confidence level (e.g. 0.95): also standard errors and intervals, as
-            :meth:`fit_release` with ``ci_options`` (``boot``, ``seed``, ...).
-        **ci_options
-            Passed to :meth:`fit_release`; only with ``ci``.
-
-        Returns
-        -------
-        self
-        """
-        if ci is not None:
-            return self.fit_release(source, target, ci=ci, **ci_options)
-        if ci_options:
-            raise DDSSPError(f"{sorted(ci_options)} apply to intervals only: give ci=0.95 (or another level)")
-        enc, stats = self._fit_stats(source, target)
-        theta = self._solve(stats, enc)
-        self._finish(theta, enc, stats, source)
-        return self
 
     def predict(self, X: Any, codes: bool = False) -> np.ndarray:
         """Predictions in the target's own units.
@@ -456,7 +600,7 @@ class DDSSPLinearRegression(_DDSSPMixin, DPRegressor):
         return self.predict(X, codes=codes)
 
 
-class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
+class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
     """DD-SSP logistic regression (degree-2 Chebyshev approximation of the log-likelihood on [-R, R]).
 
     The binary target's first real level is class 0 (encoded -1), its second class 1 (+1); rows in an
@@ -471,41 +615,36 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         Chebyshev degree (only 2).
     R : float
         Half-width of the approximation interval [-R, R] of the linear predictor.
-    ridge, features, encoding, psd
-        As in :class:`DDSSPLinearRegression`.
+    ridge, features, encoding, psd, ci, intervals
+        As in :class:`DDSSPEstimator`.
     missing_target : {"drop", "keep"}
         Rows whose target is in neither class (its ``'<other>'`` or ``'<missing>'`` level) are left
         out of the fit ("drop", default) or kept and coded 0, between the classes ("keep").
+    """
 
-    Attributes
-    ----------
-    coef_ : ndarray
-        Coefficients of the encoded features (intercept apart).
-    intercept_ : float
-        The intercept (the encoding's constant column).
-    feature_names_in_ : list of str
-        Encoded feature names.
-    encoding_ : Encoding
-        How columns were encoded.
-    suffstats_ : SuffStats
-        The sufficient statistics (X^T X, X^T y) computed from the source's marginals.
-    n_ : float
-        The source's total (a noisy estimate of the number of rows for a release).
-    target_ : str
-        The target column.
-    privacy_ : PrivacyRecord
-        Post-processing: what the source cost. For a release, its ledger (rho, entries), its stated
-        eps and delta and its noise stamp; for other sources the eps / delta / rho they state, or
-        None. ``details["post_processing"]`` is True.
+    __doc__ = (
+        (__doc__ or "")
+        + _FITTED_ATTRIBUTES
+        + """
     classes_ : ndarray
         [0, 1], the target's codes.
     target_labels_ : list of str
         The schema labels of the two classes.
     chebyshev_coef_ : ndarray
-        The approximation's coefficients.
-    """
+        The approximation's coefficients."""
+    )
 
     kind = "logistic"
+
+    _parameter_constraints: ClassVar[dict[str, Constraint]] = {
+        "degree": one_of(
+            2,
+            says="2: DD-SSP from two-way marginals gives the moments of degree 2 only "
+            "(a degree-M approximation needs M-way marginals)",
+        ),
+        "R": number(0.0, None, open_low=True, says="a positive number (the half-width of the approximation range)"),
+        **DDSSPEstimator._parameter_constraints,
+    }
 
     def __init__(
         self,
@@ -516,55 +655,27 @@ class DDSSPLogisticRegression(_DDSSPMixin, DPClassifier):
         encoding: Any = None,
         psd: str = "clip",
         missing_target: str = "drop",
+        *,
+        ci: float | None = None,
+        intervals: IntervalOptions | None = None,
     ):
         self.degree = degree
         self.R = R
-        self.ridge = ridge
-        self.features = features
-        self.encoding = encoding
-        self.psd = psd
-        self.missing_target = missing_target
+        super().__init__(ridge, features, encoding, psd, missing_target, ci=ci, intervals=intervals)
 
-    @tidy_warnings
-    def fit(
-        self, source: Any, target: str | None = None, *, ci: float | None = None, **ci_options: Any
-    ) -> DDSSPLogisticRegression:
-        """Fit from a release (or any marginal source); with ``ci``, also intervals.
-
-        Parameters
-        ----------
-        source : Release or marginal source
-            The release (post-processing: no privacy cost), or e.g. ``ExactMarginals``.
-        target : str, optional
-            The binary target column (default: the release's ``target``).
-        ci : float, optional
-            Confidence level (e.g. 0.95): also standard errors and intervals, as
-            :meth:`fit_release` with ``ci_options`` (``boot``, ``seed``, ...).
-        **ci_options
-            Passed to :meth:`fit_release`; only with ``ci``.
-
-        Returns
-        -------
-        self
-        """
-        if ci is not None:
-            return self.fit_release(source, target, ci=ci, **ci_options)
-        if ci_options:
-            raise DDSSPError(f"{sorted(ci_options)} apply to intervals only: give ci=0.95 (or another level)")
-        if self.degree != 2:
-            raise DDSSPError(
-                f"Chebyshev degree {self.degree!r} is not supported: DD-SSP from two-way marginals gives the "
-                "moments of degree 2 only (a degree-M approximation needs M-way marginals); use degree=2"
-            )
+    def _chebyshev_step(self) -> float:
+        """-b1 / (2 b2) from the degree-2 Chebyshev approximation b0 + b1 s + b2 s^2 of the
+        log-sigmoid on [-R, R] (``chebyshev_coef_``): the factor that turns the least-squares fit of
+        the -1/+1 target into the maximiser of the approximate log-likelihood."""
         b = chebyshev_coefficients(2, self.R)
         if not b[2] < 0:
             raise DDSSPError(f"the Chebyshev approximation on [-{self.R}, {self.R}] is not concave (b2={b[2]})")
-        enc, stats = self._fit_stats(source, target)
-        theta = (-b[1] / (2.0 * b[2])) * self._solve(stats, enc)
-        self._finish(theta, enc, stats, source)
         self.chebyshev_coef_ = b
+        return -b[1] / (2.0 * b[2])
+
+    def _set_classes(self, enc: Encoding, source: Any) -> None:
+        """``classes_`` (the two classes' codes) and ``target_labels_`` (their labels)."""
         tl = enc.target_levels  # -1 / +1 for the two classes, 0 for '<other>' or empty cells
         self.classes_ = np.array([int(np.flatnonzero(tl == -1.0)[0]), int(np.flatnonzero(tl == 1.0)[0])])
         labels = getattr(source.schema.column(enc.target), "labels", None)
         self.target_labels_ = [list(labels)[i] for i in self.classes_] if labels is not None else ["0", "1"]
-        return self

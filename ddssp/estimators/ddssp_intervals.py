@@ -3,34 +3,54 @@
 The variance of each coefficient has two parts: the release's DP noise, by a parametric bootstrap
 over its measurements (:mod:`ddssp.estimators.bootstrap`) or over the whole mechanism
 (:mod:`ddssp.estimators.mechanism_bootstrap`), and sampling, by a sandwich variance from rows drawn
-from the released model. :class:`IntervalsMixin` adds them to the estimators of
-:mod:`ddssp.estimators.ddssp`.
+from the released model.
+
+A DD-SSP estimator constructed with ``ci=level`` (and optionally ``intervals=IntervalOptions(...)``)
+calls :func:`fit_intervals` after its point fit; the functions here read the fitted estimator and set
+its interval attributes, and refit copies of it on bootstrap sources. Everything is post-processing
+of the release: its model and measurement sigmas, never the data, never its ledger.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import time
 import warnings
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ddssp._warnings import tidy_warnings
 from ddssp.errors import DDSSPError
+from ddssp.estimators.ddssp_math import EIG_TOL
+from ddssp.estimators.mechanism_bootstrap import INTERVALS
+from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of, validate
 from ddssp.estimators.suffstats import INTERCEPT, Encoding, SuffStats
 
-#: relative eigenvalue tolerance: |lambda| <= _EIG_TOL * max|lambda| counts as zero
-_EIG_TOL = 1e-11
+#: the fitted attributes :func:`fit_intervals` sets (a fit without intervals removes them)
+INTERVAL_ATTRIBUTES = (
+    "ci_unmeasured_",
+    "pair_measured_",
+    "boot_coefs_",
+    "stderr_dp_",
+    "stderr_sampling_",
+    "intercept_stderr_",
+    "stderr_",
+    "ci_",
+    "ci_interval_",
+    "ci_bias_",
+    "ci_info_",
+    "ci_table_",
+)
+
+#: the confidence level's constraint (estimators' ``ci``, ``conf_int(level)``)
+LEVEL = number(0.0, 1.0, open_low=True, open_high=True, says="a confidence level in (0, 1), e.g. 0.95")
 
 
-def _check_level(ci: Any) -> float:
-    try:
-        level = float(ci)
-    except (TypeError, ValueError):
-        raise DDSSPError(f"the confidence level must be a number in (0, 1), e.g. 0.95; got {ci!r}") from None
-    if not 0.0 < level < 1.0:
-        raise DDSSPError(f"the confidence level must be in (0, 1), e.g. 0.95; got {ci!r}")
-    return level
+def _check_level(level: Any) -> float:
+    LEVEL.check("level", level)
+    return float(level)
 
 
 class BootstrapConvergenceWarning(UserWarning):
@@ -38,381 +58,417 @@ class BootstrapConvergenceWarning(UserWarning):
     the standard errors is understated."""
 
 
-class IntervalsMixin:
-    """``fit_release`` and ``conf_int`` for the DD-SSP estimators (see the module docstring)."""
+_SEED = Constraint(
+    lambda v: (
+        v is None
+        or isinstance(v, np.random.Generator)
+        or (isinstance(v, Integral) and not isinstance(v, bool) and v >= 0)
+    ),
+    "a non-negative integer, a numpy Generator or None",
+)
 
-    # ------------------------------------------------------------------ confidence intervals
-    @tidy_warnings
-    def fit_release(
-        self,
-        source: Any,
-        target: str | None = None,
-        *,
-        ci: float = 0.95,
-        boot: int = 100,
-        seed: int | np.random.Generator | None = None,
-        dp_noise: bool = True,
-        sampling: str = "sandwich",
-        boot_iters: int | None = None,
-        sampling_rows: int = 50_000,
-        replicates: Any = None,
-        bootstrap: str = "measurements",
-        interval: str | None = None,
-        unmeasured: str = "infinite",
-    ):
-        """Fit from a release and attach standard errors and ``ci`` confidence intervals.
+#: what each interval option accepts (cross-option rules in :meth:`IntervalOptions.__post_init__`)
+_OPTION_CONSTRAINTS = {
+    "boot": number(0, None, integer=True, says="an integer >= 2 (bootstrap replicates)"),
+    "seed": _SEED,
+    "dp_noise": instance_of(bool, np.bool_, says="True or False"),
+    "sampling": one_of("sandwich", "ols", "none", says="'sandwich', 'ols' or 'none'"),
+    "boot_iters": number(1, None, integer=True, none=True, says="an integer >= 1"),
+    "sampling_rows": number(100, None, integer=True, says="an integer >= 100"),
+    "bootstrap": one_of("measurements", "mechanism", says="'measurements' or 'mechanism'"),
+    "interval": one_of(*INTERVALS, says=f"one of {', '.join(INTERVALS)}"),
+    "unmeasured": one_of("keep", "infinite", says="'keep' or 'infinite'"),
+}
 
-        Post-processing of the release: reads its model and measurement sigmas, never the data, never
-        its ledger. With ``bootstrap="measurements"`` (default) the variance of each coefficient is the
-        sum of two parts:
 
-        - DP noise (``dp_noise=True``): a parametric bootstrap over the release's measurements (same
-          cliques, same sigmas, redrawn around the released model's marginals), the model re-estimated
-          warm-started from the released one, and the fit repeated: the spread of ``boot`` refits
-          (:mod:`ddssp.estimators.bootstrap`). Needs a release (``.model`` and ``.measurements``).
-        - sampling (``sampling="sandwich"``, default): the estimator's sampling variance
-          A^-1 (sum_i e_i^2 x_i x_i^T) A^-1 with A the released (noisy) X^T X (plus ridge) and
-          e_i = y_i - x_i^T beta; the "meat" is an average over ``sampling_rows`` rows drawn from the
-          released model, scaled to the model's noisy total n. ``"ols"``: the homoskedastic
-          s^2 A^-1 from the released second moments alone; ``"none"``: no sampling part.
-          For logistic DD-SSP theta = c beta with beta the least-squares fit of the -1/+1 target and
-          c = -b1 / (2 b2), so its variance is c^2 times that of beta.
+@dataclasses.dataclass(frozen=True)
+class IntervalOptions:
+    """How a DD-SSP estimator's standard errors and intervals are computed (with ``ci=level``).
 
-        With ``bootstrap="mechanism"`` the whole release is simulated instead
-        (:mod:`ddssp.estimators.mechanism_bootstrap`): per replicate draw N-hat rows from the released
-        model, re-run the release's AIM with its recorded settings (simulated, seeded noise: not DP
-        noise, nothing published), refit; the spread includes sampling, the DP noise AND AIM's choice
-        of cliques, which the measurement bootstrap holds fixed. ``stderr_sampling_`` is then the
-        sampling-only spread of the same draws and ``stderr_dp_`` the rest (sqrt of the variance
-        difference, floored at 0).
+    With ``bootstrap="measurements"`` (default) the variance of each coefficient is the sum of two
+    parts:
 
-        A coefficient whose (feature, target) pair lies in no measured clique is imputed by the model
-        from conditional independences; no bootstrap centred on the release can see that (its
-        replicates keep the independence, so their spread around the imputed value, about 0, is tiny
-        even when the population value is not 0). ``unmeasured`` says what such a coefficient gets.
+    - DP noise (``dp_noise=True``): a parametric bootstrap over the release's measurements (same
+      cliques, same sigmas, redrawn around the released model's marginals), the model re-estimated
+      warm-started from the released one, and the fit repeated: the spread of ``boot`` refits
+      (:mod:`ddssp.estimators.bootstrap`). Needs a release (``.model`` and ``.measurements``).
+    - sampling (``sampling="sandwich"``, default): the estimator's sampling variance
+      A^-1 (sum_i e_i^2 x_i x_i^T) A^-1 with A the released (noisy) X^T X (plus ridge) and
+      e_i = y_i - x_i^T beta; the "meat" is an average over ``sampling_rows`` rows drawn from the
+      released model, scaled to the model's noisy total n. ``"ols"``: the homoskedastic
+      s^2 A^-1 from the released second moments alone; ``"none"``: no sampling part.
+      For logistic DD-SSP theta = c beta with beta the least-squares fit of the -1/+1 target and
+      c = -b1 / (2 b2), so its variance is c^2 times that of beta.
 
-        Parameters
-        ----------
-        source : Release
-            The release. With ``dp_noise=False`` and ``bootstrap="measurements"``, any marginal source
-            ``fit`` accepts (without a model to draw rows from, ``"sandwich"`` gives the ``"ols"``
-            variance).
-        target : str or None
-            The target column, as for ``fit``.
-        ci : float
-            Confidence level, in (0, 1).
-        boot : int
-            Bootstrap replicates, at least 2 (the measurement bootstrap without the DP part draws
-            none).
-        seed : int, numpy.random.Generator or None
-            Seeds a numpy Generator for the bootstrap and the model rows (post-processing randomness,
-            not DP noise).
-        dp_noise : bool
-            Include the DP-noise part. With ``bootstrap="mechanism"``, False refits on the drawn rows'
-            exact marginals (sampling only).
-        sampling : {"sandwich", "ols", "none"}
-            The sampling part (see above). Not used by the mechanism bootstrap.
-        boot_iters : int or None
-            Iteration budget of each re-estimation (default ``BOOT_ITERS``). Not used by the mechanism
-            bootstrap.
-        sampling_rows : int
-            Rows drawn from the released model for the sandwich's meat (at least 100).
-        replicates : list of GraphicalModel or MechanismReplicates or None
-            Bootstrap replicates already made from this release, to share them between several fits:
-            models re-estimated by :func:`ddssp.estimators.bootstrap.bootstrap_models`, or with
-            ``bootstrap="mechanism"`` a :class:`~ddssp.estimators.mechanism_bootstrap.MechanismReplicates`.
-        bootstrap : {"measurements", "mechanism"}
-            Which bootstrap (see above).
-        interval : {"normal", "bc-normal", "basic", "percentile"} or None
-            ``"normal"`` (estimate +- z_{(1+ci)/2} * stderr; the default), ``"bc-normal"`` (centre
-            moved by the replicates' bias against the fit on the released model), ``"basic"`` or
-            ``"percentile"`` (replicate quantiles; mechanism bootstrap only):
-            :func:`~ddssp.estimators.mechanism_bootstrap.bootstrap_interval`.
-        unmeasured : {"infinite", "keep"}
-            For a coefficient whose pair is unmeasured (see above): ``"infinite"`` (default) gives
-            (-inf, inf), the release holding no information on the pair; ``"keep"`` the bootstrap's
-            interval. Either way ``conf_int()`` has a ``pair_measured`` column.
+    With ``bootstrap="mechanism"`` the whole release is simulated instead
+    (:mod:`ddssp.estimators.mechanism_bootstrap`): per replicate draw N-hat rows from the released
+    model, re-run the release's AIM with its recorded settings (simulated, seeded noise: not DP
+    noise, nothing published), refit; the spread includes sampling, the DP noise AND AIM's choice of
+    cliques, which the measurement bootstrap holds fixed. ``stderr_sampling_`` is then the
+    sampling-only spread of the same draws and ``stderr_dp_`` the rest (sqrt of the variance
+    difference, floored at 0).
 
-        Returns
-        -------
-        self
-            With ``stderr_`` (aligned with ``coef_``), ``intercept_stderr_``, ``stderr_dp_``,
-            ``stderr_sampling_``, ``ci_`` (the level), ``ci_table_`` (what ``conf_int()`` returns),
-            ``boot_coefs_``, ``pair_measured_`` and ``ci_info_`` set.
+    A coefficient whose (feature, target) pair lies in no measured clique is imputed by the model
+    from conditional independences; no bootstrap centred on the release can see that (its replicates
+    keep the independence, so their spread around the imputed value, about 0, is tiny even when the
+    population value is not 0). ``unmeasured`` says what such a coefficient gets.
 
-        Raises
-        ------
-        DDSSPError
-            For an invalid option, too few replicates, or a source without what the chosen bootstrap
-            needs.
+    The options are checked when the object is made: a bad value raises one
+    :class:`~ddssp.estimators.params.InvalidParameterError` naming it.
 
-        Warns
-        -----
-        BootstrapConvergenceWarning
-            When the median DP-noise re-estimation was still lowering its loss by more than AIM's
-            ``FINAL_TOL`` over its last ``TOL_BLOCK`` steps: the DP part is then understated.
-        """
-        import time
+    Attributes
+    ----------
+    boot : int
+        Bootstrap replicates, at least 2 (the measurement bootstrap without the DP part draws none,
+        and then accepts 0).
+    seed : int, numpy.random.Generator or None
+        Seeds a numpy Generator for the bootstrap and the model rows (post-processing randomness,
+        not DP noise).
+    dp_noise : bool
+        Include the DP-noise part. With ``bootstrap="mechanism"``, False refits on the drawn rows'
+        exact marginals (sampling only).
+    sampling : {"sandwich", "ols", "none"}
+        The sampling part (see above). Not used by the mechanism bootstrap.
+    boot_iters : int or None
+        Iteration budget of each re-estimation (None: ``BOOT_ITERS``). Not used by the mechanism
+        bootstrap.
+    sampling_rows : int
+        Rows drawn from the released model for the sandwich's meat (at least 100).
+    bootstrap : {"measurements", "mechanism"}
+        Which bootstrap (see above).
+    interval : {"normal", "bc-normal", "basic", "percentile"}
+        ``"normal"`` (estimate +- z_{(1+ci)/2} * stderr; the default), ``"bc-normal"`` (centre moved
+        by the replicates' bias against the fit on the released model), ``"basic"`` or
+        ``"percentile"`` (replicate quantiles; mechanism bootstrap only):
+        :func:`~ddssp.estimators.mechanism_bootstrap.bootstrap_interval`.
+    unmeasured : {"infinite", "keep"}
+        For a coefficient whose pair is unmeasured (see above): ``"infinite"`` (default) gives
+        (-inf, inf), the release holding no information on the pair; ``"keep"`` the bootstrap's
+        interval. Either way ``conf_int()`` has a ``pair_measured`` column.
+    """
 
-        from ddssp.dp import make_rng
-        from ddssp.estimators.bootstrap import BOOT_ITERS, TOL_BLOCK, ModelSource, iter_bootstrap_models
-        from ddssp.marginals.aim import FINAL_TOL
+    boot: int = 100
+    seed: int | np.random.Generator | None = None
+    dp_noise: bool = True
+    sampling: str = "sandwich"
+    boot_iters: int | None = None
+    sampling_rows: int = 50_000
+    bootstrap: str = "measurements"
+    interval: str = "normal"
+    unmeasured: str = "infinite"
 
-        level = _check_level(ci)
-        from ddssp.estimators.mechanism_bootstrap import INTERVALS
-
-        if bootstrap not in ("measurements", "mechanism"):
-            raise DDSSPError(f"bootstrap must be 'measurements' or 'mechanism', got {bootstrap!r}")
-        if interval is None:
-            interval = "normal"
-        if interval not in INTERVALS:
-            raise DDSSPError(f"interval must be one of {', '.join(INTERVALS)}; got {interval!r}")
-        if bootstrap == "measurements" and interval in ("basic", "percentile"):
-            raise DDSSPError(
-                f"interval {interval!r} needs bootstrap='mechanism' (the measurement bootstrap's "
-                "sampling part is analytic, not replicates)"
+    def __post_init__(self) -> None:
+        validate({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, _OPTION_CONSTRAINTS)
+        if (self.dp_noise or self.bootstrap == "mechanism") and self.boot < 2:
+            raise InvalidParameterError(
+                "boot", f"boot must be an integer >= 2 (bootstrap replicates); got {self.boot!r}"
             )
-        if unmeasured not in ("keep", "infinite"):
-            raise DDSSPError(f"unmeasured must be 'keep' or 'infinite', got {unmeasured!r}")
-        self.ci_unmeasured_ = unmeasured
-        if bootstrap == "mechanism":
-            return self._fit_release_mechanism(source, target, level, boot, seed, dp_noise, replicates, interval)
-        if sampling not in ("sandwich", "ols", "none"):
-            raise DDSSPError(f"sampling must be 'sandwich', 'ols' or 'none', got {sampling!r}")
-        if isinstance(boot, bool) or not isinstance(boot, (int, np.integer)) or boot < (2 if dp_noise else 0):
-            raise DDSSPError(f"boot must be an integer >= 2 (bootstrap replicates), got {boot!r}")
-        boot_iters = BOOT_ITERS if boot_iters is None else int(boot_iters)
-        rng = make_rng(seed)
-        t0 = time.perf_counter()
-        self.fit(source, target)
-        enc: Encoding = self.encoding_
-        theta = np.concatenate([[self.intercept_], self.coef_])
-        p = len(theta)
-        var_dp = np.zeros(p)
-        reps = np.zeros((0, p))
-        info: dict[str, Any] = {"level": level, "dp_noise": bool(dp_noise), "sampling": sampling}
-        if dp_noise:
-            refit_info: list = []
-            # replicates are made and fitted one at a time: one model in memory, not ``boot``
-            models = (
-                replicates
-                if replicates is not None
-                else iter_bootstrap_models(source, boot, rng, boot_iters, info=refit_info)
+        if self.bootstrap == "measurements" and self.interval in ("basic", "percentile"):
+            raise InvalidParameterError(
+                "interval",
+                f"interval {self.interval!r} needs bootstrap='mechanism' (the measurement bootstrap's "
+                "sampling part is analytic, not replicates)",
             )
-            n_models = len(replicates) if replicates is not None else int(boot)
-            if n_models < 2:
-                raise DDSSPError(f"the DP-noise bootstrap needs at least 2 replicates, got {n_models}")
-            clone = type(self)(**self.get_params())  # type: ignore[attr-defined]
-            clone.encoding = enc
-            reps = np.empty((n_models, p))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # PSD clipping of noisy replicates is expected
-                for b, m in enumerate(models):
-                    clone.fit(ModelSource(source.schema, m), enc.target)
-                    reps[b] = np.concatenate([[clone.intercept_], clone.coef_])
-            var_dp = reps.var(axis=0, ddof=1)
-            info.update(boot=n_models, boot_iters=boot_iters)
-            if refit_info:
-                drop = float(np.median([r["last_drop"] for r in refit_info]))
-                info.update(dp_last_drop=drop, dp_converged=bool(drop <= FINAL_TOL))
-                if drop > FINAL_TOL:
-                    warnings.warn(
-                        f"the DP-noise re-estimations had not converged after {boot_iters} iterations (median "
-                        f"loss still falling {100 * drop:.2g}% over the last {TOL_BLOCK} steps, more than "
-                        f"AIM's {100 * FINAL_TOL:g}% stopping rule), so the DP part of the standard errors is "
-                        f"understated (on Adult at eps 1, 150 iterations gave about 0.65x the coefficient spread of "
-                        f"a 3,000-iteration re-estimation); raise --boot-iters (boot_iters= in Python; 1000 gave "
-                        f"about 0.9x there) or use "
-                        f"--boot-method mechanism (bootstrap='mechanism')",
-                        BootstrapConvergenceWarning,
-                        stacklevel=2,
-                    )
-        var_samp = np.zeros(p) if sampling == "none" else self._sampling_variance(source, sampling, rng, sampling_rows)
-        se = np.sqrt(var_dp + var_samp)
-        info.update(bootstrap="measurements", interval=interval)
-        self._set_ci(level, theta, se, np.sqrt(var_dp), np.sqrt(var_samp), reps, interval, info, t0, source)
-        return self
 
-    def _set_ci(self, level, theta, se, se_dp, se_samp, reps, interval, info, t0, source=None) -> None:
-        import time
 
-        self.pair_measured_ = self._pair_measured(source)
-        self.boot_coefs_ = reps
-        self.stderr_dp_ = se_dp
-        self.stderr_sampling_ = se_samp
-        self.intercept_stderr_ = float(se[0])
-        self.stderr_ = se[1:]
-        self.ci_ = level
-        self.ci_interval_ = interval
-        # the bias a "bc-normal" interval subtracts: the replicates' mean against the fit on the
-        # released model (the bootstrap world's truth, = the point estimate)
-        self.ci_bias_ = reps.mean(axis=0) - theta if len(reps) else np.zeros(len(theta))
-        info["seconds"] = time.perf_counter() - t0
-        self.ci_info_ = info
-        self.ci_table_ = self.conf_int(level)
+# ------------------------------------------------------------------------------------- the fit
+def fit_intervals(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any = None) -> None:
+    """Attach standard errors and ``level`` confidence intervals to a fitted DD-SSP estimator.
 
-    def _pair_measured(self, source) -> np.ndarray:
-        """Per coefficient (intercept first): is its (feature column, target) pair inside a measured
-        clique of ``source`` (or of a list of measurements)? True throughout for a source without
-        measurements (exact marginals)."""
-        enc: Encoding = self.encoding_
-        cols = ([None] if enc.intercept else []) + [a.column for a in enc.attributes for _ in a.names]
-        meas = source if isinstance(source, list) or source is None else getattr(source, "measurements", None)
-        if meas is None:
-            return np.ones(len(cols) + (0 if enc.intercept else 1), dtype=bool)
-        cliques = [set(m.clique) for m in meas]
-        out = [c is None or any({c, enc.target} <= m for m in cliques) for c in cols]
-        return np.array(([True] if not enc.intercept else []) + out, dtype=bool)
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted on ``source`` (its point estimate).
+    source : Release or marginal source
+        What it was fitted on. With ``dp_noise=False`` and ``bootstrap="measurements"``, any marginal
+        source ``fit`` accepts (without a model to draw rows from, ``"sandwich"`` gives the
+        ``"ols"`` variance); otherwise a release.
+    level : float
+        Confidence level, in (0, 1).
+    options : IntervalOptions
+        How (see there).
+    replicates : list of GraphicalModel or MechanismReplicates or None
+        Bootstrap replicates already made from this release, to share them between several fits:
+        models re-estimated by :func:`ddssp.estimators.bootstrap.bootstrap_models`, or with
+        ``bootstrap="mechanism"`` a :class:`~ddssp.estimators.mechanism_bootstrap.MechanismReplicates`.
 
-    def _refit_all(self, sources, enc) -> np.ndarray:
-        """Coefficients (intercept first) of this estimator refitted on each marginal source."""
-        clone = type(self)(**self.get_params())  # type: ignore[attr-defined]
-        clone.encoding = enc
-        out = []
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # PSD clipping of noisy replicates is expected
-            for src in sources:
-                clone.fit(src, enc.target)
-                out.append(np.concatenate([[clone.intercept_], clone.coef_]))
-        return np.array(out)
+    Raises
+    ------
+    DDSSPError
+        For too few replicates, or a source without what the chosen bootstrap needs.
 
-    def _fit_release_mechanism(self, source, target, level, boot, seed, dp_noise, replicates, interval):
-        """fit_release with ``bootstrap="mechanism"`` (see there)."""
-        import time
+    Warns
+    -----
+    BootstrapConvergenceWarning
+        When the median DP-noise re-estimation was still lowering its loss by more than AIM's
+        ``FINAL_TOL`` over its last ``TOL_BLOCK`` steps: the DP part is then understated.
+    """
+    t0 = time.perf_counter()
+    if options.bootstrap == "mechanism":
+        parts = _mechanism_parts(est, source, level, options, replicates)
+    else:
+        parts = _measurement_parts(est, source, level, options, replicates)
+    theta, se, se_dp, se_samp, reps, info = parts
+    info["seconds"] = time.perf_counter() - t0
+    est.ci_unmeasured_ = options.unmeasured
+    est.pair_measured_ = measured_pairs(est.encoding_, source)
+    est.boot_coefs_ = reps
+    est.stderr_dp_ = se_dp
+    est.stderr_sampling_ = se_samp
+    est.intercept_stderr_ = float(se[0])
+    est.stderr_ = se[1:]
+    est.ci_ = level
+    est.ci_interval_ = options.interval
+    # the bias a "bc-normal" interval subtracts: the replicates' mean against the fit on the
+    # released model (the bootstrap world's truth, = the point estimate)
+    est.ci_bias_ = reps.mean(axis=0) - theta if len(reps) else np.zeros(len(theta))
+    est.ci_info_ = info
+    est.ci_table_ = interval_table(est, level)
 
-        from ddssp.dp import make_rng
-        from ddssp.estimators.bootstrap import ModelSource
-        from ddssp.estimators.mechanism_bootstrap import MechanismReplicates, mechanism_replicates
-        from ddssp.estimators.suffstats import ExactMarginals
 
-        rng = make_rng(seed)
-        t0 = time.perf_counter()
-        self.fit(source, target)
-        enc: Encoding = self.encoding_
-        theta = np.concatenate([[self.intercept_], self.coef_])
-        if replicates is None:
-            replicates = mechanism_replicates(source, boot, rng, dp=dp_noise)
-        if not isinstance(replicates, MechanismReplicates):
-            raise DDSSPError("replicates for bootstrap='mechanism' must come from mechanism_replicates()")
-        if dp_noise and len(replicates.models) < 2:
-            raise DDSSPError(f"the mechanism bootstrap needs at least 2 replicates, got {len(replicates.models)}")
-        samp = self._refit_all([ExactMarginals(c, source.schema) for c in replicates.samples], enc)
-        var_samp = samp.var(axis=0, ddof=1)
-        if dp_noise:
-            reps = self._refit_all([ModelSource(source.schema, m) for m in replicates.models], enc)
-            var_tot = reps.var(axis=0, ddof=1)
-        else:
-            reps, var_tot = samp, var_samp
-        info: dict[str, Any] = {
-            "level": level,
-            "dp_noise": bool(dp_noise),
-            "sampling": "in the bootstrap",
-            "bootstrap": "mechanism",
-            "interval": interval,
-            "boot": len(reps),
-            "rows": replicates.rows,
+def _coefficients(est: Any) -> np.ndarray:
+    return np.concatenate([[est.intercept_], est.coef_])
+
+
+def _point_copy(est: Any, enc: Encoding) -> Any:
+    """An unfitted copy of ``est`` with its encoding fixed to ``enc`` and no intervals (for refits)."""
+    return type(est)(**{**est.get_params(), "encoding": enc, "ci": None, "intervals": None})
+
+
+def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any) -> tuple:
+    """The measurement bootstrap (DP part) plus the analytic sampling part."""
+    from ddssp.dp import make_rng
+    from ddssp.estimators.bootstrap import BOOT_ITERS, TOL_BLOCK, ModelSource, iter_bootstrap_models
+    from ddssp.marginals.aim import FINAL_TOL
+
+    boot_iters = BOOT_ITERS if options.boot_iters is None else int(options.boot_iters)
+    rng = make_rng(options.seed)
+    enc: Encoding = est.encoding_
+    theta = _coefficients(est)
+    p = len(theta)
+    var_dp = np.zeros(p)
+    reps = np.zeros((0, p))
+    info: dict[str, Any] = {"level": level, "dp_noise": bool(options.dp_noise), "sampling": options.sampling}
+    if options.dp_noise:
+        refit_info: list = []
+        # replicates are made and fitted one at a time: one model in memory, not ``boot``
+        models = (
+            replicates
+            if replicates is not None
+            else iter_bootstrap_models(source, options.boot, rng, boot_iters, info=refit_info)
+        )
+        n_models = len(replicates) if replicates is not None else int(options.boot)
+        if n_models < 2:
+            raise DDSSPError(f"the DP-noise bootstrap needs at least 2 replicates, got {n_models}")
+        reps = _refit_all(est, (ModelSource(source.schema, m) for m in models), enc)
+        var_dp = reps.var(axis=0, ddof=1)
+        info.update(boot=n_models, boot_iters=boot_iters)
+        if refit_info:
+            drop = float(np.median([r["last_drop"] for r in refit_info]))
+            info.update(dp_last_drop=drop, dp_converged=bool(drop <= FINAL_TOL))
+            if drop > FINAL_TOL:
+                warnings.warn(
+                    f"the DP-noise re-estimations had not converged after {boot_iters} iterations (median "
+                    f"loss still falling {100 * drop:.2g}% over the last {TOL_BLOCK} steps, more than "
+                    f"AIM's {100 * FINAL_TOL:g}% stopping rule), so the DP part of the standard errors is "
+                    f"understated (on Adult at eps 1, 150 iterations gave about 0.65x the coefficient spread of "
+                    f"a 3,000-iteration re-estimation); raise --boot-iters (boot_iters= in Python; 1000 gave "
+                    f"about 0.9x there) or use "
+                    f"--boot-method mechanism (bootstrap='mechanism')",
+                    BootstrapConvergenceWarning,
+                    stacklevel=4,
+                )
+    if options.sampling == "none":
+        var_samp = np.zeros(p)
+    else:
+        var_samp = sampling_variance(est, source, options.sampling, rng, options.sampling_rows)
+    info.update(bootstrap="measurements", interval=options.interval)
+    return theta, np.sqrt(var_dp + var_samp), np.sqrt(var_dp), np.sqrt(var_samp), reps, info
+
+
+def _mechanism_parts(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any) -> tuple:
+    """The mechanism bootstrap: the whole release simulated (see :class:`IntervalOptions`)."""
+    from ddssp.dp import make_rng
+    from ddssp.estimators.bootstrap import ModelSource
+    from ddssp.estimators.mechanism_bootstrap import MechanismReplicates, mechanism_replicates
+    from ddssp.estimators.suffstats import ExactMarginals
+
+    rng = make_rng(options.seed)
+    enc: Encoding = est.encoding_
+    theta = _coefficients(est)
+    if replicates is None:
+        replicates = mechanism_replicates(source, options.boot, rng, dp=options.dp_noise)
+    if not isinstance(replicates, MechanismReplicates):
+        raise DDSSPError("replicates for bootstrap='mechanism' must come from mechanism_replicates()")
+    if options.dp_noise and len(replicates.models) < 2:
+        raise DDSSPError(f"the mechanism bootstrap needs at least 2 replicates, got {len(replicates.models)}")
+    samp = _refit_all(est, [ExactMarginals(c, source.schema) for c in replicates.samples], enc)
+    var_samp = samp.var(axis=0, ddof=1)
+    if options.dp_noise:
+        reps = _refit_all(est, [ModelSource(source.schema, m) for m in replicates.models], enc)
+        var_tot = reps.var(axis=0, ddof=1)
+    else:
+        reps, var_tot = samp, var_samp
+    info: dict[str, Any] = {
+        "level": level,
+        "dp_noise": bool(options.dp_noise),
+        "sampling": "in the bootstrap",
+        "bootstrap": "mechanism",
+        "interval": options.interval,
+        "boot": len(reps),
+        "rows": replicates.rows,
+    }
+    se_dp = np.sqrt(np.clip(var_tot - var_samp, 0.0, None))
+    return theta, np.sqrt(var_tot), se_dp, np.sqrt(var_samp), reps, info
+
+
+def _refit_all(est: Any, sources: Any, enc: Encoding) -> np.ndarray:
+    """Coefficients (intercept first) of a point-fit copy of ``est`` refitted on each marginal source."""
+    copy = _point_copy(est, enc)
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PSD clipping of noisy replicates is expected
+        for src in sources:
+            copy.fit(src, enc.target)
+            out.append(_coefficients(copy))
+    return np.array(out).reshape(len(out), len(enc.names) + (0 if enc.intercept else 1))
+
+
+def measured_pairs(enc: Encoding, source: Any) -> np.ndarray:
+    """Per coefficient (intercept first): is its (feature column, target) pair inside a measured clique?
+
+    Parameters
+    ----------
+    enc : Encoding
+        The fitted encoding.
+    source : marginal source, list of measurements or None
+        A source's ``measurements``, or the list itself. True throughout for a source without
+        measurements (exact marginals).
+
+    Returns
+    -------
+    numpy.ndarray
+        Booleans, one per coefficient, the intercept first.
+    """
+    cols = ([None] if enc.intercept else []) + [a.column for a in enc.attributes for _ in a.names]
+    meas = source if isinstance(source, list) or source is None else getattr(source, "measurements", None)
+    if meas is None:
+        return np.ones(len(cols) + (0 if enc.intercept else 1), dtype=bool)
+    cliques = [set(m.clique) for m in meas]
+    out = [c is None or any({c, enc.target} <= m for m in cliques) for c in cols]
+    return np.array(([True] if not enc.intercept else []) + out, dtype=bool)
+
+
+def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
+    """Coefficient table with standard errors and confidence intervals of a DD-SSP estimator.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted with ``ci``.
+    level : float or None
+        Confidence level, in (0, 1) (default: the estimator's ``ci``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
+        stderr_sampling, ci_low, ci_high, pair_measured (with ``unmeasured="infinite"`` the
+        interval of an unmeasured pair is (-inf, inf)).
+
+    Raises
+    ------
+    DDSSPError
+        Before a fit with ``ci``, or for a level outside (0, 1).
+    """
+    if not hasattr(est, "stderr_"):
+        raise DDSSPError(
+            f"no standard errors: construct the estimator with ci=0.95 (e.g. {type(est).__name__}(ci=0.95)) and fit"
+        )
+    from scipy.stats import norm
+
+    from ddssp.estimators.mechanism_bootstrap import bootstrap_interval
+
+    level = est.ci_ if level is None else _check_level(level)
+    z = float(norm.ppf(0.5 + level / 2.0))
+    est_ = _coefficients(est)
+    se = np.concatenate([[est.intercept_stderr_], est.stderr_])
+    how = est.ci_interval_
+    if how in ("basic", "percentile"):
+        lo, hi = bootstrap_interval(est_, est.boot_coefs_, level, how)
+    else:
+        mid = est_ - est.ci_bias_ if how == "bc-normal" else est_
+        lo, hi = mid - z * se, mid + z * se
+    measured = est.pair_measured_
+    if est.ci_unmeasured_ == "infinite":
+        lo, hi = np.where(measured, lo, -np.inf), np.where(measured, hi, np.inf)
+    return pd.DataFrame(
+        {
+            "name": [INTERCEPT] + list(est.feature_names_in_),
+            "estimate": est_,
+            "stderr": se,
+            "stderr_dp": est.stderr_dp_,
+            "stderr_sampling": est.stderr_sampling_,
+            "ci_low": lo,
+            "ci_high": hi,
+            "pair_measured": measured,
         }
-        self._set_ci(
-            level,
-            theta,
-            np.sqrt(var_tot),
-            np.sqrt(np.clip(var_tot - var_samp, 0.0, None)),
-            np.sqrt(var_samp),
-            reps,
-            interval,
-            info,
-            t0,
-            source,
-        )
-        return self
+    )
 
-    def conf_int(self, level: float | None = None) -> pd.DataFrame:
-        """Coefficient table with standard errors and confidence intervals.
 
-        Parameters
-        ----------
-        level : float or None
-            Confidence level, in (0, 1) (default: the level given to ``fit_release``).
+def _scale(est: Any) -> float:
+    """theta = scale * (least-squares coefficients): 1 for linear, -b1 / (2 b2) for logistic."""
+    b = getattr(est, "chebyshev_coef_", None)
+    return 1.0 if b is None else float(-b[1] / (2.0 * b[2]))
 
-        Returns
-        -------
-        pandas.DataFrame
-            One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
-            stderr_sampling, ci_low, ci_high, pair_measured (with ``unmeasured="infinite"`` the
-            interval of an unmeasured pair is (-inf, inf)).
 
-        Raises
-        ------
-        DDSSPError
-            Before ``fit_release``, or for a level outside (0, 1).
-        """
-        if not hasattr(self, "stderr_"):
-            raise DDSSPError("no standard errors: fit with fit_release(source, ci=0.95) first")
-        from scipy.stats import norm
+def sampling_variance(est: Any, source: Any, how: str, rng: np.random.Generator, rows: int) -> np.ndarray:
+    """Diagonal of the sampling covariance of theta (intercept first) from the released moments.
 
-        from ddssp.estimators.mechanism_bootstrap import bootstrap_interval
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted on ``source``.
+    source : marginal source
+        With a ``model`` that can ``sample`` rows, ``"sandwich"`` uses them; otherwise the
+        homoskedastic variance from the released second moments.
+    how : {"sandwich", "ols"}
+        The variance.
+    rng : numpy.random.Generator
+        For the model rows.
+    rows : int
+        Model rows for the sandwich's meat.
 
-        level = self.ci_ if level is None else _check_level(level)
-        z = float(norm.ppf(0.5 + level / 2.0))
-        est = np.concatenate([[self.intercept_], self.coef_])
-        se = np.concatenate([[self.intercept_stderr_], self.stderr_])
-        how = getattr(self, "ci_interval_", "normal")
-        if how in ("basic", "percentile"):
-            lo, hi = bootstrap_interval(est, self.boot_coefs_, level, how)
-        else:
-            mid = est - self.ci_bias_ if how == "bc-normal" else est
-            lo, hi = mid - z * se, mid + z * se
-        measured = getattr(self, "pair_measured_", np.ones(len(est), dtype=bool))
-        if getattr(self, "ci_unmeasured_", "keep") == "infinite":
-            lo, hi = np.where(measured, lo, -np.inf), np.where(measured, hi, np.inf)
-        return pd.DataFrame(
-            {
-                "name": [INTERCEPT] + list(self.feature_names_in_),
-                "estimate": est,
-                "stderr": se,
-                "stderr_dp": self.stderr_dp_,
-                "stderr_sampling": self.stderr_sampling_,
-                "ci_low": lo,
-                "ci_high": hi,
-                "pair_measured": measured,
-            }
-        )
-
-    def _scale(self) -> float:
-        """theta = scale * (least-squares coefficients): 1 for linear, -b1 / (2 b2) for logistic."""
-        b = getattr(self, "chebyshev_coef_", None)
-        return 1.0 if b is None else float(-b[1] / (2.0 * b[2]))
-
-    def _sampling_variance(self, source: Any, how: str, rng: np.random.Generator, rows: int) -> np.ndarray:
-        """Diagonal of the sampling covariance of theta (intercept first) from the released moments."""
-        enc: Encoding = self.encoding_
-        stats: SuffStats = self.suffstats_
-        n = float(stats.n)
-        pdim = len(enc.names)
-        pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
-        A = (stats.xtx + stats.xtx.T) / 2.0 + float(self.ridge) * np.diag(pen)
-        w, V = np.linalg.eigh(A)
-        keep = w > _EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * pdim
-        Ainv = (V[:, keep] / w[keep]) @ V[:, keep].T  # pseudo-inverse of the PSD part
-        c = self._scale()
-        beta = np.concatenate([[self.intercept_], self.coef_]) / c
-        if enc.intercept is False:
-            beta = self.coef_ / c
-        model = getattr(source, "model", None)
-        if how == "sandwich" and model is not None and hasattr(model, "sample"):
-            rows = int(rows)
-            if rows < 100:
-                raise DDSSPError(f"sampling_rows must be >= 100, got {rows}")
-            codes = model.sample(rows, rng)
-            if getattr(self, "missing_target", "drop") == "drop":  # the rows the fit used
-                codes = codes[~codes[enc.target].isin(enc.unobserved_target_codes)]
-            X = enc.transform(codes)
-            e = enc.target_vector(codes) - X @ beta
-            meat = (X * (e**2)[:, None]).T @ X * (n / max(len(codes), 1))
-        else:  # homoskedastic: s^2 A from the released second moments
-            rss = stats.yty - 2.0 * float(beta @ stats.xty) + float(beta @ stats.xtx @ beta)
-            s2 = max(rss, 0.0) / max(n - pdim, 1.0)
-            meat = s2 * A
-        cov = Ainv @ meat @ Ainv * c**2
-        out = np.clip(np.diag(cov), 0.0, None)
-        return out if enc.intercept else np.concatenate([[0.0], out])
+    Returns
+    -------
+    numpy.ndarray
+        One variance per coefficient, the intercept first (0 for an encoding without one).
+    """
+    enc: Encoding = est.encoding_
+    stats: SuffStats = est.suffstats_
+    n = float(stats.n)
+    pdim = len(enc.names)
+    pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
+    A = (stats.xtx + stats.xtx.T) / 2.0 + float(est.ridge) * np.diag(pen)
+    w, V = np.linalg.eigh(A)
+    keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * pdim
+    Ainv = (V[:, keep] / w[keep]) @ V[:, keep].T  # pseudo-inverse of the PSD part
+    c = _scale(est)
+    beta = _coefficients(est) / c
+    if enc.intercept is False:
+        beta = est.coef_ / c
+    model = getattr(source, "model", None)
+    if how == "sandwich" and model is not None and hasattr(model, "sample"):
+        codes = model.sample(int(rows), rng)
+        if est.missing_target == "drop":  # the rows the fit used
+            codes = codes[~codes[enc.target].isin(enc.unobserved_target_codes)]
+        X = enc.transform(codes)
+        e = enc.target_vector(codes) - X @ beta
+        meat = (X * (e**2)[:, None]).T @ X * (n / max(len(codes), 1))
+    else:  # homoskedastic: s^2 A from the released second moments
+        rss = stats.yty - 2.0 * float(beta @ stats.xty) + float(beta @ stats.xtx @ beta)
+        s2 = max(rss, 0.0) / max(n - pdim, 1.0)
+        meat = s2 * A
+    cov = Ainv @ meat @ Ainv * c**2
+    out = np.clip(np.diag(cov), 0.0, None)
+    return out if enc.intercept else np.concatenate([[0.0], out])

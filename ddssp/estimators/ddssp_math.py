@@ -12,10 +12,9 @@ import numpy as np
 from numpy.polynomial import Chebyshev, Polynomial
 
 from ddssp.errors import DDSSPError
-from ddssp.estimators.ddssp_intervals import BootstrapConvergenceWarning, IntervalsMixin  # noqa: F401 (public here)
 
-#: relative eigenvalue tolerance: |lambda| <= _EIG_TOL * max|lambda| counts as zero
-_EIG_TOL = 1e-11
+#: relative eigenvalue tolerance: |lambda| <= EIG_TOL * max|lambda| counts as zero
+EIG_TOL = 1e-11
 
 
 # ------------------------------------------------------------------------------------- Chebyshev
@@ -143,7 +142,7 @@ def solve_normal_equations(
         A = A + ridge * np.diag(pen)
     w, V = np.linalg.eigh(A)
     scale = max(float(np.max(np.abs(w))), np.finfo(float).tiny)
-    tol = _EIG_TOL * scale * p
+    tol = EIG_TOL * scale * p
     info: dict[str, Any] = {"min_eig": float(w[0]), "max_eig": float(w[-1]), "action": "none"}
     if w[0] < -tol:
         neg = int(np.sum(w < -tol))

@@ -98,9 +98,24 @@ class AttributeEncoding:
         return self.matrix.shape[0]
 
 
-def _level_values(column: Any) -> np.ndarray:
-    """Public level values of a column (its numeric representatives, else the codes 0..m-1).
-    A declared missing level has value NaN."""
+def level_values(column: Any) -> np.ndarray:
+    """Public level values of a column: its numeric representatives, else the codes 0..m-1.
+
+    Parameters
+    ----------
+    column : schema column
+        A column of the source's (public) schema.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per level; a declared missing level has value NaN.
+
+    Raises
+    ------
+    SchemaError
+        When the column's values are not one finite number per level.
+    """
     vals = getattr(column, "values", None)
     if vals is None:
         return np.arange(column.size, dtype=float)
@@ -234,7 +249,7 @@ class Encoding:
                 f"numeric feature {c!r} has a single level; it carries no information and is dropped", stacklevel=3
             )
             return AttributeEncoding(c, "numeric", np.zeros((0, m)), [])
-        return AttributeEncoding(c, "numeric", _unit_scale(_level_values(col), c)[None, :], [c])
+        return AttributeEncoding(c, "numeric", _unit_scale(level_values(col), c)[None, :], [c])
 
     def _target(self, c: str, how: str | None) -> AttributeEncoding:
         col = self.schema.column(c)
@@ -280,7 +295,7 @@ class Encoding:
         if m < 2:
             raise SchemaError(f"the target {c!r} has a single level; there is nothing to predict")
         # a missing level is coded 0; the estimators leave its rows out (see observed_target)
-        return AttributeEncoding(c, "target", _unit_scale(_level_values(col), c, warn=False)[None, :], [c])
+        return AttributeEncoding(c, "target", _unit_scale(level_values(col), c, warn=False)[None, :], [c])
 
     @property
     def unobserved_target_codes(self) -> list[int]:
@@ -290,7 +305,7 @@ class Encoding:
         col = self.schema.column(self.target)
         if self.kind == "logistic":
             return [int(i) for i in np.flatnonzero(self.target_encoding.matrix[0] == 0.0)]
-        return [int(i) for i in np.flatnonzero(np.isnan(_level_values(col)))]
+        return [int(i) for i in np.flatnonzero(np.isnan(level_values(col)))]
 
     # ------------------------------------------------------------------ public API
     @property
@@ -329,7 +344,7 @@ class Encoding:
         """
         if self.kind != "linear":
             raise DDSSPError("decode_target applies to a numeric (linear) target only")
-        vals = _level_values(self.schema.column(self.target))
+        vals = level_values(self.schema.column(self.target))
         lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
         return lo + (np.asarray(y, dtype=float) + 1.0) * (hi - lo) / 2.0
 

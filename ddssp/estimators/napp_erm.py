@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,7 @@ from ddssp.estimators.napp_math import (
     retrieved_budget,
     sample_b,
 )
+from ddssp.estimators.napp_options import Augmentation, Budget, DeclaredBounds, Penalty, Selection
 
 
 class NAPPApproximationWarning(UserWarning):
@@ -106,69 +108,32 @@ class NAPPERM(DPRegressor):
     Parameters
     ----------
     loss : {"linear", "logistic", "poisson"}
-    penalty : {"ridge", "bridge", "lasso", "elasticnet"}
-    Lambda : float
-        Target penalty weight on the summed-loss scale.
-    gamma : float
-        Bridge exponent (R = sum |theta|^(2 - gamma)).
-    kappa : float
-        Elastic-net ridge share (R = ||theta||_1 + kappa ||theta||^2).
+        The loss.
+    penalty : Penalty or None
+        The target penalty: ``kind`` ("ridge", "bridge", "lasso", "elasticnet"), ``Lambda``,
+        ``gamma``, ``kappa`` (:class:`~ddssp.estimators.napp_options.Penalty`; None: the lasso with
+        Lambda 1).
     eps : float
         Total privacy budget.
     delta : float or None
         None: eps-DP (spherical Laplace b); else (eps, delta)-DP (Gaussian b).
-    r : float
-        Share of eps for the noise ratio r1 (the rest bounds the Jacobian ratio r2).
-    n_e : int
-        Number of augmented rows (even).
-    Lambda0 : float or None
-        Strong-convexity floor; default and minimum zeta3 / (2 (1-r) eps); a smaller value raises
-        PrivacyParameterError.
-    zeta1 : float
-        Declared bound on ||x_i||; rows with larger norm are scaled down to it.
-    y_bound : float or None
-        Declared response bound (linear: |y| <= y_bound; Poisson: 0 <= y <= y_bound); responses clipped.
-    theta_bound : float or None
-        Radius of the parameter ball the fit is restricted to (required for linear and Poisson,
-        whose derivative bound zeta2 depends on it; optional for logistic).
-    moor : bool
-        True = max form (the paper's method); False = sum form (the existing DP-ERM of Kifer et al.).
-    max_iter, tol : int, float
-        Stop after max_iter iterations or when the relative change of the augmented objective (net
-        of its constant value at theta = 0) falls below tol (never before iteration 3 for adaptive
-        penalties). Default tol = 0: always max_iter iterations (80, as the paper on Adult). The
-        augmented rows are redrawn every iteration, so that change fluctuates around 1e-3 and a
-        tolerance near that level stops the lasso before its zero coefficients have decayed.
-    zero_threshold : float or "auto"
-        For the "threshold" rule: |theta_j| <= zero_threshold counts as not selected; "auto"
-        (default) is max(20 ||theta||_1 / n_e, 1e-7), above the O(||theta||_1 / n_e) level at which
-        the redrawn augmented rows hold a coefficient whose target is zero (see AUTO_ZERO_FACTOR).
-        In VS/VS+ a coefficient with |theta_j| <= 1e-10 keeps its previous sign.
-    selection : None, "vs" or "vs+"
-        NAPP-VS: sign-flipped DP term, b^T|theta|; VS+: b drawn from the half distribution, b_j >= 0.
-    budget : {"none", "return", "recycle"}
-        Proposition 6 / Algorithm 2 (one recycle round).
+    bounds : DeclaredBounds or None
+        ``zeta1`` (row norms), ``y_bound``, ``theta_bound``
+        (:class:`~ddssp.estimators.napp_options.DeclaredBounds`; None: zeta1 = 1 and no other bound,
+        enough for the logistic loss only).
+    augmentation : Augmentation or None
+        ``n_e`` augmented rows, the floor ``Lambda0``, ``moor``, ``max_iter``, ``tol``
+        (:class:`~ddssp.estimators.napp_options.Augmentation`; None: its defaults).
+    selection : Selection or None
+        The NAPP-VS ``variant`` (None, "vs", "vs+"), the selection ``rule``, ``sign_window``,
+        ``zero_threshold`` (:class:`~ddssp.estimators.napp_options.Selection`; None: its defaults).
+    budget : Budget or None
+        The noise share ``r`` of eps, budget ``retrieval`` ("none", "return", "recycle") and
+        ``recycle_noise`` (:class:`~ddssp.estimators.napp_options.Budget`; None: its defaults).
     seed : int or None
         OS entropy when None. Drives ONLY the augmented rows' regularisation noise etilde (redrawn
         every iteration; it does not depend on the data and is not privacy noise): with the same
         seed and the same DP draw b, two fits agree. It never reaches b.
-    selection_rule : {"sign", "threshold"}
-        How ``selected_`` is decided. "sign" (default; the paper's Sec 3.5 "fluctuates around 0
-        after convergence"): a coefficient is selected only if its sign was the same (and non-zero)
-        at each of the last ``sign_window`` + 1 iterates; every other coefficient is set to exactly
-        0 in ``coef_`` (the unthresholded last iterate is ``coef_last_``). Why: with VS / VS+ a DP
-        term larger than the data gradient flips a coefficient's sign at every iteration, so a
-        magnitude threshold counts it as selected. The fit never stops on ``tol`` before iteration
-        K + 1 with this rule. "threshold": |theta_j| > zero_threshold; ``coef_`` is the last
-        iterate, unchanged.
-    sign_window : int
-        K for the "sign" rule.
-    recycle_noise : {"rescale", "fresh"}
-        The recycled run's DP noise. "rescale" (default; Algorithm 2 step 6 as printed: e*, i.e. the
-        first draw b, times r eps / (r eps + Delta_eps); for eps-DP (spherical Laplace, scale
-        proportional to 1/eps) this has exactly the distribution of a fresh draw at
-        r eps + Delta_eps; for the Gaussian b it is slightly smaller than a fresh draw, since sigma
-        is not proportional to 1/eps) or "fresh" (a new, independent draw at r eps + Delta_eps).
     noise : NoiseSource or None
         The source of the DP noise b (default :class:`~ddssp.dp.noise.SecureNoise`: OpenDP's exact
         samplers on the OS's CSPRNG, no seed reaches it). eps-DP: ``noise.l2_laplace`` (OpenDP float
@@ -200,7 +165,7 @@ class NAPPERM(DPRegressor):
     sign_changes_ : ndarray
         Per coefficient, sign changes in the last K iterations ("sign" rule only).
     privacy_ : PrivacyRecord
-        eps spent (eps, or eps - Delta_eps with budget="return") and delta (0 for eps-DP); no zCDP
+        eps spent (eps, or eps - Delta_eps with ``Budget(retrieval="return")``) and delta (0 for eps-DP); no zCDP
         ledger (rho None). ``details``: ``eps_planned``, ``r``, ``noise_distribution``, the declared
         constants ``zeta1``-``zeta3``, ``Lambda0``, ``Lambda0_min``, ``retrievable_eps``,
         ``retrieved_eps``, ``budget``, ``dp_term_shift``, and for "recycle" ``eps_noise``,
@@ -210,123 +175,125 @@ class NAPPERM(DPRegressor):
     def __init__(
         self,
         loss: str = "linear",
-        penalty: str = "lasso",
-        Lambda: float = 1.0,
-        gamma: float = 1.0,
-        kappa: float = 0.5,
+        penalty: Penalty | None = None,
         eps: float = 1.0,
         delta: float | None = None,
-        r: float = 0.5,
-        n_e: int = 10000,
-        Lambda0: float | None = None,
-        zeta1: float = 1.0,
-        y_bound: float | None = None,
-        theta_bound: float | None = None,
-        moor: bool = True,
-        max_iter: int = 80,
-        tol: float = 0.0,
-        zero_threshold: float | str = "auto",
-        selection: str | None = None,
-        budget: str = "none",
+        bounds: DeclaredBounds | None = None,
+        augmentation: Augmentation | None = None,
+        selection: Selection | None = None,
+        budget: Budget | None = None,
         seed: int | None = None,
-        selection_rule: str = "sign",
-        sign_window: int = 10,
-        recycle_noise: str = "rescale",
         noise: NoiseSource | None = None,
         insecure_seed: int | None = None,
     ):
         self.loss = loss
         self.penalty = penalty
-        self.Lambda = Lambda
-        self.gamma = gamma
-        self.kappa = kappa
         self.eps = eps
         self.delta = delta
-        self.r = r
-        self.n_e = n_e
-        self.Lambda0 = Lambda0
-        self.zeta1 = zeta1
-        self.y_bound = y_bound
-        self.theta_bound = theta_bound
-        self.moor = moor
-        self.max_iter = max_iter
-        self.tol = tol
-        self.zero_threshold = zero_threshold
+        self.bounds = bounds
+        self.augmentation = augmentation
         self.selection = selection
         self.budget = budget
         self.seed = seed
-        self.selection_rule = selection_rule
-        self.sign_window = sign_window
-        self.recycle_noise = recycle_noise
         self.noise = noise
         self.insecure_seed = insecure_seed
+
+    def _options(self) -> SimpleNamespace:
+        """Every option by its own name, from the option records (their defaults where None)."""
+        groups = (
+            ("penalty", Penalty),
+            ("bounds", DeclaredBounds),
+            ("augmentation", Augmentation),
+            ("selection", Selection),
+            ("budget", Budget),
+        )
+        values = {}
+        for name, kind in groups:
+            given = getattr(self, name)
+            if given is not None and not isinstance(given, kind):
+                raise DDSSPError(
+                    f"{name} must be a {kind.__name__} (ddssp.estimators.napp_options) or None, got {given!r}"
+                )
+            values[name] = kind() if given is None else given
+        pen, sel, bud = values["penalty"], values["selection"], values["budget"]
+        return SimpleNamespace(
+            **vars(values["bounds"]),
+            **vars(values["augmentation"]),
+            penalty=pen.kind,
+            Lambda=pen.Lambda,
+            gamma=pen.gamma,
+            kappa=pen.kappa,
+            selection=sel.variant,
+            selection_rule=sel.rule,
+            sign_window=sel.sign_window,
+            zero_threshold=sel.zero_threshold,
+            r=bud.r,
+            budget=bud.retrieval,
+            recycle_noise=bud.recycle_noise,
+        )
 
     # ----------------------------------------------------------------- validation
     def _positive(self, name: str, value: Any, allow_none: bool = False) -> float | None:
         return None if (value is None and allow_none) else check_positive(value, name)
 
-    def _validate(self) -> dict[str, Any]:
+    def _validate(self, o: SimpleNamespace) -> dict[str, Any]:
         if self.loss not in LOSSES:
             raise DDSSPError(f"loss must be one of {', '.join(LOSSES)}, got {self.loss!r}")
-        if self.penalty not in PENALTIES:
-            raise DDSSPError(f"penalty must be one of {', '.join(PENALTIES)}, got {self.penalty!r}")
-        if self.selection not in SELECTIONS:
-            raise DDSSPError(f"selection must be None, 'vs' or 'vs+', got {self.selection!r}")
-        if self.budget not in BUDGETS:
-            raise DDSSPError(f"budget must be one of {', '.join(BUDGETS)}, got {self.budget!r}")
-        if self.selection_rule not in SELECTION_RULES:
-            raise DDSSPError(f"selection_rule must be one of {', '.join(SELECTION_RULES)}, got {self.selection_rule!r}")
-        if self.recycle_noise not in RECYCLE_NOISE:
-            raise DDSSPError(f"recycle_noise must be one of {', '.join(RECYCLE_NOISE)}, got {self.recycle_noise!r}")
-        if (
-            isinstance(self.sign_window, bool)
-            or not isinstance(self.sign_window, (int, np.integer))
-            or self.sign_window < 1
-        ):
-            raise DDSSPError(f"sign_window (K) must be an integer >= 1, got {self.sign_window!r}")
+        if o.penalty not in PENALTIES:
+            raise DDSSPError(f"penalty must be one of {', '.join(PENALTIES)}, got {o.penalty!r}")
+        if o.selection not in SELECTIONS:
+            raise DDSSPError(f"selection must be None, 'vs' or 'vs+', got {o.selection!r}")
+        if o.budget not in BUDGETS:
+            raise DDSSPError(f"budget must be one of {', '.join(BUDGETS)}, got {o.budget!r}")
+        if o.selection_rule not in SELECTION_RULES:
+            raise DDSSPError(f"selection_rule must be one of {', '.join(SELECTION_RULES)}, got {o.selection_rule!r}")
+        if o.recycle_noise not in RECYCLE_NOISE:
+            raise DDSSPError(f"recycle_noise must be one of {', '.join(RECYCLE_NOISE)}, got {o.recycle_noise!r}")
+        if isinstance(o.sign_window, bool) or not isinstance(o.sign_window, (int, np.integer)) or o.sign_window < 1:
+            raise DDSSPError(f"sign_window (K) must be an integer >= 1, got {o.sign_window!r}")
         eps = check_eps(self.eps)
         delta = None if self.delta is None else check_delta(self.delta)
         try:
-            r = float(self.r)
+            r = float(o.r)
         except (TypeError, ValueError):
-            raise PrivacyParameterError(f"r must be a number in (0, 1), got {self.r!r}") from None
+            raise PrivacyParameterError(f"r must be a number in (0, 1), got {o.r!r}") from None
         if not (0.0 < r < 1.0):
-            raise PrivacyParameterError(f"r (share of eps for the noise) must lie strictly in (0, 1), got {self.r!r}")
-        if isinstance(self.n_e, bool) or not isinstance(self.n_e, (int, np.integer)) or self.n_e < 2 or self.n_e % 2:
-            raise DDSSPError(f"n_e (number of augmented rows) must be an even integer >= 2, got {self.n_e!r}")
-        Lam = float(self.Lambda)
+            raise PrivacyParameterError(f"r (share of eps for the noise) must lie strictly in (0, 1), got {o.r!r}")
+        if isinstance(o.n_e, bool) or not isinstance(o.n_e, (int, np.integer)) or o.n_e < 2 or o.n_e % 2:
+            raise DDSSPError(f"n_e (number of augmented rows) must be an even integer >= 2, got {o.n_e!r}")
+        Lam = float(o.Lambda)
         if not (math.isfinite(Lam) and Lam >= 0):
-            raise DDSSPError(f"Lambda must be >= 0 and finite, got {self.Lambda!r}")
-        gamma = float(self.gamma)
-        if self.penalty == "bridge" and not (0.0 <= gamma < 2.0):
-            raise DDSSPError(f"bridge gamma must lie in [0, 2), got {self.gamma!r}")
-        kappa = float(self.kappa)
-        if self.penalty == "elasticnet" and not (kappa > 0 and math.isfinite(kappa)):
-            raise DDSSPError(f"elastic-net kappa must be positive, got {self.kappa!r}")
-        zeta1 = self._positive("zeta1 (declared row-norm bound)", self.zeta1)
-        y_bound = self._positive("y_bound", self.y_bound, allow_none=True)
-        theta_bound = self._positive("theta_bound", self.theta_bound, allow_none=True)
+            raise DDSSPError(f"Lambda must be >= 0 and finite, got {o.Lambda!r}")
+        gamma = float(o.gamma)
+        if o.penalty == "bridge" and not (0.0 <= gamma < 2.0):
+            raise DDSSPError(f"bridge gamma must lie in [0, 2), got {o.gamma!r}")
+        kappa = float(o.kappa)
+        if o.penalty == "elasticnet" and not (kappa > 0 and math.isfinite(kappa)):
+            raise DDSSPError(f"elastic-net kappa must be positive, got {o.kappa!r}")
+        zeta1 = self._positive("zeta1 (declared row-norm bound)", o.zeta1)
+        y_bound = self._positive("y_bound", o.y_bound, allow_none=True)
+        theta_bound = self._positive("theta_bound", o.theta_bound, allow_none=True)
         zeta2, zeta3 = declared_constants(self.loss, zeta1, y_bound, theta_bound)
         lam0_min = zeta3 / (2.0 * (1.0 - r) * eps)
-        if self.Lambda0 is None:
+        if o.Lambda0 is None:
             lam0 = lam0_min
         else:
-            lam0 = self._positive("Lambda0", self.Lambda0)
+            lam0 = self._positive("Lambda0", o.Lambda0)
             if lam0 < lam0_min * (1 - 1e-12):
                 raise PrivacyParameterError(
                     f"Lambda0={lam0:.6g} is below the minimum zeta3/(2(1-r)eps) = {lam0_min:.6g} needed for "
                     "the privacy guarantee; raise Lambda0 or leave it None"
                 )
-        if int(self.max_iter) < 1:
-            raise DDSSPError(f"max_iter must be >= 1, got {self.max_iter!r}")
-        if isinstance(self.zero_threshold, str):
-            if self.zero_threshold != "auto":
-                raise DDSSPError(f"zero_threshold must be 'auto' or a number >= 0, got {self.zero_threshold!r}")
+        if int(o.max_iter) < 1:
+            raise DDSSPError(f"max_iter must be >= 1, got {o.max_iter!r}")
+        if isinstance(o.zero_threshold, str):
+            if o.zero_threshold != "auto":
+                raise DDSSPError(f"zero_threshold must be 'auto' or a number >= 0, got {o.zero_threshold!r}")
             zt = None
         else:
-            zt = float(self.zero_threshold)
+            zt = float(o.zero_threshold)
             if not (zt >= 0 and math.isfinite(zt)):
-                raise DDSSPError(f"zero_threshold must be 'auto' or a number >= 0, got {self.zero_threshold!r}")
+                raise DDSSPError(f"zero_threshold must be 'auto' or a number >= 0, got {o.zero_threshold!r}")
         return dict(
             eps=eps,
             delta=delta,
@@ -363,34 +330,41 @@ class NAPPERM(DPRegressor):
 
     # ----------------------------------------------------------------- core
     def _run(
-        self, X: np.ndarray, y: np.ndarray, b: np.ndarray, Lambda0: float, P: dict[str, Any], rng: np.random.Generator
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        b: np.ndarray,
+        Lambda0: float,
+        P: dict[str, Any],
+        rng: np.random.Generator,
+        o: SimpleNamespace,
     ) -> dict[str, Any]:
         n, p = X.shape
-        loss, pen = self.loss, self.penalty
+        loss, pen = self.loss, o.penalty
         adaptive = pen != "ridge"
         radius = P["theta_bound"]
-        c0 = linear_ey(b, self.n_e)
-        aug_const = {"linear": 0.5 * c0**2, "logistic": math.log(2.0), "poisson": 1.0}[loss] * self.n_e
+        c0 = linear_ey(b, o.n_e)
+        aug_const = {"linear": 0.5 * c0**2, "logistic": math.log(2.0), "poisson": 1.0}[loss] * o.n_e
         data0 = loss_value(loss, X, y, np.zeros(p))
         if loss == "linear":
             G_real, a_real, yy_real = X.T @ X, X.T @ y, float(y @ y)
         theta = np.zeros(p)  # the previous iterate theta^(t-1) (zeros before the first fit)
         sign = np.ones(p)
         obj_prev = None
-        M = curvature(pen, P["Lambda"], Lambda0, None, p, P["kappa"], self.moor)
-        K = int(self.sign_window)
-        min_iter = K + 1 if self.selection_rule == "sign" else (3 if adaptive else 2)
+        M = curvature(pen, P["Lambda"], Lambda0, None, p, P["kappa"], o.moor)
+        K = int(o.sign_window)
+        min_iter = K + 1 if o.selection_rule == "sign" else (3 if adaptive else 2)
         signs: list[np.ndarray] = []  # signs of the last K + 1 iterates (0 where |theta_j| <= THETA_FLOOR)
         it = 0
-        for it in range(1, int(self.max_iter) + 1):
+        for it in range(1, int(o.max_iter) + 1):
             if it >= 2:
                 w = penalty_weights(pen, theta, P["gamma"], P["kappa"])
-                M = curvature(pen, P["Lambda"], Lambda0, w, p, P["kappa"], self.moor)
-                if self.selection is not None:
+                M = curvature(pen, P["Lambda"], Lambda0, w, p, P["kappa"], o.moor)
+                if o.selection is not None:
                     nz = np.abs(theta) > THETA_FLOOR
                     sign = np.where(nz, np.sign(theta), sign)
             b_eff = b * sign  # always the ORIGINAL b (e*), flipped by the current signs
-            E, ey = augmented_rows(loss, M, b_eff, self.n_e, rng)
+            E, ey = augmented_rows(loss, M, b_eff, o.n_e, rng)
             if loss == "linear":  # closed form on the Gram matrices (the real rows' part is computed once)
                 H = G_real + E.T @ E
                 a = a_real + E.T @ ey
@@ -405,7 +379,7 @@ class NAPPERM(DPRegressor):
             signs.append(np.where(np.abs(theta) > THETA_FLOOR, np.sign(theta), 0.0))
             del signs[: -(K + 1)]
             if obj_prev is not None and it >= min_iter:
-                if abs(gain - obj_prev) <= self.tol * max(abs(obj_prev), 1e-12):
+                if abs(gain - obj_prev) <= o.tol * max(abs(obj_prev), 1e-12):
                     break
             obj_prev = gain
         S = np.array(signs)
@@ -415,7 +389,7 @@ class NAPPERM(DPRegressor):
             theta=theta,
             M=M,
             n_iter=it,
-            dp_shift=dp_shift(loss, b_eff, theta, self.n_e),
+            dp_shift=dp_shift(loss, b_eff, theta, o.n_e),
             sign_changes=changes,
             sign_stable=stable,
         )
@@ -443,18 +417,19 @@ class NAPPERM(DPRegressor):
         PrivacyParameterError
             For invalid privacy parameters or missing declared bounds.
         """
-        P = self._validate()
+        o = self._options()
+        P = self._validate(o)
         X, y, names = self._prepare(X, y, P)
         n, p = X.shape
         rng = make_rng(self.seed)  # augmented rows only (data-independent, not privacy noise)
         noise = resolve_noise(self.noise, self.insecure_seed)  # the DP noise b
         eps, r, delta = P["eps"], P["r"], P["delta"]
         b = sample_b(p, r * eps, P["zeta1"], P["zeta2"], delta, noise)
-        if self.selection == "vs+":
+        if o.selection == "vs+":
             b = np.abs(b)  # half distribution (b_j >= 0)
-        out = self._run(X, y, b, P["Lambda0"], P, rng)
+        out = self._run(X, y, b, P["Lambda0"], P, rng, o)
         delta_eps = retrieved_budget(eps, r, P["Lambda0"], out["M"])
-        mechanism = "NAPP-ERM objective perturbation" + (f" ({self.selection.upper()})" if self.selection else "")
+        mechanism = "NAPP-ERM objective perturbation" + (f" ({o.selection.upper()})" if o.selection else "")
         spent = eps
         details: dict[str, Any] = {
             "eps_planned": eps,
@@ -467,28 +442,28 @@ class NAPPERM(DPRegressor):
             "Lambda0_min": P["Lambda0_min"],
             "retrievable_eps": delta_eps,
             "retrieved_eps": 0.0,
-            "budget": self.budget,
+            "budget": o.budget,
         }
-        if self.budget == "return":
+        if o.budget == "return":
             details["retrieved_eps"] = delta_eps
             spent = eps - delta_eps
             details["guarantee"] = (
                 "eps is an ex-post (output-dependent) loss per Proposition 6; the a-priori guarantee is eps_planned"
             )
-        elif self.budget == "recycle" and delta_eps > 0:
+        elif o.budget == "recycle" and delta_eps > 0:
             Mmin = float(np.min(out["M"]))
-            if self.recycle_noise == "rescale":  # Algorithm 2 step 6: e* <- e* r eps / (r eps + Delta_eps)
+            if o.recycle_noise == "rescale":  # Algorithm 2 step 6: e* <- e* r eps / (r eps + Delta_eps)
                 b2 = b * (r * eps) / (r * eps + delta_eps)
             else:
                 b2 = sample_b(p, r * eps + delta_eps, P["zeta1"], P["zeta2"], delta, noise)
-                if self.selection == "vs+":
+                if o.selection == "vs+":
                     b2 = np.abs(b2)
-            out = self._run(X, y, b2, max(Mmin, P["Lambda0"]), P, rng)
+            out = self._run(X, y, b2, max(Mmin, P["Lambda0"]), P, rng, o)
             details.update(
                 retrieved_eps=delta_eps,
                 eps_noise=r * eps + delta_eps,
                 Lambda0_recycled=Mmin,
-                recycle_noise=self.recycle_noise,
+                recycle_noise=o.recycle_noise,
                 eps_composition_bound=2.0 * eps,
                 guarantee=(
                     "paper's Algorithm 2 accounting (eps); the first run's output sets the second "
@@ -512,12 +487,12 @@ class NAPPERM(DPRegressor):
             "lasso": 0.5 * P["Lambda"],
             "bridge": 0.5 * (2.0 - P["gamma"]) * P["Lambda"],
             "ridge": P["Lambda"],
-        }.get(self.penalty)
+        }.get(o.penalty)
         self.coef_last_ = out["theta"]
         self.intercept_ = 0.0
         self.curvature_ = out["M"]
         self.n_iter_ = out["n_iter"]
-        if self.selection_rule == "sign":
+        if o.selection_rule == "sign":
             self.sign_changes_ = out["sign_changes"]
             self.zero_threshold_ = None
             self.selected_ = out["sign_stable"]
@@ -525,7 +500,7 @@ class NAPPERM(DPRegressor):
         else:
             zt = P["zero_threshold"]
             if zt is None:
-                zt = max(AUTO_ZERO_FACTOR * float(np.sum(np.abs(out["theta"]))) / self.n_e, AUTO_ZERO_MIN)
+                zt = max(AUTO_ZERO_FACTOR * float(np.sum(np.abs(out["theta"]))) / o.n_e, AUTO_ZERO_MIN)
             self.zero_threshold_ = zt
             self.selected_ = np.abs(out["theta"]) > zt
             self.coef_ = out["theta"]

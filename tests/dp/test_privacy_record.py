@@ -83,6 +83,7 @@ def test_every_row_estimator_fills_the_same_record():
         PDPOutputPerturbation,
         PublicLinearRegression,
     )
+    from ddssp.estimators.napp_options import Augmentation, DeclaredBounds
 
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 1, size=(200, 3)) / 2
@@ -94,9 +95,13 @@ def test_every_row_estimator_fills_the_same_record():
         PDPOutputPerturbation(lam=1.0, eps=0.5, insecure_seed=0).fit(X, y),
         NonPersonalizedOutputPerturbation(lam=1.0, insecure_seed=0).fit(X, y, eps=np.linspace(0.1, 1, 200)),
         JorgensenSampleMechanism(lam=1.0, eps=0.5, insecure_seed=0).fit(X, y),
-        NAPPERM(loss="linear", eps=1.0, n_e=200, max_iter=3, y_bound=1.0, theta_bound=2.0, seed=0, insecure_seed=0).fit(
-            X, y
-        ),
+        NAPPERM(
+            eps=1.0,
+            bounds=DeclaredBounds(y_bound=1.0, theta_bound=2.0),
+            augmentation=Augmentation(n_e=200, max_iter=3),
+            seed=0,
+            insecure_seed=0,
+        ).fit(X, y),
         PublicLinearRegression().fit(X, y),
     ]
     for m in fits:

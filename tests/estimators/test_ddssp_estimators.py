@@ -260,7 +260,7 @@ def test_logistic_equals_scaled_least_squares():
 
 def test_logistic_degree_other_than_2_refused():
     schema, codes = mixed_schema(), mixed_codes(100)
-    with pytest.raises(DDSSPError, match="degree 4 is not supported"):
+    with pytest.raises(DDSSPError, match="degree must be 2: DD-SSP from two-way marginals.*got 4"):
         DDSSPLogisticRegression(degree=4).fit(ExactMarginals(codes, schema), target="member")
     with pytest.raises(DDSSPError, match="binary"):
         DDSSPLogisticRegression().fit(ExactMarginals(codes, schema), target="y")

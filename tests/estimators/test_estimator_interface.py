@@ -7,8 +7,11 @@ import ddssp.estimators as est
 from ddssp.dp import PrivacyRecord
 from ddssp.estimators.base import DPEstimator
 
+#: exported names that are not estimators: the base classes and the estimators' option objects
+NOT_ESTIMATORS = ("DPEstimator", "DPRegressor", "DPClassifier", "IntervalOptions")
 
-@pytest.mark.parametrize("name", [n for n in est.__all__ if n not in ("DPEstimator", "DPRegressor", "DPClassifier")])
+
+@pytest.mark.parametrize("name", [n for n in est.__all__ if n not in NOT_ESTIMATORS])
 def test_exported_and_interface(name):
     cls = getattr(est, name)
     assert issubclass(cls, DPEstimator)

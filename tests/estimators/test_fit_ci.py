@@ -1,4 +1,4 @@
-"""Confidence intervals from a release: DD-SSP fit_release, `ddssp fit --ci`.
+"""Confidence intervals from a release: DD-SSP estimators with ``ci``, `ddssp fit --ci`.
 
 Releases are AIM runs on samples of the known population of the ci-coverage benchmark
 (:mod:`ddssp.bench.ci_coverage`), built once per module."""
@@ -15,6 +15,7 @@ from ddssp.bench import ci_coverage as cc
 from ddssp.cli import main
 from ddssp.dp import Ledger
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+from ddssp.estimators.ddssp_intervals import IntervalOptions
 from ddssp.estimators.suffstats import ExactMarginals
 from ddssp.pipeline import ReadOptions, release
 from ddssp.releasefile import Release
@@ -53,7 +54,9 @@ def release_file(releases, tmp_path_factory):
 def _ci(est_cls, rel, target, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return est_cls(features=FEATS).fit_release(rel, target, ci=0.95, **{**BOOT, **kw})
+        replicates = kw.pop("replicates", None)
+        est = est_cls(features=FEATS, ci=0.95, intervals=IntervalOptions(**{**BOOT, **kw}))
+        return est.fit(rel, target, replicates=replicates)
 
 
 def test_table_shape_and_point_estimate_unchanged(releases):
@@ -115,7 +118,7 @@ def test_sigma_to_zero_and_large_sample_shrink_to_exact_fit():
         assert float(np.max(tab["ci_high"] - tab["ci_low"])) < 0.5 * float(np.max(ref["ci_high"] - ref["ci_low"]))
 
 
-def test_fit_release_never_touches_a_ledger(releases, monkeypatch):
+def test_intervals_never_touch_a_ledger(releases, monkeypatch):
     rel = releases[1][1.0]
     before = rel.ledger.to_dict()
 
@@ -132,13 +135,14 @@ def test_fit_release_never_touches_a_ledger(releases, monkeypatch):
 def test_no_dp_noise_and_exact_source():
     codes = cc.sample_codes(cc.population(), 5000, np.random.default_rng(0))
     src = ExactMarginals(codes, cc.schema())
-    est = DDSSPLinearRegression(features=FEATS).fit_release(src, "y", ci=0.9, dp_noise=False)
+    no_dp = IntervalOptions(dp_noise=False)
+    est = DDSSPLinearRegression(features=FEATS, ci=0.9, intervals=no_dp).fit(src, "y")
     assert np.all(est.stderr_dp_ == 0) and np.all(est.stderr_ > 0)  # homoskedastic: no model to sample
     with pytest.raises(Exception, match="needs a release"):
-        DDSSPLinearRegression(features=FEATS).fit_release(src, "y", ci=0.9)
+        DDSSPLinearRegression(features=FEATS, ci=0.9).fit(src, "y")
     for bad in (0, 1, 1.5, "x"):
         with pytest.raises(Exception, match="confidence level"):
-            DDSSPLinearRegression(features=FEATS).fit_release(src, "y", ci=bad, dp_noise=False)
+            DDSSPLinearRegression(features=FEATS, ci=bad, intervals=no_dp).fit(src, "y")
     with pytest.raises(Exception, match="no standard errors"):
         DDSSPLinearRegression(features=FEATS).fit(src, "y").conf_int()
 
@@ -188,8 +192,10 @@ def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, ca
     "extra,msg",
     [
         (["--ci", "1.5"], "--ci must be a confidence level"),
-        (["--ci", "0.95", "--boot", "1"], "--boot must be at least 2"),
-        (["--ci", "0.95", "--boot-iters", "0"], "--boot-iters must be at least 1"),
+        (["--ci", "0.95", "--boot", "1"], "--boot must be an integer >= 2"),
+        (["--ci", "0.95", "--boot-iters", "0"], "--boot-iters must be an integer >= 1"),
+        (["--ci", "0.95", "--seed", "-1"], "--seed must be a non-negative integer"),
+        (["--ci", "0.95", "--interval", "basic"], "--interval 'basic' needs bootstrap='mechanism'"),
     ],
 )
 def test_cli_fit_ci_bad_input(release_file, capsys, extra, msg):
@@ -214,10 +220,12 @@ def test_unconverged_dp_bootstrap_warns_and_says_so(releases):
 
     rel = releases[1][1.0]
     with pytest.warns(BootstrapConvergenceWarning, match="--boot-iters"):
-        m = DDSSPLinearRegression(features=FEATS).fit_release(rel, "y", boot=3, boot_iters=3, seed=0)
+        m = DDSSPLinearRegression(features=FEATS, ci=0.95, intervals=IntervalOptions(boot=3, boot_iters=3, seed=0))
+        m.fit(rel, "y")
     assert m.ci_info_["dp_converged"] is False and m.ci_info_["dp_last_drop"] == float("inf")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BootstrapConvergenceWarning)
-        m = DDSSPLinearRegression(features=FEATS).fit_release(rel, "y", boot=3, boot_iters=400, seed=0)
+        m = DDSSPLinearRegression(features=FEATS, ci=0.95, intervals=IntervalOptions(boot=3, boot_iters=400, seed=0))
+        m.fit(rel, "y")
     drop = m.ci_info_["dp_last_drop"]
     assert np.isfinite(drop) and drop >= 0 and m.ci_info_["dp_converged"] == (drop <= 1e-3)

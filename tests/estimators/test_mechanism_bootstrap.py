@@ -1,4 +1,4 @@
-"""The mechanism parametric bootstrap (ddssp.estimators.mechanism_bootstrap; fit_release(bootstrap=
+"""The mechanism parametric bootstrap (ddssp.estimators.mechanism_bootstrap; IntervalOptions(bootstrap=
 "mechanism"), `ddssp fit --ci --boot-method mechanism`).
 
 Releases are AIM runs on samples of the ci-coverage population with the INSECURE seeded noise, so
@@ -20,6 +20,7 @@ from ddssp.dp.noise import SecureNoise
 from ddssp.errors import DDSSPError
 from ddssp.estimators import mechanism_bootstrap as mb
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+from ddssp.estimators.ddssp_intervals import IntervalOptions
 from ddssp.estimators.suffstats import ExactMarginals
 from ddssp.pipeline import ReadOptions, release
 
@@ -47,7 +48,9 @@ def releases(sample):
 def _mech(cls, rel, target, boot=8, seed=0, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return cls(features=FEATS).fit_release(rel, target, ci=0.95, boot=boot, seed=seed, bootstrap="mechanism", **kw)
+        replicates = kw.pop("replicates", None)
+        options = IntervalOptions(boot=boot, seed=seed, bootstrap="mechanism", **kw)
+        return cls(features=FEATS, ci=0.95, intervals=options).fit(rel, target, replicates=replicates)
 
 
 def test_aim_settings_are_the_releases_own(releases):
@@ -162,17 +165,16 @@ def test_bootstrap_interval_constructions():
         mb.bootstrap_interval(theta, reps, 0.95, "studentized")
 
 
-def test_bad_arguments(releases, sample):
-    rel = releases[1.0]
-    est = DDSSPLinearRegression(features=FEATS)
+def test_bad_arguments(sample):
     with pytest.raises(DDSSPError, match="bootstrap must be"):
-        est.fit_release(rel, "y", bootstrap="jackknife")
+        IntervalOptions(bootstrap="jackknife")
     with pytest.raises(DDSSPError, match="needs bootstrap='mechanism'"):
-        est.fit_release(rel, "y", interval="basic")
+        IntervalOptions(interval="basic")
     with pytest.raises(DDSSPError, match="boot must be an integer >= 2"):
-        est.fit_release(rel, "y", bootstrap="mechanism", boot=1)
+        IntervalOptions(bootstrap="mechanism", boot=1)
+    est = DDSSPLinearRegression(features=FEATS, ci=0.95, intervals=IntervalOptions(bootstrap="mechanism"))
     with pytest.raises(DDSSPError, match="needs a release"):
-        est.fit_release(ExactMarginals(sample, cc.schema()), "y", bootstrap="mechanism")
+        est.fit(ExactMarginals(sample, cc.schema()), "y")
 
 
 def test_cli_boot_method_mechanism(releases, tmp_path, capsys):
@@ -228,12 +230,12 @@ def test_unmeasured_pairs_flagged_and_unbounded(sample, tmp_path, capsys):
         assert m[0] and not m.all(), (target, expect)  # this seeded release does leave some out
         np.testing.assert_array_equal(inf["ci_low"][m], keep["ci_low"][m])
         assert np.all(np.isneginf(inf["ci_low"][~m])) and np.all(np.isposinf(inf["ci_high"][~m]))
-    exact = DDSSPLinearRegression(features=FEATS).fit_release(
-        ExactMarginals(sample, cc.schema()), "y", ci=0.9, dp_noise=False
+    exact = DDSSPLinearRegression(features=FEATS, ci=0.9, intervals=IntervalOptions(dp_noise=False)).fit(
+        ExactMarginals(sample, cc.schema()), "y"
     )
     assert exact.conf_int()["pair_measured"].all()  # no measurements: nothing is imputed
     with pytest.raises(DDSSPError, match="unmeasured must be"):
-        DDSSPLinearRegression(features=FEATS).fit_release(rel, "y", unmeasured="drop")
+        IntervalOptions(unmeasured="drop")
     path = tmp_path / "low.release"
     rel.save(path)
     argv = [

@@ -16,7 +16,7 @@ from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.measurements import gaussian_float_measurement, opendp_charge
 from ddssp.dp.noise import INSECURE_STAMP, SecureNoise
 from ddssp.errors import BudgetExceededError, DataError, DDSSPError, PrivacyParameterError
-from ddssp.estimators.multitask import DPALS, MultiTaskNoisyGD, MultiTaskSSP
+from ddssp.estimators.multitask import DPALS, ALSOptions, GradientSteps, MultiTaskNoisyGD, MultiTaskSSP, TaskWeighting
 from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve
 from ddssp.estimators.multitask.budget import plan_budget
 from ddssp.estimators.multitask.counts import count_charge, private_task_counts
@@ -232,7 +232,7 @@ def test_user_count_noise_is_discrete_gaussian():
 
 def test_gd_ledger_composes_to_beta(small_data):
     data, _ = small_data
-    est = MultiTaskNoisyGD(2.0, 1e-5, mu=0.25, steps=7).fit(data)
+    est = MultiTaskNoisyGD(2.0, 1e-5, weighting=TaskWeighting(mu=0.25), descent=GradientSteps(steps=7)).fit(data)
     kinds = [e.kind for e in est.ledger_.entries]
     assert kinds == ["task-counts"] + ["gd-step"] * 7
     plan = plan_budget(2.0, 1e-5, 1, 0.15)
@@ -251,7 +251,7 @@ def test_gd_ledger_composes_to_beta(small_data):
 # --------------------------------------------------------------------------- accounting
 def test_budget_plan_and_ledger_ssp(small_data):
     data, _ = small_data
-    est = MultiTaskSSP(1.0, 1e-5, mu=0.5, count_share=0.2).fit(data)
+    est = MultiTaskSSP(1.0, 1e-5, weighting=TaskWeighting(mu=0.5, count_share=0.2)).fit(data)
     rho = rho_from_eps_delta(1.0, 1e-5)
     kinds = [e.kind for e in est.ledger_.entries]
     assert kinds == ["task-counts", "ssp-round"]
@@ -261,19 +261,19 @@ def test_budget_plan_and_ledger_ssp(small_data):
     assert est.privacy_.eps <= 1.0 + 1e-9 and est.privacy_.details["level"] == "user"
     assert user_budgets(data.user_idx, est.weights_, data.n_users).max() <= est.privacy_.details["beta"]
     # uniform, per-user normalised weights need no counts: all rho goes to the SSP round
-    est0 = MultiTaskSSP(1.0, 1e-5, mu=0.0, per_user="normalize").fit(data)
+    est0 = MultiTaskSSP(1.0, 1e-5, weighting=TaskWeighting(mu=0.0, per_user="normalize")).fit(data)
     assert [e.kind for e in est0.ledger_.entries] == ["ssp-round"]
     assert math.isclose(est0.ledger_.spent, rho, rel_tol=1e-9)
 
 
 def test_dp_als_ledger_rounds():
     data = synthetic_ratings(60, 400, 3, 8, rng=np.random.default_rng(2))
-    U, ledger, plan = dp_als(data, 2.0, 1e-5, 3, 4, np.random.default_rng(0), allocation="tail", k=4)
+    U, ledger, plan = dp_als(data, 2.0, 1e-5, np.random.default_rng(0), als=ALSOptions(3, 4, allocation="tail", k=4))
     kinds = [e.kind for e in ledger.entries]
     assert kinds == ["task-counts"] + ["ssp-round"] * 4
     assert [e.round for e in ledger.entries[1:]] == [0, 1, 2, 3]
     assert math.isclose(ledger.spent, rho_from_eps_delta(2.0, 1e-5), rel_tol=1e-9)
-    U2, ledger2, _ = dp_als(data, 2.0, 1e-5, 3, 4, np.random.default_rng(0), allocation="uniform", k=4)
+    U2, ledger2, _ = dp_als(data, 2.0, 1e-5, np.random.default_rng(0), als=ALSOptions(3, 4, allocation="uniform", k=4))
     assert [e.kind for e in ledger2.entries] == ["ssp-round"] * 4  # uniform sampling needs no counts
 
 
@@ -288,7 +288,7 @@ def test_ledger_refuses_overspend(small_data):
 # --------------------------------------------------------------------------- large eps
 def test_ssp_large_eps_matches_nonprivate_ridge(small_data):
     data, theta = small_data
-    est = MultiTaskSSP(1e6, 1e-5, mu=0.5, ridge=1.0, public_counts=data.task_counts).fit(data)
+    est = MultiTaskSSP(1e6, 1e-5, TaskWeighting(mu=0.5), ridge=1.0, public_counts=data.task_counts).fit(data)
     ref = weighted_ridge(data, est.weights_, 1.0)  # same weights and ridge, no noise
     # secure noise (a fresh draw each run): over 60 runs the max error had median 1.0e-3, 99th
     # percentile 2.1e-3, max 2.4e-3 (per-entry sd ~4e-4); 8e-3 is > 15 sd, so a correct fit
@@ -296,7 +296,7 @@ def test_ssp_large_eps_matches_nonprivate_ridge(small_data):
     assert np.abs(est.coef_ - ref).max() < 8e-3
     assert np.abs(est.coef_ - theta).max() < 2e-2
     # at small eps the same estimator is far off: the test can fail
-    noisy = MultiTaskSSP(0.1, 1e-5, mu=0.5, ridge=1.0, insecure_seed=1).fit(data)
+    noisy = MultiTaskSSP(0.1, 1e-5, TaskWeighting(mu=0.5), ridge=1.0, insecure_seed=1).fit(data)
     assert np.abs(noisy.coef_ - ref).max() > 1e-1
     pred = est.predict(data.tasks[data.task_idx], data.X)
     assert np.sqrt(np.mean((pred - data.y) ** 2)) < 0.01
@@ -304,11 +304,13 @@ def test_ssp_large_eps_matches_nonprivate_ridge(small_data):
 
 def test_gd_large_eps_matches_ols(small_data):
     data, theta = small_data
-    est = MultiTaskNoisyGD(1e6, 1e-5, mu=0.25, steps=60, public_counts=data.task_counts).fit(data)
+    est = MultiTaskNoisyGD(
+        1e6, 1e-5, TaskWeighting(mu=0.25), GradientSteps(steps=60), public_counts=data.task_counts
+    ).fit(data)
     wls = weighted_ridge(data, est.weights_, 0.0)  # the minimiser of the weighted objective GD runs on
     assert np.abs(est.coef_ - wls).max() < 1e-2
     assert np.abs(est.coef_ - theta).max() < 2e-2
-    noisy = MultiTaskNoisyGD(0.1, 1e-5, mu=0.25, steps=60, insecure_seed=2).fit(data)
+    noisy = MultiTaskNoisyGD(0.1, 1e-5, TaskWeighting(mu=0.25), GradientSteps(steps=60), insecure_seed=2).fit(data)
     assert np.abs(noisy.coef_ - wls).max() > 1e-1
 
 
@@ -321,7 +323,7 @@ def test_dp_als_large_eps_matches_nonprivate_als():
         V = user_solve(train, U, 0.1)
         return float(np.sqrt(np.mean((als_predict(U, V, test.task_idx, test.user_idx) - test.y) ** 2)))
 
-    U_np, _, _ = dp_als(train, None, 1e-5, 3, 8, np.random.default_rng(0))
+    U_np, _, _ = dp_als(train, None, 1e-5, np.random.default_rng(0), als=ALSOptions(rank=3, rounds=8))
     # uniform weights with no per-user clipping binding (beta_bar small): the same objective and the same
     # initial U (same seed) as the non-private run, so at huge eps the iterates must follow it
     # CAVEAT (found when the noise became secure): the weights here are only ~1e3, so the noise (sigma 9)
@@ -331,21 +333,17 @@ def test_dp_als_large_eps_matches_nonprivate_als():
     est = DPALS(
         1e8,
         1e-5,
-        rank=3,
-        rounds=8,
-        allocation="adaptive",
-        mu=0.0,
-        beta_bar=0.01,
+        als=ALSOptions(rank=3, rounds=8, allocation="adaptive", item_ridge=1.0),
+        weighting=TaskWeighting(mu=0.0, beta_bar=0.01),
         clip_x=3.0,
         clip_star=1.0,
-        item_ridge=1.0,
         seed=0,
         insecure_seed=1,
     ).fit(train)
     r_np, r_dp = rmse(U_np), rmse(est.coef_)
     assert r_np < 0.2  # the generator's noise sd is 0.1
     assert abs(r_dp - r_np) < 0.01
-    low = DPALS(0.5, 1e-5, rank=3, rounds=8, allocation="uniform", k=5, seed=0, insecure_seed=0).fit(train)
+    low = DPALS(0.5, 1e-5, ALSOptions(rank=3, rounds=8, allocation="uniform", k=5), seed=0, insecure_seed=0).fit(train)
     assert rmse(low.coef_) > r_np + 0.05  # and the comparison can fail
 
 
@@ -362,21 +360,21 @@ def test_bad_privacy_parameters(small_data):
         with pytest.raises(PrivacyParameterError):
             MultiTaskSSP(**kw).fit(data)
     with pytest.raises(PrivacyParameterError, match="count_share"):
-        MultiTaskSSP(1.0, 1e-5, count_share=1.0).fit(data)
+        MultiTaskSSP(1.0, 1e-5, TaskWeighting(count_share=1.0)).fit(data)
     with pytest.raises(PrivacyParameterError, match="clip_x"):
         MultiTaskSSP(1.0, 1e-5, clip_x=0.0).fit(data)
     with pytest.raises(PrivacyParameterError, match="count_clip"):
-        MultiTaskSSP(1.0, 1e-5, count_clip=-3).fit(data)
+        MultiTaskSSP(1.0, 1e-5, TaskWeighting(count_clip=-3)).fit(data)
     with pytest.raises(DDSSPError, match="mu"):
-        MultiTaskSSP(1.0, 1e-5, mu=-1).fit(data)
+        MultiTaskSSP(1.0, 1e-5, TaskWeighting(mu=-1)).fit(data)
     with pytest.raises(DDSSPError, match="per_user"):
-        MultiTaskSSP(1.0, 1e-5, per_user="bogus").fit(data)
+        MultiTaskSSP(1.0, 1e-5, TaskWeighting(per_user="bogus")).fit(data)
     with pytest.raises(DDSSPError, match="MultiTaskData"):
         MultiTaskSSP(1.0, 1e-5).fit(np.zeros((3, 2)))
     with pytest.raises(DDSSPError, match="allocation"):
-        DPALS(1.0, 1e-5, allocation="random").fit(data)
+        DPALS(1.0, 1e-5, ALSOptions(allocation="random")).fit(data)
     with pytest.raises(DDSSPError, match="needs k"):
-        DPALS(1.0, 1e-5, allocation="tail").fit(data)
+        DPALS(1.0, 1e-5, ALSOptions(allocation="tail")).fit(data)
     with pytest.raises(PrivacyParameterError, match="rounds"):
         plan_budget(1.0, 1e-5, rounds=0)
 
@@ -425,7 +423,7 @@ def test_seed_no_longer_reproduces_the_noise(small_data):
     b = MultiTaskSSP(1.0, 1e-5).fit(data)
     assert not np.array_equal(a.coef_, b.coef_) and a.privacy_.noise["secure"]
     ratings = synthetic_ratings(30, 300, 2, 5, rng=np.random.default_rng(5))
-    kw = dict(rank=2, rounds=2, allocation="uniform", k=3, seed=3)
+    kw = dict(als=ALSOptions(rank=2, rounds=2, allocation="uniform", k=3), seed=3)
     u1, u2 = DPALS(1.0, 1e-5, **kw).fit(ratings), DPALS(1.0, 1e-5, **kw).fit(ratings)
     assert not np.array_equal(u1.coef_, u2.coef_)
     i1 = DPALS(1.0, 1e-5, insecure_seed=4, **kw).fit(ratings)
@@ -495,4 +493,4 @@ def test_old_parameter_spellings_still_work_with_a_warning(small_data):
         MultiTaskSSP(1.0, 1e-5, eps_typo=1.0)
     ratings = synthetic_ratings(30, 300, 2, 5, rng=np.random.default_rng(5))
     with pytest.raises(PrivacyParameterError):
-        DPALS(delta=1e-5, rank=2, rounds=1).fit(ratings)
+        DPALS(delta=1e-5, als=ALSOptions(rank=2, rounds=1)).fit(ratings)

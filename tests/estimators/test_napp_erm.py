@@ -25,6 +25,67 @@ from ddssp.estimators.napp_math import (
     retrieved_budget,
     sample_b,
 )
+from ddssp.estimators.napp_options import Augmentation, Budget, DeclaredBounds, Penalty, Selection
+
+#: the option record and field of each setting, so that tests can state settings by the paper's names
+GROUPS = {
+    "penalty": (Penalty, {"penalty": "kind", "Lambda": "Lambda", "gamma": "gamma", "kappa": "kappa"}),
+    "bounds": (DeclaredBounds, {"zeta1": "zeta1", "y_bound": "y_bound", "theta_bound": "theta_bound"}),
+    "augmentation": (
+        Augmentation,
+        {"n_e": "n_e", "Lambda0": "Lambda0", "moor": "moor", "max_iter": "max_iter", "tol": "tol"},
+    ),
+    "selection": (
+        Selection,
+        {
+            "selection": "variant",
+            "selection_rule": "rule",
+            "sign_window": "sign_window",
+            "zero_threshold": "zero_threshold",
+        },
+    ),
+    "budget": (Budget, {"r": "r", "budget": "retrieval", "recycle_noise": "recycle_noise"}),
+}
+
+
+def napp(**settings) -> NAPPERM:
+    """A NAPPERM from settings named as in the paper (Lambda, n_e, selection, budget, ...), each put
+    in its option record."""
+    groups = {}
+    for param, (record, fields) in GROUPS.items():
+        given = {field: settings.pop(name) for name, field in fields.items() if name in settings}
+        if given:
+            groups[param] = record(**given)
+    return NAPPERM(**settings, **groups)
+
+
+def test_options_are_grouped_constructor_parameters():
+    m = NAPPERM(
+        "linear",
+        Penalty("lasso", Lambda=1.5),
+        eps=1.0,
+        bounds=DeclaredBounds(y_bound=1.7, theta_bound=2.0),
+        augmentation=Augmentation(n_e=200, max_iter=2),
+        selection=Selection("vs+"),
+        budget=Budget(retrieval="return"),
+        insecure_seed=0,
+    )
+    params = m.get_params()
+    assert params["selection"] == Selection("vs+") and params["augmentation"].n_e == 200
+    assert set(params) == {
+        *("loss", "penalty", "eps", "delta", "bounds", "augmentation", "selection", "budget"),
+        *("seed", "noise", "insecure_seed"),
+    }
+    again = type(m)(**params)
+    assert again.get_params() == params
+    X = np.random.default_rng(0).normal(size=(100, 3)) / 3
+    y = X @ np.array([1.0, 0.0, -1.0])
+    a, b = m.fit(X, y), again.fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)  # same seeds: the same fit
+    assert a.privacy_.details["budget"] == "return"
+    with pytest.raises(DDSSPError, match="selection must be a Selection"):
+        NAPPERM(selection="vs", bounds=DeclaredBounds(y_bound=1.0, theta_bound=1.0)).fit(X, y)
+
 
 P = 16
 BETA_LIN = np.r_[[1 - 0.8 * k / 7 for k in range(8)], np.zeros(8)]
@@ -135,9 +196,7 @@ def test_sample_b_refuses_a_numpy_generator():
     with pytest.raises(PrivacyParameterError, match="NoiseSource"):
         sample_b(P, 0.5, 1.0, 2.0, None, np.random.default_rng(0))
     with pytest.raises(PrivacyParameterError, match="either"):
-        NAPPERM(noise=SecureNoise(), insecure_seed=1, y_bound=1.0, theta_bound=1.0).fit(
-            np.ones((4, 2)) * 0.1, np.zeros(4)
-        )
+        napp(noise=SecureNoise(), insecure_seed=1, y_bound=1.0, theta_bound=1.0).fit(np.ones((4, 2)) * 0.1, np.zeros(4))
 
 
 def test_seed_no_longer_reproduces_the_dp_noise():
@@ -151,14 +210,14 @@ def test_seed_no_longer_reproduces_the_dp_noise():
     seen = []
     real_run = napp_erm.NAPPERM._run
 
-    def spy(self, X, y, b, Lambda0, P, rng):
+    def spy(self, X, y, b, Lambda0, P, rng, o):
         seen.append(b.copy())
-        return real_run(self, X, y, b, Lambda0, P, rng)
+        return real_run(self, X, y, b, Lambda0, P, rng, o)
 
     napp_erm.NAPPERM._run = spy
     try:
-        a = NAPPERM(**kw).fit(X, y)
-        b = NAPPERM(**kw).fit(X, y)
+        a = napp(**kw).fit(X, y)
+        b = napp(**kw).fit(X, y)
         assert not np.array_equal(seen[0], seen[1])
         assert not np.array_equal(a.coef_last_, b.coef_last_)
         assert a.privacy_.noise["secure"] and a.privacy_.stamp is None
@@ -166,8 +225,8 @@ def test_seed_no_longer_reproduces_the_dp_noise():
         replay = np.random.default_rng(5).normal(0.0, gaussian_b_sigma(0.5, 1e-4, 1.0, 5.0), P)
         assert not np.allclose(replay, seen[0])
         seen.clear()
-        c = NAPPERM(insecure_seed=9, **kw).fit(X, y)
-        d = NAPPERM(insecure_seed=9, **kw).fit(X, y)
+        c = napp(insecure_seed=9, **kw).fit(X, y)
+        d = napp(insecure_seed=9, **kw).fit(X, y)
         np.testing.assert_array_equal(seen[0], seen[1])
         np.testing.assert_array_equal(c.coef_, d.coef_)
         assert c.privacy_.stamp == INSECURE_STAMP and not c.privacy_.noise["secure"]
@@ -198,13 +257,13 @@ def test_fit_return_and_recycle_budget():
         loss="linear", penalty="ridge", eps=1.0, delta=1e-4, y_bound=2.0, theta_bound=4.0, n_e=2000, max_iter=3, seed=8
     )
     # ridge with Lambda below Lambda0: nothing to retrieve
-    m = NAPPERM(Lambda=0.5, budget="return", **kw).fit(X, y)
+    m = napp(Lambda=0.5, budget="return", **kw).fit(X, y)
     assert m.privacy_.details["retrieved_eps"] == 0.0 and m.privacy_.eps == 1.0
     # ridge with Lambda = 4 Lambda0 (Lambda0 = 1): Delta = 0.5 * (1 - 1/4)
-    m = NAPPERM(Lambda=4.0, budget="return", **kw).fit(X, y)
+    m = napp(Lambda=4.0, budget="return", **kw).fit(X, y)
     assert m.privacy_.details["retrieved_eps"] == pytest.approx(0.375)
     assert m.privacy_.eps == pytest.approx(0.625)
-    m = NAPPERM(Lambda=4.0, budget="recycle", **kw).fit(X, y)
+    m = napp(Lambda=4.0, budget="recycle", **kw).fit(X, y)
     assert m.privacy_.details["eps_noise"] == pytest.approx(0.875)
     assert m.privacy_.details["Lambda0_recycled"] == pytest.approx(4.0)
     assert m.privacy_.details["eps_composition_bound"] == 2.0
@@ -218,7 +277,7 @@ def test_large_eps_approaches_nonprivate_lasso(loss, Lambda):
     ref = penalized_fit(loss, X, y, Lambda, "lasso")
     # theta_bound 12 > ||ref|| (10.4 for Poisson); eps large enough that b and Lambda0 vanish even with
     # the Poisson constants zeta2, zeta3 = exp(12)
-    m = NAPPERM(
+    m = napp(
         loss=loss,
         penalty="lasso",
         Lambda=Lambda,
@@ -240,7 +299,7 @@ def test_large_eps_ridge_and_elasticnet():
     X, y = sim("linear", 400, 11)
     for pen in ("ridge", "elasticnet"):
         ref = penalized_fit("linear", X, y, 2.0, pen, kappa=0.5)
-        m = NAPPERM(
+        m = napp(
             loss="linear",
             penalty=pen,
             Lambda=2.0,
@@ -260,7 +319,7 @@ def test_moor_is_closer_to_lasso_than_sum_form():
     ref = penalized_fit("linear", X, y, 1.0, "lasso")
     d = {}
     for moor in (True, False):
-        m = NAPPERM(
+        m = napp(
             loss="linear",
             Lambda=1.0,
             eps=1e9,
@@ -279,7 +338,7 @@ def test_vs_plus_is_sparser_at_moderate_noise():
     X, y = sim("linear", 2000, 15)
     kw = dict(loss="linear", Lambda=4.0, eps=20.0, delta=1e-4, y_bound=2.0, theta_bound=3.0, max_iter=40)
     nsel = {
-        s: np.mean([NAPPERM(selection=s, seed=k, insecure_seed=k, **kw).fit(X, y).selected_.sum() for k in range(3)])
+        s: np.mean([napp(selection=s, seed=k, insecure_seed=k, **kw).fit(X, y).selected_.sum() for k in range(3)])
         for s in (None, "vs+")
     }
     assert nsel["vs+"] < nsel[None]
@@ -288,7 +347,7 @@ def test_vs_plus_is_sparser_at_moderate_noise():
 def test_interface_and_prediction():
     X, y = sim("poisson", 300, 16)
     with pytest.warns(NAPPApproximationWarning):  # eps = 1 with n_e = 1000: the DP term is not realised
-        m = NAPPERM(
+        m = napp(
             loss="poisson",
             Lambda=2.0,
             eps=1.0,
@@ -305,17 +364,15 @@ def test_interface_and_prediction():
     assert m.privacy_.eps == 1.0 and m.privacy_.details["noise_distribution"] == "spherical Laplace"
     assert np.linalg.norm(m.coef_) <= 3.0 + 1e-9  # the parameter ball is respected
     Xl, yl = sim("logistic", 300, 17)
-    c = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0, insecure_seed=0).fit(
-        Xl, yl
-    )
+    c = napp(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0, insecure_seed=0).fit(Xl, yl)
     assert c.privacy_.details["dp_term_shift"] < 0.1
     assert set(np.unique(c.predict(Xl))) <= {0, 1}
     assert c.predict_proba(Xl).shape == (300, 2)
     # same seed and same insecure noise seed -> same fit (the seed alone no longer fixes the DP noise)
-    c1 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0, insecure_seed=4).fit(
+    c1 = napp(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0, insecure_seed=4).fit(
         Xl, yl
     )
-    c2 = NAPPERM(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0, insecure_seed=4).fit(
+    c2 = napp(loss="logistic", Lambda=2.0, eps=5.0, zeta1=2.0, max_iter=3, n_e=1002, seed=0, insecure_seed=4).fit(
         Xl, yl
     )
     np.testing.assert_array_equal(c1.coef_, c2.coef_)
@@ -349,15 +406,15 @@ def test_bad_input_raises(kw, err):
     base = dict(loss="linear", eps=1.0, y_bound=2.0, theta_bound=3.0, n_e=100, max_iter=2, seed=0)
     base.update(kw)
     with pytest.raises(err):
-        NAPPERM(**base).fit(X, y)
+        napp(**base).fit(X, y)
 
 
 def test_lambda0_at_minimum_is_accepted_and_logistic_y_checked():
     X, y = sim("linear", 50, 19)
-    m = NAPPERM(loss="linear", eps=1.0, Lambda0=1.0, y_bound=2.0, theta_bound=3.0, n_e=100, max_iter=2).fit(X, y)
+    m = napp(loss="linear", eps=1.0, Lambda0=1.0, y_bound=2.0, theta_bound=3.0, n_e=100, max_iter=2).fit(X, y)
     assert m.privacy_.details["Lambda0"] == 1.0
     with pytest.raises(DDSSPError):
-        NAPPERM(loss="logistic", eps=1.0, n_e=100, max_iter=2).fit(X, y)
+        napp(loss="logistic", eps=1.0, n_e=100, max_iter=2).fit(X, y)
 
 
 @pytest.mark.parametrize("loss", LOSSES)
@@ -396,9 +453,9 @@ def test_linear_ey_keeps_rank_one_term_small():
 
 def test_auto_zero_threshold_when_everything_is_zero():
     X, y = sim("linear", 300, 22)
-    m = NAPPERM(
-        loss="linear", Lambda=200.0, eps=1e12, Lambda0=1.0, y_bound=2.0, theta_bound=3.0, max_iter=30, seed=0
-    ).fit(X, y)
+    m = napp(loss="linear", Lambda=200.0, eps=1e12, Lambda0=1.0, y_bound=2.0, theta_bound=3.0, max_iter=30, seed=0).fit(
+        X, y
+    )
     assert np.abs(m.coef_).max() < 1e-7
     assert not m.selected_.any()
     assert penalized_fit("linear", X, y, 200.0).any() == False  # noqa: E712 - the lasso is all zero too
@@ -463,8 +520,8 @@ def test_alternating_coefficient_is_not_selected():
     )  # both fits get the same DP draw
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NAPPApproximationWarning)
-        m = NAPPERM(selection_rule="sign", sign_window=10, **kw).fit(X, y)
-        old = NAPPERM(selection_rule="threshold", **kw).fit(X, y)
+        m = napp(selection_rule="sign", sign_window=10, **kw).fit(X, y)
+        old = napp(selection_rule="threshold", **kw).fit(X, y)
     alternating = m.sign_changes_ == 10  # changed sign at each of the last 10 iterations
     assert alternating.sum() >= 3
     assert not m.selected_[alternating].any()
@@ -478,11 +535,11 @@ def test_sign_window_validated_and_rule_choices():
     X, y = np.ones((4, 2)) * 0.1, np.zeros(4)
     for bad in (0, -1, 2.5, True):
         with pytest.raises(DDSSPError, match="sign_window"):
-            NAPPERM(y_bound=1.0, theta_bound=1.0, sign_window=bad).fit(X, y)
+            napp(y_bound=1.0, theta_bound=1.0, sign_window=bad).fit(X, y)
     with pytest.raises(DDSSPError, match="selection_rule"):
-        NAPPERM(y_bound=1.0, theta_bound=1.0, selection_rule="magnitude").fit(X, y)
+        napp(y_bound=1.0, theta_bound=1.0, selection_rule="magnitude").fit(X, y)
     with pytest.raises(DDSSPError, match="recycle_noise"):
-        NAPPERM(y_bound=1.0, theta_bound=1.0, recycle_noise="again").fit(X, y)
+        napp(y_bound=1.0, theta_bound=1.0, recycle_noise="again").fit(X, y)
 
 
 @pytest.mark.parametrize("loss", ["linear", "logistic"])
@@ -499,7 +556,7 @@ def test_vs_plus_selects_nothing_without_true_effects(loss):
             if loss == "linear"
             else (rng.uniform(size=5000) < 0.5).astype(float)
         )
-        m = NAPPERM(
+        m = napp(
             loss=loss,
             Lambda=100.0,
             eps=5.0,
@@ -525,22 +582,22 @@ def test_recycle_rescale_is_step_6():
     seen = []
     real_run = napp_erm.NAPPERM._run
 
-    def spy(self, X, y, b, Lambda0, P, rng):
+    def spy(self, X, y, b, Lambda0, P, rng, o):
         seen.append(b.copy())
-        return real_run(self, X, y, b, Lambda0, P, rng)
+        return real_run(self, X, y, b, Lambda0, P, rng, o)
 
     kw = dict(
         loss="linear", Lambda=40.0, eps=1.0, y_bound=2.0, theta_bound=2.0, budget="recycle", max_iter=5, seed=3, n_e=200
     )
     napp_erm.NAPPERM._run = spy
     try:
-        m = NAPPERM(recycle_noise="rescale", **kw).fit(X, y)
+        m = napp(recycle_noise="rescale", **kw).fit(X, y)
         assert len(seen) == 2
         d = m.privacy_.details["retrieved_eps"]
         assert d > 0
         np.testing.assert_allclose(seen[1], seen[0] * 0.5 / (0.5 + d), rtol=1e-12)
         seen.clear()
-        NAPPERM(recycle_noise="fresh", **kw).fit(X, y)
+        napp(recycle_noise="fresh", **kw).fit(X, y)
         assert len(seen) == 2 and not np.allclose(seen[1] / seen[0], (seen[1] / seen[0])[0])
     finally:
         napp_erm.NAPPERM._run = real_run

@@ -16,6 +16,8 @@ Building blocks (all functions; the estimators in :mod:`.estimators` wire them u
   with a final safety rescale so that max_j sum_i w_ij^2 <= beta holds exactly in floating point);
 - in :mod:`.regression`: :func:`~.regression.weighted_ssp` (Algorithm 1) and
   :func:`~.regression.weighted_noisy_gd` (Algorithm 2); in :mod:`.als`: :func:`~.als.dp_als` (Appendix D);
+- in :mod:`.options`: the estimators' option groups :class:`~.options.TaskWeighting`,
+  :class:`~.options.GradientSteps` and :class:`~.options.ALSOptions`;
 - in :mod:`.synthetic`: :func:`~.synthetic.synthetic_multitask` and :func:`~.synthetic.synthetic_ratings`,
   the generators used by the experiments.
 
@@ -36,5 +38,6 @@ randomness is not privacy noise: DP-ALS's initial item factors and the uniform /
 
 from ddssp.estimators.multitask.estimators import DPALS, MultiTaskNoisyGD, MultiTaskSSP
 from ddssp.estimators.multitask.model import MultiTaskData
+from ddssp.estimators.multitask.options import ALSOptions, GradientSteps, TaskWeighting
 
-__all__ = ["DPALS", "MultiTaskNoisyGD", "MultiTaskSSP", "MultiTaskData"]
+__all__ = ["DPALS", "MultiTaskNoisyGD", "MultiTaskSSP", "MultiTaskData", "TaskWeighting", "GradientSteps", "ALSOptions"]

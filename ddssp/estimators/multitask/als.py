@@ -17,6 +17,7 @@ from ddssp.errors import DDSSPError
 from ddssp.estimators.multitask.budget import BudgetPlan, plan_budget
 from ddssp.estimators.multitask.counts import private_task_counts
 from ddssp.estimators.multitask.model import MultiTaskData
+from ddssp.estimators.multitask.options import ALSOptions, TaskWeighting
 from ddssp.estimators.multitask.regression import solve_ridge, weighted_ssp, weighted_stats
 from ddssp.estimators.multitask.weights import ALLOCATIONS, allocate_weights
 
@@ -73,24 +74,14 @@ def dp_als(
     data: MultiTaskData,
     eps: float | None,
     delta: float,
-    rank: int,
-    rounds: int,
     rng: np.random.Generator,
     *,
-    noise: NoiseSource | None = None,
-    allocation: str = "adaptive",
-    mu: float = 0.25,
-    k: int | None = None,
-    count_share: float = 0.15,
-    count_clip: float = 32.0,
+    als: ALSOptions | None = None,
+    weighting: TaskWeighting | None = None,
     clip_x: float = 1.0,
     clip_star: float = 1.0,
-    item_ridge: float | None = None,
-    user_ridge: float = 0.1,
-    beta_bar: float = 1.0,
-    per_user: str = "normalize",
     public_counts: np.ndarray | None = None,
-    init_scale: float | None = None,
+    noise: NoiseSource | None = None,
 ) -> tuple[np.ndarray, Ledger, BudgetPlan]:
     """DP alternating least squares (Algorithm 3 of the paper's Appendix D). Tasks are items.
 
@@ -108,38 +99,19 @@ def dp_als(
         reference only).
     delta : float
         User-level delta.
-    rank : int
-        The embedding dimension.
-    rounds : int
-        The number of alternating rounds.
     rng : numpy.random.Generator
         Draws only the initial U and the uniform / tail sampling keys (not privacy noise).
-    noise : NoiseSource, optional
-        The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`).
-    allocation : str
-        ``"adaptive"``, ``"uniform"`` or ``"tail"`` (:func:`~.weights.allocate_weights`).
-    mu : float
-        Weight exponent of the adaptive allocation.
-    k : int, optional
-        Ratings kept per user (uniform / tail).
-    count_share : float
-        Share of rho for the noisy item counts.
-    count_clip : float
-        Per-user L2^2 clip of the count contributions.
+    als : ALSOptions, optional
+        Rank, rounds, allocation (``"adaptive"``, ``"uniform"`` or ``"tail"``:
+        :func:`~.weights.allocate_weights`), k, ridges, initial scale (default ``ALSOptions()``).
+    weighting : TaskWeighting, optional
+        mu, per_user, beta_bar, count_share, count_clip (default ``TaskWeighting(mu=0.25)``).
     clip_x, clip_star : float
         Declared bounds: embeddings clipped to norm clip_x, ratings to clip_x clip_star.
-    item_ridge : float, optional
-        Ridge of the item solve (None: clip_x^2 sqrt(rank)).
-    user_ridge : float
-        Ridge of each user's solve.
-    beta_bar : float
-        sum_i n_i omega_i^2 = n * beta_bar * beta.
-    per_user : str
-        ``"normalize"`` or ``"clip"`` (:func:`~.weights.per_user_weights`).
     public_counts : numpy.ndarray, optional
         Item sizes declared public (then nothing is spent on counts).
-    init_scale : float, optional
-        Scale of the random initial item embeddings.
+    noise : NoiseSource, optional
+        The DP noise source (default :class:`~ddssp.dp.noise.SecureNoise`).
 
     Returns
     -------
@@ -155,27 +127,50 @@ def dp_als(
     DDSSPError
         For invalid parameters.
     """
+    als = ALSOptions() if als is None else als
+    weighting = TaskWeighting(mu=0.25) if weighting is None else weighting
+    rank, rounds, allocation = als.rank, als.rounds, als.allocation
     if not isinstance(rank, (int, np.integer)) or rank < 1:
         raise DDSSPError(f"rank must be a positive integer, got {rank!r}")
     if not isinstance(rounds, (int, np.integer)) or rounds < 1:
         raise DDSSPError(f"rounds must be a positive integer, got {rounds!r}")
     if allocation not in ALLOCATIONS:
         raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {allocation!r}")
-    item_ridge = clip_x**2 * math.sqrt(rank) if item_ridge is None else float(item_ridge)
-    scale = init_scale if init_scale is not None else 1.0 / math.sqrt(rank)
+    item_ridge = clip_x**2 * math.sqrt(rank) if als.item_ridge is None else float(als.item_ridge)
+    scale = als.init_scale if als.init_scale is not None else 1.0 / math.sqrt(rank)
     U = rng.normal(0.0, scale, size=(data.n_tasks, rank))
     if eps is None:
         w = np.ones(data.n_entries)
         for _ in range(rounds):
-            V = user_solve(data, U, user_ridge)
+            V = user_solve(data, U, als.user_ridge)
             A, b = weighted_stats(data, w, V[data.user_idx], data.y)
-            U = solve_ridge(A, b, user_ridge)
+            U = solve_ridge(A, b, als.user_ridge)
         return U, Ledger(1.0), BudgetPlan(math.inf, delta, math.inf, 0.0, math.inf, rounds)
     noise = resolve_noise(noise)
+    w, ledger, plan = _als_weights(data, eps, delta, rng, als, weighting, public_counts, noise)
+    for t in range(rounds):
+        V = user_solve(data, U, als.user_ridge)
+        U = weighted_ssp(data, w, plan.beta, clip_x, clip_star, item_ridge, noise, ledger, X=V[data.user_idx], round=t)
+    return U, ledger, plan
+
+
+def _als_weights(
+    data: MultiTaskData,
+    eps: float,
+    delta: float,
+    rng: np.random.Generator,
+    als: ALSOptions,
+    weighting: TaskWeighting,
+    public_counts: np.ndarray | None,
+    noise: NoiseSource,
+) -> tuple[np.ndarray, Ledger, BudgetPlan]:
+    """The budget plan, its ledger (charged for the noisy item counts when the allocation needs them)
+    and the per-entry weights of :func:`dp_als`."""
+    allocation, mu, per_user = als.allocation, weighting.mu, weighting.per_user
     needs_counts = public_counts is None and (
         allocation == "tail" or (allocation == "adaptive" and not (per_user == "normalize" and mu == 0))
     )
-    plan = plan_budget(eps, delta, rounds, count_share if needs_counts else 0.0)
+    plan = plan_budget(eps, delta, als.rounds, weighting.count_share if needs_counts else 0.0)
     ledger = Ledger(plan.rho_total)
     counts, n_hat = None, None
     if public_counts is not None:
@@ -184,8 +179,8 @@ def dp_als(
             raise DDSSPError(f"public_counts must have one count per task ({data.n_tasks})")
         n_hat = float(data.n_users)
     elif needs_counts:
-        counts, n_hat, _ = private_task_counts(data, plan.rho_counts, noise, ledger, count_clip)
-    if allocation != "adaptive" and k is None:
+        counts, n_hat, _ = private_task_counts(data, plan.rho_counts, noise, ledger, weighting.count_clip)
+    if allocation != "adaptive" and als.k is None:
         raise DDSSPError(f"allocation {allocation!r} needs k (entries kept per user)")
     w = allocate_weights(
         data,
@@ -194,12 +189,9 @@ def dp_als(
         mu=mu,
         counts=counts,
         n_users_hat=n_hat,
-        beta_bar=beta_bar,
+        beta_bar=weighting.beta_bar,
         per_user=per_user,
-        k=k,
+        k=als.k,
         rng=rng,
     )
-    for t in range(rounds):
-        V = user_solve(data, U, user_ridge)
-        U = weighted_ssp(data, w, plan.beta, clip_x, clip_star, item_ridge, noise, ledger, X=V[data.user_idx], round=t)
-    return U, ledger, plan
+    return w, ledger, plan

@@ -37,6 +37,7 @@ from ddssp.estimators.multitask.als import als_predict, dp_als, user_solve
 from ddssp.estimators.multitask.budget import BudgetPlan, eps_spent, plan_budget
 from ddssp.estimators.multitask.counts import private_task_counts
 from ddssp.estimators.multitask.model import MultiTaskData
+from ddssp.estimators.multitask.options import ALSOptions, GradientSteps, TaskWeighting
 from ddssp.estimators.multitask.regression import weighted_noisy_gd, weighted_ssp
 from ddssp.estimators.multitask.weights import ALLOCATIONS, PER_USER_MODES, adaptive_weights, per_user_weights
 
@@ -72,14 +73,21 @@ def _record(name: str, ledger: Ledger, plan: BudgetPlan, noise: NoiseSource, **e
 class _MultiTaskBase(DPEstimator):
     """Shared: budget plan, counts, weights, prediction."""
 
+    weighting: TaskWeighting | None
+
+    def _weighting(self) -> TaskWeighting:
+        return TaskWeighting() if self.weighting is None else self.weighting
+
     def _needs_counts(self) -> bool:
-        return self.public_counts is None and not (self.per_user == "normalize" and float(self.mu) == 0.0)
+        wt = self._weighting()
+        return self.public_counts is None and not (wt.per_user == "normalize" and float(wt.mu) == 0.0)
 
     def _weights(self, data: MultiTaskData, rounds: int, noise: NoiseSource, force_counts: bool = False):
-        if self.per_user not in PER_USER_MODES:
-            raise DDSSPError(f"per_user must be one of {PER_USER_MODES}, got {self.per_user!r}")
+        wt = self._weighting()
+        if wt.per_user not in PER_USER_MODES:
+            raise DDSSPError(f"per_user must be one of {PER_USER_MODES}, got {wt.per_user!r}")
         needs = self._needs_counts() or (force_counts and self.public_counts is None)
-        plan = plan_budget(self.eps, self.delta, rounds, self.count_share if needs else 0.0)
+        plan = plan_budget(self.eps, self.delta, rounds, wt.count_share if needs else 0.0)
         ledger = Ledger(plan.rho_total)
         counts, n_hat = None, None
         if self.public_counts is not None:
@@ -88,12 +96,12 @@ class _MultiTaskBase(DPEstimator):
                 raise DDSSPError(f"public_counts must have one count per task ({data.n_tasks})")
             n_hat = float(data.n_users)
         elif needs:
-            counts, n_hat, _ = private_task_counts(data, plan.rho_counts, noise, ledger, self.count_clip)
+            counts, n_hat, _ = private_task_counts(data, plan.rho_counts, noise, ledger, wt.count_clip)
         if counts is None:  # per_user="normalize" with mu = 0: every user spreads beta evenly
             omega = np.ones(data.n_tasks)
         else:
-            omega = adaptive_weights(counts, self.mu, plan.beta, n_hat, self.beta_bar)
-        w = per_user_weights(data.task_idx, data.user_idx, omega, plan.beta, data.n_users, self.per_user)
+            omega = adaptive_weights(counts, wt.mu, plan.beta, n_hat, wt.beta_bar)
+        w = per_user_weights(data.task_idx, data.user_idx, omega, plan.beta, data.n_users, wt.per_user)
         return plan, ledger, counts, omega, w
 
     def _finish(self, data: MultiTaskData, coef: np.ndarray, plan, ledger: Ledger, noise: NoiseSource) -> None:
@@ -136,23 +144,14 @@ class MultiTaskSSP(_MultiTaskBase):
     ----------
     eps, delta : float
         User-level privacy budget of the fit (converted to zCDP by the CKS bound).
-    mu : float
-        Weight exponent (omega_i ~ n_i^-mu; 0 = uniform, 1/2 is the strongly convex optimum).
+    weighting : TaskWeighting or None
+        How each user's budget is spread over their tasks: weight exponent ``mu``, ``per_user``
+        ("normalize" or "clip"), ``beta_bar``, ``count_share``, ``count_clip`` (see
+        :class:`~ddssp.estimators.multitask.options.TaskWeighting`; None: its defaults).
     clip_x, clip_star : float
         Declared bounds: x clipped to ||x|| <= clip_x, y to |y| <= clip_x clip_star.
     ridge : float or None
         Added to the PSD-projected noisy A_i (None: clip_x^2 sqrt(d), the scale of the noise's spectrum).
-    per_user : {"normalize", "clip"}
-        "normalize" (w_ij = omega_i sqrt(beta / S_j), every user spends exactly beta; the paper's
-        Appendix C "weights normalized per user") or "clip" (w_ij = omega_i min(1, sqrt(beta / S_j));
-        users with S_j < beta leave budget unspent). Normalising is the default: it gave the lower
-        error on the multi-task benchmarks (docs/benchmarks.md).
-    beta_bar : float
-        sum_i n_i omega_i^2 = n * beta_bar * beta.
-    count_share : float
-        Fraction of rho for the noisy task counts (when the weights need them).
-    count_clip : float
-        Per-user L2^2 clip of the count contributions (a user with more tasks counts fractionally).
     public_counts : array-like or None
         Task sizes you declare public (then nothing is spent on counts).
     noise : NoiseSource or None
@@ -186,14 +185,10 @@ class MultiTaskSSP(_MultiTaskBase):
         self,
         eps: float | None = None,
         delta: float | None = None,
-        mu: float = 0.5,
+        weighting: TaskWeighting | None = None,
         clip_x: float = 1.0,
         clip_star: float = 1.0,
         ridge: float | None = None,
-        per_user: str = "normalize",
-        beta_bar: float = 1.0,
-        count_share: float = 0.15,
-        count_clip: float = 32.0,
         public_counts: Any = None,
         noise: NoiseSource | None = None,
         insecure_seed: int | None = None,
@@ -203,14 +198,10 @@ class MultiTaskSSP(_MultiTaskBase):
         eps = take_renamed("MultiTaskSSP", "eps", eps, old)
         self.eps = eps
         self.delta = delta
-        self.mu = mu
+        self.weighting = weighting
         self.clip_x = clip_x
         self.clip_star = clip_star
         self.ridge = ridge
-        self.per_user = per_user
-        self.beta_bar = beta_bar
-        self.count_share = count_share
-        self.count_clip = count_clip
         self.public_counts = public_counts
         self.noise = noise
         self.insecure_seed = insecure_seed
@@ -247,22 +238,17 @@ class MultiTaskNoisyGD(_MultiTaskBase):
     ----------
     eps, delta : float
         User-level privacy budget of the fit.
-    mu : float
-        Weight exponent, as in :class:`MultiTaskSSP`.
-    steps : int
-        Number of noisy gradient steps.
-    lr : float
-        Step size of task i: lr / (n_hat_i omega_i clip_x^2), from the noisy counts.
-    radius : float
-        Parameters stay in the ball of this radius.
+    weighting : TaskWeighting or None
+        As in :class:`MultiTaskSSP`.
+    descent : GradientSteps or None
+        The descent: ``steps``, step size ``lr`` (task i's step is lr / (n_hat_i omega_i clip_x^2),
+        from the noisy counts), ``radius`` of the parameter ball, per-example ``grad_clip`` (see
+        :class:`~ddssp.estimators.multitask.options.GradientSteps`; None: its defaults).
     clip_x, clip_star : float
         Declared bounds, as in :class:`MultiTaskSSP`.
-    grad_clip : float or None
-        Per-example gradient clip (None: clip_x^2 (radius + clip_star), which never binds for data
-        within the declared bounds).
     ridge : float
         L2 penalty of the squared loss.
-    per_user, beta_bar, count_share, count_clip, public_counts, noise, insecure_seed
+    public_counts, noise, insecure_seed
         As in :class:`MultiTaskSSP`.
     **deprecated
         ``epsilon`` (now ``eps``), accepted with a DeprecationWarning.
@@ -291,18 +277,11 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         self,
         eps: float | None = None,
         delta: float | None = None,
-        mu: float = 0.5,
-        steps: int = 20,
-        lr: float = 0.5,
-        radius: float = 1.0,
+        weighting: TaskWeighting | None = None,
+        descent: GradientSteps | None = None,
         clip_x: float = 1.0,
         clip_star: float = 1.0,
-        grad_clip: float | None = None,
         ridge: float = 0.0,
-        per_user: str = "normalize",
-        beta_bar: float = 1.0,
-        count_share: float = 0.15,
-        count_clip: float = 32.0,
         public_counts: Any = None,
         noise: NoiseSource | None = None,
         insecure_seed: int | None = None,
@@ -312,18 +291,11 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         eps = take_renamed("MultiTaskNoisyGD", "eps", eps, old)
         self.eps = eps
         self.delta = delta
-        self.mu = mu
-        self.steps = steps
-        self.lr = lr
-        self.radius = radius
+        self.weighting = weighting
+        self.descent = descent
         self.clip_x = clip_x
         self.clip_star = clip_star
-        self.grad_clip = grad_clip
         self.ridge = ridge
-        self.per_user = per_user
-        self.beta_bar = beta_bar
-        self.count_share = count_share
-        self.count_clip = count_clip
         self.public_counts = public_counts
         self.noise = noise
         self.insecure_seed = insecure_seed
@@ -346,19 +318,20 @@ class MultiTaskNoisyGD(_MultiTaskBase):
         data = _check_data(data)
         noise = resolve_noise(self.noise, self.insecure_seed)
         plan, ledger, counts, omega, w = self._weights(data, 1, noise)
+        gd = GradientSteps() if self.descent is None else self.descent
         clip_x = check_bound(self.clip_x, "clip_x")
         clip_star = check_bound(self.clip_star, "clip_star")
-        radius = check_bound(self.radius, "radius")
-        gclip = clip_x**2 * (radius + clip_star) if self.grad_clip is None else self.grad_clip
+        radius = check_bound(gd.radius, "radius")
+        gclip = clip_x**2 * (radius + clip_star) if gd.grad_clip is None else gd.grad_clip
         # the declared bounds are enforced on the data before any gradient is taken
         Xc = clip_rows(data.X, clip_x)
         yc = np.clip(data.y, -clip_x * clip_star, clip_x * clip_star)
         clipped = MultiTaskData(data.users, data.tasks, Xc, yc, data.membership, data.feature_names)
         # sum_j w_ij is estimated by n_hat_i omega_i: released (or declared) quantities only
         wsum = np.maximum(np.asarray(counts, dtype=float), 1.0) * omega
-        step = float(self.lr) / np.maximum(wsum * clip_x**2 / max(data.n_features, 1), 1e-12)
+        step = float(gd.lr) / np.maximum(wsum * clip_x**2 / max(data.n_features, 1), 1e-12)
         coef = weighted_noisy_gd(
-            clipped, w, plan.beta, int(self.steps), gclip, step, radius, noise, ledger, ridge=float(self.ridge)
+            clipped, w, plan.beta, int(gd.steps), gclip, step, radius, noise, ledger, ridge=float(self.ridge)
         )
         self.weights_ = w
         self._finish(data, coef, plan, ledger, noise)
@@ -376,21 +349,18 @@ class DPALS(DPEstimator):
     ----------
     eps, delta : float
         User-level privacy budget: rho(eps, delta) = rho_counts + rounds * beta.
-    rank, rounds : int
-        Embedding dimension; number of alternating rounds (each a beta-zCDP release).
-    allocation : {"adaptive", "uniform", "tail"}
-        "adaptive" (AdaDPALS: weights omega_i ~ n_hat_i^-mu with per-user clipping), "uniform"
-        (DPALS: each user keeps k random ratings) or "tail" (each user keeps their k ratings of the
-        least popular items by noisy count).
-    mu : float
-        Weight exponent of the adaptive allocation.
-    k : int or None
-        Ratings kept per user ("uniform" / "tail").
+    als : ALSOptions or None
+        Embedding ``rank``, alternating ``rounds`` (each a beta-zCDP release), ``allocation``
+        ("adaptive": AdaDPALS, weights omega_i ~ n_hat_i^-mu with per-user clipping; "uniform": DPALS,
+        each user keeps ``k`` random ratings; "tail": each user keeps their ``k`` ratings of the least
+        popular items by noisy count), ``item_ridge`` (None: clip_x^2 sqrt(rank)), ``user_ridge``
+        (see :class:`~ddssp.estimators.multitask.options.ALSOptions`; None: its defaults).
+    weighting : TaskWeighting or None
+        As in :class:`MultiTaskSSP`, its ``mu`` the weight exponent of the adaptive allocation (None:
+        ``TaskWeighting(mu=0.25)``).
     clip_x, clip_star : float
         clip_x bounds the user embeddings used as features; |y| is clipped to clip_x * clip_star.
-    item_ridge, user_ridge : float
-        Ridge of the item solve (None: clip_x^2 sqrt(rank)) and of each user's solve.
-    per_user, beta_bar, count_share, count_clip, public_counts
+    public_counts
         As in :class:`MultiTaskSSP`.
     seed : int or None
         Seeds ONLY the initial item factors and the uniform / tail sampling keys (not privacy noise).
@@ -418,19 +388,10 @@ class DPALS(DPEstimator):
         self,
         eps: float | None = None,
         delta: float | None = None,
-        rank: int = 5,
-        rounds: int = 5,
-        allocation: str = "adaptive",
-        mu: float = 0.25,
-        k: int | None = None,
+        als: ALSOptions | None = None,
+        weighting: TaskWeighting | None = None,
         clip_x: float = 1.0,
         clip_star: float = 1.0,
-        item_ridge: float | None = None,
-        user_ridge: float = 0.1,
-        per_user: str = "normalize",
-        beta_bar: float = 1.0,
-        count_share: float = 0.15,
-        count_clip: float = 32.0,
         public_counts: Any = None,
         seed: int | None = None,
         noise: NoiseSource | None = None,
@@ -442,19 +403,10 @@ class DPALS(DPEstimator):
         seed = take_renamed("DPALS", "seed", seed, old)
         self.eps = eps
         self.delta = delta
-        self.rank = rank
-        self.rounds = rounds
-        self.allocation = allocation
-        self.mu = mu
-        self.k = k
+        self.als = als
+        self.weighting = weighting
         self.clip_x = clip_x
         self.clip_star = clip_star
-        self.item_ridge = item_ridge
-        self.user_ridge = user_ridge
-        self.per_user = per_user
-        self.beta_bar = beta_bar
-        self.count_share = count_share
-        self.count_clip = count_clip
         self.public_counts = public_counts
         self.seed = seed
         self.noise = noise
@@ -480,8 +432,9 @@ class DPALS(DPEstimator):
             For a missing or invalid eps (never run non-privately by accident).
         """
         data = _check_data(data)
-        if self.allocation not in ALLOCATIONS:
-            raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {self.allocation!r}")
+        als = self._als()
+        if als.allocation not in ALLOCATIONS:
+            raise DDSSPError(f"allocation must be one of {ALLOCATIONS}, got {als.allocation!r}")
         check_eps(self.eps)  # dp_als reads eps=None as "run non-privately": never let a missing eps do that
         rng = make_rng(self.seed)  # initial factors and sampling keys only
         noise = resolve_noise(self.noise, self.insecure_seed)
@@ -489,22 +442,13 @@ class DPALS(DPEstimator):
             data,
             self.eps,
             self.delta,
-            self.rank,
-            self.rounds,
             rng,
-            noise=noise,
-            allocation=self.allocation,
-            mu=self.mu,
-            k=self.k,
-            count_share=self.count_share,
-            count_clip=self.count_clip,
+            als=als,
+            weighting=TaskWeighting(mu=0.25) if self.weighting is None else self.weighting,
             clip_x=self.clip_x,
             clip_star=self.clip_star,
-            item_ridge=self.item_ridge,
-            user_ridge=self.user_ridge,
-            beta_bar=self.beta_bar,
-            per_user=self.per_user,
             public_counts=self.public_counts,
+            noise=noise,
         )
         self.coef_ = U
         self.intercept_ = np.zeros(U.shape[0])
@@ -536,7 +480,10 @@ class DPALS(DPEstimator):
         data = _check_data(data)
         if data.n_tasks != self.coef_.shape[0]:
             raise DDSSPError(f"data has {data.n_tasks} items, the model {self.coef_.shape[0]}")
-        return user_solve(data, self.coef_, float(self.user_ridge))
+        return user_solve(data, self.coef_, float(self._als().user_ridge))
+
+    def _als(self) -> ALSOptions:
+        return ALSOptions() if self.als is None else self.als
 
     def predict(self, task_idx: Any, user_idx: Any, V: np.ndarray) -> np.ndarray:  # type: ignore[override]
         """Predicted ratings u_i . v_j for integer item / user positions, given user factors.
