@@ -5,7 +5,9 @@ separate virtual environment): ``python sdnist_kmarginal.py TARGET.csv DEID.csv 
 It follows the steps of SDNist's report on its data (``sdnist.report.dataset.Dataset``): validation
 against the data dictionary, the density bins, the codes of the categorical features, the 20
 percentile bins of the numeric features, then ``KMarginal`` grouped by PUMA and without groups.
-INDP is dropped first, as ``KMarginal`` leaves it out of the features anyway.
+INDP is dropped first, as ``KMarginal`` leaves it out of the features anyway; a feature whose
+synthetic values fall outside the dictionary is dropped by SDNist's validation (listed in the
+output's ``features``, the features SDNist kept).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def main(target_path: str, deid_path: str, dict_path: str) -> None:
     features = sorted(target.columns)
     c_deid, _ = validate(deid, data_dict, features)
     c_target, _ = validate(target, data_dict, features)
+    features = [c for c in features if c in c_deid.columns]  # validation drops a feature with bad values
     c_target, c_deid = c_target[features], c_deid[features]
     if "DENSITY" in features:
         bin_density(c_target, data_dict)
@@ -71,7 +74,8 @@ def main(target_path: str, deid_path: str, dict_path: str) -> None:
     plain.compute_score()
     labels = list(data_dict["PUMA"]["values"])  # transform codes PUMA in the dictionary's order
     groups = {labels[int(k)]: float(v) for k, v in grouped.scores.items() if pd.notna(v)}
-    print(json.dumps({"score_grouped": float(grouped.score), "score": float(plain.score), "groups": groups}))
+    out = {"score_grouped": float(grouped.score), "score": float(plain.score), "groups": groups, "features": features}
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":
