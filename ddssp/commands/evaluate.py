@@ -84,6 +84,13 @@ def add_arguments(p) -> None:
         metavar="F,G",
         help="sub-sample fractions of the calibration (default: 0.01,0.05,0.1,0.2,...,0.9)",
     )
+    ag.add_argument(
+        "--edges",
+        action="append",
+        metavar="COL=E1,E2,...",
+        help="fixed k-marginal bins of a numeric column, (E1,E2], (E2,E3], ... (default: 20 percentile bins of "
+        "the data); repeat for several columns",
+    )
     output_group(p).add_argument("--json", action="store_true", help="print the summary as JSON")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing report")
 
@@ -130,11 +137,29 @@ def run(args) -> int:
             raise DDSSPError(f"--fractions takes numbers between 0 and 1, got {','.join(args.fractions)}") from None
         if not fractions or not all(0 < f < 1 for f in fractions):
             raise DDSSPError(f"--fractions takes numbers between 0 and 1, got {','.join(args.fractions)}")
+    edges = None
+    for spec in args.edges or []:
+        col, _, vals = spec.partition("=")
+        try:
+            e = [float(v) for v in vals.split(",")]
+        except ValueError:
+            e = []
+        if not col or len(e) < 2 or any(b <= a for a, b in zip(e, e[1:])):
+            raise DDSSPError(f"--edges takes COL=E1,E2,... with at least two increasing numbers, got {spec!r}")
+        edges = {**(edges or {}), col: e}
     if args.synthetic_rows is not None and args.synthetic_rows < 1:
         raise DDSSPError(f"--synthetic-rows must be a positive number of rows, got {args.synthetic_rows}")
     agency = args.agency or any(
         x is not None
-        for x in (args.synthetic, args.synthetic_rows, args.group, args.quasi_identifiers, args.exclude, fractions)
+        for x in (
+            args.synthetic,
+            args.synthetic_rows,
+            args.group,
+            args.quasi_identifiers,
+            args.exclude,
+            fractions,
+            edges,
+        )
     )
     print(f"ddssp: {BANNER}", file=sys.stderr)
     rel = Release.load(args.release)
@@ -149,6 +174,7 @@ def run(args) -> int:
             "quasi_identifiers": args.quasi_identifiers,
             "exclude": args.exclude or [],
             "fractions": fractions,
+            "edges": edges,
         }
     report = evaluate(
         rel,

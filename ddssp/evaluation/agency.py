@@ -733,8 +733,8 @@ def agency_scores(
     Raises
     ------
     DDSSPError
-        For a group, quasi-identifier or excluded column that is not in the data, or synthetic rows
-        without the data's columns.
+        For a group, quasi-identifier, excluded or binned column that is not in the data, or
+        synthetic rows without the data's columns.
     """
     from ddssp.errors import DDSSPError
 
@@ -744,7 +744,7 @@ def agency_scores(
         raise DDSSPError(f"the synthetic rows lack the data's columns {missing}: give rows with the same columns")
     synthetic = synthetic[list(real.columns)]
     named = [("group", [group] if group is not None else []), ("quasi-identifier", quasi_identifiers or [])]
-    named.append(("excluded", list(exclude)))
+    named += [("excluded", list(exclude)), ("binned (edges)", list(edges or {}))]
     for what, names in named:
         bad = [c for c in names if c not in cols]
         if bad:

@@ -182,6 +182,9 @@ def test_cli_agency(files, capsys):
     ag = res["agency"]
     assert ag["rows_synthetic"] == 5000 and len(ag["kmarginal"]["calibration"]["fractions"]) == 11
     assert ag["kmarginal"]["features"] == ["x2", "x3", "x4", "y", "z"]
+    # fixed bins merge levels of y: the k-marginal can only rise
+    assert main(argv + ["--json", "--edges", "y=-1,2,9"]) == 0
+    assert json.loads(capsys.readouterr().out)["agency"]["kmarginal"]["score"] >= ag["kmarginal"]["score"] - 1e-9
     # given synthetic rows: the data against itself
     assert main(base + ["-o", str(d / "ag2.html"), "--synthetic", str(d / "pop.csv"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["agency"]["kmarginal"]["score"] == pytest.approx(1000.0)
@@ -190,6 +193,8 @@ def test_cli_agency(files, capsys):
         (["--fractions", "0.5,2"], "--fractions"),
         (["--synthetic-rows", "0"], "--synthetic-rows"),
         (["--group", "nope"], "nope"),
+        (["--edges", "y=3,1"], "--edges"),
+        (["--edges", "nope=1,2"], "nope"),
     ]:
         assert main(base + ["-o", str(d / "ag3.html")] + bad) == 1
         err = capsys.readouterr().err
