@@ -148,6 +148,13 @@ def test_pmse_same_and_disjoint():
     far = pmse(a, a.assign(x=a["x"] + 1000.0))
     assert far["pmse"] == pytest.approx(0.25) and far["ratio"] == pytest.approx(1.0)
     assert "CART" in far["classifier"]
+    # data on five exact values, synthetic values spread around them: the tree separates them on the
+    # raw values, not on fixed bins that hold one data value each
+    rng = np.random.default_rng(4)
+    pts = rng.choice([100.0, 200.0, 300.0, 400.0, 500.0], 3000)
+    real, syn = pd.DataFrame({"d": pts}), pd.DataFrame({"d": pts + rng.uniform(-20, 20, 3000)})
+    assert pmse(real, syn)["ratio"] > 0.3
+    assert pmse(real, syn, edges={"d": [0, 150, 250, 350, 450, 600]})["pmse"] < 0.01
 
 
 def test_rule_violations_by_hand():

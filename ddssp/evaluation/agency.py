@@ -540,15 +540,22 @@ def apparent_matches(
     }
 
 
-def _classifier_inputs(real: pd.DataFrame, synthetic: pd.DataFrame) -> np.ndarray:
+def _classifier_inputs(
+    real: pd.DataFrame, synthetic: pd.DataFrame, edges: dict[str, Sequence[float]] | None = None
+) -> np.ndarray:
     """Both tables stacked as numbers for a tree: numeric columns as they are, others as codes.
 
-    A missing numeric value becomes one below the column's smallest value (a tree can split it off).
+    A column with fixed ``edges`` is its bin index; a missing numeric value becomes one below the
+    column's smallest value (a tree can split it off).
     """
     rc, sc = canonical(real, synthetic)
     cols = []
     for c in rc.columns:
         both = np.concatenate([rc[c].to_numpy(), sc[c].to_numpy()])
+        if both.dtype.kind == "f" and edges and c in edges:
+            e = np.asarray(edges[c], dtype=np.float64)
+            b = np.clip(np.searchsorted(e, both, side="left") - 1, 0, max(len(e) - 2, 0)).astype(np.float64)
+            both = np.where(np.isnan(both), np.nan, b)
         if both.dtype.kind == "f":
             fill = np.nanmin(both) - 1.0 if np.isfinite(both).any() else 0.0
             cols.append(np.where(np.isnan(both), fill, both))
@@ -558,7 +565,14 @@ def _classifier_inputs(real: pd.DataFrame, synthetic: pd.DataFrame) -> np.ndarra
     return np.column_stack(cols) if cols else np.zeros((len(rc) + len(sc), 1))
 
 
-def pmse(real: pd.DataFrame, synthetic: pd.DataFrame, *, max_depth: int = 6, seed: int | None = 0) -> dict:
+def pmse(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    *,
+    max_depth: int = 6,
+    seed: int | None = 0,
+    edges: dict[str, Sequence[float]] | None = None,
+) -> dict:
     """Propensity mean squared error: how well a classifier tells synthetic rows from data rows.
 
     SDNist's definition (Woo et al. 2009; Snoke et al. 2018): stack both tables with a label
@@ -576,6 +590,9 @@ def pmse(real: pd.DataFrame, synthetic: pd.DataFrame, *, max_depth: int = 6, see
         Depth of the tree.
     seed : int, optional
         The tree's random state (ties between equally good splits).
+    edges : dict, optional
+        Fixed bins of numeric columns (see :func:`discretise`): the tree sees the bin, not the
+        value (SDNist's tree sees population density so).
 
     Returns
     -------
@@ -594,7 +611,7 @@ def pmse(real: pd.DataFrame, synthetic: pd.DataFrame, *, max_depth: int = 6, see
         from ddssp.errors import DDSSPError
 
         raise DDSSPError("the propensity score (pMSE) needs scikit-learn: pip install 'ddssp[agency]'") from None
-    X = _classifier_inputs(real, synthetic)
+    X = _classifier_inputs(real, synthetic, edges)
     y = np.concatenate([np.zeros(len(real)), np.ones(len(synthetic))])
     clf = DecisionTreeClassifier(max_depth=max_depth, random_state=seed).fit(X, y)
     p = clf.predict_proba(X)[:, list(clf.classes_).index(1.0)] if len(clf.classes_) > 1 else np.full(len(y), y[0])
@@ -718,7 +735,7 @@ def agency_scores(
     categorical : iterable of str
         Columns the k-marginal compares value for value even when they hold numbers.
     edges : dict, optional
-        Fixed bin edges of numeric columns in the k-marginal (see :func:`discretise`).
+        Fixed bin edges of numeric columns in the k-marginal and the pMSE (see :func:`discretise`).
     seed : int, optional
         Makes the sub-samples (and the tree) reproducible.
     propensity : bool
@@ -765,7 +782,7 @@ def agency_scores(
     }
     if propensity:
         try:
-            out["pmse"] = pmse(real, synthetic, seed=0 if seed is None else seed)
+            out["pmse"] = pmse(real, synthetic, seed=0 if seed is None else seed, edges=edges)
         except DDSSPError as exc:
             out["pmse"] = {"error": str(exc)}
     if quasi_identifiers:
