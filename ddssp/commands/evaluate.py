@@ -7,11 +7,19 @@ how far the released model is from the data. Total-variation error of every one-
 the one-way distributions side by side, and (with --target) the DD-SSP regression from the release
 against the same regression on the data's exact marginals. The report contains exact statistics of the
 data: it is NOT private and NOT for publication. Written as one self-contained HTML file (figures
-embedded; needs matplotlib, the `plot` extra)."""
+embedded; needs matplotlib, the `plot` extra).
+
+With --agency (or any option of its group), also the measures of NIST's SDNist report on synthetic
+rows (sampled from the release, or --synthetic FILE): the k-marginal score (0-1000) and the size of a
+random sub-sample of the data that scores the same, the score within each --group value, unique exact
+matches, apparent matches on --quasi-identifiers, and the propensity mean squared error (pMSE, a
+depth-6 decision tree; needs scikit-learn)."""
 
 
 EXAMPLES = """
     ddssp evaluate adult.release adult.csv --target income -o report.html   # data holder only
+    ddssp evaluate ma.release ma2019.csv -o report.html --group PUMA --exclude INDP \
+        --quasi-identifiers SEX,MSP,RAC1P,OWN_RENT,EDU,PUMA,INDP_CAT,HISP --seed 1
 """
 
 
@@ -50,6 +58,39 @@ def add_arguments(p) -> None:
     input_group(p).add_argument(
         "--encoding", default=None, help="CSV text encoding (default: the release's, else utf-8)"
     )
+    ag = p.add_argument_group("agency measures of synthetic rows (SDNist's k-marginal, matches, pMSE)")
+    ag.add_argument(
+        "--agency",
+        action="store_true",
+        help="score synthetic rows sampled from the release (implied by the options below)",
+    )
+    ag.add_argument(
+        "--synthetic",
+        metavar="FILE",
+        help="score these synthetic rows instead (e.g. from `ddssp synth`; read like DATA)",
+    )
+    ag.add_argument(
+        "--synthetic-rows", type=int, metavar="N", help="rows to sample from the release (default: as many as DATA)"
+    )
+    ag.add_argument("--seed", type=int, help="makes the sampled rows, the sub-samples and the pMSE tree reproducible")
+    ag.add_argument("--group", metavar="COL", help="also score the k-marginal within each value of COL (e.g. PUMA)")
+    ag.add_argument("--quasi-identifiers", type=comma_list, metavar="A,B", help="columns for the apparent-match count")
+    ag.add_argument(
+        "--exclude", type=comma_list, metavar="A,B", help="columns left out of the k-marginal (SDNist leaves out INDP)"
+    )
+    ag.add_argument(
+        "--fractions",
+        type=comma_list,
+        metavar="F,G",
+        help="sub-sample fractions of the calibration (default: 0.01,0.05,0.1,0.2,...,0.9)",
+    )
+    ag.add_argument(
+        "--edges",
+        action="append",
+        metavar="COL=E1,E2,...",
+        help="fixed k-marginal bins of a numeric column, (E1,E2], (E2,E3], ... (default: 20 percentile bins of "
+        "the data); repeat for several columns",
+    )
     output_group(p).add_argument("--json", action="store_true", help="print the summary as JSON")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing report")
 
@@ -80,6 +121,7 @@ def run(args) -> int:
     from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.errors import DDSSPError
     from ddssp.evaluation import BANNER, evaluate
+    from ddssp.evaluation.page import agency_lines
     from ddssp.releasefile import Release
 
     out = check_output_path(args.output, force=args.force, inputs=[args.release, args.data])
@@ -87,9 +129,53 @@ def run(args) -> int:
         import matplotlib  # noqa: F401
     except ImportError:
         raise DDSSPError("evaluate draws its report with matplotlib: pip install 'ddssp[plot]'") from None
+    fractions = None
+    if args.fractions is not None:
+        try:
+            fractions = [float(f) for f in args.fractions]
+        except ValueError:
+            raise DDSSPError(f"--fractions takes numbers between 0 and 1, got {','.join(args.fractions)}") from None
+        if not fractions or not all(0 < f < 1 for f in fractions):
+            raise DDSSPError(f"--fractions takes numbers between 0 and 1, got {','.join(args.fractions)}")
+    edges = None
+    for spec in args.edges or []:
+        col, _, vals = spec.partition("=")
+        try:
+            e = [float(v) for v in vals.split(",")]
+        except ValueError:
+            e = []
+        if not col or len(e) < 2 or any(b <= a for a, b in zip(e, e[1:])):
+            raise DDSSPError(f"--edges takes COL=E1,E2,... with at least two increasing numbers, got {spec!r}")
+        edges = {**(edges or {}), col: e}
+    if args.synthetic_rows is not None and args.synthetic_rows < 1:
+        raise DDSSPError(f"--synthetic-rows must be a positive number of rows, got {args.synthetic_rows}")
+    agency = args.agency or any(
+        x is not None
+        for x in (
+            args.synthetic,
+            args.synthetic_rows,
+            args.group,
+            args.quasi_identifiers,
+            args.exclude,
+            fractions,
+            edges,
+        )
+    )
     print(f"ddssp: {BANNER}", file=sys.stderr)
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)
+    extra = {}
+    if agency:
+        extra = {
+            "synthetic": args.synthetic,
+            "synthetic_rows": args.synthetic_rows,
+            "seed": args.seed,
+            "group": args.group,
+            "quasi_identifiers": args.quasi_identifiers,
+            "exclude": args.exclude or [],
+            "fractions": fractions,
+            "edges": edges,
+        }
     report = evaluate(
         rel,
         args.data,
@@ -99,6 +185,7 @@ def run(args) -> int:
         na_values=args.na_values,
         delimiter=args.delimiter,
         encoding=args.encoding,
+        **extra,
     )
     report.title = f"ddssp evaluate: {args.release} vs {args.data}"
     page = report.to_html()
@@ -128,5 +215,8 @@ def run(args) -> int:
             f"  DD-SSP {reg['model']} regression of {reg['target']!r}: release vs data, max |diff| "
             f"{reg['max_abs_diff']:.4g}, relative L2 error {reg['rel_l2_error']:.4g}"
         )
+    if "agency" in res:
+        for line in agency_lines(res["agency"]):
+            print(f"  {line}")
     print(f"  report written to {out} ({BANNER})")
     return 0

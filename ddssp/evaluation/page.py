@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ddssp.evaluation.scores import BANNER
 
-__all__ = ["render_html"]
+__all__ = ["agency_lines", "agency_summary", "render_html"]
 
 
 def _png(fig) -> str:
@@ -17,6 +17,125 @@ def _png(fig) -> str:
 
     plt.close(fig)
     return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _pct(x: float | None) -> str:
+    return "below the smallest sub-sample" if x is None else f"{100 * x:.1f}%"
+
+
+def agency_summary(ag: dict) -> str:
+    """One sentence: the k-marginal score and the sub-sample it resembles.
+
+    Parameters
+    ----------
+    ag : dict
+        The agency scores (:func:`ddssp.evaluation.agency.agency_scores`).
+
+    Returns
+    -------
+    str
+    """
+    km = ag["kmarginal"]
+    cal = km["calibration"]
+    return (
+        f"k-marginal score {km['score']:.1f} / 1000 over {km['pairs']} pairs of {len(km['features'])} features "
+        f"({ag['rows_synthetic']} synthetic rows vs {ag['rows_data']} data rows): like a "
+        f"{_pct(cal['equivalent'])} sub-sample of the data (nearest scored: {100 * cal['nearest']:g}%)"
+    )
+
+
+def agency_lines(ag: dict) -> list[str]:
+    """The agency scores as lines of text, for the CLI's summary.
+
+    Parameters
+    ----------
+    ag : dict
+        The agency scores (:func:`ddssp.evaluation.agency.agency_scores`).
+
+    Returns
+    -------
+    list of str
+    """
+    km = ag["kmarginal"]
+    out = [agency_summary(ag)]
+    out.append(
+        "  sub-samples: "
+        + ", ".join(f"{100 * f['fraction']:g}% {f['score']:.0f}" for f in km["calibration"]["fractions"])
+    )
+    if "groups" in km:
+        worst = ", ".join(f"{g['group']} {g['score']:.0f}" for g in km["groups"][:5])
+        out.append(f"  within {km['group']} ({len(km['groups'])} groups), worst first: {worst}")
+    u = ag["unique_exact_matches"]
+    out.append(
+        f"unique exact matches: {u['matched']} of {u['unique_records']} unique data records "
+        f"({u['matched_percent']:.2f}%) appear among the synthetic rows"
+    )
+    if "apparent_matches" in ag:
+        a = ag["apparent_matches"]
+        med = "" if a["median"] is None else f", median agreement on the other columns {a['median']:.0f}%"
+        out.append(
+            f"apparent matches on {', '.join(map(str, a['quasi_identifiers']))}: {a['matched']} "
+            f"({a['matched_percent']:.2f}% of data rows){med}"
+        )
+    p = ag.get("pmse")
+    if p is not None:
+        out.append(
+            f"pMSE: {p['error']}"
+            if "error" in p
+            else f"pMSE {p['pmse']:.4g} (0 = indistinguishable, {p['max']:.4g} = separable; {p['classifier']})"
+        )
+    for r in ag.get("rules", []):
+        out.append(
+            f"rule {r['rule']!r}: broken by {r['synthetic']} synthetic rows ({r['synthetic_percent']:.2f}%), "
+            f"{r['data']} data rows"
+        )
+    return out
+
+
+def _agency_html(ag: dict, png) -> list[str]:
+    """The agency section of the page: scores, the calibration chart and tables."""
+    import html
+
+    import matplotlib.pyplot as plt
+
+    esc = html.escape
+    km = ag["kmarginal"]
+    cal = km["calibration"]
+    fig, ax = plt.subplots(figsize=(6, 3))
+    fr = [100 * f["fraction"] for f in cal["fractions"]]
+    ax.plot(fr, [f["score"] for f in cal["fractions"]], "o-", label="sub-sample of the data")
+    ax.axhline(km["score"], color="C3", ls="--", label=f"synthetic rows ({km['score']:.0f})")
+    if cal["equivalent"] is not None:
+        ax.axvline(100 * cal["equivalent"], color="C3", ls=":")
+    ax.set_xlabel("sub-sample size (% of the data)")
+    ax.set_ylabel("k-marginal score")
+    ax.legend(fontsize=7)
+    chart = png(fig)
+    parts = [
+        "<h2>Agency measures of synthetic rows (SDNist's definitions)</h2>",
+        f"<p>{esc(agency_summary(ag))}.</p>",
+        f"<img src='data:image/png;base64,{chart}'>",
+        "<table><tr><th>sub-sample</th><th>k-marginal</th></tr>",
+    ]
+    parts += [f"<tr><td>{100 * f['fraction']:g}%</td><td>{f['score']:.1f}</td></tr>" for f in cal["fractions"]]
+    parts.append("</table>")
+    if "groups" in km:
+        base = cal.get("groups_40", {})
+        parts.append(
+            f"<h3>k-marginal within each {esc(str(km['group']))}, worst first</h3><table><tr><th>{esc(str(km['group']))}"
+            "</th><th>data rows</th><th>score</th><th>40% sub-sample</th></tr>"
+        )
+        for g in km["groups"]:
+            b = base.get(str(g["group"]))
+            parts.append(
+                f"<tr><td>{esc(str(g['group']))}</td><td>{g['rows_data']}</td><td>{g['score']:.1f}</td>"
+                f"<td>{'' if b is None else f'{b:.1f}'}</td></tr>"
+            )
+        parts.append("</table>")
+    parts.append("<h3>Privacy and consistency checks</h3><ul>")
+    parts += [f"<li>{esc(line.strip())}</li>" for line in agency_lines(ag)[1:] if not line.startswith("  ")]
+    parts.append("</ul>")
+    return parts
 
 
 def render_html(res: dict, names: list[str], title: str) -> str:
@@ -123,6 +242,8 @@ def render_html(res: dict, names: list[str], title: str) -> str:
             for r in reg["coefficients"]
         ]
         parts.append("</table>")
+    if "agency" in res:
+        parts += _agency_html(res["agency"], _png)
     parts.append("<h2>One-way distributions</h2><div class='bars'>")
     parts += [f"<img src='data:image/png;base64,{b}'>" for b in bars]
     parts.append(f"</div><p class='warn'>{esc(BANNER)}</p></body></html>")

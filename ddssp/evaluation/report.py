@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp._warnings import tidy_warnings
-from ddssp.evaluation.page import render_html
+from ddssp.evaluation.page import agency_summary, render_html
 from ddssp.evaluation.scores import BANNER, compare
 
 __all__ = ["QualityReport", "evaluate"]
@@ -35,6 +35,15 @@ def evaluate(
     na_values: list[str] | None = None,
     delimiter: str | None = None,
     encoding: str | None = None,
+    synthetic: Any = None,
+    synthetic_rows: int | None = None,
+    seed: int | None = None,
+    group: str | None = None,
+    quasi_identifiers: list[str] | None = None,
+    rules: Any = None,
+    exclude: list[str] | None = None,
+    fractions: list[float] | None = None,
+    edges: dict[str, list[float]] | None = None,
 ) -> QualityReport:
     """Compare ``release`` with the data it was made from (for the data holder; NOT private).
 
@@ -61,6 +70,30 @@ def evaluate(
         The CSV field delimiter of a ``data`` path (default: the release's).
     encoding : str, optional
         The CSV text encoding of a ``data`` path (default: the release's).
+    synthetic : pandas.DataFrame or str or Path, optional
+        Synthetic rows to score with the agency's measures (SDNist's k-marginal and its sub-sample
+        calibration, unique exact matches, pMSE, apparent matches, rule violations; see
+        :func:`ddssp.evaluation.agency.agency_scores`), e.g. a file from ``ddssp synth``; a path is
+        read with the same options as ``data``. Any of the agency keywords below asks for these
+        measures; without ``synthetic`` the rows are sampled from the release.
+    synthetic_rows : int, optional
+        Sample this many synthetic rows from the release (default: as many as the data).
+    seed : int, optional
+        Makes the sampled rows, the sub-samples and the pMSE tree reproducible.
+    group : str, optional
+        Score the k-marginal within each value of this column too (PUMA in the NIST excerpts).
+    quasi_identifiers : list of str, optional
+        Columns for the apparent-match count.
+    rules : callable or dict or list, optional
+        Predicates marking rows that violate a rule: one callable, ``{name: predicate}`` or a
+        list of predicates or ``(name, predicate)`` pairs; each takes a DataFrame (in the data's
+        own values) and returns a truth value per row, True where the row breaks the rule.
+    exclude : list of str, optional
+        Columns left out of the k-marginal (for the NIST excerpts, SDNist leaves out INDP).
+    fractions : list of float, optional
+        Sub-sample fractions of the calibration (default: SDNist's 1%, 5%, 10%, 20%, ..., 90%).
+    edges : dict, optional
+        Fixed k-marginal bin edges of numeric columns (default: 20 percentile bins of the data).
 
     Returns
     -------
@@ -92,7 +125,40 @@ def evaluate(
     if set(rel.schema.names) <= set(map(str, data.columns)):  # columns the release left out
         data = data[[c for c in data.columns if str(c) in rel.schema]]
     codes = data if encoded else rel.schema.encode(data)
-    return QualityReport(compare(rel, codes, target=target, model=model, features=features), list(rel.schema.names))
+    res = compare(rel, codes, target=target, model=model, features=features)
+    asked = (synthetic, synthetic_rows, group, quasi_identifiers, rules, exclude, fractions, edges)
+    if any(x is not None for x in asked):
+        from ddssp.evaluation.agency import DEFAULT_FRACTIONS, agency_scores
+
+        if isinstance(synthetic, (str, Path)):
+            reading = rel.reading
+            delim = reading["delimiter"] if delimiter is None else delimiter
+            synthetic = read_table(
+                synthetic,
+                delimiter="\t" if delim == "\\t" else delim,
+                na_values=reading["na_values"] if na_values is None else na_values,
+                encoding=reading["encoding"] if encoding is None else encoding,
+            )
+        elif synthetic is None:
+            n = len(data) if synthetic_rows is None else synthetic_rows
+            synthetic = rel.synthesize_codes(n, seed) if encoded else rel.sample(n, seed=seed)
+        if not isinstance(synthetic, pd.DataFrame):
+            from ddssp.errors import DataError
+
+            raise DataError(f"synthetic must be a DataFrame or the path of a table, got {type(synthetic).__name__}")
+        cols = [c for c in data.columns if str(c) in rel.schema]
+        res["agency"] = agency_scores(
+            data[cols],
+            synthetic,
+            group=group,
+            quasi_identifiers=quasi_identifiers,
+            rules=rules,
+            exclude=exclude or (),
+            fractions=DEFAULT_FRACTIONS if fractions is None else fractions,
+            seed=seed,
+            edges=edges,
+        )
+    return QualityReport(res, list(rel.schema.names))
 
 
 class QualityReport:
@@ -117,6 +183,11 @@ class QualityReport:
         Per pair of columns: its two-way TV error, worst first.
     regression : pandas.DataFrame or None
         With a target: each coefficient from the release and from the data's exact marginals.
+    agency : dict or None
+        When asked for: the agency's measures of synthetic rows against the data (see
+        :func:`ddssp.evaluation.agency.agency_scores`).
+    kmarginal : float or None
+        When asked for: NIST's k-marginal score of the synthetic rows (0 to 1000).
     """
 
     banner = BANNER
@@ -142,6 +213,8 @@ class QualityReport:
             if reg is None
             else pd.DataFrame(reg["coefficients"]).assign(difference=lambda t: t["release"] - t["data"])
         )
+        self.agency = result.get("agency")
+        self.kmarginal = None if self.agency is None else float(self.agency["kmarginal"]["score"])
 
     def get_score(self) -> float:
         """One number in [0, 1], higher is better: 1 - the mean two-way TV error.
@@ -201,6 +274,8 @@ class QualityReport:
                 f"<p>DD-SSP {esc(r['model'])} regression of {esc(r['target'])}: relative L2 error "
                 f"{r['rel_l2_error']:.4g} (release vs the data's exact marginals)</p>"
             )
+        if self.agency is not None:
+            reg += f"<p>{esc(agency_summary(self.agency))}</p>"
         return (
             f"<div><p style='background:#b00;color:#fff;padding:4px;font-weight:bold'>{esc(BANNER)}</p>"
             f"<p>Mean TV error: one-way {self.one_way_tv:.4f}, two-way {self.two_way_tv:.4f} "
@@ -209,7 +284,8 @@ class QualityReport:
         )
 
     def __repr__(self) -> str:
+        km = "" if self.kmarginal is None else f", k-marginal {self.kmarginal:.0f}"
         return (
             f"<QualityReport (NOT FOR PUBLICATION): mean TV one-way {self.one_way_tv:.4f}, "
-            f"two-way {self.two_way_tv:.4f} (max {self.max_two_way_tv:.4f}), {len(self.pairs)} pairs>"
+            f"two-way {self.two_way_tv:.4f} (max {self.max_two_way_tv:.4f}), {len(self.pairs)} pairs{km}>"
         )

@@ -125,3 +125,77 @@ def test_report_rejects_unknown_column(files):
     df = pd.read_csv(d / "pop.csv").assign(extra=1)
     with pytest.raises(ddssp.DDSSPError, match="extra"):
         ddssp.evaluate(rel, df.drop(columns=["x1"]))
+
+
+def test_agency_measures_only_when_asked(files, capsys):
+    """Without agency options the report is as before; with them it gains the agency's measures."""
+    import pandas as pd
+
+    import ddssp
+
+    pytest.importorskip("sklearn")
+    d, codes, rel = files
+    plain = ddssp.evaluate(rel, codes, encoded=True)
+    assert plain.agency is None and plain.kmarginal is None and "agency" not in plain.to_dict()
+    assert "Agency measures" not in plain.to_html()
+
+    def married_child(df):
+        return (df["x1"] == 0) & (df["y"] == 4)
+
+    rep = ddssp.evaluate(
+        rel,
+        codes,
+        encoded=True,
+        group="x1",
+        quasi_identifiers=["x1", "x2"],
+        rules=[("x1=0,y=4", married_child)],
+        seed=5,
+    )
+    ag = rep.agency
+    assert rep.kmarginal == pytest.approx(ag["kmarginal"]["score"]) and 0 < rep.kmarginal < 1000
+    assert ag["rows_synthetic"] == ag["rows_data"] == len(codes)
+    assert [g["group"] for g in ag["kmarginal"]["groups"]] and ag["kmarginal"]["group"] == "x1"
+    assert ag["rules"][0]["data"] == int(married_child(codes).sum())
+    assert set(ag) >= {"unique_exact_matches", "pmse", "apparent_matches"}
+    # the same seed gives the same sampled rows and sub-samples
+    again = ddssp.evaluate(rel, codes, encoded=True, group="x1", quasi_identifiers=["x1", "x2"], seed=5)
+    assert again.agency["kmarginal"] == ag["kmarginal"]
+    # given synthetic rows: the data itself scores 1000, with no rows sampled
+    same = ddssp.evaluate(rel, pd.read_csv(d / "pop.csv"), synthetic=d / "pop.csv", fractions=[0.1, 0.5])
+    assert same.kmarginal == pytest.approx(1000.0) and same.agency["unique_exact_matches"]["matched_percent"] == 100
+    page = rep.to_html()
+    assert "Agency measures" in page and page.count("<img") == 1 + 1 + 6 and page.count(BANNER) == 2
+    assert "k-marginal" in repr(rep) and "k-marginal" in rep._repr_html_()
+
+
+def test_cli_agency(files, capsys):
+    pytest.importorskip("sklearn")
+    d, _, _ = files
+    base = ["evaluate", str(d / "pop.release"), str(d / "pop.csv"), "--force"]
+    argv = base + ["-o", str(d / "ag.html"), "--group", "x1", "--quasi-identifiers", "x1,x2", "--seed", "3"]
+    assert main(argv + ["--synthetic-rows", "2000", "--fractions", "0.1,0.5"]) == 0
+    out = capsys.readouterr().out
+    assert "k-marginal score" in out and "sub-sample of the data" in out and "within x1" in out
+    assert "unique exact matches" in out and "apparent matches on x1, x2" in out and "pMSE" in out
+    assert main(argv + ["--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    ag = res["agency"]
+    assert ag["rows_synthetic"] == 5000 and len(ag["kmarginal"]["calibration"]["fractions"]) == 11
+    assert ag["kmarginal"]["features"] == ["x2", "x3", "x4", "y", "z"]
+    # fixed bins merge levels of y: the k-marginal can only rise
+    assert main(argv + ["--json", "--edges", "y=-1,2,9"]) == 0
+    assert json.loads(capsys.readouterr().out)["agency"]["kmarginal"]["score"] >= ag["kmarginal"]["score"] - 1e-9
+    # given synthetic rows: the data against itself
+    assert main(base + ["-o", str(d / "ag2.html"), "--synthetic", str(d / "pop.csv"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["agency"]["kmarginal"]["score"] == pytest.approx(1000.0)
+    # bad input: one line, non-zero
+    for bad, msg in [
+        (["--fractions", "0.5,2"], "--fractions"),
+        (["--synthetic-rows", "0"], "--synthetic-rows"),
+        (["--group", "nope"], "nope"),
+        (["--edges", "y=3,1"], "--edges"),
+        (["--edges", "nope=1,2"], "nope"),
+    ]:
+        assert main(base + ["-o", str(d / "ag3.html")] + bad) == 1
+        err = capsys.readouterr().err
+        assert "ddssp: error:" in err and msg in err and "Traceback" not in err
