@@ -11,7 +11,7 @@ import pytest
 
 from ddssp.data import Schema
 from ddssp.errors import ReleaseFileError
-from ddssp.pipeline import release
+from ddssp.pipeline import AimOptions, ReadOptions, release
 from ddssp.releasefile import Release
 from tests.test_release import DOMAIN, make_codes
 
@@ -19,7 +19,16 @@ from tests.test_release import DOMAIN, make_codes
 @pytest.fixture(scope="module")
 def rel() -> Release:
     schema = Schema.from_domain(DOMAIN, categorical=["a", "b", "y"])
-    return release(make_codes(2000), schema, eps=2.0, delta=1e-6, seed=5, rounds=8, target="y", encoded=True)
+    return release(
+        make_codes(2000),
+        schema,
+        eps=2.0,
+        delta=1e-6,
+        seed=5,
+        target="y",
+        read=ReadOptions(encoded=True),
+        aim=AimOptions(rounds=8),
+    )
 
 
 def _same_document(left, right) -> None:
