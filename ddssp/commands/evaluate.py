@@ -121,7 +121,6 @@ def run(args) -> int:
     from ddssp.data.fileio import atomic_write, check_output_path
     from ddssp.errors import DDSSPError
     from ddssp.evaluation import BANNER, evaluate
-    from ddssp.evaluation.page import agency_lines
     from ddssp.releasefile import Release
 
     out = check_output_path(args.output, force=args.force, inputs=[args.release, args.data])
@@ -129,53 +128,10 @@ def run(args) -> int:
         import matplotlib  # noqa: F401
     except ImportError:
         raise DDSSPError("evaluate draws its report with matplotlib: pip install 'ddssp[plot]'") from None
-    fractions = None
-    if args.fractions is not None:
-        try:
-            fractions = [float(f) for f in args.fractions]
-        except ValueError:
-            raise DDSSPError(f"--fractions takes numbers between 0 and 1, got {','.join(args.fractions)}") from None
-        if not fractions or not all(0 < f < 1 for f in fractions):
-            raise DDSSPError(f"--fractions takes numbers between 0 and 1, got {','.join(args.fractions)}")
-    edges = None
-    for spec in args.edges or []:
-        col, _, vals = spec.partition("=")
-        try:
-            e = [float(v) for v in vals.split(",")]
-        except ValueError:
-            e = []
-        if not col or len(e) < 2 or any(b <= a for a, b in zip(e, e[1:])):
-            raise DDSSPError(f"--edges takes COL=E1,E2,... with at least two increasing numbers, got {spec!r}")
-        edges = {**(edges or {}), col: e}
-    if args.synthetic_rows is not None and args.synthetic_rows < 1:
-        raise DDSSPError(f"--synthetic-rows must be a positive number of rows, got {args.synthetic_rows}")
-    agency = args.agency or any(
-        x is not None
-        for x in (
-            args.synthetic,
-            args.synthetic_rows,
-            args.group,
-            args.quasi_identifiers,
-            args.exclude,
-            fractions,
-            edges,
-        )
-    )
+    extra = _agency_options(args)
     print(f"ddssp: {BANNER}", file=sys.stderr)
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)
-    extra = {}
-    if agency:
-        extra = {
-            "synthetic": args.synthetic,
-            "synthetic_rows": args.synthetic_rows,
-            "seed": args.seed,
-            "group": args.group,
-            "quasi_identifiers": args.quasi_identifiers,
-            "exclude": args.exclude or [],
-            "fractions": fractions,
-            "edges": edges,
-        }
     report = evaluate(
         rel,
         args.data,
@@ -196,6 +152,71 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(res, indent=1))
         return 0
+    _print_summary(args, rel, res)
+    print(f"  report written to {out} ({BANNER})")
+    return 0
+
+
+def _agency_options(args) -> dict:
+    """The agency keywords of :func:`ddssp.evaluate` from the command line (empty when none is asked for).
+
+    Raises
+    ------
+    DDSSPError
+        For malformed ``--fractions``, ``--edges`` or ``--synthetic-rows``.
+    """
+    from ddssp.errors import DDSSPError
+
+    fractions = None
+    if args.fractions is not None:
+        try:
+            fractions = [float(f) for f in args.fractions]
+        except ValueError:
+            raise DDSSPError(f"--fractions takes numbers between 0 and 1, got {','.join(args.fractions)}") from None
+        if not fractions or not all(0 < f < 1 for f in fractions):
+            raise DDSSPError(f"--fractions takes numbers between 0 and 1, got {','.join(args.fractions)}")
+    edges = None
+    for spec in args.edges or []:
+        col, _, vals = spec.partition("=")
+        try:
+            e = [float(v) for v in vals.split(",")]
+        except ValueError:
+            e = []
+        if not col or len(e) < 2 or any(b <= a for a, b in zip(e, e[1:])):
+            raise DDSSPError(f"--edges takes COL=E1,E2,... with at least two increasing numbers, got {spec!r}")
+        edges = {**(edges or {}), col: e}
+    if args.synthetic_rows is not None and args.synthetic_rows < 1:
+        raise DDSSPError(f"--synthetic-rows must be a positive number of rows, got {args.synthetic_rows}")
+    asked = args.agency or any(
+        x is not None
+        for x in (
+            args.synthetic,
+            args.synthetic_rows,
+            args.group,
+            args.quasi_identifiers,
+            args.exclude,
+            fractions,
+            edges,
+        )
+    )
+    if not asked:
+        return {}
+    return {
+        "synthetic": args.synthetic,
+        "synthetic_rows": args.synthetic_rows,
+        "seed": args.seed,
+        "group": args.group,
+        "quasi_identifiers": args.quasi_identifiers,
+        "exclude": args.exclude or [],
+        "fractions": fractions,
+        "edges": edges,
+    }
+
+
+def _print_summary(args, rel, res: dict) -> None:
+    """The report's summary on stdout: marginal errors, the regression agreement, the agency scores."""
+    from ddssp.evaluation.page import agency_lines
+
     print(
         f"Release {args.release} vs data {args.data} ({res['rows_data']} rows; release total {res['rows_release']:.1f})"
     )
@@ -218,5 +239,3 @@ def run(args) -> int:
     if "agency" in res:
         for line in agency_lines(res["agency"]):
             print(f"  {line}")
-    print(f"  report written to {out} ({BANNER})")
-    return 0

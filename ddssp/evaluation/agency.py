@@ -30,13 +30,11 @@ import pandas as pd
 
 from ddssp.evaluation.marginals import (
     DEFAULT_FRACTIONS,
-    _calibrate,
-    _Coded,
-    _features,
-    _kmarginal_result,
     canonical,
     discretise,
     kmarginal,
+    kmarginal_calibrated,
+    scored_features,
     subsample_calibration,
 )
 
@@ -395,12 +393,20 @@ def agency_scores(
             raise DDSSPError(f"{what} column(s) {bad} not in the data (columns: {', '.join(cols)})")
     if len(real) == 0 or len(synthetic) == 0:
         raise DDSSPError("the agency scores need at least one data row and one synthetic row")
-    feats = _features(real, group, exclude)
+    feats = scored_features(real, group, exclude)
     if not feats:
         raise DDSSPError("no feature left for the k-marginal: exclude fewer columns")
-    coded = _Coded(real, synthetic, feats, group, bins, categorical, edges)
-    km = _kmarginal_result(coded, *coded.score())
-    km["calibration"] = _calibrate(coded, km["score"], fractions=fractions, seed=seed)
+    km = kmarginal_calibrated(
+        real,
+        synthetic,
+        feats,
+        group=group,
+        bins=bins,
+        categorical=categorical,
+        edges=edges,
+        fractions=fractions,
+        seed=seed,
+    )
     out: dict[str, Any] = {
         "rows_data": int(len(real)),
         "rows_synthetic": int(len(synthetic)),

@@ -20,7 +20,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEFAULT_FRACTIONS", "canonical", "discretise", "kmarginal", "subsample_calibration"]
+__all__ = [
+    "DEFAULT_FRACTIONS",
+    "canonical",
+    "discretise",
+    "kmarginal",
+    "kmarginal_calibrated",
+    "scored_features",
+    "subsample_calibration",
+]
 
 DEFAULT_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -238,7 +246,22 @@ class _Coded:
         return x
 
 
-def _features(real: pd.DataFrame, group: str | None, exclude: Iterable[str]) -> list[str]:
+def scored_features(real: pd.DataFrame, group: str | None, exclude: Iterable[str]) -> list[str]:
+    """The columns the k-marginal scores: all but the group column and the excluded ones.
+
+    Parameters
+    ----------
+    real : pandas.DataFrame
+        The data.
+    group : str, optional
+        The group column (scored within, not as a feature).
+    exclude : iterable of str
+        Columns left out of the score.
+
+    Returns
+    -------
+    list of str
+    """
     drop = set(exclude) | ({group} if group is not None else set())
     return [c for c in real.columns if c not in drop]
 
@@ -284,7 +307,7 @@ def kmarginal(
         ``score``, ``features``, ``pairs`` and with a group ``group`` and ``groups`` (a list of
         ``{"group", "rows_data", "score"}``, worst first, groups present in the data only).
     """
-    coded = _Coded(real, synthetic, _features(real, group, exclude), group, bins, categorical, edges)
+    coded = _Coded(real, synthetic, scored_features(real, group, exclude), group, bins, categorical, edges)
     return _kmarginal_result(coded, *coded.score())
 
 
@@ -363,7 +386,7 @@ def subsample_calibration(
         ``fractions`` (a list of ``{"fraction", "score"}``, increasing), ``nearest`` and
         ``equivalent``.
     """
-    coded = _Coded(real, real, _features(real, group, exclude), group, bins, categorical, edges)
+    coded = _Coded(real, real, scored_features(real, group, exclude), group, bins, categorical, edges)
     return _calibrate(coded, synthetic_score, fractions=fractions, seed=seed, repeats=repeats)
 
 
@@ -394,3 +417,50 @@ def _calibrate(
         rows = np.bincount(coded.gr, minlength=coded.n_groups)
         out["groups_40"] = {str(coded.label(g)): float(per[i]) for i, g in enumerate(coded.group_labels) if rows[i]}
     return out
+
+
+def kmarginal_calibrated(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    features: Sequence[str],
+    *,
+    group: str | None,
+    bins: int,
+    categorical: Iterable[str],
+    edges: dict | None,
+    fractions: Sequence[float],
+    seed: int | np.random.Generator | None,
+) -> dict:
+    """The k-marginal of ``synthetic`` against ``real`` over ``features`` with its sub-sample calibration.
+
+    The tables are coded once for both.
+
+    Parameters
+    ----------
+    real, synthetic : pandas.DataFrame
+        The data and the synthetic rows, with the same columns.
+    features : sequence of str
+        The columns scored (:func:`scored_features`).
+    group : str, optional
+        The group column: scores within each group, averaged.
+    bins : int
+        Percentile bins of a numeric column without fixed ``edges``.
+    categorical : iterable of str
+        Columns compared by value, never binned.
+    edges : dict, optional
+        Fixed bin edges of numeric columns.
+    fractions : sequence of float
+        The sub-sample fractions of the calibration.
+    seed : int or numpy.random.Generator, optional
+        The sub-samples' randomness.
+
+    Returns
+    -------
+    dict
+        :func:`kmarginal`'s dictionary with a ``"calibration"`` entry as
+        :func:`subsample_calibration` returns it.
+    """
+    coded = _Coded(real, synthetic, features, group, bins, categorical, edges)
+    km = _kmarginal_result(coded, *coded.score())
+    km["calibration"] = _calibrate(coded, km["score"], fractions=fractions, seed=seed)
+    return km
