@@ -125,8 +125,8 @@ def test_intervals_never_touch_a_ledger(releases, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("a fit charged the ledger")
 
-    monkeypatch.setattr(Ledger, "charge", boom)
-    monkeypatch.setattr(Ledger, "measure", boom)
+    for write in ("charge", "charge_opendp", "record"):  # every way a mechanism writes to a ledger
+        monkeypatch.setattr(Ledger, write, boom)
     _ci(DDSSPLogisticRegression, rel, "z", seed=0)
     _ci(DDSSPLinearRegression, rel, "y", seed=0, sampling="ols")
     assert rel.ledger.to_dict() == before
