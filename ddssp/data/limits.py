@@ -110,7 +110,6 @@ MEASUREMENT_BYTES_PER_CELL = 8 * 5
 MODEL_BYTES_PER_CELL = 8 * 10
 #: Bytes per declared level of the schema once parsed (a label string and its list and dict slots).
 SCHEMA_BYTES_PER_LEVEL = 160
-_MB = 2**20
 
 
 def parse_memory(raw: str, what: str) -> int:
@@ -179,16 +178,30 @@ def max_model_mb(max_memory: int) -> float:
     return DEFAULT_MAX_MODEL_MB * max_memory / DEFAULT_MAX_MEMORY
 
 
-def _budget_hint(need_mb: float) -> str:
-    gib = max(2, math.ceil(need_mb * DEFAULT_MAX_MEMORY / DEFAULT_MAX_MODEL_MB / 2**30))
-    return f"{MAX_MEMORY_ENV}={gib}G"
+def budget_hint(model_mb: float, memory: int = 0) -> str:
+    """The ``DDSSP_MAX_LOAD_MEMORY`` setting under which a model of ``model_mb`` MB and a load of
+    ``memory`` bytes are accepted.
+
+    Parameters
+    ----------
+    model_mb : float
+        The model's tables, MB.
+    memory : int
+        What the load allocates, bytes.
+
+    Returns
+    -------
+    str
+        E.g. ``DDSSP_MAX_LOAD_MEMORY=3G``.
+    """
+    need = max(model_mb * DEFAULT_MAX_MEMORY / DEFAULT_MAX_MODEL_MB, memory)
+    return f"{MAX_MEMORY_ENV}={max(2, math.ceil(need / 2**30))}G"
 
 
 def check_release_plan(
     domain: dict[str, int],
     workload_cliques: int,
     rounds: int,
-    max_model_size: float,
     ledger_entries: int = 0,
     discovery_entries: int = 0,
     listed_levels: int = 0,
@@ -197,7 +210,7 @@ def check_release_plan(
 
     AIM measures every column's one-way marginal and then at most ``rounds`` cliques (each round
     after the first spends at least the budget of one planned round), recording a selection and a
-    measurement per round; its model stays within ``max_model_size``.
+    measurement per round.
 
     Parameters
     ----------
@@ -207,8 +220,6 @@ def check_release_plan(
         The workload's cliques.
     rounds : int
         AIM's T.
-    max_model_size : float
-        AIM's model-size limit, MB of float64 tables.
     ledger_entries : int
         Entries already in the ledger (schema discovery).
     discovery_entries : int
@@ -220,7 +231,8 @@ def check_release_plan(
     ------
     DDSSPError
         For more columns, workload cliques, measurements, ledger entries or listed levels than a
-        release file holds, or a model limit above what a load accepts under the current budget.
+        release file holds. (The model's size and the load's memory depend on what AIM selects: the
+        release writer checks them, exactly as the reader will, before it writes anything.)
     """
     d = len(domain)
     if d > MAX_COLUMNS:
@@ -250,12 +262,4 @@ def check_release_plan(
         raise DDSSPError(
             f"the schema lists {listed_levels:,} levels, more than the {MAX_LISTED_LEVELS:,} a release file "
             "holds; bin or cap the large columns (--max-levels, --bins)"
-        )
-    budget = max_memory_default()
-    cap = max_model_mb(budget)
-    if float(max_model_size) > cap * (1 + 1e-9):
-        raise DDSSPError(
-            f"a model of up to {float(max_model_size):g} MB is larger than the {cap:g} MB a release loads "
-            f"with the {budget / _MB:,.0f} MiB load budget; give --max-model-size {cap:g} or less, or set "
-            f"{_budget_hint(float(max_model_size))} here and wherever the release is loaded"
         )

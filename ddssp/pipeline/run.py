@@ -18,6 +18,7 @@ from ddssp._warnings import warnings_once
 from ddssp.dp import Ledger, check_delta, check_eps, make_rng, rho_from_eps_delta
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError
+from ddssp.marginals.workload import check_release_size
 from ddssp.pipeline.options import (
     DEFAULT_DELTA,
     DEFAULT_DISCOVERY_SHARE,
@@ -255,6 +256,7 @@ def _release(
 
     domain = schema.domain
     w = build_workload(aim.workload, domain, target, aim.max_cells)
+    check_release_size(domain, w, aim.rounds, plan.ledger)
     ledger = plan.ledger
     rho_aim = ledger.rho_budget - ledger.spent
     if not rho_aim > 0:

@@ -374,7 +374,7 @@ def check_directory(fh, path: Path) -> None:
         )
 
 
-def _expected_arrays(doc: Any, path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+def expected_arrays(doc: Any, path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
     """{member name: (array name, shape)} of every array release.json refers to, shapes from the schema."""
     from ddssp.data import Schema
 
@@ -499,7 +499,7 @@ def _schema_levels(columns: list) -> int:
     return total
 
 
-def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
+def check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
     """Refuse ``doc`` if it lists more entries, cliques, columns or levels than any real release, before
     any per-entry work (parsing the schema, checking ledger entries)."""
 
@@ -545,6 +545,21 @@ def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
             f"{path}: parsing its schema would allocate about {need / 2**20:,.0f} MiB, more than "
             f"the {max_memory / 2**20:,.0f} MiB budget; refusing it"
         )
+
+
+def schema_memory(columns: Any) -> int:
+    """Bytes the schema's columns take once parsed (:data:`SCHEMA_BYTES_PER_LEVEL` per declared level).
+
+    Parameters
+    ----------
+    columns : list
+        release.json's ``schema.columns``.
+
+    Returns
+    -------
+    int
+    """
+    return _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns if isinstance(columns, list) else [])
 
 
 def load_memory(expected: dict[str, tuple[str, tuple[int, ...]]], model_members: set[str]) -> int:
@@ -721,8 +736,8 @@ def read_release(
         doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"])
         if not isinstance(doc, dict):
             raise ReleaseFileError(f"{path}: release.json is not an object")
-        _check_counts(doc, path, max_memory)
-        expected = _expected_arrays(doc, path)
+        check_counts(doc, path, max_memory)
+        expected = expected_arrays(doc, path)
         unreferenced = sorted(set(files) - set(expected) - {"release.json"})
         if unreferenced:
             raise ReleaseFileError(
@@ -741,7 +756,7 @@ def read_release(
         model_members = {f"arrays/{v}.npy" for v in doc["model"]["arrays"].values()}
         check_model_size(expected, model_members, max_memory, path)
         columns = doc["schema"]["columns"]
-        need = load_memory(expected, model_members) + _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns)
+        need = load_memory(expected, model_members) + schema_memory(columns)
         if need > max_memory:
             raise ReleaseFileError(
                 f"{path}: loading it would allocate about {need / 2**20:,.0f} MiB, more than the "
