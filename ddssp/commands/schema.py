@@ -112,13 +112,14 @@ def _read(args):
     import warnings
 
     from ddssp.commands.release import read_raw
+    from ddssp.data.safetext import terminal_text
     from ddssp.data.tables import UnnamedColumnWarning, select_columns
 
     with warnings.catch_warnings(record=True) as hw:
         warnings.simplefilter("always", UnnamedColumnWarning)
         df = read_raw(args.data, args.na_values)
     for w in hw:
-        print(f"ddssp: warning: {w.message}", file=sys.stderr)
+        print(f"ddssp: warning: {terminal_text(w.message)}", file=sys.stderr)
     return df[select_columns(list(df.columns), args.columns, args.drop)]
 
 
@@ -155,6 +156,7 @@ def _discover(args) -> int:
     import warnings
 
     from ddssp.data.fileio import check_output_path
+    from ddssp.data.safetext import terminal_text
     from ddssp.dp import check_delta, check_eps
     from ddssp.pipeline import DEFAULT_DELTA, plan_schema
 
@@ -181,7 +183,7 @@ def _discover(args) -> int:
             strict=args.strict,
         )
     for w in dw:
-        print(f"ddssp: WARNING: {w.message}", file=sys.stderr)
+        print(f"ddssp: WARNING: {terminal_text(w.message)}", file=sys.stderr)
     led = plan.ledger
     schema = plan.schema
     schema.discovery = {
@@ -193,7 +195,7 @@ def _discover(args) -> int:
     }
     schema.save(out, force=args.force)
     for name, note in plan.notes.items():
-        print(f"ddssp:   {name}: {note}", file=sys.stderr)
+        print(f"ddssp:   {terminal_text(name)}: {terminal_text(note)}", file=sys.stderr)
     print(
         f"ddssp: wrote {out}: {len(schema)} columns ({len(schema.categorical)} categorical, "
         f"{len(schema.numeric)} numeric) discovered under ({eps:g}, {delta:g})-DP (rho {led.spent:.4g}, "
@@ -208,6 +210,7 @@ def _check(args) -> int:
     import warnings
 
     from ddssp.data import load_schema
+    from ddssp.data.safetext import terminal_text
 
     schema = load_schema(args.check, categorical=args.categorical)
     df = _read(args)
@@ -215,11 +218,11 @@ def _check(args) -> int:
         warnings.simplefilter("always")
         schema.encode(df)
     for w in caught:  # clipping notes etc.: local to the data holder
-        print(f"ddssp: warning: {w.message}", file=sys.stderr)
+        print(f"ddssp: warning: {terminal_text(w.message)}", file=sys.stderr)
     print(
         f"ddssp: {args.data} ({len(df)} rows) encodes under {args.check}: "
         f"{len(schema)} columns ({len(schema.categorical)} categorical, {len(schema.numeric)} numeric), "
-        f"domain {schema.domain}",
+        f"domain {terminal_text(schema.domain)}",
         file=sys.stderr,
     )
     return 0
