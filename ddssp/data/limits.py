@@ -59,8 +59,9 @@ MAX_INT_DIGITS = 30
 MAX_JSON_ITEMS = 1_500_000
 #: Cap on the nesting depth of a JSON member (a release nests about 8 deep).
 MAX_JSON_DEPTH = 64
-#: Cap on one string of a JSON member, in bytes as stored (a label, a column name, a note).
-MAX_JSON_STRING = 1 << 20
+#: Cap on one string of a JSON member, in bytes as stored (a label, a column name, a note), checked as
+#: the longest stretch between two quotes: a long list of numbers counts too, so the cap is generous.
+MAX_JSON_STRING = 8 << 20
 
 
 @dataclass(frozen=True)

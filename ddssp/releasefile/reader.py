@@ -35,7 +35,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import stat
 import struct
 import zipfile
@@ -126,18 +125,32 @@ def _parse_constant(s: str):
     raise _JSONLimit(f"{s} is not a finite number")
 
 
-#: A JSON string literal (escapes included), matched in linear time.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+#: Bytes scanned at a time when locating quotes and brackets (bounds the scan's temporaries).
+_SCAN_CHUNK = 1 << 23
+
+
+def _positions(data: bytes, chars: bytes) -> np.ndarray:
+    """Sorted offsets of every byte of ``data`` that is one of ``chars``, scanned chunk by chunk."""
+    out = []
+    for off in range(0, len(data), _SCAN_CHUNK):
+        a = np.frombuffer(data, dtype=np.uint8, count=min(_SCAN_CHUNK, len(data) - off), offset=off)
+        hit = a == chars[0]
+        for c in chars[1:]:
+            hit |= a == c
+        out.append(np.flatnonzero(hit) + off)
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.intp)
 
 
 def check_json_structure(data: bytes, limits: JSONLimits, what: str) -> None:
     """Refuse a JSON text whose structure exceeds ``limits``, in linear time and before it is parsed.
 
-    Strings are cut out first (a regular expression), so brackets, commas and colons inside labels
-    count for nothing. Every value of the text, of any kind (an empty list as much as a number), is the
-    first one after an opening bracket or follows a comma or a colon: those counted bound the values
-    the parser would build. The depth is the running sum of the opening and closing brackets.
+    Every value of a JSON text, of any kind (an empty list as much as a number), is the first one
+    after an opening bracket or follows a comma or a colon, and every string has two quotes: those
+    bytes, counted wherever they stand (inside strings too, which only over-counts), bound the values
+    the parser would build. The longest stretch between two quotes bounds the longest string. The
+    nesting depth is the running sum of the brackets outside strings (a bracket is inside a string
+    when an odd number of quotes precede it); a text with escaped quotes (``\\"``) has its depth
+    checked after parsing instead (:func:`_depth`), the values it may build being bounded all the same.
 
     Parameters
     ----------
@@ -155,29 +168,43 @@ def check_json_structure(data: bytes, limits: JSONLimits, what: str) -> None:
     """
     if len(data) > limits.max_bytes:
         raise ReleaseFileError(f"{what} is refused: {len(data):,} bytes, more than the cap of {limits.max_bytes:,}")
-    bare = _STRING.sub(b'""', data)
-    if len(data) - len(bare) > limits.max_string:  # only then can one string be over the cap
-        longest = max((m.end() - m.start() - 2 for m in _STRING.finditer(data)), default=0)
-        if longest > limits.max_string:
-            raise ReleaseFileError(
-                f"{what} is refused: it holds a string of {longest:,} bytes, more than the cap of {limits.max_string:,}"
-            )
-    opens = bare.count(b"[") + bare.count(b"{")
-    items = opens + bare.count(b",") + bare.count(b":")
+    opens = data.count(b"[") + data.count(b"{")
+    closes = data.count(b"]") + data.count(b"}")
+    quotes = data.count(b'"')
+    items = max(opens + data.count(b",") + data.count(b":"), closes, quotes // 2)
     if items > limits.max_items:
         raise ReleaseFileError(
             f"{what} is refused: it holds about {items:,} values, more than the cap of {limits.max_items:,}"
         )
-    brackets = _NOT_BRACKET.sub(b"", bare)
-    if len(brackets) > 2 * opens:
-        raise ReleaseFileError(f"{what} is not valid JSON (unbalanced brackets)")
-    if brackets:
-        b = np.frombuffer(brackets, dtype=np.uint8)
-        depth = int(np.cumsum(np.where((b == ord("[")) | (b == ord("{")), 1, -1), dtype=np.int32).max())
-        if depth > limits.max_depth:
-            raise ReleaseFileError(
-                f"{what} is refused: JSON nested too deep ({depth:,} levels, more than the cap of {limits.max_depth})"
-            )
+    q = _positions(data, b'"')
+    if b'\\"' not in data:  # else the depth is checked after parsing
+        pos = _positions(data, b"[]{}")
+        pos = pos[np.searchsorted(q, pos) % 2 == 0]  # outside strings
+        if pos.size:
+            b = np.frombuffer(data, dtype=np.uint8)[pos]
+            depth = int(np.cumsum(np.where((b == ord("[")) | (b == ord("{")), 1, -1), dtype=np.int64).max())
+            if depth > limits.max_depth:
+                raise ReleaseFileError(
+                    f"{what} is refused: JSON nested too deep ({depth:,} levels, more than the cap of {limits.max_depth})"
+                )
+    gaps = np.diff(np.concatenate(([-1], q, [len(data)])))
+    longest = int(gaps.max()) - 1
+    if longest > limits.max_string:
+        raise ReleaseFileError(
+            f"{what} is refused: it holds a string (or a stretch without quotes) of {longest:,} bytes, "
+            f"more than the cap of {limits.max_string:,}"
+        )
+
+
+def _depth(obj: Any) -> int:
+    """The nesting depth of a parsed JSON value (a list or an object is one level), without recursion."""
+    deepest, stack = 0, [(obj, 1)]
+    while stack:
+        x, d = stack.pop()
+        if isinstance(x, (list, dict)):
+            deepest = max(deepest, d)
+            stack.extend((v, d + 1) for v in (x.values() if isinstance(x, dict) else x))
+    return deepest
 
 
 def loads_bounded(data: bytes, what: str, limits: JSONLimits = RELEASE_LIMITS) -> Any:
@@ -204,7 +231,10 @@ def loads_bounded(data: bytes, what: str, limits: JSONLimits = RELEASE_LIMITS) -
     """
     check_json_structure(data, limits, what)
     try:
-        return json.loads(data, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+        doc = json.loads(data, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+        if b'\\"' in data and _depth(doc) > limits.max_depth:  # escaped quotes: depth not known before
+            raise _JSONLimit(f"JSON nested too deep (more than the cap of {limits.max_depth} levels)")
+        return doc
     except _JSONLimit as exc:
         raise ReleaseFileError(f"{what} is refused: {exc}") from None
     except RecursionError:
@@ -530,6 +560,9 @@ def check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
             MAX_LISTED_LEVELS,
         ),
     ]
+    counts.append(
+        ("declared levels (all columns' sizes and listed levels)", _schema_levels(columns), MAX_LISTED_LEVELS)
+    )
     long_note = max(
         (len(e["note"]) for e in entries if isinstance(e, dict) and isinstance(e.get("note"), str)), default=0
     )
