@@ -69,7 +69,15 @@ def read_table(
 
 
 class HeaderNames(list):
-    """A table's column names, with the nested Parquet columns among them (``nested``: name -> type)."""
+    """A table's column names, with the nested Parquet columns among them.
+
+    Parameters
+    ----------
+    names : iterable of str
+        The column names, in order.
+    nested : dict, optional
+        ``{name: type}`` of the nested (list, struct, map) columns.
+    """
 
     nested: dict[str, str]
 
