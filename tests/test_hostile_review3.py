@@ -165,13 +165,13 @@ def test_release_refused_before_aim_when_the_file_could_not_hold_it(monkeypatch)
 
     called = []
     monkeypatch.setattr(aim, "run_aim", lambda *a, **k: called.append(1))
-    d = 2_100
-    codes = pd.DataFrame(np.zeros((10, d), dtype=int), columns=[f"c{i}" for i in range(d)])
     from ddssp.data import Schema
 
-    schema = Schema.from_domain({c: 2 for c in codes.columns}, categorical=list(codes.columns))
-    with pytest.raises(DDSSPError, match="--rounds"):
-        release(codes, schema, eps=1.0, delta=1e-6, insecure_seed=0, encoded=True)
+    for d, match in [(2_100, "give --rounds 7,900 or less"), (10_000, "keep fewer columns")]:
+        codes = pd.DataFrame(np.zeros((10, d), dtype=int), columns=[f"c{i}" for i in range(d)])
+        schema = Schema.from_domain({c: 2 for c in codes.columns}, categorical=list(codes.columns))
+        with pytest.raises(DDSSPError, match=match):
+            release(codes, schema, eps=1.0, delta=1e-6, insecure_seed=0, encoded=True)
     assert not called
 
 

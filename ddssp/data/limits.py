@@ -253,11 +253,16 @@ def check_release_plan(
         )
     most = d + int(rounds)
     if most > MAX_MEASUREMENTS or ledger_entries + d + 2 * int(rounds) > MAX_LEDGER_ENTRIES:
-        fit = max(MAX_MEASUREMENTS - d, 0)
+        fit = min(MAX_MEASUREMENTS - d, (MAX_LEDGER_ENTRIES - ledger_entries - d) // 2)
+        fix = (
+            f"give --rounds {fit:,} or less"
+            if fit > d  # AIM needs more rounds than columns
+            else f"keep fewer columns (--drop; with --rounds just above the columns, fewer than {MAX_MEASUREMENTS // 2:,})"
+        )
         raise DDSSPError(
-            f"{d:,} columns and {int(rounds):,} rounds may make {most:,} measurements, more than the "
-            f"{MAX_MEASUREMENTS:,} a release file holds; give --rounds {fit:,} or less"
-            + (" or keep fewer columns (--drop)" if fit <= d else "")
+            f"{d:,} columns and {int(rounds):,} rounds may make {most:,} measurements and "
+            f"{d + 2 * int(rounds):,} ledger entries, more than the {MAX_MEASUREMENTS:,} and {MAX_LEDGER_ENTRIES:,} "
+            f"a release file holds; {fix}"
         )
     if listed_levels > MAX_LISTED_LEVELS:
         raise DDSSPError(
