@@ -311,3 +311,26 @@ def test_atomic_write_leaves_the_umask_alone(tmp_path, monkeypatch):
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "f.txt").stat().st_mode) == 0o640
     assert [q.name for q in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_csv_line_longer_than_the_limit_refused_while_reading_it(tmp_path, monkeypatch):
+    from ddssp.data import tables
+    from ddssp.errors import DataError
+
+    monkeypatch.setattr(tables, "CSV_LINE_LIMIT", 1000)
+    p = tmp_path / "long.csv"
+    p.write_text("a,b\n1,x\n2," + "z" * 5000 + "\n")
+    reads = []
+    real = tables._bounded_lines
+
+    def spy(fh, path):
+        for line in real(fh, path):
+            reads.append(len(line))
+            yield line
+
+    monkeypatch.setattr(tables, "_bounded_lines", spy)
+    with pytest.raises(DataError, match="line 3 is longer than 1,000 characters"):
+        tables.read_table(p)
+    assert reads == [4, 4]  # the long line was never handed over whole
+    p.write_text("a,b\n1,x\n2," + "z" * 900 + "\n")
+    assert len(tables.read_table(p)) == 2

@@ -172,6 +172,22 @@ def _read_parquet(p: Path) -> pd.DataFrame:
 
 #: Longest CSV cell accepted, in characters (DuckDB's own line limit applies on its path).
 CSV_FIELD_LIMIT = 1 << 24
+#: Longest physical CSV line accepted, in characters: a longer one is refused as soon as it has been
+#: read this far, so a file of one huge line costs this much memory, not the whole line's.
+CSV_LINE_LIMIT = 4 * CSV_FIELD_LIMIT
+
+
+def _bounded_lines(fh, p: Path):
+    """The lines of a text file, refusing one longer than :data:`CSV_LINE_LIMIT` characters."""
+    n = 0
+    while True:
+        line = fh.readline(CSV_LINE_LIMIT + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > CSV_LINE_LIMIT:
+            raise DataError(f"{p} is not a table ddssp reads: line {n} is longer than {CSV_LINE_LIMIT:,} characters")
+        yield line
 
 
 def _read_csv(
@@ -198,7 +214,7 @@ def _read_csv(
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     try:
         with open(p, newline="", encoding=enc) as fh:
-            reader = csv.reader(fh, delimiter=delimiter, skipinitialspace=True)
+            reader = csv.reader(_bounded_lines(fh, p), delimiter=delimiter, skipinitialspace=True)
             header = None
             for row in reader:
                 if not row or all(not c.strip() for c in row) and len(row) <= 1:
