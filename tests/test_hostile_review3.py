@@ -334,3 +334,20 @@ def test_csv_line_longer_than_the_limit_refused_while_reading_it(tmp_path, monke
     assert reads == [4, 4]  # the long line was never handed over whole
     p.write_text("a,b\n1,x\n2," + "z" * 900 + "\n")
     assert len(tables.read_table(p)) == 2
+
+
+@pytest.mark.slow
+def test_a_150_column_table_releases_and_loads(tmp_path):
+    from ddssp.data import Schema
+    from ddssp.data.limits import MAX_CLIQUES
+    from ddssp.pipeline import release
+
+    d, n = 150, 400
+    rng = np.random.default_rng(0)
+    codes = pd.DataFrame(rng.integers(0, 2, (n, d)), columns=[f"c{i}" for i in range(d)])
+    schema = Schema.from_domain({c: 2 for c in codes.columns}, categorical=list(codes.columns[1:]))
+    rel = release(codes, schema, eps=1.0, delta=1e-6, rounds=d + 10, seed=0, insecure_seed=0, encoded=True)
+    assert d * (d - 1) // 2 > MAX_CLIQUES >= len(rel.workload)
+    back = Release.load(rel.save(tmp_path / "w.release"))
+    assert back.self_check() is None and len(back.schema.names) == d
+    assert main(["fit", str(tmp_path / "w.release"), "--target", "c0", "--model", "linear", "--json"]) == 0
