@@ -53,19 +53,31 @@ def _parse_constant(s: str):
 
 
 #: Bytes scanned at a time when locating quotes and brackets (bounds the scan's temporaries).
-_SCAN_CHUNK = 1 << 23
+_SCAN_CHUNK = 1 << 20
 
 
-def _positions(data: bytes, chars: bytes) -> np.ndarray:
-    """Sorted offsets of every byte of ``data`` that is one of ``chars``, scanned chunk by chunk."""
-    out = []
+def _scan(data: bytes, depth_too: bool) -> tuple[int, int]:
+    """The longest stretch between two quotes and (if ``depth_too``) the deepest nesting outside
+    strings, scanned chunk by chunk: a bracket is inside a string when an odd number of quotes
+    precede it. Temporaries are a few times the chunk, whatever the text."""
+    longest, depth, deepest, last_quote, quotes_before = 0, 0, 0, -1, 0
     for off in range(0, len(data), _SCAN_CHUNK):
         a = np.frombuffer(data, dtype=np.uint8, count=min(_SCAN_CHUNK, len(data) - off), offset=off)
-        hit = a == chars[0]
-        for c in chars[1:]:
-            hit |= a == c
-        out.append(np.flatnonzero(hit) + off)
-    return np.concatenate(out) if out else np.zeros(0, dtype=np.intp)
+        q = np.flatnonzero(a == ord('"')).astype(np.int32)
+        if q.size:
+            longest = max(longest, int(q[0]) + off - last_quote - 1, int(np.diff(q).max(initial=1)) - 1)
+            last_quote = int(q[-1]) + off
+        if depth_too:
+            opening = (a == ord("[")) | (a == ord("{"))
+            pos = np.flatnonzero(opening | (a == ord("]")) | (a == ord("}"))).astype(np.int32)
+            outside = (np.searchsorted(q, pos) + quotes_before) % 2 == 0
+            steps = np.where(opening[pos[outside]], 1, -1).astype(np.int32)
+            if steps.size:
+                run = np.cumsum(steps) + depth
+                deepest, depth = max(deepest, int(run.max())), int(run[-1])
+        quotes_before += int(q.size)
+    longest = max(longest, len(data) - last_quote - 1)
+    return longest, deepest
 
 
 def check_json_structure(data: bytes, limits: JSONLimits, what: str) -> None:
@@ -103,19 +115,11 @@ def check_json_structure(data: bytes, limits: JSONLimits, what: str) -> None:
         raise ReleaseFileError(
             f"{what} is refused: it holds about {items:,} values, more than the cap of {limits.max_items:,}"
         )
-    q = _positions(data, b'"')
-    if b'\\"' not in data:  # else the depth is checked after parsing
-        pos = _positions(data, b"[]{}")
-        pos = pos[np.searchsorted(q, pos) % 2 == 0]  # outside strings
-        if pos.size:
-            b = np.frombuffer(data, dtype=np.uint8)[pos]
-            depth = int(np.cumsum(np.where((b == ord("[")) | (b == ord("{")), 1, -1), dtype=np.int64).max())
-            if depth > limits.max_depth:
-                raise ReleaseFileError(
-                    f"{what} is refused: JSON nested too deep ({depth:,} levels, more than the cap of {limits.max_depth})"
-                )
-    gaps = np.diff(np.concatenate(([-1], q, [len(data)])))
-    longest = int(gaps.max()) - 1
+    longest, depth = _scan(data, depth_too=b'\\"' not in data)  # escaped quotes: depth after parsing
+    if depth > limits.max_depth:
+        raise ReleaseFileError(
+            f"{what} is refused: JSON nested too deep ({depth:,} levels, more than the cap of {limits.max_depth})"
+        )
     if longest > limits.max_string:
         raise ReleaseFileError(
             f"{what} is refused: it holds a string (or a stretch without quotes) of {longest:,} bytes, "

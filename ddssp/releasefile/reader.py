@@ -31,6 +31,7 @@ before any array is decompressed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -614,7 +615,13 @@ def read_release(
                     f"{path}: member {name} declares {by_name[name].file_size:,} bytes, the "
                     f"manifest {f['size']:,}; refusing a tampered file"
                 )
-        doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"])
+        # release.json counts against the load budget too: its text, and the values parsing it builds
+        limits = dataclasses.replace(
+            RELEASE_LIMITS,
+            max_bytes=min(RELEASE_LIMITS.max_bytes, max_memory // 4),
+            max_items=min(RELEASE_LIMITS.max_items, max_memory // 400),
+        )
+        doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"], limits=limits)
         if not isinstance(doc, dict):
             raise ReleaseFileError(f"{path}: release.json is not an object")
         check_counts(doc, path, max_memory)
