@@ -189,7 +189,9 @@ def _reject_unknown(sub: argparse.ArgumentParser, extras: list[str]) -> None:
 
 
 def _format_warning(message, category, filename, lineno, line=None):  # noqa: ARG001
-    return f"ddssp: warning: {message}\n"
+    from ddssp.data.safetext import terminal_text
+
+    return f"ddssp: warning: {terminal_text(message)}\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,17 +252,19 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _run(args, debug: bool) -> int:
+    from ddssp.data.safetext import terminal_text  # names and labels in messages come from the input
+
     try:
         return int(args._run(args) or 0)
     except DDSSPError as exc:
         if debug:
             raise
-        print(f"ddssp: error: {exc}", file=sys.stderr)
+        print(f"ddssp: error: {terminal_text(exc)}", file=sys.stderr)
         return 1
     except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         if debug:
             raise
-        print(f"ddssp: error: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        print(f"ddssp: error: {terminal_text(exc.strerror or exc)}: {terminal_text(exc.filename)}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         raise  # not an error of ours: main() handles it
@@ -274,7 +278,7 @@ def _run(args, debug: bool) -> int:
         if debug:
             raise
         print(
-            f"ddssp: internal error: {type(exc).__name__}: {exc} (set DDSSP_DEBUG=1 for a traceback)",
+            f"ddssp: internal error: {type(exc).__name__}: {terminal_text(exc)} (set DDSSP_DEBUG=1 for a traceback)",
             file=sys.stderr,
         )
         return 3

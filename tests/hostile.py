@@ -220,6 +220,81 @@ def two_column_base(dst: Path, insecure_seed: int | None = 0) -> Path:
     return dst
 
 
+def list_bomb_text(total: int = 64 << 20, depth: int = 999) -> bytes:
+    """A JSON list of chunks ``[[[...]]]`` nested ``depth`` deep, about ``total`` bytes: no commas
+    inside a chunk, so a parser builds ``depth`` lists per ``2 * depth + 1`` bytes (about 100 bytes of
+    memory per 2 bytes of text)."""
+    chunk = b"[" * depth + b"]" * depth
+    n = max(total // (len(chunk) + 1), 1)
+    return b"[" + b",".join([chunk] * n) + b"]"
+
+
+def list_bomb(base: Path, dst: Path, member: str = "manifest.json", total: int = 64 << 20, depth: int = 999) -> Path:
+    """``member`` (manifest.json or release.json, rehashed in the manifest) replaced by a list bomb."""
+    m = members(base)
+    m[member] = list_bomb_text(total, depth)
+    if member != "manifest.json":
+        _rehash(m, [member])
+    return write_members(m, dst)
+
+
+def many_members(base: Path, dst: Path, n: int = 400_000) -> Path:
+    """``base`` with ``n`` extra empty members (names ``e/<i>``): the central directory alone is large."""
+    m = members(base)
+    with zipfile.ZipFile(dst, "w", compression=zipfile.ZIP_STORED) as zf:
+        for name, data in m.items():
+            zf.writestr(name, data)
+        for i in range(n):
+            zf.writestr(f"e/{i}", b"")
+    return dst
+
+
+def long_note(base: Path, dst: Path, n: int = 60 << 20) -> Path:
+    """A ledger entry whose note is ``n`` characters long."""
+
+    def edit(doc):
+        doc["ledger"]["entries"][0]["note"] = "x" * n
+
+    return edit_doc(base, dst, edit)
+
+
+def wide_shapes(base: Path, dst: Path, columns: int = 5_000, size: int = 1_000) -> Path:
+    """A schema declaring ``columns`` categorical columns of ``size`` levels each (by size), every
+    one in the model's domain, with no arrays for them: declared shapes far larger than the file."""
+
+    def edit(doc):
+        cols = [{"name": f"w{i}", "kind": "categorical", "size": size} for i in range(columns)]
+        doc["schema"]["columns"] += cols
+        doc["model"]["meta"]["domain"] += [[c["name"], size] for c in cols]
+
+    return edit_doc(base, dst, edit)
+
+
+def escape_label_base(dst: Path, label: str = "\x1b]0;owned\x07\x1b[2J", insecure_seed: int | None = 0) -> Path:
+    """A small valid release whose categorical column has ``label`` among its levels (and as a column name)."""
+    import pandas as pd
+
+    from ddssp.data import Column, Schema
+    from ddssp.pipeline import AimOptions, ReadOptions, release
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 3, 500)
+    codes = pd.DataFrame({"a": a, label: (a + rng.integers(0, 2, 500)) % 3})
+    schema = Schema([Column.ordinal("a", 3), Column.categorical(label, ["x", label, "y"])])
+    rel = release(
+        codes,
+        schema,
+        eps=1.0,
+        delta=1e-6,
+        seed=0,
+        insecure_seed=insecure_seed,
+        read=ReadOptions(encoded=True),
+        aim=AimOptions(rounds=4),
+    )
+    rel.save(dst)
+    return dst
+
+
 def fifo(dst: Path) -> Path:
     os.mkfifo(dst)
     return dst
@@ -248,6 +323,13 @@ def write_all(out: Path, full: bool = True) -> dict[str, Path]:
         "rho-1e400": huge_number(base, out / "rho.release", "rho", "1" + "0" * 400),
         "eps-1e400": huge_number(base, out / "eps.release", "eps", "1e400"),
         "5000-digit-int": huge_number(base, out / "digits.release", "eps", "7" * 5000),
+        "list-bomb-manifest": list_bomb(base, out / "lbm.release", "manifest.json"),
+        "list-bomb-release-json": list_bomb(base, out / "lbr.release", "release.json"),
+        "400k-members": many_members(base, out / "members.release", 400_000 if full else 20_004),
+        "3300x3300-clique": memory_bomb(base, out / "clique.release", (3300, 3300)),
+        "60MB-note": long_note(base, out / "note.release", 60 << 20 if full else 2 << 20),
+        "wide-declared-shapes": wide_shapes(base, out / "wide.release"),
+        "escape-label": escape_label_base(out / "escape.release"),
     }
     return files
 

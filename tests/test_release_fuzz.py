@@ -1,6 +1,7 @@
-"""Fuzzing the release loader: mutated valid releases (bytes, JSON fields, shapes, numbers) either
-load and pass the self-check or are refused with one :class:`DDSSPError` line, never another
-exception, and never allocate more than the load's memory budget (traced with tracemalloc)."""
+"""Fuzzing the release loader: mutated valid releases (bytes, JSON fields, shapes, numbers) and grown
+ones (nested lists spliced into a member, many members, wide declared shapes) either load and pass the
+self-check or are refused with one :class:`DDSSPError` line, never another exception, and never
+allocate more than the load's memory budget (traced with tracemalloc)."""
 
 from __future__ import annotations
 
@@ -84,6 +85,40 @@ def mutated(draw, members):
     return m
 
 
+@st.composite
+def grown(draw, members):
+    """A valid release grown in structure, not in bytes: nested empty lists spliced into a JSON member
+    (deep, or many side by side), extra members, or more and wider declared columns."""
+    m = dict(members)
+    kind = draw(st.sampled_from(["nested", "members", "wide"]))
+    if kind == "nested":
+        name = draw(st.sampled_from(["release.json", "manifest.json"]))
+        depth = draw(st.integers(1, 3000))
+        copies = draw(st.integers(1, 4000))
+        bomb = b",".join([b"[" * depth + b"]" * depth] * copies)
+        text = m[name].rstrip()
+        m[name] = text[:-1] + b', "x": [' + bomb + b"]}"
+        if name != "manifest.json":
+            hostile._rehash(m, [name])
+    elif kind == "members":
+        for i in range(draw(st.integers(1, 300))):
+            m[f"arrays/extra/{i}.npy"] = b""
+        if draw(st.booleans()):
+            hostile._rehash(m, [k for k in m if k.startswith("arrays/extra/")])
+    else:
+        doc = json.loads(m["release.json"])
+        n, size = draw(st.integers(1, 3000)), draw(st.sampled_from([2, 1000, 10**5, 10**7]))
+        cols = [{"name": f"w{i}", "kind": "categorical", "size": size} for i in range(n)]
+        doc["schema"]["columns"] += cols
+        if draw(st.booleans()):
+            doc["model"]["meta"]["domain"] += [[c["name"], size] for c in cols]
+        if draw(st.booleans()):
+            doc["model"]["meta"]["cliques"].append([c["name"] for c in cols[:3]])
+        m["release.json"] = json.dumps(doc).encode()
+        hostile._rehash(m, ["release.json"])
+    return m
+
+
 def _check(members: dict[str, bytes], dst: Path) -> None:
     hostile.write_members(members, dst)
     tracemalloc.start()
@@ -104,6 +139,19 @@ def _check(members: dict[str, bytes], dst: Path) -> None:
 @given(data=st.data())
 def test_fuzz_loader(base_members, tmp_path, data):
     _check(data.draw(mutated(base_members)), tmp_path / "f.release")
+
+
+@settings(max_examples=25, **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_loader_grown(base_members, tmp_path, data):
+    _check(data.draw(grown(base_members)), tmp_path / "f.release")
+
+
+@pytest.mark.slow
+@settings(max_examples=300, **_SETTINGS)
+@given(data=st.data())
+def test_fuzz_loader_grown_long(base_members, tmp_path, data):
+    _check(data.draw(grown(base_members)), tmp_path / "f.release")
 
 
 @pytest.mark.slow

@@ -386,7 +386,7 @@ def run(args) -> int:
     """
     import json
 
-    from ddssp.data.fileio import atomic_write, check_output_path
+    from ddssp.data.fileio import check_output_path, write_table
     from ddssp.releasefile import Release
 
     out_path = None
@@ -401,29 +401,32 @@ def run(args) -> int:
     res["schema_status"] = getattr(source, "schema_status", "declared")
     res["stamp"] = getattr(source, "stamp", None)
     if out_path is not None:
-        with atomic_write(out_path, "w", newline="") as fh:
-            coefficient_frame(est).to_csv(fh, index=False)
+        write_table(coefficient_frame(est), out_path)  # level labels a spreadsheet would run get a leading '
+
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
+    from ddssp.data.safetext import terminal_text
+
+    def say(line: str) -> None:  # column names and labels come from the release: no control characters
+        print(terminal_text(line))
+
     priv = res["privacy"]
     cost = ", ".join(f"{k}={priv[k]:g}" for k in ("eps", "delta", "rho") if priv.get(k) is not None)
     if not getattr(source, "schema_private", True):
-        print(f"WARNING: {source.schema_status}")
-    print(f"DD-SSP {args.model} regression of {res['target']!r} from {args.release}")
-    print(f"  n (model total) = {res['n']:.1f}; release privacy: {cost or 'unknown'} (the fit is post-processing)")
+        say(f"WARNING: {source.schema_status}")
+    say(f"DD-SSP {args.model} regression of {res['target']!r} from {args.release}")
+    say(f"  n (model total) = {res['n']:.1f}; release privacy: {cost or 'unknown'} (the fit is post-processing)")
     share = getattr(est, "target_unobserved_share_", None)
     if share is not None and not getattr(args, "keep_missing_target", False):
-        print(
-            f"  rows with a missing target ({share:.1%} of the release) are left out; --keep-missing-target keeps them"
-        )
+        say(f"  rows with a missing target ({share:.1%} of the release) are left out; --keep-missing-target keeps them")
     if args.model == "logistic":
-        print(
+        say(
             f"  positive class: {res['target']} = {res['positive_class']!r}; coefficients in log-odds; "
             f"Chebyshev degree 2 on [-{est.R:g}, {est.R:g}]"
         )
     else:
-        print(f"  coefficients in the units of {res['target']!r} per unit of each numeric feature")
+        say(f"  coefficients in the units of {res['target']!r} per unit of each numeric feature")
     ci = "ci" in res
     if ci:
         info = res["ci"]
@@ -437,7 +440,7 @@ def run(args) -> int:
             else:
                 parts.append("DP noise: NOT included (--no-dp-noise)")
             parts.append(f"sampling: {info['sampling']} variance at n = model total")
-        print(
+        say(
             f"  {info['level']:.0%} confidence intervals ({info.get('interval', 'normal')}); "
             + "; ".join(parts)
             + f"; {info['seconds']:.1f} s"
@@ -449,7 +452,7 @@ def run(args) -> int:
     if ci:
         lo, hi = f"[{(1 - info['level']) / 2:.3g}", f"{(1 + info['level']) / 2:.3g}]"
         head += f"  {'std err':>10}  {lo:>11}  {hi:>11}"
-    print(head + f"  {'scaled':>10}")
+    say(head + f"  {'scaled':>10}")
 
     def end(v, measured):
         if v is None:  # unbounded for an unmeasured pair; the intercept's, when numeric features shift it
@@ -464,17 +467,17 @@ def run(args) -> int:
             ok = r["pair_measured"]
             line += f"  {se:>10}  {end(r.get('ci_low'), ok)}  {end(r.get('ci_high'), ok)}"
         line += f"  {_num(r['coef_scaled']):>10.4f}"
-        print(line + ("" if r["pair_measured"] else "  *"))
+        say(line + ("" if r["pair_measured"] else "  *"))
     if any(r.get("level_share") is not None for r in rows):
-        print(
+        say(
             "  share: the release's share of the fitted rows at that level; a level that holds almost "
             "none rests on noise, whatever its coefficient"
         )
     if not all(r["pair_measured"] for r in rows):
-        print(
+        say(
             "  * no released marginal holds this feature together with the target: the model imputed the "
             "pair (often as independence, coefficient 0); `ddssp release --target` favours pairs with the target"
         )
     if out_path is not None:
-        print(f"  coefficient table written to {out_path}")
+        say(f"  coefficient table written to {out_path}")
     return 0

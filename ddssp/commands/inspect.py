@@ -117,11 +117,12 @@ def run(args) -> int:
         if not (args.schema and args.output):
             raise DDSSPError("write the schema with `ddssp inspect RELEASE --schema -o S.json` (both options)")
         from ddssp.data import Schema
+        from ddssp.data.safetext import terminal_text
 
         schema = Schema(list(rel.schema.columns))  # no discovery record: a published DP output, reused as is
         out = schema.save(args.output, force=args.force)
         print(
-            f"ddssp: wrote {out}: the schema of {args.release} ({len(schema)} columns; public, a DP output). "
+            f"ddssp: wrote {terminal_text(out)}: the schema of {terminal_text(args.release)} ({len(schema)} columns; public, a DP output). "
             "A release of the same data with it adds its own budget to this release's",
             file=sys.stderr,
         )
@@ -134,58 +135,63 @@ def run(args) -> int:
             s["columns"][name] = dict(s["columns"][name], **d)
         print(json.dumps(s, indent=2))
         return 0
-    print(
+    from ddssp.data.safetext import terminal_text
+
+    def say(line: str) -> None:  # labels, names and notes come from the file: no control characters
+        print(terminal_text(line))
+
+    say(
         f"{args.release}: {s['format']} v{s['format_version']}, written by ddssp {s['ddssp_version']} at {s['created']}"
     )
     if s["stamp"]:
-        print(f"*** {s['stamp']} ***")
+        say(f"*** {s['stamp']} ***")
     else:
-        print("noise: OpenDP exact samplers (discrete Gaussian counts, Gumbel noisy-max selection), no seed")
+        say("noise: OpenDP exact samplers (discrete Gaussian counts, Gumbel noisy-max selection), no seed")
     if s["signature_valid"] is False:
-        print("signature: INVALID (it does not match even the key embedded in it; treat the file as forged)")
+        say("signature: INVALID (it does not match even the key embedded in it; treat the file as forged)")
     elif s["signed_by_unverified"]:
-        print(
+        say(
             f"signed: {s['signed_by_unverified']} (not verified here; run `ddssp verify RELEASE --public-key KEY.pub.pem`)"
         )
-    print(
+    say(
         f"privacy: eps={s['eps']:g} delta={s['delta']:g}  rho budget {s['rho_budget']:.6g}, "
         f"spent {s['rho_spent']:.6g} (eps spent {s['eps_spent']:.4g})"
     )
     if not rel.schema_private:
-        print(f"WARNING: {s['schema_status']}")
+        say(f"WARNING: {s['schema_status']}")
     d = s["discovery"]
     if d["entries"]:
-        print(
+        say(
             f"schema: discovered under DP, in the ledger: {len(d['entries'])} discovery charges on "
             f"{len(d['columns'])} column(s), rho {d['rho']:.6g} (AIM rho {s['rho_aim']:.6g}); thresholding "
             f"delta spent {d['delta']:.3g} of {s['delta_threshold_budget']:.3g} set aside"
         )
         for e in d["entries"]:
             extra = f", delta {e['delta']:.3g}" if e["delta"] else ""
-            print(f"  {e['clique'][0]:<24} {e['kind']:<16} {_noise_scale(e)}  rho {e['rho']:.4g}{extra}  {e['note']}")
+            say(f"  {e['clique'][0]:<24} {e['kind']:<16} {_noise_scale(e)}  rho {e['rho']:.4g}{extra}  {e['note']}")
     elif rel.schema_private:
-        print("schema: declared (public; not part of the privacy budget)")
+        say("schema: declared (public; not part of the privacy budget)")
     if s["target"]:
-        print(f"target: {s['target']}")
-    print(f"columns ({len(s['columns'])}):")
+        say(f"target: {s['target']}")
+    say(f"columns ({len(s['columns'])}):")
     for name, c in s["columns"].items():
         d = details[name]
         share = f", {100 * d['budget_share']:.2g}% of the budget" if d["source"] == "discovered" else ""
         kind = f"{c['kind']} ({d['unit']})" if "unit" in d else c["kind"]
-        print(f"  {name:<24} {kind:<12} {c['size']:>6} levels ({d['source']}{share})")
+        say(f"  {name:<24} {kind:<12} {c['size']:>6} levels ({d['source']}{share})")
         if "bins" in d:
-            print("      bins: " + ", ".join(f"{b['bin']} -> {_fmt(b['value'])}" for b in d["bins"]))
+            say("      bins: " + ", ".join(f"{b['bin']} -> {_fmt(b['value'])}" for b in d["bins"]))
         else:
             shown = [str(v) if isinstance(v, str) else _fmt(v) for v in d["levels"]]
-            print("      levels: " + ", ".join(shown[:40]) + (f" ... ({len(shown)} in all)" if len(shown) > 40 else ""))
+            say("      levels: " + ", ".join(shown[:40]) + (f" ... ({len(shown)} in all)" if len(shown) > 40 else ""))
         if "other" in d or "empty_cells" in d:
             other = d.get("other", "clipped / nearest level" if d["kind"] == "numeric" else "(refused)")
-            print(f"      other values -> {other}; empty cells -> {d.get('empty_cells', '(refused)')}")
-    print(f"measured marginals ({len(s['cliques'])}), {s['selections']} selections in {s['rounds']} rounds:")
+            say(f"      other values -> {other}; empty cells -> {d.get('empty_cells', '(refused)')}")
+    say(f"measured marginals ({len(s['cliques'])}), {s['selections']} selections in {s['rounds']} rounds:")
     for c in s["cliques"]:
         sig = ", ".join(f"{x:.4g}" for x in c["sigma"])
-        print(f"  {' x '.join(c['clique']):<48} sigma {sig}")
-    print(f"model: {len(s['model_cliques'])} cliques, estimated total {s['model_total']:.1f} rows")
+        say(f"  {' x '.join(c['clique']):<48} sigma {sig}")
+    say(f"model: {len(s['model_cliques'])} cliques, estimated total {s['model_total']:.1f} rows")
     return 0
 
 

@@ -121,6 +121,7 @@ def _read(args):
     import warnings
 
     from ddssp.data.counting import CsvOptions
+    from ddssp.data.safetext import terminal_text
     from ddssp.data.tables import UnnamedColumnWarning
     from ddssp.pipeline import ReadOptions, read_frame
 
@@ -131,7 +132,7 @@ def _read(args):
         warnings.simplefilter("always", UnnamedColumnWarning)
         df = read_frame(args.data, read)
     for w in hw:
-        print(f"ddssp: warning: {w.message}", file=sys.stderr)
+        print(f"ddssp: warning: {terminal_text(w.message)}", file=sys.stderr)
     return df
 
 
@@ -169,6 +170,7 @@ def _discover(args) -> int:
     import warnings
 
     from ddssp.data.fileio import check_output_path
+    from ddssp.data.safetext import terminal_text
     from ddssp.dp import check_delta, check_eps
     from ddssp.pipeline import DEFAULT_DELTA, DiscoveryOptions, DroppedColumnsWarning, plan_schema
 
@@ -189,7 +191,7 @@ def _discover(args) -> int:
         warnings.simplefilter("always", DroppedColumnsWarning)
         plan = plan_schema(df, None, eps=eps, delta=delta, discovery=discovery, replan=False)
     for w in dw:
-        print(f"ddssp: WARNING: {with_flags(str(w.message))}", file=sys.stderr)
+        print(f"ddssp: WARNING: {terminal_text(with_flags(str(w.message)))}", file=sys.stderr)
     led = plan.ledger
     schema = plan.schema
     schema.discovery = {
@@ -201,7 +203,7 @@ def _discover(args) -> int:
     }
     schema.save(out, force=args.force)
     for name, note in plan.notes.items():
-        print(f"ddssp:   {name}: {note}", file=sys.stderr)
+        print(f"ddssp:   {terminal_text(name)}: {terminal_text(note)}", file=sys.stderr)
     print(
         f"ddssp: wrote {out}: {len(schema)} columns ({len(schema.categorical)} categorical, "
         f"{len(schema.numeric)} numeric) discovered under ({eps:g}, {delta:g})-DP (rho {led.spent:.4g}, "
@@ -216,6 +218,7 @@ def _check(args) -> int:
     import warnings
 
     from ddssp.data import load_schema
+    from ddssp.data.safetext import terminal_text
 
     schema = load_schema(args.check, categorical=args.categorical)
     df = _read(args)
@@ -223,11 +226,11 @@ def _check(args) -> int:
         warnings.simplefilter("always")
         schema.encode(df)
     for w in caught:  # clipping notes etc.: local to the data holder
-        print(f"ddssp: warning: {w.message}", file=sys.stderr)
+        print(f"ddssp: warning: {terminal_text(w.message)}", file=sys.stderr)
     print(
         f"ddssp: {args.data} ({len(df)} rows) encodes under {args.check}: "
         f"{len(schema)} columns ({len(schema.categorical)} categorical, {len(schema.numeric)} numeric), "
-        f"domain {schema.domain}",
+        f"domain {terminal_text(schema.domain)}",
         file=sys.stderr,
     )
     return 0

@@ -20,10 +20,18 @@ def add_arguments(p) -> None:
     """
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
     output_group(p).add_argument("--rows", type=int, required=True, help="number of synthetic rows (>= 1)")
-    output_group(p).add_argument("-o", "--output", required=True, help="CSV file to write (- for standard output)")
+    output_group(p).add_argument(
+        "-o", "--output", required=True, help="CSV file to write (.parquet: Parquet; - for standard output)"
+    )
     output_group(p).add_argument("--seed", type=int, help="random seed (default: fresh OS entropy)")
     output_group(p).add_argument("--codes", action="store_true", help="write integer codes instead of labels")
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
+    output_group(p).add_argument(
+        "--raw-cells",
+        action="store_true",
+        help="write text cells as they are; by default a cell a spreadsheet would run as a formula "
+        "(starting with = + - @, a tab or a carriage return) gets a leading ' (numeric columns never change)",
+    )
     output_group(p).add_argument(
         "--allow-insecure",
         action="store_true",
@@ -49,7 +57,7 @@ def run(args) -> int:
     DDSSPError
         For bad input or a failed step: the CLI prints it as one line and exits non-zero.
     """
-    from ddssp.data.fileio import atomic_write, check_output_path
+    from ddssp.data.fileio import check_output_path, write_table
     from ddssp.errors import DDSSPError
     from ddssp.releasefile import Release
 
@@ -59,14 +67,13 @@ def run(args) -> int:
         rel = Release.load(args.release)
         warn_stamp(rel, args.release)
         df = rel.synthesize_codes(args.rows, args.seed) if args.codes else rel.synthesize(args.rows, args.seed)
-        df.to_csv(sys.stdout, index=False)
+        write_table(df, sys.stdout, raw_cells=args.raw_cells)
         return 0
     out = check_output_path(args.output, force=args.force, inputs=[args.release])
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)
     out = stamped_output(rel, out, args.allow_insecure, force=args.force, inputs=[args.release])
     df = rel.synthesize_codes(args.rows, args.seed) if args.codes else rel.synthesize(args.rows, args.seed)
-    with atomic_write(out, "w", newline="") as fh:
-        df.to_csv(fh, index=False)
+    write_table(df, out, raw_cells=args.raw_cells)
     print(f"wrote {len(df)} synthetic rows x {df.shape[1]} columns to {out}")
     return 0

@@ -48,6 +48,7 @@ def run(args) -> int:
         For a release that fails its checks or (with a key) its signature.
     """
     from ddssp.commands import warn_stamp
+    from ddssp.data.safetext import terminal_text
     from ddssp.releasefile import Release
 
     # with a key, the signature is checked on manifest.json before anything else is parsed
@@ -66,5 +67,5 @@ def run(args) -> int:
         parts.append(f"signed by {rel.signed_by} (not verified: pass --public-key)")
     else:
         parts.append("not signed")
-    print(f"{args.release}: " + "; ".join(parts))
+    print(terminal_text(f"{args.release}: " + "; ".join(parts)))  # the data set's name comes from the file
     return 0

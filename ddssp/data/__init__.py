@@ -13,12 +13,14 @@ This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
 - :mod:`ddssp.data.tables`: reading CSV / Parquet tables with one clear error per problem
 - :mod:`ddssp.data.counting`: exact counts (marginals, labels, histograms) in one scan; numpy,
   DuckDB and Spark backends
-- :mod:`ddssp.data.fileio`: atomic writes and output-path checks
+- :mod:`ddssp.data.fileio`: atomic writes, output-path checks, tables written safe to open
+- :mod:`ddssp.data.safetext`: labels made safe for a terminal or a spreadsheet
+- :mod:`ddssp.data.limits`: the limits of a release file, shared by its writer and its reader
 """
 
 from ddssp.data.columns import INFER_MISSING_LABEL, KINDS, MAX_LEVELS, Column
 from ddssp.data.encoding import ClipWarning, decode, encode
-from ddssp.data.fileio import atomic_write, check_output_path
+from ddssp.data.fileio import atomic_write, check_output_path, write_table
 from ddssp.data.schema import FORMAT, Schema, draft_schema
 from ddssp.data.schemafile import DomainKindsWarning, load_schema, schema_from_domain
 from ddssp.data.tables import read_table
@@ -34,6 +36,7 @@ __all__ = [
     "encode",
     "atomic_write",
     "check_output_path",
+    "write_table",
     "FORMAT",
     "Schema",
     "DomainKindsWarning",

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ddssp.errors import OutputExistsError
 
@@ -60,6 +61,20 @@ def check_output_path(path: str | os.PathLike, force: bool = False, inputs: Iter
     return out
 
 
+def _create_beside(out: Path) -> tuple[int, str]:
+    """A new, empty file beside ``out`` with an unused random name, created with mode 0666 less the
+    process umask (as :func:`open` would make it) without changing the umask."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    parent = out.parent if str(out.parent) else Path(".")
+    for _ in range(100):
+        tmp = str(parent / f".{out.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no unused temporary name beside {out}")
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator[IO]:
     """Write to a temporary file beside ``path`` and rename it into place only on success.
@@ -81,10 +96,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator
         The open temporary file.
     """
     out = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent or ".")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the mode open() would
+    fd, tmp = _create_beside(out)
     try:
         with os.fdopen(fd, mode, **kwargs) as fh:
             yield fh
@@ -95,3 +107,32 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_table(df: Any, path: str | os.PathLike | IO, raw_cells: bool = False) -> None:
+    """Write a table as CSV (or Parquet for a ``.parquet`` path), atomically, safe to open in a spreadsheet.
+
+    Unless ``raw_cells``, text cells and column names a spreadsheet would run as a formula get a
+    leading ``'`` (:func:`ddssp.data.safetext.neutralise_formulas`); numeric columns are never changed.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+    path : str, path-like or text file object
+        Where to write it (a file object gets CSV).
+    raw_cells : bool
+        Write the cells exactly as they are.
+    """
+    from ddssp.data.safetext import neutralise_formulas
+
+    if not raw_cells:
+        df = neutralise_formulas(df)
+    if hasattr(path, "write"):
+        df.to_csv(path, index=False)
+    elif str(path).lower().endswith((".parquet", ".pq")):
+        with atomic_write(path, "wb") as fh:
+            df.to_parquet(fh, index=False)
+    else:
+        with atomic_write(path, "w", newline="") as fh:
+            df.to_csv(fh, index=False)

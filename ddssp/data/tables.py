@@ -11,8 +11,10 @@ from __future__ import annotations
 import csv
 import json
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -66,18 +68,126 @@ def read_table(
     return df
 
 
+class HeaderNames(list):
+    """A table's column names, with the nested Parquet columns among them.
+
+    Parameters
+    ----------
+    names : iterable of str
+        The column names, in order.
+    nested : dict, optional
+        ``{name: type}`` of the nested (list, struct, map) columns.
+    """
+
+    nested: dict[str, str]
+
+    def __init__(self, names, nested: dict[str, str] | None = None):
+        super().__init__(names)
+        self.nested = dict(nested or {})
+
+
+def _is_nested(t: Any) -> bool:
+    import pyarrow.types as pt
+
+    if pt.is_dictionary(t):
+        return _is_nested(t.value_type)
+    return bool(
+        pt.is_list(t)
+        or pt.is_large_list(t)
+        or pt.is_fixed_size_list(t)
+        or pt.is_struct(t)
+        or pt.is_map(t)
+        or pt.is_union(t)
+        or getattr(pt, "is_list_view", lambda _: False)(t)
+        or getattr(pt, "is_large_list_view", lambda _: False)(t)
+    )
+
+
+def parquet_header(schema: Any) -> HeaderNames:
+    """The column names of a Parquet file's schema, its nested columns (list, struct, map) marked.
+
+    A release counts flat values; a nested column holds a list or a record per row, which has no level
+    to count. :func:`select_columns` refuses a nested column that is kept, from the schema alone, before
+    any row is read or any noise is drawn.
+
+    Parameters
+    ----------
+    schema : pyarrow.Schema
+        The file's schema (``pyarrow.parquet.read_schema``).
+
+    Returns
+    -------
+    HeaderNames
+    """
+    return HeaderNames([str(f.name) for f in schema], {str(f.name): str(f.type) for f in schema if _is_nested(f.type)})
+
+
+def check_flat(names: Sequence[str], kept: Sequence[str]) -> None:
+    """Refuse kept columns that are nested Parquet columns (named, with ``--drop``).
+
+    Parameters
+    ----------
+    names : sequence of str
+        The header (a :class:`HeaderNames` knows its nested columns; a plain list has none).
+    kept : sequence of str
+        The columns kept.
+
+    Raises
+    ------
+    DataError
+        Naming the nested columns kept.
+    """
+    from ddssp.data.safetext import terminal_text
+
+    nested = getattr(names, "nested", {})
+    bad = [f"{c} ({nested[c]})" for c in kept if c in nested]
+    if bad:
+        shown = ", ".join(terminal_text(b) for b in bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        drop = ",".join(terminal_text(c) for c in kept if c in nested)
+        raise DataError(
+            f"nested Parquet column(s) {shown}: a release needs flat columns (numbers, text, dates); "
+            f"leave them out with --drop {drop}, or flatten them first"
+        )
+
+
 def _read_parquet(p: Path) -> pd.DataFrame:
+    """The flat columns of a Parquet file; nested ones (list, struct, map) are not read, with a warning."""
     try:
-        return pd.read_parquet(p)
+        import pyarrow.parquet as pq
+
+        header = parquet_header(pq.read_schema(p))
+        flat = [c for c in header if c not in header.nested]
+        if header.nested:
+            warnings.warn(
+                f"{p}: nested Parquet column(s) {', '.join(header.nested)} not read: a release needs flat columns",
+                stacklevel=3,
+            )
+        return pd.read_parquet(p, columns=flat) if header.nested else pd.read_parquet(p)
     except ImportError as exc:  # pragma: no cover - pyarrow is a dependency
         raise DataError(f"cannot read Parquet file {p}: {exc}") from None
-    except Exception as exc:  # pyarrow raises many types for corrupt files
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises many types for corrupt files
         first = (str(exc).strip().splitlines() or [""])[0]
         raise DataError(f"{p} is not a readable Parquet file ({type(exc).__name__}: {first})") from None
 
 
 #: Longest CSV cell accepted, in characters (DuckDB's own line limit applies on its path).
 CSV_FIELD_LIMIT = 1 << 24
+#: Longest physical CSV line accepted, in characters: a longer one is refused as soon as it has been
+#: read this far, so a file of one huge line costs this much memory, not the whole line's.
+CSV_LINE_LIMIT = 4 * CSV_FIELD_LIMIT
+
+
+def _bounded_lines(fh, p: Path):
+    """The lines of a text file, refusing one longer than :data:`CSV_LINE_LIMIT` characters."""
+    n = 0
+    while True:
+        line = fh.readline(CSV_LINE_LIMIT + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > CSV_LINE_LIMIT:
+            raise DataError(f"{p} is not a table ddssp reads: line {n} is longer than {CSV_LINE_LIMIT:,} characters")
+        yield line
 
 
 def _read_csv(
@@ -104,7 +214,7 @@ def _read_csv(
     csv.field_size_limit(max(csv.field_size_limit(), CSV_FIELD_LIMIT))
     try:
         with open(p, newline="", encoding=enc) as fh:
-            reader = csv.reader(fh, delimiter=delimiter, skipinitialspace=True)
+            reader = csv.reader(_bounded_lines(fh, p), delimiter=delimiter, skipinitialspace=True)
             header = None
             for row in reader:
                 if not row or all(not c.strip() for c in row) and len(row) <= 1:
@@ -237,10 +347,10 @@ def select_columns(
     Raises
     ------
     DataError
-        One error naming every unknown column at once; also when nothing is left or a column is named
-        twice.
+        One error naming every unknown column at once; also when nothing is left, a column is named
+        twice, or a nested Parquet column is kept (:func:`check_flat`).
     """
-    names = list(names)
+    header, names = names, list(names)
     unknown = [c for c in [*(columns or ()), *(drop or ())] if c not in names]
     if unknown:
         raise DataError(
@@ -249,6 +359,7 @@ def select_columns(
         )
     kept = list(columns) if columns else names
     kept = [c for c in kept if c not in set(drop or ())]
+    check_flat(header, kept)
     if not kept:
         raise DataError("ReadOptions.columns/drop leave no column")
     if len(set(kept)) < len(kept):

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ddssp.data.limits import MAX_WORKLOAD_CLIQUES
 from ddssp.errors import WorkloadError
 from ddssp.types import Domain
 
@@ -27,8 +28,13 @@ def _cells(domain: Domain, clique: Iterable[str]) -> int:
     return math.prod(int(domain[a]) for a in clique)
 
 
-def all_pairs(domain: Domain, max_cells: int | None = None) -> Workload:
-    """Every two-way marginal (columns in domain order), weight 1.
+def all_pairs(domain: Domain, max_cells: int | None = None, max_pairs: int = MAX_WORKLOAD_CLIQUES) -> Workload:
+    """Every two-way marginal (columns in domain order), weight 1; on a wide table, a capped set of pairs.
+
+    When the table has more pairs than ``max_pairs`` (from 143 columns with the default cap, the
+    release file's clique limit), the workload is :func:`circular_pairs`: each column paired with
+    the next ``k`` columns in domain order, wrapping around, with ``k = max_pairs // d``. It depends
+    on the column order only, never on the data.
 
     Parameters
     ----------
@@ -36,6 +42,8 @@ def all_pairs(domain: Domain, max_cells: int | None = None) -> Workload:
         ``{column: size}``.
     max_cells : int, optional
         Drop pairs with more cells (:func:`cap_cells`).
+    max_pairs : int
+        At most this many pairs.
 
     Returns
     -------
@@ -49,8 +57,44 @@ def all_pairs(domain: Domain, max_cells: int | None = None) -> Workload:
     cols = list(domain)
     if len(cols) < 2:
         raise WorkloadError(f"all pairs needs at least two columns, the domain has {len(cols)}: {cols}")
-    wl: Workload = [((a, b), 1.0) for a, b in itertools.combinations(cols, 2)]
+    d = len(cols)
+    if d * (d - 1) // 2 > max_pairs:
+        wl = circular_pairs(domain, max(max_pairs // d, 1))
+    else:
+        wl = [((a, b), 1.0) for a, b in itertools.combinations(cols, 2)]
     return cap_cells(wl, domain, max_cells) if max_cells is not None else wl
+
+
+def circular_pairs(domain: Domain, k: int) -> Workload:
+    """Each column paired with the ``k`` columns that follow it in domain order (wrapping around), weight 1.
+
+    Every column is in ``2k`` pairs (fewer when ``2k >= d``: then every pair is listed once); the
+    workload has at most ``d * k`` pairs, each listed once, in order of the first column, then the
+    offset.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    k : int
+        Offsets 1..k.
+
+    Returns
+    -------
+    Workload
+    """
+    cols = list(domain)
+    d = len(cols)
+    seen: set[frozenset] = set()
+    wl: Workload = []
+    for i in range(d):
+        for j in range(1, min(k, d - 1) + 1):
+            a, b = cols[i], cols[(i + j) % d]
+            key = frozenset((a, b))
+            if key not in seen:
+                seen.add(key)
+                wl.append(((a, b) if i < (i + j) % d else (b, a), 1.0))
+    return wl
 
 
 def target_pairs(domain: Domain, target: str, max_cells: int | None = None) -> Workload:
@@ -270,3 +314,37 @@ def total_variation(p, q) -> float:
     q = np.clip(q, 0.0, None)
     q = q / q.sum() if q.sum() > 0 else q
     return 0.5 * float(np.abs(p - q).sum())
+
+
+def check_release_size(domain: Domain, workload: Workload, rounds: int | None, ledger: Any = None) -> None:
+    """Refuse, before AIM runs, a release its reader would refuse (:func:`ddssp.data.limits.check_release_plan`).
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    workload : Workload
+        The release's workload.
+    rounds : int or None
+        AIM's T (None: its default for the table's width).
+    ledger : Ledger, optional
+        The ledger so far (schema discovery's entries).
+
+    Raises
+    ------
+    DDSSPError
+        Naming the option that fixes it.
+    """
+    from ddssp.data.limits import check_release_plan
+    from ddssp.marginals.aim_settings import default_rounds
+
+    d = len(domain)
+    entries = list(getattr(ledger, "entries", []) or [])
+    check_release_plan(
+        domain,
+        len(workload),
+        default_rounds(d) if rounds is None else int(rounds),
+        ledger_entries=len(entries),
+        discovery_entries=sum(1 for e in entries if getattr(e, "is_discovery", False)),
+        listed_levels=sum(int(n) for n in domain.values()),
+    )

@@ -18,6 +18,7 @@ from ddssp._warnings import warnings_once
 from ddssp.dp import Ledger, check_delta, check_eps, make_rng, rho_from_eps_delta
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError
+from ddssp.marginals.workload import check_release_size
 from ddssp.pipeline.events import Notice, PhaseStarted, SchemaPlanned
 from ddssp.pipeline.options import (
     DEFAULT_DELTA,
@@ -221,6 +222,7 @@ def _measure(
             )
 
     w = build_workload(aim.workload, schema.domain, target, aim.max_cells)
+    check_release_size(schema.domain, w, aim.rounds, plan.ledger)  # what the reader would refuse, before AIM
     rho_aim = plan.ledger.rho_budget - plan.ledger.spent
     if not rho_aim > 0:
         raise DDSSPError("nothing of the budget is left for the marginals after schema discovery")

@@ -127,12 +127,13 @@ def coded_source(codes: pd.DataFrame, schema: Any, read: ReadOptions) -> Source:
     if missing:
         raise SchemaError(f"columns {missing} of the schema are not in the data")
     codes = codes[schema.names]
+    domain = schema.domain  # built once: it is a new dict on each access
     for c in schema.names:
         col = codes[c]
         if not np.issubdtype(col.dtype, np.integer):
             raise SchemaError(f"column {c!r} is not integer-coded")
-        if col.min() < 0 or col.max() >= schema.domain[c]:
-            raise SchemaError(f"column {c!r} has codes outside 0..{schema.domain[c] - 1}")
+        if col.min() < 0 or col.max() >= domain[c]:
+            raise SchemaError(f"column {c!r} has codes outside 0..{domain[c] - 1}")
     codes = codes.astype(np.int64)
     return Source(codes, list(schema.names), "numpy", True, read, frame=codes)
 

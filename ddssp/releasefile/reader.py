@@ -1,32 +1,38 @@
-"""Defensive reading of a release file: every limit on what is read, in one place.
+"""Defensive reading of a release file: every check on what is read, in one place.
 
+The limits themselves are :mod:`ddssp.data.limits`, which the writing side applies too.
 :func:`read_release` never unpickles or executes anything, and refuses with one
 :class:`~ddssp.errors.ReleaseFileError` line, in this order:
-1. the archive's central directory only: no duplicate names, the sum of the members' declared sizes
-   under a total cap (:data:`MAX_TOTAL_BYTES`), each size equal to the manifest's;
-2. ``release.json`` (capped by :data:`MAX_JSON_BYTES`, streamed, checksummed); from it the exact shape
-   of every array is known (schema domain x clique), so an array member whose declared size does not
-   fit its shape, or a member nobody references, is refused *before it is decompressed*;
-3. arrays are streamed into a preallocated array of that shape while their checksum is computed
+1. a regular file only (symlinks resolved; devices and named pipes refused without reading, opened
+   with ``O_NONBLOCK`` so a pipe cannot hang), of bounded size;
+2. the end-of-central-directory record: no more members, and no larger directory, than a release
+   has (:data:`~ddssp.data.limits.MAX_MEMBERS`), before :mod:`zipfile` reads the directory;
+3. the central directory: no duplicate names, the sum of the members' declared sizes under a total
+   cap (:data:`MAX_TOTAL_BYTES`), each size equal to the manifest's;
+4. ``manifest.json`` (small: tight caps of its own), then ``release.json`` (capped by
+   :data:`MAX_JSON_BYTES`, streamed, checksummed); from it the exact shape of every array is known
+   (schema domain x clique), so an array member whose declared size does not fit its shape, or a
+   member nobody references, is refused *before it is decompressed*;
+5. arrays are streamed into a preallocated array of that shape while their checksum is computed
    (float64/int64 only, never pickle).
 The self-check of the content (:mod:`ddssp.releasefile.selfcheck`) comes after, in
 :meth:`ddssp.releasefile.Release.load`.
 
-Before any of that, only a regular file is opened (symlinks resolved; devices and named pipes refused
-without reading, opened with ``O_NONBLOCK`` so a pipe cannot hang), and its size is checked. JSON is
-parsed with a bounded nesting depth (the interpreter's recursion limit, about 1,000, refused in
-linear time) and number hooks that refuse integers over
-:data:`MAX_INT_DIGITS` digits, NaN, infinities and floats that overflow. Counts (ledger entries,
-measurements, model cliques, workload cliques, columns, listed levels) are capped before any per-entry
-work, and the memory the whole load will allocate is computed from the declared shapes and dtypes
-and checked against a budget (:data:`DEFAULT_MAX_MEMORY`, the ``DDSSP_MAX_LOAD_MEMORY`` environment
-variable, or ``max_memory``) before any array is decompressed.
+Every JSON member's structure is bounded before it is parsed (:func:`check_json_structure`: values
+of any kind, nesting depth, the longest string, in linear time), and numbers are parsed with hooks
+that refuse integers over :data:`MAX_INT_DIGITS` digits, NaN, infinities and floats that overflow.
+Counts (ledger entries, measurements, model cliques, workload cliques, columns, listed levels, the
+length of a ledger note) are capped before any per-entry work; the model's tables are capped at what
+a default release can hold (:func:`check_model_size`), and the memory the whole load will allocate
+is computed from the declared shapes and dtypes and checked against a budget
+(:data:`DEFAULT_MAX_MEMORY`, the ``DDSSP_MAX_LOAD_MEMORY`` environment variable, or ``max_memory``)
+before any array is decompressed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import json
 import math
 import os
 import stat
@@ -37,147 +43,65 @@ from typing import Any
 import numpy as np
 
 from ddssp._version import __version__
+from ddssp.data.limits import (
+    DEFAULT_MAX_MEMORY,
+    MANIFEST_LIMITS,
+    MAX_CLIQUES,
+    MAX_COLUMNS,
+    MAX_DISCOVERY_ENTRIES,
+    MAX_INT_DIGITS,
+    MAX_JSON_BYTES,
+    MAX_JSON_ITEMS,
+    MAX_LEDGER_ENTRIES,
+    MAX_LISTED_LEVELS,
+    MAX_MEASUREMENTS,
+    MAX_MEMORY_ENV,
+    MAX_NOTE_CHARS,
+    MAX_TOTAL_BYTES,
+    MEASUREMENT_BYTES_PER_CELL,
+    MODEL_BYTES_PER_CELL,
+    RELEASE_LIMITS,
+    SCHEMA_BYTES_PER_LEVEL,
+    SIGNATURE_LIMITS,
+    JSONLimits,
+    max_memory_default,
+    max_model_mb,
+    parse_memory,
+)
 from ddssp.errors import DDSSPError, ReleaseFileError
+from ddssp.releasefile.bounded import check_directory, check_json_structure, loads_bounded
 from ddssp.releasefile.format import FORMAT, FORMAT_VERSION, SIGNATURE_MEMBER
 
-#: Cap on the sum of the members' declared (uncompressed) sizes, checked before anything is read.
-MAX_TOTAL_BYTES = 2 << 30
-#: Cap on manifest.json and release.json, each.
-MAX_JSON_BYTES = 64 << 20
+__all__ = [
+    "check_directory",
+    "check_json_structure",
+    "DEFAULT_MAX_MEMORY",
+    "MAX_CLIQUES",
+    "MAX_COLUMNS",
+    "MAX_DISCOVERY_ENTRIES",
+    "MAX_INT_DIGITS",
+    "MAX_JSON_BYTES",
+    "MAX_JSON_ITEMS",
+    "MAX_LEDGER_ENTRIES",
+    "MAX_LISTED_LEVELS",
+    "MAX_MEASUREMENTS",
+    "MAX_MEMORY_ENV",
+    "MAX_TOTAL_BYTES",
+    "load_memory",
+    "loads_bounded",
+    "max_memory_default",
+    "open_regular",
+    "parse_memory",
+    "read_release",
+]
+
 #: Room for a .npy header (version 1/2 headers are padded to 64 bytes; 64 KiB is far above any shape).
 _NPY_HEADER_MAX = 1 << 16
 _ARRAY_DTYPES = (np.dtype("<f8"), np.dtype("<i8"))
 _CHUNK = 1 << 20
-
-#: Default budget for everything a load allocates (arrays, float copies, check temporaries, the model).
-DEFAULT_MAX_MEMORY = 1 << 30
-#: Environment variable overriding :data:`DEFAULT_MAX_MEMORY` (bytes, or with a K/M/G suffix).
-MAX_MEMORY_ENV = "DDSSP_MAX_LOAD_MEMORY"
-#: Integers in the JSON members are refused above this many digits (no count or id needs more).
-MAX_INT_DIGITS = 30
-#: Caps on counts, checked before any per-entry work. A real release holds a few hundred entries.
-MAX_LEDGER_ENTRIES = 20_000
-MAX_DISCOVERY_ENTRIES = 1_000
-MAX_MEASUREMENTS = 10_000
-MAX_CLIQUES = 10_000
-MAX_COLUMNS = 10_000
-#: Cap on the levels, edges, values, labels and within-bin numbers listed by all the schema's columns together.
-MAX_LISTED_LEVELS = 1_000_000
-#: Cap on the commas of a JSON member, counted before parsing: it bounds the number of values (and
-#: so the parser's memory, ~100 bytes per value) whatever their kind.
-MAX_JSON_ITEMS = 1_500_000
-#: Bytes allocated per cell while loading, beyond the array itself: a measurement gets a float copy
-#: and the integrality check's temporaries; a model table its float copy, its log-potential, the
-#: calibrated belief and the message-passing temporaries.
-_MEASUREMENT_BYTES_PER_CELL = 8 * 5
-_MODEL_BYTES_PER_CELL = 8 * 10
-#: Bytes per declared level of the schema once parsed (a label string and its list and dict slots).
-_SCHEMA_BYTES_PER_LEVEL = 160
-
-
-def max_memory_default() -> int:
-    """The load budget: ``DDSSP_MAX_LOAD_MEMORY`` if set (bytes, or e.g. ``2G``), else 1 GiB.
-
-    Returns
-    -------
-    int
-        Bytes.
-
-    Raises
-    ------
-    DDSSPError
-        For an unreadable environment value.
-    """
-    raw = os.environ.get(MAX_MEMORY_ENV, "").strip()
-    if not raw:
-        return DEFAULT_MAX_MEMORY
-    return parse_memory(raw, MAX_MEMORY_ENV)
-
-
-def parse_memory(raw: str, what: str) -> int:
-    """A memory size (``123``, ``512M``, ``2G``) as a positive number of bytes.
-
-    Parameters
-    ----------
-    raw : str
-        The size.
-    what : str
-        Where it came from, for the message.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    DDSSPError
-        When it is not a memory size.
-    """
-    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    s = str(raw).strip().upper().removesuffix("B").removesuffix("I")
-    k = mult.get(s[-1:], 1)
-    try:
-        v = float(s[:-1] if s[-1:] in mult else s) * k
-    except ValueError:
-        v = float("nan")
-    if not (math.isfinite(v) and v >= 1):
-        raise DDSSPError(f"{what}={raw!r} is not a memory size; give bytes or e.g. 512M, 2G")
-    return int(v)
-
-
-class _JSONLimit(ValueError):
-    pass
-
-
-def _parse_int(s: str) -> int:
-    if len(s.lstrip("-")) > MAX_INT_DIGITS:
-        raise _JSONLimit(f"an integer of {len(s.lstrip('-')):,} digits (more than {MAX_INT_DIGITS})")
-    return int(s)
-
-
-def _parse_float(s: str) -> float:
-    v = float(s)
-    if not math.isfinite(v):
-        raise _JSONLimit(f"the number {s[:20]}{'...' if len(s) > 20 else ''} overflows a float")
-    return v
-
-
-def _parse_constant(s: str):
-    raise _JSONLimit(f"{s} is not a finite number")
-
-
-def loads_bounded(data: bytes, what: str) -> Any:
-    """JSON parsed with the depth and number limits of the module docstring.
-
-    Parameters
-    ----------
-    data : bytes
-        The JSON text.
-    what : str
-        What it is, for messages.
-
-    Returns
-    -------
-    any
-
-    Raises
-    ------
-    ReleaseFileError
-        For too many values, nesting too deep, numbers over the limits, or invalid JSON.
-    """
-    items = data.count(b",")
-    if items > MAX_JSON_ITEMS:
-        raise ReleaseFileError(
-            f"{what} is refused: it lists about {items:,} values, more than the cap of {MAX_JSON_ITEMS:,}"
-        )
-    try:
-        return json.loads(data, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
-    except _JSONLimit as exc:
-        raise ReleaseFileError(f"{what} is refused: {exc}") from None
-    except RecursionError:
-        raise ReleaseFileError(f"{what} is refused: JSON nested too deep") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ReleaseFileError(f"{what} is not valid JSON ({str(exc)[:200]})") from None
+_MODEL_BYTES_PER_CELL = MODEL_BYTES_PER_CELL
+_MEASUREMENT_BYTES_PER_CELL = MEASUREMENT_BYTES_PER_CELL
+_SCHEMA_BYTES_PER_LEVEL = SCHEMA_BYTES_PER_LEVEL
 
 
 def open_regular(path: Path, max_size: int):
@@ -266,31 +190,55 @@ class _HashingReader:
 
 
 def _read_json_member(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, digest: str | None, raw_out: list | None = None
+    zf: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    path: Path,
+    digest: str | None,
+    raw_out: list | None = None,
+    limits: JSONLimits = RELEASE_LIMITS,
 ) -> Any:
-    if info.file_size > MAX_JSON_BYTES:
+    cap = limits.max_bytes
+    if info.file_size > cap:
         raise ReleaseFileError(
-            f"{path}: {info.filename} declares {info.file_size:,} bytes, more than the "
-            f"{MAX_JSON_BYTES >> 20} MiB cap; refusing it"
+            f"{path}: {info.filename} declares {info.file_size:,} bytes, more than the {cap:,}-byte cap; refusing it"
         )
     h = hashlib.sha256()
     try:
         with zf.open(info) as raw:
-            data = _HashingReader(raw, h).read(MAX_JSON_BYTES + 1)
+            data = _HashingReader(raw, h).read(cap + 1)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
         raise ReleaseFileError(f"{path}: member {info.filename} is corrupt ({exc})") from None
-    if len(data) > MAX_JSON_BYTES:
-        raise ReleaseFileError(f"{path}: {info.filename} is larger than the {MAX_JSON_BYTES >> 20} MiB cap")
+    if len(data) > cap:
+        raise ReleaseFileError(f"{path}: {info.filename} is larger than the {cap:,}-byte cap")
     if digest is not None and h.hexdigest() != digest:
         raise ReleaseFileError(f"{path}: checksum mismatch in {info.filename}; the file is corrupt or was modified")
     if raw_out is not None:
+        check_json_structure(data, limits, f"{path}: {info.filename}")
         raw_out.append(data)
         return None
-    return loads_bounded(data, f"{path}: {info.filename}")
+    return loads_bounded(data, f"{path}: {info.filename}", limits)
 
 
-def _expected_arrays(doc: Any, path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
-    """{member name: (array name, shape)} of every array release.json refers to, shapes from the schema."""
+def expected_arrays(doc: Any, path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Every array release.json refers to, with its shape from the schema.
+
+    Parameters
+    ----------
+    doc : dict
+        release.json, parsed.
+    path : pathlib.Path
+        The file, for messages.
+
+    Returns
+    -------
+    dict
+        ``{member name: (array name, shape)}``.
+
+    Raises
+    ------
+    ReleaseFileError
+        For a measurement or model clique that does not fit the schema, or an array referenced twice.
+    """
     from ddssp.data import Schema
 
     try:
@@ -414,13 +362,29 @@ def _schema_levels(columns: list) -> int:
     return total
 
 
-def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
+def _length(x: Any) -> int:
+    return len(x) if isinstance(x, (list, dict)) else 0
+
+
+def check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
     """Refuse ``doc`` if it lists more entries, cliques, columns or levels than any real release, before
-    any per-entry work (parsing the schema, checking ledger entries)."""
+    any per-entry work (parsing the schema, checking ledger entries).
 
-    def n(x: Any) -> int:
-        return len(x) if isinstance(x, (list, dict)) else 0
+    Parameters
+    ----------
+    doc : dict
+        release.json, parsed.
+    path : pathlib.Path
+        The file, for messages.
+    max_memory : int
+        The load budget, bytes (the parsed schema must fit it).
 
+    Raises
+    ------
+    ReleaseFileError
+        Naming the count over its cap.
+    """
+    n = _length
     ledger = doc.get("ledger") if isinstance(doc.get("ledger"), dict) else {}
     entries = ledger.get("entries") if isinstance(ledger.get("entries"), list) else []
     model = doc.get("model") if isinstance(doc.get("model"), dict) else {}
@@ -445,6 +409,13 @@ def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
             MAX_LISTED_LEVELS,
         ),
     ]
+    counts.append(
+        ("declared levels (all columns' sizes and listed levels)", _schema_levels(columns), MAX_LISTED_LEVELS)
+    )
+    long_note = max(
+        (len(e["note"]) for e in entries if isinstance(e, dict) and isinstance(e.get("note"), str)), default=0
+    )
+    counts.append(("characters in a ledger note", long_note, MAX_NOTE_CHARS))
     for what, got, cap in counts:
         if got > cap:
             raise ReleaseFileError(
@@ -456,6 +427,21 @@ def _check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
             f"{path}: parsing its schema would allocate about {need / 2**20:,.0f} MiB, more than "
             f"the {max_memory / 2**20:,.0f} MiB budget; refusing it"
         )
+
+
+def schema_memory(columns: Any) -> int:
+    """Bytes the schema's columns take once parsed (:data:`SCHEMA_BYTES_PER_LEVEL` per declared level).
+
+    Parameters
+    ----------
+    columns : list
+        release.json's ``schema.columns``.
+
+    Returns
+    -------
+    int
+    """
+    return _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns if isinstance(columns, list) else [])
 
 
 def load_memory(expected: dict[str, tuple[str, tuple[int, ...]]], model_members: set[str]) -> int:
@@ -480,6 +466,40 @@ def load_memory(expected: dict[str, tuple[str, tuple[int, ...]]], model_members:
         cells = math.prod(shape)
         total += cells * (_MODEL_BYTES_PER_CELL if member in model_members else _MEASUREMENT_BYTES_PER_CELL)
     return total
+
+
+def check_model_size(
+    expected: dict[str, tuple[str, tuple[int, ...]]], model_members: set[str], max_memory: int, path: Path
+) -> None:
+    """Refuse a model whose tables are larger than a load with budget ``max_memory`` accepts.
+
+    The limit is AIM's largest default model size under the default budget
+    (:func:`~ddssp.data.limits.max_model_mb`): no release made with default settings is larger.
+
+    Parameters
+    ----------
+    expected : dict
+        ``{member: (name, shape)}``.
+    model_members : set of str
+        The members that hold the model.
+    max_memory : int
+        The load budget, bytes.
+    path : pathlib.Path
+        The file, for messages.
+
+    Raises
+    ------
+    ReleaseFileError
+        When over the limit.
+    """
+    mb = sum(math.prod(shape) for m, (_, shape) in expected.items() if m in model_members) * 8 / 2**20
+    cap = max_model_mb(max_memory)
+    if mb > cap:
+        raise ReleaseFileError(
+            f"{path}: its model holds {mb:,.1f} MB of tables, more than the {cap:g} MB a load accepts with the "
+            f"{max_memory / 2**20:,.0f} MiB budget; refusing it without decompressing (raise the budget with "
+            f"{MAX_MEMORY_ENV}=BYTES, e.g. 4G, only for a file you trust)"
+        )
 
 
 def _verify_first(manifest_raw: bytes, signature: Any, public_key: Any, path: Path) -> None:
@@ -524,7 +544,11 @@ def read_release(
     max_memory = max_memory_default() if max_memory is None else int(max_memory)
     fh = open_regular(path, max_bytes)
     try:
+        check_directory(fh, path)
         zf = zipfile.ZipFile(fh)
+    except ReleaseFileError:
+        fh.close()
+        raise
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         fh.close()
         raise ReleaseFileError(f"{path} is not a ddssp release file (not a readable archive: {exc})") from None
@@ -542,12 +566,12 @@ def read_release(
         if "manifest.json" not in by_name:
             raise ReleaseFileError(f"{path} is not a ddssp release file (no manifest.json)")
         manifest_raw: list[bytes] = []
-        _read_json_member(zf, by_name["manifest.json"], path, None, manifest_raw)
+        _read_json_member(zf, by_name["manifest.json"], path, None, manifest_raw, MANIFEST_LIMITS)
         signature = None
         if SIGNATURE_MEMBER in by_name:
-            if by_name[SIGNATURE_MEMBER].file_size > 4096:
+            if by_name[SIGNATURE_MEMBER].file_size > SIGNATURE_LIMITS.max_bytes:
                 raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is implausibly large; refusing it")
-            signature = _read_json_member(zf, by_name[SIGNATURE_MEMBER], path, None)
+            signature = _read_json_member(zf, by_name[SIGNATURE_MEMBER], path, None, limits=SIGNATURE_LIMITS)
             if not (
                 isinstance(signature, dict)
                 and signature.get("algorithm") == "ed25519"
@@ -557,7 +581,7 @@ def read_release(
                 raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is malformed")
         if public_key is not None:
             _verify_first(manifest_raw[0], signature, public_key, path)
-        manifest = loads_bounded(manifest_raw[0], f"{path}: manifest.json")
+        manifest = loads_bounded(manifest_raw[0], f"{path}: manifest.json", MANIFEST_LIMITS)
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise ReleaseFileError(
                 f"{path} is not a ddssp release file (format {manifest.get('format')!r})"
@@ -591,11 +615,17 @@ def read_release(
                     f"{path}: member {name} declares {by_name[name].file_size:,} bytes, the "
                     f"manifest {f['size']:,}; refusing a tampered file"
                 )
-        doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"])
+        # release.json counts against the load budget too: its text, and the values parsing it builds
+        limits = dataclasses.replace(
+            RELEASE_LIMITS,
+            max_bytes=min(RELEASE_LIMITS.max_bytes, max_memory // 4),
+            max_items=min(RELEASE_LIMITS.max_items, max_memory // 400),
+        )
+        doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"], limits=limits)
         if not isinstance(doc, dict):
             raise ReleaseFileError(f"{path}: release.json is not an object")
-        _check_counts(doc, path, max_memory)
-        expected = _expected_arrays(doc, path)
+        check_counts(doc, path, max_memory)
+        expected = expected_arrays(doc, path)
         unreferenced = sorted(set(files) - set(expected) - {"release.json"})
         if unreferenced:
             raise ReleaseFileError(
@@ -612,8 +642,9 @@ def read_release(
                     f"needs {need:,} (+ header); refusing it without decompressing"
                 )
         model_members = {f"arrays/{v}.npy" for v in doc["model"]["arrays"].values()}
+        check_model_size(expected, model_members, max_memory, path)
         columns = doc["schema"]["columns"]
-        need = load_memory(expected, model_members) + _SCHEMA_BYTES_PER_LEVEL * _schema_levels(columns)
+        need = load_memory(expected, model_members) + schema_memory(columns)
         if need > max_memory:
             raise ReleaseFileError(
                 f"{path}: loading it would allocate about {need / 2**20:,.0f} MiB, more than the "

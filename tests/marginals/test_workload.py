@@ -145,3 +145,40 @@ def test_downward_closure_weights_equal_the_definition():
     assert set(got) == set(want.values())
     for key, r in want.items():
         assert got[r] == math.fsum(w * len(key & set(s)) for s, w in wl)
+
+
+@pytest.mark.parametrize("d", [142, 143, 150, 500, 10_000])
+def test_wide_pair_workload_fits_the_release_file(d):
+    from collections import Counter
+
+    from ddssp.data.limits import MAX_CLIQUES
+
+    dom = {f"c{i}": 2 for i in range(d)}
+    wl = all_pairs(dom)
+    keys = [frozenset(c) for c, _ in wl]
+    assert len(wl) <= MAX_CLIQUES and len(set(keys)) == len(keys)
+    pos = {a: i for i, a in enumerate(dom)}
+    assert all(len(c) == 2 and pos[c[0]] < pos[c[1]] for c, _ in wl)
+    if d * (d - 1) // 2 <= MAX_CLIQUES:
+        assert len(wl) == d * (d - 1) // 2
+    else:  # every column in the same number of pairs: 2k, k = cap // d
+        k = MAX_CLIQUES // d
+        assert set(Counter(a for c, _ in wl for a in c).values()) == {2 * k}
+
+
+def test_circular_pairs_small_and_capped_release_plan():
+    from ddssp.errors import DDSSPError
+    from ddssp.marginals.workload import check_release_size, circular_pairs
+
+    dom = {c: 3 for c in "abcde"}
+    assert [c for c, _ in circular_pairs(dom, 1)] == [("a", "b"), ("b", "c"), ("c", "d"), ("d", "e"), ("a", "e")]
+    assert len(circular_pairs(dom, 4)) == 10  # every pair once
+    wide = {f"c{i}": 2 for i in range(10_001)}
+    with pytest.raises(DDSSPError, match="10,001 columns.*--drop"):
+        check_release_size(wide, [], None)
+    d2000 = {f"c{i}": 2 for i in range(2_500)}
+    with pytest.raises(DDSSPError, match="--rounds 7,500 or less"):
+        check_release_size(d2000, all_pairs(d2000), None)
+    check_release_size(d2000, all_pairs(d2000), 7_000)
+    with pytest.raises(DDSSPError, match="workload has 10,001 cliques"):
+        check_release_size(dom, [(("a", "b"), 1.0)] * 10_001, None)

@@ -288,9 +288,13 @@ def table_columns(source: Any, csv_options: CsvOptions | None = None) -> list[st
         import pyarrow.parquet as pq
 
         try:
-            return [str(n).strip() for n in pq.read_schema(p).names]
+            schema = pq.read_schema(p)
         except Exception as exc:  # noqa: BLE001 - pyarrow raises many types
             raise DataError(f"{p} is not a readable Parquet file ({first_line(exc)})") from None
+        from ddssp.data.tables import HeaderNames, parquet_header
+
+        h = parquet_header(schema)  # nested columns marked: select_columns refuses them unless dropped
+        return HeaderNames([n.strip() for n in h], {k.strip(): v for k, v in h.nested.items()})
     return csv_header(p, csv_options or CsvOptions())
 
 

@@ -143,7 +143,8 @@ def discover_categorical(
     released, threshold, sigma = key_release(s, name, rho, delta, mech, first[0] if first else {})
     if first:  # the labels of both rounds (each counted by one of them)
         released = {**first[0], **released}
-        threshold = min(first[1], threshold)
+        if first[0]:  # a first round that was skipped (or released nothing) set no label's threshold
+            threshold = min(first[1], threshold)
     has_missing = MISSING_LABEL in released
     labels = {k: v for k, v in released.items() if k != MISSING_LABEL}
     if not labels:
