@@ -53,7 +53,7 @@ from ddssp.estimators.ddssp_math import (
     chebyshev_coefficients,
     solve_normal_equations,
 )
-from ddssp.estimators.design import INTERCEPT, Encoding, level_values
+from ddssp.estimators.design import INTERCEPT, Encoding, level_values, positive_code
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of
 from ddssp.estimators.suffstats import SuffStats, check_source, observed_target, sufficient_statistics
 
@@ -267,12 +267,21 @@ class DDSSPEstimator(DPEstimator):
                 raise DDSSPError(f"the encoding was built for a {enc.kind} model, this is a {self.kind} model")
             if self.features is not None and list(self.features) != enc.features:
                 raise DDSSPError("features given both in the estimator and (differently) in the encoding")
+            positive = self._target_options().get("positive")
+            if positive is not None and positive_code(enc.schema.column(enc.target), positive) != enc.positive:
+                raise DDSSPError(
+                    f"positive={positive!r} differs from the encoding's positive level {enc.positive_label!r}"
+                )
             return enc
         if target is None:
             target = getattr(source, "target", None)
             if target is None:
                 raise DDSSPError("fit needs the target column: fit(source, target='...')")
-        return Encoding(source.schema, self.features, target, kind=self.kind, overrides=enc)
+        return Encoding(source.schema, self.features, target, kind=self.kind, overrides=enc, **self._target_options())
+
+    def _target_options(self) -> dict[str, Any]:
+        """Encoding options of the target beyond its kind: none for a regression."""
+        return {}
 
     def _fit_stats(self, source: Any, target: str | None) -> tuple[Encoding, SuffStats]:
         check_source(source)
@@ -382,7 +391,8 @@ class DDSSPEstimator(DPEstimator):
     def coef_table(self) -> pd.DataFrame:
         """The coefficients as a table, intercept first, indexed by encoded name.
 
-        Columns: ``coef`` (data units, see :attr:`coef_data_`), ``unit``, ``coef_scaled`` (on the
+        Columns: ``coef`` (data units, see :attr:`coef_data_`), ``unit`` (a logistic model's
+        intercept row names its positive class, e.g. ``log-odds of y='2' vs the other levels``), ``coef_scaled`` (on the
         encoded scale the model was solved on), ``measured`` (False when no released measurement
         covers the (feature, target) pair: the model imputed it, and such a coefficient is often
         exactly 0), ``level_share`` (one-hot terms: the source's share of the fitted rows at that
@@ -401,7 +411,7 @@ class DDSSPEstimator(DPEstimator):
         out = pd.DataFrame(
             {
                 "coef": np.concatenate([[self.intercept_data_], self.coef_data_]),
-                "unit": ["intercept"] + unit,
+                "unit": [self._intercept_unit()] + unit,
                 "coef_scaled": np.concatenate([[self.intercept_], self.coef_]),
                 "measured": self.pair_measured(),
                 "level_share": self._level_shares(names),
@@ -417,6 +427,10 @@ class DDSSPEstimator(DPEstimator):
                 out["ci_low"] = tab["ci_low"].to_numpy() * mult + shift
                 out["ci_high"] = tab["ci_high"].to_numpy() * mult + shift
         return out
+
+    def _intercept_unit(self) -> str:
+        """The intercept row's unit: "intercept" for a regression; a classifier names its positive class."""
+        return "intercept"
 
     def _level_shares(self, names: list[str]) -> np.ndarray:
         """Per coefficient name: a one-hot term's share of the fitted rows (its X^T X diagonal over
@@ -472,6 +486,8 @@ class DDSSPEstimator(DPEstimator):
         if not codes:
             frame = pd.DataFrame({self.target_: truth})
             truth = self._codes_of(frame, [self.target_])[self.target_].to_numpy()
+        if self.encoding_.one_vs_rest:  # classes_ is [0, 1]: (target != positive, target == positive)
+            truth = (truth.astype(int) == self.encoding_.positive).astype(int)
         return float(np.mean(pred == truth))
 
     def _design(self, X: Any, codes: bool = False) -> np.ndarray:
@@ -607,6 +623,13 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
     ``'<other>'`` or empty-cell level of the target are left out (``missing_target="drop"``). ``classes_`` holds the
     two classes' codes, ``target_labels_`` their schema labels.
 
+    ``positive=LEVEL`` chooses the positive class: for a binary target which of its two levels is
+    class 1; for a target with more levels, LEVEL against all its other levels (one vs the rest: the
+    target's blocks of Z^T Z summed over the other levels, post-processing of the same marginals, no
+    privacy cost). ``'<other>'`` and empty-cell levels stay out of both classes. One vs the rest,
+    ``classes_`` is [0, 1] (target is not LEVEL, target is LEVEL), what ``predict`` returns, and
+    ``target_labels_`` is ``['not LEVEL', 'LEVEL']``.
+
     Degree > 2 needs moments of order > 2 (k-way marginals) and is refused.
 
     Parameters
@@ -620,6 +643,10 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
     missing_target : {"drop", "keep"}
         Rows whose target is in neither class (its ``'<other>'`` or ``'<missing>'`` level) are left
         out of the fit ("drop", default) or kept and coded 0, between the classes ("keep").
+    positive : str or int or None
+        The target level that is the positive class (a label; for a numeric target also its level
+        value): one vs the rest for a target with more than two levels. None (default): the target
+        must be binary, its second level is positive.
     """
 
     __doc__ = (
@@ -627,9 +654,13 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         + _FITTED_ATTRIBUTES
         + """
     classes_ : ndarray
-        [0, 1], the target's codes.
+        The two classes' codes of the target (class 0, class 1); one vs the rest [0, 1].
     target_labels_ : list of str
-        The schema labels of the two classes.
+        The schema labels of the two classes; one vs the rest ``['not LEVEL', 'LEVEL']``.
+    positive_ : str
+        The label of the positive class's level.
+    negative_levels_ : list of str
+        The labels of the target's levels in class 0 (one, or the rest).
     chebyshev_coef_ : ndarray
         The approximation's coefficients."""
     )
@@ -644,6 +675,10 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         ),
         "R": number(0.0, None, open_low=True, says="a positive number (the half-width of the approximation range)"),
         **DDSSPEstimator._parameter_constraints,
+        "positive": Constraint(
+            lambda v: v is None or (isinstance(v, (str, int, float)) and not isinstance(v, bool)),
+            "a level of the target (its label, or its value for a numeric target) or None",
+        ),
     }
 
     def __init__(
@@ -656,12 +691,18 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         psd: str = "clip",
         missing_target: str = "drop",
         *,
+        positive: str | int | None = None,
         ci: float | None = None,
         intervals: IntervalOptions | None = None,
     ):
         self.degree = degree
         self.R = R
+        self.positive = positive
         super().__init__(ridge, features, encoding, psd, missing_target, ci=ci, intervals=intervals)
+
+    def _target_options(self) -> dict[str, Any]:
+        """The positive level, when given."""
+        return {} if self.positive is None else {"positive": self.positive}
 
     def _chebyshev_step(self) -> float:
         """-b1 / (2 b2) from the degree-2 Chebyshev approximation b0 + b1 s + b2 s^2 of the
@@ -674,8 +715,22 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         return -b[1] / (2.0 * b[2])
 
     def _set_classes(self, enc: Encoding, source: Any) -> None:
-        """``classes_`` (the two classes' codes) and ``target_labels_`` (their labels)."""
-        tl = enc.target_levels  # -1 / +1 for the two classes, 0 for '<other>' or empty cells
-        self.classes_ = np.array([int(np.flatnonzero(tl == -1.0)[0]), int(np.flatnonzero(tl == 1.0)[0])])
+        """``classes_`` (the two classes' codes, or [0, 1] one vs the rest), ``target_labels_`` (their
+        labels), ``positive_`` and ``negative_levels_``."""
+        tl = enc.target_levels  # -1 / +1 for the classes, 0 for '<other>' or empty cells
         labels = getattr(source.schema.column(enc.target), "labels", None)
-        self.target_labels_ = [list(labels)[i] for i in self.classes_] if labels is not None else ["0", "1"]
+        labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(len(tl))]
+        neg, pos = [int(i) for i in np.flatnonzero(tl == -1.0)], int(np.flatnonzero(tl == 1.0)[0])
+        self.positive_ = labels[pos]
+        self.negative_levels_ = [labels[i] for i in neg]
+        if enc.one_vs_rest:
+            self.classes_ = np.array([0, 1])
+            self.target_labels_ = [f"not {labels[pos]}", labels[pos]]
+        else:
+            self.classes_ = np.array([neg[0], pos])
+            self.target_labels_ = [labels[neg[0]], labels[pos]]
+
+    def _intercept_unit(self) -> str:
+        """The log-odds of which class the coefficients are."""
+        rest = " vs the other levels" if self.encoding_.one_vs_rest else f" vs {self.negative_levels_[0]!r}"
+        return f"log-odds of {self.target_}={self.positive_!r}{rest}"
