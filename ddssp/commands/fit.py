@@ -439,7 +439,8 @@ def run(args) -> int:
             f"  rows with a missing target ({share:.1%} of the release) are left out; --keep-missing-target keeps them"
         )
     if args.model == "logistic":
-        rest = ", ".join(repr(v) for v in res["negative_levels"])
+        neg = res["negative_levels"]
+        rest = ", ".join(repr(v) for v in neg) if len(neg) <= 3 else f"its {len(neg)} other levels"
         print(
             f"  positive class: {res['target']} = {res['positive_class']!r} (vs {rest}); coefficients in "
             f"log-odds; Chebyshev degree 2 on [-{est.R:g}, {est.R:g}]"
@@ -465,6 +466,8 @@ def run(args) -> int:
             + f"; {info['seconds']:.1f} s"
         )
     rows = res["coefficients"]
+    if args.model == "logistic":  # the intercept's unit names the positive class, said in the header above
+        rows = [{**rows[0], "unit": "log-odds"}, *rows[1:]]
     width = max(len(r["name"]) for r in rows + [{"name": "feature"}])
     uw = max(len(r["unit"]) for r in rows + [{"unit": "unit"}])
     head = f"  {'feature':<{width}}  {'coef':>12}  {'unit':<{uw}}  {'share':>7}"
@@ -495,7 +498,7 @@ def run(args) -> int:
     if not all(r["pair_measured"] for r in rows):
         print(
             "  * no released marginal holds this feature together with the target: the model imputed the "
-            "pair (often as independence, coefficient 0); `ddssp release --target` favours pairs with the target"
+            "pair (often as independence, coefficient 0); `ddssp release --target Y --workload target` measures pairs with Y"
         )
     if out_path is not None:
         print(f"  coefficient table written to {out_path}")

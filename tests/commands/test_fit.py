@@ -238,6 +238,7 @@ def test_fit_positive_level_one_vs_rest(fake_release, capsys):
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "positive class: y = '2' (vs '0', '1.5', '10')" in text
+    assert [ln.split()[2] for ln in text.splitlines() if ln.strip().startswith("intercept ")] == ["log-odds"]
     # a binary target: --positive chooses which label is class 1
     assert main(["fit", path, "--target", "member", "--model", "logistic", "--positive", "no", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
