@@ -259,7 +259,7 @@ class DDSSPEstimator(DPEstimator):
         return interval_table(self, level)
 
     def _make_encoding(self, source: Any, target: str | None) -> Encoding:
-        enc = self.encoding
+        enc, positive = self.encoding, getattr(self, "positive", None)  # a logistic model's class 1
         if isinstance(enc, Encoding):
             if target is not None and target != enc.target:
                 raise DDSSPError(f"target {target!r} differs from the encoding's target {enc.target!r}")
@@ -267,7 +267,6 @@ class DDSSPEstimator(DPEstimator):
                 raise DDSSPError(f"the encoding was built for a {enc.kind} model, this is a {self.kind} model")
             if self.features is not None and list(self.features) != enc.features:
                 raise DDSSPError("features given both in the estimator and (differently) in the encoding")
-            positive = self._target_options().get("positive")
             if positive is not None and positive_code(enc.schema.column(enc.target), positive) != enc.positive:
                 raise DDSSPError(
                     f"positive={positive!r} differs from the encoding's positive level {enc.positive_label!r}"
@@ -277,11 +276,7 @@ class DDSSPEstimator(DPEstimator):
             target = getattr(source, "target", None)
             if target is None:
                 raise DDSSPError("fit needs the target column: fit(source, target='...')")
-        return Encoding(source.schema, self.features, target, kind=self.kind, overrides=enc, **self._target_options())
-
-    def _target_options(self) -> dict[str, Any]:
-        """Encoding options of the target beyond its kind: none for a regression."""
-        return {}
+        return Encoding(source.schema, self.features, target, kind=self.kind, overrides=enc, positive=positive)
 
     def _fit_stats(self, source: Any, target: str | None) -> tuple[Encoding, SuffStats]:
         check_source(source)
@@ -411,7 +406,7 @@ class DDSSPEstimator(DPEstimator):
         out = pd.DataFrame(
             {
                 "coef": np.concatenate([[self.intercept_data_], self.coef_data_]),
-                "unit": [self._intercept_unit()] + unit,
+                "unit": [self.encoding_.intercept_unit] + unit,
                 "coef_scaled": np.concatenate([[self.intercept_], self.coef_]),
                 "measured": self.pair_measured(),
                 "level_share": self._level_shares(names),
@@ -427,10 +422,6 @@ class DDSSPEstimator(DPEstimator):
                 out["ci_low"] = tab["ci_low"].to_numpy() * mult + shift
                 out["ci_high"] = tab["ci_high"].to_numpy() * mult + shift
         return out
-
-    def _intercept_unit(self) -> str:
-        """The intercept row's unit: "intercept" for a regression; a classifier names its positive class."""
-        return "intercept"
 
     def _level_shares(self, names: list[str]) -> np.ndarray:
         """Per coefficient name: a one-hot term's share of the fitted rows (its X^T X diagonal over
@@ -623,13 +614,6 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
     ``'<other>'`` or empty-cell level of the target are left out (``missing_target="drop"``). ``classes_`` holds the
     two classes' codes, ``target_labels_`` their schema labels.
 
-    ``positive=LEVEL`` chooses the positive class: for a binary target which of its two levels is
-    class 1; for a target with more levels, LEVEL against all its other levels (one vs the rest: the
-    target's blocks of Z^T Z summed over the other levels, post-processing of the same marginals, no
-    privacy cost). ``'<other>'`` and empty-cell levels stay out of both classes. One vs the rest,
-    ``classes_`` is [0, 1] (target is not LEVEL, target is LEVEL), what ``predict`` returns, and
-    ``target_labels_`` is ``['not LEVEL', 'LEVEL']``.
-
     Degree > 2 needs moments of order > 2 (k-way marginals) and is refused.
 
     Parameters
@@ -644,9 +628,11 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         Rows whose target is in neither class (its ``'<other>'`` or ``'<missing>'`` level) are left
         out of the fit ("drop", default) or kept and coded 0, between the classes ("keep").
     positive : str or int or None
-        The target level that is the positive class (a label; for a numeric target also its level
-        value): one vs the rest for a target with more than two levels. None (default): the target
-        must be binary, its second level is positive.
+        The target level that is class 1 (a label; for a numeric target also its level value): one of a
+        binary target's levels, or LEVEL against all the target's other levels (one vs the rest: its
+        blocks of Z^T Z summed over them, post-processing at no privacy cost; ``classes_`` is then [0, 1]
+        and ``target_labels_`` ``['not LEVEL', 'LEVEL']``); ``'<other>'`` and empty-cell levels are in
+        neither class. None (default): the target must be binary, its second level is class 1.
     """
 
     __doc__ = (
@@ -657,10 +643,8 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         The two classes' codes of the target (class 0, class 1); one vs the rest [0, 1].
     target_labels_ : list of str
         The schema labels of the two classes; one vs the rest ``['not LEVEL', 'LEVEL']``.
-    positive_ : str
-        The label of the positive class's level.
-    negative_levels_ : list of str
-        The labels of the target's levels in class 0 (one, or the rest).
+    positive_, negative_levels_ : str, list of str
+        The label of the class-1 level; the labels of the levels in class 0 (one, or the rest).
     chebyshev_coef_ : ndarray
         The approximation's coefficients."""
     )
@@ -700,10 +684,6 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         self.positive = positive
         super().__init__(ridge, features, encoding, psd, missing_target, ci=ci, intervals=intervals)
 
-    def _target_options(self) -> dict[str, Any]:
-        """The positive level, when given."""
-        return {} if self.positive is None else {"positive": self.positive}
-
     def _chebyshev_step(self) -> float:
         """-b1 / (2 b2) from the degree-2 Chebyshev approximation b0 + b1 s + b2 s^2 of the
         log-sigmoid on [-R, R] (``chebyshev_coef_``): the factor that turns the least-squares fit of
@@ -715,22 +695,5 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         return -b[1] / (2.0 * b[2])
 
     def _set_classes(self, enc: Encoding, source: Any) -> None:
-        """``classes_`` (the two classes' codes, or [0, 1] one vs the rest), ``target_labels_`` (their
-        labels), ``positive_`` and ``negative_levels_``."""
-        tl = enc.target_levels  # -1 / +1 for the classes, 0 for '<other>' or empty cells
-        labels = getattr(source.schema.column(enc.target), "labels", None)
-        labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(len(tl))]
-        neg, pos = [int(i) for i in np.flatnonzero(tl == -1.0)], int(np.flatnonzero(tl == 1.0)[0])
-        self.positive_ = labels[pos]
-        self.negative_levels_ = [labels[i] for i in neg]
-        if enc.one_vs_rest:
-            self.classes_ = np.array([0, 1])
-            self.target_labels_ = [f"not {labels[pos]}", labels[pos]]
-        else:
-            self.classes_ = np.array([neg[0], pos])
-            self.target_labels_ = [labels[neg[0]], labels[pos]]
-
-    def _intercept_unit(self) -> str:
-        """The log-odds of which class the coefficients are."""
-        rest = " vs the other levels" if self.encoding_.one_vs_rest else f" vs {self.negative_levels_[0]!r}"
-        return f"log-odds of {self.target_}={self.positive_!r}{rest}"
+        """``classes_``, ``target_labels_``, ``positive_`` and ``negative_levels_`` (:meth:`Encoding.classes`)."""
+        self.classes_, self.target_labels_, self.positive_, self.negative_levels_ = enc.classes()

@@ -409,6 +409,34 @@ class Encoding:
         """The positive class is one level and the negative class more than one."""
         return self.kind == "logistic" and int(np.sum(self.target_encoding.matrix[0] == -1.0)) > 1
 
+    def classes(self) -> tuple[np.ndarray, list[str], str, list[str]]:
+        """A logistic target's classes: what ``predict`` returns for them, their labels, the positive
+        class's label and the labels of the levels in class 0.
+
+        Returns
+        -------
+        tuple
+            ``(classes, labels, positive, negative_levels)``: for a binary target ``classes`` holds
+            the two classes' codes (class 0, class 1); one vs the rest it is [0, 1] (the target is
+            not the positive level, it is) and ``labels`` is ``['not LEVEL', 'LEVEL']``.
+        """
+        tl = self.target_levels  # -1 / +1 for the classes, 0 for '<other>' or empty cells
+        labels = _labels(self.schema.column(self.target))
+        neg, pos = [int(i) for i in np.flatnonzero(tl == -1.0)], int(np.flatnonzero(tl == 1.0)[0])
+        if self.one_vs_rest:
+            return np.array([0, 1]), [f"not {labels[pos]}", labels[pos]], labels[pos], [labels[i] for i in neg]
+        return np.array([neg[0], pos]), [labels[neg[0]], labels[pos]], labels[pos], [labels[neg[0]]]
+
+    @property
+    def intercept_unit(self) -> str:
+        """The intercept's unit in a coefficient table: "intercept", or for a logistic model the
+        log-odds of which class."""
+        if self.kind != "logistic":
+            return "intercept"
+        _, _, positive, negative = self.classes()
+        rest = "the other levels" if self.one_vs_rest else repr(negative[0])
+        return f"log-odds of {self.target}={positive!r} vs {rest}"
+
     # ------------------------------------------------------------------ public API
     @property
     def feature_names(self) -> list[str]:
