@@ -566,7 +566,7 @@ class Encoding:
         out = {a.column: a.how for a in self.attributes}
         out[self.target] = "target(-1/+1)" if self.kind == "logistic" else "target(numeric in [-1,1])"
         if self.positive is not None:
-            out[self.target] = f"target(+1: {self.positive_label!r}, -1: the other levels)"
+            out[self.target] = f"target(+1: {self.positive_label!r}, -1: the rest)"
         return out
 
     def __repr__(self) -> str:
