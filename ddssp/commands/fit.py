@@ -9,13 +9,15 @@ DESCRIPTION = (
     "one- and two-way marginals and the normal equations are solved (logistic: degree-2 Chebyshev "
     "approximation of the log-likelihood). Categorical features are reduced one-hot (first level dropped), "
     "numeric ones scalars rescaled to [-1, 1]; a linear target is rescaled to [-1, 1], a logistic target "
-    "coded -1/+1 (its second level is the positive class)."
+    "coded -1/+1 (its second level is the positive class, or the level --positive names; a target with more "
+    "levels is fitted as --positive LEVEL against all its other levels)."
 )
 
 
 EXAMPLES = """
     ddssp fit adult.release --target income --model logistic
     ddssp fit adult.release --target income --model logistic --ci 0.95 -o coef.csv
+    ddssp fit adult.release --target education --model logistic --positive Bachelors
 """
 
 
@@ -49,6 +51,13 @@ def add_model_arguments(p) -> None:
         default=6.0,
         dest="R",
         help="logistic only: Chebyshev approximation range [-R, R] (default 6)",
+    )
+    model_group(p).add_argument(
+        "--positive",
+        default=None,
+        metavar="LEVEL",
+        help="logistic only: the target level that is the positive class; a target with more than two "
+        "levels is fitted as LEVEL against all its other levels (one vs the rest)",
     )
     model_group(p).add_argument(
         "--keep-missing-target",
@@ -162,6 +171,7 @@ _FLAGS = {
     "interval": "--interval",
     "unmeasured": "--unmeasured",
     "features": "--features",
+    "positive": "--positive",
 }
 
 
@@ -180,8 +190,9 @@ def build_estimator(args):
     Raises
     ------
     DDSSPError
-        For invalid interval options (the error names the flag).
+        For invalid interval options (the error names the flag), or ``--positive`` with a linear model.
     """
+    from ddssp.errors import DDSSPError
     from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
     from ddssp.estimators.ddssp_intervals import IntervalOptions
 
@@ -204,9 +215,12 @@ def build_estimator(args):
         }
         with _flag_errors():
             common["intervals"] = IntervalOptions(**{k: v for k, v in given.items() if v is not None})
+    positive = getattr(args, "positive", None)
     if args.model == "linear":
+        if positive is not None:
+            raise DDSSPError("--positive applies to --model logistic only")
         return DDSSPLinearRegression(**common)
-    return DDSSPLogisticRegression(R=args.R, **common)
+    return DDSSPLogisticRegression(R=args.R, positive=positive, **common)
 
 
 @contextlib.contextmanager
@@ -300,7 +314,12 @@ def result_dict(est, model: str) -> dict:
             "map each raw value to its column's level (categorical) or to the representative value of "
             "its bin (numeric: 'values' of the column, bins by 'edges'); the prediction is intercept + "
             "sum of coef x value for numeric features + coef of each 'column=level' term that matches"
-            + ("; that is the log-odds of the positive class" if model == "logistic" else " (target units)")
+            + (
+                f"; that is the log-odds of {est.target_} = {est.positive_!r}"
+                + (" against all its other levels" if est.encoding_.one_vs_rest else "")
+                if model == "logistic"
+                else " (target units)"
+            )
         ),
         "privacy": est.privacy_.to_dict(entries=False),
     }
@@ -320,7 +339,9 @@ def result_dict(est, model: str) -> dict:
             for r in est.conf_int().itertuples(index=False)
         ]
     if model == "logistic":
-        out["positive_class"] = est.target_labels_[1]
+        out["positive_class"] = est.positive_
+        out["negative_levels"] = list(est.negative_levels_)
+        out["one_vs_rest"] = bool(est.encoding_.one_vs_rest)
         out["chebyshev"] = {"R": est.R, "coef": [float(b) for b in est.chebyshev_coef_]}
     else:
         a, _, c, d, _ = est._units()
@@ -421,9 +442,11 @@ def run(args) -> int:
     if share is not None and not getattr(args, "keep_missing_target", False):
         say(f"  rows with a missing target ({share:.1%} of the release) are left out; --keep-missing-target keeps them")
     if args.model == "logistic":
+        neg = res["negative_levels"]
+        rest = ", ".join(repr(v) for v in neg) if len(neg) <= 3 else f"its {len(neg)} other levels"
         say(
-            f"  positive class: {res['target']} = {res['positive_class']!r}; coefficients in log-odds; "
-            f"Chebyshev degree 2 on [-{est.R:g}, {est.R:g}]"
+            f"  positive class: {res['target']} = {res['positive_class']!r} (vs {rest}); coefficients in "
+            f"log-odds; Chebyshev degree 2 on [-{est.R:g}, {est.R:g}]"
         )
     else:
         say(f"  coefficients in the units of {res['target']!r} per unit of each numeric feature")
@@ -446,6 +469,8 @@ def run(args) -> int:
             + f"; {info['seconds']:.1f} s"
         )
     rows = res["coefficients"]
+    if args.model == "logistic":  # the intercept's unit names the positive class, said in the header above
+        rows = [{**rows[0], "unit": "log-odds"}, *rows[1:]]
     width = max(len(r["name"]) for r in rows + [{"name": "feature"}])
     uw = max(len(r["unit"]) for r in rows + [{"unit": "unit"}])
     head = f"  {'feature':<{width}}  {'coef':>12}  {'unit':<{uw}}  {'share':>7}"
@@ -476,7 +501,7 @@ def run(args) -> int:
     if not all(r["pair_measured"] for r in rows):
         say(
             "  * no released marginal holds this feature together with the target: the model imputed the "
-            "pair (often as independence, coefficient 0); `ddssp release --target` favours pairs with the target"
+            "pair (often as independence, coefficient 0); `ddssp release --target Y --workload target` measures pairs with Y"
         )
     if out_path is not None:
         say(f"  coefficient table written to {out_path}")

@@ -6,11 +6,13 @@ HELP = "predict a target for the rows of a table from a DD-SSP regression fitted
 DESCRIPTION = """Fits the same DD-SSP regression as `ddssp fit` (from the release alone: post-processing, no
 privacy cost) and applies it to the rows of DATA, a table in the data's own values (labels, numbers;
 the columns the model uses must be present, others are carried along). Writes DATA's columns plus
-`prediction` (linear: in the target's units; logistic: the predicted label) and, for a logistic model,
-`probability` (of the positive class)."""
+`prediction` (linear: in the target's units; logistic: the predicted label, `not LEVEL` for the rest
+when --positive LEVEL fits one level against the others) and, for a logistic model, `probability`
+(of the positive class: the target's second level, or the level --positive names)."""
 
 EXAMPLES = """
     ddssp predict adult.release new_people.csv --target income --model logistic -o predictions.csv
+    ddssp predict adult.release new_people.csv --target education --model logistic --positive Bachelors -o p.csv
 """
 
 
@@ -89,5 +91,6 @@ def run(args) -> int:
         frame["prediction"] = est.predict(X)
     with atomic_write(out, "w", newline="") as fh:
         frame.to_csv(fh, index=False)
-    print(f"wrote {len(frame)} predictions of {est.target_!r} ({args.model}) to {out}")
+    what = f"{args.model}, probability of {est.target_} = {est.positive_!r}" if args.model == "logistic" else args.model
+    print(f"wrote {len(frame)} predictions of {est.target_!r} ({what}) to {out}")
     return 0

@@ -298,6 +298,14 @@ def counting_options(args):
     return CsvOptions(delimiter=delimiter, na_values=tuple(args.na_values or ()), encoding=args.encoding)
 
 
+#: printed (stderr) by a release without --target: which pairs a later regression can rest on
+TARGET_NOTE = (
+    "ddssp: note: no --target: a regression fitted on this release will rest on the pairs AIM happened "
+    "to measure (pairs it did not measure are inferred by the model); to measure for one target Y, "
+    "release with --target Y --workload target (AIM then chooses among Y's pairs only)"
+)
+
+
 def run(args) -> int:
     """Run ``ddssp release``: read the table, plan its schema, run AIM on the budget and write the release file.
 
@@ -330,6 +338,8 @@ def run(args) -> int:
     delta = check_delta(args.delta if delta_given else DEFAULT_DELTA)
     if not delta_given and not args.quiet:
         print(f"ddssp: delta not given; using delta = {delta:g}", file=sys.stderr)
+    if args.target is None and args.workload != "target" and not args.quiet:
+        print(TARGET_NOTE, file=sys.stderr)
     data = Path(args.data)
     output = args.output if args.output is not None else data.with_suffix(".release")
     decl = args.schema or args.domain

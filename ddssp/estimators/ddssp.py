@@ -53,7 +53,7 @@ from ddssp.estimators.ddssp_math import (
     chebyshev_coefficients,
     solve_normal_equations,
 )
-from ddssp.estimators.design import INTERCEPT, Encoding, level_values
+from ddssp.estimators.design import INTERCEPT, Encoding, level_values, positive_code
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of
 from ddssp.estimators.suffstats import SuffStats, check_source, observed_target, sufficient_statistics
 
@@ -259,7 +259,7 @@ class DDSSPEstimator(DPEstimator):
         return interval_table(self, level)
 
     def _make_encoding(self, source: Any, target: str | None) -> Encoding:
-        enc = self.encoding
+        enc, positive = self.encoding, getattr(self, "positive", None)  # a logistic model's class 1
         if isinstance(enc, Encoding):
             if target is not None and target != enc.target:
                 raise DDSSPError(f"target {target!r} differs from the encoding's target {enc.target!r}")
@@ -267,12 +267,16 @@ class DDSSPEstimator(DPEstimator):
                 raise DDSSPError(f"the encoding was built for a {enc.kind} model, this is a {self.kind} model")
             if self.features is not None and list(self.features) != enc.features:
                 raise DDSSPError("features given both in the estimator and (differently) in the encoding")
+            if positive is not None and positive_code(enc.schema.column(enc.target), positive) != enc.positive:
+                raise DDSSPError(
+                    f"positive={positive!r} differs from the encoding's positive level {enc.positive_label!r}"
+                )
             return enc
         if target is None:
             target = getattr(source, "target", None)
             if target is None:
                 raise DDSSPError("fit needs the target column: fit(source, target='...')")
-        return Encoding(source.schema, self.features, target, kind=self.kind, overrides=enc)
+        return Encoding(source.schema, self.features, target, kind=self.kind, overrides=enc, positive=positive)
 
     def _fit_stats(self, source: Any, target: str | None) -> tuple[Encoding, SuffStats]:
         check_source(source)
@@ -382,7 +386,8 @@ class DDSSPEstimator(DPEstimator):
     def coef_table(self) -> pd.DataFrame:
         """The coefficients as a table, intercept first, indexed by encoded name.
 
-        Columns: ``coef`` (data units, see :attr:`coef_data_`), ``unit``, ``coef_scaled`` (on the
+        Columns: ``coef`` (data units, see :attr:`coef_data_`), ``unit`` (a logistic model's
+        intercept row names its positive class, e.g. ``log-odds of y='2' vs the other levels``), ``coef_scaled`` (on the
         encoded scale the model was solved on), ``measured`` (False when no released measurement
         covers the (feature, target) pair: the model imputed it, and such a coefficient is often
         exactly 0), ``level_share`` (one-hot terms: the source's share of the fitted rows at that
@@ -401,7 +406,7 @@ class DDSSPEstimator(DPEstimator):
         out = pd.DataFrame(
             {
                 "coef": np.concatenate([[self.intercept_data_], self.coef_data_]),
-                "unit": ["intercept"] + unit,
+                "unit": [self.encoding_.intercept_unit] + unit,
                 "coef_scaled": np.concatenate([[self.intercept_], self.coef_]),
                 "measured": self.pair_measured(),
                 "level_share": self._level_shares(names),
@@ -472,6 +477,8 @@ class DDSSPEstimator(DPEstimator):
         if not codes:
             frame = pd.DataFrame({self.target_: truth})
             truth = self._codes_of(frame, [self.target_])[self.target_].to_numpy()
+        if self.encoding_.one_vs_rest:  # classes_ is [0, 1]: (target != positive, target == positive)
+            truth = (truth.astype(int) == self.encoding_.positive).astype(int)
         return float(np.mean(pred == truth))
 
     def _design(self, X: Any, codes: bool = False) -> np.ndarray:
@@ -620,6 +627,12 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
     missing_target : {"drop", "keep"}
         Rows whose target is in neither class (its ``'<other>'`` or ``'<missing>'`` level) are left
         out of the fit ("drop", default) or kept and coded 0, between the classes ("keep").
+    positive : str or int or None
+        The target level that is class 1 (a label; for a numeric target also its level value): one of a
+        binary target's levels, or LEVEL against all the target's other levels (one vs the rest: its
+        blocks of Z^T Z summed over them, post-processing at no privacy cost; ``classes_`` is then [0, 1]
+        and ``target_labels_`` ``['not LEVEL', 'LEVEL']``); ``'<other>'`` and empty-cell levels are in
+        neither class. None (default): the target must be binary, its second level is class 1.
     """
 
     __doc__ = (
@@ -627,9 +640,11 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         + _FITTED_ATTRIBUTES
         + """
     classes_ : ndarray
-        [0, 1], the target's codes.
+        The two classes' codes of the target (class 0, class 1); one vs the rest [0, 1].
     target_labels_ : list of str
-        The schema labels of the two classes.
+        The schema labels of the two classes; one vs the rest ``['not LEVEL', 'LEVEL']``.
+    positive_, negative_levels_ : str, list of str
+        The label of the class-1 level; the labels of the levels in class 0 (one, or the rest).
     chebyshev_coef_ : ndarray
         The approximation's coefficients."""
     )
@@ -644,6 +659,10 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         ),
         "R": number(0.0, None, open_low=True, says="a positive number (the half-width of the approximation range)"),
         **DDSSPEstimator._parameter_constraints,
+        "positive": Constraint(
+            lambda v: v is None or (isinstance(v, (str, int, float)) and not isinstance(v, bool)),
+            "a level of the target (its label, or its value for a numeric target) or None",
+        ),
     }
 
     def __init__(
@@ -656,11 +675,13 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         psd: str = "clip",
         missing_target: str = "drop",
         *,
+        positive: str | int | None = None,
         ci: float | None = None,
         intervals: IntervalOptions | None = None,
     ):
         self.degree = degree
         self.R = R
+        self.positive = positive
         super().__init__(ridge, features, encoding, psd, missing_target, ci=ci, intervals=intervals)
 
     def _chebyshev_step(self) -> float:
@@ -674,8 +695,5 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         return -b[1] / (2.0 * b[2])
 
     def _set_classes(self, enc: Encoding, source: Any) -> None:
-        """``classes_`` (the two classes' codes) and ``target_labels_`` (their labels)."""
-        tl = enc.target_levels  # -1 / +1 for the two classes, 0 for '<other>' or empty cells
-        self.classes_ = np.array([int(np.flatnonzero(tl == -1.0)[0]), int(np.flatnonzero(tl == 1.0)[0])])
-        labels = getattr(source.schema.column(enc.target), "labels", None)
-        self.target_labels_ = [list(labels)[i] for i in self.classes_] if labels is not None else ["0", "1"]
+        """``classes_``, ``target_labels_``, ``positive_`` and ``negative_levels_`` (:meth:`Encoding.classes`)."""
+        self.classes_, self.target_labels_, self.positive_, self.negative_levels_ = enc.classes()

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ddssp.data.columns import INFER_MISSING_LABEL
 from ddssp.errors import DataError, DDSSPError, SchemaError
+from ddssp.estimators.params import InvalidParameterError
 from ddssp.types import Domain
 
 INTERCEPT = "intercept"
@@ -147,6 +148,76 @@ def _unit_scale(values: np.ndarray, name: str = "", warn: bool = True) -> np.nda
     return out
 
 
+def _labels(column: Any) -> list[str]:
+    return [str(x) for x in getattr(column, "labels", None) or range(int(column.size))]
+
+
+def class_levels(column: Any) -> list[int]:
+    """The codes of a logistic target's levels that are a class.
+
+    Not a class: the column's ``'<other>'`` level (labels that were not released) and its empty-cell
+    level; those are coded 0, the middle of -1/+1, so they pull towards neither class (and are left
+    out of a fit by default). An empty-cell level that is a real label (e.g. a discovered column's
+    median bin) stays a class.
+
+    Parameters
+    ----------
+    column : schema column
+        The target's column.
+
+    Returns
+    -------
+    list of int
+    """
+    na_own = column.na is not None and column.na == INFER_MISSING_LABEL
+    extra = {i for i in (column.missing_code, column.na_code if na_own else None) if i is not None}
+    return [i for i in range(int(column.size)) if i not in extra]
+
+
+def positive_code(column: Any, positive: str | int) -> int:
+    """The code of the level a logistic model takes as its positive class.
+
+    Parameters
+    ----------
+    column : schema column
+        The target's column.
+    positive : str or int or float
+        A label of one of the column's class levels (compared as text), or a number equal to the
+        level value of a numeric column (``2`` finds a level labelled ``'2.0'``).
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InvalidParameterError
+        When no class level matches, or the target has fewer than two class levels; the message
+        lists the levels.
+    """
+    real = class_levels(column)
+    labels = _labels(column)
+    shown = ", ".join(repr(labels[i]) for i in real)
+    name = getattr(column, "name", "the target")
+    if len(real) < 2:
+        raise InvalidParameterError(
+            "positive", f"positive: {name!r} has {len(real)} class level(s) ({shown}); there is nothing to classify"
+        )
+    found = [i for i in real if labels[i] == str(positive).strip()]
+    vals = getattr(column, "values", None)
+    if not found and vals is not None:
+        try:
+            x = float(positive)
+        except (TypeError, ValueError):
+            x = math.nan
+        found = [i for i in real if np.isfinite(vals[i]) and float(vals[i]) == x]
+    if len(found) != 1:
+        raise InvalidParameterError(
+            "positive", f"positive level {positive!r} is not a level of {name!r}; its levels are {shown}"
+        )
+    return found[0]
+
+
 def _column_name(column: Any, default: str) -> str:
     return str(getattr(column, "name", default))
 
@@ -172,11 +243,18 @@ class Encoding:
         reduced one-hot, numeric -> scalar in [-1, 1]).
     intercept : bool
         Include an intercept column.
+    positive : str or int or None
+        Logistic only: the target level coded +1 (the positive class), every other class level
+        coded -1 (one vs the rest; with two class levels, which one is positive). A label of the
+        target, or a number equal to a numeric target's level value. None: the target must have
+        two class levels, the second is positive.
 
     Raises
     ------
     DDSSPError
         For an unknown kind.
+    InvalidParameterError
+        For a ``positive`` that is not a class level of the target (the message lists them).
     SchemaError
         For unknown columns, or an override that is unknown or names neither a feature nor the target.
     """
@@ -189,6 +267,7 @@ class Encoding:
         kind: str = "linear",
         overrides: Mapping[str, str] | None = None,
         intercept: bool = True,
+        positive: str | int | None = None,
     ):
         if kind not in _KINDS:
             raise DDSSPError(f"unknown model kind {kind!r}; use 'linear' or 'logistic'")
@@ -222,6 +301,11 @@ class Encoding:
         self.target = target
         self.overrides = overrides
         self.intercept = bool(intercept)
+        self.positive: int | None = None
+        if positive is not None:
+            if kind != "logistic":
+                raise InvalidParameterError("positive", "positive applies to a logistic model only")
+            self.positive = positive_code(schema.column(target), positive)
 
         self.attributes: list[AttributeEncoding] = []
         for c in features:
@@ -255,13 +339,14 @@ class Encoding:
         col = self.schema.column(c)
         m = int(col.size)
         if self.kind == "logistic":
-            # levels that are not a class: the column's '<other>' level (labels that were not
-            # released) and its empty-cell level; coded 0, the middle of -1/+1, so they pull
-            # towards neither class
-            # (an empty-cell level that is a real label, e.g. a discovered column's median bin, stays a class)
-            na_own = col.na is not None and col.na == INFER_MISSING_LABEL
-            extra = sorted({i for i in (col.missing_code, col.na_code if na_own else None) if i is not None})
-            real = [i for i in range(m) if i not in extra]
+            real = class_levels(col)
+            if self.positive is not None:
+                # one vs the rest: +1 for the positive level, -1 for every other class level; each
+                # block of Z^T Z is then the target's blocks summed over the rest's levels
+                row = np.zeros((1, m))
+                row[0, real] = -1.0
+                row[0, self.positive] = 1.0
+                return AttributeEncoding(c, "target", row, [c])
             if len(real) != 2:
                 labels = [str(x) for x in getattr(col, "labels", None) or range(m)]
                 shown = ", ".join(repr(labels[i]) for i in real[:4]) + (", ..." if len(real) > 4 else "")
@@ -274,6 +359,11 @@ class Encoding:
                     )
                 else:
                     how = "recode it to two levels, or use another target"
+                if len(real) > 2:
+                    how += (
+                        "; or fit one level against the rest with --positive LEVEL "
+                        "(positive='LEVEL' in DDSSPLogisticRegression)"
+                    )
                 raise SchemaError(
                     f"logistic regression needs a binary target; {c!r} has {len(real)} levels ({shown}) ({how})"
                 )
@@ -306,6 +396,46 @@ class Encoding:
         if self.kind == "logistic":
             return [int(i) for i in np.flatnonzero(self.target_encoding.matrix[0] == 0.0)]
         return [int(i) for i in np.flatnonzero(np.isnan(level_values(col)))]
+
+    @property
+    def positive_label(self) -> str | None:
+        """The label of the positive class's level when ``positive`` was given, else None."""
+        if self.positive is None:
+            return None
+        return _labels(self.schema.column(self.target))[self.positive]
+
+    @property
+    def one_vs_rest(self) -> bool:
+        """The positive class is one level and the negative class more than one."""
+        return self.kind == "logistic" and int(np.sum(self.target_encoding.matrix[0] == -1.0)) > 1
+
+    def classes(self) -> tuple[np.ndarray, list[str], str, list[str]]:
+        """A logistic target's classes: what ``predict`` returns for them, their labels, the positive
+        class's label and the labels of the levels in class 0.
+
+        Returns
+        -------
+        tuple
+            ``(classes, labels, positive, negative_levels)``: for a binary target ``classes`` holds
+            the two classes' codes (class 0, class 1); one vs the rest it is [0, 1] (the target is
+            not the positive level, it is) and ``labels`` is ``['not LEVEL', 'LEVEL']``.
+        """
+        tl = self.target_levels  # -1 / +1 for the classes, 0 for '<other>' or empty cells
+        labels = _labels(self.schema.column(self.target))
+        neg, pos = [int(i) for i in np.flatnonzero(tl == -1.0)], int(np.flatnonzero(tl == 1.0)[0])
+        if self.one_vs_rest:
+            return np.array([0, 1]), [f"not {labels[pos]}", labels[pos]], labels[pos], [labels[i] for i in neg]
+        return np.array([neg[0], pos]), [labels[neg[0]], labels[pos]], labels[pos], [labels[neg[0]]]
+
+    @property
+    def intercept_unit(self) -> str:
+        """The intercept's unit in a coefficient table: "intercept", or for a logistic model the
+        log-odds of which class."""
+        if self.kind != "logistic":
+            return "intercept"
+        _, _, positive, negative = self.classes()
+        rest = "the other levels" if self.one_vs_rest else repr(negative[0])
+        return f"log-odds of {self.target}={positive!r} vs {rest}"
 
     # ------------------------------------------------------------------ public API
     @property
@@ -435,6 +565,8 @@ class Encoding:
         """
         out = {a.column: a.how for a in self.attributes}
         out[self.target] = "target(-1/+1)" if self.kind == "logistic" else "target(numeric in [-1,1])"
+        if self.positive is not None:
+            out[self.target] = f"target(+1: {self.positive_label!r}, -1: the rest)"
         return out
 
     def __repr__(self) -> str:

@@ -221,3 +221,65 @@ def test_predict_command_matches_the_estimator(fake_release, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("ddssp: error:") and "'age'" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "bad_out.csv").exists()
+
+
+def test_fit_positive_level_one_vs_rest(fake_release, capsys):
+    """`--positive 2` fits y = 2 against y's other levels (y has four), in the JSON and the table."""
+    src, path, _ = fake_release
+    argv = ["fit", path, "--target", "y", "--model", "logistic", "--positive", "2"]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    est = DDSSPLogisticRegression(positive="2").fit(src, target="y")
+    np.testing.assert_allclose(list(out["coef_scaled"].values()), est.coef_, rtol=1e-12)
+    assert out["positive_class"] == "2" and out["one_vs_rest"] is True
+    assert out["negative_levels"] == ["0", "1.5", "10"]
+    assert "log-odds of y = '2' against all its other levels" in out["how_to_predict"]
+    assert out["coefficients"][0]["unit"] == "log-odds of y='2' vs the other levels"
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "positive class: y = '2' (vs '0', '1.5', '10')" in text
+    assert [ln.split()[2] for ln in text.splitlines() if ln.strip().startswith("intercept ")] == ["log-odds"]
+    # a binary target: --positive chooses which label is class 1
+    assert main(["fit", path, "--target", "member", "--model", "logistic", "--positive", "no", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    default = DDSSPLogisticRegression().fit(src, target="member")
+    np.testing.assert_allclose(list(out["coef_scaled"].values()), -default.coef_, rtol=1e-12)
+    assert out["positive_class"] == "no" and out["negative_levels"] == ["yes"] and out["one_vs_rest"] is False
+
+
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        (["--target", "y", "--model", "logistic", "--positive", "7"], "--positive level '7' is not a level of 'y'; "),
+        (["--target", "member", "--model", "logistic", "--positive", "Yes"], "its levels are 'no', 'yes'"),
+        (["--target", "y", "--positive", "2"], "--positive applies to --model logistic only"),
+        (["--target", "y", "--model", "logistic"], "--positive LEVEL"),
+    ],
+)
+def test_fit_positive_bad_input_one_line_error(fake_release, capsys, argv, msg):
+    _, path, _ = fake_release
+    assert main(["fit", path, *argv]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.startswith("ddssp: error:") and msg in captured.err
+    assert len(captured.err.strip().splitlines()) == 1 and "Traceback" not in captured.err
+    assert captured.out == ""
+
+
+def test_predict_command_positive_level(fake_release, tmp_path, capsys):
+    import pandas as pd
+
+    src, path, _ = fake_release
+    raw = src.schema.decode(mixed_codes(40, seed=8))
+    data = tmp_path / "new.csv"
+    raw.drop(columns=["y"]).to_csv(data, index=False)
+    src.reading = {"na_values": [], "delimiter": ",", "encoding": "utf-8"}
+    out = tmp_path / "pred.csv"
+    argv = ["predict", path, str(data), "--target", "y", "--model", "logistic", "--positive", "1.5", "-o", str(out)]
+    assert main(argv) == 0
+    assert "probability of y = '1.5'" in capsys.readouterr().out
+    got = pd.read_csv(out, dtype={"prediction": str})
+    est = DDSSPLogisticRegression(positive="1.5").fit(src, target="y")
+    proba = est.predict_proba(raw.drop(columns=["y"]))[:, 1]
+    np.testing.assert_allclose(got["probability"], proba, atol=1e-12)
+    np.testing.assert_array_equal(got["prediction"], np.where(proba > 0.5, "1.5", "not 1.5"))
+    assert set(got["prediction"]) == {"1.5", "not 1.5"}
