@@ -542,79 +542,11 @@ def read_release(
         signature that does not verify.
     """
     max_memory = max_memory_default() if max_memory is None else int(max_memory)
-    fh = open_regular(path, max_bytes)
-    try:
-        check_directory(fh, path)
-        zf = zipfile.ZipFile(fh)
-    except ReleaseFileError:
-        fh.close()
-        raise
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        fh.close()
-        raise ReleaseFileError(f"{path} is not a ddssp release file (not a readable archive: {exc})") from None
+    fh, zf = _open_archive(path, max_bytes)
     with fh, zf:
-        infos = zf.infolist()
-        by_name = {i.filename: i for i in infos}
-        if len(by_name) != len(infos):
-            raise ReleaseFileError(f"{path} holds two members with the same name; refusing a tampered file")
-        total = sum(i.file_size for i in infos)
-        if total > max_bytes:
-            raise ReleaseFileError(
-                f"{path}: members declare {total / 2**20:,.0f} MiB uncompressed, more than the "
-                f"{max_bytes / 2**20:,.0f} MiB cap; refusing it without decompressing"
-            )
-        if "manifest.json" not in by_name:
-            raise ReleaseFileError(f"{path} is not a ddssp release file (no manifest.json)")
-        manifest_raw: list[bytes] = []
-        _read_json_member(zf, by_name["manifest.json"], path, None, manifest_raw, MANIFEST_LIMITS)
-        signature = None
-        if SIGNATURE_MEMBER in by_name:
-            if by_name[SIGNATURE_MEMBER].file_size > SIGNATURE_LIMITS.max_bytes:
-                raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is implausibly large; refusing it")
-            signature = _read_json_member(zf, by_name[SIGNATURE_MEMBER], path, None, limits=SIGNATURE_LIMITS)
-            if not (
-                isinstance(signature, dict)
-                and signature.get("algorithm") == "ed25519"
-                and isinstance(signature.get("signature"), str)
-                and isinstance(signature.get("public_key"), str)
-            ):
-                raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is malformed")
-        if public_key is not None:
-            _verify_first(manifest_raw[0], signature, public_key, path)
-        manifest = loads_bounded(manifest_raw[0], f"{path}: manifest.json", MANIFEST_LIMITS)
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise ReleaseFileError(
-                f"{path} is not a ddssp release file (format {manifest.get('format')!r})"
-                if isinstance(manifest, dict)
-                else f"{path}: manifest is not an object"
-            )
-        version = manifest.get("format_version")
-        if version != FORMAT_VERSION:
-            raise ReleaseFileError(
-                f"{path} has release format version {version!r}; this ddssp (version {__version__}) reads "
-                f"version {FORMAT_VERSION} only"
-            )
-        files = manifest.get("files")
-        if (
-            not isinstance(files, dict)
-            or "release.json" not in files
-            or not all(
-                isinstance(f, dict) and isinstance(f.get("sha256"), str) and isinstance(f.get("size"), int)
-                for f in files.values()
-            )
-        ):
-            raise ReleaseFileError(f"{path}: manifest lists no release.json or is malformed")
-        extra = sorted(set(by_name) - set(files) - {"manifest.json", SIGNATURE_MEMBER})
-        if extra:
-            raise ReleaseFileError(f"{path} contains unexpected members {extra[:3]}; refusing a tampered file")
-        for name, f in files.items():
-            if name not in by_name:
-                raise ReleaseFileError(f"{path}: member {name} is missing (truncated file?)")
-            if by_name[name].file_size != f["size"]:
-                raise ReleaseFileError(
-                    f"{path}: member {name} declares {by_name[name].file_size:,} bytes, the "
-                    f"manifest {f['size']:,}; refusing a tampered file"
-                )
+        by_name = _members(zf, path, max_bytes)
+        manifest_raw, manifest, signature = _read_manifest(zf, by_name, path, public_key)
+        files = _manifest_files(manifest, by_name, path)
         # release.json counts against the load budget too: its text, and the values parsing it builds
         limits = dataclasses.replace(
             RELEASE_LIMITS,
@@ -624,36 +556,145 @@ def read_release(
         doc = _read_json_member(zf, by_name["release.json"], path, files["release.json"]["sha256"], limits=limits)
         if not isinstance(doc, dict):
             raise ReleaseFileError(f"{path}: release.json is not an object")
-        check_counts(doc, path, max_memory)
-        expected = expected_arrays(doc, path)
-        unreferenced = sorted(set(files) - set(expected) - {"release.json"})
-        if unreferenced:
-            raise ReleaseFileError(
-                f"{path}: member {unreferenced[0]} is not referenced by release.json; refusing a tampered file"
-            )
-        missing = sorted(set(expected) - set(files))
-        if missing:
-            raise ReleaseFileError(f"{path}: array member {missing[0]} is missing (truncated file?)")
-        for member, (_, shape) in expected.items():  # every size against its shape, before any decompression
-            size, need = by_name[member].file_size, 8 * math.prod(shape)
-            if not need <= size <= need + _NPY_HEADER_MAX:
-                raise ReleaseFileError(
-                    f"{path}: member {member} declares {size:,} bytes but its shape {shape} "
-                    f"needs {need:,} (+ header); refusing it without decompressing"
-                )
-        model_members = {f"arrays/{v}.npy" for v in doc["model"]["arrays"].values()}
-        check_model_size(expected, model_members, max_memory, path)
-        columns = doc["schema"]["columns"]
-        need = load_memory(expected, model_members) + schema_memory(columns)
-        if need > max_memory:
-            raise ReleaseFileError(
-                f"{path}: loading it would allocate about {need / 2**20:,.0f} MiB, more than the "
-                f"{max_memory / 2**20:,.0f} MiB budget; refusing it without decompressing (raise the budget "
-                f"with {MAX_MEMORY_ENV}=BYTES, e.g. 4G, only for a file you trust)"
-            )
+        expected = _array_members(doc, files, by_name, path, max_memory)
         arrays = {
             name: _read_array(zf, by_name[member], shape, files[member]["sha256"], path)
             for member, (name, shape) in expected.items()
         }
-        doc["__signature__"] = {"manifest": manifest_raw[0], "signature": signature, "manifest_doc": manifest}
+        doc["__signature__"] = {"manifest": manifest_raw, "signature": signature, "manifest_doc": manifest}
         return doc, arrays
+
+
+def _open_archive(path: Path, max_bytes: int) -> tuple[Any, zipfile.ZipFile]:
+    """The open file and its archive, after the end-of-central-directory record was checked."""
+    fh = open_regular(path, max_bytes)
+    try:
+        check_directory(fh, path)
+        return fh, zipfile.ZipFile(fh)
+    except ReleaseFileError:
+        fh.close()
+        raise
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        fh.close()
+        raise ReleaseFileError(f"{path} is not a ddssp release file (not a readable archive: {exc})") from None
+
+
+def _members(zf: zipfile.ZipFile, path: Path, max_bytes: int) -> dict[str, zipfile.ZipInfo]:
+    """The archive's members by name: unique names, their declared sizes within ``max_bytes``."""
+    infos = zf.infolist()
+    by_name = {i.filename: i for i in infos}
+    if len(by_name) != len(infos):
+        raise ReleaseFileError(f"{path} holds two members with the same name; refusing a tampered file")
+    total = sum(i.file_size for i in infos)
+    if total > max_bytes:
+        raise ReleaseFileError(
+            f"{path}: members declare {total / 2**20:,.0f} MiB uncompressed, more than the "
+            f"{max_bytes / 2**20:,.0f} MiB cap; refusing it without decompressing"
+        )
+    if "manifest.json" not in by_name:
+        raise ReleaseFileError(f"{path} is not a ddssp release file (no manifest.json)")
+    return by_name
+
+
+def _read_manifest(
+    zf: zipfile.ZipFile, by_name: dict[str, zipfile.ZipInfo], path: Path, public_key: Any
+) -> tuple[bytes, dict[str, Any], Any]:
+    """manifest.json's bytes and object, and the signature member: with ``public_key`` the signature
+    is verified on the bytes before the manifest is parsed."""
+    manifest_raw: list[bytes] = []
+    _read_json_member(zf, by_name["manifest.json"], path, None, manifest_raw, MANIFEST_LIMITS)
+    signature = None
+    if SIGNATURE_MEMBER in by_name:
+        if by_name[SIGNATURE_MEMBER].file_size > SIGNATURE_LIMITS.max_bytes:
+            raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is implausibly large; refusing it")
+        signature = _read_json_member(zf, by_name[SIGNATURE_MEMBER], path, None, limits=SIGNATURE_LIMITS)
+        if not (
+            isinstance(signature, dict)
+            and signature.get("algorithm") == "ed25519"
+            and isinstance(signature.get("signature"), str)
+            and isinstance(signature.get("public_key"), str)
+        ):
+            raise ReleaseFileError(f"{path}: {SIGNATURE_MEMBER} is malformed")
+    if public_key is not None:
+        _verify_first(manifest_raw[0], signature, public_key, path)
+    manifest = loads_bounded(manifest_raw[0], f"{path}: manifest.json", MANIFEST_LIMITS)
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise ReleaseFileError(
+            f"{path} is not a ddssp release file (format {manifest.get('format')!r})"
+            if isinstance(manifest, dict)
+            else f"{path}: manifest is not an object"
+        )
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ReleaseFileError(
+            f"{path} has release format version {version!r}; this ddssp (version {__version__}) reads "
+            f"version {FORMAT_VERSION} only"
+        )
+    return manifest_raw[0], manifest, signature
+
+
+def _manifest_files(
+    manifest: dict[str, Any], by_name: dict[str, zipfile.ZipInfo], path: Path
+) -> dict[str, dict[str, Any]]:
+    """The manifest's member list, checked against the archive: no member unlisted, none missing,
+    every declared size as the manifest says."""
+    files = manifest.get("files")
+    if (
+        not isinstance(files, dict)
+        or "release.json" not in files
+        or not all(
+            isinstance(f, dict) and isinstance(f.get("sha256"), str) and isinstance(f.get("size"), int)
+            for f in files.values()
+        )
+    ):
+        raise ReleaseFileError(f"{path}: manifest lists no release.json or is malformed")
+    extra = sorted(set(by_name) - set(files) - {"manifest.json", SIGNATURE_MEMBER})
+    if extra:
+        raise ReleaseFileError(f"{path} contains unexpected members {extra[:3]}; refusing a tampered file")
+    for name, f in files.items():
+        if name not in by_name:
+            raise ReleaseFileError(f"{path}: member {name} is missing (truncated file?)")
+        if by_name[name].file_size != f["size"]:
+            raise ReleaseFileError(
+                f"{path}: member {name} declares {by_name[name].file_size:,} bytes, the "
+                f"manifest {f['size']:,}; refusing a tampered file"
+            )
+    return files
+
+
+def _array_members(
+    doc: dict[str, Any],
+    files: dict[str, dict[str, Any]],
+    by_name: dict[str, zipfile.ZipInfo],
+    path: Path,
+    max_memory: int,
+) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """The array members release.json references (member -> (name, shape)), each size checked
+    against its shape and the whole load against ``max_memory``, before any is decompressed."""
+    check_counts(doc, path, max_memory)
+    expected = expected_arrays(doc, path)
+    unreferenced = sorted(set(files) - set(expected) - {"release.json"})
+    if unreferenced:
+        raise ReleaseFileError(
+            f"{path}: member {unreferenced[0]} is not referenced by release.json; refusing a tampered file"
+        )
+    missing = sorted(set(expected) - set(files))
+    if missing:
+        raise ReleaseFileError(f"{path}: array member {missing[0]} is missing (truncated file?)")
+    for member, (_, shape) in expected.items():
+        size, need = by_name[member].file_size, 8 * math.prod(shape)
+        if not need <= size <= need + _NPY_HEADER_MAX:
+            raise ReleaseFileError(
+                f"{path}: member {member} declares {size:,} bytes but its shape {shape} "
+                f"needs {need:,} (+ header); refusing it without decompressing"
+            )
+    model_members = {f"arrays/{v}.npy" for v in doc["model"]["arrays"].values()}
+    check_model_size(expected, model_members, max_memory, path)
+    need = load_memory(expected, model_members) + schema_memory(doc["schema"]["columns"])
+    if need > max_memory:
+        raise ReleaseFileError(
+            f"{path}: loading it would allocate about {need / 2**20:,.0f} MiB, more than the "
+            f"{max_memory / 2**20:,.0f} MiB budget; refusing it without decompressing (raise the budget "
+            f"with {MAX_MEMORY_ENV}=BYTES, e.g. 4G, only for a file you trust)"
+        )
+    return expected
