@@ -453,21 +453,7 @@ def run(args) -> int:
     ci = "ci" in res
     if ci:
         info = res["ci"]
-        parts = []
-        if info.get("bootstrap") == "mechanism":
-            what = "rows + AIM re-run" if info["dp_noise"] else "rows only; DP noise NOT included (--no-dp-noise)"
-            parts.append(f"mechanism bootstrap, {info['boot']} simulated releases of {info['rows']} rows ({what})")
-        else:
-            if info["dp_noise"]:
-                parts.append(f"DP noise: parametric bootstrap, {info['boot']} replicates of the release's measurements")
-            else:
-                parts.append("DP noise: NOT included (--no-dp-noise)")
-            parts.append(f"sampling: {info['sampling']} variance at n = model total")
-        say(
-            f"  {info['level']:.0%} confidence intervals ({info.get('interval', 'normal')}); "
-            + "; ".join(parts)
-            + f"; {info['seconds']:.1f} s"
-        )
+        say(_ci_line(info))
     rows = res["coefficients"]
     if args.model == "logistic":  # the intercept's unit names the positive class, said in the header above
         rows = [{**rows[0], "unit": "log-odds"}, *rows[1:]]
@@ -506,3 +492,22 @@ def run(args) -> int:
     if out_path is not None:
         say(f"  coefficient table written to {out_path}")
     return 0
+
+
+def _ci_line(info: dict) -> str:
+    """The printed line that says how the intervals were made (the fit JSON's ``ci`` entry)."""
+    parts = []
+    if info.get("bootstrap") == "mechanism":
+        what = "rows + AIM re-run" if info["dp_noise"] else "rows only; DP noise NOT included (--no-dp-noise)"
+        parts.append(f"mechanism bootstrap, {info['boot']} simulated releases of {info['rows']} rows ({what})")
+    else:
+        if info["dp_noise"]:
+            parts.append(f"DP noise: parametric bootstrap, {info['boot']} replicates of the release's measurements")
+        else:
+            parts.append("DP noise: NOT included (--no-dp-noise)")
+        parts.append(f"sampling: {info['sampling']} variance at n = model total")
+    return (
+        f"  {info['level']:.0%} confidence intervals ({info.get('interval', 'normal')}); "
+        + "; ".join(parts)
+        + f"; {info['seconds']:.1f} s"
+    )
