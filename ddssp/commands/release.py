@@ -338,8 +338,6 @@ def run(args) -> int:
     delta = check_delta(args.delta if delta_given else DEFAULT_DELTA)
     if not delta_given and not args.quiet:
         print(f"ddssp: delta not given; using delta = {delta:g}", file=sys.stderr)
-    if args.target is None and args.workload != "target" and not args.quiet:
-        print(TARGET_NOTE, file=sys.stderr)
     data = Path(args.data)
     output = args.output if args.output is not None else data.with_suffix(".release")
     decl = args.schema or args.domain
@@ -542,6 +540,8 @@ def _report(args, rel, out, eps, delta, t0) -> None:
     import time
 
     warn_stamp(rel, out)
+    if args.target is None and args.workload != "target" and not args.quiet:
+        print(TARGET_NOTE, file=sys.stderr)  # once the release is made: a refused one needs no advice
     if not args.quiet:
         s = rel.summary()
         n_meas = sum(c["measurements"] for c in s["cliques"])
