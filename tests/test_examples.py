@@ -60,17 +60,20 @@ def _raw_table(path: Path, rows: int = 3000) -> Path:
     return path
 
 
-@pytest.mark.skipif(shutil.which("sh") is None, reason="no POSIX shell")
-def test_adult_raw_script_takes_the_table_as_an_argument(tmp_path):
+def _adult_raw_run(work: Path, *args, **env) -> subprocess.CompletedProcess:
+    script = str(EXAMPLES / "adult_raw.sh")
+    env = _env() | {"TARGET": "high_income"} | env
+    return subprocess.run(["sh", script, *args], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+
+
+def _adult_raw_first_run_and_refusal(tmp_path: Path) -> tuple[Path, Path]:
+    """The script without arguments, on a 3,000-row raw table, and again without --force."""
     data = _raw_table(tmp_path / "raw.csv")
     work = tmp_path / "elsewhere"
     work.mkdir()
-    script = str(EXAMPLES / "adult_raw.sh")
-    env_target = {"TARGET": "high_income"}
 
     def run(*args):
-        env = _env() | env_target
-        return subprocess.run(["sh", script, *args], cwd=work, env=env, capture_output=True, text=True, timeout=900)
+        return _adult_raw_run(work, *args)
 
     no_args = run()
     assert no_args.returncode == 2 and no_args.stderr.startswith("usage: sh adult_raw.sh")
@@ -86,7 +89,45 @@ def test_adult_raw_script_takes_the_table_as_an_argument(tmp_path):
         assert "could not be discovered at this budget" in first.stderr
     again = run(str(data), "out")
     assert again.returncode != 0 and "--force" in again.stderr
-    forced = run(str(data), "out", "--force")
+    return data, work
+
+
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no POSIX shell")
+def test_adult_raw_script_takes_the_table_as_an_argument(tmp_path):
+    """The real run and its refusal to replace the outputs; with --force, the commands the script
+    runs (a stand-in interpreter records them) pass --force to both commands that write a file, and
+    those commands then replace the outputs; -m slow redoes the whole run with --force."""
+    data, work = _adult_raw_first_run_and_refusal(tmp_path)
+    log, stub = tmp_path / "commands.txt", tmp_path / "python"
+    stub.write_text('#!/bin/sh\necho "$*" >> "$COMMAND_LOG"\n')
+    stub.chmod(0o755)
+    for extra in ([], ["--force"]):
+        log.unlink(missing_ok=True)
+        res = _adult_raw_run(work, str(data), "out", *extra, PYTHON=str(stub), COMMAND_LOG=str(log))
+        assert res.returncode == 0, res.stderr
+        lines = log.read_text().splitlines()
+        assert [line.split()[2] for line in lines] == ["release", "inspect", "fit", "synth"], lines
+        for line in lines:
+            words = line.split()
+            assert words[:2] == ["-m", "ddssp"], line
+            assert ("--force" in words) == (bool(extra) and words[2] in ("release", "synth")), line
+    # and those two commands with --force replace the script's outputs (in this process: a short run)
+    from ddssp.cli import main
+
+    release, synthetic = work / "out" / "adult_raw.release", work / "out" / "adult_raw.synthetic.csv"
+    before = release.read_bytes()
+    argv = ["release", str(data), "--eps", "1", "--na-values", "?", "--rounds", "16", "--quiet"]
+    assert main([*argv, "-o", str(release), "--force"]) == 0
+    assert release.read_bytes() != before
+    assert main(["synth", str(release), "--rows", "5", "-o", str(synthetic), "--seed", "1", "--force"]) == 0
+    assert len(synthetic.read_text().splitlines()) == 6
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("sh") is None, reason="no POSIX shell")
+def test_adult_raw_script_redoes_its_outputs_with_force(tmp_path):
+    data, work = _adult_raw_first_run_and_refusal(tmp_path)
+    forced = _adult_raw_run(work, str(data), "out", "--force")
     assert forced.returncode == 0, forced.stderr
 
 

@@ -5,6 +5,7 @@ DuckDB's memory limit is counted."""
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import warnings
 
@@ -372,7 +373,15 @@ def spark():
         pytest.skip("Spark needs Java (not found on PATH)")
     from ddssp.data.counting import spark_session
 
-    session = spark_session("local[2]")
+    # the JVM with its quick compiler only: these tests run a few dozen small queries, and the
+    # optimising compiler's work on them took about half of their time without changing a count
+    env = pytest.MonkeyPatch()
+    if "PYSPARK_SUBMIT_ARGS" not in os.environ:
+        env.setenv("PYSPARK_SUBMIT_ARGS", "--driver-java-options -XX:TieredStopAtLevel=1 pyspark-shell")
+    try:
+        session = spark_session("local[2]")
+    finally:
+        env.undo()
     yield session
     session.stop()
 
