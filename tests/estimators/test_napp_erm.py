@@ -68,6 +68,7 @@ def test_options_are_grouped_constructor_parameters():
         augmentation=Augmentation(n_e=200, max_iter=2),
         selection=Selection("vs+"),
         budget=Budget(retrieval="return"),
+        seed=0,
         insecure_seed=0,
     )
     params = m.get_params()
