@@ -18,29 +18,33 @@ This layer imports nothing of ddssp above it (only :mod:`ddssp.errors`).
 - :mod:`ddssp.data.limits`: the limits of a release file, shared by its writer and its reader
 """
 
-from ddssp.data.columns import INFER_MISSING_LABEL, KINDS, MAX_LEVELS, Column
-from ddssp.data.encoding import ClipWarning, decode, encode
-from ddssp.data.fileio import atomic_write, check_output_path, write_table
-from ddssp.data.schema import FORMAT, Schema, draft_schema
-from ddssp.data.schemafile import DomainKindsWarning, load_schema, schema_from_domain
-from ddssp.data.tables import read_table
+from ddssp._lazy import lazy_getattr
 
-__all__ = [
-    "INFER_MISSING_LABEL",
-    "KINDS",
-    "MAX_LEVELS",
-    "Column",
-    "draft_schema",
-    "ClipWarning",
-    "decode",
-    "encode",
-    "atomic_write",
-    "check_output_path",
-    "write_table",
-    "FORMAT",
-    "Schema",
-    "DomainKindsWarning",
-    "load_schema",
-    "schema_from_domain",
-    "read_table",
-]
+# Lazy (PEP 562): reading a release file needs the limits and file helpers of this layer, not pandas.
+_LAZY = {
+    "INFER_MISSING_LABEL": "ddssp.data.columns",
+    "KINDS": "ddssp.data.columns",
+    "MAX_LEVELS": "ddssp.data.columns",
+    "Column": "ddssp.data.columns",
+    "ClipWarning": "ddssp.data.encoding",
+    "decode": "ddssp.data.encoding",
+    "encode": "ddssp.data.encoding",
+    "atomic_write": "ddssp.data.fileio",
+    "check_output_path": "ddssp.data.fileio",
+    "write_table": "ddssp.data.fileio",
+    "FORMAT": "ddssp.data.schema",
+    "Schema": "ddssp.data.schema",
+    "draft_schema": "ddssp.data.schema",
+    "DomainKindsWarning": "ddssp.data.schemafile",
+    "load_schema": "ddssp.data.schemafile",
+    "schema_from_domain": "ddssp.data.schemafile",
+    "read_table": "ddssp.data.tables",
+}
+
+__all__ = list(_LAZY)
+
+__getattr__ = lazy_getattr(__name__, _LAZY)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

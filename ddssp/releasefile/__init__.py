@@ -9,6 +9,7 @@ Modules: :mod:`~ddssp.releasefile.model` (:class:`Release`), :mod:`~ddssp.releas
 
 from __future__ import annotations
 
+from ddssp._lazy import lazy_getattr
 from ddssp.releasefile.format import (
     FORMAT,
     FORMAT_VERSION,
@@ -19,9 +20,15 @@ from ddssp.releasefile.format import (
     SCHEMA_NOT_PRIVATE,
     SIGNATURE_MEMBER,
 )
-from ddssp.releasefile.model import Release
-from ddssp.releasefile.reader import MAX_JSON_BYTES, MAX_TOTAL_BYTES
-from ddssp.releasefile.signing import load_signing_key
+
+# Lazy (PEP 562): the model's numeric stack is imported once a release is used, so that a malformed
+# or hostile file is refused by the reader before it.
+_LAZY = {
+    "Release": "ddssp.releasefile.model",
+    "MAX_JSON_BYTES": "ddssp.releasefile.reader",
+    "MAX_TOTAL_BYTES": "ddssp.releasefile.reader",
+    "load_signing_key": "ddssp.releasefile.signing",
+}
 
 __all__ = [
     "FORMAT",
@@ -37,3 +44,9 @@ __all__ = [
     "Release",
     "load_signing_key",
 ]
+
+__getattr__ = lazy_getattr(__name__, _LAZY)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

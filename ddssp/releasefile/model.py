@@ -6,15 +6,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ddssp._version import __version__
-from ddssp.data.fileio import check_output_path
-from ddssp.dp import Ledger, check_delta, check_eps, eps_from_rho_delta, make_rng
-from ddssp.dp.noise import INSECURE_STAMP
 from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError
 from ddssp.releasefile.format import (
     FORMAT,
@@ -25,12 +21,6 @@ from ddssp.releasefile.format import (
     is_integral,
 )
 from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
-from ddssp.releasefile.selfcheck import (
-    check_shapes,
-    model_fit_problem,
-    self_check,
-    stamp_problem,
-)
 from ddssp.releasefile.signing import (
     embedded_fingerprint,
     embedded_signature_valid,
@@ -38,6 +28,14 @@ from ddssp.releasefile.signing import (
     verify_signature,
 )
 from ddssp.releasefile.writer import write_release
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ddssp.dp import Ledger
+
+# The privacy stack (ddssp.dp, OpenDP) and pandas are imported by the methods that use them: a file
+# is read and checked by the reader first, so a malformed or hostile one is refused before them.
 
 
 @dataclass
@@ -114,6 +112,8 @@ class Release:
     @property
     def stamp(self) -> str | None:
         """:data:`~ddssp.dp.noise.INSECURE_STAMP` when the noise is reproducible from a seed, else None."""
+        from ddssp.dp.noise import INSECURE_STAMP
+
         return None if self.noise.get("secure") is True else INSECURE_STAMP
 
     @property
@@ -146,6 +146,8 @@ class Release:
     @property
     def eps_spent(self) -> float:
         """The (eps, delta) guarantee actually used (<= eps), by the same CKS conversion."""
+        from ddssp.dp import eps_from_rho_delta
+
         if self.rho_spent <= 0:
             return 0.0
         return min(eps_from_rho_delta(self.rho_spent, self.delta - self.ledger.delta_budget), self.eps)
@@ -210,6 +212,8 @@ class Release:
         DDSSPError
             For a ``rows`` that is not a positive integer.
         """
+        from ddssp.dp import make_rng
+
         rows = check_rows(rows)
         codes = self.model.sample(rows, make_rng(seed), method="rounded")
         return codes[self.schema.names]
@@ -238,6 +242,8 @@ class Release:
         DDSSPError
             For a ``rows`` that is not a positive integer.
         """
+        from ddssp.dp import make_rng
+
         rng = make_rng(seed)
         return self.schema.decode(self.synthesize_codes(rows, rng), rng=rng)
 
@@ -399,6 +405,8 @@ class Release:
         DDSSPError
             If ``path`` exists (without ``force``), is an input, or the key cannot be read.
         """
+        from ddssp.data.fileio import check_output_path
+
         out = check_output_path(path, force=force, inputs=inputs)
         private = load_private_key(sign_key) if sign_key is not None else None
         check_dataset_name(dataset_name)
@@ -436,8 +444,10 @@ class Release:
             With one line, for a missing or malformed field, or content that fails a check.
         """
         from ddssp.data import Schema
+        from ddssp.dp import Ledger, check_delta, check_eps
         from ddssp.marginals.aim import Measurement
         from ddssp.marginals.model import GraphicalModel
+        from ddssp.releasefile.selfcheck import check_shapes, model_fit_problem, stamp_problem
 
         doc = document
         try:
@@ -594,6 +604,8 @@ class Release:
         str or None
             The first problem found, or None.
         """
+        from ddssp.releasefile.selfcheck import self_check
+
         return self_check(self, stated_rho_spent)
 
 

@@ -76,3 +76,46 @@ def test_the_import_log_sees_a_heavy_import(tmp_path):
     status, modules, output = _imported(["inspect", str(missing)])
     assert status == 1 and "ddssp: error:" in output
     assert "numpy" in modules
+
+
+#: what a release file's refusal may not wait for: the reader needs numpy only
+STACK = HEAVY - {"numpy"}
+
+
+@pytest.fixture(scope="module")
+def hostile_files(tmp_path_factory) -> dict[str, Path]:
+    from tests import hostile
+
+    d = tmp_path_factory.mktemp("hostile")
+    base = hostile.two_column_base(d / "base.release")
+    return {
+        "list bomb in manifest.json": hostile.list_bomb(base, d / "lbm.release", total=4 << 20),
+        "list bomb in release.json": hostile.list_bomb(base, d / "lbr.release", member="release.json", total=4 << 20),
+        "deep manifest.json": hostile.deep_manifest(base, d / "deep.release"),
+        "50,000 ledger entries": hostile.many_entries(base, d / "entries.release"),
+        "20,000 members": hostile.many_members(base, d / "members.release", n=20_000),
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "list bomb in manifest.json",
+        "list bomb in release.json",
+        "deep manifest.json",
+        "50,000 ledger entries",
+        "20,000 members",
+    ],
+)
+def test_a_hostile_release_is_refused_before_the_numeric_stack_is_imported(hostile_files, name):
+    status, modules, output = _imported(["inspect", str(hostile_files[name])])
+    assert status == 1 and output.strip().startswith("ddssp: error:"), output
+    assert len(output.strip().splitlines()) == 1, output
+    assert "ddssp" in modules and not modules & STACK, f"refusing {name} imported {sorted(modules & STACK)}"
+
+
+def test_a_valid_release_does_import_the_stack(hostile_files):
+    """The check above can fail: inspecting the honest base release imports pandas."""
+    status, modules, output = _imported(["inspect", str(hostile_files["deep manifest.json"].parent / "base.release")])
+    assert status == 0, output
+    assert "pandas" in modules
