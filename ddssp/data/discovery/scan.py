@@ -421,12 +421,12 @@ def _no_values_message(name: str, y: np.ndarray, sigma: float) -> str:
     of the other noisy cells is not quoted: it adds the noise of every cell, far more than a handful
     of rows. Otherwise the column may as well be too short for the budget."""
     need = math.ceil(POP_SDS * sigma * math.sqrt(2))
-    tail = f"a column needs about {need} rows in one quarter decade of values to show above the noise"
+    tail = f"a column needs about {need} rows in one quarter decade of values"
     if y[0] < POP_SDS * sigma:
         return f"column {name!r}: no values found (all missing, or too few rows for this budget: {tail})"
     return (
-        f"column {name!r}: missing (or not applicable) in all but a noisy handful of rows (its values, "
-        f"if any, do not show above the noise: {tail})"
+        f"column {name!r}: missing (or not applicable) in all but at most a noisy handful of rows: no values "
+        f"show above the noise ({tail})"
     )
 
 
