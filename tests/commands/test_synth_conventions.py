@@ -117,3 +117,13 @@ def test_mostly_missing_column_is_named_so(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "'rare': missing (or not applicable) in all but at most a noisy handful of rows: no values show" in err
     assert "no values found" not in err and "or too few rows" not in err
+
+
+def test_standard_output_uses_the_marker_too(made, capsys):
+    d, rel = made
+    capsys.readouterr()
+    assert main(["synth", str(rel), "--rows", "500", "--seed", "2", "-o", "-"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "k,g,h"
+    k = [line.split(",")[0] for line in lines[1:]]
+    assert "N" in k and "" not in k and all(re.fullmatch(r"[1-6]|N", v) for v in k)
