@@ -25,6 +25,12 @@ def add_arguments(p) -> None:
     )
     output_group(p).add_argument("--seed", type=int, help="random seed (default: fresh OS entropy)")
     output_group(p).add_argument("--codes", action="store_true", help="write integer codes instead of labels")
+    output_group(p).add_argument(
+        "--na-rep",
+        metavar="TEXT",
+        help="what a missing cell reads in a CSV (default: the first missing-value marker the release's "
+        "data was read with, e.g. --na-values N gives N; else an empty cell); Parquet keeps nulls",
+    )
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
     output_group(p).add_argument(
         "--raw-cells",
@@ -57,7 +63,7 @@ def run(args) -> int:
     DDSSPError
         For bad input or a failed step: the CLI prints it as one line and exits non-zero.
     """
-    from ddssp.data.fileio import check_output_path, write_table
+    from ddssp.data.fileio import check_output_path
     from ddssp.errors import DDSSPError
     from ddssp.releasefile import Release
 
@@ -66,14 +72,29 @@ def run(args) -> int:
     if args.output == "-":
         rel = Release.load(args.release)
         warn_stamp(rel, args.release)
-        df = rel.synthesize_codes(args.rows, args.seed) if args.codes else rel.synthesize(args.rows, args.seed)
-        write_table(df, sys.stdout, raw_cells=args.raw_cells)
+        _write(rel, args, sys.stdout)
         return 0
     out = check_output_path(args.output, force=args.force, inputs=[args.release])
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)
     out = stamped_output(rel, out, args.allow_insecure, force=args.force, inputs=[args.release])
-    df = rel.synthesize_codes(args.rows, args.seed) if args.codes else rel.synthesize(args.rows, args.seed)
-    write_table(df, out, raw_cells=args.raw_cells)
+    df = _write(rel, args, out)
     print(f"wrote {len(df)} synthetic rows x {df.shape[1]} columns to {out}")
     return 0
+
+
+def _write(rel, args, out):
+    """Draw the rows and write them in the input's conventions: missing cells as ``--na-rep`` or
+    else the first marker the data was read with (public reading settings stored in the release),
+    whole-number columns as integers (read from the public schema). Returns the rows drawn."""
+    from ddssp.data.fileio import whole_number_columns, write_table
+
+    if args.codes:
+        df = rel.synthesize_codes(args.rows, args.seed)
+        write_table(df, out, raw_cells=args.raw_cells)
+        return df
+    df = rel.synthesize(args.rows, args.seed)
+    markers = rel.reading["na_values"]
+    na_rep = args.na_rep if args.na_rep is not None else (markers[0] if markers else "")
+    write_table(df, out, raw_cells=args.raw_cells, na_rep=na_rep, integers=whole_number_columns(rel.schema))
+    return df

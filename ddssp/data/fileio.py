@@ -109,7 +109,69 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", **kwargs) -> Iterator
         raise
 
 
-def write_table(df: Any, path: str | os.PathLike | IO, raw_cells: bool = False) -> None:
+def whole_number_columns(schema: Any) -> list[str]:
+    """The numeric columns of ``schema`` whose decoded values are all whole numbers.
+
+    A column qualifies when it is numeric without a time unit, every finite representative value
+    is a whole number (levels of whole numbers, codes of a domain file, a grid of whole-number bins),
+    and a binned column's within-bin draws, if it has them, are whole numbers too. Read from the
+    public schema only, so the answer never depends on the rows drawn.
+
+    Parameters
+    ----------
+    schema : Schema
+        The release's schema.
+
+    Returns
+    -------
+    list of str
+        The column names, in schema order.
+    """
+    import numpy as np
+
+    names = []
+    for col in schema.columns:
+        if col.kind != "numeric" or col.unit is not None:
+            continue
+        v = np.asarray(col.values, dtype=float)
+        v = v[np.isfinite(v)]
+        if v.size == 0 or np.any(np.mod(v, 1) != 0) or np.any(np.abs(v) >= 2**53):
+            continue
+        if col.edges is not None and col.within is not None and not col.within.whole:
+            continue
+        names.append(col.name)
+    return names
+
+
+def _as_integers(df: Any, names: Iterable[str]) -> Any:
+    """``df`` with each of the float columns ``names`` whose present values are all whole numbers
+    as pandas nullable ``Int64`` (missing cells stay missing), so CSV cells read ``6``, not ``6.0``,
+    and Parquet stores an integer type. A column holding any other value is left as it is."""
+    import numpy as np
+    import pandas as pd
+
+    out = None
+    for name in names:
+        if name not in df.columns or not pd.api.types.is_float_dtype(df[name].dtype):
+            continue
+        x = df[name].to_numpy(dtype=float, na_value=np.nan)
+        ok = np.isfinite(x)
+        if np.any(~ok & ~np.isnan(x)) or np.any(np.mod(x[ok], 1) != 0) or np.any(np.abs(x[ok]) >= 2**53):
+            continue
+        if out is None:
+            out = df.copy()
+        out[name] = pd.arrays.IntegerArray(np.where(ok, x, 0).astype(np.int64), ~ok)
+    return df if out is None else out
+
+
+def write_table(
+    df: Any,
+    path: str | os.PathLike | IO,
+    raw_cells: bool = False,
+    *,
+    na_rep: str = "",
+    integers: Iterable[str] = (),
+) -> None:
     """Write a table as CSV (or Parquet for a ``.parquet`` path), atomically, safe to open in a spreadsheet.
 
     Unless ``raw_cells``, text cells and column names a spreadsheet would run as a formula get a
@@ -123,16 +185,26 @@ def write_table(df: Any, path: str | os.PathLike | IO, raw_cells: bool = False) 
         Where to write it (a file object gets CSV).
     raw_cells : bool
         Write the cells exactly as they are.
+    na_rep : str
+        What a missing cell reads in CSV (e.g. the marker the input used for missing values, ``N``
+        or ``?``); empty by default. Parquet keeps missing cells as nulls.
+    integers : iterable of str
+        Columns written as integers (``6``, not ``6.0``; a Parquet integer type) when all their
+        present values are whole numbers (:func:`whole_number_columns` names them from a schema).
     """
-    from ddssp.data.safetext import neutralise_formulas
+    from ddssp.data.safetext import formula_safe, neutralise_formulas
 
+    if not isinstance(na_rep, str):
+        raise TypeError(f"na_rep must be a string, got {type(na_rep).__name__}")
+    df = _as_integers(df, integers)
     if not raw_cells:
         df = neutralise_formulas(df)
+        na_rep = formula_safe(na_rep)
     if hasattr(path, "write"):
-        df.to_csv(path, index=False)
+        df.to_csv(path, index=False, na_rep=na_rep)
     elif str(path).lower().endswith((".parquet", ".pq")):
         with atomic_write(path, "wb") as fh:
             df.to_parquet(fh, index=False)
     else:
         with atomic_write(path, "w", newline="") as fh:
-            df.to_csv(fh, index=False)
+            df.to_csv(fh, index=False, na_rep=na_rep)

@@ -390,11 +390,7 @@ def scan_column(
     ).astype(float)
     t = _ScanTotals.read(y, sigma)
     if t.num <= 0 and t.text <= 0 and t.dated <= 0 and t.clocked <= 0:
-        raise SchemaError(
-            f"column {name!r}: no values found (all missing, or too few rows for this budget: a "
-            f"column needs about {math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of "
-            "values)"
-        )
+        raise SchemaError(_no_values_message(name, y, sigma))
     kind = _scan_kind(t, name, declared_kind)
     if kind in ("date", "time"):
         return _time_axis_scan(t, name, kind)
@@ -414,6 +410,24 @@ def scan_column(
             )
         _numeric_range(res, t.whole, t.frac, sigma)
     return res
+
+
+def _no_values_message(name: str, y: np.ndarray, sigma: float) -> str:
+    """Why a column whose values do not show above the noise is left out, read from its noisy scan
+    cells ``y`` (already charged; the message goes to the terminal, nothing new is released).
+
+    When the noisy missing count clears the noise the column is mostly missing (or not applicable),
+    and the message says so: its few values spread too thin over the scan's cells to show. The sum
+    of the other noisy cells is not quoted: it adds the noise of every cell, far more than a handful
+    of rows. Otherwise the column may as well be too short for the budget."""
+    need = math.ceil(POP_SDS * sigma * math.sqrt(2))
+    tail = f"a column needs about {need} rows in one quarter decade of values"
+    if y[0] < POP_SDS * sigma:
+        return f"column {name!r}: no values found (all missing, or too few rows for this budget: {tail})"
+    return (
+        f"column {name!r}: missing (or not applicable) in all but at most a noisy handful of rows: no values "
+        f"show above the noise ({tail})"
+    )
 
 
 @dataclass
