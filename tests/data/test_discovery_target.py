@@ -63,14 +63,15 @@ def _miss_probability(ledger, rep, name="y"):
 
 
 @pytest.mark.parametrize(
-    "values, labels",
+    "values, labels, kind",
     [
-        (np.array(["no"] * (N - MINORITY) + ["yes"] * MINORITY), {"no", "yes"}),
-        (np.array([0] * (N - MINORITY) + [1] * MINORITY), {"0", "1"}),  # 0/1 discovered as numbers
+        (np.array(["no"] * (N - MINORITY) + ["yes"] * MINORITY), {"no", "yes"}, "categorical"),
+        # 0/1 read as numbers: the two released labels become two ordered numeric levels
+        (np.array([0] * (N - MINORITY) + [1] * MINORITY), {"0", "1"}, "numeric"),
     ],
     ids=["text", "zero-one"],
 )
-def test_a_binary_target_with_a_five_percent_minority_keeps_both_labels(values, labels):
+def test_a_binary_target_with_a_five_percent_minority_keeps_both_labels(values, labels, kind):
     """20 seeded discoveries of a 4,000-row table whose target has 5% of its rows on one label: both
     labels are released every time (the miss chance per run, from the release's noise sd and
     threshold, is below 1e-12: about 70 rows against 200), the target is categorical, and the ledger
@@ -78,7 +79,8 @@ def test_a_binary_target_with_a_five_percent_minority_keeps_both_labels(values, 
     df = _table(values)
     for seed in range(20):
         cols, rep, used, ledger = _discover(df, seed)
-        assert "y" in rep.categorical
+        assert "y" in rep.categorical  # discovered by key release
+        assert cols["y"].kind == kind
         assert labels <= set(cols["y"].labels), (seed, cols["y"].labels)
         assert _miss_probability(ledger, rep) < 1e-12
         assert math.isclose(ledger.spent, rep.share * RHO, rel_tol=1e-9)

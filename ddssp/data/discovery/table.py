@@ -51,7 +51,7 @@ TARGET_WEIGHT = 4.0
 
 
 #: a declared target of whole numbers whose scanned range holds at most this many values is
-#: discovered as categorical labels by key release (a 0/1 outcome becomes its two labels)
+#: discovered by key release, its released numbers becoming ordered levels (a 0/1 outcome keeps both)
 TARGET_MAX_LABELS = 10
 
 
@@ -64,7 +64,8 @@ class DiscoveryReport:
     notes : dict
         ``{column: what was found}``.
     categorical : list of str
-        The columns discovered as categorical.
+        The columns discovered by key release: the categorical ones, and a target of few whole
+        numbers (whose released labels become ordered levels).
     unresolved : dict
         ``{column: why}`` for the columns discovery could not resolve (no values, no label released,
         a single value, numbers mixed with text); post-processing of noisy counts, so public.
@@ -126,8 +127,9 @@ def discover(
     column's share of delta, spent in one key release of its own (no first round, no part in the
     pool), so that its threshold is as low as its budget allows: a label held by a few percent of the
     rows is released (see the discovery method page). A target of whole numbers whose scanned range
-    holds at most ``TARGET_MAX_LABELS`` values is discovered as categorical (a 0/1 outcome keeps both
-    labels rather than being cut to the values its noisy grid counts show). The totals of rho and
+    holds at most ``TARGET_MAX_LABELS`` values is discovered by that key release too, its released
+    whole numbers becoming ordered levels (a 0/1 outcome keeps both levels rather than being cut to
+    the values its noisy grid counts show). The totals of rho and
     delta are the same with or without a target.
 
     Parameters
@@ -193,7 +195,15 @@ def discover(
     for name in live:
         try:
             if name == target and name in cat:  # one key release with the target's whole budget and delta
-                col, note = discover_categorical(df[name], name, left[name], target_delta, mech, scans[name])
+                col, note = discover_categorical(
+                    df[name],
+                    name,
+                    left[name],
+                    target_delta,
+                    mech,
+                    scans[name],
+                    as_levels=_few_values(scans[name], name, target),
+                )
                 note += f" (target: {TARGET_WEIGHT:g}x a column's budget, one key release)"
             elif name in cat:
                 col, note = discover_categorical(
@@ -229,7 +239,7 @@ def _shares(columns: list[str], rho: float, target: str | None) -> dict[str, flo
 
 def _few_values(scan: ScanResult | None, name: str, target: str | None) -> bool:
     """Whether ``name`` is the target and its scan shows whole numbers over at most
-    ``TARGET_MAX_LABELS`` values (then it is discovered as categorical). Decides from the scan's noisy
+    ``TARGET_MAX_LABELS`` values (then it is discovered by key release). Decides from the scan's noisy
     range only."""
     if name != target or scan is None or scan.kind != "numeric" or not scan.whole:
         return False
