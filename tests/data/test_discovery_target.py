@@ -133,3 +133,17 @@ def test_without_a_target_seeded_discovery_is_unchanged():
 
 
 FINGERPRINT = "42b031304c89d4bd"
+
+
+@pytest.mark.filterwarnings("ignore::ddssp.data.encoding.ClipWarning")
+def test_release_passes_its_target_to_discovery_and_spends_its_budget_exactly():
+    """``release(..., target="y")`` discovers the target with priority (a 0/1 target keeps its two
+    levels) and the release's ledger spends its whole budget, no more."""
+    from ddssp.pipeline.run import release
+
+    df = _table(np.array([0] * (N - MINORITY) + [1] * MINORITY))
+    rel = release(df, eps=1.0, delta=1e-9, target="y", insecure_seed=2, seed=0)
+    # exactly its two values (a 0/1 column discovered without a target can come out as 0..9)
+    assert [lab for lab in rel.schema.column("y").labels if lab != "<missing>"] == ["0", "1"]
+    assert math.isclose(rel.ledger.spent, rel.ledger.rho_budget, rel_tol=1e-9)
+    assert sum(e.delta for e in rel.ledger.entries) <= 1e-9
