@@ -144,6 +144,10 @@ class DiscoveryOptions:
         the release with one :class:`~ddssp.pipeline.plan.DroppedColumnsWarning`.
     accept_draft : bool
         Accept a data-derived draft schema; the release is then stamped not private.
+    target : str, optional
+        The column a regression will predict: its discovery gets priority (a larger share of
+        discovery's budget, one key release of its own; see :func:`ddssp.data.discovery.discover`).
+        :func:`~ddssp.pipeline.run.release` sets it from its ``target`` when not given.
 
     Raises
     ------
@@ -161,6 +165,7 @@ class DiscoveryOptions:
     enabled: bool | None = None
     strict: bool = False
     accept_draft: bool = False
+    target: str | None = None
 
     def __post_init__(self) -> None:
         share = self.share
@@ -174,6 +179,8 @@ class DiscoveryOptions:
             _flag(self.enabled, "DiscoveryOptions.enabled")
         _flag(self.strict, "DiscoveryOptions.strict")
         _flag(self.accept_draft, "DiscoveryOptions.accept_draft")
+        if self.target is not None and not isinstance(self.target, str):
+            raise DDSSPError(f"DiscoveryOptions.target must be a column name, got {self.target!r}")
 
     def discovers(self, schema: object) -> bool:
         """Whether undeclared columns are discovered for ``schema`` (``enabled``, or no schema given).

@@ -338,6 +338,7 @@ def _discover(
         max_levels=discovery.max_levels or DEFAULT_MAX_LEVELS,
         rho_max=ledger.remaining,
         collect=True,
+        target=discovery.target if discovery.target in todo else None,
     )
     dropped = dict(report.unresolved)
     if dropped:

@@ -6,6 +6,7 @@ This is the only step of ddssp that reads the sensitive data.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import json
 from collections.abc import Callable, Iterator
@@ -104,6 +105,8 @@ def release(
     """
     read = ReadOptions() if read is None else read
     discovery = DiscoveryOptions() if discovery is None else discovery
+    if target is not None and discovery.target is None:  # the target's discovery gets priority
+        discovery = dataclasses.replace(discovery, target=target)
     aim = AimOptions() if aim is None else aim
     check_options(read, discovery, aim)
     eps, delta = check_eps(eps), check_delta(delta)

@@ -102,7 +102,14 @@ def key_release(
 
 
 def discover_categorical(
-    s: pd.Series, name: str, rho: float, delta: float, mech, scan: ScanResult | None, first: tuple | None = None
+    s: pd.Series,
+    name: str,
+    rho: float,
+    delta: float,
+    mech,
+    scan: ScanResult | None,
+    first: tuple | None = None,
+    as_levels: bool = False,
 ):
     """Discover a categorical column's levels by stable key release.
 
@@ -128,6 +135,11 @@ def discover_categorical(
         The column's scan, if it had one (used to refuse a single-valued column).
     first : tuple, optional
         ``(released, threshold, sigma)`` of the column's first key release.
+    as_levels : bool
+        When every released label is a whole number (and there are at least two), return them as
+        ordered numeric levels (:meth:`Column.levels`; another number is coded to the nearest level,
+        a missing or non-numeric cell to the missing level when released, else to the level of the
+        largest noisy count) rather than as labels with ``<other>``.
 
     Returns
     -------
@@ -161,6 +173,15 @@ def discover_categorical(
         sd = math.sqrt(2 * scan.sigma**2 + (first[2] if first and set(labels) <= set(first[0]) else sigma) ** 2)
         if confident_single(rest, sd, scan.n_present):
             raise SchemaError(single_value_message(name))
+    if as_levels and len(labels) >= 2:
+        col = _whole_levels(name, labels, has_missing)
+        if col is not None:
+            values = col.labels[: len(labels)]
+            return col, (
+                f"whole numbers {values[0]}..{values[-1]} as {len(labels)} ordered levels, by key release"
+                + (" + missing" if has_missing else "")
+                + f" (threshold {threshold})"
+            )
     keys = list(labels)
     try:
         keys.sort(key=float)
@@ -182,6 +203,21 @@ def discover_categorical(
         + f" + {other} (threshold {threshold})"
     )
     return col, note
+
+
+def _whole_levels(name: str, labels: dict[str, float], has_missing: bool) -> Column | None:
+    """Released labels that are all whole numbers as ordered levels (None when one is not).
+    Post-processing of the released labels and their noisy counts."""
+    try:
+        values = {k: float(k) for k in labels}
+    except ValueError:
+        return None
+    if not all(math.isfinite(v) and v == round(v) for v in values.values()):
+        return None
+    order = sorted(labels, key=values.get)
+    col = Column.levels(name, [values[k] for k in order], missing=MISSING_LABEL if has_missing else None)
+    top = max(order, key=labels.get)
+    return col.with_na(MISSING_LABEL if has_missing else col.labels[order.index(top)])
 
 
 def unreleased_share(scan: ScanResult | None, released: dict[str, float], rows: float | None) -> float:

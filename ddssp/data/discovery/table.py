@@ -4,6 +4,7 @@ categorical columns' two key-release rounds and the numeric columns' grids.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,17 @@ TARGET_SD_SHARE = 1 / 300
 ROWS_FRACTION = 0.01
 
 
+#: a declared target's share of discovery's budget, and of the key-release delta when it is
+#: categorical, as a multiple of another column's share (taken from the other columns, so the totals
+#: are unchanged): with 15 columns the target gets 4/18 of the budget instead of 1/15
+TARGET_WEIGHT = 4.0
+
+
+#: a declared target of whole numbers whose scanned range holds at most this many values is
+#: discovered by key release, its released numbers becoming ordered levels (a 0/1 outcome keeps both)
+TARGET_MAX_LABELS = 10
+
+
 @dataclass
 class DiscoveryReport:
     """What discovery decided, per column (printed by the CLI; the values are DP outputs).
@@ -52,7 +64,8 @@ class DiscoveryReport:
     notes : dict
         ``{column: what was found}``.
     categorical : list of str
-        The columns discovered as categorical.
+        The columns discovered by key release: the categorical ones, and a target of few whole
+        numbers (whose released labels become ordered levels).
     unresolved : dict
         ``{column: why}`` for the columns discovery could not resolve (no values, no label released,
         a single value, numbers mixed with text); post-processing of noisy counts, so public.
@@ -88,6 +101,7 @@ def discover(
     max_levels: int = DEFAULT_MAX_LEVELS,
     rho_max: float | None = None,
     collect: bool = False,
+    target: str | None = None,
 ) -> tuple[dict[str, Any], DiscoveryReport, float]:
     """Discover columns of a table, reading the data only through noisy counts charged to a ledger.
 
@@ -107,6 +121,16 @@ def discover(
     to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE`` of the
     rows: the noise of a count does not shrink with the table, so a small table needs a larger share of
     the budget for its schema to hold any information.
+
+    A declared ``target`` gets priority (:func:`_shares`): ``TARGET_WEIGHT`` times another column's
+    share of the budget, and when it is categorical ``TARGET_WEIGHT`` times another categorical
+    column's share of delta, spent in one key release of its own (no first round, no part in the
+    pool), so that its threshold is as low as its budget allows: a label held by a few percent of the
+    rows is released (see the discovery method page). A target of whole numbers whose scanned range
+    holds at most ``TARGET_MAX_LABELS`` values is discovered by that key release too, its released
+    whole numbers becoming ordered levels (a 0/1 outcome keeps both levels rather than being cut to
+    the values its noisy grid counts show). The totals of rho and
+    delta are the same with or without a target.
 
     Parameters
     ----------
@@ -130,6 +154,8 @@ def discover(
         The zCDP budget of the whole release (enables the noisy row count, as above).
     collect : bool
         Report the columns that cannot be discovered in the report instead of raising.
+    target : str, optional
+        The column a regression will predict (one of ``columns``): its discovery gets priority.
 
     Returns
     -------
@@ -151,18 +177,35 @@ def discover(
     report = DiscoveryReport()
     if rho_max is not None:
         rho = _budget_from_rows(len(df), columns, mech, rho, float(rho_max), report)
-    rho_col = rho / len(columns)
-    scans, parsed = _scan_columns(df, columns, kinds, SCAN_FRACTION * rho_col, mech, report)
+    if target not in columns:
+        target = None
+    share = _shares(columns, rho, target)
+    scans, parsed = _scan_columns(df, columns, kinds, {n: SCAN_FRACTION * share[n] for n in columns}, mech, report)
     live = [n for n in columns if n not in report.unresolved]
-    cat = [n for n in live if scans[n] is None or scans[n].kind == "categorical"]
+    cat = [n for n in live if scans[n] is None or scans[n].kind == "categorical" or _few_values(scans[n], n, target)]
     report.categorical = cat
-    left = {n: (1 - _passes(scans[n]) * SCAN_FRACTION) * rho_col for n in live}
-    key_delta = delta / (2 * len(cat)) if cat else 0.0
-    keys = _first_key_round(df, cat, scans, left, key_delta, mech, report.rows)
+    left = {n: (1 - _passes(scans[n]) * SCAN_FRACTION) * share[n] for n in live}
+    if target in cat:  # the target's weight in delta too, taken from the other categorical columns
+        key_delta = delta / (2 * (len(cat) - 1 + TARGET_WEIGHT))
+        target_delta = delta * TARGET_WEIGHT / (len(cat) - 1 + TARGET_WEIGHT)
+    else:
+        key_delta = delta / (2 * len(cat)) if cat else 0.0
+    keys = _first_key_round(df, [n for n in cat if n != target], scans, left, key_delta, mech, report.rows)
     out = {}
     for name in live:
         try:
-            if name in cat:
+            if name == target and name in cat:  # one key release with the target's whole budget and delta
+                col, note = discover_categorical(
+                    df[name],
+                    name,
+                    left[name],
+                    target_delta,
+                    mech,
+                    scans[name],
+                    as_levels=_few_values(scans[name], name, target),
+                )
+                note += f" (target: {TARGET_WEIGHT:g}x a column's budget, one key release)"
+            elif name in cat:
                 col, note = discover_categorical(
                     df[name],
                     name,
@@ -182,6 +225,27 @@ def discover(
     if report.unresolved and not collect:
         raise SchemaError(unresolved_message(report))
     return out, report, (delta if cat else 0.0)
+
+
+def _shares(columns: list[str], rho: float, target: str | None) -> dict[str, float]:
+    """Each column's zCDP budget: ``rho`` split evenly, or with the ``target`` weighted
+    ``TARGET_WEIGHT`` against 1 for each other column (the sum is ``rho`` either way). Public."""
+    if target is None:
+        rho_col = rho / len(columns)
+        return {n: rho_col for n in columns}
+    total = len(columns) - 1 + TARGET_WEIGHT
+    return {n: rho * (TARGET_WEIGHT if n == target else 1.0) / total for n in columns}
+
+
+def _few_values(scan: ScanResult | None, name: str, target: str | None) -> bool:
+    """Whether ``name`` is the target and its scan shows whole numbers over at most
+    ``TARGET_MAX_LABELS`` values (then it is discovered by key release). Decides from the scan's noisy
+    range only."""
+    if name != target or scan is None or scan.kind != "numeric" or not scan.whole:
+        return False
+    lo = math.ceil(scan.lo)
+    hi = max(lo, math.floor(scan.hi) if scan.hi <= 0 else math.ceil(scan.hi) - 1)
+    return hi - lo + 1 <= TARGET_MAX_LABELS
 
 
 def _budget_from_rows(
@@ -205,9 +269,14 @@ def _budget_from_rows(
 
 
 def _scan_columns(
-    df: pd.DataFrame, columns: list[str], kinds: dict[str, str], rho_scan: float, mech, report: DiscoveryReport
+    df: pd.DataFrame,
+    columns: list[str],
+    kinds: dict[str, str],
+    rho_scan: dict[str, float],
+    mech,
+    report: DiscoveryReport,
 ) -> tuple[dict[str, ScanResult | None], dict[str, np.ndarray]]:
-    """The scan of each column not declared categorical (:func:`scan_column`, ``rho_scan`` each),
+    """The scan of each column not declared categorical (:func:`scan_column`, ``rho_scan[name]``),
     and the range pass of date columns (:func:`scan_dates`, another ``rho_scan``; a clock-time axis
     is public and needs none). Returns the scans (None for declared categorical columns) and the
     values each numeric or time-axis column is discovered on; a column the scan refuses goes to
@@ -221,12 +290,12 @@ def _scan_columns(
         x, isna = parse_numbers(df[name])
         times = parse_times_of_text(df[name], x, isna)
         try:
-            scan = scan_column(x, isna, name, rho_scan, mech, kinds.get(name), times=times)
+            scan = scan_column(x, isna, name, rho_scan[name], mech, kinds.get(name), times=times)
             if scan.unit == "time":  # a public axis: no range pass
                 x = times["minutes"]
             elif scan.kind == "date":
                 x = times["days"]
-                scan = scan_dates(x, name, rho_scan, mech, scan)
+                scan = scan_dates(x, name, rho_scan[name], mech, scan)
             scans[name] = scan
             parsed[name] = x
         except SchemaError as exc:

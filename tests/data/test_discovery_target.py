@@ -1,0 +1,149 @@
+"""A declared target's discovery gets priority: a larger share of discovery's budget (taken from the
+other columns), one key release of its own with a larger share of delta, and a target of few whole
+numbers discovered as categorical labels, so that a binary outcome keeps both labels."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from ddssp.data.discovery import discover
+from ddssp.data.discovery.table import TARGET_WEIGHT
+from ddssp.dp import Ledger, rho_from_eps_delta
+from ddssp.dp.discovery import ChargedMechanisms
+from ddssp.dp.noise import InsecureSeededNoise
+from ddssp.pipeline.options import DiscoveryOptions
+from ddssp.pipeline.plan import plan_schema
+
+RHO = rho_from_eps_delta(1.0, 1e-9)
+DELTA = 5e-10
+N, MINORITY = 4000, 200  # 5% of the rows hold the minority label
+
+
+def _table(target_values, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue", "grey"], N, p=[0.4, 0.3, 0.2, 0.1]),
+            "size": rng.choice(["s", "m", "l"], N),
+            "x": rng.normal(50, 10, N).round(1),
+            "y": target_values,
+        }
+    )
+
+
+def _discover(df, seed, target="y"):
+    ledger = Ledger(RHO, delta_budget=DELTA)
+    cols, rep, used = discover(
+        df,
+        list(df.columns),
+        ChargedMechanisms(ledger, InsecureSeededNoise(seed)),
+        rho=0.1 * RHO,
+        delta=DELTA,
+        rho_max=RHO,
+        collect=True,
+        target=target,
+    )
+    return cols, rep, used, ledger
+
+
+def _miss_probability(ledger, rep, name="y"):
+    """The chance that a label of ``MINORITY`` rows stays under the target's threshold, from its one
+    key release's noise sd (rho = 1 / (2 sigma^2)) and threshold (in the report's note)."""
+    (entry,) = [e for e in ledger.entries if e.kind == "discover-keys" and e.clique == (name,)]
+    sigma = math.sqrt(1 / (2 * entry.rho))
+    threshold = int(re.search(r"threshold (\d+)", rep.notes[name]).group(1))
+    return float(stats.norm.cdf((threshold - MINORITY) / sigma))
+
+
+@pytest.mark.parametrize(
+    "values, labels, kind",
+    [
+        (np.array(["no"] * (N - MINORITY) + ["yes"] * MINORITY), {"no", "yes"}, "categorical"),
+        # 0/1 read as numbers: the two released labels become two ordered numeric levels
+        (np.array([0] * (N - MINORITY) + [1] * MINORITY), {"0", "1"}, "numeric"),
+    ],
+    ids=["text", "zero-one"],
+)
+def test_a_binary_target_with_a_five_percent_minority_keeps_both_labels(values, labels, kind):
+    """20 seeded discoveries of a 4,000-row table whose target has 5% of its rows on one label: both
+    labels are released every time (the miss chance per run, from the release's noise sd and
+    threshold, is below 1e-12: about 70 rows against 200), the target is categorical, and the ledger
+    holds exactly discovery's share of the budget and at most its delta."""
+    df = _table(values)
+    for seed in range(20):
+        cols, rep, used, ledger = _discover(df, seed)
+        assert "y" in rep.categorical  # discovered by key release
+        assert cols["y"].kind == kind
+        assert labels <= set(cols["y"].labels), (seed, cols["y"].labels)
+        assert _miss_probability(ledger, rep) < 1e-12
+        assert math.isclose(ledger.spent, rep.share * RHO, rel_tol=1e-9)
+        keys = [e for e in ledger.entries if e.kind == "discover-keys"]
+        assert used == DELTA and sum(e.delta for e in keys) <= DELTA * (1 + 1e-12)
+        # one key release for the target, at most its part of delta
+        target_keys = [e for e in keys if e.clique == ("y",)]
+        assert len(target_keys) == 1
+        cats = len(rep.categorical)
+        assert target_keys[0].delta <= DELTA * TARGET_WEIGHT / (cats - 1 + TARGET_WEIGHT) * (1 + 1e-12)
+
+
+def test_the_target_gets_its_weight_of_the_budget_taken_from_the_others():
+    """The scans (the same pass for every column) cost the target ``TARGET_WEIGHT`` times another
+    column's; with or without a target discovery spends the same budget."""
+    df = _table(np.array([0] * (N - MINORITY) + [1] * MINORITY))
+    _, rep_t, _, led_t = _discover(df, 3)
+    _, rep_n, _, led_n = _discover(df, 3, target=None)
+    scans = {}  # each column's first entry is its scan
+    for e in led_t.entries:
+        if e.kind == "discover-counts" and e.clique in (("x",), ("y",)):
+            scans.setdefault(e.clique, e.rho)
+    assert math.isclose(scans[("y",)], TARGET_WEIGHT * scans[("x",)], rel_tol=1e-12)
+    assert math.isclose(led_t.spent, led_n.spent, rel_tol=1e-9)
+    assert math.isclose(rep_t.share, rep_n.share, rel_tol=1e-12)
+
+
+def test_a_declared_target_reaches_discovery_through_the_options():
+    """``DiscoveryOptions.target`` (set by ``release(..., target=)``) gives the target its key release."""
+    df = _table(np.array(["no"] * (N - MINORITY) + ["yes"] * MINORITY))
+    plan = plan_schema(df, eps=1.0, delta=1e-9, discovery=DiscoveryOptions(target="y"), noise=InsecureSeededNoise(5))
+    assert "target" in plan.notes["y"]
+    assert {"no", "yes"} <= set(plan.schema.column("y").labels)
+    assert math.isclose(plan.ledger.spent + plan.ledger.remaining, plan.ledger.rho_budget, rel_tol=1e-12)
+
+
+def _fingerprint(cols, ledger):
+    text = repr(sorted((n, repr(c)) for n, c in cols.items())) + repr(
+        [(e.kind, e.clique, e.rho, e.delta) for e in ledger.entries]
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def test_without_a_target_seeded_discovery_is_unchanged():
+    """Without a target, seeded discovery of a mixed table gives the columns and ledger entries it
+    gave before targets were known to discovery (a fingerprint taken from that code)."""
+    df = _table(np.array([0] * (N - MINORITY) + [1] * MINORITY))
+    cols, _rep, _used, ledger = _discover(df, 11, target=None)
+    assert _fingerprint(cols, ledger) == FINGERPRINT
+
+
+FINGERPRINT = "42b031304c89d4bd"
+
+
+@pytest.mark.filterwarnings("ignore::ddssp.data.encoding.ClipWarning")
+def test_release_passes_its_target_to_discovery_and_spends_its_budget_exactly():
+    """``release(..., target="y")`` discovers the target with priority (a 0/1 target keeps its two
+    levels) and the release's ledger spends its whole budget, no more."""
+    from ddssp.pipeline.run import release
+
+    df = _table(np.array([0] * (N - MINORITY) + [1] * MINORITY))
+    rel = release(df, eps=1.0, delta=1e-9, target="y", insecure_seed=2, seed=0)
+    # exactly its two values (a 0/1 column discovered without a target can come out as 0..9)
+    assert [lab for lab in rel.schema.column("y").labels if lab != "<missing>"] == ["0", "1"]
+    assert math.isclose(rel.ledger.spent, rel.ledger.rho_budget, rel_tol=1e-9)
+    assert sum(e.delta for e in rel.ledger.entries) <= 1e-9
