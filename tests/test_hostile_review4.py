@@ -5,6 +5,21 @@ gives the values it gave before; nested Parquet columns the user drops are not w
 from __future__ import annotations
 
 import math
+import warnings
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddssp.cli import main
+from ddssp.data.limits import (
+    DISCOVERY_ENTRIES_PER_CATEGORICAL,
+    DISCOVERY_ENTRIES_PER_COLUMN,
+    MAX_DISCOVERY_ENTRIES,
+    check_discovery_width,
+)
+from ddssp.errors import DDSSPError
 
 
 def _spy_on_noise(monkeypatch) -> list:
@@ -24,6 +39,86 @@ def _spy_on_noise(monkeypatch) -> list:
         for draw in ("gaussian_int", "noisy_max", "gaussian_float", "laplace_float", "bernoulli", "run_opendp"):
             monkeypatch.setattr(cls, draw, spy_on(getattr(cls, draw)))
     return drawn
+
+
+# --------------------------------------------------------------------------- wide raw tables
+def _wide_csv(path, d: int, n: int = 40):
+    rng = np.random.default_rng(0)
+    pd.DataFrame(rng.integers(0, 3, (n, d)).astype(str), columns=[f"c{i}" for i in range(d)]).to_csv(path, index=False)
+    return path
+
+
+def test_wide_raw_table_refused_from_its_header_before_discovery(tmp_path, capsys, monkeypatch):
+    import ddssp.pipeline.source as source
+
+    p = _wide_csv(tmp_path / "wide.csv", 500)
+    drawn = _spy_on_noise(monkeypatch)
+    read = []
+    real_read = source.read_rows
+    monkeypatch.setattr(source, "read_rows", lambda *a, **k: read.append(1) or real_read(*a, **k))
+    out = tmp_path / "o.release"
+    assert main(["release", str(p), "--eps", "1", "--delta", "1e-6", "-o", str(out), "--insecure-seed", "0"]) == 1
+    _, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ddssp: error:"), err
+    assert (
+        "500 undeclared columns needs at least 1,001" in lines[0]
+        and "--columns/--drop" in lines[0]
+        and "schema" in lines[0]
+    )
+    assert not drawn and not read and not out.exists()  # no noise drawn, no row read
+
+
+def test_discovery_width_check_counts_declared_kinds_and_the_cap():
+    per = DISCOVERY_ENTRIES_PER_COLUMN
+    fits = (MAX_DISCOVERY_ENTRIES - 1) // per
+    check_discovery_width([f"c{i}" for i in range(fits)])
+    with pytest.raises(DDSSPError, match=f"{fits + 1:,} undeclared columns"):
+        check_discovery_width([f"c{i}" for i in range(fits + 1)])
+    # columns declared categorical need fewer entries, so more of them fit
+    names = [f"c{i}" for i in range(fits + 1)]
+    check_discovery_width(names, categorical=names[: per * 2])
+    with pytest.raises(DDSSPError):
+        check_discovery_width(
+            [f"c{i}" for i in range(MAX_DISCOVERY_ENTRIES)], categorical=[f"c{i}" for i in range(1000)]
+        )
+
+
+def test_wide_table_discovery_counts_are_what_the_early_check_assumes():
+    """Every column discovery keeps makes at least the entries the early check counts, whatever its
+    kind (numeric columns on counts or on private medians), plus one row count for the table."""
+    from ddssp.dp.noise import make_noise
+    from ddssp.pipeline.options import DiscoveryOptions
+    from ddssp.pipeline.plan import plan_schema
+
+    for n, eps in ((3000, 2.0), (400, 2.0)):
+        rng = np.random.default_rng(1)
+        df = pd.DataFrame(
+            {
+                "cat": rng.choice(list("abc"), n),
+                "cat_declared": rng.choice(list("xy"), n),
+                "num": rng.normal(50, 10, n).round(1).astype(str),
+                "num_declared": rng.integers(0, 100, n).astype(str),
+                "day": pd.Series(pd.date_range("2000-01-01", periods=n, freq="D").astype(str))
+                .sample(frac=1.0, random_state=0)
+                .to_numpy(),
+            }
+        )
+        opts = DiscoveryOptions(categorical=["cat_declared"], numeric=["num_declared"], dates=["day"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plan = plan_schema(df, None, eps=eps, delta=1e-6, discovery=opts, noise=make_noise(3))
+        per = defaultdict(int)
+        for e in plan.ledger.entries:
+            per[e.clique[0]] += 1
+        assert sum(per.values()) == len(plan.ledger.entries)
+        rows = [e for e in plan.ledger.entries if "row count" in e.note]
+        assert len(rows) == 1
+        per[rows[0].clique[0]] -= 1
+        assert plan.discovered, (n, eps)
+        for name in plan.discovered:
+            least = DISCOVERY_ENTRIES_PER_CATEGORICAL if name == "cat_declared" else DISCOVERY_ENTRIES_PER_COLUMN
+            assert per[name] >= least, (n, eps, name, per)
 
 
 # --------------------------------------------------------------------------- key-release cost
