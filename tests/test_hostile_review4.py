@@ -4,6 +4,7 @@ gives the values it gave before; nested Parquet columns the user drops are not w
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from collections import defaultdict
@@ -185,3 +186,59 @@ def test_forged_discovery_entries_checked_as_before(tmp_path):
     assert "rho" in _check_keys_entry(entry(rho * (1 + 1e-6), delta))
     assert "delta" in _check_keys_entry(entry(rho, delta * 0.99))
     assert math.isfinite(rho) and 0 < delta < 1
+
+
+# --------------------------------------------------------------------------- nested Parquet columns
+def test_nested_parquet_columns_warned_of_only_when_the_selection_keeps_them(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from ddssp.data.tables import NestedColumnsWarning, read_table
+
+    n = 20
+    p = tmp_path / "nested.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "a": pa.array(range(n)),
+                "l": pa.array([[i] for i in range(n)]),
+                "s": pa.array([{"x": i} for i in range(n)]),
+            }
+        ),
+        p,
+    )
+    with pytest.warns(NestedColumnsWarning, match=r"l, s not read"):
+        assert list(read_table(p).columns) == ["a"]
+    with pytest.warns(NestedColumnsWarning, match=r"column\(s\) s not read"):
+        read_table(p, drop=["l"])
+    for sel in ({"drop": ["l", "s"]}, {"columns": ["a"]}, {"columns": ["a", "l"], "drop": ["l"]}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert list(read_table(p, **sel).columns) == ["a"], sel
+
+
+def test_schema_command_drops_nested_parquet_columns_quietly(tmp_path, capsys):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    n = 3000
+    p = tmp_path / "nested.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "a": pa.array([i % 3 for i in range(n)]),
+                "l": pa.array([[i] for i in range(n)]),
+                "s": pa.array([{"x": i} for i in range(n)]),
+            }
+        ),
+        p,
+    )
+    out = tmp_path / "s.json"
+    base = ["schema", str(p), "--eps", "1", "-o", str(out)]
+    assert main([*base, "--drop", "l,s"]) == 0
+    _, err = capsys.readouterr()
+    assert "nested" not in err and json.loads(out.read_text())["columns"][0]["name"] == "a"
+    out.unlink()
+    assert main([*base, "--drop", "l"]) == 1  # a kept nested column: refused from the Parquet schema
+    _, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "nested Parquet column(s) s (struct" in lines[0] and "--drop s" in lines[0], err
+    assert not out.exists()
