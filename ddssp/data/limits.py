@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ddssp.errors import DDSSPError
@@ -30,8 +31,9 @@ MAX_JSON_BYTES = 64 << 20
 # --------------------------------------------------------------------------- counts
 #: Caps on counts, checked before any per-entry work. A real release holds a few hundred entries.
 MAX_LEDGER_ENTRIES = 20_000
-#: Stable-key-release and discovery-count entries: each one's check recomputes a threshold cost
-#: (about 1 ms), so this cap keeps the load of a forged ledger short.
+#: Schema discovery's entries: a key-release entry's check recomputes a threshold cost (about 0.2 ms
+#: for a new noise scale), so this cap keeps the load of a forged ledger short. Discovery needs at
+#: least two entries per column it keeps (:func:`check_discovery_width`).
 MAX_DISCOVERY_ENTRIES = 1_000
 MAX_MEASUREMENTS = 10_000
 MAX_CLIQUES = 10_000
@@ -268,4 +270,48 @@ def check_release_plan(
         raise DDSSPError(
             f"the schema lists {listed_levels:,} levels, more than the {MAX_LISTED_LEVELS:,} a release file "
             "holds; bin or cap the large columns (--max-levels, --bins)"
+        )
+
+
+#: The fewest ledger entries schema discovery makes for one column it keeps: a column declared
+#: categorical takes at least one key release; any other column a scan and then at least one key
+#: release or one round of counts. Discovery also makes one noisy row count for the whole table.
+DISCOVERY_ENTRIES_PER_CATEGORICAL = 1
+DISCOVERY_ENTRIES_PER_COLUMN = 2
+
+
+def check_discovery_width(undeclared: Sequence[str], categorical: Collection[str] = ()) -> None:
+    """Refuse, from the header and the options alone, a table whose discovery cannot fit the ledger.
+
+    Discovery of ``undeclared`` makes at least one row count plus
+    :data:`DISCOVERY_ENTRIES_PER_CATEGORICAL` entries per column declared categorical and
+    :data:`DISCOVERY_ENTRIES_PER_COLUMN` per other column it keeps; when that is over
+    :data:`MAX_DISCOVERY_ENTRIES`, a release keeping every column would be refused after discovery
+    had read the table and drawn its noise, so the table is refused before. (Discovery could fit
+    only by dropping columns, at one scan's entry each, for want of rows: a release of a few of the
+    columns, which the user gets better by choosing them.) Only column names and the user's options
+    are used: the refusal reveals nothing about the rows.
+
+    Parameters
+    ----------
+    undeclared : sequence of str
+        The columns discovery would discover.
+    categorical : collection of str
+        The columns declared categorical (``DiscoveryOptions.categorical``).
+
+    Raises
+    ------
+    DDSSPError
+        Naming the options that fix it.
+    """
+    cat = set(categorical)
+    n_cat = sum(1 for n in undeclared if n in cat)
+    least = 1 + n_cat * DISCOVERY_ENTRIES_PER_CATEGORICAL + (len(undeclared) - n_cat) * DISCOVERY_ENTRIES_PER_COLUMN
+    if least > MAX_DISCOVERY_ENTRIES:
+        most = (MAX_DISCOVERY_ENTRIES - 1) // DISCOVERY_ENTRIES_PER_COLUMN
+        raise DDSSPError(
+            f"schema discovery of {len(undeclared):,} undeclared columns needs at least {least:,} ledger "
+            f"entries to keep them all, more than the {MAX_DISCOVERY_ENTRIES:,} a release file holds; keep fewer "
+            f"columns (ReadOptions.columns/drop; at most {most:,} undeclared columns can fit) or declare some in the "
+            "schema (declared columns cost no ledger entries)"
         )

@@ -12,7 +12,7 @@ import csv
 import json
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ def read_table(
     delimiter: str = ",",
     na_values: Sequence[str] = (),
     encoding: str = "utf-8",
+    columns: Collection[str] | None = None,
+    drop: Collection[str] = (),
 ) -> pd.DataFrame:
     """Read a CSV (cells as strings) or Parquet file (by suffix).
 
@@ -43,11 +45,16 @@ def read_table(
         CSV markers read as missing, besides the empty cell (e.g. ``?``).
     encoding : str
         CSV text encoding (UTF-8 by default; a BOM is skipped).
+    columns, drop : optional
+        The caller's column selection (``ReadOptions.columns`` / ``drop``), applied by the caller:
+        nested Parquet columns it leaves out are not read and not warned of.
 
     Returns
     -------
     pandas.DataFrame
-        The table; an unnamed header cell gets a name (``column_1``) with a warning.
+        The table; an unnamed header cell gets a name (``column_1``) with a warning, and nested
+        Parquet columns (list, struct, map) are not read, with a :class:`NestedColumnsWarning` naming
+        those the selection keeps.
 
     Raises
     ------
@@ -61,7 +68,7 @@ def read_table(
     if p.is_dir():
         raise DataError(f"input path {p} is a directory; give a CSV or Parquet file")
     if p.suffix.lower() in PARQUET_SUFFIXES:
-        df = _read_parquet(p)
+        df = _read_parquet(p, columns, drop)
     else:
         df = _read_csv(p, delimiter, list(na_values), encoding)
     _check_frame(df, p)
@@ -150,16 +157,23 @@ def check_flat(names: Sequence[str], kept: Sequence[str]) -> None:
         )
 
 
-def _read_parquet(p: Path) -> pd.DataFrame:
-    """The flat columns of a Parquet file; nested ones (list, struct, map) are not read, with a warning."""
+class NestedColumnsWarning(UserWarning):
+    """Nested Parquet columns (list, struct, map) the caller's selection keeps were not read."""
+
+
+def _read_parquet(p: Path, columns: Collection[str] | None = None, drop: Collection[str] = ()) -> pd.DataFrame:
+    """The flat columns of a Parquet file; nested ones (list, struct, map) are not read, with a warning
+    naming those the selection (``columns`` / ``drop``) keeps."""
     try:
         import pyarrow.parquet as pq
 
         header = parquet_header(pq.read_schema(p))
         flat = [c for c in header if c not in header.nested]
-        if header.nested:
+        kept = [c for c in header.nested if (columns is None or c in columns) and c not in drop]
+        if kept:
             warnings.warn(
-                f"{p}: nested Parquet column(s) {', '.join(header.nested)} not read: a release needs flat columns",
+                f"{p}: nested Parquet column(s) {', '.join(kept)} not read: a release needs flat columns",
+                NestedColumnsWarning,
                 stacklevel=3,
             )
         return pd.read_parquet(p, columns=flat) if header.nested else pd.read_parquet(p)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ddssp.data.limits import check_discovery_width
 from ddssp.dp import Ledger, LedgerEntry, check_delta, check_eps, rho_for_release
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError, WorkloadError
@@ -224,6 +225,7 @@ def plan_schema(
                 f"column(s) {todo[:5]} are not declared in the schema; discovering them reads the table in "
                 "memory: declare them, or give the table as a pandas DataFrame"
             )
+        check_discovery_width(todo, discovery.categorical or ())
         found, notes, dropped, used = _discover(data, todo, ledger, noise, discovery, reserved, kinds)
         status = SCHEMA_DISCOVERED if status == SCHEMA_DECLARED else status
     if replan and todo and used == 0.0:  # no key release: give the reserved delta back to zCDP
@@ -404,6 +406,8 @@ def plan_source(
             f"column(s) {undeclared[:5]} are not declared in the schema: declare them, or discover them "
             "privately (DiscoveryOptions(enabled=True))"
         )
+    if undeclared:  # from the header: a table whose discovery the ledger cannot hold is refused unread
+        check_discovery_width(undeclared, discovery.categorical or ())
     source = source.in_memory(schema)
     if undeclared:
         tell(PhaseStarted("discovery"))

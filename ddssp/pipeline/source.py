@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,7 @@ class Source:
             from ddssp.data.tables import UnnamedColumnWarning
 
             warnings.simplefilter("ignore", UnnamedColumnWarning)  # said once, when the header was read
-            frame = read_rows(self.data, self.read.csv)
+            frame = read_rows(self.data, self.read.csv, self.read)
         return dataclasses.replace(self, frame=frame[self.names])
 
     def counted(self, dropped: Sequence[str]) -> tuple[Any, str]:
@@ -184,7 +185,7 @@ def open_source(data: Any, read: ReadOptions, tell: Callable[[Any], None] | None
     return Source(data, names, backend, not renamed and names == list(header), read)
 
 
-def read_rows(path: Any, csv: Any = None) -> pd.DataFrame:
+def read_rows(path: Any, csv: Any = None, read: Any = None) -> pd.DataFrame:
     """A table file read in memory as text, with extra missing-value markers turned into missing cells.
 
     Parameters
@@ -193,6 +194,9 @@ def read_rows(path: Any, csv: Any = None) -> pd.DataFrame:
         A CSV or Parquet file.
     csv : ddssp.data.counting.CsvOptions, optional
         Delimiter, missing-value markers (besides empty cells) and text encoding.
+    read : ReadOptions, optional
+        Its column selection, which the caller applies (nested Parquet columns it leaves out are not
+        warned of).
 
     Returns
     -------
@@ -207,7 +211,8 @@ def read_rows(path: Any, csv: Any = None) -> pd.DataFrame:
     from ddssp.data.tables import read_table
 
     csv = CsvOptions() if csv is None else csv
-    df = read_table(path, delimiter=csv.delimiter, encoding=csv.encoding)
+    sel = {} if read is None else {"columns": read.columns, "drop": read.drop or ()}
+    df = read_table(path, delimiter=csv.delimiter, encoding=csv.encoding, **sel)
     if csv.na_values:
         df = df.mask(df.isin(list(csv.na_values)))
     return df
@@ -230,11 +235,18 @@ def read_frame(path: Any, read: ReadOptions) -> pd.DataFrame:
     Raises
     ------
     DataError
-        For a file that cannot be read, or a selection naming columns the table lacks.
+        For a file that cannot be read, a selection naming columns the table lacks, or one keeping
+        a nested Parquet column.
     """
-    from ddssp.data.tables import select_columns
+    from ddssp.data.tables import PARQUET_SUFFIXES, select_columns
 
-    df = read_rows(path, read.csv)
+    if read.selects and Path(path).suffix.lower() in PARQUET_SUFFIXES:
+        from ddssp.data.counting import table_columns
+
+        # from the schema, with the nested columns (which the frame lacks), before a row is read
+        names = select_columns(table_columns(path, read.csv), read.columns, read.drop)
+        return read_rows(path, read.csv, read)[names]
+    df = read_rows(path, read.csv, read)
     return df[select_columns(list(df.columns), read.columns, read.drop)]
 
 
