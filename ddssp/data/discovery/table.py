@@ -185,38 +185,13 @@ def discover(
     cat = [n for n in live if scans[n] is None or scans[n].kind == "categorical" or _few_values(scans[n], n, target)]
     report.categorical = cat
     left = {n: (1 - _passes(scans[n]) * SCAN_FRACTION) * share[n] for n in live}
-    if target in cat:  # the target's weight in delta too, taken from the other categorical columns
-        key_delta = delta / (2 * (len(cat) - 1 + TARGET_WEIGHT))
-        target_delta = delta * TARGET_WEIGHT / (len(cat) - 1 + TARGET_WEIGHT)
-    else:
-        key_delta = delta / (2 * len(cat)) if cat else 0.0
+    key_delta, target_delta = _key_deltas(cat, delta, target)
     keys = _first_key_round(df, [n for n in cat if n != target], scans, left, key_delta, mech, report.rows)
+    plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys)
     out = {}
     for name in live:
         try:
-            if name == target and name in cat:  # one key release with the target's whole budget and delta
-                col, note = discover_categorical(
-                    df[name],
-                    name,
-                    left[name],
-                    target_delta,
-                    mech,
-                    scans[name],
-                    as_levels=_few_values(scans[name], name, target),
-                )
-                note += f" (target: {TARGET_WEIGHT:g}x a column's budget, one key release)"
-            elif name in cat:
-                col, note = discover_categorical(
-                    df[name],
-                    name,
-                    keys.rho2(name),
-                    key_delta * (1 + (name in keys.skipped)),
-                    mech,
-                    scans[name],
-                    keys.first[name],
-                )
-            else:
-                col, note = discover_numeric(parsed[name], name, left[name], mech, scans[name], bins, max_levels)
+            col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels)
         except SchemaError as exc:
             report.unresolved[name] = str(exc)
             continue
@@ -225,6 +200,57 @@ def discover(
     if report.unresolved and not collect:
         raise SchemaError(unresolved_message(report))
     return out, report, (delta if cat else 0.0)
+
+
+def _key_deltas(cat: list[str], delta: float, target: str | None) -> tuple[float, float]:
+    """Each categorical column's delta per key release, and a categorical target's delta.
+
+    Delta is split among the categorical columns (halved between a column's two key releases); a
+    categorical target weighs ``TARGET_WEIGHT`` columns and spends its part in one key release.
+    """
+    if target in cat:
+        return delta / (2 * (len(cat) - 1 + TARGET_WEIGHT)), delta * TARGET_WEIGHT / (len(cat) - 1 + TARGET_WEIGHT)
+    return (delta / (2 * len(cat)) if cat else 0.0), 0.0
+
+
+@dataclass(frozen=True)
+class _KeyPlan:
+    """What the columns' own discovery passes share: the categorical columns, the target, each
+    column's remaining budget, the key releases' deltas and the first key round's outcome."""
+
+    cat: list[str]
+    target: str | None
+    left: dict[str, float]
+    key_delta: float
+    target_delta: float
+    keys: Any
+
+
+def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_levels) -> tuple[Any, str]:
+    """One column's discovery after the scans: a categorical target in one key release with its whole
+    budget and delta, another categorical column in its second key release, a numeric column on its grids."""
+    if name == plan.target and name in plan.cat:
+        col, note = discover_categorical(
+            df[name],
+            name,
+            plan.left[name],
+            plan.target_delta,
+            mech,
+            scans[name],
+            as_levels=_few_values(scans[name], name, plan.target),
+        )
+        return col, note + f" (target: {TARGET_WEIGHT:g}x a column's budget, one key release)"
+    if name in plan.cat:
+        return discover_categorical(
+            df[name],
+            name,
+            plan.keys.rho2(name),
+            plan.key_delta * (1 + (name in plan.keys.skipped)),
+            mech,
+            scans[name],
+            plan.keys.first[name],
+        )
+    return discover_numeric(parsed[name], name, plan.left[name], mech, scans[name], bins, max_levels)
 
 
 def _shares(columns: list[str], rho: float, target: str | None) -> dict[str, float]:
