@@ -66,6 +66,7 @@ from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, va
 from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
 from ddssp.marginals.aim_settings import AIMSettings
+from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
@@ -450,8 +451,8 @@ def run_aim(
     final_tol = s.final_tolerance()
     cap = s.model_size_for(len(domain))
     candidates = _candidates(workload, domain, cap)
-    first = target_cliques(user_domain, _targets(target, user_domain))  # the caller's column order
-    _check_target_phase(first, user_domain, cap)
+    first = target_cliques(user_domain, target_columns(target, user_domain))  # the caller's column order
+    check_target_phase(first, user_domain, cap)
     covered = {a for c in first for a in c}
     one_ways = [(a,) for a in user_domain if a not in covered]  # measured in the caller's column order
     report = callback if callback is not None else _no_report
@@ -548,54 +549,6 @@ def count_answers(data: Any, user_domain: dict[str, int], domain: Domain, needed
         return {c: _reorder(got[cu], cu, c) for c, cu in user_needed.items()}
     codes = validate_codes(data, domain)
     return {c: exact_marginal(codes, domain, c) for c in needed}
-
-
-def _targets(target: str | Sequence[str] | None, domain: Mapping[str, int]) -> list[str]:
-    """The target columns, checked against the domain (a bare string is one column)."""
-    if target is None:
-        return []
-    names = [target] if isinstance(target, str) else list(target)
-    for t in names:
-        if not isinstance(t, str) or t not in domain:
-            raise WorkloadError(f"target column {t!r} is not in the domain (columns: {', '.join(domain)})")
-    return list(dict.fromkeys(names))
-
-
-def target_cliques(domain: Mapping[str, int], targets: Sequence[str]) -> list[Clique]:
-    """What the first phase measures: each target's one-way marginal, then its pair with every other
-    column (each pair once), in the caller's column order.
-
-    Parameters
-    ----------
-    domain : dict
-        ``{column: size}`` in the caller's order.
-    targets : sequence of str
-        The target columns.
-
-    Returns
-    -------
-    list of tuple of str
-        Empty without targets.
-    """
-    out: list[Clique] = [(t,) for t in targets]
-    seen: set[Clique] = set()
-    for t in targets:
-        for c in domain:
-            pair = canonical(domain, (t, c))
-            if c != t and pair not in seen:
-                seen.add(pair)
-                out.append(pair)
-    return out
-
-
-def _check_target_phase(first: list[Clique], domain: Mapping[str, int], cap: float) -> None:
-    """Refuse a first phase whose pairs alone build a model larger than the size limit."""
-    mb = sum(cells(domain, c) for c in first if len(c) > 1) * 8 / 2**20
-    if mb > cap:
-        raise WorkloadError(
-            f"the target's pairs with every other column hold {mb:.1f} MB of cells, more than the model "
-            f"size limit of {cap:g} MB; drop or bin the largest columns, or raise max_model_size"
-        )
 
 
 def measure_target_phase(run: _Run, first: list[Clique], rho_first: float) -> None:

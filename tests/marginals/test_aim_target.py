@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from ddssp.dp import LEDGER_RTOL, InsecureSeededNoise
 from ddssp.errors import WorkloadError
-from ddssp.marginals.aim import run_aim, target_cliques
+from ddssp.marginals.aim import run_aim
 from ddssp.marginals.aim_settings import DEFAULT_TARGET_SHARE, AIMSettings
+from ddssp.marginals.aim_target import target_cliques
 from ddssp.marginals.named_tables import canonical
 from ddssp.marginals.workload import all_pairs
 
