@@ -16,6 +16,7 @@ from ddssp.data.counting import CsvOptions
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DataError, DDSSPError, SchemaError, WorkloadError
 from ddssp.marginals.aim import AIMProgress
+from ddssp.marginals.aim_settings import DEFAULT_TARGET_SHARE
 from ddssp.pipeline import (
     AimOptions,
     DiscoveryOptions,
@@ -101,6 +102,9 @@ def test_read_options_refuse_bad_values_naming_the_field():
         ({"max_model_size": 0}, r"AimOptions\.max_model_size"),
         ({"engine": "jax"}, r"AimOptions\.engine"),
         ({"workload": 3}, r"AimOptions\.workload"),
+        ({"target_share": 0}, r"AimOptions\.target_share"),
+        ({"target_share": 1}, r"AimOptions\.target_share"),
+        ({"target_share": "0.3"}, r"AimOptions\.target_share"),
     ],
 )
 def test_aim_options_refuse_bad_values_naming_the_field(kwargs, match):
@@ -114,6 +118,8 @@ def test_aim_options_make_the_run_settings_once():
     assert (s.rounds, s.iters, s.max_model_size, s.engine) == (9, 3, 20, "numpy")
     assert a.settings is s  # made when the options were made, not per use
     assert AimOptions(rounds=9) == AimOptions(rounds=9)
+    assert AimOptions(target_share=0.2).settings.target_share == 0.2
+    assert AimOptions().settings.target_share == DEFAULT_TARGET_SHARE
 
 
 def test_release_takes_the_options_as_objects_only():

@@ -135,6 +135,44 @@ def test_bad_privacy_parameters(codes, schema, eps, delta):
         release(codes, schema, eps=eps, delta=delta, seed=0, read=ReadOptions(encoded=True), aim=AimOptions(rounds=2))
 
 
+def test_target_pairs_measured_first(rel, codes):
+    """release(target="y"): round 0 holds y's one-way marginal and its pair with every other column,
+    charged before any selection; the file says which share of AIM's budget they had."""
+    wanted = [("y",)] + [(c, "y") for c in DOMAIN if c != "y"]
+    assert [m.clique for m in rel.measurements if m.round == 0] == wanted
+    assert [e.kind for e in rel.ledger.entries[: len(wanted)]] == ["measure"] * len(wanted)
+    assert rel.info["settings"]["target_share"] == AimOptions().settings.target_share
+    aim_rho = rel.ledger.rho_budget  # a declared schema: AIM has the whole budget
+    first = sum(e.rho for e in rel.ledger.entries[: len(wanted)])
+    assert first == pytest.approx(rel.info["settings"]["target_share"] * aim_rho, rel=1e-9)
+    # a large budget: the pairs' noisy counts are the data's
+    big = release(
+        codes,
+        rel.schema,
+        eps=1e6,
+        delta=1e-6,
+        target="y",
+        read=ReadOptions(encoded=True),
+        aim=AimOptions(rounds=8, target_share=0.5),
+        insecure_seed=2,
+    )
+    for m in big.measurements[: len(wanted)]:
+        truth = codes.groupby(list(m.clique)).size()
+        shape = tuple(DOMAIN[c] for c in m.clique)
+        full = np.zeros(shape)
+        for key, n in truth.items():
+            full[key] = n
+        assert np.abs(m.values - full).max() <= 1
+
+
+def test_no_target_measures_every_one_way_in_round_0(codes, schema):
+    plain = release(
+        codes, schema, eps=2.0, delta=1e-6, read=ReadOptions(encoded=True), aim=AimOptions(rounds=8), insecure_seed=1
+    )
+    assert [m.clique for m in plain.measurements if m.round == 0] == [(c,) for c in DOMAIN]
+    assert "target_share" not in plain.info["settings"]
+
+
 def test_unknown_target(codes, schema):
     with pytest.raises(SchemaError):
         release(codes, schema, eps=1, delta=1e-6, target="nope", read=ReadOptions(encoded=True))

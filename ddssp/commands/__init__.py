@@ -342,6 +342,7 @@ FLAGS: dict[str, str] = {
     "AimOptions.rounds": "--rounds",
     "AimOptions.iters": "--iters",
     "AimOptions.engine": "--engine",
+    "AimOptions.target_share": "--target-share",
     # the release's own parameters, in the phrases the library's advice uses
     " or eps, or declare it in the schema ": " or --eps, or declare it in a --schema file ",
     "a larger eps or": "a larger --eps or",

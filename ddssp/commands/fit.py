@@ -487,7 +487,7 @@ def run(args) -> int:
     if not all(r["pair_measured"] for r in rows):
         say(
             "  * no released marginal holds this feature together with the target: the model imputed the "
-            "pair (often as independence, coefficient 0); `ddssp release --target Y --workload target` measures pairs with Y"
+            "pair (often as independence, coefficient 0); `ddssp release --target Y` measures every pair with Y"
         )
     if out_path is not None:
         say(f"  coefficient table written to {out_path}")

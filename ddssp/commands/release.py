@@ -148,7 +148,17 @@ def add_arguments(p) -> None:
         "columns are left out, with one warning listing them)",
     )
     g = aim_group(p)
-    g.add_argument("--target", help="regression target column (recorded; needed by --workload target)")
+    g.add_argument(
+        "--target",
+        help="regression target column: its one-way marginal and its pair with every other column are "
+        "measured first (--target-share of the budget), then AIM spends the rest on the workload",
+    )
+    g.add_argument(
+        "--target-share",
+        type=float,
+        default=None,
+        help="with --target: share of AIM's budget for the target's one-way marginal and pairs (default 0.35)",
+    )
     g.add_argument(
         "--workload",
         default="all-pairs",
@@ -301,8 +311,8 @@ def counting_options(args):
 #: printed (stderr) by a release without --target: which pairs a later regression can rest on
 TARGET_NOTE = (
     "ddssp: note: no --target: a regression fitted on this release will rest on the pairs AIM happened "
-    "to measure (pairs it did not measure are inferred by the model); to measure for one target Y, "
-    "release with --target Y --workload target (AIM then chooses among Y's pairs only)"
+    "to measure (pairs it did not measure are inferred by the model); to measure every pair with one "
+    "target Y first, release with --target Y"
 )
 
 
@@ -440,6 +450,7 @@ def aim_options(args):
         rounds=args.rounds,
         iters=args.iters,
         engine=args.engine,
+        target_share=args.target_share,
     )
 
 

@@ -22,6 +22,13 @@ How a run goes (:func:`run_aim`):
   calibration run over long contiguous stretches (faster than domain order on large trees);
   everything returned is in the caller's order.
 
+Given a regression target Y (``target``), the run starts with a first phase that measures Y's
+one-way marginal and every pair (Y, X), one Gaussian measurement each at one noise scale, with
+``settings.target_share`` of the budget (:func:`measure_target_phase`): a regression on Y then rests
+on a measured pair for every feature. Those measurements are recorded in round 0 with the one-way
+marginals of the columns no pair covers; the adaptive rounds spend the rest on the whole workload,
+their model estimated from every measurement, the first phase's included.
+
 The run's parameters and their defaults are :class:`~ddssp.marginals.aim_settings.AIMSettings`;
 the budget of each round is :mod:`ddssp.marginals.aim_rounds`.
 
@@ -33,7 +40,8 @@ per round, model recalibrated for scoring; ``python -m ddssp.bench.aim --fit leg
 Privacy: every noisy release is run by one :class:`~ddssp.dp.ChargedMechanisms`, which charges the
 run's :class:`~ddssp.dp.Ledger` before it draws from ``noise`` (:class:`~ddssp.dp.noise.SecureNoise`,
 OpenDP's exact samplers, unless a test passes the insecure seeded source): discrete Gaussian noise
-on integer counts, Gumbel noisy max for selection. Each
+on integer counts, Gumbel noisy max for selection. Each first-phase measurement charges
+1/(2 sigma_Y^2), their sum the target share of the budget; each
 regular round charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement); the last round spends
 exactly what remains, so the ledger total equals the budget.
 """
@@ -44,7 +52,7 @@ import dataclasses
 import itertools
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +66,7 @@ from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, va
 from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
 from ddssp.marginals.aim_settings import AIMSettings
+from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
@@ -389,6 +398,7 @@ def run_aim(
     noise: NoiseSource | None = None,
     settings: AIMSettings | None = None,
     callback: Callable[[AIMProgress], None] | None = None,
+    target: str | Sequence[str] | None = None,
     **options: Any,
 ) -> AIMResult:
     """Run AIM on ``data`` spending exactly ``rho``.
@@ -417,6 +427,10 @@ def run_aim(
     callback : callable or None
         Called with an :class:`AIMProgress` when counting starts, after every round and before the
         final estimation (see its ``phase``).
+    target : str, sequence of str or None
+        Regression target column(s): a first phase measures each one's one-way marginal and its
+        pair with every other column, with ``settings.target_share`` of ``rho``
+        (:func:`measure_target_phase`). None: no first phase.
     **options
         The fields of :class:`AIMSettings`, instead of ``settings``.
 
@@ -437,12 +451,16 @@ def run_aim(
     final_tol = s.final_tolerance()
     cap = s.model_size_for(len(domain))
     candidates = _candidates(workload, domain, cap)
-    one_ways = [(a,) for a in user_domain]  # measured in the caller's column order
+    first = target_cliques(user_domain, target_columns(target, user_domain))  # the caller's column order
+    check_target_phase(first, user_domain, cap)
+    covered = {a for c in first for a in c}
+    one_ways = [(a,) for a in user_domain if a not in covered]  # measured in the caller's column order
     report = callback if callback is not None else _no_report
     report(AIMProgress(0, T, 0.0, rho, None, math.nan, phase="counting"))
 
     t0 = time.perf_counter()
-    answers = count_answers(data, user_domain, domain, sorted(set(candidates) | set(one_ways), key=_by_size))
+    needed = set(candidates) | {canonical(domain, c) for c in first + one_ways}
+    answers = count_answers(data, user_domain, domain, sorted(needed, key=_by_size))
     ledger = Ledger(rho)
     run = _Run(
         domain,
@@ -457,7 +475,12 @@ def run_aim(
         report=report,
         rounds_T=T,
     )
-    budget = RoundBudget(math.sqrt(T / (2 * 0.9 * rho)), math.sqrt(8 * 0.1 * rho / T))
+    rho_adaptive = rho
+    if first:
+        rho_first = s.target_share * rho
+        measure_target_phase(run, [canonical(domain, c) for c in first], rho_first)
+        rho_adaptive = rho - rho_first
+    budget = RoundBudget(math.sqrt(T / (2 * 0.9 * rho_adaptive)), math.sqrt(8 * 0.1 * rho_adaptive / T))
     rnd, annealed = run_rounds(run, budget, one_ways, cap)
     run.progress(rnd, None, math.nan, phase="final")
     model, final_iterations = final_fit(run, final_tol)
@@ -466,7 +489,7 @@ def run_aim(
         "timings": run.timings,
         "iterations": run.iters_log,
         "final_iterations": final_iterations,
-        "settings": _public_settings(s, rho, T, cap, final_tol),
+        "settings": _public_settings(s, rho, T, cap, final_tol, first),
         "annealed": annealed,
         "candidates": len(candidates),
         "model_size_mb": model.size_mb,
@@ -528,8 +551,27 @@ def count_answers(data: Any, user_domain: dict[str, int], domain: Domain, needed
     return {c: exact_marginal(codes, domain, c) for c in needed}
 
 
+def measure_target_phase(run: _Run, first: list[Clique], rho_first: float) -> None:
+    """The first phase of a run given a target: every clique of ``first`` measured once (round 0),
+    all at the one noise scale that makes their charges sum to ``rho_first``.
+
+    Parameters
+    ----------
+    run : _Run
+        The run's shared state.
+    first : list of tuple of str
+        The target's one-way marginal and pairs (:func:`target_cliques`), in the internal column order.
+    rho_first : float
+        The phase's zCDP budget.
+    """
+    sigma = math.sqrt(len(first) / (2 * rho_first))
+    for c in first:
+        measure_clique(run, c, sigma, 0)
+
+
 def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model_size: float) -> tuple[int, int]:
-    """Round 0 (every one-way marginal), then select-measure-estimate rounds until the budget is spent.
+    """Round 0 (the one-way marginals not measured yet), then select-measure-estimate rounds until the
+    budget is spent.
 
     After a round whose measurement moved the model's marginal by no more than the noise would,
     the regular budget is annealed (:meth:`RoundBudget.annealed`). The last round spends exactly
@@ -542,7 +584,8 @@ def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model
     budget : RoundBudget
         The regular round's budget at the start.
     one_ways : list of tuple of str
-        The one-way marginals, in the caller's column order.
+        The one-way marginals to measure, in the caller's column order (every column's, unless a
+        target phase covered some).
     max_model_size : float
         The model size limit (MB) at the full budget.
 
@@ -606,9 +649,11 @@ def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
     return model, out["iterations"]
 
 
-def _public_settings(s: AIMSettings, rho: float, rounds_T: int, cap: float, final_tol: float) -> dict[str, Any]:
-    """The run's settings as released (``info["settings"]``)."""
-    return {
+def _public_settings(
+    s: AIMSettings, rho: float, rounds_T: int, cap: float, final_tol: float, first: list[Clique]
+) -> dict[str, Any]:
+    """The run's settings as released (``info["settings"]``); the target phase's share only when it ran."""
+    public = {
         "rho": rho,
         "rounds_T": rounds_T,
         "max_model_size": cap,
@@ -620,6 +665,10 @@ def _public_settings(s: AIMSettings, rho: float, rounds_T: int, cap: float, fina
         "round_max_iters": ROUND_MAX_ITERS if s.iters is None else int(s.iters),
         "round_tol": ROUND_TOL if s.iters is None else None,
     }
+    if first:
+        public["target_share"] = float(s.target_share)
+        public["target_measurements"] = len(first)
+    return public
 
 
 def _reorder(arr: np.ndarray, attrs: Clique, target: Clique) -> np.ndarray:

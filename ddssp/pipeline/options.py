@@ -219,6 +219,10 @@ class AimOptions:
         Plain mirror-descent steps per round (the legacy loop); None for the fast loop.
     engine : {"numpy", "mbi"}
         Estimation engine.
+    target_share : float
+        With a target, the share of AIM's budget, in (0, 1), of its first phase: the target's
+        one-way marginal and its pair with every other column, measured before the adaptive rounds
+        (default :data:`~ddssp.marginals.aim_settings.DEFAULT_TARGET_SHARE`). Unused without a target.
 
     Attributes
     ----------
@@ -238,6 +242,7 @@ class AimOptions:
     rounds: int | None = None
     iters: int | None = None
     engine: str = "numpy"
+    target_share: float | None = None
     settings: AIMSettings = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -257,7 +262,11 @@ class AimOptions:
             raise WorkloadError(f"AimOptions.max_model_size must be a positive number of MB or None, got {mms!r}")
         if self.engine not in ("numpy", "mbi"):
             raise WorkloadError(f"AimOptions.engine must be 'numpy' or 'mbi', got {self.engine!r}")
-        settings = AIMSettings(max_model_size=mms, rounds=self.rounds, iters=self.iters, engine=self.engine)
+        share = self.target_share
+        if share is not None and (isinstance(share, bool) or not (isinstance(share, (int, float)) and 0 < share < 1)):
+            raise WorkloadError(f"AimOptions.target_share must be a number in (0, 1) or None, got {share!r}")
+        extra = {} if share is None else {"target_share": float(share)}
+        settings = AIMSettings(max_model_size=mms, rounds=self.rounds, iters=self.iters, engine=self.engine, **extra)
         object.__setattr__(self, "settings", settings)
 
 

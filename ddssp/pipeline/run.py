@@ -67,7 +67,9 @@ def release(
     eps, delta : float
         The (eps, delta)-DP guarantee of the whole release.
     target : str, optional
-        The column a regression will predict (for the workload ``"target"``; recorded in the file).
+        The column a regression will predict: AIM first measures its one-way marginal and its pair
+        with every other column (``AimOptions.target_share`` of AIM's budget), then spends the rest
+        adaptively on the workload. Recorded in the file; the workload ``"target"`` needs it.
     read : ReadOptions, optional
         Which columns are used, how a file is parsed and which backend counts it.
     discovery : DiscoveryOptions, optional
@@ -229,7 +231,9 @@ def _measure(
     rho_aim = plan.ledger.rho_budget - plan.ledger.spent
     if not rho_aim > 0:
         raise DDSSPError("nothing of the budget is left for the marginals after schema discovery")
-    return run_aim(codes, schema.domain, w, rho_aim, rng=rng, noise=noise, settings=aim.settings, callback=tell)
+    return run_aim(
+        codes, schema.domain, w, rho_aim, rng=rng, noise=noise, settings=aim.settings, callback=tell, target=target
+    )
 
 
 def _whole_ledger(planned: Ledger, measured: Ledger) -> Ledger:

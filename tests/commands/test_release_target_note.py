@@ -46,7 +46,7 @@ def test_release_without_target_notes_the_measured_pairs_once(codes_table, tmp_p
     err = _release(codes_table, tmp_path, capsys)
     lines = [ln for ln in err.splitlines() if "no --target" in ln]
     assert lines == [TARGET_NOTE]
-    assert "pairs AIM happened to measure" in TARGET_NOTE and "--target Y --workload target" in TARGET_NOTE
+    assert "pairs AIM happened to measure" in TARGET_NOTE and "release with --target Y" in TARGET_NOTE
     assert "\n" not in TARGET_NOTE
     # with a target, or with --quiet, no such note
     assert "no --target" not in _release(codes_table, tmp_path, capsys, "--target", "y", "--workload", "target")
