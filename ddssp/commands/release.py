@@ -147,6 +147,38 @@ def add_arguments(p) -> None:
         help="refuse the release when some column cannot be discovered at this budget (by default such "
         "columns are left out, with one warning listing them)",
     )
+    _add_aim_arguments(p)
+    g = output_group(p)
+    g.add_argument("-o", "--output", help="release file to write (default: DATA's stem + .release, beside DATA)")
+    g.add_argument("--force", action="store_true", help="replace an existing output file")
+    g.add_argument(
+        "--sign-key",
+        metavar="KEY.pem",
+        help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
+        "-out key.pem`); readers check it with `ddssp verify --public-key`",
+    )
+    g.add_argument(
+        "--dataset-name",
+        metavar="NAME",
+        help="a public name for the data set, written to the manifest beside the release date; "
+        "with --sign-key the signature binds both",
+    )
+    g.add_argument("--quiet", action="store_true", help="no progress and no summary")
+    g.add_argument(
+        "--verbose", action="store_true", help="when stderr is not a terminal (a log file), print one line per phase"
+    )
+    testing_option(
+        p,
+        "--insecure-seed",
+        type=int,
+        metavar="N",
+        help="draw the DP noise from a numpy generator seeded with N. The release is then NOT "
+        "PRIVATE (anyone with N can subtract the noise) and is stamped so",
+    )
+
+
+def _add_aim_arguments(p) -> None:
+    """The AIM group of ``ddssp release``: workload, target share, model size, rounds, engine."""
     g = aim_group(p)
     g.add_argument(
         "--target",
@@ -179,33 +211,6 @@ def add_arguments(p) -> None:
         default="numpy",
         help="estimation engine: numpy mirror descent (default, nothing compiled) or mbi's "
         "JAX MirrorDescent (the slow reference path)",
-    )
-    g = output_group(p)
-    g.add_argument("-o", "--output", help="release file to write (default: DATA's stem + .release, beside DATA)")
-    g.add_argument("--force", action="store_true", help="replace an existing output file")
-    g.add_argument(
-        "--sign-key",
-        metavar="KEY.pem",
-        help="sign the release with this Ed25519 private key (PEM; `openssl genpkey -algorithm ed25519 "
-        "-out key.pem`); readers check it with `ddssp verify --public-key`",
-    )
-    g.add_argument(
-        "--dataset-name",
-        metavar="NAME",
-        help="a public name for the data set, written to the manifest beside the release date; "
-        "with --sign-key the signature binds both",
-    )
-    g.add_argument("--quiet", action="store_true", help="no progress and no summary")
-    g.add_argument(
-        "--verbose", action="store_true", help="when stderr is not a terminal (a log file), print one line per phase"
-    )
-    testing_option(
-        p,
-        "--insecure-seed",
-        type=int,
-        metavar="N",
-        help="draw the DP noise from a numpy generator seeded with N. The release is then NOT "
-        "PRIVATE (anyone with N can subtract the noise) and is stamped so",
     )
 
 
