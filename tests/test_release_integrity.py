@@ -96,12 +96,13 @@ def _recovered(rel: Release, codes, guesses) -> list[bool]:
 
 def test_seed_reversal_fails_on_a_default_release(secure_rel, codes):
     assert secure_rel.stamp is None and secure_rel.noise["secure"] is True
-    # every marginal here has >= 2 cells; sigma >= 8 here, so P(a cell's noise is 0) <= 1/(8 sqrt(2 pi)) ~ 0.05
-    assert min(m.sigma for m in secure_rel.measurements) > 8
+    # every marginal here has >= 2 cells; sigma > 7 here (the target's pairs, measured first, share
+    # 0.35 of the budget), so P(a cell's noise is 0) <= 1/(7 sqrt(2 pi)) ~ 0.057
+    assert min(m.sigma for m in secure_rel.measurements) > 7
     for attack in (_replay_numpy_attack, _replay_insecure_source):
         for seed in (0, 1, 2):  # the --seed used (0) and others
             hit = _recovered(secure_rel, codes, attack(secure_rel, seed))
-            # a whole marginal comes back only by chance (P <= 0.05^2 each); allow at most one of ~20
+            # a whole marginal comes back only by chance (P <= 0.057^2 each); allow at most one of ~20
             assert sum(hit) <= 1, (attack.__name__, seed, hit)
 
 
