@@ -242,3 +242,18 @@ def test_schema_command_drops_nested_parquet_columns_quietly(tmp_path, capsys):
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "nested Parquet column(s) s (struct" in lines[0] and "--drop s" in lines[0], err
     assert not out.exists()
+
+
+def test_a_model_size_the_reader_refuses_is_refused_before_the_table_is_read(tmp_path, capsys, monkeypatch):
+    from ddssp.cli import main
+
+    monkeypatch.delenv("DDSSP_MAX_LOAD_MEMORY", raising=False)
+    data = tmp_path / "t.csv"
+    data.write_text("a,b\n1,x\n2,y\n")
+    out = tmp_path / "o.release"
+    argv = ["release", str(data), "--eps", "1", "--delta", "1e-6", "--max-model-size", "200", "-o", str(out)]
+    monkeypatch.setattr("ddssp.pipeline.release", lambda *a, **k: pytest.fail("the table was read"))
+    assert main(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--max-model-size 200" in err[0] and "80 MB" in err[0], err
+    assert not out.exists()

@@ -214,6 +214,25 @@ def _add_aim_arguments(p) -> None:
     )
 
 
+def _check_model_size(max_model_size: float | None) -> None:
+    """Refuse, before anything is read, a ``--max-model-size`` whose release file would not load.
+
+    The file's reader accepts model tables up to :func:`ddssp.data.limits.max_model_mb` of the load
+    budget (80 MB under the default budget); a larger model would be measured and then refused when
+    written.
+    """
+    from ddssp.data.limits import MAX_MEMORY_ENV, max_memory_default, max_model_mb
+    from ddssp.errors import DDSSPError
+
+    limit = max_model_mb(max_memory_default())
+    if max_model_size is not None and max_model_size > limit:
+        raise DDSSPError(
+            f"--max-model-size {max_model_size:g} is more than the {limit:g} MB of model a release file loads "
+            f"with (give at most {limit:g}, or raise the load budget with {MAX_MEMORY_ENV}=BYTES for the "
+            "writer and every reader of the file)"
+        )
+
+
 def need_eps(args, command: str) -> float:
     """The ``--eps`` a command needs, checked.
 
@@ -365,6 +384,7 @@ def run(args) -> int:
     from ddssp.releasefile.model import check_dataset_name
 
     check_dataset_name(args.dataset_name)
+    _check_model_size(args.max_model_size)
     schema, cat = load_declared(decl, args.categorical)
     from ddssp.progress import PhaseProgress
 
