@@ -305,6 +305,19 @@ def symlink_to_dev_zero(dst: Path) -> Path:
     return dst
 
 
+def one_line_refusal(path, capsys, match: str, argv=("verify",)) -> str:
+    """Run ``ddssp ARGV PATH`` in process: exit 1, one ``ddssp: error:`` line holding ``match``, no
+    internal error; the line is returned."""
+    from ddssp.cli import main
+
+    assert main([*argv, str(path)]) == 1
+    _, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ddssp: error:"), err
+    assert "internal error" not in err and match in lines[0], err
+    return lines[0]
+
+
 def write_all(out: Path, full: bool = True) -> dict[str, Path]:
     """Every hostile file of the set, in ``out`` (full size when ``full``)."""
     out.mkdir(parents=True, exist_ok=True)

@@ -30,12 +30,7 @@ def base(tmp_path_factory) -> Path:
 
 
 def _one_line_refusal(path, capsys, match: str, argv=("inspect",)) -> str:
-    assert main([*argv, str(path)]) == 1
-    _, err = capsys.readouterr()
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("ddssp: error:"), err
-    assert "internal error" not in err and match in lines[0], err
-    return lines[0]
+    return hostile.one_line_refusal(path, capsys, match, argv)
 
 
 # --------------------------------------------------------------------------- JSON structure
