@@ -73,7 +73,7 @@ class Source:
             from ddssp.data.tables import UnnamedColumnWarning
 
             warnings.simplefilter("ignore", UnnamedColumnWarning)  # said once, when the header was read
-            frame = read_rows(self.data, self.read.csv, self.read)
+            frame = read_rows(self.data, self.read)
         return dataclasses.replace(self, frame=frame[self.names])
 
     def counted(self, dropped: Sequence[str]) -> tuple[Any, str]:
@@ -185,17 +185,16 @@ def open_source(data: Any, read: ReadOptions, tell: Callable[[Any], None] | None
     return Source(data, names, backend, not renamed and names == list(header), read)
 
 
-def read_rows(path: Any, csv: Any = None, read: Any = None) -> pd.DataFrame:
+def read_rows(path: Any, read: ReadOptions) -> pd.DataFrame:
     """A table file read in memory as text, with extra missing-value markers turned into missing cells.
 
     Parameters
     ----------
     path : str or path-like
         A CSV or Parquet file.
-    csv : ddssp.data.counting.CsvOptions, optional
-        Delimiter, missing-value markers (besides empty cells) and text encoding.
-    read : ReadOptions, optional
-        Its column selection, which the caller applies (nested Parquet columns it leaves out are not
+    read : ReadOptions
+        Its CSV options (delimiter, missing-value markers besides empty cells, text encoding) and its
+        column selection, which the caller applies (nested Parquet columns it leaves out are not
         warned of).
 
     Returns
@@ -210,9 +209,8 @@ def read_rows(path: Any, csv: Any = None, read: Any = None) -> pd.DataFrame:
     from ddssp.data.counting import CsvOptions
     from ddssp.data.tables import read_table
 
-    csv = CsvOptions() if csv is None else csv
-    sel = {} if read is None else {"columns": read.columns, "drop": read.drop or ()}
-    df = read_table(path, delimiter=csv.delimiter, encoding=csv.encoding, **sel)
+    csv = CsvOptions() if read.csv is None else read.csv
+    df = read_table(path, delimiter=csv.delimiter, encoding=csv.encoding, columns=read.columns, drop=read.drop or ())
     if csv.na_values:
         df = df.mask(df.isin(list(csv.na_values)))
     return df
@@ -245,8 +243,8 @@ def read_frame(path: Any, read: ReadOptions) -> pd.DataFrame:
 
         # from the schema, with the nested columns (which the frame lacks), before a row is read
         names = select_columns(table_columns(path, read.csv), read.columns, read.drop)
-        return read_rows(path, read.csv, read)[names]
-    df = read_rows(path, read.csv, read)
+        return read_rows(path, read)[names]
+    df = read_rows(path, read)
     return df[select_columns(list(df.columns), read.columns, read.drop)]
 
 
