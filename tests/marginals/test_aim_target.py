@@ -4,8 +4,6 @@ rest; the ledger stays exact and seeded runs reproduce."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,25 +17,15 @@ from ddssp.marginals.aim_settings import DEFAULT_TARGET_SHARE, AIMSettings
 from ddssp.marginals.aim_target import target_cliques
 from ddssp.marginals.named_tables import canonical
 from ddssp.marginals.workload import all_pairs
+from tests.marginals.test_aim import exact
+from tests.marginals.test_aim import make_data as chained_table
 
 DOM = {"a": 6, "b": 5, "y": 2, "c": 4, "d": 3}
 
 
 def make_data(seed: int, n: int = 3000, domain=DOM) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    cols = {}
-    prev = rng.integers(0, 6, n)
-    for i, (name, k) in enumerate(domain.items()):
-        cur = np.where(rng.random(n) < 0.6, (prev + i) % k, rng.integers(0, k, n))
-        cols[name] = cur
-        prev = cur
-    return pd.DataFrame(cols)
-
-
-def exact(df: pd.DataFrame, domain: dict, clique: tuple) -> np.ndarray:
-    shape = [domain[a] for a in clique]
-    idx = np.ravel_multi_index([df[a].to_numpy() for a in clique], shape)
-    return np.bincount(idx, minlength=math.prod(shape)).reshape(shape).astype(float)
+    """The AIM tests' chained table (:func:`tests.marginals.test_aim.make_data`) on this file's domain."""
+    return chained_table(seed, n, domain)
 
 
 def check_target_run(res, domain: dict, target: str, rho: float, share: float) -> None:
