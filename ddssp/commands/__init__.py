@@ -348,6 +348,7 @@ FLAGS: dict[str, str] = {
     "a larger eps or": "a larger --eps or",
     "leave out the schema)": "leave out --schema)",
     "(the target parameter)": "(--target)",
+    "in a schema file": "in a --schema file",
 }
 
 

@@ -487,8 +487,9 @@ def _release(args, progress, eps, delta, schema, cat):
     from ddssp.data import ClipWarning
     from ddssp.data.tables import UnnamedColumnWarning
     from ddssp.pipeline import DroppedColumnsWarning, release
+    from ddssp.releasefile.quality import WeakReleaseWarning
 
-    shown = (UnnamedColumnWarning, DroppedColumnsWarning)  # printed from the pipeline's notices
+    shown = (UnnamedColumnWarning, DroppedColumnsWarning, WeakReleaseWarning)  # printed from the pipeline's notices
     clipped: list[str] = []
     try:
         with warnings.catch_warnings(record=True) as cw:

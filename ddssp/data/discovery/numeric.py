@@ -173,6 +173,10 @@ class _NumericPass:
     keep: tuple[float, float] | None = None
     #: a value found alone by the scan: its own bin, decoding to exactly it
     point: float | None = None
+    #: noisy counts of the rows a grid's cut left below / above the kept range (each grid's end
+    #: cells hold every row beyond it, so the last grid cut on a side counts all that side's rows)
+    below: float = 0.0
+    above: float = 0.0
 
     def count(self, note: str) -> np.ndarray:
         """Noisy counts of ``grid`` at ``sigma``, charged to the ledger."""
@@ -181,7 +185,14 @@ class _NumericPass:
 
 
 def discover_numeric(
-    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int
+    x: np.ndarray,
+    name: str,
+    rho: float,
+    mech,
+    scan: ScanResult,
+    bins: int | None,
+    max_levels: int,
+    clipped: dict[str, tuple[float, float]] | None = None,
 ) -> tuple[Column, str]:
     """Discover a numeric column's levels or bins from noisy counts on public grids.
 
@@ -210,6 +221,10 @@ def discover_numeric(
         The number of bins; chosen from the noisy count of values when None.
     max_levels : int
         Whole numbers over at most this many values become ordered levels.
+    clipped : dict, optional
+        Filled with ``{name: (below, above)}``: the noisy shares of the numbers that the cut of a
+        grid left outside the column's range (post-processing of the grids' noisy counts; absent
+        for the private-medians path, whose range is the scan's).
 
     Returns
     -------
@@ -241,6 +256,8 @@ def discover_numeric(
             _narrow_to_coarse(st, a, b)
         _fine_pass(st)
     _cut_to_span(st)
+    if clipped is not None:
+        clipped[name] = (min(max(st.below / st.n, 0.0), 1.0), min(max(st.above / st.n, 0.0), 1.0))
     if st.int_grid and len(st.grid) - 1 <= min(max_levels, max(16, 2 * _grid_cells(st.n, st.sigma))):
         return _levels_column(st)
     return _bins_column(st)
@@ -351,6 +368,7 @@ def _narrow_to_coarse(st: _NumericPass, a: int, b: int) -> None:
     hold the rows, and a fine grid splits a thin tail into cells each lost in the noise)."""
     st.lo, st.hi = float(st.grid[a]), float(st.grid[b + 1])
     st.lo_pos = st.scan.lo_pos
+    _count_outside(st, a, b)
     st.keep = (float(st.grid[a + 1]), float(st.grid[b]))
 
 
@@ -405,7 +423,18 @@ def _cut_to_span(st: _NumericPass) -> None:
         # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands)
         a = min(a, max(0, min(step_start(y[: inner_a + 1]), inner_a)))
         b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
+    _count_outside(st, a, b)
     st.grid, st.y = grid[a : b + 2], y[a : b + 1]
+
+
+def _count_outside(st: _NumericPass, a: int, b: int) -> None:
+    """Record the noisy rows of the cells of ``st.y`` that a cut to cells ``a..b`` leaves out, on each
+    side it cuts (the end cells of a grid hold every row beyond it, so this counts them all).
+    Post-processing."""
+    if a > 0:
+        st.below = float(np.sum(st.y[:a]))
+    if b < len(st.y) - 1:
+        st.above = float(np.sum(st.y[b + 1 :]))
 
 
 def _levels_column(st: _NumericPass) -> tuple[Column, str]:
