@@ -48,8 +48,8 @@ class SchemaPlan:
     dropped : dict
         Columns discovery could not resolve, left out of the release: ``{name: reason}``.
     clipped : dict
-        ``{column: (below, above)}``: discovery's noisy shares of a numeric column's numbers left
-        outside its range (:class:`~ddssp.data.discovery.table.DiscoveryReport`).
+        ``{column: (below, above, sd_below, sd_above)}``: discovery's noisy shares of a numeric
+        column's numbers left outside its range, and their noise sds (:class:`~ddssp.data.discovery.table.DiscoveryReport`).
     """
 
     schema: Any
@@ -59,7 +59,7 @@ class SchemaPlan:
     discovered: list[str] = field(default_factory=list)
     #: columns discovery could not resolve, left out of the release: {name: reason}
     dropped: dict[str, str] = field(default_factory=dict)
-    clipped: dict[str, tuple[float, float]] = field(default_factory=dict)
+    clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
 
 class DroppedColumnsWarning(UserWarning):
@@ -221,7 +221,7 @@ def plan_schema(
     found: dict[str, Any] = {}
     notes: dict[str, str] = {}
     dropped: dict[str, str] = {}
-    clipped: dict[str, tuple[float, float]] = {}
+    clipped: dict[str, tuple[float, ...]] = {}
     used = 0.0
     status = declared.status
     if todo:
@@ -326,7 +326,7 @@ def _discover(
     discovery: DiscoveryOptions,
     reserved: float,
     kinds: dict[str, str],
-) -> tuple[dict[str, Any], dict[str, str], dict[str, str], float, dict[str, tuple[float, float]]]:
+) -> tuple[dict[str, Any], dict[str, str], dict[str, str], float, dict[str, tuple[float, ...]]]:
     """Discover the columns ``todo`` under DP, charged to ``ledger``: (columns found, notes, dropped
     columns with why, the delta the key release used, the noisy clipped shares of numeric columns). Dropped columns are refused under ``strict``,
     otherwise warned of once."""

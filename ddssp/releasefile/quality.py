@@ -55,6 +55,8 @@ SECTION = "grade_evidence"
 #: bounds of that section: the longest reason string, and the most entries of each part
 MAX_REASON = 400
 MAX_ENTRIES = 100_000
+#: the largest noise sd of a clipped share the file may state (a share's sd can exceed 1 on a tiny table)
+MAX_SD = 1e6
 
 
 class WeakReleaseWarning(UserWarning):
@@ -83,7 +85,9 @@ class ColumnGrade:
     error : float or None
         Expected total-variation error of its one-way from noise alone.
     clipped : tuple of float or None
-        Estimated shares of its numbers below and above its range (numeric, discovered on grids).
+        Estimated shares of its numbers below and above its range (numeric).
+    clipped_sd : tuple of float or None
+        The noise sds of those two estimates (as shares).
     clip_source : str
         ``"estimated"``, ``"declared"`` (a public range), ``"unknown"`` or ``""`` (not numeric).
     end_bin : float or None
@@ -103,6 +107,7 @@ class ColumnGrade:
     snr: float | None = None
     error: float | None = None
     clipped: tuple[float, float] | None = None
+    clipped_sd: tuple[float, float] | None = None
     clip_source: str = ""
     end_bin: float | None = None
     folded: float | None = None
@@ -112,6 +117,7 @@ class ColumnGrade:
         """The grade as a JSON-ready dict."""
         d = dict(self.__dict__)
         d["clipped"] = list(self.clipped) if self.clipped is not None else None
+        d["clipped_sd"] = list(self.clipped_sd) if self.clipped_sd is not None else None
         d["weak"] = list(self.weak)
         return d
 
@@ -294,8 +300,8 @@ def _clipping(g: ColumnGrade, col: Any, rel: Any, clipped: dict[str, Any]) -> No
         return
     g.clip_source = "declared" if g.source == "declared" else "unknown"
     if g.name in clipped:
-        below, above = clipped[g.name]
-        g.clipped, g.clip_source = (float(below), float(above)), "estimated"
+        below, above, sd_below, sd_above = clipped[g.name]
+        g.clipped, g.clipped_sd, g.clip_source = (below, above), (sd_below, sd_above), "estimated"
     if col.edges is None:
         return
     p = np.clip(np.asarray(rel.model.marginal((g.name,)), dtype=float), 0.0, None)
@@ -311,7 +317,8 @@ def _clipping(g: ColumnGrade, col: Any, rel: Any, clipped: dict[str, Any]) -> No
         typical = float(np.median(share[1:-1]))
         below = 0.0 if _point(col, 0) else max(share[0] - typical, 0.0)
         above = 0.0 if _point(col, len(keep) - 1) else max(share[-1] - typical, 0.0)
-        g.clipped, g.clip_source = (below, above), "end bins"
+        sd = 1.0 / (g.snr * g.size) if g.snr else 0.0  # a cell's noise sd as a share of the rows
+        g.clipped, g.clipped_sd, g.clip_source = (below, above), (sd, sd), "end bins"
 
 
 def _point(col: Any, i: int) -> bool:
@@ -337,12 +344,12 @@ def _weak(g: ColumnGrade) -> list[str]:
 
 
 def _clips(g: ColumnGrade) -> bool:
-    """Whether the column's clipped share is above :data:`WEAK_CLIPPED`; an estimate from its end
-    bins must also clear twice the noise sd of a cell of its one-way (as a share of the rows)."""
+    """Whether a clipped share of the column is above :data:`WEAK_CLIPPED` by twice its noise sd
+    (a noisy estimate must show it, not merely allow it)."""
     if g.clipped is None:
         return False
-    margin = 2.0 / (g.snr * g.size) if g.clip_source == "end bins" and g.snr else 0.0
-    return max(g.clipped) > WEAK_CLIPPED + margin
+    sd = g.clipped_sd or (0.0, 0.0)
+    return any(v - 2.0 * s > WEAK_CLIPPED for v, s in zip(g.clipped, sd))
 
 
 def problems(gr: Grade) -> list[str]:
@@ -421,7 +428,11 @@ def grade_lines(gr: Grade, width: int = 24) -> list[str]:
         noise = "inferred by the model" if g.error is None else f"snr {g.snr:.3g}, one-way error ~{g.error:.1%}"
         extra = []
         if g.clipped is not None:
-            extra.append(f"clipped ~{g.clipped[0]:.1%} below / ~{g.clipped[1]:.1%} above")
+            sd = g.clipped_sd or (0.0, 0.0)
+            extra.append(
+                f"clipped ~{g.clipped[0]:.1%} (sd {sd[0]:.1%}) below / ~{g.clipped[1]:.1%} (sd {sd[1]:.1%}) above"
+                + ("" if g.clip_source == "estimated" else f" ({g.clip_source})")
+            )
         elif g.clip_source == "declared":
             extra.append("range declared")
         if g.end_bin is not None:
@@ -476,13 +487,14 @@ def grade_html(gr: Grade) -> str:
     return f"<table>{head}{''.join(rows)}</table>{foot}</p>"
 
 
-def evidence_section(clipped: dict[str, tuple[float, float]], dropped: dict[str, str]) -> dict[str, Any]:
+def evidence_section(clipped: dict[str, tuple[float, ...]], dropped: dict[str, str]) -> dict[str, Any]:
     """The release file's discovery evidence (:data:`SECTION`): empty when there is none.
 
     Parameters
     ----------
     clipped : dict
-        ``{column: (below, above)}``: discovery's noisy clipped shares (public post-processing).
+        ``{column: (below, above, sd_below, sd_above)}``: discovery's noisy clipped shares and
+        their noise sds (public post-processing).
     dropped : dict
         ``{column: why}``: the discovered columns left out.
 
@@ -492,7 +504,10 @@ def evidence_section(clipped: dict[str, tuple[float, float]], dropped: dict[str,
     """
     out: dict[str, Any] = {}
     if clipped:
-        out["clipped"] = {c: [min(max(float(v), 0.0), 1.0) for v in bv] for c, bv in clipped.items()}
+        out["clipped"] = {
+            c: [min(max(float(v), 0.0), 1.0) for v in bv[:2]] + [min(max(float(v), 0.0), MAX_SD) for v in bv[2:]]
+            for c, bv in clipped.items()
+        }
     if dropped:
         out["dropped"] = {c: str(why)[:MAX_REASON] for c, why in dropped.items()}
     return out
@@ -514,8 +529,8 @@ def check_evidence(section: Any, columns: list[str], discovered: set[str]) -> di
     Returns
     -------
     dict
-        ``{"clipped": {column: (below, above)}, "dropped": {column: why}}`` (parts that are absent
-        are left out).
+        ``{"clipped": {column: (below, above, sd_below, sd_above)}, "dropped": {column: why}}``
+        (parts that are absent are left out).
 
     Raises
     ------
@@ -534,10 +549,12 @@ def check_evidence(section: Any, columns: list[str], discovered: set[str]) -> di
     for c, v in clipped.items():
         if c not in known:
             raise ValueError(f"{SECTION}.clipped names a column the schema does not hold")
-        ok = isinstance(v, list) and len(v) == 2
-        if not ok or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= 1 for x in v):
-            raise ValueError(f"{SECTION}.clipped[{c!r}] must be two shares in [0, 1]")
-        checked[c] = (float(v[0]), float(v[1]))
+        ok = isinstance(v, list) and len(v) == 4
+        if not ok or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            raise ValueError(f"{SECTION}.clipped[{c!r}] must be four numbers")
+        if not (all(0 <= x <= 1 for x in v[:2]) and all(0 <= x <= MAX_SD for x in v[2:])):
+            raise ValueError(f"{SECTION}.clipped[{c!r}] must be two shares in [0, 1] and their sds in [0, {MAX_SD:g}]")
+        checked[c] = tuple(float(x) for x in v)
     if "clipped" in section:
         out["clipped"] = checked
     dropped = section.get("dropped", {})

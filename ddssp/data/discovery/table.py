@@ -82,9 +82,10 @@ class DiscoveryReport:
     unresolved: dict[str, str] = field(default_factory=dict)
     rows: float | None = None  # the noisy row count, when one was drawn
     share: float | None = None  # discovery's share of the release's zCDP budget, when chosen from it
-    #: numeric columns discovered on grids: {name: (below, above)}, the noisy shares of their numbers
-    #: left outside the range (clipped into the end bins); post-processing of noisy counts, so public
-    clipped: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: numeric columns: {name: (below, above, sd_below, sd_above)}, the noisy shares of their numbers
+    #: left outside the range (clipped into the end bins) and their noise sds; post-processing of
+    #: noisy counts, so public
+    clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def dropped(self) -> dict[str, str]:
