@@ -42,6 +42,9 @@ import numpy as np
 WEAK_ERROR = 0.05
 #: a numeric column with more than this share of its numbers estimated outside its range is weak
 WEAK_CLIPPED = 0.05
+#: a numeric column whose clipped estimate cannot rule out more than this share outside its range
+#: (estimate + 2 sd, on either side) has an unchecked range: weak, with the same fix as clipping
+WEAK_UNCHECKED = 0.25
 #: a categorical column with more than this share of its rows in its catch-all level is weak
 WEAK_FOLDED = 0.10
 #: an end bin of a binned numeric column (3 bins or more) holding more than this share of the rows
@@ -190,6 +193,7 @@ class Grade:
                 "clipped": WEAK_CLIPPED,
                 "folded": WEAK_FOLDED,
                 "end_bin": WEAK_END_BIN,
+                "unchecked": WEAK_UNCHECKED,
             },
             "columns": {n: c.to_dict() for n, c in self.columns.items()},
             "weak": self.weak,
@@ -336,6 +340,8 @@ def _weak(g: ColumnGrade) -> list[str]:
         out.append(f"one-way error ~{g.error:.0%} from noise")
     if _clips(g):
         out.append(f"~{g.clipped[0]:.0%} below / {g.clipped[1]:.0%} above its range, clipped")
+    elif _unchecked(g) is not None:
+        out.append(f"range unchecked: up to ~{_unchecked(g):.0%} of its numbers may lie outside it")
     elif g.end_bin is not None and g.end_bin > WEAK_END_BIN:
         out.append(f"{g.end_bin:.0%} of rows in an end bin (its range may clip them)")
     if g.folded is not None and g.folded > WEAK_FOLDED:
@@ -350,6 +356,16 @@ def _clips(g: ColumnGrade) -> bool:
         return False
     sd = g.clipped_sd or (0.0, 0.0)
     return any(v - 2.0 * s > WEAK_CLIPPED for v, s in zip(g.clipped, sd))
+
+
+def _unchecked(g: ColumnGrade) -> float | None:
+    """The share of the column's numbers its clipped estimate cannot rule out lying outside its range
+    (estimate + 2 sd, the larger side), when above :data:`WEAK_UNCHECKED`; else None."""
+    if g.clipped is None or g.clip_source != "estimated":
+        return None
+    sd = g.clipped_sd or (0.0, 0.0)
+    top = max(min(v + 2.0 * s, 1.0) for v, s in zip(g.clipped, sd))
+    return top if top > WEAK_UNCHECKED else None
 
 
 def problems(gr: Grade) -> list[str]:
@@ -395,6 +411,14 @@ def problems(gr: Grade) -> list[str]:
         out.append(
             "values outside the range are clipped into the end bins of "
             + what
+            + ": declare the range in a schema file (`ddssp schema` drafts one), or give discovery more budget "
+            "(DiscoveryOptions.share, or a larger eps or fewer columns)"
+        )
+    unchecked = [g for g in cols if not _clips(g) and _unchecked(g) is not None]
+    if unchecked:
+        out.append(
+            "the noisy counts cannot check the range of "
+            + names(unchecked, lambda g: f"up to ~{_unchecked(g):.0%} may lie outside it")
             + ": declare the range in a schema file (`ddssp schema` drafts one), or give discovery more budget "
             "(DiscoveryOptions.share, or a larger eps or fewer columns)"
         )
