@@ -117,7 +117,12 @@ class ColumnGrade:
     weak: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """The grade as a JSON-ready dict."""
+        """The grade as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+        """
         d = dict(self.__dict__)
         d["clipped"] = list(self.clipped) if self.clipped is not None else None
         d["clipped_sd"] = list(self.clipped_sd) if self.clipped_sd is not None else None
@@ -185,7 +190,14 @@ class Grade:
         return [p.columns for p in self.pairs if not p.measured]
 
     def to_dict(self) -> dict[str, Any]:
-        """The grade as a JSON-ready dict (the ``grade`` of ``ddssp inspect --json``)."""
+        """The grade as a JSON-ready dict (the ``grade`` of ``ddssp inspect --json``).
+
+        Returns
+        -------
+        dict
+            Rows, thresholds, columns, weak columns, pairs (measured count, inferred pairs), dropped
+            columns and the problem lines.
+        """
         return {
             "rows": self.rows,
             "thresholds": {

@@ -300,6 +300,9 @@ class ScanResult:
     unit : str or None
         The axis of a time-axis column: ``"date"`` or ``"timestamp"`` (days since 1970-01-01) or
         ``"time"`` (minutes since midnight); it lives on and decodes from that axis.
+    outside, outside_sd : tuple of float
+        Noisy counts of the numbers in the ``OUTSIDE_SLOTS`` slots just below / above the range
+        (the rows it leaves out), and the noise sd of each.
     """
 
     kind: str | None  # "numeric" / "categorical" / "date"

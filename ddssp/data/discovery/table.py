@@ -73,6 +73,9 @@ class DiscoveryReport:
         The noisy row count, when one was drawn.
     share : float or None
         Discovery's share of the release's zCDP budget, when chosen from it.
+    clipped : dict
+        ``{column: (below, above, sd_below, sd_above)}``: the noisy shares of a numeric column's
+        numbers left outside its range, and their noise sds (post-processing of noisy counts).
     """
 
     notes: dict[str, str] = field(default_factory=dict)
