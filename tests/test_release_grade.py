@@ -191,3 +191,25 @@ def test_encoded_release_grades(tmp_path):
     gr = rel.grade()
     assert set(gr.columns) == set(DOMAIN) and gr.dropped == {}
     assert len(gr.pairs) == 6 and all(p.error is None or p.error >= 0 for p in gr.pairs)
+
+
+def test_evaluate_lists_clipped_folded_and_dropped(discovered):
+    from ddssp.evaluation import evaluate
+    from ddssp.evaluation.grade import grade_lines
+
+    df = _raw(600).assign(extra=lambda t: t["grp"])
+    df.loc[:19, "x"] = 1e6  # 20 of 600 numbers far above any range the release holds
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the local clipping note
+        res = evaluate(discovered, df).to_dict()["grade"]
+        codes = discovered.schema.encode(df[["grp", "x"]])
+    x = res["columns"]["x"]
+    lo, hi = discovered.schema.column("x").bounds
+    assert x["clipped"] == [float(np.mean(df["x"] < lo)), float(np.mean(df["x"] > hi))]
+    assert x["clipped"][1] >= 20 / 600 and x["clip_source"] == "estimated"
+    # the exact folded share: rows coded to the catch-all level whose cell is not empty
+    col = discovered.schema.column("grp")
+    want = float(np.mean(codes["grp"].to_numpy() == col.missing_code))
+    assert res["columns"]["grp"]["folded"] == pytest.approx(want)
+    assert res["dropped"] == {"extra": "not in the release's schema"}
+    assert any(line.startswith("dropped columns: extra") for line in grade_lines(res))
