@@ -213,3 +213,19 @@ def test_evaluate_lists_clipped_folded_and_dropped(discovered):
     assert res["columns"]["grp"]["folded"] == pytest.approx(want)
     assert res["dropped"] == {"extra": "not in the release's schema"}
     assert any(line.startswith("dropped columns: extra") for line in grade_lines(res))
+
+
+def test_cli_warns_of_a_fully_clipped_column(tmp_path, capsys):
+    from ddssp.cli import main
+
+    rng = np.random.default_rng(4)
+    data, schema = tmp_path / "t.csv", tmp_path / "s.json"
+    pd.DataFrame({"x": np.full(300, 50.0), "g": rng.choice(["u", "v"], 300)}).to_csv(data, index=False)
+    Schema([Column.binned("x", [0, 2, 5, 10]), Column.categorical("g", ["u", "v"])]).save(schema)
+    argv = ["release", data, "--schema", schema, "--eps", "4", "--rounds", "8", "--insecure-seed", "1"]
+    assert main([str(a) for a in [*argv, "-o", tmp_path / "t.release"]]) == 0
+    err = capsys.readouterr().err
+    weak = [ln for ln in err.splitlines() if ln.startswith("ddssp: WARNING: weak release:")]
+    assert any("end bins of 'x'" in ln and "--schema file" in ln for ln in weak), err
+    local = [ln for ln in err.splitlines() if ln.startswith("ddssp: WARNING (local, not released)")]
+    assert local and "'x' 100%" in local[0], err
