@@ -228,19 +228,22 @@ def _tv_error(cells: float, sd: float, rows: float) -> float:
     return min(1.0, _TV_PER_SD * cells * sd / max(rows, 1.0))
 
 
-def _combined_sd(measurements: list[Any], sizes: dict[str, int], cols: tuple[str, ...]) -> tuple[float, list]:
-    """The noise sd per cell of the marginal over ``cols`` from every measurement that holds them
-    (inverse-variance combination; a clique's cells summed down to the marginal's), and those
-    measurements' cliques (inf and none when no measurement holds them)."""
+def _combined_sd(
+    measurements: list[Any], holding: list[int], sizes: dict[str, int], cols: tuple[str, ...]
+) -> tuple[float, list]:
+    """The noise sd per cell of the marginal over ``cols`` from the measurements ``holding`` (the
+    indices of those that hold every column of ``cols``; inverse-variance combination, a clique's
+    cells summed down to the marginal's), and those measurements' cliques (inf and none when no
+    measurement holds them)."""
     m = math.prod(sizes[c] for c in cols)
     precision, cliques = 0.0, []
-    for meas in measurements:
-        if all(c in meas.clique for c in cols):
-            k = math.prod(sizes[c] for c in meas.clique)
-            var = float(meas.sigma) ** 2 * k / m
-            if var > 0:
-                precision += 1.0 / var
-            cliques.append(tuple(meas.clique))
+    for i in holding:
+        meas = measurements[i]
+        k = math.prod(sizes[c] for c in meas.clique)
+        var = float(meas.sigma) ** 2 * k / m
+        if var > 0:
+            precision += 1.0 / var
+        cliques.append(tuple(meas.clique))
     return (1.0 / math.sqrt(precision) if precision > 0 else math.inf), list(dict.fromkeys(cliques))
 
 
@@ -261,10 +264,14 @@ def grade(rel: Any) -> Grade:
     discovered = {e.clique[0] for e in rel.ledger.discovery_entries if e.clique}
     evidence = getattr(rel, "evidence", None) or {}
     clipped = evidence.get("clipped", {})
+    holding: dict[str, list[int]] = {c: [] for c in sizes}  # column -> the measurements that hold it
+    for i, meas in enumerate(rel.measurements):
+        for c in dict.fromkeys(meas.clique):
+            holding[c].append(i)
     columns: dict[str, ColumnGrade] = {}
     for col in rel.schema.columns:
         name = col.name
-        sd, cliques = _combined_sd(rel.measurements, sizes, (name,))
+        sd, cliques = _combined_sd(rel.measurements, holding[name], sizes, (name,))
         g = ColumnGrade(
             name=name,
             kind=col.kind,
@@ -285,7 +292,8 @@ def grade(rel: Any) -> Grade:
     names = list(rel.schema.names)
     for i, a in enumerate(names):
         for b in names[i + 1 :]:
-            sd, cliques = _combined_sd(rel.measurements, sizes, (a, b))
+            both = sorted(set(holding[a]).intersection(holding[b]))
+            sd, cliques = _combined_sd(rel.measurements, both, sizes, (a, b))
             p = PairGrade((a, b), cliques)
             if cliques:
                 p.sd_share = sd / rows
