@@ -270,6 +270,43 @@ def warn_stamp(rel, path) -> None:
         print(f"ddssp: WARNING: {path}: {stamp}", file=sys.stderr)
 
 
+def warn_weak(rel, path, columns=None, what: str = "this release") -> None:
+    """Print one line to stderr naming the weak columns of the release's grade (from its noisy
+    outputs only, :mod:`ddssp.releasefile.quality`), with why; nothing when none is weak.
+
+    Parameters
+    ----------
+    rel : Release
+        The release.
+    path : str or path-like
+        Its file, for the advice to inspect it.
+    columns : iterable of str, optional
+        Only these columns (those a model uses); all by default.
+    what : str
+        What the columns are, for the message.
+    """
+    import sys
+
+    from ddssp.data.safetext import terminal_text
+
+    if not callable(getattr(rel, "grade", None)):  # a source that is not a release (tests' stand-ins)
+        return
+    grade = rel.grade()
+    keep = None if columns is None else set(columns)
+    weak = [g for n, g in grade.columns.items() if g.weak and (keep is None or n in keep)]
+    if not weak:
+        return
+    shown = "; ".join(f"{g.name!r} ({', '.join(g.weak)})" for g in weak[:6])
+    more = f"; and {len(weak) - 6} more" if len(weak) > 6 else ""
+    print(
+        terminal_text(
+            f"ddssp: note: weak columns in {what} (the release's own grade): {shown}{more}; "
+            f"`ddssp inspect {path}` shows the grade"
+        ),
+        file=sys.stderr,
+    )
+
+
 #: Infix of a CSV file written from an insecure-seed release with ``--allow-insecure``.
 NOT_PRIVATE_INFIX = ".NOT-PRIVATE"
 
@@ -348,6 +385,7 @@ FLAGS: dict[str, str] = {
     "a larger eps or": "a larger --eps or",
     "leave out the schema)": "leave out --schema)",
     "(the target parameter)": "(--target)",
+    "in a schema file": "in a --schema file",
 }
 
 

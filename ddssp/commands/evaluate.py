@@ -230,6 +230,11 @@ def _print_summary(args, rel, res: dict) -> None:
     print("  one-way TV error:")
     for c in rel.schema.names:
         print(f"    {c:<{width}}  {res['one_way'][c]['tv']:.4f}")
+    if "grade" in res:
+        from ddssp.evaluation.grade import grade_lines
+
+        for line in grade_lines(res["grade"]):
+            print(f"  {line}")
     if "regression" in res:
         reg = res["regression"]
         print(

@@ -1,6 +1,14 @@
 import contextlib
 
-from ddssp.commands import comma_list, intervals_group, model_group, output_group, stamped_output, warn_stamp
+from ddssp.commands import (
+    comma_list,
+    intervals_group,
+    model_group,
+    output_group,
+    stamped_output,
+    warn_stamp,
+    warn_weak,
+)
 
 HELP = "fit a DD-SSP linear or logistic regression from a release file (post-processing, no privacy cost)"
 
@@ -418,6 +426,8 @@ def run(args) -> int:
     if out_path is not None:
         out_path = stamped_output(source, out_path, args.allow_insecure, force=args.force, inputs=[args.release])
     est = fit_estimator(source, args)
+    used = [est.target_, *[c for c in getattr(est, "feature_names_in_", None) or () if c in source.schema.names]]
+    warn_weak(source, args.release, columns=used, what="the model")
     res = result_dict(est, args.model)
     res["schema_status"] = getattr(source, "schema_status", "declared")
     res["stamp"] = getattr(source, "stamp", None)

@@ -129,10 +129,12 @@ def run(args) -> int:
         return 0
     s = rel.summary()
     details = column_details(rel)
+    grade = rel.grade()
     if args.json:
         s = dict(s)
         for name, d in details.items():
             s["columns"][name] = dict(s["columns"][name], **d)
+        s["grade"] = grade.to_dict()
         print(json.dumps(s, indent=2))
         return 0
     from ddssp.data.safetext import terminal_text
@@ -192,6 +194,13 @@ def run(args) -> int:
         sig = ", ".join(f"{x:.4g}" for x in c["sigma"])
         say(f"  {' x '.join(c['clique']):<48} sigma {sig}")
     say(f"model: {len(s['model_cliques'])} cliques, estimated total {s['model_total']:.1f} rows")
+    from ddssp.commands import with_flags
+    from ddssp.releasefile.quality import grade_lines, problems
+
+    for line in grade_lines(grade):
+        say(line)
+    for line in problems(grade):
+        say(f"  weak: {with_flags(line)}")
     return 0
 
 

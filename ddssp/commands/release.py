@@ -487,9 +487,11 @@ def _release(args, progress, eps, delta, schema, cat):
     from ddssp.data import ClipWarning
     from ddssp.data.tables import UnnamedColumnWarning
     from ddssp.pipeline import DroppedColumnsWarning, release
+    from ddssp.releasefile.quality import WEAK_CLIPPED, WeakReleaseWarning
 
-    shown = (UnnamedColumnWarning, DroppedColumnsWarning)  # printed from the pipeline's notices
+    shown = (UnnamedColumnWarning, DroppedColumnsWarning, WeakReleaseWarning)  # printed from the pipeline's notices
     clipped: list[str] = []
+    heavy: list[str] = []  # columns with more than WEAK_CLIPPED of their values clipped (exact, local)
     try:
         with warnings.catch_warnings(record=True) as cw:
             warnings.simplefilter("always", ClipWarning)
@@ -511,6 +513,11 @@ def _release(args, progress, eps, delta, schema, cat):
                 clipped += [
                     f"{p.column!r} {p.clipped}" + ("" if p.total is None else f" of {p.total}") for p in w.message.parts
                 ]
+                heavy += [
+                    f"{p.column!r} {p.clipped / p.total:.0%}"
+                    for p in w.message.parts
+                    if p.total and p.clipped / p.total > WEAK_CLIPPED
+                ]
             elif not issubclass(w.category, shown):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     finally:
@@ -521,6 +528,15 @@ def _release(args, progress, eps, delta, schema, cat):
         print(
             "ddssp: note (local, not released): values outside the discovered or declared range were "
             "clipped into it in " + ", ".join(dict.fromkeys(clipped)) + " (rows clipped)",
+            file=sys.stderr,
+        )
+    if heavy:  # the exact shares stay on this terminal; the release's own grade says what it can see
+        import sys
+
+        print(
+            "ddssp: WARNING (local, not released): the range cuts off more than "
+            f"{WEAK_CLIPPED:.0%} of the values of " + ", ".join(dict.fromkeys(heavy)) + ": their tails are "
+            "released as the end bins; declare ranges that hold them in a --schema file (`ddssp schema` drafts one)",
             file=sys.stderr,
         )
     return rel

@@ -1,6 +1,6 @@
 import sys
 
-from ddssp.commands import output_group, stamped_output, warn_stamp
+from ddssp.commands import output_group, stamped_output, warn_stamp, warn_weak
 
 HELP = "draw synthetic microdata from a release file (decoded to the schema's labels)"
 
@@ -73,6 +73,7 @@ def run(args) -> int:
         rel = Release.load(args.release)
         warn_stamp(rel, args.release)
         _write(rel, args, sys.stdout)
+        warn_weak(rel, args.release, what="the synthetic rows")
         return 0
     out = check_output_path(args.output, force=args.force, inputs=[args.release])
     rel = Release.load(args.release)
@@ -80,6 +81,7 @@ def run(args) -> int:
     out = stamped_output(rel, out, args.allow_insecure, force=args.force, inputs=[args.release])
     df = _write(rel, args, out)
     print(f"wrote {len(df)} synthetic rows x {df.shape[1]} columns to {out}")
+    warn_weak(rel, args.release, what="the synthetic rows")
     return 0
 
 

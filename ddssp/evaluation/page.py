@@ -229,6 +229,8 @@ def render_html(res: dict, names: list[str], title: str) -> str:
     ]
     parts += [f"<tr><td>{esc(' x '.join(p['columns']))}</td><td>{p['tv']:.4f}</td></tr>" for p in res["two_way"][:15]]
     parts.append("</table>")
+    if "grade" in res:
+        parts += _grade_html(res["grade"])
     if "regression" in res:
         reg = res["regression"]
         parts.append(f"<h2>DD-SSP {esc(reg['model'])} regression of {esc(reg['target'])}: release vs data</h2>")
@@ -248,3 +250,38 @@ def render_html(res: dict, names: list[str], title: str) -> str:
     parts += [f"<img src='data:image/png;base64,{b}'>" for b in bars]
     parts.append(f"</div><p class='warn'>{esc(BANNER)}</p></body></html>")
     return "\n".join(parts)
+
+
+def _grade_html(gr: dict) -> list[str]:
+    """The release's own grade beside the data's exact clipped and folded shares, and the dropped
+    columns (:func:`ddssp.evaluation.grade.grade_vs_data`)."""
+    import html
+
+    esc = html.escape
+
+    def pct(v):
+        return "" if v is None else f"{v:.1%}"
+
+    def pair(v):
+        return "" if v is None else f"{v[0]:.1%} / {v[1]:.1%}"
+
+    parts = [
+        "<h2>The release's own grade vs the data</h2>",
+        "<p>The grade is computed from the release's noisy outputs alone; the data columns are exact.</p>",
+        "<table><tr><th>column</th><th>one-way error: expected / measured</th>"
+        "<th>clipped below / above: data</th><th>release's estimate</th>"
+        "<th>folded into the catch-all: data</th><th>release's estimate</th><th>weak</th></tr>",
+    ]
+    for c, r in gr["columns"].items():
+        est = pair(r["clipped_estimate"]) or esc(r["clip_source"])
+        parts.append(
+            f"<tr><td>{esc(c)}</td><td>{pct(r['expected_error']) or 'inferred'} / {pct(r['measured_error'])}</td>"
+            f"<td>{pair(r.get('clipped'))}</td><td>{est}</td><td>{pct(r.get('folded'))}</td>"
+            f"<td>{pct(r['folded_estimate'])}</td><td>{esc('; '.join(r['weak']))}</td></tr>"
+        )
+    parts.append("</table>")
+    if gr["dropped"]:
+        parts.append(
+            "<p>Dropped columns: " + esc("; ".join(f"{c} ({w})" if w else c for c, w in gr["dropped"].items())) + "</p>"
+        )
+    return parts

@@ -122,10 +122,15 @@ def evaluate(
         from ddssp.errors import DataError
 
         raise DataError(f"evaluate needs a DataFrame or the path of a table, got {type(data).__name__}")
+    given = pd.DataFrame(columns=list(data.columns))  # the data's columns, for the dropped ones
     if set(rel.schema.names) <= set(map(str, data.columns)):  # columns the release left out
         data = data[[c for c in data.columns if str(c) in rel.schema]]
     codes = data if encoded else rel.schema.encode(data)
     res = compare(rel, codes, target=target, model=model, features=features)
+    from ddssp.evaluation.grade import grade_vs_data
+
+    raw = given if encoded else pd.concat([data, given.drop(columns=list(data.columns))], axis=1)
+    res["grade"] = grade_vs_data(rel, raw, codes, res["one_way"])
     asked = (synthetic, synthetic_rows, group, quasi_identifiers, rules, exclude, fractions, edges)
     if any(x is not None for x in asked):
         from ddssp.evaluation.agency import DEFAULT_FRACTIONS, agency_scores

@@ -120,7 +120,7 @@ def release(
         source, plan = _planned(data, schema, budget, read, discovery, plan, noise, tell)
         context["discovered"] = set(plan.discovered)
         result = _measure(source, plan, target, aim, make_rng(seed), noise, tell)
-        return Release(
+        rel = Release(
             schema=plan.schema,
             model=result.model,
             ledger=_whole_ledger(plan.ledger, result.ledger),
@@ -134,7 +134,23 @@ def release(
             noise=noise.describe(),
             schema_status=plan.status,
             local_info={k: v for k, v in dict(result.info).items() if k != "settings"} | {"rounds": int(result.rounds)},
+            evidence={"clipped": dict(plan.clipped), "dropped": dict(plan.dropped)},
         )
+        _warn_weak(rel, tell)
+        return rel
+
+
+def _warn_weak(rel: Release, tell: Callable[[Any], None]) -> None:
+    """One :class:`~ddssp.releasefile.quality.WeakReleaseWarning` per kind of problem the release's
+    grade shows (from its noisy outputs only), told as a notice and raised."""
+    import warnings
+
+    from ddssp.releasefile.quality import WeakReleaseWarning, problems
+
+    for line in problems(rel.grade()):
+        w = WeakReleaseWarning(f"weak release: {line}")
+        tell(Notice(w))
+        warnings.warn(w, stacklevel=3)
 
 
 @contextlib.contextmanager

@@ -40,6 +40,9 @@ NOISY_FIELDS: dict[str, str] = {
     "measurements": "index of the noisy marginals (clique, sigma, round), as in the ledger",
     "model": "the graphical model fitted to the noisy marginals alone: cliques, tree, estimated total",
     "created": "the UTC date the release was started (public, not data; no time of day)",
+    "grade_evidence": "optional: discovery's noisy shares of numeric columns' numbers outside their ranges "
+    "with their noise sds, and why discovered columns were left out (post-processing of discovery's "
+    "noisy counts, paid for in the ledger; read by the release's grade)",
 }
 
 #: Every field of release.json (dotted paths down to the noisy ones): anything else is refused by the

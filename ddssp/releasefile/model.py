@@ -87,6 +87,9 @@ class Release:
         The publisher-chosen name of the data set, from manifest.json (covered by the signature).
     manifest_bytes : bytes, optional
         manifest.json as read by :meth:`load`, the bytes the signature covers (for :meth:`verify`).
+    evidence : dict
+        Discovery's public evidence for :meth:`grade` (noisy clipped shares of numeric columns, why
+        columns were left out), written to the file's optional ``grade_evidence`` section.
     """
 
     schema: Any  # ddssp.data.schema.Schema
@@ -107,6 +110,7 @@ class Release:
     signature_valid: bool | None = field(default=None, repr=False, compare=False)
     dataset_name: str | None = field(default=None, compare=False)
     manifest_bytes: bytes | None = field(default=None, repr=False, compare=False)
+    evidence: dict[str, Any] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ analyst API
     @property
@@ -267,13 +271,38 @@ class Release:
         """
         return self.synthesize(rows, seed)
 
+    def grade(self) -> Any:
+        """How far each column and pair can be trusted, from the release alone (post-processing).
+
+        Returns
+        -------
+        ddssp.releasefile.quality.Grade
+            Per column its one-way noise, clipped and folded shares and why it is weak; per pair
+            measured or inferred; the dropped columns (see :mod:`ddssp.releasefile.quality`).
+        """
+        from ddssp.releasefile.quality import grade
+
+        return grade(self)
+
     def __repr__(self) -> str:
         k = len(self.schema.names)
         insecure = "" if self.stamp is None else f", {self.stamp}"
+        weak = self.grade().weak
+        shown = ", ".join(weak[:5]) + (f" and {len(weak) - 5} more" if len(weak) > 5 else "")
         return (
             f"<ddssp Release: eps={self.eps:g}, delta={self.delta:g}, {k} columns, "
-            f"{len(self.measurements)} noisy marginals, schema {self.schema_status}{insecure}>"
+            f"{len(self.measurements)} noisy marginals, schema {self.schema_status}{insecure}"
+            + (f"; weak columns: {shown}" if weak else "")
+            + ">"
         )
+
+    def _repr_html_(self) -> str:
+        """The release in a notebook: the one-line summary and the grade's table."""
+        import html
+
+        from ddssp.releasefile.quality import grade_html
+
+        return f"<p>{html.escape(repr(self))}</p>" + grade_html(self.grade())
 
     def summary(self) -> dict[str, Any]:
         """What was released, at what cost (the ``inspect`` view).
@@ -367,6 +396,11 @@ class Release:
             "model": {"meta": model_meta, "arrays": model_names},
             "info": self.info,
         }
+        from ddssp.releasefile.quality import SECTION, evidence_section
+
+        evidence = evidence_section(self.evidence.get("clipped", {}), self.evidence.get("dropped", {}))
+        if evidence:  # optional: a release without discovery evidence writes none (as older versions)
+            doc[SECTION] = evidence
         return doc, arrays
 
     def save(
@@ -447,6 +481,7 @@ class Release:
         from ddssp.dp import Ledger, check_delta, check_eps
         from ddssp.marginals.aim import Measurement
         from ddssp.marginals.model import GraphicalModel
+        from ddssp.releasefile.quality import SECTION, check_evidence
         from ddssp.releasefile.selfcheck import check_shapes, model_fit_problem, stamp_problem
 
         doc = document
@@ -474,6 +509,8 @@ class Release:
             noise = doc["noise"]
             if not isinstance(noise, dict) or not isinstance(noise.get("secure"), bool):
                 raise ValueError("the noise source is not described")
+            disc = {e.clique[0] for e in ledger.discovery_entries if e.clique}
+            evidence = check_evidence(doc[SECTION], schema.names, disc) if SECTION in doc else {}
             rel = cls(
                 schema=schema,
                 model=model,
@@ -488,6 +525,7 @@ class Release:
                 info=dict(info),
                 noise=dict(noise),
                 schema_status=str(doc.get("schema_status", SCHEMA_DECLARED)),
+                evidence=evidence,
             )
         except ReleaseFileError:
             raise

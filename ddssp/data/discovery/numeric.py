@@ -173,6 +173,14 @@ class _NumericPass:
     keep: tuple[float, float] | None = None
     #: a value found alone by the scan: its own bin, decoding to exactly it
     point: float | None = None
+    #: noisy counts of the rows left below / above the kept range: the scan's slots beyond its range,
+    #: until a grid cuts that side (a grid's end cells hold every row beyond it, so the last grid
+    #: cut on a side counts all that side's rows)
+    below: float = 0.0
+    above: float = 0.0
+    #: the noise sds of ``below`` and ``above``
+    below_sd: float = 0.0
+    above_sd: float = 0.0
 
     def count(self, note: str) -> np.ndarray:
         """Noisy counts of ``grid`` at ``sigma``, charged to the ledger."""
@@ -181,7 +189,14 @@ class _NumericPass:
 
 
 def discover_numeric(
-    x: np.ndarray, name: str, rho: float, mech, scan: ScanResult, bins: int | None, max_levels: int
+    x: np.ndarray,
+    name: str,
+    rho: float,
+    mech,
+    scan: ScanResult,
+    bins: int | None,
+    max_levels: int,
+    clipped: dict[str, tuple[float, ...]] | None = None,
 ) -> tuple[Column, str]:
     """Discover a numeric column's levels or bins from noisy counts on public grids.
 
@@ -210,6 +225,10 @@ def discover_numeric(
         The number of bins; chosen from the noisy count of values when None.
     max_levels : int
         Whole numbers over at most this many values become ordered levels.
+    clipped : dict, optional
+        Filled with ``{name: (below, above, sd_below, sd_above)}``: the noisy shares of the numbers left outside the
+        column's range, from the scan's slots next to its range or the cells a grid's cut left out
+        and their noise sds (post-processing of noisy counts; not for time axes).
 
     Returns
     -------
@@ -223,6 +242,7 @@ def discover_numeric(
         When the column holds a single value.
     """
     st = _plan_grid(x, name, rho, mech, scan, bins, max_levels)
+    clipped = {} if clipped is None or scan.unit is not None else clipped  # time axes: not estimated
     if st.single:
         _locate_rest(st)
     if st.int_grid:
@@ -230,6 +250,7 @@ def discover_numeric(
     elif st.medians and not scan.whole:
         # even the coarse cells are mostly noise, and a coarse cut of the range would clip real rows:
         # the medians take the whole budget over the scan's range
+        clipped[name] = _shares(st)
         return _median_bins(x, name, rho, mech, scan)
     else:
         if st.point is None:
@@ -237,10 +258,12 @@ def discover_numeric(
             if st.medians and not _piled(st.y, a, b, st.n):
                 # whole numbers spread over many values, each too few for the noise of a fine cell:
                 # the medians over the scan's range, cut between whole numbers, with the other half
+                clipped[name] = _shares(st)
                 return _median_bins(x, name, rho / 2, mech, scan, coarse=(st.grid, st.y, st.sigma))
             _narrow_to_coarse(st, a, b)
         _fine_pass(st)
     _cut_to_span(st)
+    clipped[name] = _shares(st)
     if st.int_grid and len(st.grid) - 1 <= min(max_levels, max(16, 2 * _grid_cells(st.n, st.sigma))):
         return _levels_column(st)
     return _bins_column(st)
@@ -265,6 +288,10 @@ def _plan_grid(
         n=max(scan.n_present, 1.0),
         lo=scan.lo,
         hi=scan.hi,
+        below=scan.outside[0],
+        above=scan.outside[1],
+        below_sd=scan.outside_sd[0],
+        above_sd=scan.outside_sd[1],
     )
     if scan.whole:
         lo_i = math.ceil(st.lo)
@@ -351,6 +378,7 @@ def _narrow_to_coarse(st: _NumericPass, a: int, b: int) -> None:
     hold the rows, and a fine grid splits a thin tail into cells each lost in the noise)."""
     st.lo, st.hi = float(st.grid[a]), float(st.grid[b + 1])
     st.lo_pos = st.scan.lo_pos
+    _count_outside(st, a, b)
     st.keep = (float(st.grid[a + 1]), float(st.grid[b]))
 
 
@@ -405,7 +433,29 @@ def _cut_to_span(st: _NumericPass) -> None:
         # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands)
         a = min(a, max(0, min(step_start(y[: inner_a + 1]), inner_a)))
         b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
+    _count_outside(st, a, b)
     st.grid, st.y = grid[a : b + 2], y[a : b + 1]
+
+
+def _shares(st: _NumericPass) -> tuple[float, float, float, float]:
+    """The noisy rows left below / above the range as shares of the scan's noisy count of numbers
+    (clamped to [0, 1]), and the noise sds of those shares. Post-processing."""
+    return (
+        min(max(st.below / st.n, 0.0), 1.0),
+        min(max(st.above / st.n, 0.0), 1.0),
+        st.below_sd / st.n,
+        st.above_sd / st.n,
+    )
+
+
+def _count_outside(st: _NumericPass, a: int, b: int) -> None:
+    """Record the noisy rows of the cells of ``st.y`` that a cut to cells ``a..b`` leaves out, on each
+    side it cuts (the end cells of a grid hold every row beyond it, so this counts them all).
+    Post-processing."""
+    if a > 0:
+        st.below, st.below_sd = float(np.sum(st.y[:a])), st.sigma * math.sqrt(a)
+    if b < len(st.y) - 1:
+        st.above, st.above_sd = float(np.sum(st.y[b + 1 :])), st.sigma * math.sqrt(len(st.y) - 1 - b)
 
 
 def _levels_column(st: _NumericPass) -> tuple[Column, str]:

@@ -263,6 +263,11 @@ ADJACENT_SDS = 2.0
 GROW_SDS = 3.0
 
 
+#: slots next to each end of the scan's range whose noisy counts estimate the rows it leaves out
+#: (one decade: further slots add noise and, in most columns, no rows)
+OUTSIDE_SLOTS = 4
+
+
 #: the numbers of a column are whole unless the noisy count of non-whole numbers reaches this many
 #: sds of its noise (and 2% of the numbers)
 WHOLE_SDS = 3.5
@@ -295,6 +300,9 @@ class ScanResult:
     unit : str or None
         The axis of a time-axis column: ``"date"`` or ``"timestamp"`` (days since 1970-01-01) or
         ``"time"`` (minutes since midnight); it lives on and decodes from that axis.
+    outside, outside_sd : tuple of float
+        Noisy counts of the numbers in the ``OUTSIDE_SLOTS`` slots just below / above the range
+        (the rows it leaves out), and the noise sd of each.
     """
 
     kind: str | None  # "numeric" / "categorical" / "date"
@@ -308,6 +316,11 @@ class ScanResult:
     text: float = 0.0
     sigma: float = 0.0
     unit: str | None = None  # time-axis columns: "date", "timestamp" or "time"
+    #: noisy count of the numbers in the ``OUTSIDE_SLOTS`` slots just below / above the range (rows
+    #: the range leaves out, to be clipped into its ends)
+    outside: tuple[float, float] = (0.0, 0.0)
+    #: the noise sd of each of those two counts
+    outside_sd: tuple[float, float] = (0.0, 0.0)
 
 
 def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float) -> None:
@@ -329,6 +342,9 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
         last += 1
     first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
+    low, high = slot[max(first - OUTSIDE_SLOTS, 0) : first], slot[last + 1 : last + 1 + OUTSIDE_SLOTS]
+    res.outside = (float(np.sum(low)), float(np.sum(high)))
+    res.outside_sd = (sigma * math.sqrt(2 * len(low)), sigma * math.sqrt(2 * len(high)))
     idx = np.array(sorted(set(idx.tolist()) | {first, last}))
     res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
     posidx = idx[idx > ZERO_SLOT]

@@ -73,6 +73,9 @@ class DiscoveryReport:
         The noisy row count, when one was drawn.
     share : float or None
         Discovery's share of the release's zCDP budget, when chosen from it.
+    clipped : dict
+        ``{column: (below, above, sd_below, sd_above)}``: the noisy shares of a numeric column's
+        numbers left outside its range, and their noise sds (post-processing of noisy counts).
     """
 
     notes: dict[str, str] = field(default_factory=dict)
@@ -82,6 +85,10 @@ class DiscoveryReport:
     unresolved: dict[str, str] = field(default_factory=dict)
     rows: float | None = None  # the noisy row count, when one was drawn
     share: float | None = None  # discovery's share of the release's zCDP budget, when chosen from it
+    #: numeric columns: {name: (below, above, sd_below, sd_above)}, the noisy shares of their numbers
+    #: left outside the range (clipped into the end bins) and their noise sds; post-processing of
+    #: noisy counts, so public
+    clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def dropped(self) -> dict[str, str]:
@@ -191,7 +198,7 @@ def discover(
     out = {}
     for name in live:
         try:
-            col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels)
+            col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels, report.clipped)
         except SchemaError as exc:
             report.unresolved[name] = str(exc)
             continue
@@ -226,7 +233,7 @@ class _KeyPlan:
     keys: Any
 
 
-def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_levels) -> tuple[Any, str]:
+def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_levels, clipped) -> tuple[Any, str]:
     """One column's discovery after the scans: a categorical target in one key release with its whole
     budget and delta, another categorical column in its second key release, a numeric column on its grids."""
     if name == plan.target and name in plan.cat:
@@ -250,7 +257,7 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
             scans[name],
             plan.keys.first[name],
         )
-    return discover_numeric(parsed[name], name, plan.left[name], mech, scans[name], bins, max_levels)
+    return discover_numeric(parsed[name], name, plan.left[name], mech, scans[name], bins, max_levels, clipped)
 
 
 def _shares(columns: list[str], rho: float, target: str | None) -> dict[str, float]:
