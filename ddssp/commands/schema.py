@@ -243,7 +243,7 @@ def _discover(args) -> int:
 
     eps = check_eps(args.eps)
     delta = check_delta(args.delta if args.delta is not None else DEFAULT_DELTA)
-    out = check_output_path(args.output, force=args.force, inputs=[args.data])
+    out = check_output_path(args.output, force=args.force, inputs=[args.data] + ([args.codebook] if args.codebook else []))
     discovery = DiscoveryOptions(
         share=1.0,
         categorical=args.categorical or (),
