@@ -190,6 +190,10 @@ def run(args) -> int:
         return _draft(args)
 
 
+#: ``--from-dictionary`` notes a column declaring more levels than this (levels no row holds cost cells)
+MANY_LEVELS = 20
+
+
 def _check_mode(args) -> None:
     """Refuse DATA with --from-dictionary, no DATA without it, and hints where they are not used."""
     from ddssp.errors import DDSSPError
@@ -228,6 +232,14 @@ def _from_dictionary(args) -> int:
         f"{len(book) - whole - bounded} left to discovery; review it, then `ddssp release DATA --codebook {out}`",
         file=sys.stderr,
     )
+    for h in book.hints:
+        if h.levels is not None and len(h.levels) > MANY_LEVELS:
+            print(
+                f"ddssp: note: {terminal_text(h.name)} declares {len(h.levels)} levels: levels no row holds "
+                "are free to declare but take cells in every marginal with the column (and synthetic rows "
+                "may land in them); keep only those the data can hold (e.g. the extract's own areas)",
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -243,7 +255,9 @@ def _discover(args) -> int:
 
     eps = check_eps(args.eps)
     delta = check_delta(args.delta if args.delta is not None else DEFAULT_DELTA)
-    out = check_output_path(args.output, force=args.force, inputs=[args.data] + ([args.codebook] if args.codebook else []))
+    out = check_output_path(
+        args.output, force=args.force, inputs=[args.data] + ([args.codebook] if args.codebook else [])
+    )
     discovery = DiscoveryOptions(
         share=1.0,
         categorical=args.categorical or (),
