@@ -274,3 +274,18 @@ def test_the_nist_dictionary_maps_sensibly():
     assert pov.bounds == (0.0, 501.0) and pov.missing == "N" and pov.column() is None
     assert puma.column().labels == list(json.loads(path.read_text())["PUMA"]["values"])
     assert book.get("INDP").bounds is None and book.get("INDP").levels is None
+
+
+@pytest.mark.parametrize(
+    "lo, hi, whole",
+    [(-9000, 1341000, True), (0, 99, True), (16.3, 52864.7, False), (0, 1e6, False), (-5, 5, False), (2, 20, True)],
+)
+def test_bounded_grid_spans_the_declared_bounds(lo, hi, whole):
+    from ddssp.data.discovery.bounded import bounded_grid
+
+    g = bounded_grid(lo, hi, 256, whole)
+    assert g[0] == lo and g[-1] == hi and np.all(np.diff(g) > 0)
+    if whole:
+        assert np.all(g == np.round(g))
+    if hi / (lo if lo > 0 else max(-lo, 1e-9)) > 50:  # decades: fine cells at the low end, not 1/256 of the range
+        assert np.min(np.diff(g)) <= max((hi - lo) / 1000, 1.0 if whole else 0.0)

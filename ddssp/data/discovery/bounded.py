@@ -32,6 +32,10 @@ COUNT_FRACTION = 0.1
 #: this many noise sds
 MISSING_SDS = 4.0
 
+#: the lowest positive edge of a log-spaced grid of numbers that are not whole, as a share of the
+#: declared top bound (values below it share one cell with zero)
+LOG_FLOOR = 1e-4
+
 #: the share of non-whole numbers (of the noisy count of numbers) below which the numbers are whole
 WHOLE_SHARE = 0.02
 
@@ -119,9 +123,7 @@ def discover_bounded(
         return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: whole numbers as {span} ordered levels"
     sigma = noise_sd(rho - rho_count)
     cells = min(GRID_CELLS, 4 * _grid_cells(n, sigma))
-    lo_pos = lo if lo > 0 else (1.0 if whole and hi > 1 else None)
-    grid = _make_grid(lo, hi, lo_pos, cells, whole, bool(whole and lo <= 0 <= hi))
-    grid[0], grid[-1] = lo, hi  # the declared bounds are the outer edges
+    grid = bounded_grid(lo, hi, cells, whole)
     y = mech.counts(grid_counts(xc, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
         float
     )
@@ -152,6 +154,44 @@ def discover_bounded(
         med = mids[int(np.searchsorted(np.cumsum(w), w.sum() / 2))] if w.sum() > 0 else 0.5 * (lo + hi)
         col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
     return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: {len(edges) - 1} bins inside them"
+
+
+def bounded_grid(lo: float, hi: float, cells: int, whole: bool) -> np.ndarray:
+    """A public grid of about ``cells`` cells over the declared bounds, its outer edges the bounds.
+
+    Log-spaced where the bounds span decades (as :func:`ddssp.data.discovery.numeric._make_grid`):
+    from 1 for whole numbers, else from ``LOG_FLOOR`` of the top bound, zero and the values below
+    that floor in a cell of their own; bounds that straddle zero with a wide positive side (incomes
+    from -9,000 to 1.3 million) get a linear negative side of ``cells // 16`` cells and a log-spaced
+    positive side. Depends on the bounds only.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The declared bounds.
+    cells : int
+        About how many cells.
+    whole : bool
+        Whole-number edges.
+
+    Returns
+    -------
+    numpy.ndarray
+        Strictly increasing edges from ``lo`` to ``hi``.
+    """
+    floor = 1.0 if whole else hi * LOG_FLOOR
+    if lo < 0 < hi and hi / -lo > 50 and hi > floor:
+        k_neg = max(2, cells // 16)
+        neg = np.linspace(lo, 0.0, k_neg + 1)
+        if whole:
+            neg = np.unique(np.round(neg))
+        pos = _make_grid(0.0, hi, floor, cells - k_neg, whole, True)
+        grid = np.unique(np.concatenate([neg, pos]))
+    else:
+        lo_pos = lo if lo > 0 else (floor if hi > floor else None)
+        grid = _make_grid(lo, hi, lo_pos, cells, whole, bool(whole and lo <= 0 <= hi))
+    grid = grid[(grid > lo) & (grid < hi)]
+    return np.concatenate([[lo], grid, [hi]])  # the declared bounds are the outer edges
 
 
 def _show(v: float) -> str:
