@@ -59,7 +59,7 @@ def add_arguments(p) -> None:
         nargs="?",
         help="table to draft the schema from (.csv or .parquet; not with --from-dictionary)",
     )
-    p.add_argument(
+    input_group(p).add_argument(
         "--from-dictionary",
         metavar="FILE",
         help="write a ddssp codebook (-o) from a data dictionary (Frictionless Table Schema or NIST-style "

@@ -191,6 +191,11 @@ def merge_hints(schema: Any, names: Sequence[str], discovery: DiscoveryOptions) 
             f"{', '.join(clash)}: the column is declared in the schema; change it there, or leave it out of "
             "the schema to declare it by hints"
         )
+    odd = [f"{h.source} {h.name!r}" for h in book.hints if h.bounds is not None and h.name in discovery.categorical]
+    if odd:
+        raise SchemaError(
+            f"{', '.join(odd)}: bounds declare a numeric column, but DiscoveryOptions.categorical names it; keep one"
+        )
     max_levels = discovery.max_levels or DEFAULT_MAX_LEVELS
     whole, left = [], []
     for h in book.hints:

@@ -241,6 +241,11 @@ def test_hint_kind_is_used_by_discovery():
     assert plan.schema.column("code").kind == "categorical"
 
 
+def test_bounds_on_a_column_declared_categorical_are_refused():
+    with pytest.raises(SchemaError, match="--bounds 'age': bounds declare a numeric column"):
+        _plan(_table(), parse_bounds(["age=0:9"]), categorical=["age"])
+
+
 def test_unknown_column_in_a_hint_by_hand_is_refused():
     with pytest.raises(SchemaError, match="--bounds 'agee'"):
         _plan(_table(), parse_bounds(["agee=0:9"]))
