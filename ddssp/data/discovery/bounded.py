@@ -124,6 +124,7 @@ def discover_bounded(
     sigma = noise_sd(rho - rho_count)
     cells = min(GRID_CELLS, 4 * _grid_cells(n, sigma))
     grid = bounded_grid(lo, hi, cells, whole)
+    floor = _log_floor(lo, hi, whole)
     y = mech.counts(grid_counts(xc, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
         float
     )
@@ -145,7 +146,7 @@ def discover_bounded(
         if rep is None:
             rep = float(math.floor(a + (b - a - 1) / 2)) if whole and b - a >= 1 else (a + b) / 2
         values.append(rep)
-        within.append(within_bin(grid, y, a, b, sigma))
+        within.append(_within(grid, y, a, b, sigma, floor))
     col = Column.binned(name, edges, values, missing=label)
     col.with_within(Within(tuple(within), whole=bool(whole)))
     if label is None:
@@ -180,7 +181,7 @@ def bounded_grid(lo: float, hi: float, cells: int, whole: bool) -> np.ndarray:
         Strictly increasing edges from ``lo`` to ``hi``.
     """
     floor = 1.0 if whole else hi * LOG_FLOOR
-    if lo < 0 < hi and hi / -lo > 50 and hi > floor:
+    if lo < 0 < hi and hi / -lo > 50 and hi > floor:  # as _log_floor
         k_neg = max(2, cells // 16)
         neg = np.linspace(lo, 0.0, k_neg + 1)
         if whole:
@@ -192,6 +193,37 @@ def bounded_grid(lo: float, hi: float, cells: int, whole: bool) -> np.ndarray:
         grid = _make_grid(lo, hi, lo_pos, cells, whole, bool(whole and lo <= 0 <= hi))
     grid = grid[(grid > lo) & (grid < hi)]
     return np.concatenate([[lo], grid, [hi]])  # the declared bounds are the outer edges
+
+
+def _log_floor(lo: float, hi: float, whole: bool) -> float | None:
+    """The scale of the signed log axis of a log-spaced :func:`bounded_grid` (its lowest positive
+    edge), or None when the grid is linear."""
+    floor = 1.0 if whole else hi * LOG_FLOOR
+    if hi <= floor:
+        return None
+    if lo < 0:
+        return floor if hi / -lo > 50 else None
+    return floor if hi / (lo if lo > 0 else floor) > 50 else None
+
+
+def _within(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, floor: float | None):
+    """How the rows of bin [a, b) spread inside it (:func:`ddssp.data.discovery.bins.within_bin`).
+
+    On a log-spaced grid the counts are read on the signed log axis ``asinh(x / floor)``, on which
+    the grid's cells are about equal: where the counts are mostly noise they are shrunk toward equal
+    shares per cell, not per unit of value (a top income bin from 100,000 to 1.3 million would
+    otherwise put most of its synthetic rows above 600,000). Post-processing of paid-for counts."""
+    if floor is None:
+        return within_bin(grid, y, a, b, sigma)
+    cuts, weights = within_bin(np.arcsinh(grid / floor), y, np.arcsinh(a / floor), np.arcsinh(b / floor), sigma)
+    on_grid = grid[(grid > a) & (grid < b)]
+    back = [float(on_grid[np.argmin(np.abs(on_grid - floor * np.sinh(c)))]) for c in cuts]
+    if len(set(back)) < len(back):  # never: the cuts are distinct grid edges
+        return within_bin(grid, y, a, b, sigma)
+    short = [float(f"{c:.6g}") for c in back]  # as within_bin writes its cuts, when that keeps them apart
+    if np.all(np.diff([a, *short, b]) > 0):
+        back = short
+    return tuple(back), weights
 
 
 def _show(v: float) -> str:
