@@ -28,8 +28,8 @@ _FL_DATES = {"date", "datetime", "time"}
 def from_frictionless(d: dict, source: str = "codebook") -> Codebook:
     """Hints from a Frictionless Table Schema (``{"fields": [...], "missingValues": [...]}``).
 
-    Per field: ``constraints.enum`` gives its levels (categorical codes; a numeric type keeps them as
-    labels too); an ``integer`` / ``number`` / ``year`` field with ``constraints.minimum`` and
+    Per field: ``constraints.enum`` (or, Table Schema v2, ``categories``: values or ``{"value",
+    "label"}`` objects) gives its levels (categorical codes; a numeric type keeps them as labels too); an ``integer`` / ``number`` / ``year`` field with ``constraints.minimum`` and
     ``maximum`` gives bounds (whole for integer and year), with one of them or none only its kind;
     ``date`` / ``datetime`` / ``time`` declare a time axis, ``string`` and ``boolean`` a categorical
     column. A field not ``constraints.required`` may be missing: a declared column gets a missing
@@ -72,9 +72,14 @@ def from_frictionless(d: dict, source: str = "codebook") -> Codebook:
         desc = f.get("description") if isinstance(f.get("description"), str) else None
         kw = {"description": desc, "source": source, "strict": False}
         enum = cons.get("enum")
+        what = '"constraints.enum"'
+        if enum is None and "categories" in f:  # Table Schema v2: values, or {"value", "label"} objects
+            what = '"categories"'
+            cats = f["categories"]
+            enum = [c.get("value") if isinstance(c, dict) else c for c in cats] if isinstance(cats, list) else cats
         if enum is not None:
             if not isinstance(enum, list) or not enum or not all(_is_code(v) for v in enum):
-                raise SchemaError(f'{where}: "constraints.enum" must be a non-empty list of strings or numbers')
+                raise SchemaError(f"{where}: {what} must be a non-empty list of strings or numbers")
             levels = [format_number(float(v)) if _is_num(v) else v for v in enum]
             hints.append(ColumnHint(name, kind="categorical", levels=tuple(levels), missing=missing, **kw))
         elif ftype in _FL_NUMERIC:

@@ -96,6 +96,17 @@ def test_frictionless_fields_map_to_hints():
     assert "blob" not in book
 
 
+def test_frictionless_v2_categories_are_levels():
+    fields = [
+        {"name": "a", "type": "integer", "categories": [{"value": 1, "label": "yes"}, {"value": 2, "label": "no"}]},
+        {"name": "b", "type": "string", "categories": ["x", "y"], "constraints": {"required": True}},
+    ]
+    book = from_frictionless({"fields": fields})
+    assert book.get("a").levels == ("1", "2") and book.get("b").column().labels == ["x", "y"]
+    with pytest.raises(SchemaError, match='"categories" must be'):
+        from_frictionless({"fields": [{"name": "c", "categories": [{"label": "no value"}]}]})
+
+
 def test_frictionless_without_markers_gives_empty_cells_a_missing_level():
     book = from_frictionless({"fields": [{"name": "g", "constraints": {"enum": ["a", "b"]}}]})
     col = book.get("g").column()
