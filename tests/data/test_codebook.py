@@ -246,6 +246,17 @@ def test_declared_missing_marker_of_a_bounded_column():
     assert (codes[::4] == col.missing_code).all()
 
 
+def test_a_declared_missing_marker_labels_a_discovered_missing_level():
+    df = _table(n=1500)[["msp"]]
+    plan = _plan(df, parse_missing(["msp=N"]))
+    col = plan.schema.column("msp")
+    assert "N" in col.labels and "<missing>" not in col.labels
+    codes = plan.schema.encode(df)["msp"].to_numpy()
+    assert (codes[(df["msp"] == "N").to_numpy()] == col.labels.index("N")).all()
+    with pytest.raises(SchemaError, match="mixes numbers and text"):  # without the marker, N is text
+        _plan(df, [])
+
+
 def test_hint_kind_is_used_by_discovery():
     df = pd.DataFrame({"code": np.random.default_rng(1).choice([1, 2, 3], 800)})
     plan = _plan(df, [ColumnHint("code", kind="categorical")])

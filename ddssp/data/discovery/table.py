@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddssp.data.codebook import Codebook
 from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
+    MISSING_LABEL,
     column_total,
     discover_categorical,
     key_release,
@@ -205,7 +207,7 @@ def discover(
         except SchemaError as exc:
             report.unresolved[name] = str(exc)
             continue
-        out[name] = col
+        out[name] = _declared_missing(col, Codebook.of(hints).get(name))
         report.notes[name] = note
     if report.unresolved and not collect:
         raise SchemaError(unresolved_message(report))
@@ -218,8 +220,6 @@ def _apply_hints(
     """The table with each hinted column's missing marker read as a missing cell, the kinds with
     the hints' kinds added, and the hints of the columns with declared bounds (discovered inside
     them, no scan). Public choices only."""
-    from ddssp.data.codebook import Codebook
-
     book = Codebook.of(hints)
     bounded: dict[str, Any] = {}
     marked: dict[str, pd.Series] = {}
@@ -238,6 +238,22 @@ def _apply_hints(
     if marked:
         df = df.assign(**marked)
     return df, kinds, bounded
+
+
+def _declared_missing(col: Any, hint: Any) -> Any:
+    """A discovered column whose ``<missing>`` level (the level of its missing cells, never the
+    ``<other>`` level) is labelled by the hint's declared missing marker, so that decoding writes
+    ``N`` back where the data had ``N``; unchanged when discovery made no such level or the label
+    is taken. Relabels public levels only."""
+    if hint is None or hint.missing is None or MISSING_LABEL not in col.labels or hint.missing in col.labels:
+        return col
+    col.labels[col.labels.index(MISSING_LABEL)] = hint.missing
+    if col.missing == MISSING_LABEL:
+        col.missing = hint.missing
+    if col.na == MISSING_LABEL:
+        col.na = hint.missing
+    col.validate()
+    return col
 
 
 def _discover_bounded(s: pd.Series, hint: Any, rho: float, mech, bins, max_levels) -> tuple[Any, str]:
