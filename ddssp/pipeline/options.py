@@ -150,7 +150,7 @@ class DiscoveryOptions:
         :func:`~ddssp.pipeline.run.release` sets it from its ``target`` when not given.
     hints : Codebook or sequence of ColumnHint, optional
         Public knowledge of single columns (:mod:`ddssp.data.codebook`): from a data dictionary
-        (:func:`~ddssp.data.codebook.load_codebook`) or per column. A hint that declares a whole
+        (:func:`~ddssp.data.dictionary.load_codebook`) or per column. A hint that declares a whole
         column (levels; whole-number bounds over at most ``max_levels`` values) makes it a declared
         column, free; declared bounds leave only the bins inside them to discovery; a declared kind
         or missing marker is used by discovery. A column the schema declares keeps the schema's
