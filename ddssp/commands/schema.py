@@ -9,7 +9,10 @@ from ddssp.commands import (
     with_flags,
 )
 
-HELP = "discover a schema under DP (--eps), draft one (not private), or --check a table against a schema"
+HELP = (
+    "discover a schema under DP (--eps), draft one (not private), --check a table against a schema, "
+    "or start a codebook from a data dictionary (--from-dictionary)"
+)
 
 DESCRIPTION = """With --eps: discover a schema JSON from a table (CSV or Parquet) under (eps, delta)-DP:
 levels by a thresholded noisy-count key release, numeric bounds and bins from noisy counts. The file
@@ -18,6 +21,10 @@ records its ledger entries; a release made with it counts that cost inside its o
 Without --eps: draft a schema from the data WITHOUT privacy (stamped as a draft; `ddssp release`
 refuses it until the stamp is removed after review, or with --accept-draft-schema). With --check
 SCHEMA: check that the table encodes under a reviewed schema or domain file (writes nothing).
+
+With --from-dictionary FILE (no DATA): read a data dictionary (Frictionless Table Schema or NIST-style
+JSON codebook) and write a ddssp codebook, one line per column, to review and pass to `ddssp release
+--codebook` (no data is read: a dictionary is public).
 
 WARNING: the levels, bounds and bin edges in a draft are read from the data. They are NOT private
 (a bound is often one person's value). Review them and replace them with public knowledge (official
@@ -34,6 +41,7 @@ WARNING = (
 EXAMPLES = """
     ddssp schema adult_raw.csv --eps 0.1 --na-values '?' -o adult.schema.json   # private, costs eps
     ddssp schema adult_raw.csv --check adult.schema.json
+    ddssp schema --from-dictionary data_dictionary.json -o codebook.json           # reads no data
 """
 
 
@@ -45,7 +53,18 @@ def add_arguments(p) -> None:
     p : argparse.ArgumentParser
         The sub-command's parser.
     """
-    p.add_argument("data", metavar="DATA", help="table to draft the schema from (.csv or .parquet)")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        nargs="?",
+        help="table to draft the schema from (.csv or .parquet; not with --from-dictionary)",
+    )
+    input_group(p).add_argument(
+        "--from-dictionary",
+        metavar="FILE",
+        help="write a ddssp codebook (-o) from a data dictionary (Frictionless Table Schema or NIST-style "
+        "JSON codebook), reading no data",
+    )
     mode = p.add_mutually_exclusive_group(required=True)
     mode.add_argument("-o", "--output", help="schema JSON to write, e.g. DATA.schema.json")
     mode.add_argument(
@@ -113,6 +132,9 @@ def add_arguments(p) -> None:
         "columns are left out, with one warning listing them)",
     )
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
+    from ddssp.commands.release import add_hint_arguments
+
+    add_hint_arguments(p)
 
 
 def _read(args):
@@ -158,6 +180,9 @@ def run(args) -> int:
         For bad input or a failed step: the CLI prints it as one line and exits non-zero.
     """
     with flag_errors():
+        _check_mode(args)
+        if args.from_dictionary:
+            return _from_dictionary(args)
         if args.check:
             return _check(args)
         if args.eps is not None:
@@ -165,10 +190,64 @@ def run(args) -> int:
         return _draft(args)
 
 
+#: ``--from-dictionary`` notes a column declaring more levels than this (levels no row holds cost cells)
+MANY_LEVELS = 20
+
+
+def _check_mode(args) -> None:
+    """Refuse DATA with --from-dictionary, no DATA without it, and hints where they are not used."""
+    from ddssp.errors import DDSSPError
+
+    if args.from_dictionary:
+        if args.data is not None:
+            raise DDSSPError("--from-dictionary reads no data: leave out DATA")
+        if args.check:
+            raise DDSSPError("--from-dictionary writes a codebook: give -o FILE, not --check")
+        return
+    if args.data is None:
+        raise DDSSPError("give DATA (the table), or --from-dictionary FILE to start a codebook from a dictionary")
+    if args.eps is None and any(getattr(args, k, None) for k in ("codebook", "bounds", "levels", "missing")):
+        raise DDSSPError("--codebook, --bounds, --levels and --missing apply with --eps (and to `ddssp release`)")
+
+
+def _from_dictionary(args) -> int:
+    """Write a ddssp codebook from a data dictionary, with the hint flags over it; reads no data."""
+    import sys
+
+    from ddssp.commands.release import hints
+    from ddssp.data.dictionary import load_codebook
+    from ddssp.data.fileio import check_output_path
+    from ddssp.data.safetext import terminal_text
+
+    book = load_codebook(args.from_dictionary) + hints(args)
+    out = check_output_path(args.output, force=args.force, inputs=[args.from_dictionary])
+    from pathlib import Path
+
+    Path(out).write_text(book.to_json(), encoding="utf-8")
+    whole = sum(h.column() is not None for h in book.hints)
+    bounded = sum(h.bounds is not None and h.column() is None for h in book.hints)
+    print(
+        f"ddssp: wrote {terminal_text(str(out))}: {len(book)} columns from {terminal_text(args.from_dictionary)}, "
+        f"{whole} declared whole (free), {bounded} with bounds (bins discovered inside them), "
+        f"{len(book) - whole - bounded} left to discovery; review it, then `ddssp release DATA --codebook {out}`",
+        file=sys.stderr,
+    )
+    for h in book.hints:
+        if h.levels is not None and len(h.levels) > MANY_LEVELS:
+            print(
+                f"ddssp: note: {terminal_text(h.name)} declares {len(h.levels)} levels: levels no row holds "
+                "are free to declare but take cells in every marginal with the column (and synthetic rows "
+                "may land in them); keep only those the data can hold (e.g. the extract's own areas)",
+                file=sys.stderr,
+            )
+    return 0
+
+
 def _discover(args) -> int:
     import sys
     import warnings
 
+    from ddssp.commands.release import hints
     from ddssp.data.fileio import check_output_path
     from ddssp.data.safetext import terminal_text
     from ddssp.dp import check_delta, check_eps
@@ -176,7 +255,9 @@ def _discover(args) -> int:
 
     eps = check_eps(args.eps)
     delta = check_delta(args.delta if args.delta is not None else DEFAULT_DELTA)
-    out = check_output_path(args.output, force=args.force, inputs=[args.data])
+    out = check_output_path(
+        args.output, force=args.force, inputs=[args.data] + ([args.codebook] if args.codebook else [])
+    )
     discovery = DiscoveryOptions(
         share=1.0,
         categorical=args.categorical or (),
@@ -185,6 +266,7 @@ def _discover(args) -> int:
         bins=args.bins,
         max_levels=args.max_levels,
         strict=args.strict,
+        hints=hints(args),
     )
     df = _read(args)
     with warnings.catch_warnings(record=True) as dw:

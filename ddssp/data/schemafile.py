@@ -70,6 +70,19 @@ def load_schema(path: str | os.PathLike, categorical: list[str] | None = None) -
         raise SchemaError(
             f"schema file {p} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    from ddssp.data.dictionary import codebook_kind
+
+    kind = codebook_kind(d)
+    if kind is not None:
+        what = {
+            "ddssp": "a ddssp codebook",
+            "frictionless": "a Frictionless Table Schema",
+            "nist": "a NIST-style codebook",
+        }
+        raise SchemaError(
+            f"schema file {p} is {what[kind]} (public knowledge of some columns, not a schema): "
+            "pass it with --codebook (library: DiscoveryOptions(hints=load_codebook(path)))"
+        )
     try:
         if isinstance(d, dict) and "format" in d:
             if categorical is not None:

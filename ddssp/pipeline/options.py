@@ -148,6 +148,13 @@ class DiscoveryOptions:
         The column a regression will predict: its discovery gets priority (a larger share of
         discovery's budget, one key release of its own; see :func:`ddssp.data.discovery.discover`).
         :func:`~ddssp.pipeline.run.release` sets it from its ``target`` when not given.
+    hints : Codebook or sequence of ColumnHint, optional
+        Public knowledge of single columns (:mod:`ddssp.data.codebook`): from a data dictionary
+        (:func:`~ddssp.data.dictionary.load_codebook`) or per column. A hint that declares a whole
+        column (levels; whole-number bounds over at most ``max_levels`` values) makes it a declared
+        column, free; declared bounds leave only the bins inside them to discovery; a declared kind
+        or missing marker is used by discovery. A column the schema declares keeps the schema's
+        column. Stored as a :class:`~ddssp.data.codebook.Codebook`.
 
     Raises
     ------
@@ -166,8 +173,11 @@ class DiscoveryOptions:
     strict: bool = False
     accept_draft: bool = False
     target: str | None = None
+    hints: object = None
 
     def __post_init__(self) -> None:
+        from ddssp.data.codebook import Codebook
+
         share = self.share
         if isinstance(share, bool) or not (isinstance(share, (int, float)) and 0 < float(share) <= 1):
             raise DDSSPError(f"DiscoveryOptions.share must be in (0, 1], got {share!r}")
@@ -181,6 +191,7 @@ class DiscoveryOptions:
         _flag(self.accept_draft, "DiscoveryOptions.accept_draft")
         if self.target is not None and not isinstance(self.target, str):
             raise DDSSPError(f"DiscoveryOptions.target must be a column name, got {self.target!r}")
+        object.__setattr__(self, "hints", Codebook.of(self.hints))
 
     def discovers(self, schema: object) -> bool:
         """Whether undeclared columns are discovered for ``schema`` (``enabled``, or no schema given).

@@ -148,6 +148,78 @@ def declared_kinds(
     return kinds
 
 
+def merge_hints(schema: Any, names: Sequence[str], discovery: DiscoveryOptions) -> tuple[Any, DiscoveryOptions]:
+    """The schema with the columns that ``discovery.hints`` declare whole added (free, as any
+    declared column), and the options holding the hints left for discovery.
+
+    A hint given by hand (``strict``) for a column the data lacks, or for a column the schema
+    declares, is refused; a dictionary's hints for such columns are ignored (a dictionary often
+    covers more columns than one extract holds, and a reviewed schema says more than a hint).
+
+    Parameters
+    ----------
+    schema : Schema or None
+        The declared columns.
+    names : sequence of str
+        The table's columns.
+    discovery : DiscoveryOptions
+        With its ``hints``.
+
+    Returns
+    -------
+    schema : Schema or None
+        With the hints' whole columns (None when there is nothing declared).
+    discovery : DiscoveryOptions
+        With the hints of the columns still to discover.
+
+    Raises
+    ------
+    SchemaError
+        For a hint by hand naming a column the data lacks or the schema declares, or a hint that
+        cannot make its column.
+    """
+    from dataclasses import replace
+
+    from ddssp.data import Schema
+    from ddssp.data.codebook import Codebook
+    from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS
+
+    book = discovery.hints
+    if not book:
+        return schema, discovery
+    book.check_names(names)
+    declared = set() if schema is None else set(schema.names)
+    clash = [f"{h.source} {h.name!r}" for h in book.hints if h.strict and h.name in declared]
+    if clash:
+        raise SchemaError(
+            f"{', '.join(clash)}: the column is declared in the schema; change it there, or leave it out of "
+            "the schema to declare it by hints"
+        )
+    odd = [f"{h.source} {h.name!r}" for h in book.hints if h.bounds is not None and h.name in discovery.categorical]
+    if odd:
+        raise SchemaError(
+            f"{', '.join(odd)}: bounds declare a numeric column, but DiscoveryOptions.categorical names it; keep one"
+        )
+    max_levels = discovery.max_levels or DEFAULT_MAX_LEVELS
+    whole, left = [], []
+    for h in book.hints:
+        if h.name not in names or h.name in declared:
+            continue
+        col = h.column(max_levels)
+        if col is None:
+            left.append(h)
+        else:
+            whole.append(col)
+    discovery = replace(discovery, hints=Codebook(tuple(left)))
+    if not whole:
+        return schema, discovery
+    if schema is None:
+        return Schema(whole), discovery
+    return Schema(
+        [*schema.columns, *whole], source=schema.source, draft=schema.draft, discovery=schema.discovery
+    ), discovery
+
+
 def plan_schema(
     data: pd.DataFrame | Sequence[str],
     schema: Any = None,
@@ -210,6 +282,7 @@ def plan_schema(
     discovery = DiscoveryOptions() if discovery is None else discovery
     eps, delta = check_eps(eps), check_delta(delta)
     names = _column_names(data)
+    schema, discovery = merge_hints(schema, names, discovery)
     declared = _Declared.of(schema, discovery.accept_draft)
     missing = [n for n in declared.columns if n not in names]
     if missing:
@@ -347,6 +420,7 @@ def _discover(
         rho_max=ledger.remaining,
         collect=True,
         target=discovery.target if discovery.target in todo else None,
+        hints=discovery.hints,
     )
     dropped = dict(report.unresolved)
     if dropped:
@@ -402,8 +476,10 @@ def plan_source(
         schema that cannot be planned.
     """
     declared_kinds(source.names, discovery.categorical, discovery.numeric, discovery.dates)  # the header only
+    enabled = discovery.discovers(schema)
+    schema, discovery = merge_hints(schema, source.names, discovery)  # the hints' whole columns are declared
     undeclared = [n for n in source.names if schema is None or n not in schema]
-    if undeclared and not discovery.discovers(schema):
+    if undeclared and not enabled:
         if schema is None:
             raise SchemaError("no schema given: pass one, or discover it privately (DiscoveryOptions(enabled=True))")
         if source.frame is not None:

@@ -49,7 +49,7 @@ even the refusals ("a single value", "an identifier", "all missing") are DP outp
 
 The package, one module per phase: :mod:`.table` (the budget and the order of the phases),
 :mod:`.scan` (each column's scan), :mod:`.labels` (categorical levels), :mod:`.numeric` (levels and
-bins on grids), with :mod:`.bins` (what a bin decodes to and how its rows spread), :mod:`.spans`
+bins on grids), :mod:`.bounded` (bins inside declared bounds, with no scan), with :mod:`.bins` (what a bin decodes to and how its rows spread), :mod:`.spans`
 (where a noisy grid is populated) and :mod:`.shared` (noise sd, single-value refusal) as
 post-processing helpers. The functions that read rows are named in each module's docstring; every
 count they make goes straight to the charged mechanism.

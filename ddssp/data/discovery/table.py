@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddssp.data.codebook import Codebook
 from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
+    MISSING_LABEL,
     column_total,
     discover_categorical,
     key_release,
@@ -109,6 +111,7 @@ def discover(
     rho_max: float | None = None,
     collect: bool = False,
     target: str | None = None,
+    hints: Any = None,
 ) -> tuple[dict[str, Any], DiscoveryReport, float]:
     """Discover columns of a table, reading the data only through noisy counts charged to a ledger.
 
@@ -163,6 +166,10 @@ def discover(
         Report the columns that cannot be discovered in the report instead of raising.
     target : str, optional
         The column a regression will predict (one of ``columns``): its discovery gets priority.
+    hints : Codebook, optional
+        Public knowledge of some columns (:class:`ddssp.data.codebook.Codebook`): a hint's kind is
+        declared, its missing marker read as a missing cell, and a column with declared bounds is
+        discovered inside them (:func:`ddssp.data.discovery.bounded.discover_bounded`) with no scan.
 
     Returns
     -------
@@ -187,7 +194,13 @@ def discover(
     if target not in columns:
         target = None
     share = _shares(columns, rho, target)
-    scans, parsed = _scan_columns(df, columns, kinds, {n: SCAN_FRACTION * share[n] for n in columns}, mech, report)
+    df, kinds, bounded = _apply_hints(df, columns, kinds, hints)
+    scanned = [n for n in columns if n not in bounded]
+    scans, parsed = _scan_columns(df, scanned, kinds, {n: SCAN_FRACTION * share[n] for n in scanned}, mech, report)
+    out = {}
+    for name, hint in bounded.items():
+        out[name], report.notes[name] = _discover_bounded(df[name], hint, share[name], mech, bins, max_levels)
+    columns = scanned
     live = [n for n in columns if n not in report.unresolved]
     cat = [n for n in live if scans[n] is None or scans[n].kind == "categorical" or _few_values(scans[n], n, target)]
     report.categorical = cat
@@ -195,18 +208,70 @@ def discover(
     key_delta, target_delta = _key_deltas(cat, delta, target)
     keys = _first_key_round(df, [n for n in cat if n != target], scans, left, key_delta, mech, report.rows)
     plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys)
-    out = {}
     for name in live:
         try:
             col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels, report.clipped)
         except SchemaError as exc:
             report.unresolved[name] = str(exc)
             continue
-        out[name] = col
+        out[name] = _declared_missing(col, Codebook.of(hints).get(name))
         report.notes[name] = note
     if report.unresolved and not collect:
         raise SchemaError(unresolved_message(report))
     return out, report, (delta if cat else 0.0)
+
+
+def _apply_hints(
+    df: pd.DataFrame, columns: list[str], kinds: dict[str, str], hints: Any
+) -> tuple[pd.DataFrame, dict[str, str], dict[str, Any]]:
+    """The table with each hinted column's missing marker read as a missing cell, the kinds with
+    the hints' kinds added, and the hints of the columns with declared bounds (discovered inside
+    them, no scan). Public choices only."""
+    book = Codebook.of(hints)
+    bounded: dict[str, Any] = {}
+    marked: dict[str, pd.Series] = {}
+    for name in columns:
+        h = book.get(name)
+        if h is None:
+            continue
+        if h.kind is not None and name not in kinds:
+            kinds[name] = h.kind
+        if h.bounds is not None:
+            bounded[name] = h
+        s = df[name]
+        if h.missing is not None and (s.dtype == object or pd.api.types.is_string_dtype(s.dtype)):
+            text = s.astype(object).map(lambda v: v.strip() if isinstance(v, str) else v)
+            marked[name] = s.where(text != h.missing)
+    if marked:
+        df = df.assign(**marked)
+    return df, kinds, bounded
+
+
+def _declared_missing(col: Any, hint: Any) -> Any:
+    """A discovered column whose ``<missing>`` level (the level of its missing cells, never the
+    ``<other>`` level) is labelled by the hint's declared missing marker, so that decoding writes
+    ``N`` back where the data had ``N``; unchanged when discovery made no such level or the label
+    is taken. Relabels public levels only."""
+    if hint is None or hint.missing is None or MISSING_LABEL not in col.labels or hint.missing in col.labels:
+        return col
+    col.labels[col.labels.index(MISSING_LABEL)] = hint.missing
+    if col.missing == MISSING_LABEL:
+        col.missing = hint.missing
+    if col.na == MISSING_LABEL:
+        col.na = hint.missing
+    col.validate()
+    return col
+
+
+def _discover_bounded(s: pd.Series, hint: Any, rho: float, mech, bins, max_levels) -> tuple[Any, str]:
+    """A column with declared bounds: its values as numbers (text and missing cells NaN), binned
+    inside the bounds (:func:`ddssp.data.discovery.bounded.discover_bounded`)."""
+    from ddssp.data.discovery.bounded import discover_bounded
+
+    x, _ = parse_numbers(s)
+    return discover_bounded(
+        x, hint.name, rho, mech, hint.bounds, whole=hint.whole, missing=hint.missing, bins=bins, max_levels=max_levels
+    )
 
 
 def _key_deltas(cat: list[str], delta: float, target: str | None) -> tuple[float, float]:

@@ -1,0 +1,230 @@
+"""A numeric column whose bounds are declared (public): its bins inside those bounds, from noisy
+counts, with no budget spent on finding its range.
+
+Two count vectors read the data (:func:`bounded_cells`, :func:`ddssp.data.discovery.numeric.grid_counts`),
+each row adding one to exactly one cell: first a count of the column's cells by what they hold
+(missing or not a number, zero, other whole numbers, other numbers) at ``COUNT_FRACTION`` of the
+column's budget, which says how many numbers there are, whether they are whole and whether a missing
+level is needed; then the rest of the budget on one grid over the declared bounds, from whose
+cumulative noisy counts the equal-frequency bin edges, each bin's representative value and its
+within-bin spread are read. The outer edges are the declared bounds: values outside are clipped into
+the end bins. Decisions use the noisy outputs and the declared (public) values only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ddssp.data.columns import Column
+from ddssp.data.discovery.bins import bin_median, within_bin
+from ddssp.data.discovery.numeric import GRID_CELLS, _equal_frequency, _grid_cells, _make_grid, grid_counts
+from ddssp.data.discovery.scan import MISSING_LABEL
+from ddssp.data.discovery.shared import noise_sd
+from ddssp.data.values import format_number
+from ddssp.data.within import Within
+
+#: share of a bounded column's budget spent on the count of its cells by what they hold
+COUNT_FRACTION = 0.1
+
+#: a missing level is added (when none is declared) when the noisy count of missing cells reaches
+#: this many noise sds
+MISSING_SDS = 4.0
+
+#: the lowest positive edge of a log-spaced grid of numbers that are not whole, as a share of the
+#: declared top bound (values below it share one cell with zero)
+LOG_FLOOR = 1e-4
+
+#: the share of non-whole numbers (of the noisy count of numbers) below which the numbers are whole
+WHOLE_SHARE = 0.02
+
+
+def bounded_cells(x: np.ndarray) -> np.ndarray:
+    """Exact counts of a column's cells: missing or not a number, exact zero, other whole numbers,
+    other numbers (noised by the caller; each row adds one to one cell).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing cells and text.
+
+    Returns
+    -------
+    numpy.ndarray
+        Four int64 counts.
+    """
+    nan = np.isnan(x)
+    v = x[~nan]
+    zero = v == 0
+    whole = (np.mod(v, 1) == 0) & ~zero
+    return np.array([nan.sum(), zero.sum(), whole.sum(), (~zero & ~whole).sum()], dtype=np.int64)
+
+
+def discover_bounded(
+    x: np.ndarray,
+    name: str,
+    rho: float,
+    mech,
+    bounds: tuple[float, float],
+    *,
+    whole: bool | None = None,
+    missing: str | None = None,
+    bins: int | None = None,
+    max_levels: int = 32,
+) -> tuple[Column, str]:
+    """Bins of a numeric column inside its declared ``bounds`` (whole-number levels when the numbers
+    are whole and the bounds hold at most ``max_levels`` of them).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The column's values as floats, NaN for missing cells and for cells that are not numbers.
+    name : str
+        The column.
+    rho : float
+        The column's zCDP budget.
+    mech : ChargedMechanisms
+        Draws the noisy counts and charges them to the ledger.
+    bounds : tuple of float
+        The declared ``(low, high)``, low < high.
+    whole : bool, optional
+        The numbers are declared whole (True) or not (False); None: read from the noisy counts.
+    missing : str, optional
+        The declared label of the missing level; None: ``"<missing>"`` when the noisy count of
+        missing cells shows, else missing cells go to the bin of the noisy median.
+    bins : int, optional
+        The number of bins (default: from the noisy count of numbers, 4 to 10).
+    max_levels : int
+        Whole numbers over at most this many values become ordered levels.
+
+    Returns
+    -------
+    col : Column
+    note : str
+        What was found, for the report.
+    """
+    lo, hi = float(bounds[0]), float(bounds[1])
+    xc = np.where(np.isnan(x), np.nan, np.clip(x, lo, hi))
+    rho_count = COUNT_FRACTION * rho
+    sd = noise_sd(rho_count)
+    c = mech.counts(bounded_cells(xc), sd, column=name, note="count of missing / zero / whole / other numbers").astype(
+        float
+    )
+    n = max(c[1] + c[2] + c[3], 1.0)
+    if whole is None:
+        whole = bool(c[3] <= max(WHOLE_SHARE * n, 2.0 * sd))
+    label = missing if missing is not None else (MISSING_LABEL if c[0] >= MISSING_SDS * sd else None)
+    span = (math.floor(hi) - math.ceil(lo) + 1) if whole else None
+    if span is not None and 1 <= span <= max_levels:
+        col = Column.levels(name, range(math.ceil(lo), math.floor(hi) + 1), missing=label)
+        if label is None:
+            col.with_na(col.labels[len(col.labels) // 2])
+        return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: whole numbers as {span} ordered levels"
+    sigma = noise_sd(rho - rho_count)
+    cells = min(GRID_CELLS, 4 * _grid_cells(n, sigma))
+    grid = bounded_grid(lo, hi, cells, whole)
+    floor = _log_floor(lo, hi, whole)
+    y = mech.counts(grid_counts(xc, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
+        float
+    )
+    n_bins = bins if bins is not None else int(np.clip(n // (40 * sigma), 4, 10))
+    width = np.diff(grid)
+    forced = []
+    if whole:
+        heavy = max(n / n_bins, 3.5 * sigma)
+        forced = [int(i) for i in np.flatnonzero((width <= 1) & (y >= heavy))]
+    edges = _equal_frequency(grid, y, n_bins, forced)
+    points = {float(grid[i]) for i in forced if grid[i + 1] - grid[i] <= 1}
+    values, within = [], []
+    for a, b in zip(edges, edges[1:]):
+        if a in points:
+            values.append(a)
+            within.append(None)
+            continue
+        rep = bin_median(grid, y, a, b, sigma, whole)
+        if rep is None:
+            rep = float(math.floor(a + (b - a - 1) / 2)) if whole and b - a >= 1 else (a + b) / 2
+        values.append(rep)
+        within.append(_within(grid, y, a, b, sigma, floor))
+    col = Column.binned(name, edges, values, missing=label)
+    col.with_within(Within(tuple(within), whole=bool(whole)))
+    if label is None:
+        mids = 0.5 * (grid[:-1] + grid[1:])
+        w = np.clip(y, 0, None)
+        med = mids[int(np.searchsorted(np.cumsum(w), w.sum() / 2))] if w.sum() > 0 else 0.5 * (lo + hi)
+        col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
+    return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: {len(edges) - 1} bins inside them"
+
+
+def bounded_grid(lo: float, hi: float, cells: int, whole: bool) -> np.ndarray:
+    """A public grid of about ``cells`` cells over the declared bounds, its outer edges the bounds.
+
+    Log-spaced where the bounds span decades (as :func:`ddssp.data.discovery.numeric._make_grid`):
+    from 1 for whole numbers, else from ``LOG_FLOOR`` of the top bound, zero and the values below
+    that floor in a cell of their own; bounds that straddle zero with a wide positive side (incomes
+    from -9,000 to 1.3 million) get a linear negative side of ``cells // 16`` cells and a log-spaced
+    positive side. Depends on the bounds only.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The declared bounds.
+    cells : int
+        About how many cells.
+    whole : bool
+        Whole-number edges.
+
+    Returns
+    -------
+    numpy.ndarray
+        Strictly increasing edges from ``lo`` to ``hi``.
+    """
+    floor = 1.0 if whole else hi * LOG_FLOOR
+    if lo < 0 < hi and hi / -lo > 50 and hi > floor:  # as _log_floor
+        k_neg = max(2, cells // 16)
+        neg = np.linspace(lo, 0.0, k_neg + 1)
+        if whole:
+            neg = np.unique(np.round(neg))
+        pos = _make_grid(0.0, hi, floor, cells - k_neg, whole, True)
+        grid = np.unique(np.concatenate([neg, pos]))
+    else:
+        lo_pos = lo if lo > 0 else (floor if hi > floor else None)
+        grid = _make_grid(lo, hi, lo_pos, cells, whole, bool(whole and lo <= 0 <= hi))
+    grid = grid[(grid > lo) & (grid < hi)]
+    return np.concatenate([[lo], grid, [hi]])  # the declared bounds are the outer edges
+
+
+def _log_floor(lo: float, hi: float, whole: bool) -> float | None:
+    """The scale of the signed log axis of a log-spaced :func:`bounded_grid` (its lowest positive
+    edge), or None when the grid is linear."""
+    floor = 1.0 if whole else hi * LOG_FLOOR
+    if hi <= floor:
+        return None
+    if lo < 0:
+        return floor if hi / -lo > 50 else None
+    return floor if hi / (lo if lo > 0 else floor) > 50 else None
+
+
+def _within(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, floor: float | None):
+    """How the rows of bin [a, b) spread inside it (:func:`ddssp.data.discovery.bins.within_bin`).
+
+    On a log-spaced grid the counts are read on the signed log axis ``asinh(x / floor)``, on which
+    the grid's cells are about equal: where the counts are mostly noise they are shrunk toward equal
+    shares per cell, not per unit of value (a top income bin from 100,000 to 1.3 million would
+    otherwise put most of its synthetic rows above 600,000). Post-processing of paid-for counts."""
+    if floor is None:
+        return within_bin(grid, y, a, b, sigma)
+    cuts, weights = within_bin(np.arcsinh(grid / floor), y, np.arcsinh(a / floor), np.arcsinh(b / floor), sigma)
+    on_grid = grid[(grid > a) & (grid < b)]
+    back = [float(on_grid[np.argmin(np.abs(on_grid - floor * np.sinh(c)))]) for c in cuts]
+    if len(set(back)) < len(back):  # never: the cuts are distinct grid edges
+        return within_bin(grid, y, a, b, sigma)
+    short = [float(f"{c:.6g}") for c in back]  # as within_bin writes its cuts, when that keeps them apart
+    if np.all(np.diff([a, *short, b]) > 0):
+        back = short
+    return tuple(back), weights
+
+
+def _show(v: float) -> str:
+    return format_number(v)
