@@ -21,6 +21,10 @@ A column has ``size`` levels with codes ``0..size-1``:
 * ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
   and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
   is the last code and its representative value is NaN.
+* ``empty`` (optional): labels of levels known to hold no rows (structural zeros). They stay levels of
+  the schema, so a value that maps to one is still encoded, but a release's model gives them no mass:
+  synthetic rows never take them. Discovery marks the ``<other>`` level of a categorical column so
+  when its noisy share does not show above its noise.
 
 Nothing here reads data. The schema container is :mod:`ddssp.data.schema`; encoding and decoding
 :mod:`ddssp.data.encoding`; single values as labels and levels :mod:`ddssp.data.values`; the
@@ -87,6 +91,8 @@ class Column:
     within : Within or None
         Binned numeric columns: how values spread inside each bin, for synthetic rows (None: every
         bin decodes to its representative value).
+    empty : tuple of str
+        Labels of levels that hold no rows (structural zeros): a release's model gives them no mass.
     """
 
     name: str
@@ -109,6 +115,8 @@ class Column:
     unit: str | None = None
     #: binned numeric only, optional: how values spread inside each bin (synthetic rows)
     within: Within | None = None
+    #: labels of levels that hold no rows (structural zeros): a release's model gives them no mass
+    empty: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:
@@ -147,6 +155,34 @@ class Column:
         self.validate()
         return self
 
+    @property
+    def empty_codes(self) -> list[int]:
+        """The codes of the ``empty`` levels, in code order."""
+        return sorted(self.labels.index(x) for x in self.empty)
+
+    def with_empty(self, labels: Iterable[str]) -> Column:
+        """This column with the levels ``labels`` marked as holding no rows (validated; changes the
+        column in place).
+
+        Parameters
+        ----------
+        labels : iterable of str
+            Level labels; empty to mark none.
+
+        Returns
+        -------
+        Column
+            This column.
+
+        Raises
+        ------
+        SchemaError
+            When a label is not a level, is repeated, or every level would be empty.
+        """
+        self.empty = tuple(labels)
+        self.validate()
+        return self
+
     def with_within(self, within: Within | None) -> Column:
         """Attach a within-bin distribution (validated against the bins).
 
@@ -168,6 +204,8 @@ class Column:
     def is_codes(self) -> bool:
         """Integer codes 0..size-1 already in the data (a domain-file column)."""
         if self.missing is not None or self.custom_labels or self.na is not None or self.unit is not None:
+            return False
+        if self.empty:
             return False
         if self.labels != [str(i) for i in range(self.size)]:
             return False
@@ -454,6 +492,14 @@ class Column:
             raise SchemaError(f"column {self.name!r}: missing label {self.missing!r} is not a level")
         if self.na is not None and self.na not in self.labels:
             raise SchemaError(f'column {self.name!r}: "na" label {self.na!r} is not a level')
+        if self.empty:
+            if not all(isinstance(x, str) and x in self.labels for x in self.empty):
+                odd = [x for x in self.empty if not isinstance(x, str) or x not in self.labels]
+                raise SchemaError(f'column {self.name!r}: "empty" labels {first_few(odd)} are not levels')
+            if len(set(self.empty)) < len(self.empty):
+                raise SchemaError(f'column {self.name!r}: "empty" repeats a label')
+            if len(self.empty) >= self.size:
+                raise SchemaError(f'column {self.name!r}: "empty" may not list every level')
         if self.kind == "numeric":
             if self.values is None or len(self.values) != self.size:
                 raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")
@@ -513,6 +559,8 @@ class Column:
             d["missing"] = self.missing
         if self.na is not None and self.na != self.missing:
             d["na"] = self.na
+        if self.empty:
+            d["empty"] = list(self.empty)
         return d
 
     @classmethod
@@ -541,6 +589,11 @@ class Column:
             if not isinstance(na, str):
                 raise SchemaError(f'column {col.name!r}: "na" must be a level label (a string)')
             col.with_na(na)
+        empty = d.get("empty")
+        if empty is not None:
+            if not isinstance(empty, list) or not all(isinstance(x, str) for x in empty):
+                raise SchemaError(f'column {col.name!r}: "empty" must be a list of level labels (strings)')
+            col.with_empty(empty)
         return col
 
     @classmethod
@@ -554,7 +607,7 @@ class Column:
         if kind not in KINDS:
             raise SchemaError(f'column {name!r}: "kind" must be one of {KINDS}, got {kind!r}')
         allowed = {
-            "categorical": {"name", "kind", "levels", "size", "missing", "na", "description"},
+            "categorical": {"name", "kind", "levels", "size", "missing", "na", "empty", "description"},
             "numeric": {
                 "name",
                 "kind",
@@ -567,6 +620,7 @@ class Column:
                 "labels",
                 "missing",
                 "na",
+                "empty",
                 "unit",
                 "within",
                 "description",

@@ -115,8 +115,10 @@ def test_mostly_missing_column_is_named_so(tmp_path, capsys):
     rc = main(["release", str(p), "--eps", "1", "--na-values", "N", "--quiet", "-o", str(tmp_path / "r.release")])
     assert rc == 0
     err = capsys.readouterr().err
-    assert "'rare': missing (or not applicable) in all but at most a noisy handful of rows: no values show" in err
-    assert "no values found" not in err and "or too few rows" not in err
+    # 40 values in 3,000 rows: missing for 98.7% of them, said as a share of the noisy row count
+    assert re.search(r"'rare': missing \(or not applicable\) for (about 9[5-9]%|over 99%) of the rows \(noisy\)", err)
+    assert "the values left do not show above the noise" in err
+    assert "no values found" not in err and "too few rows" not in err
 
 
 def test_standard_output_uses_the_marker_too(made, capsys):
