@@ -64,14 +64,19 @@ def test_a_structural_zero_is_exactly_zero_everywhere_and_the_rest_keeps_its_sha
 
 
 def test_other_shows_only_when_the_noisy_counts_leave_room_for_it():
-    scan = ScanResult(kind="categorical", n_present=10_000.0, missing=0.0, sigma=10.0)
     sds = {"x": 10.0, "y": 10.0}
+    sd = np.sqrt(2 * 10.0**2 + 2 * 10.0**2)  # the scan's present and missing cells, and two labels
+    scan = ScanResult(kind="categorical", n_present=10_000.0, missing=0.0, sigma=10.0)
     assert not other_shows(scan, None, {"x": 6000.0, "y": 4000.0}, sds)  # nothing outside the labels
     assert other_shows(scan, None, {"x": 5000.0, "y": 4000.0}, sds)  # a tenth outside them
-    sd = np.sqrt(2 * 10.0**2 + 2 * 10.0**2)
-    edge = OTHER_SHARE * 10_000 - OTHER_SDS * sd  # the largest noisy rest that is still empty
-    assert not other_shows(scan, None, {"x": 6000.0, "y": 4000.0 - edge}, sds)
-    assert other_shows(scan, None, {"x": 6000.0, "y": 4000.0 - edge - 1.0}, sds)
+    # at this noise (2 sds under 5% of the rows) showing decides: a rest of 2 sds shows
+    edge = OTHER_SDS * sd
+    assert other_shows(scan, None, {"x": 6000.0, "y": 4000.0 - edge}, sds)
+    assert not other_shows(scan, None, {"x": 6000.0, "y": 4000.0 - edge + 1.0}, sds)
+    # on a small table the noise alone could hide a missed label worth keeping: <other> stays
+    small = ScanResult(kind="categorical", n_present=1000.0, missing=0.0, sigma=20.0)
+    assert OTHER_SDS * np.sqrt(4 * 20.0**2) > OTHER_SHARE * 1000
+    assert other_shows(small, None, {"x": 600.0, "y": 400.0}, {"x": 20.0, "y": 20.0})
     # without a scan, the noisy row count is the total; with neither nothing says it is empty
     assert not other_shows(None, (10_000.0, 10.0), {"x": 6000.0, "y": 4000.0}, sds)
     assert other_shows(None, None, {"x": 6000.0, "y": 4000.0}, sds)

@@ -65,11 +65,11 @@ KEY_POWER = 1.5
 KEY_FLOOR = 1e-4
 
 
-#: ``<other>`` is marked empty when the noisy count of the rows outside the released labels, plus this
-#: many sds of its noise, stays under ``OTHER_SHARE`` of the column's noisy total: the noisy counts
-#: then say that at most a few percent of the rows are outside the labels. A count merely within
-#: the noise is not enough: on a small table discovery's noise is as large as a label the key
-#: release missed (a fifth of the rows at 500 rows), and zeroing ``<other>`` would drop those rows
+#: ``<other>`` is marked empty when the noisy count of the rows outside the released labels is under
+#: this many sds of its noise (it does not show), and that count plus as many sds stays under
+#: ``OTHER_SHARE`` of the column's noisy total (the noisy counts bound those rows to a few percent).
+#: Not showing alone is not enough: on a small table discovery's noise is as large as a label the
+#: key release missed (a fifth of the rows at 500 rows), and zeroing ``<other>`` would drop those rows
 OTHER_SDS = 2.0
 
 
@@ -227,7 +227,7 @@ def discover_categorical(
         f"categorical, {len(keys)} released label(s)"
         + (" + missing" if has_missing else "")
         + f" + {other}"
-        + ("" if shows else f" (empty: the rows outside the labels are under {OTHER_SHARE:.0%} and do not show)")
+        + ("" if shows else f" (empty: the rows outside the labels do not show, and are under {OTHER_SHARE:.0%})")
         + f" (threshold {threshold})"
     )
     return col, note
@@ -243,9 +243,9 @@ def other_shows(
 
     Their noisy count is the column's noisy total (its scan's present and missing counts, else the
     noisy row count) less the noisy counts of the released labels (the missing label among them).
-    They are taken as none (False) when that count plus ``OTHER_SDS`` sds of its noise (the sum of
-    the counts' noises) stays under ``OTHER_SHARE`` of the total: the noisy counts then bound them
-    to a few percent of the rows, and they do not show above the noise. Post-processing of noisy
+    They are taken as none (False) when that count is under ``OTHER_SDS`` sds of its noise (the sum
+    of the counts' noises), so they do not show, and the count plus as many sds stays under
+    ``OTHER_SHARE`` of the total, so the noisy counts bound them to a few percent of the rows. Post-processing of noisy
     counts already charged to the ledger: the answer (written to the schema as the ``<other>`` level
     being empty or not) costs nothing more.
 
@@ -273,7 +273,7 @@ def other_shows(
         return True
     rest = total - math.fsum(released.values())
     sd = math.sqrt(total_sd**2 + math.fsum(sds[k] ** 2 for k in released))
-    return rest + OTHER_SDS * sd > OTHER_SHARE * total
+    return rest >= OTHER_SDS * sd or rest + OTHER_SDS * sd > OTHER_SHARE * total
 
 
 def _whole_levels(name: str, labels: dict[str, float], has_missing: bool) -> Column | None:
