@@ -21,10 +21,8 @@ A column has ``size`` levels with codes ``0..size-1``:
 * ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
   and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
   is the last code and its representative value is NaN.
-* ``empty`` (optional): labels of levels known to hold no rows (structural zeros). They stay levels of
-  the schema, so a value that maps to one is still encoded, but a release's model gives them no mass:
-  synthetic rows never take them. Discovery marks the ``<other>`` level of a categorical column so
-  when its noisy share does not show above its noise.
+* ``empty`` (optional): labels of levels that hold no rows (structural zeros): still levels (a value
+  coded to one encodes), but a release's model gives them no mass (discovery: an ``<other>`` unseen).
 
 Nothing here reads data. The schema container is :mod:`ddssp.data.schema`; encoding and decoding
 :mod:`ddssp.data.encoding`; single values as labels and levels :mod:`ddssp.data.values`; the
@@ -40,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ddssp.data.dates import TIME_UNITS, format_day, on_axis, parse_value
+from ddssp.data.dates import TIME_UNITS, format_day, on_axis, schema_entry_on_axis
 from ddssp.data.values import as_label, first_few, format_number, int_if_whole
 from ddssp.data.within import Within
 from ddssp.errors import SchemaError
@@ -155,29 +153,18 @@ class Column:
         self.validate()
         return self
 
-    @property
-    def empty_codes(self) -> list[int]:
-        """The codes of the ``empty`` levels, in code order."""
-        return sorted(self.labels.index(x) for x in self.empty)
-
     def with_empty(self, labels: Iterable[str]) -> Column:
-        """This column with the levels ``labels`` marked as holding no rows (validated; changes the
-        column in place).
+        """This column with the levels ``labels`` marked as holding no rows (validated, in place).
 
         Parameters
         ----------
         labels : iterable of str
-            Level labels; empty to mark none.
+            Level labels (not every level).
 
         Returns
         -------
         Column
             This column.
-
-        Raises
-        ------
-        SchemaError
-            When a label is not a level, is repeated, or every level would be empty.
         """
         self.empty = tuple(labels)
         self.validate()
@@ -203,9 +190,7 @@ class Column:
     @property
     def is_codes(self) -> bool:
         """Integer codes 0..size-1 already in the data (a domain-file column)."""
-        if self.missing is not None or self.custom_labels or self.na is not None or self.unit is not None:
-            return False
-        if self.empty:
+        if self.missing is not None or self.custom_labels or self.empty or {self.na, self.unit} != {None}:
             return False
         if self.labels != [str(i) for i in range(self.size)]:
             return False
@@ -492,14 +477,9 @@ class Column:
             raise SchemaError(f"column {self.name!r}: missing label {self.missing!r} is not a level")
         if self.na is not None and self.na not in self.labels:
             raise SchemaError(f'column {self.name!r}: "na" label {self.na!r} is not a level')
-        if self.empty:
-            if not all(isinstance(x, str) and x in self.labels for x in self.empty):
-                odd = [x for x in self.empty if not isinstance(x, str) or x not in self.labels]
-                raise SchemaError(f'column {self.name!r}: "empty" labels {first_few(odd)} are not levels')
-            if len(set(self.empty)) < len(self.empty):
-                raise SchemaError(f'column {self.name!r}: "empty" repeats a label')
-            if len(self.empty) >= self.size:
-                raise SchemaError(f'column {self.name!r}: "empty" may not list every level')
+        odd = [x for x in self.empty if not isinstance(x, str) or x not in self.labels]
+        if odd or len(set(self.empty)) < len(self.empty) or (self.empty and len(self.empty) >= self.size):
+            raise SchemaError(f'column {self.name!r}: "empty" must list distinct levels, not all, got {self.empty}')
         if self.kind == "numeric":
             if self.values is None or len(self.values) != self.size:
                 raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")
@@ -589,12 +569,9 @@ class Column:
             if not isinstance(na, str):
                 raise SchemaError(f'column {col.name!r}: "na" must be a level label (a string)')
             col.with_na(na)
-        empty = d.get("empty")
-        if empty is not None:
-            if not isinstance(empty, list) or not all(isinstance(x, str) for x in empty):
-                raise SchemaError(f'column {col.name!r}: "empty" must be a list of level labels (strings)')
-            col.with_empty(empty)
-        return col
+        if not isinstance(d.get("empty", []), list):
+            raise SchemaError(f'column {col.name!r}: "empty" must be a list of level labels')
+        return col.with_empty(d.get("empty", []))
 
     @classmethod
     def _from_dict(cls, d: Any) -> Column:
@@ -652,7 +629,7 @@ class Column:
                 raise SchemaError(f'column {name!r}: "unit" must be one of {TIME_UNITS}, got {unit!r}')
             if "size" in d:
                 raise SchemaError(f'column {name!r}: "unit" does not apply to ordinal codes ("size")')
-            d = _days_of(name, d)
+            d = schema_entry_on_axis(name, d)
         if "size" in d:
             if len(d) - ("description" in d) != 3:
                 raise SchemaError(f'column {name!r}: "size" (ordinal codes) takes no other keys')
@@ -711,33 +688,6 @@ class Column:
                 )
             return col
         raise SchemaError(f'column {name!r}: a numeric column needs "edges", "bins" + "bounds", "values" or "size"')
-
-
-def _days_of(name: str, d: dict) -> dict:
-    """A date column's entry with its ISO date / timestamp (or clock time) strings in "bounds",
-    "edges" and "values" turned into numbers on its axis; numbers are kept as they are."""
-    unit = d["unit"]
-    out = dict(d)
-    for key in ("bounds", "edges", "values"):
-        xs = d.get(key)
-        if not isinstance(xs, list):
-            continue
-        conv = []
-        for x in xs:
-            if isinstance(x, str):
-                v = parse_value(x, unit)
-                if v is None:
-                    what = (
-                        "a clock time (HH:MM[:SS])"
-                        if unit == "time"
-                        else "an ISO date (YYYY-MM-DD) or timestamp (YYYY-MM-DD HH:MM[:SS])"
-                    )
-                    raise SchemaError(f'column {name!r}: "{key}" entry {x!r} is not {what}')
-                conv.append(v)
-            else:
-                conv.append(x)
-        out[key] = conv
-    return out
 
 
 def _check_size(name: str, size: Any) -> int:

@@ -642,7 +642,7 @@ def structural_zero_model(schema: Any, model: Any) -> Any:
     -------
     GraphicalModel
     """
-    zeros = {c.name: c.empty_codes for c in getattr(schema, "columns", ()) if getattr(c, "empty", ())}
+    zeros = {c.name: [c.labels.index(x) for x in c.empty] for c in getattr(schema, "columns", ()) if c.empty}
     if not zeros:
         return model
     from ddssp.marginals.model import with_structural_zeros
