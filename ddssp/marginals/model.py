@@ -553,7 +553,8 @@ def with_structural_zeros(model: GraphicalModel, zeros: dict[str, Sequence[int]]
     Returns
     -------
     GraphicalModel
-        ``model`` itself when no level is listed, else a new model.
+        ``model`` itself when no level is listed, else a new model whose ``unconditioned``
+        attribute is the model it was made from (a new conditioning starts from that one).
 
     Raises
     ------
@@ -563,6 +564,7 @@ def with_structural_zeros(model: GraphicalModel, zeros: dict[str, Sequence[int]]
     zeros = {a: sorted({int(k) for k in ks}) for a, ks in zeros.items() if len(ks)}
     if not zeros:
         return model
+    model = getattr(model, "unconditioned", model)
     theta = [np.array(t, dtype=float) for t in model.log_potentials]
     for a, codes in zeros.items():
         if a not in model.domain or not all(0 <= k < model.domain[a] for k in codes):
@@ -572,15 +574,13 @@ def with_structural_zeros(model: GraphicalModel, zeros: dict[str, Sequence[int]]
         index[model.cliques[i].index(a)] = codes
         theta[i][tuple(index)] = -np.inf
     try:
-        return GraphicalModel(
-            model.domain,
-            dict(zip(model.cliques, theta)),
-            model.total,
-            cliques=model.cliques,
-            edges=model.edges,
+        out = GraphicalModel(
+            model.domain, dict(zip(model.cliques, theta)), model.total, cliques=model.cliques, edges=model.edges
         )
     except FloatingPointError:
         raise ValueError("the structural zeros leave the model no probability mass") from None
+    out.unconditioned = model
+    return out
 
 
 def _draw_rounded(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

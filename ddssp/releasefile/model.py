@@ -114,7 +114,7 @@ class Release:
         # levels the schema marks empty (structural zeros) get no mass: the model is conditioned on
         # them once, so its marginals, the fits that read them and synthetic rows all agree; the file
         # keeps the fitted model (finite log-potentials), which a load conditions again
-        self._fitted = self.model
+        self._fitted = getattr(self.model, "unconditioned", self.model)
         if self.model is not None:
             self.model = structural_zero_model(self.schema, self.model)
         self._conditioned = self.model

@@ -4,6 +4,8 @@ its marginals, fits and synthetic rows) gives no mass."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -124,3 +126,7 @@ def test_the_models_marginal_of_an_empty_level_is_zero_and_survives_the_file(mad
     # the file keeps the model as fitted (finite log-potentials: some mass on every level); the zero
     # is the conditioning on the schema's empty level
     assert rel.fitted_model.marginal("s")[k] > 0.0 and rel.fitted_model is not rel.model
+    # a copy made from the conditioned model still writes the fitted one (finite log-potentials)
+    copy = dataclasses.replace(rel, info={})
+    assert copy.fitted_model is rel.fitted_model and copy.marginal("s")[k] == 0.0
+    assert Release.load(copy.save(tmp_path / "c.release")).marginal("s")[k] == 0.0
