@@ -114,6 +114,15 @@ def test_a_binary_column_never_draws_other_and_many_rare_labels_do(made):
         assert 0.15 < (syn["g"] == "<other>").mean() < 0.45
 
 
+def test_inspect_names_the_empty_level(made, tmp_path, capsys):
+    from ddssp.cli import main
+
+    path = made[1][0].save(tmp_path / "i.release")
+    capsys.readouterr()
+    assert main(["inspect", str(path)]) == 0
+    assert "no rows (the model gives them no mass): <other>" in capsys.readouterr().out
+
+
 def test_the_models_marginal_of_an_empty_level_is_zero_and_survives_the_file(made, tmp_path):
     _, rels = made
     rel = rels[0]
