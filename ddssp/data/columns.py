@@ -113,7 +113,6 @@ class Column:
     unit: str | None = None
     #: binned numeric only, optional: how values spread inside each bin (synthetic rows)
     within: Within | None = None
-    #: labels of levels that hold no rows (structural zeros): a release's model gives them no mass
     empty: tuple[str, ...] = ()
 
     @property
@@ -477,9 +476,9 @@ class Column:
             raise SchemaError(f"column {self.name!r}: missing label {self.missing!r} is not a level")
         if self.na is not None and self.na not in self.labels:
             raise SchemaError(f'column {self.name!r}: "na" label {self.na!r} is not a level')
-        odd = [x for x in self.empty if not isinstance(x, str) or x not in self.labels]
-        if odd or len(set(self.empty)) < len(self.empty) or (self.empty and len(self.empty) >= self.size):
-            raise SchemaError(f'column {self.name!r}: "empty" must list distinct levels, not all, got {self.empty}')
+        e, known = self.empty, (set(self.labels) if self.empty else set())  # a set: cost ~ len(e), not x size
+        if not (all(isinstance(x, str) and x in known for x in e) and len(set(e)) == len(e) < self.size):
+            raise SchemaError(f'column {self.name!r}: "empty" must list distinct levels, not all: {first_few(e)}')
         if self.kind == "numeric":
             if self.values is None or len(self.values) != self.size:
                 raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")

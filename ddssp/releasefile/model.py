@@ -642,7 +642,11 @@ def structural_zero_model(schema: Any, model: Any) -> Any:
     -------
     GraphicalModel
     """
-    zeros = {c.name: [c.labels.index(x) for x in c.empty] for c in getattr(schema, "columns", ()) if c.empty}
+    zeros = {}
+    for c in getattr(schema, "columns", ()):
+        if c.empty:
+            code = {x: i for i, x in enumerate(c.labels)}
+            zeros[c.name] = [code[x] for x in c.empty]
     if not zeros:
         return model
     from ddssp.marginals.model import with_structural_zeros
