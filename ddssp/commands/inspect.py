@@ -81,6 +81,8 @@ def column_details(rel) -> dict:
             d["other"] = c.missing  # unknown labels (and, numeric, values of no level) go here
         if c.na is not None or c.missing is not None:
             d["empty_cells"] = c.na if c.na is not None else c.missing
+        if c.empty:
+            d["no_rows"] = list(c.empty)  # structural zeros: the model gives them no mass
         out[c.name] = d
     return out
 
@@ -189,6 +191,8 @@ def run(args) -> int:
         if "other" in d or "empty_cells" in d:
             other = d.get("other", "clipped / nearest level" if d["kind"] == "numeric" else "(refused)")
             say(f"      other values -> {other}; empty cells -> {d.get('empty_cells', '(refused)')}")
+        if "no_rows" in d:
+            say(f"      no rows (the model gives them no mass): {', '.join(d['no_rows'])}")
     say(f"measured marginals ({len(s['cliques'])}), {s['selections']} selections in {s['rounds']} rounds:")
     for c in s["cliques"]:
         sig = ", ".join(f"{x:.4g}" for x in c["sigma"])

@@ -21,6 +21,8 @@ A column has ``size`` levels with codes ``0..size-1``:
 * ``missing`` (optional): the label of a declared missing/"other" level. Empty cells, unknown labels
   and (for numeric columns) non-numeric values map to it instead of raising. For numeric columns it
   is the last code and its representative value is NaN.
+* ``empty`` (optional): labels of levels that hold no rows (structural zeros): still levels (a value
+  coded to one encodes), but a release's model gives them no mass (discovery: an ``<other>`` unseen).
 
 Nothing here reads data. The schema container is :mod:`ddssp.data.schema`; encoding and decoding
 :mod:`ddssp.data.encoding`; single values as labels and levels :mod:`ddssp.data.values`; the
@@ -36,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ddssp.data.dates import TIME_UNITS, format_day, on_axis, parse_value
+from ddssp.data.dates import TIME_UNITS, format_day, on_axis, schema_entry_on_axis
 from ddssp.data.values import as_label, first_few, format_number, int_if_whole
 from ddssp.data.within import Within
 from ddssp.errors import SchemaError
@@ -87,6 +89,8 @@ class Column:
     within : Within or None
         Binned numeric columns: how values spread inside each bin, for synthetic rows (None: every
         bin decodes to its representative value).
+    empty : tuple of str
+        Labels of levels that hold no rows (structural zeros): a release's model gives them no mass.
     """
 
     name: str
@@ -109,6 +113,7 @@ class Column:
     unit: str | None = None
     #: binned numeric only, optional: how values spread inside each bin (synthetic rows)
     within: Within | None = None
+    empty: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:
@@ -147,6 +152,23 @@ class Column:
         self.validate()
         return self
 
+    def with_empty(self, labels: Iterable[str]) -> Column:
+        """This column with the levels ``labels`` marked as holding no rows (validated, in place).
+
+        Parameters
+        ----------
+        labels : iterable of str
+            Level labels (not every level).
+
+        Returns
+        -------
+        Column
+            This column.
+        """
+        self.empty = tuple(labels)
+        self.validate()
+        return self
+
     def with_within(self, within: Within | None) -> Column:
         """Attach a within-bin distribution (validated against the bins).
 
@@ -167,7 +189,7 @@ class Column:
     @property
     def is_codes(self) -> bool:
         """Integer codes 0..size-1 already in the data (a domain-file column)."""
-        if self.missing is not None or self.custom_labels or self.na is not None or self.unit is not None:
+        if self.missing is not None or self.custom_labels or self.empty or {self.na, self.unit} != {None}:
             return False
         if self.labels != [str(i) for i in range(self.size)]:
             return False
@@ -454,6 +476,9 @@ class Column:
             raise SchemaError(f"column {self.name!r}: missing label {self.missing!r} is not a level")
         if self.na is not None and self.na not in self.labels:
             raise SchemaError(f'column {self.name!r}: "na" label {self.na!r} is not a level')
+        e, known = self.empty, (set(self.labels) if self.empty else set())  # a set: cost ~ len(e), not x size
+        if not (all(isinstance(x, str) and x in known for x in e) and len(set(e)) == len(e) < self.size):
+            raise SchemaError(f'column {self.name!r}: "empty" must list distinct levels, not all: {first_few(e)}')
         if self.kind == "numeric":
             if self.values is None or len(self.values) != self.size:
                 raise SchemaError(f"column {self.name!r}: numeric column needs one value per level")
@@ -513,6 +538,8 @@ class Column:
             d["missing"] = self.missing
         if self.na is not None and self.na != self.missing:
             d["na"] = self.na
+        if self.empty:
+            d["empty"] = list(self.empty)
         return d
 
     @classmethod
@@ -541,7 +568,9 @@ class Column:
             if not isinstance(na, str):
                 raise SchemaError(f'column {col.name!r}: "na" must be a level label (a string)')
             col.with_na(na)
-        return col
+        if not isinstance(d.get("empty", []), list):
+            raise SchemaError(f'column {col.name!r}: "empty" must be a list of level labels')
+        return col.with_empty(d.get("empty", []))
 
     @classmethod
     def _from_dict(cls, d: Any) -> Column:
@@ -554,7 +583,7 @@ class Column:
         if kind not in KINDS:
             raise SchemaError(f'column {name!r}: "kind" must be one of {KINDS}, got {kind!r}')
         allowed = {
-            "categorical": {"name", "kind", "levels", "size", "missing", "na", "description"},
+            "categorical": {"name", "kind", "levels", "size", "missing", "na", "empty", "description"},
             "numeric": {
                 "name",
                 "kind",
@@ -567,6 +596,7 @@ class Column:
                 "labels",
                 "missing",
                 "na",
+                "empty",
                 "unit",
                 "within",
                 "description",
@@ -598,7 +628,7 @@ class Column:
                 raise SchemaError(f'column {name!r}: "unit" must be one of {TIME_UNITS}, got {unit!r}')
             if "size" in d:
                 raise SchemaError(f'column {name!r}: "unit" does not apply to ordinal codes ("size")')
-            d = _days_of(name, d)
+            d = schema_entry_on_axis(name, d)
         if "size" in d:
             if len(d) - ("description" in d) != 3:
                 raise SchemaError(f'column {name!r}: "size" (ordinal codes) takes no other keys')
@@ -657,33 +687,6 @@ class Column:
                 )
             return col
         raise SchemaError(f'column {name!r}: a numeric column needs "edges", "bins" + "bounds", "values" or "size"')
-
-
-def _days_of(name: str, d: dict) -> dict:
-    """A date column's entry with its ISO date / timestamp (or clock time) strings in "bounds",
-    "edges" and "values" turned into numbers on its axis; numbers are kept as they are."""
-    unit = d["unit"]
-    out = dict(d)
-    for key in ("bounds", "edges", "values"):
-        xs = d.get(key)
-        if not isinstance(xs, list):
-            continue
-        conv = []
-        for x in xs:
-            if isinstance(x, str):
-                v = parse_value(x, unit)
-                if v is None:
-                    what = (
-                        "a clock time (HH:MM[:SS])"
-                        if unit == "time"
-                        else "an ISO date (YYYY-MM-DD) or timestamp (YYYY-MM-DD HH:MM[:SS])"
-                    )
-                    raise SchemaError(f'column {name!r}: "{key}" entry {x!r} is not {what}')
-                conv.append(v)
-            else:
-                conv.append(x)
-        out[key] = conv
-    return out
 
 
 def _check_size(name: str, size: Any) -> int:

@@ -38,6 +38,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from ddssp.errors import SchemaError
+
 #: the two kinds of time axis a numeric column may have ("unit" in the schema file)
 TIME_UNITS = ("date", "timestamp", "time")
 #: minutes in a day: the clock-time axis is [0, MINUTES)
@@ -487,3 +489,48 @@ def format_day(x: float, unit: str) -> str:
     str
     """
     return str(format_days([x], unit)[0])
+
+
+def schema_entry_on_axis(name: str, d: dict) -> dict:
+    """A time-axis column's schema entry with its ISO date / timestamp (or clock time) strings in
+    "bounds", "edges" and "values" turned into numbers on its axis; numbers are kept as they are.
+
+    Parameters
+    ----------
+    name : str
+        The column name (for the error message).
+    d : dict
+        The entry, with a valid ``"unit"``.
+
+    Returns
+    -------
+    dict
+        A copy of the entry.
+
+    Raises
+    ------
+    SchemaError
+        For a string that is not a date, timestamp or clock time.
+    """
+    unit = d["unit"]
+    out = dict(d)
+    for key in ("bounds", "edges", "values"):
+        xs = d.get(key)
+        if not isinstance(xs, list):
+            continue
+        conv = []
+        for x in xs:
+            if isinstance(x, str):
+                v = parse_value(x, unit)
+                if v is None:
+                    what = (
+                        "a clock time (HH:MM[:SS])"
+                        if unit == "time"
+                        else "an ISO date (YYYY-MM-DD) or timestamp (YYYY-MM-DD HH:MM[:SS])"
+                    )
+                    raise SchemaError(f'column {name!r}: "{key}" entry {x!r} is not {what}')
+                conv.append(v)
+            else:
+                conv.append(x)
+        out[key] = conv
+    return out

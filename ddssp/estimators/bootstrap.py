@@ -427,7 +427,9 @@ def iter_bootstrap_models(
         isinstance(tol, (int, float)) and not isinstance(tol, bool) and math.isfinite(tol) and tol >= 0
     ):
         raise DDSSPError(f"tol must be a non-negative number or None, got {tol!r}")
-    model = getattr(source, "model", None)
+    # the re-estimation starts from the model as fitted; each replicate then gets the release's
+    # structural zeros (the schema's empty levels), as the release's own model does
+    model = getattr(source, "fitted_model", None) or getattr(source, "model", None)
     meas = getattr(source, "measurements", None)
     if model is None or meas is None:
         raise DDSSPError(
@@ -436,7 +438,13 @@ def iter_bootstrap_models(
         )
     refit = MeasurementRefit(model, list(meas))
     iters = BOOT_ITERS if iters is None else int(iters)
-    return _models(refit, int(boot), rng, iters, tol, info)
+    models = _models(refit, int(boot), rng, iters, tol, info)
+    schema = getattr(source, "schema", None)
+    if schema is None:
+        return models
+    from ddssp.releasefile.model import structural_zero_model
+
+    return (structural_zero_model(schema, m) for m in models)
 
 
 def _models(refit: MeasurementRefit, boot: int, rng, iters: int, tol, info) -> Iterator[GraphicalModel]:

@@ -534,6 +534,55 @@ class GraphicalModel:
         )
 
 
+def with_structural_zeros(model: GraphicalModel, zeros: dict[str, Sequence[int]]) -> GraphicalModel:
+    """The model conditioned on every column staying off some of its levels (structural zeros).
+
+    Each listed level gets log-potential ``-inf`` in one clique that holds its column, and the tree is
+    calibrated again: every marginal that contains the column (every clique belief, so sampling too)
+    is then exactly 0 on those levels, and the rest is the model's own distribution renormalised
+    (conditioning on the event that no column takes a listed level), with the same total.
+    Post-processing of the model.
+
+    Parameters
+    ----------
+    model : GraphicalModel
+        The fitted model.
+    zeros : dict
+        ``{column: codes}``: the levels of each column that hold no rows.
+
+    Returns
+    -------
+    GraphicalModel
+        ``model`` itself when no level is listed, else a new model whose ``unconditioned``
+        attribute is the model it was made from (a new conditioning starts from that one).
+
+    Raises
+    ------
+    ValueError
+        For an unknown column, a code outside the column, or zeros that leave no mass.
+    """
+    zeros = {a: sorted({int(k) for k in ks}) for a, ks in zeros.items() if len(ks)}
+    if not zeros:
+        return model
+    model = getattr(model, "unconditioned", model)
+    theta = [np.array(t, dtype=float) for t in model.log_potentials]
+    for a, codes in zeros.items():
+        if a not in model.domain or not all(0 <= k < model.domain[a] for k in codes):
+            raise ValueError(f"structural zeros {codes} do not fit column {a!r} of the model")
+        i = next(i for i, c in enumerate(model.cliques) if a in c)
+        index: list[Any] = [slice(None)] * len(model.cliques[i])
+        index[model.cliques[i].index(a)] = codes
+        theta[i][tuple(index)] = -np.inf
+    try:
+        out = GraphicalModel(
+            model.domain, dict(zip(model.cliques, theta)), model.total, cliques=model.cliques, edges=model.edges
+        )
+    except FloatingPointError:
+        raise ValueError("the structural zeros leave the model no probability mass") from None
+    out.unconditioned = model
+    return out
+
+
 def _draw_rounded(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
     """n values whose counts are n * prob rounded without bias (floor plus a systematic sample of
     the fractional parts, which includes cell i with probability exactly its fractional part), in

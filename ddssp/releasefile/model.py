@@ -51,7 +51,9 @@ class Release:
     schema : ddssp.data.Schema
         The columns, their kinds and code sizes.
     model : ddssp.marginals.model.GraphicalModel
-        The graphical model fitted to the noisy marginals; it answers any marginal.
+        The graphical model fitted to the noisy marginals; it answers any marginal. Levels the schema
+        marks empty (:attr:`ddssp.data.columns.Column.empty`) get no mass: the release holds the
+        model conditioned on them (:func:`structural_zero_model`), and its file the fitted one.
     ledger : ddssp.dp.Ledger
         Every paid mechanism (discovery, selections, measurements) and the zCDP budget.
     eps, delta : float
@@ -112,6 +114,15 @@ class Release:
     manifest_bytes: bytes | None = field(default=None, repr=False, compare=False)
     evidence: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        # levels the schema marks empty (structural zeros) get no mass: the model is conditioned on
+        # them once, so its marginals, the fits that read them and synthetic rows all agree; the file
+        # keeps the fitted model (finite log-potentials), which a load conditions again
+        self._fitted = getattr(self.model, "unconditioned", self.model)
+        if self.model is not None:
+            self.model = structural_zero_model(self.schema, self.model)
+        self._conditioned = self.model
+
     # ------------------------------------------------------------------ analyst API
     @property
     def stamp(self) -> str | None:
@@ -136,6 +147,12 @@ class Release:
         (``ddssp evaluate``). Defaults (empty cells only, ``,``, UTF-8) when the file has none."""
         r = self.info.get("reading") if isinstance(self.info, dict) else None
         return check_reading(r) if r is not None else {"na_values": [], "delimiter": ",", "encoding": "utf-8"}
+
+    @property
+    def fitted_model(self) -> Any:
+        """The model as fitted to the measurements, before the schema's empty levels are zeroed in
+        :attr:`model` (what the file holds, and what the model-fit self-check tests)."""
+        return self._fitted if self.model is self._conditioned else self.model
 
     @property
     def rho_budget(self) -> float:
@@ -367,7 +384,7 @@ class Release:
             integral, else float64).
         """
         arrays: dict[str, np.ndarray] = {}
-        model_meta, model_arrays = self.model.to_arrays()
+        model_meta, model_arrays = self.fitted_model.to_arrays()
         model_names = {}
         for k, a in model_arrays.items():
             name = f"model/{len(model_names)}"
@@ -645,6 +662,34 @@ class Release:
         from ddssp.releasefile.selfcheck import self_check
 
         return self_check(self, stated_rho_spent)
+
+
+def structural_zero_model(schema: Any, model: Any) -> Any:
+    """The model conditioned on the levels ``schema`` marks empty (no mass on them); itself when none.
+
+    Post-processing of the model: see :func:`ddssp.marginals.model.with_structural_zeros`.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The release's schema (its columns' ``empty`` levels).
+    model : ddssp.marginals.model.GraphicalModel
+        The fitted model.
+
+    Returns
+    -------
+    GraphicalModel
+    """
+    zeros = {}
+    for c in getattr(schema, "columns", ()):
+        if c.empty:
+            code = {x: i for i, x in enumerate(c.labels)}
+            zeros[c.name] = [code[x] for x in c.empty]
+    if not zeros:
+        return model
+    from ddssp.marginals.model import with_structural_zeros
+
+    return with_structural_zeros(model, zeros)
 
 
 def check_dataset_name(name: Any) -> None:

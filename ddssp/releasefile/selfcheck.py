@@ -190,7 +190,7 @@ def model_fit_statistic(rel: Any) -> tuple[float, int]:
 def _fit_statistic(rel: Any) -> tuple[float, int]:
     stat, cells = 0.0, 0
     for m in rel.measurements:
-        mu = rel.model.marginal(tuple(m.clique))
+        mu = rel.fitted_model.marginal(tuple(m.clique))
         d = np.asarray(m.values, dtype=float).reshape(mu.shape) - mu
         stat += float(np.dot(d.ravel(), d.ravel())) / float(m.sigma) ** 2
         cells += d.size

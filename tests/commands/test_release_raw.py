@@ -222,7 +222,7 @@ BAD = {
     "kind,match",
     [
         ("one_value", "single value"),
-        ("all_missing", "no values"),
+        ("all_missing", "missing (or not applicable)"),
         ("ids", "identifier"),
         ("mixed", "mixes numbers and text"),
         ("header_only", "no rows"),

@@ -126,7 +126,10 @@ def test_raw_table_encodes_with_missing_and_text_cells(raw):
     "bad,match",
     [
         (pd.DataFrame({"a": ["x"] * 3000, "b": list("pq") * 1500}), "single value"),
-        (pd.DataFrame({"a": [None] * 3000, "b": list("pq") * 1500}), "no values"),
+        (
+            pd.DataFrame({"a": [None] * 3000, "b": list("pq") * 1500}),
+            "missing (or not applicable)",
+        ),
         (pd.DataFrame({"a": [f"id{i}" for i in range(3000)], "b": list("pq") * 1500}), "identifier"),
         (
             pd.DataFrame({"a": [str(i) if i % 2 else f"t{i % 7}" for i in range(3000)], "b": list("pq") * 1500}),

@@ -3,6 +3,9 @@
 :func:`label_counts` reads the data (a row adds one to its label's count); :func:`key_release` hands the
 exact counts straight to the charged key release and reads only the labels it releases. Labels not
 released, and labels never seen, go to an ``<other>`` level of their own, never to a released label.
+When the noisy counts bound the rows outside the released labels to a small share of the column
+(:func:`other_shows`), ``<other>`` stays a level of the schema but is marked empty: a release's
+model gives it no mass, so synthetic rows never carry it.
 """
 
 from __future__ import annotations
@@ -62,6 +65,18 @@ KEY_POWER = 1.5
 KEY_FLOOR = 1e-4
 
 
+#: ``<other>`` is marked empty when the noisy count of the rows outside the released labels is under
+#: this many sds of its noise (it does not show), and that count plus as many sds stays under
+#: ``OTHER_SHARE`` of the column's noisy total (the noisy counts bound those rows to a few percent).
+#: Not showing alone is not enough: on a small table discovery's noise is as large as a label the
+#: key release missed (a fifth of the rows at 500 rows), and zeroing ``<other>`` would drop those rows
+OTHER_SDS = 2.0
+
+
+#: see ``OTHER_SDS``
+OTHER_SHARE = 0.05
+
+
 def _unique_label(label: str, taken: set[str]) -> str:
     while label in taken:
         label = label + "_"
@@ -110,11 +125,14 @@ def discover_categorical(
     scan: ScanResult | None,
     first: tuple | None = None,
     as_levels: bool = False,
+    rows: tuple[float, float] | None = None,
 ):
     """Discover a categorical column's levels by stable key release.
 
     Labels not released (and labels never seen) go to an ``<other>`` level of their own; missing
-    cells get their own level when released. With ``first`` (an earlier key release of the column,
+    cells get their own level when released. ``<other>`` is marked empty (a structural zero, see
+    :attr:`Column.empty`) when the noisy counts bound the rows outside the released labels to a small
+    share of the column (:func:`other_shows`). With ``first`` (an earlier key release of the column,
     from :func:`key_release`), this is its second round: a key release of the labels the first did not
     release, and the levels are the labels either round released.
 
@@ -140,6 +158,8 @@ def discover_categorical(
         ordered numeric levels (:meth:`Column.levels`; another number is coded to the nearest level,
         a missing or non-numeric cell to the missing level when released, else to the level of the
         largest noisy count) rather than as labels with ``<other>``.
+    rows : tuple of float, optional
+        ``(noisy row count, its noise sd)``: the column's total when it had no scan.
 
     Returns
     -------
@@ -153,7 +173,9 @@ def discover_categorical(
         When no label is released, or the column holds a single value.
     """
     released, threshold, sigma = key_release(s, name, rho, delta, mech, first[0] if first else {})
+    sds = {k: sigma for k in released}
     if first:  # the labels of both rounds (each counted by one of them)
+        sds.update({k: first[2] for k in first[0]})
         released = {**first[0], **released}
         if first[0]:  # a first round that was skipped (or released nothing) set no label's threshold
             threshold = min(first[1], threshold)
@@ -164,9 +186,11 @@ def discover_categorical(
             f"column {name!r}: no label is held by enough rows to be released at this budget (a label "
             f"needs about {threshold} rows): an identifier or free-text column, or too few rows"
         )
+    shows = other_shows(scan, rows, released, sds)
     if len(labels) > MAX_CATEGORICAL_LEVELS:  # post-processing: keep the largest noisy counts
         keep = sorted(labels, key=lambda k: -labels[k])[:MAX_CATEGORICAL_LEVELS]
         labels = {k: labels[k] for k in keep}
+        shows = True  # the released labels left out go to <other>
     if len(labels) == 1 and not has_missing and scan is not None:
         # rows outside the one label, estimated from the scan (present + missing) minus its count
         rest = scan.n_present + scan.missing - next(iter(labels.values()))
@@ -197,12 +221,59 @@ def discover_categorical(
         na = MISSING_LABEL
         levels.insert(len(keys), na)
     col = Column.categorical(name, levels, missing=catch).with_na(na)
+    if not shows:
+        col.with_empty([other])
     note = (
         f"categorical, {len(keys)} released label(s)"
         + (" + missing" if has_missing else "")
-        + f" + {other} (threshold {threshold})"
+        + f" + {other}"
+        + ("" if shows else f" (empty: the rows outside the labels do not show, and are under {OTHER_SHARE:.0%})")
+        + f" (threshold {threshold})"
     )
     return col, note
+
+
+def other_shows(
+    scan: ScanResult | None,
+    rows: tuple[float, float] | None,
+    released: dict[str, float],
+    sds: dict[str, float],
+) -> bool:
+    """Whether the rows outside a categorical column's released labels may hold a share worth keeping.
+
+    Their noisy count is the column's noisy total (its scan's present and missing counts, else the
+    noisy row count) less the noisy counts of the released labels (the missing label among them).
+    They are taken as none (False) when that count is under ``OTHER_SDS`` sds of its noise (the sum
+    of the counts' noises), so they do not show, and the count plus as many sds stays under
+    ``OTHER_SHARE`` of the total, so the noisy counts bound them to a few percent of the rows. Post-processing of noisy
+    counts already charged to the ledger: the answer (written to the schema as the ``<other>`` level
+    being empty or not) costs nothing more.
+
+    Parameters
+    ----------
+    scan : ScanResult or None
+        The column's scan, if it had one.
+    rows : tuple of float, optional
+        ``(noisy row count, its noise sd)``, the total when there was no scan.
+    released : dict
+        ``{label: noisy count}`` of every released label.
+    sds : dict
+        ``{label: noise sd}`` of those counts.
+
+    Returns
+    -------
+    bool
+        True also when no noisy total is known (nothing says the rows outside are none).
+    """
+    if scan is not None:  # the scan's present and missing cells, each with its own noise
+        total, total_sd = scan.n_present + scan.missing, math.sqrt(2.0) * scan.sigma
+    elif rows is not None:
+        total, total_sd = rows
+    else:
+        return True
+    rest = total - math.fsum(released.values())
+    sd = math.sqrt(total_sd**2 + math.fsum(sds[k] ** 2 for k in released))
+    return rest >= OTHER_SDS * sd or rest + OTHER_SDS * sd > OTHER_SHARE * total
 
 
 def _whole_levels(name: str, labels: dict[str, float], has_missing: bool) -> Column | None:

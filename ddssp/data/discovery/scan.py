@@ -363,6 +363,7 @@ def scan_column(
     mech,
     declared_kind: str | None,
     times: dict[str, np.ndarray] | None = None,
+    rows: float | None = None,
 ) -> ScanResult:
     """Scan one column: noisy counts of its parse outcomes, read into a kind and a range.
 
@@ -389,6 +390,8 @@ def scan_column(
     times : dict, optional
         The text values parsed as times (:func:`parse_times_of_text`); None: no value counts as a
         date or a time.
+    rows : float, optional
+        The table's noisy row count, when one was drawn (a refusal then says what share is missing).
 
     Returns
     -------
@@ -406,7 +409,7 @@ def scan_column(
     ).astype(float)
     t = _ScanTotals.read(y, sigma)
     if t.num <= 0 and t.text <= 0 and t.dated <= 0 and t.clocked <= 0:
-        raise SchemaError(_no_values_message(name, y, sigma))
+        raise SchemaError(_no_values_message(name, y, sigma, rows))
     kind = _scan_kind(t, name, declared_kind)
     if kind in ("date", "time"):
         return _time_axis_scan(t, name, kind)
@@ -428,20 +431,26 @@ def scan_column(
     return res
 
 
-def _no_values_message(name: str, y: np.ndarray, sigma: float) -> str:
+def _no_values_message(name: str, y: np.ndarray, sigma: float, rows: float | None = None) -> str:
     """Why a column whose values do not show above the noise is left out, read from its noisy scan
-    cells ``y`` (already charged; the message goes to the terminal, nothing new is released).
+    cells ``y`` and the noisy row count ``rows`` (already charged; the message goes to the terminal,
+    nothing new is released).
 
-    When the noisy missing count clears the noise the column is mostly missing (or not applicable),
-    and the message says so: its few values spread too thin over the scan's cells to show. The sum
-    of the other noisy cells is not quoted: it adds the noise of every cell, far more than a handful
-    of rows. Otherwise the column may as well be too short for the budget."""
+    When the noisy missing count clears the noise the column is mostly missing (or not applicable):
+    the message gives its noisy share of the rows (when ``rows`` is known), and says that the values
+    left spread too thin over the scan's cells to show. The sum of the other noisy cells is not
+    quoted: it adds the noise of every cell, far more than a handful of rows. Otherwise the column is
+    too short for the budget: its values, missing or not, do not show."""
     need = math.ceil(POP_SDS * sigma * math.sqrt(2))
     tail = f"a column needs about {need} rows in one quarter decade of values"
     if y[0] < POP_SDS * sigma:
-        return f"column {name!r}: no values found (all missing, or too few rows for this budget: {tail})"
+        return f"column {name!r}: its values do not show above the noise (too few rows for this budget: {tail})"
+    share = ""
+    if rows is not None and rows > 0:
+        pct = min(100.0 * float(y[0]) / rows, 100.0)
+        share = f" for about {pct:.0f}% of the rows (noisy)" if pct < 99.5 else " for over 99% of the rows (noisy)"
     return (
-        f"column {name!r}: missing (or not applicable) in all but at most a noisy handful of rows: no values "
+        f"column {name!r}: missing (or not applicable){share or ' in most rows'}: the values left do not "
         f"show above the noise ({tail})"
     )
 

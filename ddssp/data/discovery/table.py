@@ -73,6 +73,8 @@ class DiscoveryReport:
         a single value, numbers mixed with text); post-processing of noisy counts, so public.
     rows : float or None
         The noisy row count, when one was drawn.
+    rows_sd : float or None
+        Its noise sd (public: set by the budget).
     share : float or None
         Discovery's share of the release's zCDP budget, when chosen from it.
     clipped : dict
@@ -86,6 +88,7 @@ class DiscoveryReport:
     #: value, numbers mixed with text); post-processing of noisy counts, so public
     unresolved: dict[str, str] = field(default_factory=dict)
     rows: float | None = None  # the noisy row count, when one was drawn
+    rows_sd: float | None = None  # its noise sd
     share: float | None = None  # discovery's share of the release's zCDP budget, when chosen from it
     #: numeric columns: {name: (below, above, sd_below, sd_above)}, the noisy shares of their numbers
     #: left outside the range (clipped into the end bins) and their noise sds; post-processing of
@@ -207,7 +210,8 @@ def discover(
     left = {n: (1 - _passes(scans[n]) * SCAN_FRACTION) * share[n] for n in live}
     key_delta, target_delta = _key_deltas(cat, delta, target)
     keys = _first_key_round(df, [n for n in cat if n != target], scans, left, key_delta, mech, report.rows)
-    plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys)
+    counted = None if report.rows is None else (report.rows, report.rows_sd)
+    plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys, counted)
     for name in live:
         try:
             col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels, report.clipped)
@@ -288,7 +292,8 @@ def _key_deltas(cat: list[str], delta: float, target: str | None) -> tuple[float
 @dataclass(frozen=True)
 class _KeyPlan:
     """What the columns' own discovery passes share: the categorical columns, the target, each
-    column's remaining budget, the key releases' deltas and the first key round's outcome."""
+    column's remaining budget, the key releases' deltas, the first key round's outcome and the noisy
+    row count with its noise sd (when drawn)."""
 
     cat: list[str]
     target: str | None
@@ -296,6 +301,7 @@ class _KeyPlan:
     key_delta: float
     target_delta: float
     keys: Any
+    rows: tuple[float, float] | None = None
 
 
 def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_levels, clipped) -> tuple[Any, str]:
@@ -310,6 +316,7 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
             mech,
             scans[name],
             as_levels=_few_values(scans[name], name, plan.target),
+            rows=plan.rows,
         )
         return col, note + f" (target: {TARGET_WEIGHT:g}x a column's budget, one key release)"
     if name in plan.cat:
@@ -321,6 +328,7 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
             mech,
             scans[name],
             plan.keys.first[name],
+            rows=plan.rows,
         )
     return discover_numeric(parsed[name], name, plan.left[name], mech, scans[name], bins, max_levels, clipped)
 
@@ -362,6 +370,7 @@ def _budget_from_rows(
     n = max(float(y[0]), 1.0)
     rho_use = discovery_budget(n, len(columns), rho, rho_max)
     report.rows = n
+    report.rows_sd = noise_sd(rho_n)
     report.share = rho_use / rho_max
     return rho_use - rho_n
 
@@ -388,7 +397,7 @@ def _scan_columns(
         x, isna = parse_numbers(df[name])
         times = parse_times_of_text(df[name], x, isna)
         try:
-            scan = scan_column(x, isna, name, rho_scan[name], mech, kinds.get(name), times=times)
+            scan = scan_column(x, isna, name, rho_scan[name], mech, kinds.get(name), times=times, rows=report.rows)
             if scan.unit == "time":  # a public axis: no range pass
                 x = times["minutes"]
             elif scan.kind == "date":
