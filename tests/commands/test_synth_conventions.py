@@ -128,11 +128,12 @@ def test_mostly_missing_column_is_named_so(tmp_path, capsys):
     rare[:40] = rng.integers(0, 1000, 40)  # 40 values spread thin, the rest not applicable
     p = tmp_path / "r.csv"
     pd.DataFrame({"rare": rare, "g": rng.choice(["a", "b"], n)}).to_csv(p, index=False)
-    rc = main(["release", str(p), "--eps", "1", "--na-values", "N", "--quiet", "-o", str(tmp_path / "r.release")])
+    rc = main(["release", str(p), "--eps", "1", "--na-values", "N", "--quiet", "-o", str(tmp_path / "r.release"), "--insecure-seed", "3"])
     assert rc == 0
     err = capsys.readouterr().err
-    # 40 values in 3,000 rows: missing for 98.7% of them, said as a share of the noisy row count
-    assert re.search(r"'rare': missing \(or not applicable\) for (about 9[5-9]%|over 99%) of the rows \(noisy\)", err)
+    # 40 values in 3,000 rows: missing for 98.7% of them, said as a share of the noisy row count (whose
+    # noise moves the share by several points at this size, hence a seeded draw and any share above 90%)
+    assert re.search(r"'rare': missing \(or not applicable\) for (about 9\d%|over 99%) of the rows \(noisy\)", err)
     assert "the values left do not show above the noise" in err
     assert "no values found" not in err and "too few rows" not in err
 
