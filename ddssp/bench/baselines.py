@@ -15,6 +15,9 @@ target, ``auc`` and ``accuracy`` for a logistic one):
   AUC and sign of its linear score): the code has no logistic variant of AdaSSP;
 - ``objpert``: objective perturbation (:class:`~ddssp.estimators.objpert.ObjectivePerturbation`) on the
   raw training rows at the same (eps, delta), logistic targets only;
+- ``adassp_pb`` / ``objpert_pb``: the same two mechanisms at the same (eps, delta) on the raw rows
+  in a design of their own that needs no release (:func:`bounded_design`: the training rows' ranges
+  and labels taken as public bounds, as papers that assume public bounds run them);
 - ``synth_fit``: the non-private least squares / logistic fit on synthetic rows drawn from the release
   (as many as the training rows), the AIM-Synth route;
 - ``schema_public``: the non-private fit on the real training rows through the release's schema (what
@@ -28,10 +31,12 @@ Fairness of the raw-row baselines. AdaSSP and objective perturbation need a publ
 the training rows are encoded with it (``rel.schema.encode``) into exactly the design DD-SSP uses
 (:class:`~ddssp.estimators.design.Encoding`: intercept, reduced one-hot levels, numeric levels scaled
 to [-1, 1], the target scaled to [-1, 1]), with the bounds ``Encoding.row_norm_bound()`` and 1, and
-the whole (eps, delta) is spent on the mechanism. This favours them: the release also paid for that
+the whole (eps, delta) is spent on the mechanism (``adassp``, ``objpert``). This favours them: the release also paid for that
 schema out of its eps, so the baselines' real cost is eps plus the release's discovery share. Where the
 release kept no usable target (dropped, or the positive label not among its levels) they have no
-target bound either and are not scored (the note says so). A logistic target's labels come from the raw
+target bound either and are not scored (the note says so); the ``_pb`` variants, whose bounds
+come from the rows themselves (not private), are scored in every cell and show what a dedicated
+mechanism does when its bounds are known. A logistic target's labels come from the raw
 rows (the positive label against everything else), not from the schema.
 
 ``results.md`` holds one line per (table, size, eps): per method the mean and standard deviation over the
@@ -59,7 +64,7 @@ from ddssp.errors import WorkloadError
 OWN_KEYS = {"trials", "delta"}
 COLUMNS = ["method", "table", "sample", "rows", "epsilon", "trial", "metric", "value", "seconds", "note"]
 #: method order of the summary table
-METHODS = ["ddssp", "adassp", "objpert", "synth_fit", "schema_public", "public", "majority"]
+METHODS = ["ddssp", "adassp", "objpert", "adassp_pb", "objpert_pb", "synth_fit", "schema_public", "public", "majority"]
 
 
 def parse(spec: dict, ctx: Any) -> dict:
@@ -153,6 +158,109 @@ def raw_row_baselines(enc: Any, tr_codes: pd.DataFrame, te_codes: pd.DataFrame, 
     o = ObjectivePerturbation(eps, delta, x_bound=B, noise=noise).fit(X_tr, ypm)
     out["objpert"] = _scores(y_te, X_te @ o.coef_, "logistic")
     return out
+
+
+def bounded_design(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str, str], max_onehot: int):
+    """A design of the raw rows with the training rows' ranges taken as public bounds, for AdaSSP / ObjPert.
+
+    Intercept 1; a numeric or date column clipped to its training [min, max] and mapped to [-1, 1]
+    (missing: 0, and a 0/1 missing indicator where the training rows have a missing value); a text
+    column of 2 to ``max_onehot`` training labels one-hot without its first label (missing is a label);
+    other text columns left out. Every row then has ``||x|| <= B`` with B^2 = 1 + the number of numeric
+    columns + indicators + one-hot columns groups.
+
+    Parameters
+    ----------
+    train, test : pandas.DataFrame
+        The split, missing cells as NaN.
+    t : dict
+        The table entry.
+    kinds : dict
+        ``{column: kind}``.
+    max_onehot : int
+        Most labels of a one-hot column.
+
+    Returns
+    -------
+    tuple
+        (X_train, X_test, B).
+    """
+    from ddssp.bench.tv_distance import MISSING, is_missing, to_axis
+
+    parts_tr, parts_te, sq = [np.ones((len(train), 1))], [np.ones((len(test), 1))], 1.0
+    for c in (c for c in train.columns if c != t["target"]):
+        if kinds[c] in ("numeric", "date"):
+            a_tr = to_axis(train[c].where(~is_missing(train[c])), kinds[c]).to_numpy(dtype=float)
+            a_te = to_axis(test[c].where(~is_missing(test[c])), kinds[c]).to_numpy(dtype=float)
+            if not np.isfinite(a_tr).any():
+                continue
+            lo, hi = float(np.nanmin(a_tr)), float(np.nanmax(a_tr))
+            span = (hi - lo) or 1.0
+            for a, parts in ((a_tr, parts_tr), (a_te, parts_te)):
+                v = np.clip((a - lo) / span * 2.0 - 1.0, -1.0, 1.0)
+                parts.append(np.where(np.isfinite(v), v, 0.0)[:, None])
+            sq += 1.0
+            if not np.isfinite(a_tr).all():
+                parts_tr.append((~np.isfinite(a_tr)).astype(float)[:, None])
+                parts_te.append((~np.isfinite(a_te)).astype(float)[:, None])
+                sq += 1.0
+        else:
+            lab_tr = np.where(is_missing(train[c]), MISSING, train[c].astype(str).to_numpy(dtype=object))
+            labels = np.array(list(dict.fromkeys(lab_tr)), dtype=object)
+            if 1 < len(labels) <= max_onehot:
+                lab_te = np.where(is_missing(test[c]), MISSING, test[c].astype(str).to_numpy(dtype=object))
+                parts_tr.append((lab_tr[:, None] == labels[None, 1:]).astype(float))
+                parts_te.append((lab_te[:, None] == labels[None, 1:]).astype(float))
+                sq += 1.0
+    return np.hstack(parts_tr), np.hstack(parts_te), math.sqrt(sq)
+
+
+def public_bounds_baselines(train, test, t, kinds, max_onehot, eps, delta, noise=None) -> dict[str, dict[str, float]]:
+    """AdaSSP (and, logistic, objective perturbation) on :func:`bounded_design`: no release, no schema.
+
+    The training rows' ranges and labels stand in for public bounds (they are not private: this is
+    the mechanism at its best, as papers that assume public bounds run it). A linear target is clipped
+    to its training [min, max], mapped to [-1, 1] and mapped back for the prediction.
+
+    Parameters
+    ----------
+    train, test : pandas.DataFrame
+        The split, missing cells as NaN.
+    t : dict
+        The table entry.
+    kinds : dict
+        ``{column: kind}``.
+    max_onehot : int
+        Most labels of a one-hot column.
+    eps, delta : float
+        The budget, spent whole on each mechanism.
+    noise : NoiseSource, optional
+        For tests; the secure sampler by default.
+
+    Returns
+    -------
+    dict
+        ``{"adassp_pb": ..., "objpert_pb": ...}`` (``objpert_pb`` for a logistic target only).
+    """
+    from ddssp.estimators.adassp import AdaSSP
+    from ddssp.estimators.objpert import ObjectivePerturbation
+
+    X_tr, X_te, B = bounded_design(train, test, t, kinds, max_onehot)
+    y_tr, known_tr = _truth(train, t)
+    y_te, known_te = _truth(test, t)
+    X_tr, y_tr, X_te, y_te = X_tr[known_tr], y_tr[known_tr], X_te[known_te], y_te[known_te]
+    if t["task"] == "linear":
+        lo, hi = float(np.min(y_tr)), float(np.max(y_tr))
+        span = (hi - lo) or 1.0
+        m = AdaSSP(eps, delta, x_bound=B, y_bound=1.0, noise=noise).fit(X_tr, (y_tr - lo) / span * 2.0 - 1.0)
+        return {"adassp_pb": _scores(y_te, lo + (X_te @ m.coef_ + 1.0) * span / 2.0, "linear")}
+    ypm = 2.0 * y_tr - 1.0
+    m = AdaSSP(eps, delta, x_bound=B, y_bound=1.0, noise=noise).fit(X_tr, ypm)
+    o = ObjectivePerturbation(eps, delta, x_bound=B, noise=noise).fit(X_tr, ypm)
+    return {
+        "adassp_pb": _scores(y_te, X_te @ m.coef_, "logistic"),
+        "objpert_pb": _scores(y_te, X_te @ o.coef_, "logistic"),
+    }
 
 
 def _fit_public(X: np.ndarray, y: np.ndarray, task: str):
@@ -253,6 +361,14 @@ def reference_methods(train: pd.DataFrame, test: pd.DataFrame, t: dict, s: dict)
     return out
 
 
+def raw_bounds_methods(train: pd.DataFrame, test: pd.DataFrame, t: dict, s: dict, eps: float):
+    """:func:`public_bounds_baselines` on the raw split (the table's missing markers read as missing)."""
+    na = set(t["na_values"]) | {""}
+    real_tr, real_te = train.where(~train.isin(na)), test.where(~test.isin(na))
+    kinds = {c: column_kind(real_tr[c], c in t["dates"]) for c in real_tr.columns}
+    return public_bounds_baselines(real_tr, real_te, t, kinds, s["max_onehot"], eps, s["delta"])
+
+
 def run(spec: dict, ctx: Any) -> pd.DataFrame:
     """DD-SSP from releases made with ``--target`` against AdaSSP / objective perturbation on the raw rows.
 
@@ -324,6 +440,10 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     got, more = release_methods(rel, tr, te, t, eps, s["delta"], named_rng("synth", stem))
                     results.update(got)
                     notes += more
+                try:
+                    results.update(raw_bounds_methods(train, test, t, s, eps))
+                except Exception as exc:  # noqa: BLE001 - recorded in the note
+                    notes.append(f"public-bounds baselines: {type(exc).__name__}: {exc}")
                 if k == 0:
                     try:
                         results.update(reference_methods(train, test, t, s))
@@ -368,7 +488,8 @@ def summary_table(results: pd.DataFrame) -> str:
     """One line per (table, size, eps): mean ± sd (trials fitted) of each method, and DD-SSP's standing.
 
     For a logistic target the cells are AUC, and accuracy in a second line of the same cell group
-    (``acc``). "vs best" is DD-SSP's mean minus the best mean of AdaSSP and objective perturbation.
+    (``accuracy``). The last two columns are DD-SSP's mean minus the best mean of AdaSSP and objective
+    perturbation on the release's schema, and on the public-bounds design (``_pb``).
 
     Parameters
     ----------
@@ -381,7 +502,7 @@ def summary_table(results: pd.DataFrame) -> str:
     """
     if results.empty:
         return "(no cells)\n"
-    head = ["table", "rows", "eps", "metric", "released", *METHODS, "DD-SSP - best baseline"]
+    head = ["table", "rows", "eps", "metric", "released", *METHODS, "DD-SSP - best (schema)", "DD-SSP - best (pb)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (table, _sample, n, eps), g in results.groupby(["table", "sample", "rows", "epsilon"], sort=False):
         rel = g[(g["method"] == "release") & (g["metric"] == "ok")]["value"]
@@ -390,15 +511,15 @@ def summary_table(results: pd.DataFrame) -> str:
             if gm.empty:
                 continue
             by = {m: gm[gm["method"] == m]["value"] for m in METHODS}
-            best = max((by[m].mean() for m in ("adassp", "objpert") if not by[m].dropna().empty), default=math.nan)
-            gap = by["ddssp"].mean() - best if not by["ddssp"].dropna().empty else math.nan
+            gaps = []
+            for pair in (("adassp", "objpert"), ("adassp_pb", "objpert_pb")):
+                best = max((by[m].mean() for m in pair if not by[m].dropna().empty), default=math.nan)
+                gap = by["ddssp"].mean() - best if not by["ddssp"].dropna().empty else math.nan
+                gaps.append("" if math.isnan(gap) else f"{gap:+.3f}")
             cells = [_cell(by[m]) for m in METHODS]
             lines.append(
                 "| "
-                + " | ".join(
-                    [str(table), f"{n:,}", f"{eps:g}", metric, f"{int(rel.sum())}/{len(rel)}", *cells]
-                    + ["" if math.isnan(gap) else f"{gap:+.3f}"]
-                )
+                + " | ".join([str(table), f"{n:,}", f"{eps:g}", metric, f"{int(rel.sum())}/{len(rel)}", *cells, *gaps])
                 + " |"
             )
     return "\n".join(lines) + "\n"

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ddssp import bench
-from ddssp.bench.baselines import raw_row_baselines
+from ddssp.bench.baselines import bounded_design, public_bounds_baselines, raw_row_baselines
 from ddssp.data.schema import Schema
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.errors import WorkloadError
@@ -88,7 +88,17 @@ def test_one_cell_has_every_method(tmp_path):
     results, _ = bench.run_bench(_spec(tmp_path, csv), tmp_path / "out", quiet=True)
     got = {(m, k): v for m, k, v in zip(results["method"], results["metric"], results["value"])}
     assert got[("release", "ok")] == 1.0, results["note"].iloc[0]
-    for method in ("ddssp", "adassp", "objpert", "synth_fit", "schema_public", "public", "majority"):
+    for method in (
+        "ddssp",
+        "adassp",
+        "objpert",
+        "adassp_pb",
+        "objpert_pb",
+        "synth_fit",
+        "schema_public",
+        "public",
+        "majority",
+    ):
         assert (method, "auc") in got and (method, "accuracy") in got, (method, results["note"].iloc[0])
     assert got[("majority", "auc")] == 0.5 and 0.4 < got[("majority", "accuracy")] < 0.7
     # one strong binary feature: every method that learns finds it (AUC 0.9 at the truth)
@@ -105,3 +115,36 @@ def test_spec_errors(tmp_path):
         bench.run_bench(_spec(tmp_path, csv, trials="0"), tmp_path / "o1", quiet=True)
     with pytest.raises(WorkloadError, match="delta"):
         bench.run_bench(_spec(tmp_path, csv, "delta = 2.0\n"), tmp_path / "o2", quiet=True)
+
+
+def _raw(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(50, 10, n)
+    c = rng.choice(["p", "q", "r"], n)
+    y = 3.0 + 0.2 * x + np.where(c == "r", 4.0, 0.0) + rng.normal(0, 1.0, n)
+    df = pd.DataFrame({"x": x, "c": c, "y": y})
+    df.loc[rng.random(n) < 0.1, "x"] = np.nan  # a missing indicator column
+    return df
+
+
+def test_bounded_design_rows_stay_inside_the_declared_norm_and_the_test_rows_are_clipped():
+    tr, te = _raw(500, 1), _raw(200, 2)
+    te.loc[0, "x"] = 1e6  # far outside the training range: clipped to 1
+    kinds = {"x": "numeric", "c": "categorical", "y": "numeric"}
+    X_tr, X_te, B = bounded_design(tr, te, {"target": "y"}, kinds, 50)
+    assert X_tr.shape[1] == 1 + 1 + 1 + 2  # intercept, x, x missing, c one-hot without its first label
+    assert B == pytest.approx(2.0)  # 1 + x + indicator + one one-hot group
+    assert np.linalg.norm(X_tr, axis=1).max() <= B + 1e-12 and np.linalg.norm(X_te, axis=1).max() <= B + 1e-12
+    assert X_te[0, 1] == 1.0
+
+
+def test_public_bounds_baselines_reach_least_squares_at_a_huge_eps():
+    tr, te = _raw(4000, 3), _raw(1000, 4)
+    kinds = {"x": "numeric", "c": "categorical", "y": "numeric"}
+    t = {"target": "y", "task": "linear"}
+    got = public_bounds_baselines(tr, te, t, kinds, 50, 1e7, 1e-9, noise=InsecureSeededNoise(0))
+    X_tr, X_te, _ = bounded_design(tr, te, t, kinds, 50)
+    ref = _linear_r2(X_tr, tr["y"].to_numpy(), X_te, te["y"].to_numpy())
+    assert ref > 0.8 and got["adassp_pb"]["r2"] == pytest.approx(ref, abs=0.01)
+    low = public_bounds_baselines(tr, te, t, kinds, 50, 0.05, 1e-9, noise=InsecureSeededNoise(1))
+    assert low["adassp_pb"]["r2"] < ref - 0.1
