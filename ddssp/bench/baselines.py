@@ -348,7 +348,22 @@ def release_methods(rel: Any, train: pd.DataFrame, test: pd.DataFrame, t: dict, 
 
 
 def reference_methods(train: pd.DataFrame, test: pd.DataFrame, t: dict, s: dict) -> dict[str, dict[str, float]]:
-    """The non-private fit on the real rows (``public``) and the majority-class rule (``majority``)."""
+    """The non-private fit on the real rows (``public``) and the majority-class rule (``majority``).
+
+    Parameters
+    ----------
+    train, test : pandas.DataFrame
+        The split as sampled (the table's missing markers still in it).
+    t : dict
+        The table entry.
+    s : dict
+        The parsed spec.
+
+    Returns
+    -------
+    dict
+        ``{method: {metric: value}}``.
+    """
     na = set(t["na_values"]) | {""}
     real_tr, real_te = train.where(~train.isin(na)), test.where(~test.isin(na))
     kinds = {c: column_kind(real_tr[c], c in t["dates"]) for c in real_tr.columns}
@@ -362,7 +377,24 @@ def reference_methods(train: pd.DataFrame, test: pd.DataFrame, t: dict, s: dict)
 
 
 def raw_bounds_methods(train: pd.DataFrame, test: pd.DataFrame, t: dict, s: dict, eps: float):
-    """:func:`public_bounds_baselines` on the raw split (the table's missing markers read as missing)."""
+    """:func:`public_bounds_baselines` on the raw split (the table's missing markers read as missing).
+
+    Parameters
+    ----------
+    train, test : pandas.DataFrame
+        The split as sampled.
+    t : dict
+        The table entry.
+    s : dict
+        The parsed spec.
+    eps : float
+        The budget.
+
+    Returns
+    -------
+    dict
+        ``{method: {metric: value}}``.
+    """
     na = set(t["na_values"]) | {""}
     real_tr, real_te = train.where(~train.isin(na)), test.where(~test.isin(na))
     kinds = {c: column_kind(real_tr[c], c in t["dates"]) for c in real_tr.columns}
