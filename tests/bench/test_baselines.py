@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from ddssp import bench
-from ddssp.bench.baselines import bounded_design, public_bounds_baselines, raw_row_baselines
+from ddssp.bench.baselines import bounded_design, eps_after_discovery, public_bounds_baselines, raw_row_baselines
 from ddssp.data.schema import Schema
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.errors import WorkloadError
@@ -92,6 +92,8 @@ def test_one_cell_has_every_method(tmp_path):
         "ddssp",
         "adassp",
         "objpert",
+        "adassp_b",
+        "objpert_b",
         "adassp_pb",
         "objpert_pb",
         "synth_fit",
@@ -106,6 +108,12 @@ def test_one_cell_has_every_method(tmp_path):
         assert got[(method, "auc")] > 0.8, method
     md = (tmp_path / "out" / "results.md").read_text()
     assert md.startswith("| table | rows | eps | metric |") and "| tiny | 600 | 2 | auc | 1/1 |" in md
+    # option (b) runs at the eps the release had left after discovery: below 2, above 0
+    from ddssp.releasefile import Release
+
+    (rel_path,) = (tmp_path / "out" / "releases").glob("*.release")
+    rel = Release.load(rel_path)
+    assert rel.ledger.discovery_entries and 0.5 < eps_after_discovery(rel, 1e-9) < 2.0
 
 
 def test_spec_errors(tmp_path):
