@@ -209,6 +209,34 @@ def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str
     -------
     float
     """
+    y, score = public_scores(train, test, t, kinds, max_onehot)
+    return _r2(y, score) if t["task"] == "linear" else _auc(y, score)
+
+
+def public_scores(
+    train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str, str], max_onehot: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The hold-out's known targets and the non-private fit's predictions (linear) or scores (logistic).
+
+    The fit is on the real training rows (sklearn): numeric columns standardized with median imputation
+    and missing indicators, dates as numbers, text columns of at most ``max_onehot`` labels one-hot.
+
+    Parameters
+    ----------
+    train, test : pandas.DataFrame
+        The split.
+    t : dict
+        The table entry (target, task, positive).
+    kinds : dict
+        ``{column: kind}``.
+    max_onehot : int
+        Text columns with at most this many labels are one-hot; others are left out.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        (y, prediction or score) of the hold-out rows with a known target.
+    """
     from sklearn.linear_model import LinearRegression, LogisticRegression
 
     target = t["target"]
@@ -240,9 +268,9 @@ def public_fit(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str
     X_tr, X_te = design(train, train), design(test, train)
     if t["task"] == "linear":
         m = LinearRegression().fit(X_tr[known_tr], y_tr[known_tr])
-        return _r2(y_te[known_te], m.predict(X_te[known_te]))
+        return y_te[known_te], m.predict(X_te[known_te])
     m = LogisticRegression(max_iter=2000).fit(X_tr[known_tr], y_tr[known_tr])
-    return _auc(y_te[known_te], m.decision_function(X_te[known_te]))
+    return y_te[known_te], m.decision_function(X_te[known_te])
 
 
 def _same_label(label: Any, positive: str) -> bool:

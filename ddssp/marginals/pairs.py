@@ -190,8 +190,11 @@ def _one_pass(domain: Domain, cliques, beliefs, sep, tree) -> dict[Clique, np.nd
             break
         # the message up: every column below or at i with a partner not below i
         b_up = sum_to(beliefs[i], c, s_up)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inv = np.where(b_up > 0, 1.0 / np.where(b_up > 0, b_up, 1.0), 0.0)
+        # 1 / b for the separator's cells of at least the smallest normal number of the dtype, 0 below:
+        # in float32 the reciprocal of a subnormal count overflows to inf, and inf * 0 would put NaN
+        # in every pair through this separator
+        ok = b_up >= np.finfo(b_up.dtype).tiny
+        inv = np.where(ok, 1.0 / np.where(ok, b_up, 1.0), 0.0)
         rows: list[tuple[str, int, int]] = []
         parts: list[np.ndarray] = []
         start = 0

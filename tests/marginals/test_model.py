@@ -365,3 +365,21 @@ def test_batched_marginals_in_groups_when_messages_would_be_large(monkeypatch):
     assert len(calls) > 3
     for g, w in zip(grouped, whole):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+
+
+def test_a_subnormal_float32_separator_count_gives_finite_pairs():
+    from ddssp.marginals.pairs import pair_marginals
+
+    # b's second level holds a subnormal float32 count: 1 / it overflows float32 to inf, and the
+    # pair (a, c) through that separator must still be finite, with the mass of the normal cells
+    domain = {"a": 2, "b": 2, "c": 2}
+    cliques, edges = [("a", "b"), ("b", "c")], [(0, 1)]
+    sep = {(0, 1): ("b",), (1, 0): ("b",)}
+    tiny = np.float32(1e-44)
+    beliefs = [
+        np.array([[10.0, tiny], [10.0, 0.0]], dtype=np.float32),
+        np.array([[15.0, 5.0], [tiny, 0.0]], dtype=np.float32),
+    ]
+    got = pair_marginals(domain, cliques, edges, beliefs, sep, [("a", "c")])[("a", "c")]
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got, [[7.5, 2.5], [7.5, 2.5]], rtol=1e-6)
