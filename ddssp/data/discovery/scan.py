@@ -22,7 +22,7 @@ import pandas as pd
 
 from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, is_datetime_dtype, parse_clock, parse_days
 from ddssp.data.discovery.shared import noise_sd
-from ddssp.data.discovery.spans import populated_windows
+from ddssp.data.discovery.spans import anchored_span, finest_scale, populated_windows, window_sds
 from ddssp.data.encoding import parse_numeric
 from ddssp.errors import SchemaError
 
@@ -251,6 +251,9 @@ POP_SDS = 4.5
 #: tests at every position (945 of them), so noise alone refuses a text column with probability
 #: under 1e-4 (at ``POP_SDS`` a window of noise passes in about 0.2% of text columns)
 MIXED_SDS = 5.2
+#: a column whose numbers show in no single slot must show in a window of slots at this level (the
+#: union level ``MIXED_SDS`` over the windows tested) for its range to count as found
+COARSE_POP_SDS = MIXED_SDS
 
 
 #: a slot next to the populated range joins it when its noisy count reaches this many sds
@@ -310,14 +313,32 @@ class ScanResult:
     unit: str | None = None  # time-axis columns: "date", "timestamp" or "time"
 
 
-def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float) -> None:
+def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float, name: str = "") -> None:
     """Range, wholeness and zero mass of the numbers from their noisy slot counts (whole numbers by
-    slot, other numbers by slot), into ``res``. Post-processing."""
+    slot, other numbers by slot), into ``res``. Post-processing.
+
+    The range rests on evidence above the noise at its ends: when no single slot shows
+    (``POP_SDS``) and only windows of several slots do, a window must reach ``COARSE_POP_SDS``
+    (a level for all the windows tested: noise alone reaches it in about 1e-4 of columns, where a
+    window of noise at ``POP_SDS`` lands anywhere on the axis, e.g. all-negative ages, in a few in
+    a thousand), and the range is that window's alone (no weaker-evidence growth: its cells are each
+    lost in the noise, so a 2-sd neighbour says nothing). Raises :class:`SchemaError` when the
+    numbers show only at the level of noise."""
     slot = whole + frac
-    pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
+    sd = sigma * math.sqrt(2)
+    w, pop = evidence_windows(slot, sd)
+    if w == 0:
+        raise SchemaError(_noise_alone_message(name, sd))
     num = float(np.sum(slot[pop]))
     idx = np.flatnonzero(pop)
     first, last = int(idx[0]), int(idx[-1])
+    if w > 1:
+        # the strongest segment of the windows that show, cut to cells that show at its ends
+        first, last = anchored_span(slot, sd, COARSE_POP_SDS, window_sds(N_SLOTS))
+        keep = np.zeros_like(pop)
+        keep[first : last + 1] = True
+        _set_range(res, slot, frac, pop & keep, sigma, first, last, idx[(idx >= first) & (idx <= last)], num)
+        return
     # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
     # next to the data is where a tail that did not clear 4.5 sds lives
     near = ADJACENT_SDS * sigma * math.sqrt(2)
@@ -329,6 +350,40 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
         last += 1
     first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
+    _set_range(res, slot, frac, pop, sigma, first, last, idx, num)
+
+
+def evidence_windows(slot: np.ndarray, sd: float) -> tuple[int, np.ndarray]:
+    """(w, populated slots) of noisy slot counts at noise sd ``sd``: single slots at ``POP_SDS``,
+    else windows of ``w`` = 2, 4, ... slots at ``COARSE_POP_SDS``; (0, none) when nothing shows.
+    Post-processing."""
+    w, pop = finest_scale(slot, sd, POP_SDS)
+    if w > 1:
+        w, pop = finest_scale(slot, sd, COARSE_POP_SDS)
+    return w, pop
+
+
+def _noise_alone_message(name: str, sd: float) -> str:
+    """Why a column whose numbers show only at the level of noise is left out."""
+    need = math.ceil(POP_SDS * sd)
+    return (
+        f"column {name!r}: its numbers show only at the level of noise (no range rests on evidence above it: "
+        f"too few rows for this budget; a column needs about {need} rows in one quarter decade of values)"
+    )
+
+
+def _set_range(
+    res: ScanResult,
+    slot: np.ndarray,
+    frac: np.ndarray,
+    pop: np.ndarray,
+    sigma: float,
+    first: int,
+    last: int,
+    idx: np.ndarray,
+    num: float,
+) -> None:
+    """Range ``first..last`` (slots), wholeness and zero mass into ``res``. Post-processing."""
     idx = np.array(sorted(set(idx.tolist()) | {first, last}))
     res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
     posidx = idx[idx > ZERO_SLOT]
@@ -408,7 +463,7 @@ def scan_column(
                 f"column {name!r} is declared numeric but holds (almost) no numbers; declare it "
                 "categorical or fix the data"
             )
-        _numeric_range(res, t.whole, t.frac, sigma)
+        _numeric_range(res, t.whole, t.frac, sigma, name)
     return res
 
 
@@ -604,7 +659,7 @@ def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) 
             f"{math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of days since 1970)"
         )
     n_dates = scan.n_present
-    _numeric_range(scan, whole, frac, sigma)
+    _numeric_range(scan, whole, frac, sigma, name)
     scan.n_present = max(n_dates, scan.n_present)
     scan.lo, scan.hi = max(scan.lo, DAY_MIN), min(scan.hi, DAY_MAX)
     if scan.hi <= scan.lo:
