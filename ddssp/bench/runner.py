@@ -41,6 +41,7 @@ RUNNERS: dict[str, str] = {
     "multitask-synthetic": "ddssp.bench.multitask:run",
     "ci-coverage": "ddssp.bench.ci_coverage:run",
     "real-tables": "ddssp.bench.realtables:run",
+    "impossible-values": "ddssp.bench.impossible:run",
     "mixed-release": "ddssp.bench.mixed:run",
 }
 
