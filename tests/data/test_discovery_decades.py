@@ -17,6 +17,7 @@ from ddssp.data.discovery.numeric import discover_numeric
 from ddssp.data.discovery.scan import DECADE_HI, DECADE_LO, N_DECADES, ScanResult
 from ddssp.data.discovery.spans import decade_span, window_sds
 from ddssp.dp.noise import InsecureSeededNoise
+from ddssp.errors import SchemaError
 from ddssp.pipeline import DEFAULT_DELTA
 from ddssp.pipeline.plan import plan_schema
 
@@ -182,3 +183,12 @@ def test_a_thin_top_decade_of_the_rest_stays_in_range():
         kept += top > 1e4
         clipped.append(np.mean(g > top) / np.mean(g > 0))
     assert kept >= 8 and np.mean(clipped) <= 0.2, (kept, np.mean(clipped))
+
+
+def test_a_rest_of_noise_alone_is_not_placed():
+    """Zeros only, and one empty decade far below zero with noise of 3.9 sds (above the level of all
+    the windows tested at 1%, below REST_ALPHA's): the rest is not placed across zero, and the column
+    is refused with its reason instead of decoding a share of its rows to -1e8."""
+    x = np.zeros(4000)
+    with pytest.raises(SchemaError, match="one value 0 found|single value"):
+        _discover(x, {-1e9: 3.9})
