@@ -73,10 +73,10 @@ def test_a_noise_decade_far_from_the_rows_is_left_out():
 
 
 def test_two_weak_decades_together_beat_one_noise_decade():
-    """Each of the rest's two decades holds under 3.49 sds of rows (2.8 and 3.0), together 4.1 sds of
-    their sum; a far empty decade gets 3.7 sds of noise. The range is placed on the rows, not on the
-    noise."""
-    x = _column({0.1: 28, 1.0: 30})
+    """Each of the rest's two decades holds under 3.49 sds of rows (3.1 and 3.3), together 4.5 sds of
+    their sum (above REST_ALPHA's level, 4.40); a far empty decade gets 3.7 sds of noise. The range is
+    placed on the rows, not on the noise."""
+    x = _column({0.1: 31, 1.0: 33})
     col = _discover(x, {1e6: 3.7})
     assert col.edges[-1] <= 10 * x.max()
     enc = np.clip(x, col.edges[0], col.edges[-1])
@@ -186,9 +186,9 @@ def test_a_thin_top_decade_of_the_rest_stays_in_range():
 
 
 def test_a_rest_of_noise_alone_is_not_placed():
-    """Zeros only, and one empty decade far below zero with noise of 3.9 sds (above the level of all
-    the windows tested at 1%, below REST_ALPHA's): the rest is not placed across zero, and the column
+    """Zeros only, and one empty decade far below zero with noise of 4.3 sds (above the level of all
+    the windows tested at 1%, 3.88, below REST_ALPHA's, 4.40): the rest is not placed across zero, and the column
     is refused with its reason instead of decoding a share of its rows to -1e8."""
     x = np.zeros(4000)
     with pytest.raises(SchemaError, match="one value 0 found|single value"):
-        _discover(x, {-1e9: 3.9})
+        _discover(x, {-1e9: 4.3})

@@ -84,7 +84,7 @@ MEDIAN_LEVELS = 3
 MEDIAN_CELLS = 1024
 #: the values other than a single one the scan found are placed only when their decades show at a
 #: level that noise alone reaches in this share of columns, over all the windows of decades tested
-REST_ALPHA = 0.005
+REST_ALPHA = 1e-3
 
 
 def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
