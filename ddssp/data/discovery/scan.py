@@ -22,7 +22,7 @@ import pandas as pd
 
 from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, is_datetime_dtype, parse_clock, parse_days
 from ddssp.data.discovery.shared import noise_sd
-from ddssp.data.discovery.spans import anchored_span, finest_scale, populated_windows, window_sds
+from ddssp.data.discovery.spans import TROUGH_SDS, anchored_span, finest_scale, populated_windows, window_sds
 from ddssp.data.encoding import parse_numeric
 from ddssp.errors import SchemaError
 
@@ -671,17 +671,22 @@ def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) 
 def _grow_scan(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int, int]:
     """The scan's range grown by the window of 1, 2 or 4 bands right next to it whose noisy sum
     reaches ``GROW_SDS`` sds of that sum (a tail spread thinly over several bands), repeatedly; a
-    window never reaches or crosses the exact-zero slot (see the neighbouring-band rule)."""
+    window never reaches or crosses the exact-zero slot (see the neighbouring-band rule), and grows
+    the range only when its band next to the range reaches ``TROUGH_SDS`` sds: a tail fills the band
+    beside the rows, while a window of noise a band or more away would widen the range by a decade
+    on noise alone."""
     grown = True
     while grown:
         grown = False
         for w in (1, 2, 4):
             # left: bands [first - w, first), all on first's side of zero
             ok = first - w >= (ZERO_SLOT + 1 if first > ZERO_SLOT else 0) and first != ZERO_SLOT
+            ok = ok and slot[first - 1] >= TROUGH_SDS * sd  # the tail fills the band next to the range
             if ok and slot[first - w : first].sum() >= GROW_SDS * sd * math.sqrt(w):
                 first, grown = first - w, True
                 break
             ok = last + w <= (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1) and last != ZERO_SLOT
+            ok = ok and slot[last + 1] >= TROUGH_SDS * sd
             if ok and slot[last + 1 : last + 1 + w].sum() >= GROW_SDS * sd * math.sqrt(w):
                 last, grown = last + w, True
                 break
