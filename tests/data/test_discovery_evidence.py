@@ -129,3 +129,17 @@ def test_positive_whole_columns_decode_to_whole_values_inside_the_evidence(n):
                 assert v.min() >= 0, (seed, name, v.min())
                 assert v.max() <= 10 * df[name].max(), (seed, name, v.max())
     assert seen > 0  # some columns are discovered at these sizes
+
+
+def test_a_window_a_band_away_does_not_grow_the_range_by_a_decade():
+    """Rows in two bands that show (education-num 1..16); the band above them holds noise of 0.9 sds
+    (below TROUGH_SDS), the next two 2.6 sds each: the window of the four above the rows reaches GROW_SDS, but the band
+    next to the rows shows nothing, so the range does not grow a decade (to 178) on them. With 1.8 sds
+    in that band (a thin tail beside the rows) it does."""
+    whole = np.zeros(N_SLOTS)
+    a = _slot(6.0)
+    whole[a : a + 5] = np.array([5.6, 6.9, 0.9, 2.6, 2.6]) * SD
+    res = _range(whole)
+    assert res.hi == SLOT_HI[a + 1]
+    whole[a + 2] = 1.8 * SD
+    assert _range(whole).hi > SLOT_HI[a + 1]
