@@ -220,7 +220,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     bar = ctx.progress(len(plan), s["name"])
     try:
         for t, df, size, method, args, i in plan:
-            cell = run_one(t, df, size, method, args, i, s, work, Release)
+            cell = _run_one(t, df, size, method, args, i, s, work, Release)
             rows.extend(cell)
             bar.update(1)
     finally:
@@ -232,7 +232,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     return results
 
 
-def run_one(
+def _run_one(
     t: dict, df: pd.DataFrame, size: Any, method: str, args: list[str], trial: int, s: dict, work: Path, Release: Any
 ) -> list[dict]:
     """One fresh release of one sample, its synthetic rows and their counts (one row per metric)."""

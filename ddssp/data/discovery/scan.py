@@ -22,7 +22,7 @@ import pandas as pd
 
 from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, is_datetime_dtype, parse_clock, parse_days
 from ddssp.data.discovery.shared import noise_sd
-from ddssp.data.discovery.spans import TROUGH_SDS, anchored_span, finest_scale, populated_windows, window_sds
+from ddssp.data.discovery.spans import TROUGH_SDS, anchored_span, evidence_windows, populated_windows, window_sds
 from ddssp.data.encoding import parse_numeric
 from ddssp.errors import SchemaError
 
@@ -326,18 +326,16 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     numbers show only at the level of noise."""
     slot = whole + frac
     sd = sigma * math.sqrt(2)
-    w, pop = evidence_windows(slot, sd)
+    w, pop = evidence_windows(slot, sd, POP_SDS, COARSE_POP_SDS)
     if w == 0:
         raise SchemaError(_noise_alone_message(name, sd))
-    num = float(np.sum(slot[pop]))
     idx = np.flatnonzero(pop)
     first, last = int(idx[0]), int(idx[-1])
     if w > 1:
         # the strongest segment of the windows that show, cut to cells that show at its ends
         first, last = anchored_span(slot, sd, COARSE_POP_SDS, window_sds(N_SLOTS))
-        keep = np.zeros_like(pop)
-        keep[first : last + 1] = True
-        _set_range(res, slot, frac, pop & keep, sigma, first, last, idx[(idx >= first) & (idx <= last)], num)
+        pop = pop & (np.arange(N_SLOTS) >= first) & (np.arange(N_SLOTS) <= last)
+        _set_range(res, slot, frac, pop, sigma, first, last)
         return
     # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
     # next to the data is where a tail that did not clear 4.5 sds lives
@@ -350,17 +348,7 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
         last += 1
     first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
-    _set_range(res, slot, frac, pop, sigma, first, last, idx, num)
-
-
-def evidence_windows(slot: np.ndarray, sd: float) -> tuple[int, np.ndarray]:
-    """(w, populated slots) of noisy slot counts at noise sd ``sd``: single slots at ``POP_SDS``,
-    else windows of ``w`` = 2, 4, ... slots at ``COARSE_POP_SDS``; (0, none) when nothing shows.
-    Post-processing."""
-    w, pop = finest_scale(slot, sd, POP_SDS)
-    if w > 1:
-        w, pop = finest_scale(slot, sd, COARSE_POP_SDS)
-    return w, pop
+    _set_range(res, slot, frac, pop, sigma, first, last)
 
 
 def _noise_alone_message(name: str, sd: float) -> str:
@@ -373,18 +361,12 @@ def _noise_alone_message(name: str, sd: float) -> str:
 
 
 def _set_range(
-    res: ScanResult,
-    slot: np.ndarray,
-    frac: np.ndarray,
-    pop: np.ndarray,
-    sigma: float,
-    first: int,
-    last: int,
-    idx: np.ndarray,
-    num: float,
+    res: ScanResult, slot: np.ndarray, frac: np.ndarray, pop: np.ndarray, sigma: float, first: int, last: int
 ) -> None:
-    """Range ``first..last`` (slots), wholeness and zero mass into ``res``. Post-processing."""
-    idx = np.array(sorted(set(idx.tolist()) | {first, last}))
+    """Range ``first..last`` (slots), wholeness and zero mass into ``res``, from the noisy counts of
+    the populated slots ``pop``. Post-processing."""
+    num = float(np.sum(slot[pop]))
+    idx = np.array(sorted(set(np.flatnonzero(pop).tolist()) | {first, last}))
     res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
     posidx = idx[idx > ZERO_SLOT]
     res.lo_pos = float(SLOT_LO[posidx[0]]) if posidx.size else None

@@ -23,8 +23,25 @@ def _window_hits(cum: np.ndarray, sd: float, sds: float, w: int) -> np.ndarray:
 
 
 def finest_scale(y: np.ndarray, sd: float, sds: float) -> tuple[int, np.ndarray]:
-    """(w, cells): the fewest adjacent cells (1, 2, 4, ...) at which some window reaches ``sds``
-    sds, and the cells of the windows of that width that do; (0, no cells) when none does."""
+    """The finest scale at which a grid of noisy counts shows rows. Pure post-processing.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    sd : float
+        The noise sd of one cell.
+    sds : float
+        The level, in sds of a window's sum.
+
+    Returns
+    -------
+    w : int
+        The fewest adjacent cells (1, 2, 4, ...) at which some window reaches ``sds`` sds; 0 when
+        none does.
+    cells : numpy.ndarray
+        A boolean mask of the cells of the windows of that width that do.
+    """
     y = np.asarray(y, dtype=float)
     cum = np.concatenate([[0.0], np.cumsum(y)])
     w = 1
@@ -34,6 +51,35 @@ def finest_scale(y: np.ndarray, sd: float, sds: float) -> tuple[int, np.ndarray]
             return w, hit
         w *= 2
     return 0, np.zeros(len(y), dtype=bool)
+
+
+def evidence_windows(y: np.ndarray, sd: float, sds: float, coarse_sds: float) -> tuple[int, np.ndarray]:
+    """Where a grid of noisy counts shows rows on evidence above the noise. Pure post-processing.
+
+    Single cells at ``sds``; when none reaches it, windows of 2, 4, ... cells at ``coarse_sds`` (a
+    level for all the windows tested: at ``sds`` a window of noise alone shows somewhere among them
+    far more often than a single cell does).
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    sd : float
+        The noise sd of one cell.
+    sds, coarse_sds : float
+        The levels of single cells and of wider windows, in sds of a window's sum.
+
+    Returns
+    -------
+    w : int
+        The width of the windows that show (0 when none does).
+    cells : numpy.ndarray
+        A boolean mask of their cells.
+    """
+    w, pop = finest_scale(y, sd, sds)
+    if w > 1:
+        w, pop = finest_scale(y, sd, coarse_sds)
+    return w, pop
 
 
 def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
@@ -138,8 +184,21 @@ def window_sds(cells: int, alpha: float = 0.01) -> float:
 
 
 def segment_sds(cum: np.ndarray, sd: float, seg: tuple[int, int]) -> float:
-    """The noisy sum of cells ``seg[0]..seg[1]`` in sds of that sum (``cum``: the cumulative noisy
-    counts, with a leading 0)."""
+    """The noisy sum of a run of cells in sds of that sum. Pure post-processing.
+
+    Parameters
+    ----------
+    cum : numpy.ndarray
+        The cumulative noisy counts, with a leading 0.
+    sd : float
+        The noise sd of one cell.
+    seg : tuple of int
+        The first and last cell of the run.
+
+    Returns
+    -------
+    float
+    """
     return float(cum[seg[1] + 1] - cum[seg[0]]) / (sd * math.sqrt(seg[1] - seg[0] + 1))
 
 
