@@ -317,13 +317,10 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     """Range, wholeness and zero mass of the numbers from their noisy slot counts (whole numbers by
     slot, other numbers by slot), into ``res``. Post-processing.
 
-    The range rests on evidence above the noise at its ends: when no single slot shows
-    (``POP_SDS``) and only windows of several slots do, a window must reach ``COARSE_POP_SDS``
-    (a level for all the windows tested: noise alone reaches it in about 1e-4 of columns, where a
-    window of noise at ``POP_SDS`` lands anywhere on the axis, e.g. all-negative ages, in a few in
-    a thousand), and the range is that window's alone (no weaker-evidence growth: its cells are each
-    lost in the noise, so a 2-sd neighbour says nothing). Raises :class:`SchemaError` when the
-    numbers show only at the level of noise."""
+    The range rests on evidence above the noise at its ends: when only windows of several slots
+    show, one must reach ``COARSE_POP_SDS`` (noise alone: ~1e-4 of columns; at ``POP_SDS`` a few in
+    a thousand, anywhere on the axis), and the range is their strongest segment cut to slots that
+    show, not grown on weaker evidence. Raises :class:`SchemaError` when nothing shows but noise."""
     slot = whole + frac
     sd = sigma * math.sqrt(2)
     w, pop = evidence_windows(slot, sd, POP_SDS, COARSE_POP_SDS)
@@ -334,8 +331,8 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     if w > 1:
         # the strongest segment of the windows that show, cut to cells that show at its ends
         first, last = anchored_span(slot, sd, COARSE_POP_SDS, window_sds(N_SLOTS))
-        pop = pop & (np.arange(N_SLOTS) >= first) & (np.arange(N_SLOTS) <= last)
-        _set_range(res, slot, frac, pop, sigma, first, last)
+        kept = pop & (np.arange(N_SLOTS) >= first) & (np.arange(N_SLOTS) <= last)
+        _set_range(res, slot, frac, kept, sigma, first, last, num=float(np.sum(slot[pop])))
         return
     # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
     # next to the data is where a tail that did not clear 4.5 sds lives
@@ -353,19 +350,26 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
 
 def _noise_alone_message(name: str, sd: float) -> str:
     """Why a column whose numbers show only at the level of noise is left out."""
-    need = math.ceil(POP_SDS * sd)
     return (
         f"column {name!r}: its numbers show only at the level of noise (no range rests on evidence above it: "
-        f"too few rows for this budget; a column needs about {need} rows in one quarter decade of values)"
+        f"too few rows for this budget; a column needs about {math.ceil(POP_SDS * sd)} rows in one quarter decade "
+        "of values)"
     )
 
 
 def _set_range(
-    res: ScanResult, slot: np.ndarray, frac: np.ndarray, pop: np.ndarray, sigma: float, first: int, last: int
+    res: ScanResult,
+    slot: np.ndarray,
+    frac: np.ndarray,
+    pop: np.ndarray,
+    sigma: float,
+    first: int,
+    last: int,
+    num: float | None = None,
 ) -> None:
-    """Range ``first..last`` (slots), wholeness and zero mass into ``res``, from the noisy counts of
-    the populated slots ``pop``. Post-processing."""
-    num = float(np.sum(slot[pop]))
+    """Range ``first..last`` (slots), wholeness and zero mass into ``res`` from the populated slots
+    ``pop``; ``num`` (noisy count of numbers) is their sum unless given. Post-processing."""
+    num = float(np.sum(slot[pop])) if num is None else num
     idx = np.array(sorted(set(np.flatnonzero(pop).tolist()) | {first, last}))
     res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
     posidx = idx[idx > ZERO_SLOT]
