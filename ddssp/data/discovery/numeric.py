@@ -598,7 +598,10 @@ def _median_bins(
     missing = _missing_level(scan)
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
-    within = tuple(_median_spread(a, b, points, coarse) for a, b in zip(edges, edges[1:]))
+    ends = {0: -1, len(edges) - 2: 1}
+    within = tuple(
+        _median_spread(a, b, points, coarse, ends.get(i, 0)) for i, (a, b) in enumerate(zip(edges, edges[1:]))
+    )
     col = Column.binned(name, edges, values, missing=missing, unit=unit)
     col.with_within(Within(within, whole=whole))
     if missing is None:
@@ -628,7 +631,7 @@ def _ends_shown(edges: list[float], points: set[float], coarse: tuple) -> list[f
     return edges
 
 
-def _median_spread(a: float, b: float, points: set[float], coarse: tuple | None):
+def _median_spread(a: float, b: float, points: set[float], coarse: tuple | None, tail: int = 0):
     """How the rows of a median bin [a, b) spread inside it: None for a point mass (it decodes to
     exactly its value), uniform without counts to weigh the bin's parts, else from the noisy counts
     of the coarse grid (:func:`ddssp.data.discovery.bins.within_coarse`). Post-processing."""
@@ -636,7 +639,7 @@ def _median_spread(a: float, b: float, points: set[float], coarse: tuple | None)
         return None
     if coarse is None:
         return (), (1.0,)
-    return within_coarse(coarse[0], coarse[1], a, b, coarse[2])
+    return within_coarse(coarse[0], coarse[1], a, b, coarse[2], tail)
 
 
 def _middle(a: float, b: float, whole: bool) -> float:
