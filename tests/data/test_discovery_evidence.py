@@ -143,3 +143,19 @@ def test_a_window_a_band_away_does_not_grow_the_range_by_a_decade():
     assert res.hi == SLOT_HI[a + 1]
     whole[a + 2] = 1.8 * SD
     assert _range(whole).hi > SLOT_HI[a + 1]
+
+
+def test_outer_median_bins_thin_out_toward_their_outer_edge():
+    """Counts that are noise alone inside a top bin [55, 100) (all zero here): an inner bin spreads
+    its rows uniformly, the top bin by a density falling to zero at 100 (decreasing weights, the
+    last sub-cell near 0), the bottom bin by one falling to zero at its lower edge."""
+    from ddssp.data.discovery.bins import within_coarse
+
+    grid = np.arange(55.0, 101.0, 5.0)
+    y = np.zeros(len(grid) - 1)
+    _, w_mid = within_coarse(grid, y, 55.0, 100.0, 10.0)
+    _, w_top = within_coarse(grid, y, 55.0, 100.0, 10.0, tail=1)
+    _, w_bottom = within_coarse(grid, y, 55.0, 100.0, 10.0, tail=-1)
+    assert np.allclose(w_mid, w_mid[0])
+    assert np.all(np.diff(w_top) < 0) and w_top[-1] < 0.05
+    assert np.all(np.diff(w_bottom) > 0) and w_bottom[0] < 0.05
