@@ -317,10 +317,10 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     """Range, wholeness and zero mass of the numbers from their noisy slot counts (whole numbers by
     slot, other numbers by slot), into ``res``. Post-processing.
 
-    The range rests on evidence above the noise at its ends: when only windows of several slots
-    show, one must reach ``COARSE_POP_SDS`` (noise alone: ~1e-4 of columns; at ``POP_SDS`` a few in
-    a thousand, anywhere on the axis), and the range is their strongest segment cut to slots that
-    show, not grown on weaker evidence. Raises :class:`SchemaError` when nothing shows but noise."""
+    The range rests on evidence above the noise at its ends: unless a slot reaches ``COARSE_POP_SDS``,
+    a window must (noise alone: ~1e-4 of columns; at ``POP_SDS`` a few in a thousand, anywhere on
+    the axis), and the range is the strongest segment cut to slots that show, not grown on weaker
+    evidence (:func:`evidence_windows`). Raises :class:`SchemaError` when nothing shows but noise."""
     slot = whole + frac
     sd = sigma * math.sqrt(2)
     w, pop = evidence_windows(slot, sd, POP_SDS, COARSE_POP_SDS)

@@ -56,9 +56,11 @@ def finest_scale(y: np.ndarray, sd: float, sds: float) -> tuple[int, np.ndarray]
 def evidence_windows(y: np.ndarray, sd: float, sds: float, coarse_sds: float) -> tuple[int, np.ndarray]:
     """Where a grid of noisy counts shows rows on evidence above the noise. Pure post-processing.
 
-    Single cells at ``sds``; when none reaches it, windows of 2, 4, ... cells at ``coarse_sds`` (a
-    level for all the windows tested: at ``sds`` a window of noise alone shows somewhere among them
-    far more often than a single cell does).
+    Single cells at ``sds`` when one of them reaches ``coarse_sds``; else (no cell, or only cells
+    between the two levels) windows of 1, 2, 4, ... cells at ``coarse_sds``, a level for all the
+    windows tested: at ``sds`` a window of noise alone shows somewhere among them in a few grids in
+    a thousand, and a lone cell of noise in about one in two thousand (a table of 30 columns that
+    show nothing else would put one column's range wherever that cell is).
 
     Parameters
     ----------
@@ -77,7 +79,7 @@ def evidence_windows(y: np.ndarray, sd: float, sds: float, coarse_sds: float) ->
         A boolean mask of their cells.
     """
     w, pop = finest_scale(y, sd, sds)
-    if w > 1:
+    if w > 1 or (w == 1 and float(np.max(y)) < coarse_sds * sd):
         w, pop = finest_scale(y, sd, coarse_sds)
     return w, pop
 
