@@ -42,6 +42,7 @@ RUNNERS: dict[str, str] = {
     "ci-coverage": "ddssp.bench.ci_coverage:run",
     "real-tables": "ddssp.bench.realtables:run",
     "real-baselines": "ddssp.bench.baselines:run",
+    "impossible-values": "ddssp.bench.impossible:run",
     "mixed-release": "ddssp.bench.mixed:run",
 }
 

@@ -128,7 +128,21 @@ def test_mostly_missing_column_is_named_so(tmp_path, capsys):
     rare[:40] = rng.integers(0, 1000, 40)  # 40 values spread thin, the rest not applicable
     p = tmp_path / "r.csv"
     pd.DataFrame({"rare": rare, "g": rng.choice(["a", "b"], n)}).to_csv(p, index=False)
-    rc = main(["release", str(p), "--eps", "1", "--na-values", "N", "--quiet", "-o", str(tmp_path / "r.release"), "--insecure-seed", "3"])
+    rc = main(
+        [
+            "release",
+            str(p),
+            "--eps",
+            "1",
+            "--na-values",
+            "N",
+            "--quiet",
+            "-o",
+            str(tmp_path / "r.release"),
+            "--insecure-seed",
+            "3",
+        ]
+    )
     assert rc == 0
     err = capsys.readouterr().err
     # 40 values in 3,000 rows: missing for 98.7% of them, said as a share of the noisy row count (whose

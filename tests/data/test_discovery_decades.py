@@ -14,9 +14,11 @@ import pandas as pd
 import pytest
 
 from ddssp.data.discovery.numeric import discover_numeric
-from ddssp.data.discovery.scan import DECADE_HI, DECADE_LO, N_DECADES, ScanResult
+from ddssp.data.discovery.scan import ScanResult
+from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO, N_DECADES
 from ddssp.data.discovery.spans import decade_span, window_sds
 from ddssp.dp.noise import InsecureSeededNoise
+from ddssp.errors import SchemaError
 from ddssp.pipeline import DEFAULT_DELTA
 from ddssp.pipeline.plan import plan_schema
 
@@ -72,10 +74,10 @@ def test_a_noise_decade_far_from_the_rows_is_left_out():
 
 
 def test_two_weak_decades_together_beat_one_noise_decade():
-    """Each of the rest's two decades holds under 3.49 sds of rows (2.8 and 3.0), together 4.1 sds of
-    their sum; a far empty decade gets 3.7 sds of noise. The range is placed on the rows, not on the
-    noise."""
-    x = _column({0.1: 28, 1.0: 30})
+    """Each of the rest's two decades holds under 3.49 sds of rows (3.1 and 3.3), together 4.5 sds of
+    their sum (above REST_ALPHA's level, 4.40); a far empty decade gets 3.7 sds of noise. The range is
+    placed on the rows, not on the noise."""
+    x = _column({0.1: 31, 1.0: 33})
     col = _discover(x, {1e6: 3.7})
     assert col.edges[-1] <= 10 * x.max()
     enc = np.clip(x, col.edges[0], col.edges[-1])
@@ -182,3 +184,12 @@ def test_a_thin_top_decade_of_the_rest_stays_in_range():
         kept += top > 1e4
         clipped.append(np.mean(g > top) / np.mean(g > 0))
     assert kept >= 8 and np.mean(clipped) <= 0.2, (kept, np.mean(clipped))
+
+
+def test_a_rest_of_noise_alone_is_not_placed():
+    """Zeros only, and one empty decade far below zero with noise of 4.3 sds (above the level of all
+    the windows tested at 1%, 3.88, below REST_ALPHA's, 4.40): the rest is not placed across zero, and the column
+    is refused with its reason instead of decoding a share of its rows to -1e8."""
+    x = np.zeros(4000)
+    with pytest.raises(SchemaError, match="one value 0 found|single value"):
+        _discover(x, {-1e9: 4.3})

@@ -14,7 +14,10 @@ noise of a count does not shrink with the table. Then, per discovered column (na
    (numeric, categorical, or a date / clock-time column when those values hold at least 80% of
    the present values; a mix of numbers and text is refused), the range (outer edges of the
    populated bands, grown by neighbouring bands that show, alone or a few together), whether the
-   numbers are whole, and the mass at exactly zero.
+   numbers are whole, and the mass at exactly zero. A range read only from windows of several
+   bands (no single band shows) needs a window at the union level of all the windows tested, keeps
+   the strongest segment cut to bands that show at its ends, and does not grow; a column whose
+   numbers show only at the level of noise is left out with that reason.
    **Date columns** then spend another scan's share on the range of their values as days since
    1970-01-01 (the same log-band slots, on that axis, grown the same way), and go on as numeric
    columns on that axis with linear grids (step 3); values that are not dates are missing values

@@ -101,11 +101,12 @@ def within_bin(
 
 
 def within_coarse(
-    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float
+    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, tail: int = 0
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """How the rows of bin [a, b) spread inside it, from the noisy counts of a coarser grid: the
     bin cut at the grid edges inside it, each part weighted by its cell's noisy count times the
-    share of the cell's width it covers, shrunk toward uniform spreading (:func:`_shrunk_shares`).
+    share of the cell's width it covers, shrunk toward uniform spreading (:func:`_shrunk_shares`),
+    or for an outer bin (``tail``) toward a density falling linearly to zero at its outer edge.
     Post-processing of paid-for counts and their public noise sd.
 
     Parameters
@@ -118,6 +119,10 @@ def within_coarse(
         The bin.
     sigma : float
         The noise sd of one cell.
+    tail : int
+        1: the top bin of the column (its outer edge is ``b``), -1: the bottom bin (``a``), 0:
+        neither. An outer bin ends where the evidence for rows ends (a quarter-decade band edge of
+        the scan, not the largest value), and the rows of a tail thin out toward it.
 
     Returns
     -------
@@ -130,7 +135,11 @@ def within_coarse(
     sub = np.concatenate([[a], cuts, [b]])
     k = np.clip(np.searchsorted(grid, sub[:-1], side="right") - 1, 0, len(y) - 1)
     share = np.diff(sub) / (grid[k + 1] - grid[k])
-    return _packed(a, b, cuts, _shrunk_shares(y[k] * share, (sigma * share) ** 2, np.diff(sub)))
+    prior = np.diff(sub)
+    if tail and sub.size > 2:  # mass of a density falling linearly to 0 at the outer edge
+        d = (b - sub) if tail > 0 else (sub - a)
+        prior = np.abs(np.diff(d**2))
+    return _packed(a, b, cuts, _shrunk_shares(y[k] * share, (sigma * share) ** 2, prior))
 
 
 def _packed(a: float, b: float, cuts: np.ndarray, weights: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:

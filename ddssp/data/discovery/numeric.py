@@ -19,8 +19,6 @@ from ddssp.data.columns import Column, Within
 from ddssp.data.dates import format_day
 from ddssp.data.discovery.bins import bin_median, within_bin, within_coarse
 from ddssp.data.discovery.scan import (
-    DECADE_HI,
-    DECADE_LO,
     GROW_SDS,
     MISSING_LABEL,
     POP_SDS,
@@ -28,7 +26,8 @@ from ddssp.data.discovery.scan import (
     rest_cells,
 )
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
-from ddssp.data.discovery.spans import decade_span, outer_span, span_sds, step_start
+from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
+from ddssp.data.discovery.spans import decade_span, outer_span, segment_sds, span_sds, step_start, window_sds
 from ddssp.errors import SchemaError
 
 
@@ -82,6 +81,9 @@ PILED_SHARE = 0.6
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
 MEDIAN_CELLS = 1024
+#: the values other than a single one the scan found are placed only when their decades show at a
+#: level that noise alone reaches in this share of columns, over all the windows of decades tested
+REST_ALPHA = 1e-3
 
 
 def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
@@ -333,6 +335,10 @@ def _locate_rest(st: _NumericPass) -> None:
     # where the decades show rows; noise in one of the 41 decades must not place the range
     # orders of magnitude beyond the data
     span = decade_span(y, st.sigma)
+    if span is not None and _rest_sds(y, st.sigma, span) < window_sds(len(y), REST_ALPHA):
+        # the other values must show above the noise of all the windows tested: a decade of noise
+        # 12 orders of magnitude away (or across zero) would put synthetic values there
+        span = None
     if span is None:
         if confident_single(float(y.sum()), st.sigma * math.sqrt(len(y)), st.n):
             raise SchemaError(single_value_message(st.name))
@@ -348,6 +354,11 @@ def _locate_rest(st: _NumericPass) -> None:
     st.keep = (st.lo, math.nextafter(st.hi, math.inf))
     pos = np.flatnonzero(DECADE_LO[a : b + 1] > 0)
     st.lo_pos = float(DECADE_LO[a + pos[0]]) if pos.size else None
+
+
+def _rest_sds(y: np.ndarray, sd: float, span: tuple[int, int]) -> float:
+    """The noisy sum of the decades ``span`` in sds of that sum. Post-processing."""
+    return segment_sds(np.concatenate([[0.0], np.cumsum(y)]), sd, span)
 
 
 def _coarse_pass(st: _NumericPass) -> tuple[int, int]:
@@ -625,6 +636,8 @@ def _median_bins(
         z = int(np.searchsorted(grid, 0.0, side="right") - 1)
         edges = sorted(set(edges) | {float(grid[z]), float(grid[z + 1])})
         points.add(float(grid[z]))
+    if coarse is not None:
+        edges = _ends_shown(edges, points, coarse)
     if len(edges) < 3:
         raise SchemaError(
             f"column {name!r}: the private medians found no cut inside "
@@ -634,7 +647,10 @@ def _median_bins(
     missing = _missing_level(scan)
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
-    within = tuple(_median_spread(a, b, points, coarse) for a, b in zip(edges, edges[1:]))
+    ends = {0: -1, len(edges) - 2: 1}
+    within = tuple(
+        _median_spread(a, b, points, coarse, ends.get(i, 0)) for i, (a, b) in enumerate(zip(edges, edges[1:]))
+    )
     col = Column.binned(name, edges, values, missing=missing, unit=unit)
     col.with_within(Within(within, whole=whole))
     if missing is None:
@@ -645,7 +661,26 @@ def _median_bins(
     )
 
 
-def _median_spread(a: float, b: float, points: set[float], coarse: tuple | None):
+def _ends_shown(edges: list[float], points: set[float], coarse: tuple) -> list[float]:
+    """The outer edges of median bins cut to where the noisy counts of the first grid (``coarse``:
+    its edges, counts and noise sd, already paid for) show rows (:func:`outer_span`, grown by windows
+    of thin cells): the scan's range ends at a quarter decade, and a top bin that reaches it would
+    draw synthetic values up to it. An end moves only inside its own bin (the medians placed rows on
+    the other side of its cut), never off a point mass. Post-processing."""
+    grid, y, sd = coarse
+    span = outer_span(y, sd, span_sds(len(y)), GROW_SDS)
+    if span is None:
+        return edges
+    lo, hi = float(grid[span[0]]), float(grid[span[1] + 1])
+    edges = list(edges)
+    if edges[0] not in points and edges[0] < lo < edges[1]:
+        edges[0] = lo
+    if edges[-2] not in points and edges[-2] < hi < edges[-1]:
+        edges[-1] = hi
+    return edges
+
+
+def _median_spread(a: float, b: float, points: set[float], coarse: tuple | None, tail: int = 0):
     """How the rows of a median bin [a, b) spread inside it: None for a point mass (it decodes to
     exactly its value), uniform without counts to weigh the bin's parts, else from the noisy counts
     of the coarse grid (:func:`ddssp.data.discovery.bins.within_coarse`). Post-processing."""
@@ -653,7 +688,7 @@ def _median_spread(a: float, b: float, points: set[float], coarse: tuple | None)
         return None
     if coarse is None:
         return (), (1.0,)
-    return within_coarse(coarse[0], coarse[1], a, b, coarse[2])
+    return within_coarse(coarse[0], coarse[1], a, b, coarse[2], tail)
 
 
 def _middle(a: float, b: float, whole: bool) -> float:

@@ -1,15 +1,9 @@
-"""The scan of one column: public cells, the exact counts of its rows in them, and what their noisy
-counts say (kind, range, wholeness, mass at zero).
+"""The scan of one column: the exact counts of its rows in the public scan cells of :mod:`.slots`,
+and what their noisy counts say (kind, range, wholeness, mass at zero).
 
-The cells are fixed in advance and public: missing, text, signed log-spaced bands of numbers (four
-per decade from 1e-6 to 1e12, exact zero its own cell) split by whole / not whole, and the text that
-parses as an ISO date, an ISO timestamp or a clock time. Decade groups of the bands are the public
-cells where a column's values other than its one point mass are counted (:mod:`.numeric`).
-
-:func:`parse_numbers`, :func:`parse_times_of_text`, :func:`scan_cells`, :func:`slot_cells` and
-:func:`rest_cells` read the data; each row adds one to exactly one cell, so each count vector has L2 sensitivity 1 (add /
-remove one row). :func:`scan_column` and :func:`scan_dates` hand those exact counts straight to the
-charged mechanism and read only its noisy output.
+:func:`rest_cells` reads the data (each row adds one to exactly one cell, so each count vector has L2
+sensitivity 1: add / remove one row). :func:`scan_column` and :func:`scan_dates` hand the exact
+counts straight to the charged mechanism and read only its noisy output.
 """
 
 from __future__ import annotations
@@ -18,227 +12,25 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES, is_datetime_dtype, parse_clock, parse_days
+from ddssp.data.dates import DAY_MAX, DAY_MIN, MINUTES
 from ddssp.data.discovery.shared import noise_sd
-from ddssp.data.discovery.spans import populated_windows
-from ddssp.data.encoding import parse_numeric
+from ddssp.data.discovery.slots import (
+    DECADE_GROUP,
+    N_DECADES,
+    N_SLOTS,
+    N_TIME_CELLS,
+    SLOT_HI,
+    SLOT_LO,
+    ZERO_SLOT,
+    scan_cells,
+    slot_cells,
+    slot_index,
+)
+from ddssp.data.discovery.spans import TROUGH_SDS, anchored_span, evidence_windows, populated_windows, window_sds
 from ddssp.errors import SchemaError
 
 MISSING_LABEL = "<missing>"
-
-# scan bands: 10**(BAND_LO + j / BAND_PER) for j = 0..N_BANDS
-BAND_LO, BAND_HI, BAND_PER = -6, 12, 4
-
-
-N_BANDS = (BAND_HI - BAND_LO) * BAND_PER
-
-
-_B = 10.0 ** (BAND_LO + np.arange(N_BANDS + 1) / BAND_PER)
-
-
-#: slots in value order: -huge, -bands (high to low), -tiny, zero, +tiny, +bands, +huge
-N_SLOTS = 2 * N_BANDS + 5
-
-
-ZERO_SLOT = N_BANDS + 2
-
-
-#: scan cells of time values: ISO dates, ISO timestamps, clock times HH:MM, HH:MM:SS
-N_TIME_CELLS = 4
-
-
-def _slot_bounds() -> tuple[np.ndarray, np.ndarray]:
-    lo = np.empty(N_SLOTS)
-    hi = np.empty(N_SLOTS)
-    lo[0] = hi[0] = -_B[-1]
-    for j in range(N_BANDS):  # negative band j: x in (-B[j+1], -B[j]] -> slot N_BANDS - j
-        s = N_BANDS - j
-        lo[s], hi[s] = -_B[j + 1], -_B[j]
-    lo[N_BANDS + 1], hi[N_BANDS + 1] = -_B[0], 0.0
-    lo[ZERO_SLOT] = hi[ZERO_SLOT] = 0.0
-    lo[ZERO_SLOT + 1], hi[ZERO_SLOT + 1] = 0.0, _B[0]
-    for j in range(N_BANDS):
-        s = ZERO_SLOT + 2 + j
-        lo[s], hi[s] = _B[j], _B[j + 1]
-    lo[-1] = hi[-1] = _B[-1]
-    return lo, hi
-
-
-SLOT_LO, SLOT_HI = _slot_bounds()
-
-
-def _decade_groups() -> np.ndarray:
-    """Group of each scan slot when the bands are merged by whole decades (in value order)."""
-    j = np.zeros(N_SLOTS, dtype=np.int64)  # band index of each band slot, by magnitude
-    j[1 : N_BANDS + 1] = N_BANDS - np.arange(1, N_BANDS + 1)
-    j[ZERO_SLOT + 2 : ZERO_SLOT + 2 + N_BANDS] = np.arange(N_BANDS)
-    key = np.where(
-        np.isin(np.arange(N_SLOTS), [0, N_BANDS + 1, ZERO_SLOT, ZERO_SLOT + 1, N_SLOTS - 1]), -1, j // BAND_PER
-    )
-    group = np.zeros(N_SLOTS, dtype=np.int64)
-    for s in range(1, N_SLOTS):
-        group[s] = group[s - 1] + (key[s] == -1 or key[s] != key[s - 1])
-    return group
-
-
-#: decade group of each scan slot (a public grid of 41 cells in value order: the cells where a
-#: column's values other than its one point mass are counted, see :func:`rest_cells`)
-DECADE_GROUP = _decade_groups()
-
-N_DECADES = int(DECADE_GROUP[-1]) + 1
-
-
-DECADE_LO = np.array([SLOT_LO[DECADE_GROUP == g].min() for g in range(N_DECADES)])
-
-
-DECADE_HI = np.array([SLOT_HI[DECADE_GROUP == g].max() for g in range(N_DECADES)])
-
-
-def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """A column's values as numbers (text stripped first); typed dates and timestamps are not
-    numbers (they are read by :func:`parse_times_of_text`, never as their ticks since 1970).
-
-    Parameters
-    ----------
-    s : pandas.Series
-        The raw column.
-
-    Returns
-    -------
-    x : numpy.ndarray
-        Float values, NaN for missing, text, date and timestamp cells.
-    isna : numpy.ndarray
-        The missing-cell mask.
-    """
-    isna = s.isna().to_numpy()
-    if is_datetime_dtype(s.dtype):
-        return np.full(len(s), np.nan), isna
-    if isinstance(s.dtype, pd.StringDtype):  # text: encode's own parse, each distinct value once
-        return parse_numeric(s), isna
-    if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-        # each distinct value parsed once (a text column repeats few labels over many rows)
-        codes, uniques = pd.factorize(s.astype(object).where(~isna, None))
-        u = pd.Series(np.asarray(uniques, dtype=object)).map(lambda v: v.strip() if isinstance(v, str) else v)
-        xu = np.asarray(pd.to_numeric(u, errors="coerce"), dtype=float)
-        x = np.full(len(s), np.nan)
-        x[codes >= 0] = xu[codes[codes >= 0]]
-        return x, isna
-    return np.asarray(pd.to_numeric(s, errors="coerce"), dtype=float), isna
-
-
-def parse_times_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> dict[str, np.ndarray]:
-    """The time values among a column's text values (present cells that are not numbers), typed
-    dates and timestamps included.
-
-    Parameters
-    ----------
-    s : pandas.Series
-        The raw column.
-    x : numpy.ndarray
-        Its values as numbers (:func:`parse_numbers`), NaN for missing or text.
-    isna : numpy.ndarray
-        The missing-cell mask.
-
-    Returns
-    -------
-    dict
-        ``days`` (days since 1970-01-01 of ISO dates / timestamps,
-        :func:`ddssp.data.dates.parse_days`), ``has_time`` (a timestamp), ``minutes`` (minutes since
-        midnight of ``HH:MM[:SS]`` clock times) and ``has_seconds``, one entry per row; NaN / False
-        elsewhere.
-    """
-    n = len(s)
-    out = {
-        "days": np.full(n, np.nan),
-        "has_time": np.zeros(n, dtype=bool),
-        "minutes": np.full(n, np.nan),
-        "has_seconds": np.zeros(n, dtype=bool),
-    }
-    text = np.isnan(x) & ~isna
-    if text.any():
-        out["days"][text], out["has_time"][text] = parse_days(s[text])
-        out["minutes"][text], out["has_seconds"][text] = parse_clock(s[text])
-    return out
-
-
-def _slots(v: np.ndarray) -> np.ndarray:
-    """The scan slot of each number in ``v`` (no NaN)."""
-    slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
-    a = np.abs(v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        j = np.floor((np.log10(a) - BAND_LO) * BAND_PER)
-    pos, neg = v > 0, v < 0
-    tiny, huge = a < _B[0], a >= _B[-1]
-    jj = np.clip(np.nan_to_num(j, nan=0, posinf=N_BANDS - 1, neginf=0), 0, N_BANDS - 1).astype(np.int64)
-    slot[pos] = ZERO_SLOT + 2 + jj[pos]
-    slot[neg] = N_BANDS - jj[neg]
-    slot[pos & tiny] = ZERO_SLOT + 1
-    slot[neg & tiny] = N_BANDS + 1
-    slot[pos & huge] = N_SLOTS - 1
-    slot[neg & huge] = 0
-    return slot
-
-
-def slot_cells(v: np.ndarray) -> np.ndarray:
-    """Exact counts of numbers by scan slot (noised by the caller).
-
-    Parameters
-    ----------
-    v : numpy.ndarray
-        Float values; NaN is skipped.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 counts: [whole numbers by log-band slot, other numbers by slot].
-    """
-    v = v[~np.isnan(v)]
-    slot = _slots(v)
-    whole = np.isfinite(v) & (v == np.floor(v))
-    return np.concatenate(
-        [np.bincount(slot[whole], minlength=N_SLOTS), np.bincount(slot[~whole], minlength=N_SLOTS)]
-    ).astype(np.int64)
-
-
-def scan_cells(x: np.ndarray, isna: np.ndarray, times: dict[str, np.ndarray] | None = None) -> np.ndarray:
-    """Exact counts of the scan cells (noised by the caller).
-
-    A text value that parses as a date or a clock time (``times``) counts in one of the last four
-    cells instead of the text cell, so each row is still in exactly one cell.
-
-    Parameters
-    ----------
-    x : numpy.ndarray
-        Float values, NaN for missing or text (:func:`parse_numbers`).
-    isna : numpy.ndarray
-        The missing-cell mask.
-    times : dict, optional
-        The text values parsed as times (:func:`parse_times_of_text`); None: no value counts as a
-        date or a time.
-
-    Returns
-    -------
-    numpy.ndarray
-        int64 counts: [missing, text, whole numbers by log-band slot, other numbers by slot, ISO
-        dates, ISO timestamps, clock times HH:MM, clock times HH:MM:SS].
-    """
-    n = len(x)
-    text = np.isnan(x) & ~isna
-    none = np.zeros(n, dtype=bool)
-    t = times or {}
-    dated = text & ~np.isnan(t["days"]) if "days" in t else none
-    timed = dated & t.get("has_time", none)
-    clock = text & ~dated & ~np.isnan(t["minutes"]) if "minutes" in t else none
-    secs = clock & t.get("has_seconds", none)
-    cells = np.zeros(N_TIME_CELLS + 2 + 2 * N_SLOTS, dtype=np.int64)
-    cells[0] = int(isna.sum())
-    cells[1] = int((text & ~dated & ~clock).sum())
-    cells[2 : 2 + 2 * N_SLOTS] = slot_cells(x)
-    cells[-4:] = [int((dated & ~timed).sum()), int(timed.sum()), int((clock & ~secs).sum()), int(secs.sum())]
-    return cells
-
 
 SCAN_FRACTION = 0.25  # of a column's rho, when the column needs a scan
 
@@ -251,6 +43,9 @@ POP_SDS = 4.5
 #: tests at every position (945 of them), so noise alone refuses a text column with probability
 #: under 1e-4 (at ``POP_SDS`` a window of noise passes in about 0.2% of text columns)
 MIXED_SDS = 5.2
+#: a column whose numbers show in no single slot must show in a window of slots at this level (the
+#: union level ``MIXED_SDS`` over the windows tested) for its range to count as found
+COARSE_POP_SDS = MIXED_SDS
 
 
 #: a slot next to the populated range joins it when its noisy count reaches this many sds
@@ -323,14 +118,27 @@ class ScanResult:
     outside_sd: tuple[float, float] = (0.0, 0.0)
 
 
-def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float) -> None:
+def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float, name: str = "") -> None:
     """Range, wholeness and zero mass of the numbers from their noisy slot counts (whole numbers by
-    slot, other numbers by slot), into ``res``. Post-processing."""
+    slot, other numbers by slot), into ``res``. Post-processing.
+
+    The range rests on evidence above the noise at its ends: unless a slot reaches ``COARSE_POP_SDS``,
+    a window must (noise alone: ~1e-4 of columns; at ``POP_SDS`` a few in a thousand, anywhere on
+    the axis), and the range is the strongest segment cut to slots that show, not grown on weaker
+    evidence (:func:`evidence_windows`). Raises :class:`SchemaError` when nothing shows but noise."""
     slot = whole + frac
-    pop = populated_windows(slot, sigma * math.sqrt(2), POP_SDS)
-    num = float(np.sum(slot[pop]))
+    sd = sigma * math.sqrt(2)
+    w, pop = evidence_windows(slot, sd, POP_SDS, COARSE_POP_SDS)
+    if w == 0:
+        raise SchemaError(_noise_alone_message(name, sd))
     idx = np.flatnonzero(pop)
     first, last = int(idx[0]), int(idx[-1])
+    if w > 1:
+        # the strongest segment of the windows that show, cut to cells that show at its ends
+        first, last = anchored_span(slot, sd, COARSE_POP_SDS, window_sds(N_SLOTS))
+        kept = pop & (np.arange(N_SLOTS) >= first) & (np.arange(N_SLOTS) <= last)
+        _set_range(res, slot, frac, kept, sigma, first, last, num=float(np.sum(slot[pop])))
+        return
     # a neighbouring slot of the populated range joins it on weaker evidence (2 sds): the band
     # next to the data is where a tail that did not clear 4.5 sds lives
     near = ADJACENT_SDS * sigma * math.sqrt(2)
@@ -342,10 +150,35 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
         last += 1
     first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
+    _set_range(res, slot, frac, pop, sigma, first, last)
+
+
+def _noise_alone_message(name: str, sd: float) -> str:
+    """Why a column whose numbers show only at the level of noise is left out."""
+    return (
+        f"column {name!r}: its numbers show only at the level of noise (no range rests on evidence above it: "
+        f"too few rows for this budget; a column needs about {math.ceil(POP_SDS * sd)} rows in one quarter decade "
+        "of values)"
+    )
+
+
+def _set_range(
+    res: ScanResult,
+    slot: np.ndarray,
+    frac: np.ndarray,
+    pop: np.ndarray,
+    sigma: float,
+    first: int,
+    last: int,
+    num: float | None = None,
+) -> None:
+    """Range ``first..last`` (slots), wholeness and zero mass into ``res`` from the populated slots
+    ``pop``; ``num`` (noisy count of numbers) is their sum unless given. Post-processing."""
+    num = float(np.sum(slot[pop])) if num is None else num
     low, high = slot[max(first - OUTSIDE_SLOTS, 0) : first], slot[last + 1 : last + 1 + OUTSIDE_SLOTS]
     res.outside = (float(np.sum(low)), float(np.sum(high)))
     res.outside_sd = (sigma * math.sqrt(2 * len(low)), sigma * math.sqrt(2 * len(high)))
-    idx = np.array(sorted(set(idx.tolist()) | {first, last}))
+    idx = np.array(sorted(set(np.flatnonzero(pop).tolist()) | {first, last}))
     res.lo, res.hi = float(SLOT_LO[first]), float(SLOT_HI[last])
     posidx = idx[idx > ZERO_SLOT]
     res.lo_pos = float(SLOT_LO[posidx[0]]) if posidx.size else None
@@ -427,7 +260,7 @@ def scan_column(
                 f"column {name!r} is declared numeric but holds (almost) no numbers; declare it "
                 "categorical or fix the data"
             )
-        _numeric_range(res, t.whole, t.frac, sigma)
+        _numeric_range(res, t.whole, t.frac, sigma, name)
     return res
 
 
@@ -629,7 +462,7 @@ def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) 
             f"{math.ceil(POP_SDS * sigma * math.sqrt(2))} rows in one quarter decade of days since 1970)"
         )
     n_dates = scan.n_present
-    _numeric_range(scan, whole, frac, sigma)
+    _numeric_range(scan, whole, frac, sigma, name)
     scan.n_present = max(n_dates, scan.n_present)
     scan.lo, scan.hi = max(scan.lo, DAY_MIN), min(scan.hi, DAY_MAX)
     if scan.hi <= scan.lo:
@@ -641,17 +474,22 @@ def scan_dates(days: np.ndarray, name: str, rho: float, mech, scan: ScanResult) 
 def _grow_scan(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int, int]:
     """The scan's range grown by the window of 1, 2 or 4 bands right next to it whose noisy sum
     reaches ``GROW_SDS`` sds of that sum (a tail spread thinly over several bands), repeatedly; a
-    window never reaches or crosses the exact-zero slot (see the neighbouring-band rule)."""
+    window never reaches or crosses the exact-zero slot (see the neighbouring-band rule), and grows
+    the range only when its band next to the range reaches ``TROUGH_SDS`` sds: a tail fills the band
+    beside the rows, while a window of noise a band or more away would widen the range by a decade
+    on noise alone."""
     grown = True
     while grown:
         grown = False
         for w in (1, 2, 4):
             # left: bands [first - w, first), all on first's side of zero
             ok = first - w >= (ZERO_SLOT + 1 if first > ZERO_SLOT else 0) and first != ZERO_SLOT
+            ok = ok and slot[first - 1] >= TROUGH_SDS * sd  # the tail fills the band next to the range
             if ok and slot[first - w : first].sum() >= GROW_SDS * sd * math.sqrt(w):
                 first, grown = first - w, True
                 break
             ok = last + w <= (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1) and last != ZERO_SLOT
+            ok = ok and slot[last + 1] >= TROUGH_SDS * sd
             if ok and slot[last + 1 : last + 1 + w].sum() >= GROW_SDS * sd * math.sqrt(w):
                 last, grown = last + w, True
                 break
@@ -675,5 +513,5 @@ def rest_cells(x: np.ndarray, v: float) -> np.ndarray:
     """
     num = x[~np.isnan(x)]
     rest = num[num != v]
-    groups = np.bincount(DECADE_GROUP[_slots(rest)], minlength=N_DECADES)
+    groups = np.bincount(DECADE_GROUP[slot_index(rest)], minlength=N_DECADES)
     return np.concatenate([[int(np.sum(num == v))], groups]).astype(np.int64)

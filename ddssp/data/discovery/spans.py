@@ -22,9 +22,26 @@ def _window_hits(cum: np.ndarray, sd: float, sds: float, w: int) -> np.ndarray:
     return out
 
 
-def _finest_scale(y: np.ndarray, sd: float, sds: float) -> tuple[int, np.ndarray]:
-    """(w, cells): the fewest adjacent cells (1, 2, 4, ...) at which some window reaches ``sds``
-    sds, and the cells of the windows of that width that do; (0, no cells) when none does."""
+def finest_scale(y: np.ndarray, sd: float, sds: float) -> tuple[int, np.ndarray]:
+    """The finest scale at which a grid of noisy counts shows rows. Pure post-processing.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    sd : float
+        The noise sd of one cell.
+    sds : float
+        The level, in sds of a window's sum.
+
+    Returns
+    -------
+    w : int
+        The fewest adjacent cells (1, 2, 4, ...) at which some window reaches ``sds`` sds; 0 when
+        none does.
+    cells : numpy.ndarray
+        A boolean mask of the cells of the windows of that width that do.
+    """
     y = np.asarray(y, dtype=float)
     cum = np.concatenate([[0.0], np.cumsum(y)])
     w = 1
@@ -34,6 +51,37 @@ def _finest_scale(y: np.ndarray, sd: float, sds: float) -> tuple[int, np.ndarray
             return w, hit
         w *= 2
     return 0, np.zeros(len(y), dtype=bool)
+
+
+def evidence_windows(y: np.ndarray, sd: float, sds: float, coarse_sds: float) -> tuple[int, np.ndarray]:
+    """Where a grid of noisy counts shows rows on evidence above the noise. Pure post-processing.
+
+    Single cells at ``sds`` when one of them reaches ``coarse_sds``; else (no cell, or only cells
+    between the two levels) windows of 1, 2, 4, ... cells at ``coarse_sds``, a level for all the
+    windows tested: at ``sds`` a window of noise alone shows somewhere among them in a few grids in
+    a thousand, and a lone cell of noise in about one in two thousand (a table of 30 columns that
+    show nothing else would put one column's range wherever that cell is).
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    sd : float
+        The noise sd of one cell.
+    sds, coarse_sds : float
+        The levels of single cells and of wider windows, in sds of a window's sum.
+
+    Returns
+    -------
+    w : int
+        The width of the windows that show (0 when none does).
+    cells : numpy.ndarray
+        A boolean mask of their cells.
+    """
+    w, pop = finest_scale(y, sd, sds)
+    if w > 1 or (w == 1 and float(np.max(y)) < coarse_sds * sd):
+        w, pop = finest_scale(y, sd, coarse_sds)
+    return w, pop
 
 
 def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
@@ -57,7 +105,7 @@ def populated_windows(y: np.ndarray, sd: float, sds: float) -> np.ndarray:
     numpy.ndarray
         A boolean mask over the cells.
     """
-    return _finest_scale(y, sd, sds)[1]
+    return finest_scale(y, sd, sds)[1]
 
 
 #: a cell whose noisy count is below this many sds splits the populated cells into segments
@@ -115,16 +163,18 @@ def _edges(y: np.ndarray, seg: tuple[int, int], sd: float) -> tuple[int, int]:
     return (int(shown[0]), int(shown[-1])) if shown.size else seg
 
 
-def window_sds(cells: int) -> float:
+def window_sds(cells: int, alpha: float = 0.01) -> float:
     """Test level (in noise sds) of a window of a grid of noisy counts, counting every window tested.
 
     :func:`populated_windows` tests the windows of 1, 2, 4, ... cells at every position; noise
-    alone reaches this level in one of them in about 1% of grids.
+    alone reaches this level in one of them in about ``alpha`` of grids.
 
     Parameters
     ----------
     cells : int
         The number of cells of the grid.
+    alpha : float
+        The share of grids of noise alone in which some window reaches the level.
 
     Returns
     -------
@@ -132,19 +182,54 @@ def window_sds(cells: int) -> float:
         The level, in sds of a window's sum.
     """
     windows = sum(cells - w + 1 for w in (2**i for i in range(cells.bit_length())) if w <= cells)
-    return span_sds(windows)
+    return span_sds(windows, alpha)
 
 
-def _segment_sds(cum: np.ndarray, sd: float, seg: tuple[int, int]) -> float:
-    """The noisy sum of cells ``seg[0]..seg[1]`` in sds of that sum (``cum``: the cumulative noisy
-    counts, with a leading 0)."""
+def segment_sds(cum: np.ndarray, sd: float, seg: tuple[int, int]) -> float:
+    """The noisy sum of a run of cells in sds of that sum. Pure post-processing.
+
+    Parameters
+    ----------
+    cum : numpy.ndarray
+        The cumulative noisy counts, with a leading 0.
+    sd : float
+        The noise sd of one cell.
+    seg : tuple of int
+        The first and last cell of the run.
+
+    Returns
+    -------
+    float
+    """
     return float(cum[seg[1] + 1] - cum[seg[0]]) / (sd * math.sqrt(seg[1] - seg[0] + 1))
 
 
-def _anchored(y: np.ndarray, sd: float, sds: float, detached: float) -> tuple[int, int] | None:
-    """(first, last) cell where :func:`decade_span` starts; None when nothing is populated."""
+def anchored_span(y: np.ndarray, sd: float, sds: float, detached: float) -> tuple[int, int] | None:
+    """(first, last) cell of the strongest populated segment of a grid of noisy counts, cut to its
+    outermost cells that reach ``EDGE_SDS`` sds, widened by the other segments whose own noisy sum
+    reaches ``detached`` sds; None when nothing reaches ``sds``. Where :func:`decade_span` starts,
+    and the range of a scan whose rows show only in windows of several cells: a window that shows
+    marks its empty cells along with its rows, and an end must rest on a cell that shows.
+    Pure post-processing.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts, one per cell.
+    sd : float
+        The noise sd of one cell.
+    sds : float
+        The level (in sds) a window must reach for the cells to be populated.
+    detached : float
+        The level (in sds of its sum) another segment must reach to widen the span.
+
+    Returns
+    -------
+    tuple of int or None
+        Cell indices.
+    """
     y = np.asarray(y, dtype=float)
-    w, pop = _finest_scale(y, sd, sds)
+    w, pop = finest_scale(y, sd, sds)
     if w == 0:
         return None
     segs = populated_segments(y, pop, sd)
@@ -154,7 +239,7 @@ def _anchored(y: np.ndarray, sd: float, sds: float, detached: float) -> tuple[in
     wider = populated_segments(y, _window_hits(cum, sd, sds, 2 * w), sd) if 2 * w <= len(y) else []
 
     def z(seg: tuple[int, int]) -> float:
-        return _segment_sds(cum, sd, seg)
+        return segment_sds(cum, sd, seg)
 
     # the strongest part, without the weak cells at its ends that its window marked along with it
     a, b = max((_edges(y, seg, sd) for seg in segs + wider), key=z)
@@ -265,14 +350,14 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
     """
     y = np.asarray(y, dtype=float)
     sds = span_sds(len(y))
-    start = _anchored(y, sd, sds, window_sds(len(y)))
+    start = anchored_span(y, sd, sds, window_sds(len(y)))
     if start is None:
         return None
     a, b = start
     cum = np.concatenate([[0.0], np.cumsum(y)])
 
     def z(seg: tuple[int, int]) -> float:
-        return _segment_sds(cum, sd, seg)
+        return segment_sds(cum, sd, seg)
 
     while True:
         # the windows of 1 to 4 cells right next to the span, on either side, that reach the level
@@ -318,22 +403,24 @@ def populated_span(y: np.ndarray, sd: float, sds: float = 3.0) -> tuple[int, int
     return (a, b) if a <= b else (0, k - 1)
 
 
-def span_sds(cells: int) -> float:
+def span_sds(cells: int, alpha: float = 0.01) -> float:
     """Test level (in noise sds) of the cut of a grid of noisy counts to its populated span.
 
     Parameters
     ----------
     cells : int
         The number of cells of the grid.
+    alpha : float
+        How likely a false extension of the range is per grid.
 
     Returns
     -------
     float
-        The level at which a false extension of the range is about 1% likely per grid.
+        The level at which a false extension of the range is about ``alpha`` likely per grid.
     """
     from scipy.stats import norm
 
-    return float(norm.isf(0.01 / cells))
+    return float(norm.isf(alpha / cells))
 
 
 def step_start(y: np.ndarray) -> int:
