@@ -219,7 +219,7 @@ def run_real(tables: dict[str, pd.DataFrame], seeds, eps: float = 1.0) -> pd.Dat
     """
     import warnings
 
-    from ddssp.data.discovery.scan import parse_numbers
+    from ddssp.data.discovery.slots import parse_numbers
     from ddssp.dp.noise import make_noise
     from ddssp.pipeline.plan import plan_schema
 

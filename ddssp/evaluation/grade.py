@@ -37,7 +37,7 @@ def grade_vs_data(rel: Any, data: pd.DataFrame, codes: pd.DataFrame, one_way: di
         the grade calls it weak; ``dropped``: ``{column: why}`` for the discovered columns left out
         (and columns of the data the schema does not hold).
     """
-    from ddssp.data.discovery.scan import parse_numbers
+    from ddssp.data.discovery.slots import parse_numbers
 
     gr = rel.grade()
     out: dict[str, Any] = {}

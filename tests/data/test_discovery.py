@@ -13,7 +13,7 @@ import pytest
 
 from ddssp.data import Column, Schema
 from ddssp.data.discovery import discover
-from ddssp.data.discovery.scan import SLOT_HI, SLOT_LO, scan_cells
+from ddssp.data.discovery.slots import SLOT_HI, SLOT_LO, scan_cells
 from ddssp.dp import Ledger, cks_delta, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
@@ -161,7 +161,8 @@ def test_mixes_numbers_and_text_needs_numbers_above_the_noise_of_every_window(z,
     their sum: 4.8 sds passes the scan's level for a populated window (4.5), but noise alone reaches
     it in one of the ~950 windows tested more often than the refusal allows (1e-4 of text columns),
     so the column is text; at 6 sds the numbers are there and the column is refused as mixed."""
-    from ddssp.data.discovery.scan import N_SLOTS, ZERO_SLOT, scan_column
+    from ddssp.data.discovery.scan import scan_column
+    from ddssp.data.discovery.slots import N_SLOTS, ZERO_SLOT
 
     n = 300
     x, isna = np.full(n, np.nan), np.zeros(n, dtype=bool)
@@ -259,7 +260,7 @@ def test_parse_numbers_parses_each_distinct_value_as_every_row_would():
     import numpy as np
     import pandas as pd
 
-    from ddssp.data.discovery.scan import parse_numbers
+    from ddssp.data.discovery.slots import parse_numbers
 
     rng = np.random.default_rng(3)
     pool = [" 1.5", "x", None, "2", np.nan, "1e3 ", "", " 7", "inf", "-0", "0x10", "3,5", "  ", "1_000", "+4"]

@@ -15,16 +15,8 @@ import pytest
 
 from ddssp.data import Schema
 from ddssp.data.discovery import discover
-from ddssp.data.discovery.scan import (
-    COARSE_POP_SDS,
-    N_SLOTS,
-    POP_SDS,
-    SLOT_HI,
-    SLOT_LO,
-    ScanResult,
-    _numeric_range,
-    _slots,
-)
+from ddssp.data.discovery.scan import COARSE_POP_SDS, POP_SDS, ScanResult, _numeric_range
+from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO, slot_index
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
@@ -37,7 +29,7 @@ SD = SIGMA * math.sqrt(2)
 
 
 def _slot(v: float) -> int:
-    return int(_slots(np.array([float(v)]))[0])
+    return int(slot_index(np.array([float(v)]))[0])
 
 
 def _range(whole: np.ndarray) -> ScanResult:

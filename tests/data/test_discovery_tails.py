@@ -156,7 +156,8 @@ def test_largest_whole_number_keeps_its_level_after_a_coarse_pass(lo, top):
     value, and with exact counts every value keeps its own level. (Rounded down, or dropped when zero's
     edges were added, the edge left the largest value out: a 0/1 column came out as the one level '0'.)"""
     from ddssp.data.discovery.numeric import discover_numeric
-    from ddssp.data.discovery.scan import SLOT_HI, SLOT_LO, ScanResult
+    from ddssp.data.discovery.scan import ScanResult
+    from ddssp.data.discovery.slots import SLOT_HI, SLOT_LO
 
     rng = np.random.default_rng(1)
     x = rng.integers(0, top + 1, N).astype(float)

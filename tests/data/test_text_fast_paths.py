@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ddssp.data.dates import parse_clock, parse_days
 from ddssp.data.discovery.labels import label_counts
-from ddssp.data.discovery.scan import parse_numbers
+from ddssp.data.discovery.slots import parse_numbers
 from ddssp.data.encoding import parse_numeric
 
 # cells people have: numbers with spaces, ISO dates and timestamps, clock times, labels, blanks

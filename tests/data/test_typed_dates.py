@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ddssp.data import Column, Schema
 from ddssp.data.counting import count_histograms, count_labels, count_marginals
 from ddssp.data.dates import DAY_MAX, DAY_MIN, parse_days, parse_text
-from ddssp.data.discovery.scan import parse_numbers
+from ddssp.data.discovery.slots import parse_numbers
 from ddssp.data.encoding import ClipWarning, parse_numeric
 from ddssp.data.tables import read_table
 from ddssp.pipeline import release

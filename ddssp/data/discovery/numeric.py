@@ -18,13 +18,7 @@ import numpy as np
 from ddssp.data.columns import Column, Within
 from ddssp.data.dates import format_day
 from ddssp.data.discovery.bins import bin_median, within_bin, within_coarse
-from ddssp.data.discovery.scan import (
-    GROW_SDS,
-    MISSING_LABEL,
-    POP_SDS,
-    ScanResult,
-    rest_cells,
-)
+from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
 from ddssp.data.discovery.spans import decade_span, outer_span, segment_sds, span_sds, step_start, window_sds

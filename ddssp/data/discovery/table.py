@@ -22,15 +22,9 @@ from ddssp.data.discovery.labels import (
     unreleased_share,
 )
 from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric
-from ddssp.data.discovery.scan import (
-    SCAN_FRACTION,
-    ScanResult,
-    parse_numbers,
-    parse_times_of_text,
-    scan_column,
-    scan_dates,
-)
+from ddssp.data.discovery.scan import SCAN_FRACTION, ScanResult, scan_column, scan_dates
 from ddssp.data.discovery.shared import noise_sd
+from ddssp.data.discovery.slots import parse_numbers, parse_times_of_text
 from ddssp.errors import SchemaError
 
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
