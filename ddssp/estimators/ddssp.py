@@ -248,8 +248,9 @@ class DDSSPEstimator(DPEstimator):
         -------
         pandas.DataFrame
             One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
-            stderr_sampling, ci_low, ci_high, pair_measured (with ``unmeasured="infinite"`` the
-            interval of an unmeasured pair is (-inf, inf)).
+            stderr_sampling, ci_low, ci_high, pair_measured, basis (``"measured"``, ``"model"``
+            for the model-based interval of an unmeasured pair, or ``"none"`` with
+            ``unmeasured="infinite"``, whose interval is then (-inf, inf)).
 
         Raises
         ------
@@ -394,7 +395,10 @@ class DDSSPEstimator(DPEstimator):
         level, from the diagonal of X^T X; NaN for the intercept and numeric terms: a level that
         holds almost no rows, such as an ``'<other>'`` with nothing in it, gets a coefficient that
         rests on noise); after a fit with ``ci=level`` also ``stderr``, ``ci_low`` and ``ci_high``
-        in data units (for the intercept only when no numeric feature shifts it: else NaN).
+        in data units (for the intercept only when no numeric feature shifts it: else NaN) and
+        ``basis``: ``"measured"`` (the interval rests on the release's measurements of the pair),
+        ``"model"`` (an unmeasured pair: the interval is the model's, valid only as far as the
+        model's conditional independences hold) or ``"none"`` (``unmeasured="infinite"``: unbounded).
 
         Returns
         -------
@@ -421,6 +425,7 @@ class DDSSPEstimator(DPEstimator):
                 out["stderr"] = tab["stderr"].to_numpy() * np.abs(mult)
                 out["ci_low"] = tab["ci_low"].to_numpy() * mult + shift
                 out["ci_high"] = tab["ci_high"].to_numpy() * mult + shift
+            out["basis"] = tab["basis"].to_numpy()
         return out
 
     def _level_shares(self, names: list[str]) -> np.ndarray:
@@ -550,10 +555,11 @@ _FITTED_ATTRIBUTES = """
         Post-processing: what the source cost. For a release, its ledger (rho, entries), its stated
         eps and delta and its noise stamp; for other sources the eps / delta / rho they state, or
         None. ``details["post_processing"]`` is True.
-    stderr_, intercept_stderr_, stderr_dp_, stderr_sampling_, ci_, ci_table_, ci_info_, boot_coefs_, pair_measured_
+    stderr_, intercept_stderr_, stderr_dp_, stderr_sampling_, ci_, ci_table_, ci_info_, boot_coefs_, pair_measured_, ci_basis_
         With ``ci``: standard errors (aligned with ``coef_``), their DP and sampling parts, the
-        level, what ``conf_int()`` returns, how it was computed, the bootstrap coefficients and
-        which (feature, target) pairs the release measured."""
+        level, what ``conf_int()`` returns, how it was computed, the bootstrap coefficients (none
+        when the delta method alone was used), which (feature, target) pairs the release measured
+        and each interval's basis ("measured", "model" or "none")."""
 
 
 class DDSSPLinearRegression(DDSSPEstimator, DPRegressor):
