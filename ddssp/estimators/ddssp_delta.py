@@ -2,26 +2,29 @@
 
 A DD-SSP coefficient is a smooth function of Z^T Z (theta = c (X^T X + ridge I')^+ X^T y), and Z^T Z
 is linear in the release's one- and two-way marginals (:func:`ddssp.estimators.suffstats.sufficient_statistics`).
-Where a marginal lies inside measured cliques, the released model reproduces those measurements up
-to their noise, so to first order its noise is a precision-weighted mean of the measurements'
-Gaussian noise summed down to the marginal: for a query q and the measured cliques c that contain
-it, with pooled per-cell precision ``prec_c`` (1 / sum of the clique's 1 / sigma^2),
+The released model is fitted to the measurements by least squares, so to first order its marginals
+move with the measurements' Gaussian noise as a generalised-least-squares fit of consistent marginals
+does. With independent noise of equal variance within each clique, that fit separates by ANOVA
+component: the component of the marginals on a set of columns S (the part of mu_S that is centred
+along every column of S) is the precision-weighted pool of the same component of every measured
+clique c that holds S, each with precision ``pi_Sc = prec_c * cells(S) / cells(c)`` (``prec_c``:
+the clique's pooled per-cell precision, the sum of its measurements' 1 / sigma^2). A coefficient's
+gradient with respect to each marginal it reads (through Z^T Z and the normal equations) is split
+the same way (:func:`anova_parts`), so its variance is
 
-    d mu_q = sum_c w_qc S_{c->q} e_c,   e_c ~ N(0, I / prec_c),
-    w_qc = pi_qc / sum_c' pi_qc',       pi_qc = prec_c * cells(q) / cells(c)
+    sum_c || sum_{S in c} (pi_Sc / sum_c' pi_Sc') h_S ||^2 / prec_c
 
-(S_{c->q} sums c's cells down to q; pi_qc is the precision of that sum per cell of q). The chain
-rule through Z^T Z and the normal equations then gives each coefficient's variance as
-sum_c ||sum_q w_qc S_{c->q}^T g_q||^2 / prec_c with g_q the coefficient's gradient with respect
-to mu_q: a few array products, the cost of one fit.
+(h_S: the summed S-components of the gradient, broadcast onto c's cells): a few array products, the
+cost of one fit. The total is the S = {} component, pooled over every clique (AIM's own estimate).
 
-What it leaves out: marginals that lie in no measured clique (pairs the model imputes) are taken as
-fixed, so a coefficient whose (feature, target) pair is unmeasured gets no DP variance from it here
-(:func:`ddssp.estimators.ddssp_intervals.fit_intervals` gives such coefficients a bootstrap
-interval or an unbounded one). The combination rule ignores what other overlapping cliques add
-through the model's consistency constraints, which only lowers the true variance: the rule errs
-towards wider intervals. It is a first-order rule: when the noise is large against the marginals
-(tiny releases) the bootstrap (``IntervalOptions(dp_method="bootstrap")``) can differ.
+What it leaves out: a component on columns that lie together in no measured clique (a pair the
+model imputes) is taken as fixed, so a coefficient whose (feature, target) pair is unmeasured gets
+no DP variance from that pair here (:func:`ddssp.estimators.ddssp_intervals.fit_intervals` gives
+such coefficients a model-based interval or an unbounded one). The model's positivity and its
+conditional independences are not linear constraints and are ignored; where they bind (cells near 0
+on small releases) the fitted model moves less than this says, and the intervals err wide. It is a
+first-order rule: when the noise is large against the marginals the bootstrap
+(``IntervalOptions(dp_method="bootstrap")``) can differ.
 
 Post-processing of the release: only its measurements' cliques and sigmas and the fitted estimator
 are read.
@@ -146,6 +149,36 @@ def _restrict(
     return out
 
 
+def anova_parts(g: np.ndarray, q: tuple[str, ...]) -> dict[tuple[str, ...], np.ndarray]:
+    """Split a gradient over a query's cells into its ANOVA components.
+
+    Parameters
+    ----------
+    g : numpy.ndarray
+        Shape (P, *sizes of q): one array per coefficient.
+    q : tuple of str
+        The query's columns, in the order of g's axes after the first.
+
+    Returns
+    -------
+    dict
+        ``{S: h_S}`` for every subset S of q (columns in q's order): h_S of shape (P, *sizes of S),
+        centred along each of its axes, with g the sum of the h_S broadcast over q; so
+        <g, d mu_q> = sum_S <h_S, d mu_S> for any change d mu_q whose sums over the other columns
+        are d mu_S.
+    """
+    out: dict[tuple[str, ...], np.ndarray] = {}
+    k = len(q)
+    for mask in range(1 << k):
+        keep = [i for i in range(k) if mask >> i & 1]
+        drop = tuple(1 + i for i in range(k) if not mask >> i & 1)
+        h = g.mean(axis=drop) if drop else g
+        for j in range(len(keep)):
+            h = h - h.mean(axis=1 + j, keepdims=True)
+        out[tuple(q[i] for i in keep)] = h
+    return out
+
+
 def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
     """DP-noise variance of each coefficient (intercept first) by the delta method (module docstring).
 
@@ -164,6 +197,7 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
     """
     enc: Encoding = est.encoding_
     dom = dict(enc.domain)
+    order = {c: i for i, c in enumerate(dom)}
     pooled = pooled_precisions(measurements)
     G, _ = _z_gradient(est)
     grads = _query_gradients(est, G)
@@ -171,31 +205,35 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
     if share is not None and est.missing_target == "drop":
         grads = _restrict(grads, enc, float(share), list(pooled))
     P = G.shape[0]
-    # per measured clique: the sum over its queries of w_qc * (gradient broadcast onto the clique's
-    # used columns); the clique's other columns only repeat it, counted by a factor in the norm
-    acc: dict[frozenset, tuple[tuple[str, ...], np.ndarray]] = {}
+    # the gradient of every query split into ANOVA components, summed per subset of columns
+    comps: dict[tuple[str, ...], np.ndarray] = {}
     for q, g in grads.items():
-        qs = set(q)
-        holders = [(k, cols, prec) for k, (cols, prec) in pooled.items() if qs <= k]
+        for S, h in anova_parts(np.asarray(g, dtype=float).reshape((P, *(dom[c] for c in q))), q).items():
+            canon = tuple(sorted(S, key=order.__getitem__))
+            h = np.transpose(h, [0] + [1 + S.index(c) for c in canon])
+            comps[canon] = comps[canon] + h if canon in comps else h
+    # each component's noise: the precision-weighted pool of the measured cliques that hold it;
+    # per clique, the sum of its components' weighted gradients (broadcast onto its used columns)
+    acc: dict[frozenset, dict[tuple[str, ...], np.ndarray]] = {}
+    for S, h in comps.items():
+        holders = [(k, cols, prec) for k, (cols, prec) in pooled.items() if set(S) <= k]
         if not holders:
             continue
-        cq = math.prod(dom[c] for c in q)
-        pis = [prec * cq / math.prod(dom[c] for c in cols) for _, cols, prec in holders]
+        cs = math.prod(dom[c] for c in S)
+        pis = [prec * cs / math.prod(dom[c] for c in cols) for _, cols, prec in holders]
         tot = float(sum(pis))
-        for (k, cols, _), pi in zip(holders, pis):
-            acc.setdefault(k, (cols, {}))[1][q] = pi / tot * g
+        for (k, _, _), pi in zip(holders, pis):
+            acc.setdefault(k, {})[S] = pi / tot * h
     var = np.zeros(P)
-    for k, (cols, parts) in acc.items():
-        used = tuple(c for c in cols if any(c in q for q in parts))
+    for k, parts in acc.items():
+        cols = pooled[k][0]
+        used = tuple(sorted({c for S in parts for c in S}, key=order.__getitem__))
         shape = tuple(dom[c] for c in used)
         V = np.zeros((P, *shape))
-        for q, g in parts.items():
-            order = sorted(range(len(q)), key=lambda i: used.index(q[i]))
-            gq = np.transpose(g, [0] + [1 + i for i in order]) if q else g
-            qsorted = [q[i] for i in order]
-            view = [P] + [dom[c] if c in qsorted else 1 for c in used]
-            V += gq.reshape(view)
+        for S, h in parts.items():
+            V += h.reshape([P] + [dom[c] if c in S else 1 for c in used])
+        # V is constant along the clique's other columns: its squared norm over the whole clique is
+        # the norm over the used columns times their number of repeats
         repeat = math.prod(dom[c] for c in cols) / max(math.prod(shape), 1)
-        prec = pooled[k][1]
-        var += np.sum(V.reshape(P, -1) ** 2, axis=1) * repeat / prec
+        var += np.sum(V.reshape(P, -1) ** 2, axis=1) * repeat / pooled[k][1]
     return var if enc.intercept else np.concatenate([[0.0], var])

@@ -56,30 +56,45 @@ def _fit(cls, rel, target, **kw):
 
 
 class _Perturbed:
-    """The release's model marginals plus the delta method's linear noise model, for a draw ``e`` of
-    every pooled measured clique's noise: each marginal q moves by the precision-weighted mean of the
-    measured cliques that hold it, summed down to q."""
+    """The release's model marginals moved by the delta method's linear noise model, for a draw ``e``
+    of every pooled measured clique's noise: the ANOVA component of the marginals on each set of
+    columns S moves by the precision-weighted pool of the same component of the measured cliques that
+    hold S, and a marginal over q moves by its components on every S in q, spread evenly over q's
+    other columns."""
 
     def __init__(self, rel, pooled, e):
         self.rel, self.pooled, self.e = rel, pooled, e
         self.schema = rel.schema
         self.dom = dict(rel.schema.domain)
+        self._u = {}
         self.total = float(self.marginal(()))
+
+    def _component(self, S):
+        if S not in self._u:
+            hold = [(k, c, prec) for k, (c, prec) in self.pooled.items() if set(S) <= k]
+            u = np.zeros([self.dom[c] for c in S])
+            if hold:
+                cs = math.prod(self.dom[c] for c in S)
+                pis = [prec * cs / math.prod(self.dom[c] for c in cols) for _, cols, prec in hold]
+                for (k, cols, _), pi in zip(hold, pis):
+                    axes = tuple(i for i, c in enumerate(cols) if c not in S)
+                    part = self.e[k].sum(axis=axes) if axes else self.e[k]
+                    kept = [c for c in cols if c in S]
+                    part = np.transpose(part, [kept.index(c) for c in S]) if S else part
+                    for ax in range(len(S)):
+                        part = part - part.mean(axis=ax, keepdims=True)
+                    u = u + pi / sum(pis) * part
+            self._u[S] = u
+        return self._u[S]
 
     def marginal(self, cols):
         q = tuple(cols)
-        base = self.rel.model.marginal(q) if q else np.array(self.rel.total)
-        hold = [(k, c, prec) for k, (c, prec) in self.pooled.items() if set(q) <= k]
-        if not hold:
-            return base
-        cq = math.prod(self.dom[c] for c in q)
-        pis = [prec * cq / math.prod(self.dom[c] for c in cols) for _, cols, prec in hold]
-        out = np.array(base, dtype=float)
-        for (k, cols, _), pi in zip(hold, pis):
-            axes = tuple(i for i, c in enumerate(cols) if c not in q)
-            part = self.e[k].sum(axis=axes) if axes else self.e[k]
-            kept = [c for c in cols if c in q]
-            out = out + pi / sum(pis) * (np.transpose(part, [kept.index(c) for c in q]) if q else part)
+        out = np.array(self.rel.model.marginal(q) if q else self.rel.total, dtype=float)
+        for mask in range(1 << len(q)):
+            S = tuple(c for i, c in enumerate(q) if mask >> i & 1)
+            rest = math.prod(self.dom[c] for c in q if c not in S)
+            u = self._component(S).reshape([self.dom[c] if c in S else 1 for c in q])
+            out = out + u / rest
         return out
 
 
