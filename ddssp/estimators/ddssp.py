@@ -248,9 +248,8 @@ class DDSSPEstimator(DPEstimator):
         -------
         pandas.DataFrame
             One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
-            stderr_sampling, ci_low, ci_high, pair_measured, basis (``"measured"``, ``"model"``
-            for the model-based interval of an unmeasured pair, or ``"none"`` with
-            ``unmeasured="infinite"``, whose interval is then (-inf, inf)).
+            stderr_sampling, ci_low, ci_high, pair_measured, basis ("measured", "model" or "none":
+            :func:`~ddssp.estimators.ddssp_intervals.interval_table`).
 
         Raises
         ------
@@ -395,10 +394,7 @@ class DDSSPEstimator(DPEstimator):
         level, from the diagonal of X^T X; NaN for the intercept and numeric terms: a level that
         holds almost no rows, such as an ``'<other>'`` with nothing in it, gets a coefficient that
         rests on noise); after a fit with ``ci=level`` also ``stderr``, ``ci_low`` and ``ci_high``
-        in data units (for the intercept only when no numeric feature shifts it: else NaN) and
-        ``basis``: ``"measured"`` (the interval rests on the release's measurements of the pair),
-        ``"model"`` (an unmeasured pair: the interval is the model's, valid only as far as the
-        model's conditional independences hold) or ``"none"`` (``unmeasured="infinite"``: unbounded).
+        in data units (for the intercept only when no numeric feature shifts it: else NaN), and ``basis``.
 
         Returns
         -------
@@ -557,9 +553,8 @@ _FITTED_ATTRIBUTES = """
         None. ``details["post_processing"]`` is True.
     stderr_, intercept_stderr_, stderr_dp_, stderr_sampling_, ci_, ci_table_, ci_info_, boot_coefs_, pair_measured_, ci_basis_
         With ``ci``: standard errors (aligned with ``coef_``), their DP and sampling parts, the
-        level, what ``conf_int()`` returns, how it was computed, the bootstrap coefficients (none
-        when the delta method alone was used), which (feature, target) pairs the release measured
-        and each interval's basis ("measured", "model" or "none")."""
+        level, what ``conf_int()`` returns, how it was computed, the bootstrap coefficients (if
+        any), the measured (feature, target) pairs and each interval's basis."""
 
 
 class DDSSPLinearRegression(DDSSPEstimator, DPRegressor):

@@ -74,8 +74,6 @@ def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     (P, D, D), D = p + 1 (Z = [X, y]); every entry of Z is treated as its own variable (a marginal
     that fills Z[i, j] and Z[j, i] gets both).
     """
-    from ddssp.estimators.ddssp_intervals import _coefficients, _scale
-
     enc: Encoding = est.encoding_
     stats = est.suffstats_
     p = len(enc.names)
@@ -84,8 +82,10 @@ def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     w, V = np.linalg.eigh(A)
     keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * p
     M = (V[:, keep] / w[keep]) @ V[:, keep].T
-    c = _scale(est)
-    theta = _coefficients(est) if enc.intercept else np.asarray(est.coef_, dtype=float)
+    b = getattr(est, "chebyshev_coef_", None)  # logistic: theta = -b1 / (2 b2) * least squares
+    c = 1.0 if b is None else float(-b[1] / (2.0 * b[2]))
+    coef = np.asarray(est.coef_, dtype=float)
+    theta = np.concatenate([[est.intercept_], coef]) if enc.intercept else coef
     beta = theta / c
     G = np.zeros((p, p + 1, p + 1))
     G[:, :p, :p] = -c * M[:, :, None] * beta[None, None, :]
