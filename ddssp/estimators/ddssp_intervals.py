@@ -1,7 +1,9 @@
 """Standard errors and confidence intervals of the DD-SSP estimators, from the release alone.
 
-The variance of each coefficient has two parts: the release's DP noise, by a parametric bootstrap
-over its measurements (:mod:`ddssp.estimators.bootstrap`) or over the whole mechanism
+The variance of each coefficient has two parts: the release's DP noise, by the delta method over
+its measurements (:mod:`ddssp.estimators.ddssp_delta`; the default for pairs the release measured),
+a parametric bootstrap over its measurements (:mod:`ddssp.estimators.bootstrap`; the model-based
+intervals of unmeasured pairs) or over the whole mechanism
 (:mod:`ddssp.estimators.mechanism_bootstrap`), and sampling, by a sandwich variance from rows drawn
 from the released model.
 
