@@ -21,10 +21,15 @@ feature). Both fits share one release per trial.
 Rows (method = ``<model>/<variant>``), metrics ``cover90`` and ``cover95`` (fraction of the trial's
 coefficients whose interval covers the population value) and ``width95`` (mean 95% width). Variants:
 
-- fixed-selection bootstrap (:mod:`ddssp.estimators.bootstrap`; the release's measurements redrawn,
-  AIM's selection held fixed) with the sandwich sampling variance: ``dp+sampling`` (the two parts),
-  ``sampling-only`` (without the DP part), ``dp-only-vs-data-fit`` (a diagnostic: the DP part alone
-  against the sample's own exact-marginal DD-SSP fit);
+- ``fit --ci``'s default with the sandwich sampling variance: ``dp+sampling`` (the DP part of
+  measured pairs by the delta method, :mod:`ddssp.estimators.ddssp_delta`; of unmeasured pairs by
+  the fixed-selection bootstrap, :mod:`ddssp.estimators.bootstrap`, the release's measurements
+  redrawn and AIM's selection held fixed: the model-based interval), ``boot-dp+sampling`` (the
+  bootstrap's DP part for every coefficient, ``dp_method="bootstrap"``), ``sampling-only``
+  (without the DP part), ``dp-only-vs-data-fit`` (a diagnostic: the DP part alone against the
+  sample's own exact-marginal DD-SSP fit); ``<variant>/measured`` and ``<variant>/model`` rows
+  count, per trial, the coefficients of each basis (``n``) and how many of their 95% intervals
+  covered (``covered95``), so coverage by basis is pooled over trials;
 - mechanism bootstrap (:mod:`ddssp.estimators.mechanism_bootstrap`; rows drawn from the released
   model and the release's AIM re-run, ``mechanism_boot`` replicates): ``mech-<interval>`` for each of
   ``mechanism_intervals`` (normal, bc-normal, basic, percentile), and ``mech-sampling-only-<interval>``
@@ -42,7 +47,9 @@ which other intervals can be evaluated afterwards. ``seconds`` is CPU time (time
 
 Spec keys: ``rows`` (default 20000), ``eps`` (list), ``delta`` (default 1e-9), ``trials``, ``boot``
 (fixed-selection replicates, default 50), ``boot_iters`` (mirror-descent iterations per replicate),
-``sampling_rows`` (rows drawn from the model for the sandwich, default 50000), ``mechanism_boot``
+``sampling_rows`` (rows drawn from the model for the sandwich, default 50000), ``boot_compare_trials``
+(only trials below it run the bootstrap for every coefficient, ``boot-dp+sampling``, and the
+bootstrap itself when every pair was measured; default: all), ``mechanism_boot``
 (default 0 = not run), ``mechanism_intervals``, ``[aim]`` (passed to :func:`ddssp.release`).
 Cells are (trial, eps) with trials outermost and a random stream per cell, so a stopped run keeps
 equal trials per eps and ``--resume`` continues it.
@@ -50,6 +57,7 @@ equal trials per eps and ``--resume`` continues it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from typing import Any
@@ -241,6 +249,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     delta = float(spec.get("delta", 1e-9))
     boot = int(spec.get("boot", 50))
     mech_boot = int(spec.get("mechanism_boot", 0))
+    compare = spec.get("boot_compare_trials")  # trials that also run the bootstrap for every coefficient
     intervals = list(spec.get("mechanism_intervals", ["normal", "bc-normal", "basic", "percentile"]))
     boot_iters = spec.get("boot_iters")
     sampling_rows = int(spec.get("sampling_rows", 50000))
@@ -293,10 +302,16 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         add("release", "cliques_measured", len(pairs), t_rel)
         measured = [set(m.clique) for m in rel.measurements]
         brng = make_rng(np.random.default_rng(boot_ss))
-        t1 = time.process_time()
-        reps = bootstrap_models(rel, boot, brng, boot_iters)  # shared by both fits
-        t_fixed = time.process_time() - t1
-        add("cost", "cpu_fixed_bootstrap", t_fixed, t_fixed)
+        # the fixed-selection bootstrap, shared by both fits: needed for the model-based intervals of
+        # unmeasured pairs, and for the bootstrap-for-every-coefficient comparison
+        boot_all = compare is None or trial < int(compare)
+        pairs_measured = all(any({f, t} <= m for m in measured) for f in FEATURES for t in ("y", "z"))
+        reps, t_fixed = None, 0.0
+        if boot_all or not pairs_measured:
+            t1 = time.process_time()
+            reps = bootstrap_models(rel, boot, brng, boot_iters)
+            t_fixed = time.process_time() - t1
+            add("cost", "cpu_fixed_bootstrap", t_fixed, t_fixed)
         mreps = None
         if mech_boot:
             t1 = time.process_time()
@@ -312,7 +327,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 warnings.simplefilter("ignore")
                 options = IntervalOptions(boot=boot, seed=brng, boot_iters=boot_iters, sampling_rows=sampling_rows)
                 est.set_params(ci=0.95, intervals=options).fit(rel, target, replicates=reps)
-            secs = time.process_time() - t1 + t_fixed / 2
+            secs = time.process_time() - t1 + (t_fixed / 2 if not est.pair_measured_.all() else 0.0)
             tab = est.conf_int()
             est_v = tab["estimate"].to_numpy()
             add(f"{model}/estimate", "abs_err", float(np.mean(np.abs(est_v - truth_v))), 0.0)
@@ -326,23 +341,39 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 "pair_measured": ident.astype(float),
                 "se_fixed": tab["stderr"].to_numpy(),
             }
-            for variant, se, ref in (
-                ("dp+sampling", tab["stderr"].to_numpy(), truth_v),
-                ("sampling-only", tab["stderr_sampling"].to_numpy(), truth_v),
-                ("dp-only-vs-data-fit", tab["stderr_dp"].to_numpy(), exact_v),
-            ):
+            variants = [
+                ("dp+sampling", tab["stderr"].to_numpy(), truth_v, secs),
+                ("sampling-only", tab["stderr_sampling"].to_numpy(), truth_v, secs),
+                ("dp-only-vs-data-fit", tab["stderr_dp"].to_numpy(), exact_v, secs),
+            ]
+            if boot_all:  # the same fit with the bootstrap's DP part for every coefficient
+                t2 = time.process_time()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    boot_opts = dataclasses.replace(options, dp_method="bootstrap")
+                    boot_tab = est.set_params(intervals=boot_opts).fit(rel, target, replicates=reps).conf_int()
+                secs_boot = time.process_time() - t2 + t_fixed / 2
+                per_coef["se_boot"] = boot_tab["stderr"].to_numpy()
+                variants.insert(1, ("boot-dp+sampling", boot_tab["stderr"].to_numpy(), truth_v, secs_boot))
+            for variant, se, ref, s_ in variants:
                 for level, name in ((0.90, "cover90"), (0.95, "cover95")):
                     z = norm.ppf(0.5 + level / 2)
-                    add(f"{model}/{variant}", name, _covers(est_v, est_v - z * se, est_v + z * se, ref), secs)
-                add(f"{model}/{variant}", "width95", np.mean(2 * norm.ppf(0.975) * se), secs)
-                # unmeasured pairs flagged: their interval is the whole line (the release holds nothing
-                # on the pair; the model imputes it from conditional independences)
-                if variant == "dp+sampling":
+                    add(f"{model}/{variant}", name, _covers(est_v, est_v - z * se, est_v + z * se, ref), s_)
+                add(f"{model}/{variant}", "width95", np.mean(2 * norm.ppf(0.975) * se), s_)
+                if variant in ("dp+sampling", "boot-dp+sampling"):
+                    # coverage by basis, as counts (pooled over trials afterwards): the measured pairs'
+                    # intervals and the model-based ones of unmeasured pairs
+                    z = norm.ppf(0.975)
+                    hit = (est_v - z * se <= ref) & (ref <= est_v + z * se)
+                    for basis, sel in (("measured", ident), ("model", ~ident)):
+                        add(f"{model}/{variant}/{basis}", "covered95", float(np.sum(hit[sel])), s_)
+                        add(f"{model}/{variant}/{basis}", "n", float(np.sum(sel)), s_)
+                    # unmeasured pairs flagged: their interval is the whole line (unmeasured="infinite")
                     for level, name in ((0.90, "cover90"), (0.95, "cover95")):
                         z = norm.ppf(0.5 + level / 2)
                         lo = np.where(ident, est_v - z * se, -np.inf)
                         hi = np.where(ident, est_v + z * se, np.inf)
-                        add(f"{model}/{variant}+unmeasured-inf", name, _covers(est_v, lo, hi, ref), secs)
+                        add(f"{model}/{variant}+unmeasured-inf", name, _covers(est_v, lo, hi, ref), s_)
             if mreps is None:
                 _per_coef(add, model, tab["name"], per_coef)
                 continue
@@ -391,8 +422,9 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
 #: the mechanism bootstrap; dotted grey: without the DP part); the variant that ``fit --ci`` uses by
 #: default comes first.
 VARIANT_STYLES: dict[str, tuple[str, str, str, str]] = {
-    "dp+sampling+unmeasured-inf": ("measurement bootstrap (fit --ci default)", "#1f77b4", "-", "o"),
-    "dp+sampling": ("measurement bootstrap, unmeasured pairs kept", "#9ecae1", "-", "s"),
+    "dp+sampling": ("delta method + model-based (fit --ci default)", "#1f77b4", "-", "o"),
+    "dp+sampling+unmeasured-inf": ("delta method, unmeasured pairs unbounded", "#9ecae1", "-", "s"),
+    "boot-dp+sampling": ("measurement bootstrap for every coefficient", "#2ca02c", "-", "^"),
     "mech-normal+unmeasured-inf": ("mechanism bootstrap, normal", "#d62728", "--", "o"),
     "mech-normal": ("mechanism bootstrap, normal, unmeasured kept", "#f4a6a6", "--", "s"),
     "mech-bc-normal+unmeasured-inf": ("mechanism bootstrap, bias-corrected normal", "#6a3d9a", "--", "D"),

@@ -91,11 +91,25 @@ def add_arguments(p) -> None:
         type=float,
         default=None,
         metavar="LEVEL",
-        help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise by a "
-        "parametric bootstrap over the release's measurements + sampling variance)",
+        help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise of the "
+        "release's measurements by the delta method + sampling variance; coefficients of pairs the "
+        "release did not measure get a model-based interval, see --unmeasured)",
     )
     intervals_group(p).add_argument(
-        "--boot", type=int, default=100, help="with --ci: bootstrap replicates (default 100)"
+        "--boot",
+        type=int,
+        default=100,
+        help="with --ci: bootstrap replicates (default 100; run for model-based intervals, "
+        "--dp-method bootstrap or --boot-method mechanism)",
+    )
+    intervals_group(p).add_argument(
+        "--dp-method",
+        choices=["delta", "bootstrap"],
+        default=None,
+        dest="dp_method",
+        help="with --ci: DP part of the measured pairs' intervals: 'delta' (default: the "
+        "measurements' noise propagated to first order through the solve, no refits) or "
+        "'bootstrap' (parametric bootstrap: --boot re-estimations of the model)",
     )
     intervals_group(p).add_argument(
         "--boot-method",
@@ -116,11 +130,12 @@ def add_arguments(p) -> None:
     )
     intervals_group(p).add_argument(
         "--unmeasured",
-        choices=["keep", "infinite"],
+        choices=["model", "infinite", "keep"],
         default=None,
         help="with --ci: interval of a coefficient whose (feature, target) pair the release never "
-        "measured (the model imputes it): 'infinite' (default; the release holds no "
-        "information on the pair) or 'keep' the bootstrap's",
+        "measured (the model imputes it): 'model' (default; a parametric bootstrap through the "
+        "model, valid only as far as the model's conditional independences hold; marked 'model') "
+        "or 'infinite' (unbounded: the release holds no measurement of the pair); 'keep' = 'model'",
     )
     intervals_group(p).add_argument(
         "--boot-iters",
@@ -178,6 +193,7 @@ _FLAGS = {
     "bootstrap": "--boot-method",
     "interval": "--interval",
     "unmeasured": "--unmeasured",
+    "dp_method": "--dp-method",
     "features": "--features",
     "positive": "--positive",
 }
@@ -220,6 +236,7 @@ def build_estimator(args):
             "bootstrap": getattr(args, "boot_method", None),
             "interval": getattr(args, "interval", None),
             "unmeasured": getattr(args, "unmeasured", None),
+            "dp_method": getattr(args, "dp_method", None),
         }
         with _flag_errors():
             common["intervals"] = IntervalOptions(**{k: v for k, v in given.items() if v is not None})
@@ -313,6 +330,7 @@ def result_dict(est, model: str) -> dict:
                 "pair_measured": bool(r["measured"]),
                 "level_share": _finite_or_none(r["level_share"]),
                 **{k: _finite_or_none(r[k]) for k in ("stderr", "ci_low", "ci_high") if k in tab.columns},
+                **({"basis": str(r["basis"])} if "basis" in tab.columns else {}),
             }
             for name, r in tab.iterrows()
         ],
@@ -343,6 +361,7 @@ def result_dict(est, model: str) -> dict:
                 "stderr_dp": float(r.stderr_dp),
                 "stderr_sampling": float(r.stderr_sampling),
                 "pair_measured": bool(r.pair_measured),
+                "basis": str(r.basis),
             }
             for r in est.conf_int().itertuples(index=False)
         ]
@@ -472,7 +491,7 @@ def run(args) -> int:
     head = f"  {'feature':<{width}}  {'coef':>12}  {'unit':<{uw}}  {'share':>7}"
     if ci:
         lo, hi = f"[{(1 - info['level']) / 2:.3g}", f"{(1 + info['level']) / 2:.3g}]"
-        head += f"  {'std err':>10}  {lo:>11}  {hi:>11}"
+        head += f"  {'std err':>10}  {lo:>11}  {hi:>11}  {'basis':<8}"
     say(head + f"  {'scaled':>10}")
 
     def end(v, measured):
@@ -486,7 +505,7 @@ def run(args) -> int:
         if ci:
             se = "" if r.get("stderr") is None else f"{r['stderr']:.4g}"
             ok = r["pair_measured"]
-            line += f"  {se:>10}  {end(r.get('ci_low'), ok)}  {end(r.get('ci_high'), ok)}"
+            line += f"  {se:>10}  {end(r.get('ci_low'), ok)}  {end(r.get('ci_high'), ok)}  {r.get('basis', ''):<8}"
         line += f"  {_num(r['coef_scaled']):>10.4f}"
         say(line + ("" if r["pair_measured"] else "  *"))
     if any(r.get("level_share") is not None for r in rows):
@@ -499,6 +518,12 @@ def run(args) -> int:
             "  * no released marginal holds this feature together with the target: the model imputed the "
             "pair (often as independence, coefficient 0); `ddssp release --target Y` measures every pair with Y"
         )
+        if ci and any(r.get("basis") == "model" for r in rows):
+            say(
+                "  basis 'model': the interval comes from the model (a parametric bootstrap of the measurements "
+                "through it) and holds only if its conditional independences do; --unmeasured infinite "
+                "reports (-inf, inf) for them instead"
+            )
     if out_path is not None:
         say(f"  coefficient table written to {out_path}")
     return 0
@@ -511,7 +536,13 @@ def _ci_line(info: dict) -> str:
         what = "rows + AIM re-run" if info["dp_noise"] else "rows only; DP noise NOT included (--no-dp-noise)"
         parts.append(f"mechanism bootstrap, {info['boot']} simulated releases of {info['rows']} rows ({what})")
     else:
-        if info["dp_noise"]:
+        if info["dp_noise"] and info.get("dp_method") == "delta":
+            parts.append("DP noise: delta method over the release's measurements")
+            if info.get("model_based"):
+                parts.append(
+                    f"{info['model_based']} model-based interval(s): parametric bootstrap, {info['boot']} replicates"
+                )
+        elif info["dp_noise"]:
             parts.append(f"DP noise: parametric bootstrap, {info['boot']} replicates of the release's measurements")
         else:
             parts.append("DP noise: NOT included (--no-dp-noise)")

@@ -248,8 +248,8 @@ class DDSSPEstimator(DPEstimator):
         -------
         pandas.DataFrame
             One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
-            stderr_sampling, ci_low, ci_high, pair_measured (with ``unmeasured="infinite"`` the
-            interval of an unmeasured pair is (-inf, inf)).
+            stderr_sampling, ci_low, ci_high, pair_measured, basis ("measured", "model" or "none":
+            :func:`~ddssp.estimators.ddssp_intervals.interval_table`).
 
         Raises
         ------
@@ -394,7 +394,7 @@ class DDSSPEstimator(DPEstimator):
         level, from the diagonal of X^T X; NaN for the intercept and numeric terms: a level that
         holds almost no rows, such as an ``'<other>'`` with nothing in it, gets a coefficient that
         rests on noise); after a fit with ``ci=level`` also ``stderr``, ``ci_low`` and ``ci_high``
-        in data units (for the intercept only when no numeric feature shifts it: else NaN).
+        in data units (for the intercept only when no numeric feature shifts it: else NaN), and ``basis``.
 
         Returns
         -------
@@ -421,6 +421,7 @@ class DDSSPEstimator(DPEstimator):
                 out["stderr"] = tab["stderr"].to_numpy() * np.abs(mult)
                 out["ci_low"] = tab["ci_low"].to_numpy() * mult + shift
                 out["ci_high"] = tab["ci_high"].to_numpy() * mult + shift
+            out["basis"] = tab["basis"].to_numpy()
         return out
 
     def _level_shares(self, names: list[str]) -> np.ndarray:
@@ -550,10 +551,10 @@ _FITTED_ATTRIBUTES = """
         Post-processing: what the source cost. For a release, its ledger (rho, entries), its stated
         eps and delta and its noise stamp; for other sources the eps / delta / rho they state, or
         None. ``details["post_processing"]`` is True.
-    stderr_, intercept_stderr_, stderr_dp_, stderr_sampling_, ci_, ci_table_, ci_info_, boot_coefs_, pair_measured_
+    stderr_, intercept_stderr_, stderr_dp_, stderr_sampling_, ci_, ci_table_, ci_info_, boot_coefs_, pair_measured_, ci_basis_
         With ``ci``: standard errors (aligned with ``coef_``), their DP and sampling parts, the
-        level, what ``conf_int()`` returns, how it was computed, the bootstrap coefficients and
-        which (feature, target) pairs the release measured."""
+        level, what ``conf_int()`` returns, how it was computed, the bootstrap coefficients (if
+        any), the measured (feature, target) pairs and each interval's basis."""
 
 
 class DDSSPLinearRegression(DDSSPEstimator, DPRegressor):

@@ -1,7 +1,9 @@
 """Standard errors and confidence intervals of the DD-SSP estimators, from the release alone.
 
-The variance of each coefficient has two parts: the release's DP noise, by a parametric bootstrap
-over its measurements (:mod:`ddssp.estimators.bootstrap`) or over the whole mechanism
+The variance of each coefficient has two parts: the release's DP noise, by the delta method over
+its measurements (:mod:`ddssp.estimators.ddssp_delta`; the default for pairs the release measured),
+a parametric bootstrap over its measurements (:mod:`ddssp.estimators.bootstrap`; the model-based
+intervals of unmeasured pairs) or over the whole mechanism
 (:mod:`ddssp.estimators.mechanism_bootstrap`), and sampling, by a sandwich variance from rows drawn
 from the released model.
 
@@ -32,6 +34,7 @@ from ddssp.estimators.suffstats import INTERCEPT, Encoding, SuffStats
 INTERVAL_ATTRIBUTES = (
     "ci_unmeasured_",
     "pair_measured_",
+    "ci_basis_",
     "boot_coefs_",
     "stderr_dp_",
     "stderr_sampling_",
@@ -77,7 +80,8 @@ _OPTION_CONSTRAINTS = {
     "sampling_rows": number(100, None, integer=True, says="an integer >= 100"),
     "bootstrap": one_of("measurements", "mechanism", says="'measurements' or 'mechanism'"),
     "interval": one_of(*INTERVALS, says=f"one of {', '.join(INTERVALS)}"),
-    "unmeasured": one_of("keep", "infinite", says="'keep' or 'infinite'"),
+    "unmeasured": one_of("model", "infinite", "keep", says="'model' or 'infinite'"),
+    "dp_method": one_of("delta", "bootstrap", says="'delta' or 'bootstrap'"),
 }
 
 
@@ -88,10 +92,15 @@ class IntervalOptions:
     With ``bootstrap="measurements"`` (default) the variance of each coefficient is the sum of two
     parts:
 
-    - DP noise (``dp_noise=True``): a parametric bootstrap over the release's measurements (same
-      cliques, same sigmas, redrawn around the released model's marginals), the model re-estimated
-      warm-started from the released one, and the fit repeated: the spread of ``boot`` refits
-      (:mod:`ddssp.estimators.bootstrap`). Needs a release (``.model`` and ``.measurements``).
+    - DP noise (``dp_noise=True``), for a coefficient whose (feature, target) pair the release
+      measured: with ``dp_method="delta"`` (default) the delta method
+      (:mod:`ddssp.estimators.ddssp_delta`): the measurements' Gaussian noise, at their recorded
+      sigmas, propagated to first order through Z^T Z and the solve (no refits; the cost of one
+      fit). With ``dp_method="bootstrap"`` a parametric bootstrap over the release's measurements
+      (same cliques, same sigmas, redrawn around the released model's marginals), the model
+      re-estimated warm-started from the released one, and the fit repeated: the spread of
+      ``boot`` refits (:mod:`ddssp.estimators.bootstrap`). Needs a release (``.model`` and
+      ``.measurements``).
     - sampling (``sampling="sandwich"``, default): the estimator's sampling variance
       A^-1 (sum_i e_i^2 x_i x_i^T) A^-1 with A the released (noisy) X^T X (plus ridge) and
       e_i = y_i - x_i^T beta; the "meat" is an average over ``sampling_rows`` rows drawn from the
@@ -109,9 +118,14 @@ class IntervalOptions:
     difference, floored at 0).
 
     A coefficient whose (feature, target) pair lies in no measured clique is imputed by the model
-    from conditional independences; no bootstrap centred on the release can see that (its replicates
-    keep the independence, so their spread around the imputed value, about 0, is tiny even when the
-    population value is not 0). ``unmeasured`` says what such a coefficient gets.
+    from conditional independences. With ``unmeasured="model"`` (default) it gets a *model-based*
+    interval (``basis`` "model" in :func:`interval_table`): the DP part from the parametric
+    bootstrap above (``boot`` replicates, run only when such a coefficient exists), i.e. the
+    interval the release implies if the model's conditional independences hold. It does NOT cover
+    the error of those independences (model misspecification): the replicates keep them, so the
+    spread around the imputed value (often about 0) can be tiny when the population value is not 0,
+    and its coverage can be far below nominal. ``unmeasured="infinite"`` gives such a coefficient
+    (-inf, inf) instead (the release holds no measurement of the pair).
 
     The options are checked when the object is made: a bad value raises one
     :class:`~ddssp.estimators.params.InvalidParameterError` naming it.
@@ -138,13 +152,17 @@ class IntervalOptions:
         Which bootstrap (see above).
     interval : {"normal", "bc-normal", "basic", "percentile"}
         ``"normal"`` (estimate +- z_{(1+ci)/2} * stderr; the default), ``"bc-normal"`` (centre moved
-        by the replicates' bias against the fit on the released model), ``"basic"`` or
+        by the replicates' bias against the fit on the released model; with the measurement
+        bootstrap it needs ``dp_method="bootstrap"``), ``"basic"`` or
         ``"percentile"`` (replicate quantiles; mechanism bootstrap only):
         :func:`~ddssp.estimators.mechanism_bootstrap.bootstrap_interval`.
-    unmeasured : {"infinite", "keep"}
-        For a coefficient whose pair is unmeasured (see above): ``"infinite"`` (default) gives
-        (-inf, inf), the release holding no information on the pair; ``"keep"`` the bootstrap's
-        interval. Either way ``conf_int()`` has a ``pair_measured`` column.
+    unmeasured : {"model", "infinite"}
+        For a coefficient whose pair is unmeasured (see above): ``"model"`` (default) the
+        model-based interval, ``"infinite"`` (-inf, inf). (``"keep"`` is accepted for
+        ``"model"``.) Either way ``conf_int()`` has ``pair_measured`` and ``basis`` columns.
+    dp_method : {"delta", "bootstrap"}
+        The DP part of measured coefficients with ``bootstrap="measurements"``: the delta method
+        (default) or the parametric bootstrap (see above).
     """
 
     boot: int = 100
@@ -155,10 +173,13 @@ class IntervalOptions:
     sampling_rows: int = 50_000
     bootstrap: str = "measurements"
     interval: str = "normal"
-    unmeasured: str = "infinite"
+    unmeasured: str = "model"
+    dp_method: str = "delta"
 
     def __post_init__(self) -> None:
         validate({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, _OPTION_CONSTRAINTS)
+        if self.unmeasured == "keep":  # the earlier name of the model-based interval
+            object.__setattr__(self, "unmeasured", "model")
         if (self.dp_noise or self.bootstrap == "mechanism") and self.boot < 2:
             raise InvalidParameterError(
                 "boot", f"boot must be an integer >= 2 (bootstrap replicates); got {self.boot!r}"
@@ -168,6 +189,12 @@ class IntervalOptions:
                 "interval",
                 f"interval {self.interval!r} needs bootstrap='mechanism' (the measurement bootstrap's "
                 "sampling part is analytic, not replicates)",
+            )
+        if self.bootstrap == "measurements" and self.interval == "bc-normal" and self.dp_method == "delta":
+            raise InvalidParameterError(
+                "interval",
+                "interval 'bc-normal' needs replicates: give dp_method='bootstrap' (--dp-method bootstrap) "
+                "or bootstrap='mechanism'",
             )
 
 
@@ -212,6 +239,9 @@ def fit_intervals(est: Any, source: Any, level: float, options: IntervalOptions,
     info["seconds"] = time.perf_counter() - t0
     est.ci_unmeasured_ = options.unmeasured
     est.pair_measured_ = measured_pairs(est.encoding_, source)
+    est.ci_basis_ = np.where(
+        est.pair_measured_, "measured", "model" if options.unmeasured == "model" else "none"
+    ).astype(object)
     est.boot_coefs_ = reps
     est.stderr_dp_ = se_dp
     est.stderr_sampling_ = se_samp
@@ -236,13 +266,14 @@ def _point_copy(est: Any, enc: Encoding) -> Any:
 
 
 def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any) -> tuple:
-    """The measurement bootstrap (DP part) plus the analytic sampling part."""
+    """The DP part (delta method or measurement bootstrap; the bootstrap for model-based
+    coefficients) plus the analytic sampling part."""
     from ddssp.dp import make_rng
-    from ddssp.estimators.bootstrap import BOOT_ITERS, TOL_BLOCK, ModelSource, iter_bootstrap_models
-    from ddssp.marginals.aim import FINAL_TOL
+    from ddssp.estimators.bootstrap import BOOT_ITERS
 
     boot_iters = BOOT_ITERS if options.boot_iters is None else int(options.boot_iters)
-    rng = make_rng(options.seed)
+    # separate streams: the sampling part's model rows do not depend on whether a bootstrap ran
+    boot_rng, samp_rng = make_rng(options.seed).spawn(2)
     enc: Encoding = est.encoding_
     theta = _coefficients(est)
     p = len(theta)
@@ -250,40 +281,67 @@ def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOpt
     reps = np.zeros((0, p))
     info: dict[str, Any] = {"level": level, "dp_noise": bool(options.dp_noise), "sampling": options.sampling}
     if options.dp_noise:
-        refit_info: list = []
-        # replicates are made and fitted one at a time: one model in memory, not ``boot``
-        models = (
-            replicates
-            if replicates is not None
-            else iter_bootstrap_models(source, options.boot, rng, boot_iters, info=refit_info)
-        )
-        n_models = len(replicates) if replicates is not None else int(options.boot)
-        if n_models < 2:
-            raise DDSSPError(f"the DP-noise bootstrap needs at least 2 replicates, got {n_models}")
-        reps = _refit_all(est, (ModelSource(source.schema, m) for m in models), enc)
-        var_dp = reps.var(axis=0, ddof=1)
-        info.update(boot=n_models, boot_iters=boot_iters)
-        if refit_info:
-            drop = float(np.median([r["last_drop"] for r in refit_info]))
-            info.update(dp_last_drop=drop, dp_converged=bool(drop <= FINAL_TOL))
-            if drop > FINAL_TOL:
-                warnings.warn(
-                    f"the DP-noise re-estimations had not converged after {boot_iters} iterations (median "
-                    f"loss still falling {100 * drop:.2g}% over the last {TOL_BLOCK} steps, more than "
-                    f"AIM's {100 * FINAL_TOL:g}% stopping rule), so the DP part of the standard errors is "
-                    f"understated (on Adult at eps 1, 150 iterations gave about 0.65x the coefficient spread of "
-                    f"a 3,000-iteration re-estimation); raise --boot-iters (boot_iters= in Python; 1000 gave "
-                    f"about 0.9x there) or use "
-                    f"--boot-method mechanism (bootstrap='mechanism')",
-                    BootstrapConvergenceWarning,
-                    stacklevel=4,
+        measured = measured_pairs(enc, source)
+        need_model = options.unmeasured == "model" and not measured.all()
+        info["dp_method"] = options.dp_method
+        if options.dp_method == "delta":
+            from ddssp.estimators.ddssp_delta import delta_dp_variance
+
+            meas = getattr(source, "measurements", None)
+            if meas is None:
+                raise DDSSPError(
+                    "the DP part of the intervals needs a release (its measurements); "
+                    "use dp_noise=False for an exact-marginal source"
                 )
+            var_dp = delta_dp_variance(est, list(meas))
+        if options.dp_method == "bootstrap" or need_model:
+            reps = _bootstrap_refits(est, source, options, replicates, boot_rng, boot_iters, info)
+            var_boot = reps.var(axis=0, ddof=1)
+            var_dp = var_boot if options.dp_method == "bootstrap" else np.where(measured, var_dp, var_boot)
+            info.update(model_based=int(np.sum(~measured)) if options.unmeasured == "model" else 0)
     if options.sampling == "none":
         var_samp = np.zeros(p)
     else:
-        var_samp = sampling_variance(est, source, options.sampling, rng, options.sampling_rows)
+        var_samp = sampling_variance(est, source, options.sampling, samp_rng, options.sampling_rows)
     info.update(bootstrap="measurements", interval=options.interval)
     return theta, np.sqrt(var_dp + var_samp), np.sqrt(var_dp), np.sqrt(var_samp), reps, info
+
+
+def _bootstrap_refits(
+    est: Any, source: Any, options: IntervalOptions, replicates: Any, rng: Any, boot_iters: int, info: dict
+) -> np.ndarray:
+    """Coefficients refitted on ``options.boot`` measurement-bootstrap models (or the given ones)."""
+    from ddssp.estimators.bootstrap import TOL_BLOCK, ModelSource, iter_bootstrap_models
+    from ddssp.marginals.aim import FINAL_TOL
+
+    refit_info: list = []
+    # replicates are made and fitted one at a time: one model in memory, not ``boot``
+    models = (
+        replicates
+        if replicates is not None
+        else iter_bootstrap_models(source, options.boot, rng, boot_iters, info=refit_info)
+    )
+    n_models = len(replicates) if replicates is not None else int(options.boot)
+    if n_models < 2:
+        raise DDSSPError(f"the DP-noise bootstrap needs at least 2 replicates, got {n_models}")
+    reps = _refit_all(est, (ModelSource(source.schema, m) for m in models), est.encoding_)
+    info.update(boot=n_models, boot_iters=boot_iters)
+    if refit_info:
+        drop = float(np.median([r["last_drop"] for r in refit_info]))
+        info.update(dp_last_drop=drop, dp_converged=bool(drop <= FINAL_TOL))
+        if drop > FINAL_TOL:
+            warnings.warn(
+                f"the DP-noise re-estimations had not converged after {boot_iters} iterations (median "
+                f"loss still falling {100 * drop:.2g}% over the last {TOL_BLOCK} steps, more than "
+                f"AIM's {100 * FINAL_TOL:g}% stopping rule), so the bootstrap's DP part of the standard errors is "
+                f"understated (on Adult at eps 1, 150 iterations gave about 0.65x the coefficient spread of "
+                f"a 3,000-iteration re-estimation); raise --boot-iters (boot_iters= in Python; 1000 gave "
+                f"about 0.9x there) or use "
+                f"--boot-method mechanism (bootstrap='mechanism')",
+                BootstrapConvergenceWarning,
+                stacklevel=5,
+            )
+    return reps
 
 
 def _mechanism_parts(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any) -> tuple:
@@ -373,8 +431,10 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
-        stderr_sampling, ci_low, ci_high, pair_measured (with ``unmeasured="infinite"`` the
-        interval of an unmeasured pair is (-inf, inf)).
+        stderr_sampling, ci_low, ci_high, pair_measured, basis (``"measured"``: the pair is in a
+        measured clique; ``"model"``: a model-based interval for an unmeasured pair, which assumes
+        the model's conditional independences; ``"none"``: with ``unmeasured="infinite"``, an
+        unmeasured pair's interval (-inf, inf)).
 
     Raises
     ------
@@ -402,6 +462,9 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
     measured = est.pair_measured_
     if est.ci_unmeasured_ == "infinite":
         lo, hi = np.where(measured, lo, -np.inf), np.where(measured, hi, np.inf)
+    basis = getattr(est, "ci_basis_", None)
+    if basis is None:
+        basis = np.where(measured, "measured", "model" if est.ci_unmeasured_ != "infinite" else "none")
     return pd.DataFrame(
         {
             "name": [INTERCEPT] + list(est.feature_names_in_),
@@ -412,6 +475,7 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
             "ci_low": lo,
             "ci_high": hi,
             "pair_measured": measured,
+            "basis": list(basis),
         }
     )
 

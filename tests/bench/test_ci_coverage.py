@@ -27,6 +27,9 @@ def test_ci_coverage_bench_rows_resume_and_plot(tmp_path):
     methods = set(results["method"])
     for m in (
         "linear/dp+sampling",
+        "linear/boot-dp+sampling",
+        "logistic/dp+sampling/measured",
+        "logistic/boot-dp+sampling/model",
         "linear/sampling-only",
         "logistic/mech-normal",
         "logistic/mech-basic",
@@ -39,6 +42,12 @@ def test_ci_coverage_bench_rows_resume_and_plot(tmp_path):
         assert m in methods, m
     cov = results[results["metric"].isin(["cover90", "cover95"])]["value"]
     assert cov.between(0, 1).all()
+    # coverage by basis is kept as counts: per model and trial the two bases hold every coefficient
+    counts = results[results["method"].str.match(r"^linear/dp\+sampling/(measured|model)$")]
+    n = counts[counts["metric"] == "n"].groupby("trial")["value"].sum()
+    assert (n == 6).all()
+    hit = counts[counts["metric"] == "covered95"]["value"].to_numpy()
+    assert (hit >= 0).all() and (hit <= counts[counts["metric"] == "n"]["value"].to_numpy()).all()
     assert set(results[results["method"] == "cost"]["metric"]) == {"cpu_fixed_bootstrap", "cpu_mechanism_bootstrap"}
     assert (out / "coverage.png").read_bytes()[:4] == b"\x89PNG"
     first = pd.read_csv(out / "results.csv")

@@ -82,9 +82,9 @@ def test_table_shape_and_point_estimate_unchanged(releases):
 
 def test_bootstrap_reproducible_with_seed(releases):
     rel = releases[1][1.0]
-    a = _ci(DDSSPLinearRegression, rel, "y", seed=5).conf_int()
-    b = _ci(DDSSPLinearRegression, rel, "y", seed=5).conf_int()
-    c = _ci(DDSSPLinearRegression, rel, "y", seed=6).conf_int()
+    a = _ci(DDSSPLinearRegression, rel, "y", seed=5, dp_method="bootstrap").conf_int()
+    b = _ci(DDSSPLinearRegression, rel, "y", seed=5, dp_method="bootstrap").conf_int()
+    c = _ci(DDSSPLinearRegression, rel, "y", seed=6, dp_method="bootstrap").conf_int()
     assert a.equals(b)
     assert not np.allclose(a["stderr_dp"], c["stderr_dp"])
 
@@ -159,12 +159,19 @@ def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, ca
     assert "std err" not in out and "coef" in out
     csv = tmp_path / "coef.csv"
     assert (
-        main(argv + ["--ci", "0.9", "--boot", "10", "--boot-iters", "50", "--seed", "3", "--json", "-o", str(csv)]) == 0
+        main(
+            argv
+            + ["--ci", "0.9", "--boot", "10", "--boot-iters", "50", "--seed", "3", "--dp-method", "bootstrap"]
+            + ["--json", "-o", str(csv)]
+        )
+        == 0
     )
     res = json.loads(capsys.readouterr().out)
     rows = res["coefficients"]
     assert [r["name"] for r in rows] == ["intercept"] + list(plain["coef"])
-    assert set(rows[0]) >= {"name", "coef", "unit", "coef_scaled", "stderr", "ci_low", "ci_high", "pair_measured"}
+    assert set(rows[0]) >= {
+        "name", "coef", "unit", "coef_scaled", "stderr", "ci_low", "ci_high", "pair_measured", "basis"
+    }  # fmt: skip
     np.testing.assert_allclose([r["coef"] for r in rows[1:]], list(plain["coef"].values()))
     scaled = res["coefficients_scaled"]
     np.testing.assert_allclose([r["estimate"] for r in scaled[1:]], list(plain["coef_scaled"].values()))
@@ -176,15 +183,21 @@ def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, ca
 
     tab = pd.read_csv(csv)
     assert list(tab.columns) == [
-        "name", "coef", "unit", "coef_scaled", "pair_measured", "level_share", "stderr", "ci_low", "ci_high"
+        "name", "coef", "unit", "coef_scaled", "pair_measured", "level_share", "stderr", "ci_low", "ci_high", "basis"
     ]  # fmt: skip
     np.testing.assert_allclose(tab["stderr"][1:], [r["stderr"] for r in rows][1:], rtol=1e-12)
     # refuses to overwrite; table print
     assert main(argv + ["--ci", "0.95", "--boot", "5", "-o", str(csv)]) == 1
     assert "exists" in capsys.readouterr().err
-    assert main(argv + ["--ci", "0.95", "--boot", "5", "--boot-iters", "20", "--seed", "1"]) == 0
+    assert (
+        main(argv + ["--ci", "0.95", "--boot", "5", "--boot-iters", "20", "--seed", "1", "--dp-method", "bootstrap"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "std err" in out and "[0.025" in out and "bootstrap, 5 replicates" in out
+    assert main(argv + ["--ci", "0.95"]) == 0  # the default: the delta method, no replicates
+    out = capsys.readouterr().out
+    assert "delta method" in out and "replicates" not in out
     assert release_file.read_bytes() == data  # the release is read, never written
 
 
@@ -196,6 +209,7 @@ def test_cli_fit_ci_json_csv_and_unchanged_without_ci(release_file, tmp_path, ca
         (["--ci", "0.95", "--boot-iters", "0"], "--boot-iters must be an integer >= 1"),
         (["--ci", "0.95", "--seed", "-1"], "--seed must be a non-negative integer"),
         (["--ci", "0.95", "--interval", "basic"], "--interval 'basic' needs bootstrap='mechanism'"),
+        (["--ci", "0.95", "--interval", "bc-normal"], "give dp_method='bootstrap' (--dp-method bootstrap)"),
     ],
 )
 def test_cli_fit_ci_bad_input(release_file, capsys, extra, msg):
@@ -220,12 +234,14 @@ def test_unconverged_dp_bootstrap_warns_and_says_so(releases):
 
     rel = releases[1][1.0]
     with pytest.warns(BootstrapConvergenceWarning, match="--boot-iters"):
-        m = DDSSPLinearRegression(features=FEATS, ci=0.95, intervals=IntervalOptions(boot=3, boot_iters=3, seed=0))
+        opts = IntervalOptions(boot=3, boot_iters=3, seed=0, dp_method="bootstrap")
+        m = DDSSPLinearRegression(features=FEATS, ci=0.95, intervals=opts)
         m.fit(rel, "y")
     assert m.ci_info_["dp_converged"] is False and m.ci_info_["dp_last_drop"] == float("inf")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BootstrapConvergenceWarning)
-        m = DDSSPLinearRegression(features=FEATS, ci=0.95, intervals=IntervalOptions(boot=3, boot_iters=400, seed=0))
+        opts = IntervalOptions(boot=3, boot_iters=400, seed=0, dp_method="bootstrap")
+        m = DDSSPLinearRegression(features=FEATS, ci=0.95, intervals=opts)
         m.fit(rel, "y")
     drop = m.ci_info_["dp_last_drop"]
     assert np.isfinite(drop) and drop >= 0 and m.ci_info_["dp_converged"] == (drop <= 1e-3)

@@ -223,7 +223,7 @@ def test_unmeasured_pairs_flagged_and_unbounded(sample, tmp_path, capsys):
     cliques = [set(m.clique) for m in rel.measurements]
     for cls, target in MODELS:
         keep = _mech(cls, rel, target, boot=3, dp_noise=False, unmeasured="keep").conf_int()
-        inf = _mech(cls, rel, target, boot=3, dp_noise=False).conf_int()  # the default
+        inf = _mech(cls, rel, target, boot=3, dp_noise=False, unmeasured="infinite").conf_int()
         expect = [n == "intercept" or any({n.split("=")[0], target} <= c for c in cliques) for n in keep["name"]]
         assert list(keep["pair_measured"]) == expect
         m = keep["pair_measured"].to_numpy()

@@ -1,0 +1,239 @@
+"""The DP-noise variance of DD-SSP coefficients by the delta method (no refits).
+
+A DD-SSP coefficient is a smooth function of Z^T Z (theta = c (X^T X + ridge I')^+ X^T y), and Z^T Z
+is linear in the release's one- and two-way marginals (:func:`ddssp.estimators.suffstats.sufficient_statistics`).
+The released model is fitted to the measurements by least squares, so to first order its marginals
+move with the measurements' Gaussian noise as a generalised-least-squares fit of consistent marginals
+does. With independent noise of equal variance within each clique, that fit separates by ANOVA
+component: the component of the marginals on a set of columns S (the part of mu_S that is centred
+along every column of S) is the precision-weighted pool of the same component of every measured
+clique c that holds S, each with precision ``pi_Sc = prec_c * cells(S) / cells(c)`` (``prec_c``:
+the clique's pooled per-cell precision, the sum of its measurements' 1 / sigma^2). A coefficient's
+gradient with respect to each marginal it reads (through Z^T Z and the normal equations) is split
+the same way (:func:`anova_parts`), so its variance is
+
+    sum_c || sum_{S in c} (pi_Sc / sum_c' pi_Sc') h_S ||^2 / prec_c
+
+(h_S: the summed S-components of the gradient, broadcast onto c's cells): a few array products, the
+cost of one fit. The total is the S = {} component, pooled over every clique (AIM's own estimate).
+
+What it leaves out: a component on columns that lie together in no measured clique (a pair the
+model imputes) is taken as fixed, so a coefficient whose (feature, target) pair is unmeasured gets
+no DP variance from that pair here (:func:`ddssp.estimators.ddssp_intervals.fit_intervals` gives
+such coefficients a model-based interval or an unbounded one). The model's positivity and its
+conditional independences are not linear constraints and are ignored; where they bind (cells near 0
+on small releases) the fitted model moves less than this says, and the intervals err wide. It is a
+first-order rule: when the noise is large against the marginals the bootstrap
+(``IntervalOptions(dp_method="bootstrap")``) can differ.
+
+Post-processing of the release: only its measurements' cliques and sigmas and the fitted estimator
+are read.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ddssp.estimators.ddssp_math import EIG_TOL
+from ddssp.estimators.suffstats import INTERCEPT, Encoding
+
+
+def pooled_precisions(measurements: list[Any]) -> dict[frozenset, tuple[tuple[str, ...], float]]:
+    """Pooled per-cell precision of each measured clique (measurements of one clique add up).
+
+    Parameters
+    ----------
+    measurements : list
+        Objects with ``clique`` (column names) and ``sigma``.
+
+    Returns
+    -------
+    dict
+        ``{frozenset(columns): (columns, sum of 1 / sigma^2)}``; measurements with a sigma that is
+        not a positive finite number are skipped.
+    """
+    out: dict[frozenset, tuple[tuple[str, ...], float]] = {}
+    for m in measurements:
+        sigma = float(m.sigma)
+        if not (math.isfinite(sigma) and sigma > 0):
+            continue
+        key = frozenset(m.clique)
+        cols, prec = out.get(key, (tuple(m.clique), 0.0))
+        out[key] = (cols, prec + 1.0 / sigma**2)
+    return out
+
+
+def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
+    """d theta_k / d Z[i, j] for every coefficient k (intercept first when the encoding has one).
+
+    theta = c M b with M the pseudo-inverse of the PSD part of A = X^T X + ridge I' and b = X^T y:
+    d theta = c M (db - dA beta), beta = theta / c. Returns (G, coefficients) with G of shape
+    (P, D, D), D = p + 1 (Z = [X, y]); every entry of Z is treated as its own variable (a marginal
+    that fills Z[i, j] and Z[j, i] gets both).
+    """
+    enc: Encoding = est.encoding_
+    stats = est.suffstats_
+    p = len(enc.names)
+    pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
+    A = (stats.xtx + stats.xtx.T) / 2.0 + float(est.ridge) * np.diag(pen)
+    w, V = np.linalg.eigh(A)
+    keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * p
+    M = (V[:, keep] / w[keep]) @ V[:, keep].T
+    b = getattr(est, "chebyshev_coef_", None)  # logistic: theta = -b1 / (2 b2) * least squares
+    c = 1.0 if b is None else float(-b[1] / (2.0 * b[2]))
+    coef = np.asarray(est.coef_, dtype=float)
+    theta = np.concatenate([[est.intercept_], coef]) if enc.intercept else coef
+    beta = theta / c
+    G = np.zeros((p, p + 1, p + 1))
+    G[:, :p, :p] = -c * M[:, :, None] * beta[None, None, :]
+    G[:, :p, p] = c * M
+    return G, theta
+
+
+def _query_gradients(est: Any, G: np.ndarray) -> dict[tuple[str, ...], np.ndarray]:
+    """The coefficients' gradients with respect to the marginals Z^T Z is built from.
+
+    Returns ``{query: array}`` with ``query`` a tuple of columns (``()`` for the total) and the array
+    of shape (P, *sizes of the query's columns)."""
+    enc: Encoding = est.encoding_
+    attrs = [a for a in enc.attributes if a.width] + [enc.target_encoding]
+    offsets, start = [], 1 if enc.intercept else 0
+    for a in attrs:
+        offsets.append(start)
+        start += a.width
+    out: dict[tuple[str, ...], np.ndarray] = {}
+    if enc.intercept:
+        out[()] = G[:, 0, 0].copy()
+    for i, (a, o) in enumerate(zip(attrs, offsets)):
+        Aa = np.asarray(a.matrix, dtype=float)
+        blk = G[:, o : o + a.width, o : o + a.width]
+        g1 = np.einsum("ix,pij,jx->px", Aa, blk, Aa)
+        if enc.intercept:
+            g1 = g1 + np.einsum("ix,pi->px", Aa, G[:, 0, o : o + a.width] + G[:, o : o + a.width, 0])
+        out[(a.column,)] = g1
+        for b, q in zip(attrs[i + 1 :], offsets[i + 1 :]):
+            Ab = np.asarray(b.matrix, dtype=float)
+            both = G[:, o : o + a.width, q : q + b.width] + np.swapaxes(G[:, q : q + b.width, o : o + a.width], 1, 2)
+            out[(a.column, b.column)] = np.einsum("ix,pij,jy->pxy", Aa, both, Ab)
+    return out
+
+
+def _restrict(
+    grads: dict[tuple[str, ...], np.ndarray], enc: Encoding, share: float, cliques: list[frozenset]
+) -> dict[tuple[str, ...], np.ndarray]:
+    """Gradients with respect to the *unrestricted* marginals when the fit used only the rows with an
+    observed target (:class:`ddssp.estimators.suffstats.ObservedTarget`).
+
+    A query with the target has its unobserved target levels zeroed (exact); a query without it was
+    answered as the query plus the target summed over the observed levels: its gradient moves onto
+    that larger query when a measured clique holds it, else stays on the query scaled by the
+    observed share (the conditional share of observed targets taken as fixed)."""
+    t = enc.target
+    obs = np.ones(int(enc.domain[t]))
+    obs[list(enc.unobserved_target_codes)] = 0.0
+    out: dict[tuple[str, ...], np.ndarray] = {}
+    for q, g in grads.items():
+        if t in q:
+            shape = [1] * (g.ndim - 1)
+            shape[q.index(t)] = len(obs)
+            out[q] = out.get(q, 0.0) + g * obs.reshape((1, *shape))
+            continue
+        bigger = (*q, t)
+        if any(set(bigger) <= c for c in cliques):
+            out[bigger] = out.get(bigger, 0.0) + g[..., None] * obs
+        else:
+            out[q] = out.get(q, 0.0) + g * (1.0 - share)
+    return out
+
+
+def anova_parts(g: np.ndarray, q: tuple[str, ...]) -> dict[tuple[str, ...], np.ndarray]:
+    """Split a gradient over a query's cells into its ANOVA components.
+
+    Parameters
+    ----------
+    g : numpy.ndarray
+        Shape (P, *sizes of q): one array per coefficient.
+    q : tuple of str
+        The query's columns, in the order of g's axes after the first.
+
+    Returns
+    -------
+    dict
+        ``{S: h_S}`` for every subset S of q (columns in q's order): h_S of shape (P, *sizes of S),
+        centred along each of its axes, with g the sum of the h_S broadcast over q; so
+        <g, d mu_q> = sum_S <h_S, d mu_S> for any change d mu_q whose sums over the other columns
+        are d mu_S.
+    """
+    out: dict[tuple[str, ...], np.ndarray] = {}
+    k = len(q)
+    for mask in range(1 << k):
+        keep = [i for i in range(k) if mask >> i & 1]
+        drop = tuple(1 + i for i in range(k) if not mask >> i & 1)
+        h = g.mean(axis=drop) if drop else g
+        for j in range(len(keep)):
+            h = h - h.mean(axis=1 + j, keepdims=True)
+        out[tuple(q[i] for i in keep)] = h
+    return out
+
+
+def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
+    """DP-noise variance of each coefficient (intercept first) by the delta method (module docstring).
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted (its encoding, ``suffstats_`` and coefficients are read).
+    measurements : list
+        The release's measurements (``clique``, ``sigma``).
+
+    Returns
+    -------
+    numpy.ndarray
+        One variance per coefficient, the intercept first (0 for an encoding without one). A
+        coefficient whose marginals lie in no measured clique gets 0.
+    """
+    enc: Encoding = est.encoding_
+    dom = dict(enc.domain)
+    order = {c: i for i, c in enumerate(dom)}
+    pooled = pooled_precisions(measurements)
+    G, _ = _z_gradient(est)
+    grads = _query_gradients(est, G)
+    share = getattr(est, "target_unobserved_share_", None)
+    if share is not None and est.missing_target == "drop":
+        grads = _restrict(grads, enc, float(share), list(pooled))
+    P = G.shape[0]
+    # the gradient of every query split into ANOVA components, summed per subset of columns
+    comps: dict[tuple[str, ...], np.ndarray] = {}
+    for q, g in grads.items():
+        for S, h in anova_parts(np.asarray(g, dtype=float).reshape((P, *(dom[c] for c in q))), q).items():
+            canon = tuple(sorted(S, key=order.__getitem__))
+            h = np.transpose(h, [0] + [1 + S.index(c) for c in canon])
+            comps[canon] = comps[canon] + h if canon in comps else h
+    # each component's noise: the precision-weighted pool of the measured cliques that hold it;
+    # per clique, the sum of its components' weighted gradients (broadcast onto its used columns)
+    acc: dict[frozenset, dict[tuple[str, ...], np.ndarray]] = {}
+    for S, h in comps.items():
+        holders = [(k, cols, prec) for k, (cols, prec) in pooled.items() if set(S) <= k]
+        if not holders:
+            continue
+        cs = math.prod(dom[c] for c in S)
+        pis = [prec * cs / math.prod(dom[c] for c in cols) for _, cols, prec in holders]
+        tot = float(sum(pis))
+        for (k, _, _), pi in zip(holders, pis):
+            acc.setdefault(k, {})[S] = pi / tot * h
+    var = np.zeros(P)
+    for k, parts in acc.items():
+        cols = pooled[k][0]
+        used = tuple(sorted({c for S in parts for c in S}, key=order.__getitem__))
+        shape = tuple(dom[c] for c in used)
+        V = np.zeros((P, *shape))
+        for S, h in parts.items():
+            V += h.reshape([P] + [dom[c] if c in S else 1 for c in used])
+        # V is constant along the clique's other columns: its squared norm over the whole clique is
+        # the norm over the used columns times their number of repeats
+        repeat = math.prod(dom[c] for c in cols) / max(math.prod(shape), 1)
+        var += np.sum(V.reshape(P, -1) ** 2, axis=1) * repeat / pooled[k][1]
+    return var if enc.intercept else np.concatenate([[0.0], var])

@@ -1,0 +1,182 @@
+"""Interval bases of DD-SSP fits: the delta method for measured pairs, model-based intervals for
+unmeasured ones, and the strict unbounded option.
+
+Releases are AIM runs on samples of the known population of the ci-coverage benchmark
+(:mod:`ddssp.bench.ci_coverage`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from ddssp.bench import ci_coverage as cc
+from ddssp.cli import main
+from ddssp.estimators import bootstrap as bootstrap_mod
+from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+from ddssp.estimators.ddssp_delta import delta_dp_variance, pooled_precisions
+from ddssp.estimators.ddssp_intervals import IntervalOptions
+from ddssp.pipeline import ReadOptions, release
+
+FEATS = cc.FEATURES
+MODELS = ((DDSSPLinearRegression, "y"), (DDSSPLogisticRegression, "z"))
+
+
+def _release(rows: int, eps: float, seed: int):
+    codes = cc.sample_codes(cc.population(), rows, np.random.default_rng(seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return release(codes, cc.schema(), eps=eps, seed=seed + 100, read=ReadOptions(encoded=True))
+
+
+@pytest.fixture(scope="module")
+def full():
+    """A release that measured every (feature, target) pair of both fits."""
+    rel = _release(20000, 1.0, 3)
+    cliques = [set(m.clique) for m in rel.measurements]
+    assert all(any({f, t} <= c for c in cliques) for f in FEATS for t in ("y", "z"))
+    return rel
+
+
+@pytest.fixture(scope="module")
+def partial():
+    """A low-eps release that leaves some pairs with the targets unmeasured."""
+    return _release(3000, 0.05, 3)
+
+
+def _fit(cls, rel, target, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cls(features=FEATS, ci=0.95, intervals=IntervalOptions(boot=8, boot_iters=60, seed=0, **kw)).fit(
+            rel, target
+        )
+
+
+class _Perturbed:
+    """The release's model marginals moved by the delta method's linear noise model, for a draw ``e``
+    of every pooled measured clique's noise: the ANOVA component of the marginals on each set of
+    columns S moves by the precision-weighted pool of the same component of the measured cliques that
+    hold S, and a marginal over q moves by its components on every S in q, spread evenly over q's
+    other columns."""
+
+    def __init__(self, rel, pooled, e):
+        self.rel, self.pooled, self.e = rel, pooled, e
+        self.schema = rel.schema
+        self.dom = dict(rel.schema.domain)
+        self._u = {}
+        self.total = float(self.marginal(()))
+
+    def _component(self, S):
+        if S not in self._u:
+            hold = [(k, c, prec) for k, (c, prec) in self.pooled.items() if set(S) <= k]
+            u = np.zeros([self.dom[c] for c in S])
+            if hold:
+                cs = math.prod(self.dom[c] for c in S)
+                pis = [prec * cs / math.prod(self.dom[c] for c in cols) for _, cols, prec in hold]
+                for (k, cols, _), pi in zip(hold, pis):
+                    axes = tuple(i for i, c in enumerate(cols) if c not in S)
+                    part = self.e[k].sum(axis=axes) if axes else self.e[k]
+                    kept = [c for c in cols if c in S]
+                    part = np.transpose(part, [kept.index(c) for c in S]) if S else part
+                    for ax in range(len(S)):
+                        part = part - part.mean(axis=ax, keepdims=True)
+                    u = u + pi / sum(pis) * part
+            self._u[S] = u
+        return self._u[S]
+
+    def marginal(self, cols):
+        q = tuple(cols)
+        out = np.array(self.rel.model.marginal(q) if q else self.rel.total, dtype=float)
+        for mask in range(1 << len(q)):
+            S = tuple(c for i, c in enumerate(q) if mask >> i & 1)
+            rest = math.prod(self.dom[c] for c in q if c not in S)
+            u = self._component(S).reshape([self.dom[c] if c in S else 1 for c in q])
+            out = out + u / rest
+        return out
+
+
+@pytest.mark.parametrize("cls,target", MODELS)
+def test_delta_variance_matches_monte_carlo_of_its_noise_model(full, cls, target):
+    """The delta method is exact for small noise: refits on marginals moved by many small draws of
+    the measurements' noise spread as it says (within Monte Carlo error)."""
+    est = cls(features=FEATS).fit(full, target)
+    var = delta_dp_variance(est, list(full.measurements))
+    pooled = pooled_precisions(list(full.measurements))
+    dom = dict(full.schema.domain)
+    rng = np.random.default_rng(0)
+    scale = 1e-3  # linear regime
+    draws = []
+    for _ in range(300):
+        e = {k: rng.standard_normal([dom[c] for c in cols]) * scale / math.sqrt(p) for k, (cols, p) in pooled.items()}
+        m = cls(features=FEATS, encoding=est.encoding_).fit(_Perturbed(full, pooled, e), target)
+        draws.append(np.concatenate([[m.intercept_], m.coef_]))
+    mc = np.std(draws, axis=0, ddof=1) / scale
+    ratio = np.sqrt(var) / mc
+    assert np.all((ratio > 0.8) & (ratio < 1.25)), ratio
+
+
+def test_measured_pairs_need_no_refits(full, monkeypatch):
+    """With every pair measured the default intervals come from the delta method alone: no model is
+    re-estimated, and they agree with the bootstrap's to within its understatement."""
+
+    def boom(*a, **k):
+        raise AssertionError("a bootstrap model was made")
+
+    monkeypatch.setattr(bootstrap_mod, "iter_bootstrap_models", boom)
+    for cls, target in MODELS:
+        est = _fit(cls, full, target)
+        tab = est.conf_int()
+        assert list(tab["basis"]) == ["measured"] * len(tab) and est.boot_coefs_.shape[0] == 0
+        assert est.ci_info_["dp_method"] == "delta" and np.all(tab["stderr_dp"] > 0)
+    monkeypatch.undo()
+    for cls, target in MODELS:
+        delta = _fit(cls, full, target).conf_int()
+        boot = _fit(cls, full, target, dp_method="bootstrap").conf_int()
+        ratio = np.median(delta["stderr_dp"] / boot["stderr_dp"])
+        assert 0.8 < ratio < 3.0, ratio  # 60-iteration refits understate the bootstrap's spread
+
+
+def test_unmeasured_pairs_get_model_based_or_unbounded_intervals(partial):
+    cliques = [set(m.clique) for m in partial.measurements]
+    for cls, target in MODELS:
+        model = _fit(cls, partial, target)
+        strict = _fit(cls, partial, target, unmeasured="infinite")
+        legacy = _fit(cls, partial, target, unmeasured="keep")
+        a, b = model.conf_int(), strict.conf_int()
+        m = a["pair_measured"].to_numpy()
+        expect = [n == "intercept" or any({n.split("=")[0], target} <= c for c in cliques) for n in a["name"]]
+        assert list(m) == expect and m[0] and not m.all()
+        assert np.all(np.isfinite(a["ci_low"])) and np.all(np.isfinite(a["ci_high"]))
+        assert list(a["basis"]) == ["measured" if x else "model" for x in m]
+        assert list(b["basis"]) == ["measured" if x else "none" for x in m]
+        assert np.all(np.isneginf(b["ci_low"][~m])) and np.all(np.isposinf(b["ci_high"][~m]))
+        np.testing.assert_allclose(a["ci_low"][m], b["ci_low"][m])
+        assert legacy.intervals.unmeasured == "model" and legacy.conf_int().equals(a)
+        assert model.ci_info_["model_based"] == int((~m).sum()) and model.boot_coefs_.shape[0] == 8
+        # the model-based DP part is the bootstrap's spread of those coefficients
+        np.testing.assert_allclose(a["stderr_dp"][~m], model.boot_coefs_.std(axis=0, ddof=1)[~m])
+        tab = model.coef_table()
+        assert list(tab["basis"]) == list(a["basis"])
+
+
+def test_cli_basis_column_and_strict_option(partial, tmp_path, capsys):
+    path = tmp_path / "low.release"
+    partial.save(path)
+    argv = ["fit", str(path), "--target", "y", "--features", ",".join(FEATS), "--ci", "0.95", "--boot", "4"]
+    argv += ["--boot-iters", "30", "--seed", "0"]
+    assert main(argv + ["--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    rows = res["coefficients"]
+    assert {r["basis"] for r in rows} == {"measured", "model"}
+    assert all(r["ci_low"] is not None for r in rows[1:])
+    assert {r["basis"] for r in res["coefficients_scaled"]} == {"measured", "model"}
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "basis 'model'" in out and "model-based interval(s)" in out
+    assert main(argv + ["--unmeasured", "infinite", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["coefficients"]
+    assert {r["basis"] for r in rows} == {"measured", "none"}
+    assert all((r["ci_low"] is None) == (r["basis"] == "none") for r in rows[1:])
