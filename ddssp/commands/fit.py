@@ -92,8 +92,8 @@ def add_arguments(p) -> None:
         default=None,
         metavar="LEVEL",
         help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise of the "
-        "release's measurements by the delta method + sampling variance; coefficients of pairs the "
-        "release did not measure get a model-based interval, see --unmeasured)",
+        "release's measurements by the delta method + sampling variance; a coefficient of a pair the "
+        "release did not measure gets (-inf, inf), see --unmeasured)",
     )
     intervals_group(p).add_argument(
         "--boot",
@@ -133,9 +133,10 @@ def add_arguments(p) -> None:
         choices=["model", "infinite", "keep"],
         default=None,
         help="with --ci: interval of a coefficient whose (feature, target) pair the release never "
-        "measured (the model imputes it): 'model' (default; a parametric bootstrap through the "
-        "model, valid only as far as the model's conditional independences hold; marked 'model') "
-        "or 'infinite' (unbounded: the release holds no measurement of the pair); 'keep' = 'model'",
+        "measured (the model imputes it): 'infinite' (default: unbounded, the release holds no "
+        "measurement of the pair) or 'model' (a parametric bootstrap through the model, marked "
+        "'model': it leaves out the model's own error and its measured coverage is far below the "
+        "level); 'keep' = 'model'",
     )
     intervals_group(p).add_argument(
         "--boot-iters",
@@ -517,6 +518,12 @@ def run(args) -> int:
         say(
             "  * no released marginal holds this feature together with the target: the model imputed the "
             "pair (often as independence, coefficient 0); `ddssp release --target Y` measures every pair with Y"
+            + (
+                "; its interval is unbounded (--unmeasured model gives one from the model, which leaves out the "
+                "model's own error)"
+                if ci and not any(r.get("basis") == "model" for r in rows)
+                else ""
+            )
         )
         if ci and any(r.get("basis") == "model" for r in rows):
             say(

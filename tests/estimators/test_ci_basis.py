@@ -142,8 +142,8 @@ def test_measured_pairs_need_no_refits(full, monkeypatch):
 def test_unmeasured_pairs_get_model_based_or_unbounded_intervals(partial):
     cliques = [set(m.clique) for m in partial.measurements]
     for cls, target in MODELS:
-        model = _fit(cls, partial, target)
-        strict = _fit(cls, partial, target, unmeasured="infinite")
+        model = _fit(cls, partial, target, unmeasured="model")
+        strict = _fit(cls, partial, target)  # the default is the strict (-inf, inf)
         legacy = _fit(cls, partial, target, unmeasured="keep")
         a, b = model.conf_int(), strict.conf_int()
         m = a["pair_measured"].to_numpy()
@@ -167,16 +167,19 @@ def test_cli_basis_column_and_strict_option(partial, tmp_path, capsys):
     partial.save(path)
     argv = ["fit", str(path), "--target", "y", "--features", ",".join(FEATS), "--ci", "0.95", "--boot", "4"]
     argv += ["--boot-iters", "30", "--seed", "0"]
-    assert main(argv + ["--json"]) == 0
+    assert main(argv + ["--unmeasured", "model", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     rows = res["coefficients"]
     assert {r["basis"] for r in rows} == {"measured", "model"}
     assert all(r["ci_low"] is not None for r in rows[1:])
     assert {r["basis"] for r in res["coefficients_scaled"]} == {"measured", "model"}
-    assert main(argv) == 0
+    assert main(argv + ["--unmeasured", "model"]) == 0
     out = capsys.readouterr().out
     assert "basis 'model'" in out and "model-based interval(s)" in out
-    assert main(argv + ["--unmeasured", "infinite", "--json"]) == 0
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "its interval is unbounded (--unmeasured model" in out and "basis 'model'" not in out
+    assert main(argv + ["--json"]) == 0  # the default: unbounded
     rows = json.loads(capsys.readouterr().out)["coefficients"]
     assert {r["basis"] for r in rows} == {"measured", "none"}
     assert all((r["ci_low"] is None) == (r["basis"] == "none") for r in rows[1:])
