@@ -94,7 +94,8 @@ def dropped_message(dropped: dict[str, str], share: float, used: float | None = 
         f"release: {grouped_reasons(dropped)}. The decision comes from noisy counts "
         "only (nothing else about these columns is released). To keep a column: give more rows, a "
         f"larger DiscoveryOptions.share ({now}) or eps, or declare it in the schema "
-        "(`ddssp schema`; declared columns cost nothing); note that running the release again "
+        "(`ddssp schema`), or declare what is public about it (a codebook, DiscoveryOptions.hints "
+        "bounds or levels; declared columns cost nothing); note that running the release again "
         "spends the budget again"
     )
 

@@ -431,7 +431,7 @@ def problems(gr: Grade) -> list[str]:
         out.append(
             "values outside the range are clipped into the end bins of "
             + what
-            + ": declare the range in a schema file (`ddssp schema` drafts one), or give discovery more budget "
+            + ": declare the range (a codebook, DiscoveryOptions.hints bounds), or give discovery more budget "
             "(DiscoveryOptions.share, or a larger eps or fewer columns)"
         )
     unchecked = [g for g in cols if not _clips(g) and _unchecked(g) is not None]
@@ -439,7 +439,7 @@ def problems(gr: Grade) -> list[str]:
         out.append(
             "the noisy counts cannot check the range of "
             + names(unchecked, lambda g: f"up to ~{_unchecked(g):.0%} may lie outside it")
-            + ": declare the range in a schema file (`ddssp schema` drafts one), or give discovery more budget "
+            + ": declare the range (a codebook, DiscoveryOptions.hints bounds), or give discovery more budget "
             "(DiscoveryOptions.share, or a larger eps or fewer columns)"
         )
     folded = [g for g in cols if g.folded is not None and g.folded > WEAK_FOLDED]
@@ -447,7 +447,7 @@ def problems(gr: Grade) -> list[str]:
         out.append(
             "labels not released are folded into the catch-all level of "
             + names(folded, lambda g: f"{g.folded:.0%} of rows")
-            + ": declare a codebook of its labels in a schema file, or give discovery more budget "
+            + ": declare its labels (a codebook, DiscoveryOptions.hints levels), or give discovery more budget "
             "(DiscoveryOptions.share, or a larger eps or fewer columns)"
         )
     return out
