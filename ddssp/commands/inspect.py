@@ -192,6 +192,10 @@ def run(args) -> int:
         sig = ", ".join(f"{x:.4g}" for x in c["sigma"])
         say(f"  {' x '.join(c['clique']):<48} sigma {sig}")
     say(f"model: {len(s['model_cliques'])} cliques, estimated total {s['model_total']:.1f} rows")
+    if s.get("rules"):  # declared, public; no synthetic row breaks one
+        say(f"rules ({len(s['rules'])}, declared, public; synthetic rows follow every one):")
+        for r in s["rules"]:
+            say(f"  {r}")
     return 0
 
 

@@ -196,7 +196,20 @@ def _add_aim_arguments(p) -> None:
         default="all-pairs",
         help="all-pairs (default), target (pairs with --target), or a JSON file of cliques",
     )
+    g.add_argument(
+        "--by",
+        metavar="COLUMN",
+        help="a public grouping column (e.g. a geography the tables are published by): the workload "
+        "becomes the pairs within each group, every marginal (COLUMN, a, b), plus the cliques of a "
+        "--workload file",
+    )
     g.add_argument("--max-cells", type=int, help="drop workload marginals with more cells than this")
+    g.add_argument(
+        "--rules",
+        metavar="FILE",
+        help="consistency rules, one a line (`AGEP < 15 -> MSP == N`): public, charged nothing, written "
+        "into the release; no synthetic row breaks one (see the agency guide)",
+    )
     g.add_argument(
         "--max-model-size",
         type=float,
@@ -386,6 +399,10 @@ def run(args) -> int:
     check_dataset_name(args.dataset_name)
     _check_model_size(args.max_model_size)
     schema, cat = load_declared(decl, args.categorical)
+    if args.rules is not None:
+        from ddssp.data.rules import load_rules
+
+        args.rules = load_rules(args.rules)  # a bad rules file fails before the data is read
     from ddssp.progress import PhaseProgress
 
     progress = PhaseProgress(quiet=args.quiet, verbose=args.verbose)
@@ -476,6 +493,7 @@ def aim_options(args):
         iters=args.iters,
         engine=args.engine,
         target_share=args.target_share,
+        by=args.by,
     )
 
 
@@ -505,6 +523,7 @@ def _release(args, progress, eps, delta, schema, cat):
                 seed=args.seed,
                 insecure_seed=args.insecure_seed,
                 progress=_events(args, progress),
+                rules=args.rules,
             )
         for w in cw:
             if issubclass(w.category, ClipWarning):  # a note of one column, or one merging many

@@ -87,6 +87,9 @@ class Release:
         The publisher-chosen name of the data set, from manifest.json (covered by the signature).
     manifest_bytes : bytes, optional
         manifest.json as read by :meth:`load`, the bytes the signature covers (for :meth:`verify`).
+    rules : list of str
+        Declared consistency rules (:mod:`ddssp.data.rules`, public input, charged nothing), in their
+        canonical text: synthetic rows never break one.
     """
 
     schema: Any  # ddssp.data.schema.Schema
@@ -107,6 +110,7 @@ class Release:
     signature_valid: bool | None = field(default=None, repr=False, compare=False)
     dataset_name: str | None = field(default=None, compare=False)
     manifest_bytes: bytes | None = field(default=None, repr=False, compare=False)
+    rules: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------------ analyst API
     @property
@@ -215,8 +219,19 @@ class Release:
         from ddssp.dp import make_rng
 
         rows = check_rows(rows)
-        codes = self.model.sample(rows, make_rng(seed), method="rounded")
+        codes = _sample_under_rules(self.model, self.compiled_rules(), rows, make_rng(seed), method="rounded")
         return codes[self.schema.names]
+
+    def compiled_rules(self) -> list[Any]:
+        """The release's rules compiled under its schema (:func:`ddssp.data.rules.compile_rules`).
+
+        Returns
+        -------
+        list of CompiledRule
+        """
+        from ddssp.data.rules import compile_rules
+
+        return compile_rules(list(self.rules), self.schema) if self.rules else []
 
     def synthesize(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         """Synthetic records decoded to the schema's labels and numeric values.
@@ -323,6 +338,7 @@ class Release:
             "model_cliques": [list(c) for c in self.model.cliques],
             "model_total": self.total,
             "workload_size": len(self.workload),
+            "rules": list(self.rules),
             "info": self.info,
         }
 
@@ -367,6 +383,8 @@ class Release:
             "model": {"meta": model_meta, "arrays": model_names},
             "info": self.info,
         }
+        if self.rules:
+            doc["rules"] = list(self.rules)
         return doc, arrays
 
     def save(
@@ -488,6 +506,7 @@ class Release:
                 info=dict(info),
                 noise=dict(noise),
                 schema_status=str(doc.get("schema_status", SCHEMA_DECLARED)),
+                rules=_stored_rules(doc.get("rules", []), schema),
             )
         except ReleaseFileError:
             raise
@@ -607,6 +626,22 @@ class Release:
         from ddssp.releasefile.selfcheck import self_check
 
         return self_check(self, stated_rho_spent)
+
+
+def _sample_under_rules(model: Any, compiled: list[Any], rows: int, rng: Any, method: str) -> Any:
+    from ddssp.marginals.rules_model import sample_under_rules
+
+    return sample_under_rules(model, compiled, rows, rng, method=method)
+
+
+def _stored_rules(stored: Any, schema: Any) -> list[str]:
+    """The rules of a release document, read and compiled under its schema (a RuleError otherwise),
+    as their canonical text."""
+    from ddssp.data.rules import MAX_RULES, RuleError, compile_rules
+
+    if not isinstance(stored, list) or len(stored) > MAX_RULES or not all(isinstance(r, str) for r in stored):
+        raise RuleError(f"rules must be a list of at most {MAX_RULES} rule strings")
+    return [c.rule.text for c in compile_rules(stored, schema)]
 
 
 def check_dataset_name(name: Any) -> None:
