@@ -219,7 +219,7 @@ class Release:
         from ddssp.dp import make_rng
 
         rows = check_rows(rows)
-        codes = _sample_under_rules(self.model, self.compiled_rules(), rows, make_rng(seed), method="rounded")
+        codes = _sample_under_rules(self, rows, make_rng(seed), method="rounded")
         return codes[self.schema.names]
 
     def compiled_rules(self) -> list[Any]:
@@ -628,10 +628,13 @@ class Release:
         return self_check(self, stated_rho_spent)
 
 
-def _sample_under_rules(model: Any, compiled: list[Any], rows: int, rng: Any, method: str) -> Any:
+def _sample_under_rules(rel: Release, rows: int, rng: Any, method: str) -> Any:
+    """Codes drawn from the release's model; with rules, from the model fitted again to its noisy
+    marginals with the rules' structural zeros (:mod:`ddssp.marginals.rules_model`)."""
     from ddssp.marginals.rules_model import sample_under_rules
 
-    return sample_under_rules(model, compiled, rows, rng, method=method)
+    compiled = rel.compiled_rules()
+    return sample_under_rules(rel.model, compiled, rows, rng, method=method, measurements=rel.measurements)
 
 
 def _stored_rules(stored: Any, schema: Any) -> list[str]:

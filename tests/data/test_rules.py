@@ -258,3 +258,24 @@ def test_cli_refuses_a_bad_rules_file_before_reading_the_data(tmp_path, capsys):
     assert main(["release", str(missing_data), "--eps", "1", "--delta", "1e-9", "--rules", str(f)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.rules: rule 'rule 1'" in err[0]
+
+
+def _loss(model, measurements) -> float:
+    return sum(float(np.sum((model.marginal(m.clique) - m.values) ** 2)) / float(m.sigma) ** 2 for m in measurements)
+
+
+def test_refit_with_the_zeros_fits_the_measurements_better_than_conditioning(ruled):
+    """Fitting again with the rules' zeros keeps the measured marginals; conditioning the released
+    model moves a forbidden cell's mass to the allowed cells in proportion, which does not."""
+    from ddssp.marginals.rules_model import refitted
+
+    rel = ruled[0]
+    comp = rel.compiled_rules()
+    refit, cond = refitted(rel.model, comp, rel.measurements), conditioned(rel.model, comp)
+    rows = every_row(schema())
+    for m in (refit, cond):  # both give the forbidden rows no mass
+        p = np.ones(len(rows))
+        for clique, b in zip(m.cliques, m.beliefs):
+            p *= b[tuple(rows[a].to_numpy() for a in clique)] > 0
+        assert not (p.astype(bool) & broken_rows(rows, comp)).any()
+    assert _loss(refit, rel.measurements) < _loss(cond, rel.measurements)
