@@ -68,12 +68,23 @@ class RuleError(SchemaError):
 
 @dataclass(frozen=True)
 class Condition:
-    """One condition ``column op value`` of a rule."""
+    """One condition ``column op value`` of a rule.
+
+    Attributes
+    ----------
+    column : str
+        The column compared.
+    op : str
+        One of ``==  !=  <  <=  >  >=``.
+    value : str
+        A level, a number, or (unquoted) another column's name.
+    literal : bool
+        The value was written in quotes: always a level, never another column.
+    """
 
     column: str
     op: str
     value: str
-    #: the value was written in quotes: always a level, never another column
     literal: bool = False
 
     def __str__(self) -> str:
