@@ -52,7 +52,7 @@ MAX_RULES = 500
 MAX_RULE_CHARS = 1000
 #: at most this many conditions in one rule
 MAX_CONDITIONS = 16
-#: at most this many cells in the marginal a rule is compiled to
+#: at most this many cells in the marginal a rule is compiled to, and in all of a release's rules together
 MAX_RULE_CELLS = 10_000_000
 #: the largest rules file read (bytes)
 MAX_RULES_FILE_BYTES = 1_000_000
@@ -501,7 +501,14 @@ def compile_rules(rules: Any, schema: Any) -> list[CompiledRule]:
     RuleError
         For a rule that cannot be read or does not fit the schema.
     """
-    return [compile_rule(r, schema) for r in as_rules(rules)]
+    out, total = [], 0
+    for r in as_rules(rules):
+        c = compile_rule(r, schema)
+        total += c.forbidden.size
+        if total > MAX_RULE_CELLS:
+            raise RuleError(f"the rules span more than {MAX_RULE_CELLS} cells in all (at rule {r.name!r})")
+        out.append(c)
+    return out
 
 
 def broken_rows(codes: pd.DataFrame, compiled: Iterable[CompiledRule]) -> np.ndarray:

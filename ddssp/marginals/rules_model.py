@@ -26,7 +26,8 @@ import pandas as pd
 
 from ddssp.errors import DDSSPError
 
-#: the conditioned model's junction tree may hold at most this many cells (else redrawing alone)
+#: the conditioned or refitted model's junction tree may hold at most this many cells (else the
+#: conditioned model, then redrawing alone)
 MAX_CONDITIONED_CELLS = 20_000_000
 #: rounds of redrawing the rows that still break a rule
 REDRAWS = 20
@@ -111,6 +112,8 @@ def refitted(model: Any, compiled: Sequence[Any], measurements: Sequence[Any], i
     GraphicalModel
     """
     from ddssp.marginals.estimation import MirrorDescentNumpy, _smallest_container
+    from ddssp.marginals.estimation import _maximal_subset as _maximal
+    from ddssp.marginals.junction_tree import junction_tree
     from ddssp.marginals.named_tables import bcast
 
     if not compiled or not measurements:
@@ -121,6 +124,9 @@ def refitted(model: Any, compiled: Sequence[Any], measurements: Sequence[Any], i
     for r in compiled:  # a clique for the rule, measured with no weight (its precision is ~0)
         if not any(set(r.columns) <= set(c) for c in est.prec):
             est.add(r.columns, np.zeros(r.forbidden.shape), NO_WEIGHT_SIGMA)
+    cliques, _ = junction_tree(model.domain, _maximal(list(est.prec)))
+    if sum(math.prod(model.domain[a] for a in c) for c in cliques) > MAX_CONDITIONED_CELLS:
+        return conditioned(model, compiled)
     est._build()
     for r in compiled:
         m = _smallest_container(model.domain, est.mcl, r.columns)

@@ -279,3 +279,13 @@ def test_refit_with_the_zeros_fits_the_measurements_better_than_conditioning(rul
             p *= b[tuple(rows[a].to_numpy() for a in clique)] > 0
         assert not (p.astype(bool) & broken_rows(rows, comp)).any()
     assert _loss(refit, rel.measurements) < _loss(cond, rel.measurements)
+
+
+def test_rules_spanning_too_many_cells_in_all_are_refused():
+    big = Schema([Column.categorical(c, [str(i) for i in range(100)]) for c in "ABCD"])
+    one = "A == 1 and B == 1 and C == 1 -> D == 1"  # 10^8 cells
+    with pytest.raises(RuleError, match="spans 100000000 cells"):
+        compile_rules(one, big)
+    many = [f"r{i}: A == {i} and B == 1 -> C == 1" for i in range(20)]  # 20 x 10^6 cells
+    with pytest.raises(RuleError, match="in all"):
+        compile_rules(many, big)
