@@ -617,6 +617,8 @@ def _report(args, rel, out, eps, delta, t0) -> None:
                 if s["discovery"]["entries"]
                 else ""
             )
-            + f"). Wall time {time.perf_counter() - t0:.1f} s. "
+            + ")"
+            + (f"; {len(rel.rules)} declared rules, followed by every synthetic row" if rel.rules else "")
+            + f". Wall time {time.perf_counter() - t0:.1f} s. "
             f"Wrote {out}; inspect it with `ddssp inspect {out}`."
         )
