@@ -29,9 +29,14 @@ from ddssp.errors import DDSSPError
 #: the conditioned or refitted model's junction tree may hold at most this many cells (else the
 #: conditioned model, then redrawing alone)
 MAX_CONDITIONED_CELLS = 20_000_000
+#: refit (:func:`refitted`) only when the model breaks a rule with more than this probability
+#: (:func:`forbidden_mass`); below it, conditioning moves the model by at most this much in total
+#: variation and costs no fit
+REFIT_ABOVE = 0.02
 #: rounds of redrawing the rows that still break a rule
 REDRAWS = 20
-#: mirror-descent iterations of :func:`refitted`
+#: at most this many mirror-descent iterations in :func:`refitted` (which stops, as AIM's final fit, at
+#: :data:`~ddssp.marginals.aim_settings.FINAL_TOL`)
 REFIT_ITERS = 1000
 #: the log-potential of a forbidden cell in :func:`refitted`: exp of it is 0 in float64 and float32, and,
 #: unlike -inf, the fit's momentum steps (differences of potentials) keep it finite
@@ -105,12 +110,13 @@ def refitted(model: Any, compiled: Sequence[Any], measurements: Sequence[Any], i
     measurements : sequence of Measurement
         The release's noisy marginals.
     iters : int
-        Mirror-descent iterations.
+        At most this many mirror-descent iterations (the fit stops earlier at AIM's final tolerance).
 
     Returns
     -------
     GraphicalModel
     """
+    from ddssp.marginals.aim_settings import FINAL_TOL
     from ddssp.marginals.estimation import MirrorDescentNumpy, _smallest_container
     from ddssp.marginals.estimation import _maximal_subset as _maximal
     from ddssp.marginals.junction_tree import junction_tree
@@ -133,13 +139,36 @@ def refitted(model: Any, compiled: Sequence[Any], measurements: Sequence[Any], i
         est.theta[m] = est.theta[m] + bcast(np.where(r.forbidden, ZERO_LOG, 0.0), r.columns, m)
     try:
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            res = est.fit_accelerated(iters)
+            res = est.fit_accelerated(iters, tol=FINAL_TOL)
             out = est.model()
     except (FloatingPointError, ValueError, np.linalg.LinAlgError):
         return conditioned(model, compiled)
     if not (np.isfinite(res["loss"]) and all(np.isfinite(b).all() and b.sum() > 0 for b in out.beliefs)):
         return conditioned(model, compiled)
     return out
+
+
+def forbidden_mass(model: Any, compiled: Sequence[Any]) -> float:
+    """An upper bound on the model's probability of breaking a rule: the sum over rules of the
+    model's mass on the rule's forbidden cells.
+
+    Conditioning on the rules moves the model by exactly the probability of breaking one, in
+    total variation, so this bounds how far :func:`conditioned` is from the released model.
+
+    Parameters
+    ----------
+    model : GraphicalModel
+        The model.
+    compiled : sequence of CompiledRule
+        The rules.
+
+    Returns
+    -------
+    float
+        In [0, number of rules].
+    """
+    total = max(float(model.total), 1e-300)
+    return math.fsum(float(model.marginal(r.columns)[r.forbidden].sum()) / total for r in compiled)
 
 
 def sample_under_rules(
@@ -165,8 +194,9 @@ def sample_under_rules(
     method : str
         The model's sampling method for the first draw (redraws are iid).
     measurements : sequence of Measurement, optional
-        The release's noisy marginals: the model is then fitted again to them with the rules'
-        zeros (:func:`refitted`) instead of conditioned (:func:`conditioned`).
+        The release's noisy marginals: when the model breaks a rule with probability above
+        :data:`REFIT_ABOVE`, it is then fitted again to them with the rules' zeros
+        (:func:`refitted`); otherwise, and without them, it is conditioned (:func:`conditioned`).
 
     Returns
     -------
@@ -182,7 +212,8 @@ def sample_under_rules(
 
     if not compiled:
         return model.sample(rows, rng, method=method)
-    m = refitted(model, compiled, measurements) if measurements else conditioned(model, compiled)
+    refit = measurements and forbidden_mass(model, compiled) > REFIT_ABOVE
+    m = refitted(model, compiled, measurements) if refit else conditioned(model, compiled)
     codes = m.sample(rows, rng, method=method)
     bad = broken_rows(codes, compiled)
     for _ in range(REDRAWS):

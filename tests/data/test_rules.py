@@ -289,3 +289,18 @@ def test_rules_spanning_too_many_cells_in_all_are_refused():
     many = [f"r{i}: A == {i} and B == 1 -> C == 1" for i in range(20)]  # 20 x 10^6 cells
     with pytest.raises(RuleError, match="in all"):
         compile_rules(many, big)
+
+
+def test_forbidden_mass_is_the_probability_of_a_broken_row_for_one_rule_and_bounds_it_for_many():
+    from ddssp.marginals.rules_model import forbidden_mass
+
+    s = schema()
+    m = _model(s, 4)
+    rows = every_row(s)
+    p = np.ones(len(rows))
+    for clique, lp in zip(m.cliques, m.log_potentials):
+        p *= np.exp(lp[tuple(rows[a].to_numpy() for a in clique)])
+    p /= p.sum()
+    comp = compile_rules(RULES, s)
+    assert forbidden_mass(m, comp[:1]) == pytest.approx(p[broken_rows(rows, comp[:1])].sum(), rel=1e-9)
+    assert forbidden_mass(m, comp) >= p[broken_rows(rows, comp)].sum() - 1e-12
