@@ -16,8 +16,10 @@ A rules file holds one rule per line; blank lines and lines starting with ``#`` 
 How a condition reads a column's levels (the schema's levels, never the data):
 
 * ``==`` and ``!=`` compare the value with each level's label, and, when both are numbers, as
-  numbers (``1`` matches the label ``1.0``). The value must match a level of the column: a rule
-  naming a level the column does not have is refused (a typo would make it empty).
+  numbers (``1`` matches the label ``1.0``). The unquoted word ``missing`` names the column's
+  missing level (``--na-values``; unless a level is labelled ``missing``). The value must match a
+  level of the column: a rule naming a level the column does not have is refused (a typo would
+  make it empty).
 * ``<``, ``<=``, ``>``, ``>=`` need a number. A level whose label (categorical) or representative
   value (numeric levels) is not a number, such as ``N`` or a missing level, satisfies none of them.
   A binned numeric column compares the bin: ``AGEP < 15`` holds on ``[10, 15)`` and fails on
@@ -58,6 +60,8 @@ MAX_RULE_CELLS = 10_000_000
 MAX_RULES_FILE_BYTES = 1_000_000
 
 OPS = ("==", "!=", "<=", ">=", "<", ">")
+#: the unquoted value naming a column's missing level (when no level is labelled so)
+MISSING = "missing"
 _TOKEN = re.compile(r'\s*(?:(->)|(==|!=|<=|>=|<|>)|"([^"]*)"|([^\s"=!<>]+))')
 _NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*:(?!=)")
 
@@ -353,6 +357,8 @@ def _level_truth(column: Any, cond: Condition, rule: str) -> np.ndarray:
         if column.kind == "numeric" and column.edges is None and num is not None:
             vals = np.asarray(column.values, dtype=float)
             eq |= np.isfinite(vals) & (vals == num)
+        if not eq.any() and v == MISSING and not cond.literal and missing is not None:
+            eq[missing] = True  # the column's missing level, whatever its label
         if not eq.any():
             shown = ", ".join(labels[:12]) + (" ..." if n > 12 else "")
             raise RuleError(f"rule {rule!r}: column {column.name!r} has no level {v!r} (its levels: {shown})")

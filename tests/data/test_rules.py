@@ -304,3 +304,15 @@ def test_forbidden_mass_is_the_probability_of_a_broken_row_for_one_rule_and_boun
     comp = compile_rules(RULES, s)
     assert forbidden_mass(m, comp[:1]) == pytest.approx(p[broken_rows(rows, comp[:1])].sum(), rel=1e-9)
     assert forbidden_mass(m, comp) >= p[broken_rows(rows, comp)].sum() - 1e-12
+
+
+def test_the_word_missing_names_the_missing_level():
+    s = Schema(
+        [Column.binned("AGEP", [0, 15, 100], missing="<missing>"), Column.categorical("MSP", ["1", "2"], missing="?")]
+    )
+    f = compile_rules("AGEP < 15 -> MSP == missing", s)[0].forbidden
+    assert f.tolist() == [[True, True, False], [False, False, False], [False, False, False]]
+    with pytest.raises(RuleError, match="has no level 'missing'"):
+        compile_rules('AGEP < 15 -> MSP == "missing"', s)  # quoted: a label, and there is none
+    with pytest.raises(RuleError, match="has no level 'missing'"):
+        compile_rules("AGEP < 15 -> MSP == missing", schema())  # MSP there has no missing level
