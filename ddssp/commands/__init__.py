@@ -378,6 +378,7 @@ FLAGS: dict[str, str] = {
     "DiscoveryOptions.accept_draft=True": "--accept-draft-schema",
     "AimOptions.workload": "--workload",
     "AimOptions.max_cells": "--max-cells",
+    "AimOptions.by": "--by",
     "AimOptions.max_model_size": "--max-model-size",
     "AimOptions.rounds": "--rounds",
     "AimOptions.iters": "--iters",

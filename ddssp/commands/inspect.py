@@ -205,6 +205,11 @@ def run(args) -> int:
         say(line)
     for line in problems(grade):
         say(f"  weak: {with_flags(line)}")
+
+    if s.get("rules"):  # declared, public; no synthetic row breaks one
+        say(f"rules ({len(s['rules'])}, declared, public; synthetic rows follow every one):")
+        for r in s["rules"]:
+            say(f"  {r}")
     return 0
 
 

@@ -266,7 +266,20 @@ def _add_aim_arguments(p) -> None:
         default="all-pairs",
         help="all-pairs (default), target (pairs with --target), or a JSON file of cliques",
     )
+    g.add_argument(
+        "--by",
+        metavar="COLUMN",
+        help="a public grouping column (e.g. a geography the tables are published by): the workload "
+        "becomes the pairs within each group, every marginal (COLUMN, a, b), plus the cliques of a "
+        "--workload file",
+    )
     g.add_argument("--max-cells", type=int, help="drop workload marginals with more cells than this")
+    g.add_argument(
+        "--rules",
+        metavar="FILE",
+        help="consistency rules, one a line (`AGEP < 15 -> MSP == N`): public, charged nothing, written "
+        "into the release; no synthetic row breaks one (see the agency guide)",
+    )
     g.add_argument(
         "--max-model-size",
         type=float,
@@ -452,12 +465,17 @@ def run(args) -> int:
         from ddssp.releasefile import load_signing_key
 
         sign_key = load_signing_key(args.sign_key)  # a bad key fails before the data is read
-    from ddssp.releasefile.model import check_dataset_name
+    from ddssp.releasefile.format import check_dataset_name
 
     check_dataset_name(args.dataset_name)
     _check_model_size(args.max_model_size)
     schema, cat = load_declared(decl, args.categorical)
     hints(args)  # a bad dictionary or hint fails before the data is read
+
+    if args.rules is not None:
+        from ddssp.data.rules import load_rules
+
+        args.rules = load_rules(args.rules)  # a bad rules file fails before the data is read
     from ddssp.progress import PhaseProgress
 
     progress = PhaseProgress(quiet=args.quiet, verbose=args.verbose)
@@ -550,6 +568,7 @@ def aim_options(args):
         iters=args.iters,
         engine=args.engine,
         target_share=args.target_share,
+        by=args.by,
     )
 
 
@@ -581,6 +600,7 @@ def _release(args, progress, eps, delta, schema, cat):
                 seed=args.seed,
                 insecure_seed=args.insecure_seed,
                 progress=_events(args, progress),
+                rules=args.rules,
             )
         for w in cw:
             if issubclass(w.category, ClipWarning):  # a note of one column, or one merging many
@@ -688,6 +708,8 @@ def _report(args, rel, out, eps, delta, t0) -> None:
                 if s["discovery"]["entries"]
                 else ""
             )
-            + f"). Wall time {time.perf_counter() - t0:.1f} s. "
+            + ")"
+            + (f"; {len(rel.rules)} declared rules, followed by every synthetic row" if rel.rules else "")
+            + f". Wall time {time.perf_counter() - t0:.1f} s. "
             f"Wrote {out}; inspect it with `ddssp inspect {out}`."
         )

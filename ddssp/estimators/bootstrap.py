@@ -442,7 +442,7 @@ def iter_bootstrap_models(
     schema = getattr(source, "schema", None)
     if schema is None:
         return models
-    from ddssp.releasefile.model import structural_zero_model
+    from ddssp.releasefile.conditions import structural_zero_model
 
     return (structural_zero_model(schema, m) for m in models)
 

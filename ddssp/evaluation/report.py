@@ -131,6 +131,9 @@ def evaluate(
 
     raw = given if encoded else pd.concat([data, given.drop(columns=list(data.columns))], axis=1)
     res["grade"] = grade_vs_data(rel, raw, codes, res["one_way"])
+
+    if rel.rules:  # the release's declared rules are counted on the synthetic rows and the data
+        rules = _with_declared_rules(rules, rel, encoded)
     asked = (synthetic, synthetic_rows, group, quasi_identifiers, rules, exclude, fractions, edges)
     if any(x is not None for x in asked):
         from ddssp.evaluation.agency import DEFAULT_FRACTIONS, agency_scores
@@ -164,6 +167,24 @@ def evaluate(
             edges=edges,
         )
     return QualityReport(res, list(rel.schema.names))
+
+
+def _with_declared_rules(rules: Any, rel: Any, encoded: bool) -> list:
+    """The caller's rule predicates (see :func:`ddssp.evaluation.agency.rule_violations`) followed by
+    one predicate per rule of the release, named by the rule, reading rows in the data's own values
+    (or codes, for ``encoded``) under the release's schema."""
+    from ddssp.evaluation.agency import _rule_list
+
+    out = _rule_list(rules) if rules is not None else []
+    for comp in rel.compiled_rules():
+        sub = rel.schema.subset(comp.columns)
+
+        def broken(df: pd.DataFrame, comp: Any = comp, sub: Any = sub) -> Any:
+            cols = df[list(comp.columns)]
+            return comp.broken(cols if encoded else sub.encode(cols))
+
+        out.append((f"declared {comp.rule.name}", broken))
+    return out
 
 
 class QualityReport:

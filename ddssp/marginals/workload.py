@@ -125,6 +125,51 @@ def target_pairs(domain: Domain, target: str, max_cells: int | None = None) -> W
     return cap_cells(wl, domain, max_cells) if max_cells is not None else wl
 
 
+def grouped_pairs(
+    domain: Domain, by: str, max_cells: int | None = None, max_cliques: int = MAX_WORKLOAD_CLIQUES
+) -> Workload:
+    """The pairs within each group: every three-way marginal (``by``, a, b), weight 1.
+
+    A publication by geography (tables per PUMA, county, ...) reads each pair of columns inside
+    each group; this workload asks AIM for exactly those. With one other column, the workload is
+    the pair (``by``, that column). The group column's own one-way and two-way marginals are in
+    the downward closure AIM selects from.
+
+    Parameters
+    ----------
+    domain : dict
+        ``{column: size}``.
+    by : str
+        The public grouping column.
+    max_cells : int, optional
+        Drop marginals with more cells (:func:`cap_cells`).
+    max_cliques : int
+        At most this many triples (the release file's clique limit): beyond it, each other column is
+        paired within the group with the columns that follow it in domain order (:func:`circular_pairs`).
+
+    Returns
+    -------
+    Workload
+
+    Raises
+    ------
+    WorkloadError
+        When ``by`` is not in the domain, it is the only column, or the cap leaves nothing.
+    """
+    if by not in domain:
+        raise WorkloadError(
+            f"grouping column {by!r} (AimOptions.by) is not in the domain (columns: {', '.join(domain)})"
+        )
+    others = {a: n for a, n in domain.items() if a != by}
+    if not others:
+        raise WorkloadError(f"grouping by {by!r} needs at least one other column")
+    if len(others) == 1:
+        wl: Workload = [((by, next(iter(others))), 1.0)]
+    else:
+        wl = [((by, *cl), w) for cl, w in all_pairs(others, max_pairs=max_cliques)]
+    return cap_cells(wl, domain, max_cells) if max_cells is not None else wl
+
+
 def cap_cells(workload: Workload, domain: Domain, max_cells: int) -> Workload:
     """Drop workload cliques whose marginal has more than ``max_cells`` cells.
 

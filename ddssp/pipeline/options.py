@@ -234,6 +234,9 @@ class AimOptions:
         With a target, the share of AIM's budget, in (0, 1), of its first phase: the target's
         one-way marginal and its pair with every other column, measured before the adaptive rounds
         (default :data:`~ddssp.marginals.aim_settings.DEFAULT_TARGET_SHARE`). Unused without a target.
+    by : str, optional
+        A public grouping column (a geography the tables are published by): the workload becomes the
+        pairs within each group, every marginal (by, a, b) (:func:`~ddssp.pipeline.plan.build_workload`).
 
     Attributes
     ----------
@@ -254,6 +257,7 @@ class AimOptions:
     iters: int | None = None
     engine: str = "numpy"
     target_share: float | None = None
+    by: str | None = None
     settings: AIMSettings = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -265,6 +269,8 @@ class AimOptions:
                 f"AimOptions.workload must be 'all-pairs', 'target', a workload file or a list of (clique, weight), "
                 f"got {type(w).__name__}"
             )
+        if self.by is not None and (not isinstance(self.by, str) or not self.by):
+            raise WorkloadError(f"AimOptions.by must be a column name or None, got {self.by!r}")
         _positive_int_or_none(self.max_cells, "AimOptions.max_cells", WorkloadError)
         _positive_int_or_none(self.rounds, "AimOptions.rounds", WorkloadError)
         _positive_int_or_none(self.iters, "AimOptions.iters", WorkloadError)

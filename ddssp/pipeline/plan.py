@@ -505,7 +505,9 @@ def plan_source(
     return source, plan
 
 
-def build_workload(workload: Any, domain: Domain, target: str | None, max_cells: int | None = None):
+def build_workload(
+    workload: Any, domain: Domain, target: str | None, max_cells: int | None = None, by: str | None = None
+):
     """The release's workload from its specification, validated against the domain.
 
     Parameters
@@ -519,6 +521,11 @@ def build_workload(workload: Any, domain: Domain, target: str | None, max_cells:
         The target column ('target' needs one).
     max_cells : int, optional
         Drop cliques with more cells (not applied to an explicit list).
+    by : str, optional
+        A public grouping column (``AimOptions.by``): 'all-pairs' becomes the pairs within each group
+        (every marginal (by, a, b), :func:`~ddssp.marginals.workload.grouped_pairs`); 'target' the
+        target's marginals within each group; a file or a list of cliques is kept and the pairs
+        within each group are added to it.
 
     Returns
     -------
@@ -531,19 +538,32 @@ def build_workload(workload: Any, domain: Domain, target: str | None, max_cells:
     """
     from ddssp.marginals import workload as wl
 
+    if by is not None and by not in domain:
+        raise WorkloadError(
+            f"grouping column {by!r} (AimOptions.by) is not in the release's columns: {', '.join(domain)}"
+        )
     if isinstance(workload, str) and workload == "all-pairs" and len(domain) == 1:
         # one column (declared so, or the only one discovery kept): pairs need two, so its one-way marginal
         w = [((next(iter(domain)),), 1.0)]
     elif isinstance(workload, str) and workload == "all-pairs":
-        w = wl.all_pairs(domain, max_cells=max_cells)
+        w = wl.grouped_pairs(domain, by, max_cells) if by is not None else wl.all_pairs(domain, max_cells=max_cells)
     elif isinstance(workload, str) and workload == "target":
         if target is None:
             raise WorkloadError("workload 'target' needs a target column (the target parameter)")
         w = wl.target_pairs(domain, target, max_cells=max_cells)
+        if by is not None:
+            seen: set[frozenset] = set()
+            grouped = [(c if by in c else (by, *c), wt) for c, wt in w]
+            w = [(c, wt) for c, wt in grouped if not (frozenset(c) in seen or seen.add(frozenset(c)))]
+            w = wl.cap_cells(w, domain, max_cells) if max_cells is not None else w
     elif isinstance(workload, (str, Path)):
         w = wl.load_workload(workload, domain)
         if max_cells is not None:
             w = wl.cap_cells(w, domain, max_cells)
+        if by is not None:
+            w = w + wl.grouped_pairs(domain, by, max_cells)
     else:
         w = [(tuple(c), float(wt)) for c, wt in workload]
+        if by is not None:
+            w = w + wl.grouped_pairs(domain, by, max_cells)
     return wl.validate_workload(w, domain)

@@ -48,6 +48,7 @@ def release(
     insecure_seed: int | None = None,
     progress: bool | Callable[[Any], None] | None = None,
     plan: SchemaPlan | None = None,
+    rules: Any = None,
 ) -> Release:
     """Run AIM on ``data`` and return the release; the budget (eps, delta) is converted to zCDP and
     spent in full.
@@ -92,6 +93,11 @@ def release(
     plan : SchemaPlan, optional
         A schema and its ledger from :func:`plan_schema`, used as they are (its noise source is
         its own).
+    rules : str, Path or sequence of str, optional
+        Declared consistency rules (:mod:`ddssp.data.rules`): a rules file, its text, or rule strings.
+        Public input, charged nothing: they are checked against the schema before AIM runs (a
+        discovered schema is known only after discovery), written into the release, and no
+        synthetic row breaks one.
 
     Returns
     -------
@@ -112,6 +118,7 @@ def release(
     aim = AimOptions() if aim is None else aim
     check_options(read, discovery, aim)
     eps, delta = check_eps(eps), check_delta(delta)
+    declared_rules = _read_rules(rules)  # a rules file is read (and refused) before the data
     created = _dt.datetime.now(_dt.UTC).date().isoformat()  # taken before the data is read
     noise = make_noise(insecure_seed)  # the release's one noise source: discovery draws first, then AIM
     context: dict[str, Any] = {}
@@ -119,6 +126,7 @@ def release(
         budget = (eps, delta)
         source, plan = _planned(data, schema, budget, read, discovery, plan, noise, tell)
         context["discovered"] = set(plan.discovered)
+        rule_texts = _checked_rules(declared_rules, plan.schema)
         result = _measure(source, plan, target, aim, make_rng(seed), noise, tell)
         rel = Release(
             schema=plan.schema,
@@ -133,6 +141,7 @@ def release(
             info=_public_info(result, read),
             noise=noise.describe(),
             schema_status=plan.status,
+            rules=rule_texts,
             local_info={k: v for k, v in dict(result.info).items() if k != "settings"} | {"rounds": int(result.rounds)},
             evidence={"clipped": dict(plan.clipped), "dropped": dict(plan.dropped)},
         )
@@ -151,6 +160,20 @@ def _warn_weak(rel: Release, tell: Callable[[Any], None]) -> None:
         w = WeakReleaseWarning(f"weak release: {line}")
         tell(Notice(w))
         warnings.warn(w, stacklevel=3)
+
+
+def _read_rules(rules: Any) -> list[Any]:
+    """The declared rules, read (:func:`ddssp.data.rules.as_rules`)."""
+    from ddssp.data.rules import as_rules
+
+    return as_rules(rules)
+
+
+def _checked_rules(rules: list[Any], schema: Any) -> list[str]:
+    """The declared rules compiled under the schema (a RuleError otherwise), as their canonical text."""
+    from ddssp.data.rules import compile_rules
+
+    return [c.rule.text for c in compile_rules(rules, schema)] if rules else []
 
 
 @contextlib.contextmanager
@@ -242,7 +265,7 @@ def _measure(
                 spark_master=read.spark_master,
             )
 
-    w = build_workload(aim.workload, schema.domain, target, aim.max_cells)
+    w = build_workload(aim.workload, schema.domain, target, aim.max_cells, by=aim.by)
     check_release_size(schema.domain, w, aim.rounds, plan.ledger)  # what the reader would refuse, before AIM
     rho_aim = plan.ledger.rho_budget - plan.ledger.spent
     if not rho_aim > 0:

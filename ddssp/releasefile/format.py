@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ddssp.errors import DDSSPError
+
 FORMAT = "ddssp-release"
 FORMAT_VERSION = 2
 #: ``schema_status`` values recorded in a release
@@ -136,3 +138,44 @@ def json_bytes(obj: Any) -> bytes:
         For NaN or infinite floats.
     """
     return json.dumps(obj, indent=1, sort_keys=False, allow_nan=False).encode("utf-8")
+
+
+def check_dataset_name(name: Any) -> None:
+    """Refuse a data-set name unless it is None or a non-empty line of at most 200 characters.
+
+    Parameters
+    ----------
+    name : any
+        The name.
+
+    Raises
+    ------
+    DDSSPError
+        For an invalid name.
+    """
+    if name is not None and (
+        not isinstance(name, str) or not name.strip() or len(name) > 200 or any(c in name for c in "\r\n")
+    ):
+        raise DDSSPError("--dataset-name must be a non-empty line of at most 200 characters")
+
+
+def check_rows(rows: Any) -> int:
+    """A requested number of rows as an int.
+
+    Parameters
+    ----------
+    rows : any
+        The value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    DDSSPError
+        Unless it is a positive integer.
+    """
+    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
+        raise DDSSPError(f"rows must be a positive integer, got {rows!r}")
+    return int(rows)

@@ -12,12 +12,15 @@ import numpy as np
 
 from ddssp._version import __version__
 from ddssp.errors import DDSSPError, ReleaseFileError, SchemaError
+from ddssp.releasefile.conditions import sample_under_rules, stored_rules, structural_zero_model
 from ddssp.releasefile.format import (
     FORMAT,
     FORMAT_VERSION,
     SCHEMA_DECLARED,
     SCHEMA_NOT_PRIVATE,
+    check_dataset_name,
     check_reading,
+    check_rows,
     is_integral,
 )
 from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
@@ -92,6 +95,10 @@ class Release:
     evidence : dict
         Discovery's public evidence for :meth:`grade` (noisy clipped shares of numeric columns, why
         columns were left out), written to the file's optional ``grade_evidence`` section.
+
+    rules : list of str
+        Declared consistency rules (:mod:`ddssp.data.rules`, public input, charged nothing), in their
+        canonical text: synthetic rows never break one.
     """
 
     schema: Any  # ddssp.data.schema.Schema
@@ -113,6 +120,7 @@ class Release:
     dataset_name: str | None = field(default=None, compare=False)
     manifest_bytes: bytes | None = field(default=None, repr=False, compare=False)
     evidence: dict[str, Any] = field(default_factory=dict, repr=False)
+    rules: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # levels the schema marks empty (structural zeros) get no mass: the model is conditioned on
@@ -236,8 +244,19 @@ class Release:
         from ddssp.dp import make_rng
 
         rows = check_rows(rows)
-        codes = self.model.sample(rows, make_rng(seed), method="rounded")
+        codes = sample_under_rules(self, rows, make_rng(seed), method="rounded")
         return codes[self.schema.names]
+
+    def compiled_rules(self) -> list[Any]:
+        """The release's rules compiled under its schema (:func:`ddssp.data.rules.compile_rules`).
+
+        Returns
+        -------
+        list of CompiledRule
+        """
+        from ddssp.data.rules import compile_rules
+
+        return compile_rules(list(self.rules), self.schema) if self.rules else []
 
     def synthesize(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         """Synthetic records decoded to the schema's labels and numeric values.
@@ -369,6 +388,7 @@ class Release:
             "model_cliques": [list(c) for c in self.model.cliques],
             "model_total": self.total,
             "workload_size": len(self.workload),
+            "rules": list(self.rules),
             "info": self.info,
         }
 
@@ -418,6 +438,9 @@ class Release:
         evidence = evidence_section(self.evidence.get("clipped", {}), self.evidence.get("dropped", {}))
         if evidence:  # optional: a release without discovery evidence writes none (as older versions)
             doc[SECTION] = evidence
+
+        if self.rules:
+            doc["rules"] = list(self.rules)
         return doc, arrays
 
     def save(
@@ -543,6 +566,7 @@ class Release:
                 noise=dict(noise),
                 schema_status=str(doc.get("schema_status", SCHEMA_DECLARED)),
                 evidence=evidence,
+                rules=stored_rules(doc.get("rules", []), schema),
             )
         except ReleaseFileError:
             raise
@@ -662,72 +686,3 @@ class Release:
         from ddssp.releasefile.selfcheck import self_check
 
         return self_check(self, stated_rho_spent)
-
-
-def structural_zero_model(schema: Any, model: Any) -> Any:
-    """The model conditioned on the levels ``schema`` marks empty (no mass on them); itself when none.
-
-    Post-processing of the model: see :func:`ddssp.marginals.model.with_structural_zeros`.
-
-    Parameters
-    ----------
-    schema : ddssp.data.Schema
-        The release's schema (its columns' ``empty`` levels).
-    model : ddssp.marginals.model.GraphicalModel
-        The fitted model.
-
-    Returns
-    -------
-    GraphicalModel
-    """
-    zeros = {}
-    for c in getattr(schema, "columns", ()):
-        if c.empty:
-            code = {x: i for i, x in enumerate(c.labels)}
-            zeros[c.name] = [code[x] for x in c.empty]
-    if not zeros:
-        return model
-    from ddssp.marginals.model import with_structural_zeros
-
-    return with_structural_zeros(model, zeros)
-
-
-def check_dataset_name(name: Any) -> None:
-    """Refuse a data-set name unless it is None or a non-empty line of at most 200 characters.
-
-    Parameters
-    ----------
-    name : any
-        The name.
-
-    Raises
-    ------
-    DDSSPError
-        For an invalid name.
-    """
-    if name is not None and (
-        not isinstance(name, str) or not name.strip() or len(name) > 200 or any(c in name for c in "\r\n")
-    ):
-        raise DDSSPError("--dataset-name must be a non-empty line of at most 200 characters")
-
-
-def check_rows(rows: Any) -> int:
-    """A requested number of rows as an int.
-
-    Parameters
-    ----------
-    rows : any
-        The value.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    DDSSPError
-        Unless it is a positive integer.
-    """
-    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
-        raise DDSSPError(f"rows must be a positive integer, got {rows!r}")
-    return int(rows)

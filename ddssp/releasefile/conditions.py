@@ -1,0 +1,56 @@
+"""What a release's model is conditioned on: the levels its schema marks empty and its declared rules.
+
+Both are public (post-processing of noisy outputs, or declared input), so conditioning on them costs
+nothing; :class:`~ddssp.releasefile.model.Release` applies them on load and when sampling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def structural_zero_model(schema: Any, model: Any) -> Any:
+    """The model conditioned on the levels ``schema`` marks empty (no mass on them); itself when none.
+
+    Post-processing of the model: see :func:`ddssp.marginals.model.with_structural_zeros`.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The release's schema (its columns' ``empty`` levels).
+    model : ddssp.marginals.model.GraphicalModel
+        The fitted model.
+
+    Returns
+    -------
+    GraphicalModel
+    """
+    zeros = {}
+    for c in getattr(schema, "columns", ()):
+        if c.empty:
+            code = {x: i for i, x in enumerate(c.labels)}
+            zeros[c.name] = [code[x] for x in c.empty]
+    if not zeros:
+        return model
+    from ddssp.marginals.model import with_structural_zeros
+
+    return with_structural_zeros(model, zeros)
+
+
+def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
+    """Codes drawn from the release's model; with rules, from the model fitted again to its noisy
+    marginals with the rules' structural zeros (:mod:`ddssp.marginals.rules_model`)."""
+    from ddssp.marginals.rules_model import sample_under_rules as sample
+
+    compiled = rel.compiled_rules()
+    return sample(rel.model, compiled, rows, rng, method=method, measurements=rel.measurements)
+
+
+def stored_rules(stored: Any, schema: Any) -> list[str]:
+    """The rules of a release document, read and compiled under its schema (a RuleError otherwise),
+    as their canonical text."""
+    from ddssp.data.rules import MAX_RULES, RuleError, compile_rules
+
+    if not isinstance(stored, list) or len(stored) > MAX_RULES or not all(isinstance(r, str) for r in stored):
+        raise RuleError(f"rules must be a list of at most {MAX_RULES} rule strings")
+    return [c.rule.text for c in compile_rules(stored, schema)]
