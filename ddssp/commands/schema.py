@@ -132,7 +132,7 @@ def add_arguments(p) -> None:
         "columns are left out, with one warning listing them)",
     )
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
-    from ddssp.commands.release import add_hint_arguments
+    from ddssp.commands.hints import add_hint_arguments
 
     add_hint_arguments(p)
 
@@ -214,7 +214,7 @@ def _from_dictionary(args) -> int:
     """Write a ddssp codebook from a data dictionary, with the hint flags over it; reads no data."""
     import sys
 
-    from ddssp.commands.release import hints
+    from ddssp.commands.hints import hints
     from ddssp.data.dictionary import load_codebook
     from ddssp.data.fileio import check_output_path
     from ddssp.data.safetext import terminal_text
@@ -247,7 +247,7 @@ def _discover(args) -> int:
     import sys
     import warnings
 
-    from ddssp.commands.release import hints
+    from ddssp.commands.hints import hints
     from ddssp.data.fileio import check_output_path
     from ddssp.data.safetext import terminal_text
     from ddssp.dp import check_delta, check_eps

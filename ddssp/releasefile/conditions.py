@@ -39,7 +39,24 @@ def structural_zero_model(schema: Any, model: Any) -> Any:
 
 def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
     """Codes drawn from the release's model; with rules, from the model fitted again to its noisy
-    marginals with the rules' structural zeros (:mod:`ddssp.marginals.rules_model`)."""
+    marginals with the rules' structural zeros (:mod:`ddssp.marginals.rules_model`).
+
+    Parameters
+    ----------
+    rel : ddssp.releasefile.model.Release
+        The release.
+    rows : int
+        Rows to draw.
+    rng : numpy.random.Generator
+        Post-processing randomness.
+    method : str
+        The model's sampling method (``"rounded"`` or ``"iid"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Integer codes, one column per schema column.
+    """
     from ddssp.marginals.rules_model import sample_under_rules as sample
 
     compiled = rel.compiled_rules()
@@ -47,8 +64,24 @@ def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
 
 
 def stored_rules(stored: Any, schema: Any) -> list[str]:
-    """The rules of a release document, read and compiled under its schema (a RuleError otherwise),
-    as their canonical text."""
+    """The rules of a release document, read and compiled under its schema, as their canonical text.
+
+    Parameters
+    ----------
+    stored : any
+        The document's ``rules`` member (a list of rule strings).
+    schema : ddssp.data.Schema
+        The release's schema.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ddssp.data.rules.RuleError
+        For anything but a short list of rules that compile under ``schema``.
+    """
     from ddssp.data.rules import MAX_RULES, RuleError, compile_rules
 
     if not isinstance(stored, list) or len(stored) > MAX_RULES or not all(isinstance(r, str) for r in stored):

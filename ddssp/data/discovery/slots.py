@@ -151,7 +151,18 @@ def parse_times_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> dict[s
 
 
 def slot_index(v: np.ndarray) -> np.ndarray:
-    """The scan slot of each number in ``v`` (no NaN)."""
+    """The scan slot of each number in ``v``.
+
+    Parameters
+    ----------
+    v : numpy.ndarray
+        Float values, no NaN.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 slot indices, ``0..N_SLOTS-1``.
+    """
     slot = np.full(v.shape, ZERO_SLOT, dtype=np.int64)
     a = np.abs(v)
     with np.errstate(divide="ignore", invalid="ignore"):
