@@ -81,7 +81,7 @@ def test_all_rows_clipped_by_a_tiny_declared_range_is_flagged_and_warned():
     assert g.clip_source == "declared" and g.end_bin > 0.9
     assert "x" in rel.grade().weak
     assert any("clipped into the end bins of 'x'" in str(w.message) for w in weak)
-    assert any("schema file" in p for p in problems(rel.grade()))
+    assert any("DiscoveryOptions.hints bounds" in p for p in problems(rel.grade()))
 
 
 def test_a_strong_column_at_large_n_is_not_flagged():
@@ -226,6 +226,6 @@ def test_cli_warns_of_a_fully_clipped_column(tmp_path, capsys):
     assert main([str(a) for a in [*argv, "-o", tmp_path / "t.release"]]) == 0
     err = capsys.readouterr().err
     weak = [ln for ln in err.splitlines() if ln.startswith("ddssp: WARNING: weak release:")]
-    assert any("end bins of 'x'" in ln and "--schema file" in ln for ln in weak), err
+    assert any("end bins of 'x'" in ln and "--bounds COL=LO:HI" in ln for ln in weak), err
     local = [ln for ln in err.splitlines() if ln.startswith("ddssp: WARNING (local, not released)")]
     assert local and "'x' 100%" in local[0], err
