@@ -128,6 +128,9 @@ def release(
         context["discovered"] = set(plan.discovered)
         rule_texts = _checked_rules(declared_rules, plan.schema)
         result = _measure(source, plan, target, aim, make_rng(seed), noise, tell)
+        from ddssp.releasefile.conditions import empty_from_measurements
+
+        empty_from_measurements(plan.schema, result.measurements, plan.discovered)
         rel = Release(
             schema=plan.schema,
             model=result.model,

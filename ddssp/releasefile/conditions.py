@@ -87,3 +87,59 @@ def stored_rules(stored: Any, schema: Any) -> list[str]:
     if not isinstance(stored, list) or len(stored) > MAX_RULES or not all(isinstance(r, str) for r in stored):
         raise RuleError(f"rules must be a list of at most {MAX_RULES} rule strings")
     return [c.rule.text for c in compile_rules(stored, schema)]
+
+
+def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> list[str]:
+    """Mark a discovered column's catch-all level empty when AIM's noisy marginals bound it near 0.
+
+    Discovery decides whether a column's catch-all level (``<other>``: labels it did not release)
+    holds rows from its own noisy counts, whose noise on a small table is as large as a label
+    (:func:`ddssp.data.discovery.labels.other_shows`). AIM's measurements of the column are usually
+    far less noisy (a one-way marginal, a target's pairs): each gives an unbiased noisy count of the
+    level (its cells summed, noise variance ``sigma**2`` per cell), and their independent noises
+    combine by inverse variance. The level is marked empty by the same rule as in discovery: the
+    combined count is under ``OTHER_SDS`` sds and stays, with as many sds, under ``OTHER_SHARE`` of
+    the column's noisy total. Post-processing of noisy measurements already charged to the ledger.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The release's schema; columns are changed in place.
+    measurements : list of ddssp.marginals.aim.Measurement
+        AIM's noisy marginals.
+    columns : iterable of str
+        The discovered columns (only their catch-all levels are decided here; a declared level is
+        the publisher's).
+
+    Returns
+    -------
+    list of str
+        The columns whose catch-all level was marked empty.
+    """
+    import numpy as np
+
+    from ddssp.data.discovery.labels import OTHER_SDS, OTHER_SHARE
+
+    marked = []
+    for name in columns:
+        col = schema.column(name) if name in schema else None
+        if col is None or col.kind != "categorical" or col.missing is None or col.missing in col.empty:
+            continue
+        k = list(col.labels).index(col.missing)
+        w = x = wt = xt = 0.0
+        for m in measurements:
+            if name not in m.clique:
+                continue
+            v = np.moveaxis(np.asarray(m.values, dtype=float), m.clique.index(name), 0)
+            cells = v[0].size
+            var = float(m.sigma) ** 2 * cells
+            w, x = w + 1.0 / var, x + float(v[k].sum()) / var
+            var_t = float(m.sigma) ** 2 * v.size
+            wt, xt = wt + 1.0 / var_t, xt + float(v.sum()) / var_t
+        if w == 0.0:
+            continue
+        est, sd, total = x / w, (1.0 / w) ** 0.5, xt / wt
+        if est < OTHER_SDS * sd and est + OTHER_SDS * sd < OTHER_SHARE * total:
+            col.with_empty([*col.empty, col.missing])
+            marked.append(name)
+    return marked
