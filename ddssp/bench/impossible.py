@@ -220,7 +220,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     bar = ctx.progress(len(plan), s["name"])
     try:
         for t, df, size, method, args, i in plan:
-            cell = _run_one(t, df, size, method, args, i, s, work, Release)
+            cell = _run_one(t, df, size, method, args, i, s, work, Release, ctx.outdir / "kept")
             rows.extend(cell)
             bar.update(1)
     finally:
@@ -233,9 +233,22 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
 
 
 def _run_one(
-    t: dict, df: pd.DataFrame, size: Any, method: str, args: list[str], trial: int, s: dict, work: Path, Release: Any
+    t: dict,
+    df: pd.DataFrame,
+    size: Any,
+    method: str,
+    args: list[str],
+    trial: int,
+    s: dict,
+    work: Path,
+    Release: Any,
+    keep: Path,
 ) -> list[dict]:
-    """One fresh release of one sample, its synthetic rows and their counts (one row per metric)."""
+    """One fresh release of one sample, its synthetic rows and their counts (one row per metric).
+
+    A release whose synthetic rows hold an impossible value, or a value outside the real range by
+    more than one bin width, is moved to ``keep`` (for its schema and ledger to be read afterwards: a
+    fresh release with secure noise cannot be made again); the others are deleted."""
     n = min(len(df), s["max_rows"]) if size == "full" else int(size)
     sample = df
     if n < len(df):
@@ -261,6 +274,9 @@ def _run_one(
         metrics.update(impossible_counts(real[released], synth, rel.schema, t["clock_hhmm"]))
         kinds = {c: column_kind(real[c], c in t["dates"]) for c in released}
         metrics["tv1"], metrics["tv2"] = tv_distances(real[released], synth, kinds, s["max_pairs"], stem)
+        if metrics.get("impossible", 0) > 0 or metrics.get("out_of_range", 0) > 0:
+            keep.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(rel_path), str(keep / rel_path.name))
         rel_path.unlink(missing_ok=True)
     note = " | ".join(x for x in notes if x)
     cell = {"method": method, "table": t["name"], "sample": str(size), "rows": len(sample), "epsilon": s["eps"]}
