@@ -402,7 +402,7 @@ def run(args) -> int:
     check_dataset_name(args.dataset_name)
     _check_model_size(args.max_model_size)
     schema, cat = load_declared(decl, args.categorical)
-    hints(args)  # a bad dictionary or hint fails before the data is read
+    book = hints(args)  # a bad dictionary or hint fails before the data is read
 
     if args.rules is not None:
         from ddssp.data.rules import load_rules
@@ -413,7 +413,7 @@ def run(args) -> int:
     progress = PhaseProgress(quiet=args.quiet, verbose=args.verbose)
     try:
         with flag_errors():
-            rel = _release(args, progress, eps, delta, schema, cat)
+            rel = _release(args, progress, eps, delta, schema, cat, book)
         progress.start("writing")
         rel.save(out, force=args.force, inputs=[args.data], sign_key=sign_key, dataset_name=args.dataset_name)
     finally:
@@ -446,7 +446,7 @@ def read_options(args):
     )
 
 
-def discovery_options(args, categorical):
+def discovery_options(args, categorical, book):
     """The discovery arguments as :class:`~ddssp.pipeline.DiscoveryOptions` (every undeclared column
     is discovered).
 
@@ -456,6 +456,8 @@ def discovery_options(args, categorical):
         The parsed command line.
     categorical : list of str or None
         The categorical columns left for discovery (see :func:`load_declared`).
+    book : Codebook
+        The public knowledge per column (:func:`ddssp.commands.hints.hints`).
 
     Returns
     -------
@@ -463,7 +465,6 @@ def discovery_options(args, categorical):
     """
     from ddssp.pipeline import DEFAULT_DISCOVERY_SHARE, DiscoveryOptions
 
-    book = hints(args)
     return DiscoveryOptions(
         share=DEFAULT_DISCOVERY_SHARE if args.discovery_share is None else args.discovery_share,
         categorical=categorical or (),
@@ -504,7 +505,7 @@ def aim_options(args):
     )
 
 
-def _release(args, progress, eps, delta, schema, cat):
+def _release(args, progress, eps, delta, schema, cat, book):
     """The Release, not yet saved: the options from the arguments, the pipeline's events and the
     clipping notes printed."""
     import warnings
@@ -527,7 +528,7 @@ def _release(args, progress, eps, delta, schema, cat):
                 delta=delta,
                 target=args.target,
                 read=read_options(args),
-                discovery=discovery_options(args, cat),
+                discovery=discovery_options(args, cat, book),
                 aim=aim_options(args),
                 seed=args.seed,
                 insecure_seed=args.insecure_seed,

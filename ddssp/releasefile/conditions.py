@@ -97,9 +97,8 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
     (:func:`ddssp.data.discovery.labels.other_shows`). AIM's measurements of the column are usually
     far less noisy (a one-way marginal, a target's pairs): each gives an unbiased noisy count of the
     level (its cells summed, noise variance ``sigma**2`` per cell), and their independent noises
-    combine by inverse variance. The level is marked empty by the same rule as in discovery: the
-    combined count is under ``OTHER_SDS`` sds and stays, with as many sds, under ``OTHER_SHARE`` of
-    the column's noisy total. Post-processing of noisy measurements already charged to the ledger.
+    combine by inverse variance. The level is marked empty by discovery's rule
+    (:func:`~ddssp.data.discovery.labels.other_bounded`) on the combined count. Post-processing of noisy measurements already charged to the ledger.
 
     Parameters
     ----------
@@ -118,7 +117,7 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
     """
     import numpy as np
 
-    from ddssp.data.discovery.labels import OTHER_SDS, OTHER_SHARE
+    from ddssp.data.discovery.labels import other_bounded
 
     marked = []
     for name in columns:
@@ -138,8 +137,7 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
             wt, xt = wt + 1.0 / var_t, xt + float(v.sum()) / var_t
         if w == 0.0:
             continue
-        est, sd, total = x / w, (1.0 / w) ** 0.5, xt / wt
-        if est < OTHER_SDS * sd and est + OTHER_SDS * sd < OTHER_SHARE * total:
+        if other_bounded(x / w, (1.0 / w) ** 0.5, xt / wt):
             col.with_empty([*col.empty, col.missing])
             marked.append(name)
     return marked

@@ -273,7 +273,31 @@ def other_shows(
         return True
     rest = total - math.fsum(released.values())
     sd = math.sqrt(total_sd**2 + math.fsum(sds[k] ** 2 for k in released))
-    return rest >= OTHER_SDS * sd or rest + OTHER_SDS * sd > OTHER_SHARE * total
+    return not other_bounded(rest, sd, total)
+
+
+def other_bounded(rest: float, sd: float, total: float) -> bool:
+    """Whether a noisy count of the rows outside the released labels bounds them near none.
+
+    True when ``rest`` is under ``OTHER_SDS`` sds (the rows do not show) and ``rest`` plus as many
+    sds stays within ``OTHER_SHARE`` of ``total`` (the noisy counts bound them to a few percent).
+    The one rule of an empty catch-all level, in discovery (:func:`other_shows`) and after AIM
+    (:func:`ddssp.releasefile.conditions.empty_from_measurements`). Post-processing.
+
+    Parameters
+    ----------
+    rest : float
+        The noisy count of those rows.
+    sd : float
+        Its noise sd.
+    total : float
+        The column's noisy total.
+
+    Returns
+    -------
+    bool
+    """
+    return rest < OTHER_SDS * sd and rest + OTHER_SDS * sd <= OTHER_SHARE * total
 
 
 def _whole_levels(name: str, labels: dict[str, float], has_missing: bool) -> Column | None:
