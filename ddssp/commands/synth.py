@@ -98,5 +98,35 @@ def _write(rel, args, out):
     df = rel.synthesize(args.rows, args.seed)
     markers = rel.reading["na_values"]
     na_rep = args.na_rep if args.na_rep is not None else (markers[0] if markers else "")
-    write_table(df, out, raw_cells=args.raw_cells, na_rep=na_rep, integers=whole_number_columns(rel.schema))
+    integers = whole_number_columns(rel.schema)
+    written = df
+    if args.na_rep is None:
+        written, integers = _declared_markers(df, rel.schema, integers, na_rep)
+    write_table(written, out, raw_cells=args.raw_cells, na_rep=na_rep, integers=integers)
     return df
+
+
+def _declared_markers(df, schema, integers, na_rep):
+    """``df`` with the missing cells of each numeric column whose schema names its missing level
+    by a declared marker (a codebook's ``"missing": "N"``) written as that marker, the column's
+    numbers as text (whole numbers without ``.0``); returns the table and the integer columns left
+    to ``write_table``. A categorical column decodes to its marker already; the other missing cells
+    keep ``na_rep``. Reads the public schema only."""
+    import numpy as np
+
+    from ddssp.data.columns import INFER_MISSING_LABEL
+
+    out = df
+    integers = list(integers)
+    for col in schema.columns:
+        marker = col.missing
+        if col.kind != "numeric" or marker is None or marker in (INFER_MISSING_LABEL, na_rep) or col.name not in df:
+            continue
+        x = df[col.name].to_numpy(dtype=float, na_value=np.nan)
+        whole = col.name in integers
+        text = [marker if np.isnan(v) else (str(int(v)) if whole and np.isfinite(v) else repr(float(v))) for v in x]
+        out = out.copy() if out is df else out
+        out[col.name] = text
+        if whole:
+            integers.remove(col.name)
+    return out, integers

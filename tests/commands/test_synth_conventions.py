@@ -160,3 +160,30 @@ def test_standard_output_uses_the_marker_too(made, capsys):
     assert lines[0] == "k,g,h"
     k = [line.split(",")[0] for line in lines[1:]]
     assert "N" in k and "" not in k and all(re.fullmatch(r"[1-6]|N", v) for v in k)
+
+
+def test_a_codebook_marker_of_a_numeric_column_comes_back_without_na_values(made, tmp_path):
+    # a codebook declares "N" the not-applicable marker of a whole-number count; the release is read
+    # without --na-values, so the column's missing level carries the marker and synth writes it back
+    d, _ = made
+    book = tmp_path / "book.json"
+    book.write_text(
+        '{"format": "ddssp-codebook/1", "columns": [{"name": "k", "kind": "numeric", "bounds": [1, 6], '
+        '"whole": true, "missing": "N"}, {"name": "g", "kind": "categorical", "levels": ["a", "b", "c"], '
+        '"missing": "N"}, {"name": "h", "kind": "categorical", "levels": ["x", "y"]}]}'
+    )
+    rel = tmp_path / "b.release"
+    rc = main(
+        ["release", str(d / "t.csv"), "--eps", "2", "--codebook", str(book), "--rounds", "4", "--quiet"]
+        + ["--insecure-seed", "5", "-o", str(rel), "--force"]
+    )
+    assert rc == 0
+    assert Release.load(rel).reading["na_values"] == []
+    s = _cells(_synth(tmp_path, rel, "b.csv"))
+    for c in ("k", "g"):
+        assert (s[c] == "N").mean() > 0.1, c  # a fifth of the input is "N"
+        assert not (s[c] == "").any(), c
+    assert s["k"].map(lambda v: bool(re.fullmatch(r"[1-6]|N", v))).all(), sorted(set(s["k"]))
+    # an explicit --na-rep still wins
+    s = _cells(_synth(tmp_path, rel, "e.csv", "--na-rep", "NA"))
+    assert (s["k"] == "NA").any() and not (s["k"] == "N").any()

@@ -77,6 +77,12 @@ OTHER_SDS = 2.0
 OTHER_SHARE = 0.05
 
 
+#: after AIM, ``<other>`` keeps rows only when the combined noisy count of its rows (AIM's
+#: measurements of the column) shows above this many sds of its noise: when every label was released
+#: it holds no rows, and a count of pure noise shows at 3 sds in 0.13% of columns
+OTHER_SHOW_SDS = 3.0
+
+
 def _unique_label(label: str, taken: set[str]) -> str:
     while label in taken:
         label = label + "_"
@@ -298,6 +304,28 @@ def other_bounded(rest: float, sd: float, total: float) -> bool:
     bool
     """
     return rest < OTHER_SDS * sd and rest + OTHER_SDS * sd <= OTHER_SHARE * total
+
+
+def other_shows_after(rest: float, sd: float) -> bool:
+    """Whether a noisy count of the rows outside the released labels shows above its noise.
+
+    True when ``rest`` is at least ``OTHER_SHOW_SDS`` sds: the test after AIM
+    (:func:`ddssp.releasefile.conditions.empty_from_measurements`), whose measurements of a column
+    count its ``<other>`` rows with far less noise than discovery's. A count that does not show marks
+    the level empty (a level of the schema with no rows). Post-processing.
+
+    Parameters
+    ----------
+    rest : float
+        The noisy count of those rows.
+    sd : float
+        Its noise sd.
+
+    Returns
+    -------
+    bool
+    """
+    return rest >= OTHER_SHOW_SDS * sd
 
 
 def _whole_levels(name: str, labels: dict[str, float], has_missing: bool) -> Column | None:
