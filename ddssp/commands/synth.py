@@ -31,6 +31,14 @@ def add_arguments(p) -> None:
         help="what a missing cell reads in a CSV (default: the first missing-value marker the release's "
         "data was read with, e.g. --na-values N gives N; else an empty cell); Parquet keeps nulls",
     )
+    output_group(p).add_argument(
+        "--no-other",
+        action="store_true",
+        help="draw no row in a discovered column's <other> level (labels the release did not name, each "
+        "held by too few rows to release): such rows are drawn again from the model conditioned on the "
+        "named labels, and their share is reported (post-processing; that column's shares then leave "
+        "out those rows)",
+    )
     output_group(p).add_argument("--force", action="store_true", help="replace an existing output file")
     output_group(p).add_argument(
         "--raw-cells",
@@ -95,7 +103,7 @@ def _write(rel, args, out):
         df = rel.synthesize_codes(args.rows, args.seed)
         write_table(df, out, raw_cells=args.raw_cells)
         return df
-    df = rel.synthesize(args.rows, args.seed)
+    df = _rows(rel, args)
     markers = rel.reading["na_values"]
     na_rep = args.na_rep if args.na_rep is not None else (markers[0] if markers else "")
     integers = whole_number_columns(rel.schema)
@@ -103,6 +111,35 @@ def _write(rel, args, out):
     if args.na_rep is None:
         written, integers = _declared_markers(df, rel.schema, integers, na_rep)
     write_table(written, out, raw_cells=args.raw_cells, na_rep=na_rep, integers=integers)
+    return df
+
+
+def _rows(rel, args):
+    """The synthetic rows, decoded. Where a discovered column's ``<other>`` level (labels the release
+    did not name) draws rows, a note gives their share; with ``--no-other`` the rows are drawn again
+    from the model conditioned on the named labels (post-processing), and the note says so."""
+    from ddssp.releasefile.conditions import catch_all_levels, without_catch_all
+
+    df = rel.synthesize(args.rows, args.seed)
+    other = catch_all_levels(rel.schema)
+    shares = {c: float((df[c] == label).mean()) for c, label in other.items() if c in df}
+    shares = {c: v for c, v in shares.items() if v > 0}
+    if not shares:
+        return df
+    listed = ", ".join(f"{c!r} {v:.1%}" for c, v in shares.items())
+    if getattr(args, "no_other", False):
+        df = without_catch_all(rel, shares).synthesize(args.rows, args.seed)
+        print(
+            f"ddssp: note: --no-other: rows in <other> (labels the release did not name) drawn again from the "
+            f"model without it: {listed} of the rows; those columns' shares leave out the labels not named",
+            file=sys.stderr,
+        )
+    else:
+        print(
+            f"ddssp: note: rows in <other> (labels the release did not name: each held by too few rows to "
+            f"release; it shows above the noise): {listed}; --no-other draws them from the named labels",
+            file=sys.stderr,
+        )
     return df
 
 

@@ -142,3 +142,61 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
             col.with_empty([*col.empty, col.missing])
             marked.append(name)
     return marked
+
+
+def catch_all_levels(schema: Any) -> dict[str, str]:
+    """The catch-all level of each discovered categorical column that may hold rows.
+
+    Discovery names that level ``<other>`` (made unique against the released labels); a level the
+    schema marks empty holds no rows and is left out, as are declared missing levels (``N``), which
+    name a value records have. Reads the public schema only.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        A release's schema.
+
+    Returns
+    -------
+    dict
+        ``{column: label of its catch-all level}``.
+    """
+    from ddssp.data.discovery.labels import OTHER_LABEL
+
+    return {
+        c.name: c.missing
+        for c in getattr(schema, "columns", ())
+        if c.kind == "categorical"
+        and c.missing is not None
+        and c.missing.rstrip("_") == OTHER_LABEL
+        and c.missing not in c.empty
+    }
+
+
+def without_catch_all(rel: Any, columns: Any) -> Any:
+    """The release with the catch-all levels of ``columns`` marked empty: its model conditioned on
+    no row taking them (the rest in the model's own proportions).
+
+    Post-processing of the released model, for synthetic rows that hold only labels the release
+    names; the release itself (its file, its statistics) is unchanged.
+
+    Parameters
+    ----------
+    rel : ddssp.releasefile.model.Release
+        The release.
+    columns : iterable of str
+        Columns of :func:`catch_all_levels`.
+
+    Returns
+    -------
+    Release
+        A new release object (``rel`` unchanged).
+    """
+    import copy
+    import dataclasses
+
+    schema = copy.deepcopy(rel.schema)
+    for name in columns:
+        col = schema.column(name)
+        col.with_empty([*col.empty, col.missing])
+    return dataclasses.replace(rel, schema=schema, model=rel.fitted_model)

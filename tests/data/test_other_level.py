@@ -139,3 +139,31 @@ def test_the_models_marginal_of_an_empty_level_is_zero_and_survives_the_file(mad
     copy = dataclasses.replace(rel, info={})
     assert copy.fitted_model is rel.fitted_model and copy.marginal("s")[k] == 0.0
     assert Release.load(copy.save(tmp_path / "c.release")).marginal("s")[k] == 0.0
+
+
+def test_synth_notes_other_rows_and_no_other_draws_only_named_labels(made, tmp_path, capsys):
+    from ddssp.cli import main
+    from ddssp.releasefile.conditions import catch_all_levels, without_catch_all
+
+    df, rels = made
+    rel = rels[0]
+    assert catch_all_levels(rel.schema) == {"g": "<other>"}  # 's' is empty, so not listed
+    path = rel.save(tmp_path / "o.release")
+    out = tmp_path / "o.csv"
+    args = ["synth", str(path), "--rows", "2000", "--seed", "3", "--allow-insecure", "--force"]
+    assert main([*args, "-o", str(out)]) == 0
+    got = pd.read_csv(tmp_path / "o.NOT-PRIVATE.csv", dtype=str, keep_default_na=False)
+    share = (got["g"] == "<other>").mean()
+    assert 0.15 < share < 0.45
+    err = capsys.readouterr().err
+    assert "rows in <other>" in err and f"'g' {share:.1%}" in err and "--no-other" in err
+    assert main([*args, "-o", str(out), "--no-other"]) == 0
+    got = pd.read_csv(tmp_path / "o.NOT-PRIVATE.csv", dtype=str, keep_default_na=False)
+    assert set(got["g"]) == {"big", "large"} and set(got["s"]) == {"Male", "Female"}
+    assert "--no-other: rows in <other>" in capsys.readouterr().err
+    # conditioning leaves the release itself as it was, and keeps the other columns' shares
+    cond = without_catch_all(rel, ["g"])
+    assert rel.schema.column("g").empty == () and cond.schema.column("g").empty == ("<other>",)
+    m0 = rel.model.marginal(["s"]) / rel.model.total
+    m1 = cond.model.marginal(["s"]) / cond.model.total
+    assert np.abs(m0 - m1).max() < 0.05
