@@ -90,18 +90,19 @@ def stored_rules(stored: Any, schema: Any) -> list[str]:
 
 
 def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> list[str]:
-    """Mark a discovered column's catch-all level empty unless AIM's noisy marginals show rows in it.
+    """Mark a discovered column's catch-all level empty when AIM's noisy marginals show no rows in it.
 
     Discovery decides whether a column's catch-all level (``<other>``: labels it did not release)
     holds rows from its own noisy counts, whose noise on a small table is as large as a label
     (:func:`ddssp.data.discovery.labels.other_shows`). AIM's measurements of the column are usually
     far less noisy (a one-way marginal, a target's pairs): each gives an unbiased noisy count of the
     level (its cells summed, noise variance ``sigma**2`` per cell), and their independent noises
-    combine by inverse variance. The level is marked empty unless the combined count shows above
-    its noise (:func:`~ddssp.data.discovery.labels.other_shows_after`): when every label was released
-    it holds no rows, and a level of the schema with no rows is never drawn into synthetic records. A
-    true share under the noise is zeroed with it (its rows go to the released labels in the model's
-    proportions). Post-processing of noisy measurements already charged to the ledger.
+    combine by inverse variance. The level is marked empty when the combined count does not show
+    above its noise and the noisy counts bound it to a tenth of the column's rows
+    (:func:`~ddssp.data.discovery.labels.other_empty_after`): when every label was released it holds
+    no rows, and a level of the schema with no rows is never drawn into synthetic records. A true
+    share under the noise and the bound is zeroed with it (its rows go to the released labels in the
+    model's proportions). Post-processing of noisy measurements already charged to the ledger.
 
     Parameters
     ----------
@@ -120,7 +121,7 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
     """
     import numpy as np
 
-    from ddssp.data.discovery.labels import other_shows_after
+    from ddssp.data.discovery.labels import other_empty_after
 
     marked = []
     for name in columns:
@@ -128,7 +129,7 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
         if col is None or col.kind != "categorical" or col.missing is None or col.missing in col.empty:
             continue
         k = list(col.labels).index(col.missing)
-        w = x = 0.0
+        w = x = wt = xt = 0.0
         for m in measurements:
             if name not in m.clique:
                 continue
@@ -136,9 +137,11 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
             cells = v[0].size
             var = float(m.sigma) ** 2 * cells
             w, x = w + 1.0 / var, x + float(v[k].sum()) / var
+            var_t = float(m.sigma) ** 2 * v.size  # the column's total: every cell summed
+            wt, xt = wt + 1.0 / var_t, xt + float(v.sum()) / var_t
         if w == 0.0:
             continue
-        if not other_shows_after(x / w, (1.0 / w) ** 0.5):
+        if other_empty_after(x / w, (1.0 / w) ** 0.5, xt / wt):
             col.with_empty([*col.empty, col.missing])
             marked.append(name)
     return marked

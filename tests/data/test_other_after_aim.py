@@ -51,32 +51,32 @@ def test_only_discovered_columns_and_only_measured_ones_are_decided():
     assert s.column("sex").empty == () and s.column("job").empty == ()
 
 
-def test_on_a_small_table_other_keeps_rows_only_where_they_show():
-    # 100 rows, noise sd 20 per cell: a count of 0 does not show and is marked empty, though it
-    # cannot be bounded under 5% of the rows; a fifth of the rows (20, one sd) does not show either
-    # and is zeroed with it; half of the rows of another column (50, ten sds of its noise) shows and stays
+def test_a_count_that_does_not_show_is_zeroed_only_when_bounded_to_a_tenth_of_the_rows():
+    # 1,000 rows, noise sd 20 per cell: a count of 0 does not show, and 0 + 2 sds (40) is under a
+    # tenth of the rows: marked empty, though 40 is not under 5%
     rng = np.random.default_rng(2)
-    marked = {"sex": 0, "job": 0}
+    marked = 0
     for _ in range(100):
-        s = Schema(
-            [
-                Column.categorical("sex", ["F", "M", "<other>"], missing="<other>"),
-                Column.categorical("job", ["a", "<other>"], missing="<other>"),
-            ]
-        )
-        ms = [
-            Measurement(("sex",), 20.0, _measure([50, 50, 0], 20.0, rng), 0),
-            Measurement(("job",), 5.0, _measure([50, 50], 5.0, rng), 0),
-        ]
-        for c in empty_from_measurements(s, ms, ["sex", "job"]):
-            marked[c] += 1
-    assert marked["sex"] >= 97
-    assert marked["job"] == 0
+        s = _schema()
+        ms = [Measurement(("sex",), 20.0, _measure([500, 500, 0], 20.0, rng), 0)]
+        marked += empty_from_measurements(s, ms, ["sex"]) == ["sex"]
+    assert marked >= 95
 
 
-def test_the_rule_is_a_one_sided_test_at_three_sds():
-    from ddssp.data.discovery.labels import OTHER_SHOW_SDS, other_shows_after
+def test_on_a_small_table_a_share_the_noise_hides_is_kept():
+    # 200 rows, noise sd 20: a fifth of the rows (40, two sds) does not show at 3 sds, but the noisy
+    # counts cannot bound it under a tenth of the rows (0 + 2 sds is 40 already): it stays
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        s = _schema()
+        ms = [Measurement(("job",), 20.0, _measure([80, 80, 40], 20.0, rng), 0)]
+        assert empty_from_measurements(s, ms, ["job"]) == []
 
-    assert OTHER_SHOW_SDS == 3.0
-    assert other_shows_after(30.0, 10.0) and not other_shows_after(29.9, 10.0)
-    assert not other_shows_after(-50.0, 10.0)
+
+def test_the_rule_after_aim():
+    from ddssp.data.discovery.labels import OTHER_AFTER_SHARE, OTHER_SDS, OTHER_SHOW_SDS, other_empty_after
+
+    assert (OTHER_SHOW_SDS, OTHER_SDS, OTHER_AFTER_SHARE) == (3.0, 2.0, 0.10)
+    assert other_empty_after(29.9, 10.0, 10_000.0) and not other_empty_after(30.0, 10.0, 10_000.0)  # shows
+    assert other_empty_after(-50.0, 10.0, 200.0) and not other_empty_after(-18.0, 10.0, 10.0)  # bound
+    assert not other_empty_after(0.0, 10.0, 199.0) and other_empty_after(0.0, 10.0, 200.0)

@@ -77,10 +77,17 @@ OTHER_SDS = 2.0
 OTHER_SHARE = 0.05
 
 
-#: after AIM, ``<other>`` keeps rows only when the combined noisy count of its rows (AIM's
-#: measurements of the column) shows above this many sds of its noise: when every label was released
-#: it holds no rows, and a count of pure noise shows at 3 sds in 0.13% of columns
+#: after AIM, ``<other>`` is marked empty when the combined noisy count of its rows (AIM's
+#: measurements of the column) does not show above this many sds of its noise (a count of pure noise
+#: shows at 3 sds in 0.13% of columns: when every label was released, ``<other>`` draws no rows) ...
 OTHER_SHOW_SDS = 3.0
+
+
+#: ... and that count plus ``OTHER_SDS`` sds stays under this share of the column's noisy total: a
+#: share the noise hides is zeroed only when it is bounded to a tenth of the rows. On a small table
+#: (500 rows) the noise hides a label the key release missed (a fifth to a third of the rows), and
+#: zeroing it there would send those rows to the released labels
+OTHER_AFTER_SHARE = 0.10
 
 
 def _unique_label(label: str, taken: set[str]) -> str:
@@ -306,13 +313,13 @@ def other_bounded(rest: float, sd: float, total: float) -> bool:
     return rest < OTHER_SDS * sd and rest + OTHER_SDS * sd <= OTHER_SHARE * total
 
 
-def other_shows_after(rest: float, sd: float) -> bool:
-    """Whether a noisy count of the rows outside the released labels shows above its noise.
+def other_empty_after(rest: float, sd: float, total: float) -> bool:
+    """Whether the rows outside the released labels are taken as none, after AIM.
 
-    True when ``rest`` is at least ``OTHER_SHOW_SDS`` sds: the test after AIM
-    (:func:`ddssp.releasefile.conditions.empty_from_measurements`), whose measurements of a column
-    count its ``<other>`` rows with far less noise than discovery's. A count that does not show marks
-    the level empty (a level of the schema with no rows). Post-processing.
+    True when ``rest`` does not show (under ``OTHER_SHOW_SDS`` sds) and ``rest`` plus ``OTHER_SDS``
+    sds stays within ``OTHER_AFTER_SHARE`` of ``total``: the test of
+    :func:`ddssp.releasefile.conditions.empty_from_measurements`, whose combined count of a column's
+    ``<other>`` rows has far less noise than discovery's. Post-processing.
 
     Parameters
     ----------
@@ -320,12 +327,14 @@ def other_shows_after(rest: float, sd: float) -> bool:
         The noisy count of those rows.
     sd : float
         Its noise sd.
+    total : float
+        The column's noisy total.
 
     Returns
     -------
     bool
     """
-    return rest >= OTHER_SHOW_SDS * sd
+    return rest < OTHER_SHOW_SDS * sd and rest + OTHER_SDS * sd <= OTHER_AFTER_SHARE * total
 
 
 def _whole_levels(name: str, labels: dict[str, float], has_missing: bool) -> Column | None:
