@@ -39,7 +39,8 @@ def structural_zero_model(schema: Any, model: Any) -> Any:
 
 def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
     """Codes drawn from the release's model; with rules, from the model fitted again to its noisy
-    marginals with the rules' structural zeros (:mod:`ddssp.marginals.rules_model`).
+    marginals with the rules' structural zeros (:mod:`ddssp.marginals.rules_model`) when the model
+    breaks them often, and conditioned on the schema's empty levels either way.
 
     Parameters
     ----------
@@ -57,10 +58,16 @@ def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
     pandas.DataFrame
         Integer codes, one column per schema column.
     """
-    from ddssp.marginals.rules_model import sample_under_rules as sample
+    from ddssp.marginals import rules_model
 
     compiled = rel.compiled_rules()
-    return sample(rel.model, compiled, rows, rng, method=method, measurements=rel.measurements)
+    model = rel.model
+    if compiled and rel.measurements and rules_model.forbidden_mass(model, compiled) > rules_model.REFIT_ABOVE:
+        # the refit starts from the measurements, which know nothing of the schema's empty levels:
+        # it is conditioned on them again (cells the rules forbid stay 0), then drawn under the rules
+        model = structural_zero_model(rel.schema, rules_model.refitted(model, compiled, rel.measurements))
+        return rules_model.sample_under_rules(model, compiled, rows, rng, method=method)
+    return rules_model.sample_under_rules(model, compiled, rows, rng, method=method, measurements=rel.measurements)
 
 
 def stored_rules(stored: Any, schema: Any) -> list[str]:

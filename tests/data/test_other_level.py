@@ -167,3 +167,20 @@ def test_synth_notes_other_rows_and_no_other_draws_only_named_labels(made, tmp_p
     m0 = rel.model.marginal(["s"]) / rel.model.total
     m1 = cond.model.marginal(["s"]) / cond.model.total
     assert np.abs(m0 - m1).max() < 0.05
+
+
+def test_rows_drawn_under_rules_from_a_refitted_model_keep_the_empty_levels(made, monkeypatch):
+    # the refit (taken when the model breaks the rules often; forced here) starts from the
+    # measurements, which put noise on the empty <other>: the draw is conditioned on it again
+    import ddssp.marginals.rules_model as rules_model
+
+    df, rels = made
+    rel = dataclasses.replace(rels[0], rules=["g == big -> s != Female"])
+    assert rel.schema.column("s").empty == ("<other>",)
+    calls = []
+    refitted = rules_model.refitted
+    monkeypatch.setattr(rules_model, "REFIT_ABOVE", -1.0)
+    monkeypatch.setattr(rules_model, "refitted", lambda *a, **k: calls.append(1) or refitted(*a, **k))
+    syn = rel.synthesize(len(df), seed=4)
+    assert calls  # the refit path ran
+    assert not (syn["s"] == "<other>").any() and set(syn["s"]) == {"Male", "Female"}
