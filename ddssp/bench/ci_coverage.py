@@ -21,11 +21,11 @@ feature). Both fits share one release per trial.
 Rows (method = ``<model>/<variant>``), metrics ``cover90`` and ``cover95`` (fraction of the trial's
 coefficients whose interval covers the population value) and ``width95`` (mean 95% width). Variants:
 
-- ``fit --ci``'s default with the sandwich sampling variance: ``dp+sampling`` (the DP part of
-  measured pairs by the delta method, :mod:`ddssp.estimators.ddssp_delta`; of unmeasured pairs by
-  the fixed-selection bootstrap, :mod:`ddssp.estimators.bootstrap`, the release's measurements
-  redrawn and AIM's selection held fixed: the model-based interval), ``boot-dp+sampling`` (the
-  bootstrap's DP part for every coefficient, ``dp_method="bootstrap"``), ``sampling-only``
+- ``fit --ci``'s default with the sandwich sampling variance: ``dp+sampling`` (the DP part by the
+  delta method, :mod:`ddssp.estimators.ddssp_delta`, plus the model's imputation error of the
+  unmeasured (feature, target) pairs, :func:`~ddssp.estimators.ddssp_delta.model_error_weight`:
+  the model-based part), ``boot-dp+sampling`` (the fixed-selection bootstrap's DP part for every
+  coefficient, ``dp_method="bootstrap"``, :mod:`ddssp.estimators.bootstrap`), ``sampling-only``
   (without the DP part), ``dp-only-vs-data-fit`` (a diagnostic: the DP part alone against the
   sample's own exact-marginal DD-SSP fit); ``<variant>/measured`` and ``<variant>/model`` rows
   count, per trial, the coefficients of each basis (``n``) and how many of their 95% intervals
@@ -37,6 +37,15 @@ coefficients whose interval covers the population value) and ``width95`` (mean 9
 - ``...+unmeasured-inf``: as the variant, with the interval of every coefficient whose (feature,
   target) pair is in no measured clique replaced by the whole line (the release holds nothing on the
   pair: the model imputes it from conditional independences).
+
+Per-coefficient rows also hold ``se_dp``, ``se_model``, ``se_sampling`` and ``sens_e_t`` /
+``sens_e_o`` (the imputation-error sensitivity at unit kappa of the unmeasured pairs with / without
+the target), and ``release`` rows ``kappa_median`` (:func:`~ddssp.estimators.ddssp_delta.dependence_strength`),
+``sigma_max`` and ``sigma_min``, so another share of kappa can be evaluated from results.csv.
+
+With ``data`` (a CSV of codes with ``domain``, ``categorical``, ``targets`` and optionally
+``features``) the population is that table: each trial resamples ``rows`` rows (default: all) with
+replacement, and the truth is DD-SSP on the table's exact marginals (workloads/ci-coverage-adult.toml).
 
 Also ``release/cliques_measured``, ``<model>/estimate`` (``abs_err``, ``pair_measured``: the fraction of
 coefficients whose pair was measured), ``cost`` (``cpu_fixed_bootstrap``, ``cpu_mechanism_bootstrap``:

@@ -292,7 +292,20 @@ def unmeasured_sensitivity(est: Any, measurements: list[Any], cell_weight: Any =
 
 def independence_counts(source: Any, columns: tuple[str, ...]) -> np.ndarray:
     """The counts the cells of ``columns`` would hold if the columns were independent: the source's
-    total times the product of its one-way shares (negative noisy counts taken as 0)."""
+    total times the product of its one-way shares (negative noisy counts taken as 0).
+
+    Parameters
+    ----------
+    source : Release or marginal source
+        Its ``total`` and one-way marginals are read.
+    columns : tuple of str
+        The columns, in the order of the result's axes.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (sizes of the columns).
+    """
     total = float(source.total)
     out = np.full([1] * len(columns), total)
     for i, c in enumerate(columns):
