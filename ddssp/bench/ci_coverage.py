@@ -21,11 +21,11 @@ feature). Both fits share one release per trial.
 Rows (method = ``<model>/<variant>``), metrics ``cover90`` and ``cover95`` (fraction of the trial's
 coefficients whose interval covers the population value) and ``width95`` (mean 95% width). Variants:
 
-- ``fit --ci``'s default with the sandwich sampling variance: ``dp+sampling`` (the DP part of
-  measured pairs by the delta method, :mod:`ddssp.estimators.ddssp_delta`; of unmeasured pairs by
-  the fixed-selection bootstrap, :mod:`ddssp.estimators.bootstrap`, the release's measurements
-  redrawn and AIM's selection held fixed: the model-based interval), ``boot-dp+sampling`` (the
-  bootstrap's DP part for every coefficient, ``dp_method="bootstrap"``), ``sampling-only``
+- ``fit --ci``'s default with the sandwich sampling variance: ``dp+sampling`` (the DP part by the
+  delta method, :mod:`ddssp.estimators.ddssp_delta`, plus the model's imputation error of the
+  unmeasured (feature, target) pairs, :func:`~ddssp.estimators.ddssp_delta.model_error_weight`:
+  the model-based part), ``boot-dp+sampling`` (the fixed-selection bootstrap's DP part for every
+  coefficient, ``dp_method="bootstrap"``, :mod:`ddssp.estimators.bootstrap`), ``sampling-only``
   (without the DP part), ``dp-only-vs-data-fit`` (a diagnostic: the DP part alone against the
   sample's own exact-marginal DD-SSP fit); ``<variant>/measured`` and ``<variant>/model`` rows
   count, per trial, the coefficients of each basis (``n``) and how many of their 95% intervals
@@ -37,6 +37,15 @@ coefficients whose interval covers the population value) and ``width95`` (mean 9
 - ``...+unmeasured-inf``: as the variant, with the interval of every coefficient whose (feature,
   target) pair is in no measured clique replaced by the whole line (the release holds nothing on the
   pair: the model imputes it from conditional independences).
+
+Per-coefficient rows also hold ``se_dp``, ``se_model``, ``se_sampling`` and ``sens_e_t`` /
+``sens_e_o`` (the imputation-error sensitivity at unit kappa of the unmeasured pairs with / without
+the target), and ``release`` rows ``kappa_median`` (:func:`~ddssp.estimators.ddssp_delta.dependence_strength`),
+``sigma_max`` and ``sigma_min``, so another share of kappa can be evaluated from results.csv.
+
+With ``data`` (a CSV of codes with ``domain``, ``categorical``, ``targets`` and optionally
+``features``) the population is that table: each trial resamples ``rows`` rows (default: all) with
+replacement, and the truth is DD-SSP on the table's exact marginals (workloads/ci-coverage-adult.toml).
 
 Also ``release/cliques_measured``, ``<model>/estimate`` (``abs_err``, ``pair_measured``: the fraction of
 coefficients whose pair was measured), ``cost`` (``cpu_fixed_bootstrap``, ``cpu_mechanism_bootstrap``:
@@ -199,6 +208,63 @@ def true_coefficients(joint: np.ndarray, sch: Any) -> dict[str, np.ndarray]:
     return out
 
 
+class _Population:
+    """The benchmark's population: the built-in joint table, or a real table (spec ``data``).
+
+    With ``data`` (a CSV of integer codes, with ``domain`` and ``categorical`` as for a release)
+    the table itself is the population: each trial resamples ``rows`` rows (default: as many as the
+    table has) with replacement, and the "true" coefficients are DD-SSP on the table's exact
+    marginals. ``targets`` names the target of each model (``{linear = "...", logistic = "..."}``);
+    the features are every other column but the targets (or ``features``)."""
+
+    def __init__(self, spec: dict, ctx: BenchContext):
+        self.table = None
+        if "data" not in spec:
+            self.joint = population()
+            self.schema = schema()
+            self.rows = 20000
+            self.targets = {"linear": "y", "logistic": "z"}
+            self.features = list(FEATURES)
+            return
+        from ddssp.data import load_schema
+        from ddssp.data.tables import read_table
+
+        if "domain" not in spec:
+            raise WorkloadError("ci-coverage: a 'data' table needs its 'domain' file")
+        self.schema = load_schema(ctx.data_path(spec["domain"]), categorical=list(spec.get("categorical", [])))
+        self.table = self.schema.encode(read_table(ctx.data_path(spec["data"])))
+        self.rows = len(self.table)
+        self.targets = dict(spec.get("targets", {}))
+        if not self.targets or set(self.targets) - {"linear", "logistic"}:
+            raise WorkloadError("ci-coverage: give targets = {linear = COLUMN, logistic = COLUMN} (one or both)")
+        names = list(self.schema.names)
+        self.features = list(spec.get("features", [c for c in names if c not in self.targets.values()]))
+
+    def sample(self, rows: int, rng: np.random.Generator) -> pd.DataFrame:
+        if self.table is None:
+            return sample_codes(self.joint, rows, rng)
+        idx = rng.integers(0, len(self.table), size=rows)
+        return self.table.iloc[idx].reset_index(drop=True)
+
+    def estimators(self) -> dict:
+        from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+
+        cls = {"linear": DDSSPLinearRegression, "logistic": DDSSPLogisticRegression}
+        return {m: (cls[m](features=list(self.features)), t) for m, t in self.targets.items()}
+
+    def truth(self) -> dict[str, np.ndarray]:
+        if self.table is None:
+            return true_coefficients(self.joint, self.schema)
+        from ddssp.estimators.suffstats import ExactMarginals
+
+        src = ExactMarginals(self.table, self.schema)
+        out = {}
+        for model, (est, target) in self.estimators().items():
+            est.fit(src, target)
+            out[model] = np.concatenate([[est.intercept_], est.coef_])
+        return out
+
+
 def _covers(est_v, lo, hi, ref) -> float:
     return float(np.mean((lo <= ref) & (ref <= hi)))
 
@@ -236,6 +302,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     """
     from ddssp.dp import make_rng
     from ddssp.estimators.bootstrap import bootstrap_models
+    from ddssp.estimators.ddssp_delta import dependence_strength, independence_counts, unmeasured_sensitivity
     from ddssp.estimators.ddssp_intervals import IntervalOptions
     from ddssp.estimators.mechanism_bootstrap import bootstrap_interval, mechanism_replicates
     from ddssp.estimators.suffstats import ExactMarginals
@@ -245,7 +312,6 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     if not eps_list:
         raise WorkloadError("ci-coverage: give eps (a list)")
     trials = int(ctx.setting(spec, "trials", ctx.trials, 1))
-    rows = int(spec.get("rows", 20000))
     delta = float(spec.get("delta", 1e-9))
     boot = int(spec.get("boot", 50))
     mech_boot = int(spec.get("mechanism_boot", 0))
@@ -254,9 +320,10 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     boot_iters = spec.get("boot_iters")
     sampling_rows = int(spec.get("sampling_rows", 50000))
     aim = dict(spec.get("aim", {}))
-    joint = population()
-    sch = schema()
-    truth = true_coefficients(joint, sch)
+    pop = _Population(spec, ctx)
+    sch = pop.schema
+    rows = int(spec.get("rows", pop.rows))
+    truth = pop.truth()
     ctx.log("population DD-SSP targets: " + "; ".join(f"{m}: {np.round(v, 4).tolist()}" for m, v in truth.items()))
     # trials outermost, so a run stopped early has the same number of releases at every eps
     cells = [(t, e) for t in range(trials) for e in eps_list]
@@ -286,7 +353,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         # the cell's own streams (base seed, eps, trial): a resumed or extended run skips cells exactly
         ss = np.random.SeedSequence([int(ctx.seed or 0), int(round(float(eps) * 1e6)), int(trial)])
         data_ss, rel_ss, boot_ss, mech_ss = ss.spawn(4)
-        codes = sample_codes(joint, rows, np.random.default_rng(data_ss))
+        codes = pop.sample(rows, np.random.default_rng(data_ss))
         t0 = time.process_time()
         rel = release(
             codes,
@@ -302,12 +369,15 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         add("release", "cliques_measured", len(pairs), t_rel)
         measured = [set(m.clique) for m in rel.measurements]
         brng = make_rng(np.random.default_rng(boot_ss))
-        # the fixed-selection bootstrap, shared by both fits: needed for the model-based intervals of
-        # unmeasured pairs, and for the bootstrap-for-every-coefficient comparison
+        # the fixed-selection bootstrap, shared by both fits, for the bootstrap-for-every-coefficient
+        # comparison
         boot_all = compare is None or trial < int(compare)
-        pairs_measured = all(any({f, t} <= m for m in measured) for f in FEATURES for t in ("y", "z"))
+        sigmas = [float(m.sigma) for m in rel.measurements]
+        add("release", "sigma_max", max(sigmas), 0.0)
+        add("release", "sigma_min", min(sigmas), 0.0)
+        add("release", "kappa_median", dependence_strength(rel, list(rel.measurements)), 0.0)
         reps, t_fixed = None, 0.0
-        if boot_all or not pairs_measured:
+        if boot_all:
             t1 = time.process_time()
             reps = bootstrap_models(rel, boot, brng, boot_iters)
             t_fixed = time.process_time() - t1
@@ -318,14 +388,20 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
             mreps = mechanism_replicates(rel, mech_boot, np.random.default_rng(mech_ss))
             t_mech = time.process_time() - t1
             add("cost", "cpu_mechanism_bootstrap", t_mech, t_mech)
-        for model, (est, target) in estimators().items():
+        for model, (est, target) in pop.estimators().items():
             truth_v = truth[model]
             exact = est.fit(ExactMarginals(codes, sch), target)  # the data's own DD-SSP fit (diagnostic)
             exact_v = np.concatenate([[exact.intercept_], exact.coef_])
             t1 = time.process_time()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                options = IntervalOptions(boot=boot, seed=brng, boot_iters=boot_iters, sampling_rows=sampling_rows)
+                options = IntervalOptions(
+                    boot=boot,
+                    seed=brng,
+                    boot_iters=boot_iters,
+                    sampling_rows=sampling_rows,
+                    unmeasured="model",
+                )
                 est.set_params(ci=0.95, intervals=options).fit(rel, target, replicates=reps)
             secs = time.process_time() - t1 + (t_fixed / 2 if not est.pair_measured_.all() else 0.0)
             tab = est.conf_int()
@@ -336,10 +412,17 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 [n == "intercept" or any({n.split("=")[0], target} <= m for m in measured) for n in tab["name"]]
             )
             add(f"{model}/estimate", "pair_measured", ident.mean(), 0.0)
+            # the imputation-error sensitivity at unit kappa (any share of kappa can be evaluated afterwards)
+            sens_e = unmeasured_sensitivity(est, list(rel.measurements), lambda S: independence_counts(rel, S))
             per_coef = {
                 "err": est_v - truth_v,
                 "pair_measured": ident.astype(float),
                 "se_fixed": tab["stderr"].to_numpy(),
+                "se_dp": tab["stderr_dp"].to_numpy(),
+                "se_model": tab["stderr_model"].to_numpy(),
+                "se_sampling": tab["stderr_sampling"].to_numpy(),
+                "sens_e_t": sens_e[0],
+                "sens_e_o": sens_e[1],
             }
             variants = [
                 ("dp+sampling", tab["stderr"].to_numpy(), truth_v, secs),

@@ -92,15 +92,14 @@ def add_arguments(p) -> None:
         default=None,
         metavar="LEVEL",
         help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise of the "
-        "release's measurements by the delta method + sampling variance; a coefficient of a pair the "
-        "release did not measure gets (-inf, inf), see --unmeasured)",
+        "release's measurements by the delta method + sampling variance, + for pairs the release did "
+        "not measure the model's imputation error, see --unmeasured)",
     )
     intervals_group(p).add_argument(
         "--boot",
         type=int,
         default=100,
-        help="with --ci: bootstrap replicates (default 100; run for model-based intervals, "
-        "--dp-method bootstrap or --boot-method mechanism)",
+        help="with --ci: bootstrap replicates (default 100; run for --dp-method bootstrap or --boot-method mechanism)",
     )
     intervals_group(p).add_argument(
         "--dp-method",
@@ -133,10 +132,10 @@ def add_arguments(p) -> None:
         choices=["model", "infinite", "keep"],
         default=None,
         help="with --ci: interval of a coefficient whose (feature, target) pair the release never "
-        "measured (the model imputes it): 'infinite' (default: unbounded, the release holds no "
-        "measurement of the pair) or 'model' (a parametric bootstrap through the model, marked "
-        "'model': it leaves out the model's own error and its measured coverage is far below the "
-        "level); 'keep' = 'model'",
+        "measured (the model imputes it): 'model' (default: the delta method plus an error scale for "
+        "the model's imputed pairs taken from the release itself, marked basis 'model'; it also "
+        "widens other coefficients that an imputed feature pair moves) or 'infinite' (unbounded: the "
+        "release holds no measurement of the pair); 'keep' = 'model'",
     )
     intervals_group(p).add_argument(
         "--boot-iters",
@@ -360,6 +359,7 @@ def result_dict(est, model: str) -> dict:
                 "ci_low": _finite_or_none(r.ci_low),
                 "ci_high": _finite_or_none(r.ci_high),
                 "stderr_dp": float(r.stderr_dp),
+                "stderr_model": float(r.stderr_model),
                 "stderr_sampling": float(r.stderr_sampling),
                 "pair_measured": bool(r.pair_measured),
                 "basis": str(r.basis),
@@ -519,17 +519,17 @@ def run(args) -> int:
             "  * no released marginal holds this feature together with the target: the model imputed the "
             "pair (often as independence, coefficient 0); `ddssp release --target Y` measures every pair with Y"
             + (
-                "; its interval is unbounded (--unmeasured model gives one from the model, which leaves out the "
-                "model's own error)"
+                "; its interval is unbounded (--unmeasured model gives one from the model and an error scale "
+                "for its imputations)"
                 if ci and not any(r.get("basis") == "model" for r in rows)
                 else ""
             )
         )
         if ci and any(r.get("basis") == "model" for r in rows):
             say(
-                "  basis 'model': the interval comes from the model (a parametric bootstrap of the measurements "
-                "through it) and holds only if its conditional independences do; --unmeasured infinite "
-                "reports (-inf, inf) for them instead"
+                "  basis 'model': the interval adds to the measurements' noise an error scale for the model's "
+                "imputation of the pair, estimated from the release (half the measured pairs' typical dependence; "
+                "wider than a measured pair's); --unmeasured infinite reports (-inf, inf) for them instead"
             )
     if out_path is not None:
         say(f"  coefficient table written to {out_path}")
@@ -547,7 +547,8 @@ def _ci_line(info: dict) -> str:
             parts.append("DP noise: delta method over the release's measurements")
             if info.get("model_based"):
                 parts.append(
-                    f"{info['model_based']} model-based interval(s): parametric bootstrap, {info['boot']} replicates"
+                    f"{info['model_based']} model-based interval(s): imputation error variance per cell "
+                    f"{info['model_error_kappa']:.3g} x its count under independence"
                 )
         elif info["dp_noise"]:
             parts.append(f"DP noise: parametric bootstrap, {info['boot']} replicates of the release's measurements")

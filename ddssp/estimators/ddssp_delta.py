@@ -18,16 +18,18 @@ the same way (:func:`anova_parts`), so its variance is
 cost of one fit. The total is the S = {} component, pooled over every clique (AIM's own estimate).
 
 What it leaves out: a component on columns that lie together in no measured clique (a pair the
-model imputes) is taken as fixed, so a coefficient whose (feature, target) pair is unmeasured gets
-no DP variance from that pair here (:func:`ddssp.estimators.ddssp_intervals.fit_intervals` gives
-such coefficients a model-based interval or an unbounded one). The model's positivity and its
+model imputes) gets no DP noise. Its error is the model's: :func:`unmeasured_sensitivity`
+propagates an error of given per-cell variance on those components by the same first-order rule,
+and :func:`model_error_weight` takes that variance from the release (the measured pairs'
+dependence); :func:`ddssp.estimators.ddssp_intervals.fit_intervals` adds it as the model-based
+part, or gives such coefficients an unbounded interval. The model's positivity and its
 conditional independences are not linear constraints and are ignored; where they bind (cells near 0
 on small releases) the fitted model moves less than this says, and the intervals err wide. It is a
 first-order rule: when the noise is large against the marginals the bootstrap
 (``IntervalOptions(dp_method="bootstrap")``) can differ.
 
-Post-processing of the release: only its measurements' cliques and sigmas and the fitted estimator
-are read.
+Post-processing of the release: only its measurements (cliques, sigmas and, for the model-based
+part, the noisy values of the pairs), its one-way marginals and the fitted estimator are read.
 """
 
 from __future__ import annotations
@@ -110,14 +112,14 @@ def _query_gradients(est: Any, G: np.ndarray) -> dict[tuple[str, ...], np.ndarra
     for i, (a, o) in enumerate(zip(attrs, offsets)):
         Aa = np.asarray(a.matrix, dtype=float)
         blk = G[:, o : o + a.width, o : o + a.width]
-        g1 = np.einsum("ix,pij,jx->px", Aa, blk, Aa)
+        g1 = np.sum((blk @ Aa) * Aa[None, :, :], axis=1)  # sum_ij A[i,x] blk[p,i,j] A[j,x]
         if enc.intercept:
-            g1 = g1 + np.einsum("ix,pi->px", Aa, G[:, 0, o : o + a.width] + G[:, o : o + a.width, 0])
+            g1 = g1 + (G[:, 0, o : o + a.width] + G[:, o : o + a.width, 0]) @ Aa
         out[(a.column,)] = g1
         for b, q in zip(attrs[i + 1 :], offsets[i + 1 :]):
             Ab = np.asarray(b.matrix, dtype=float)
             both = G[:, o : o + a.width, q : q + b.width] + np.swapaxes(G[:, q : q + b.width, o : o + a.width], 1, 2)
-            out[(a.column, b.column)] = np.einsum("ix,pij,jy->pxy", Aa, both, Ab)
+            out[(a.column, b.column)] = Aa.T[None, :, :] @ both @ Ab
     return out
 
 
@@ -179,6 +181,34 @@ def anova_parts(g: np.ndarray, q: tuple[str, ...]) -> dict[tuple[str, ...], np.n
     return out
 
 
+def _components(est: Any, measurements: list[Any]) -> tuple:
+    """The coefficients' gradient split into ANOVA components, summed per set of columns.
+
+    Returns ``(comps, pooled, dom, order, P)``: ``comps`` maps a set of columns S (a tuple in the
+    domain's order) to h_S of shape (P, *sizes of S); ``pooled`` is :func:`pooled_precisions`."""
+    enc: Encoding = est.encoding_
+    dom = dict(enc.domain)
+    order = {c: i for i, c in enumerate(dom)}
+    pooled = pooled_precisions(measurements)
+    G, _ = _z_gradient(est)
+    grads = _query_gradients(est, G)
+    share = getattr(est, "target_unobserved_share_", None)
+    if share is not None and est.missing_target == "drop":
+        grads = _restrict(grads, enc, float(share), list(pooled))
+    P = G.shape[0]
+    comps: dict[tuple[str, ...], np.ndarray] = {}
+    for q, g in grads.items():
+        for S, h in anova_parts(np.asarray(g, dtype=float).reshape((P, *(dom[c] for c in q))), q).items():
+            canon = tuple(sorted(S, key=order.__getitem__))
+            h = np.transpose(h, [0] + [1 + S.index(c) for c in canon])
+            comps[canon] = comps[canon] + h if canon in comps else h
+    return comps, pooled, dom, order, P
+
+
+def _with_intercept(var: np.ndarray, enc: Encoding) -> np.ndarray:
+    return var if enc.intercept else np.concatenate([[0.0], var])
+
+
 def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
     """DP-noise variance of each coefficient (intercept first) by the delta method (module docstring).
 
@@ -195,23 +225,7 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
         One variance per coefficient, the intercept first (0 for an encoding without one). A
         coefficient whose marginals lie in no measured clique gets 0.
     """
-    enc: Encoding = est.encoding_
-    dom = dict(enc.domain)
-    order = {c: i for i, c in enumerate(dom)}
-    pooled = pooled_precisions(measurements)
-    G, _ = _z_gradient(est)
-    grads = _query_gradients(est, G)
-    share = getattr(est, "target_unobserved_share_", None)
-    if share is not None and est.missing_target == "drop":
-        grads = _restrict(grads, enc, float(share), list(pooled))
-    P = G.shape[0]
-    # the gradient of every query split into ANOVA components, summed per subset of columns
-    comps: dict[tuple[str, ...], np.ndarray] = {}
-    for q, g in grads.items():
-        for S, h in anova_parts(np.asarray(g, dtype=float).reshape((P, *(dom[c] for c in q))), q).items():
-            canon = tuple(sorted(S, key=order.__getitem__))
-            h = np.transpose(h, [0] + [1 + S.index(c) for c in canon])
-            comps[canon] = comps[canon] + h if canon in comps else h
+    comps, pooled, dom, order, P = _components(est, measurements)
     # each component's noise: the precision-weighted pool of the measured cliques that hold it;
     # per clique, the sum of its components' weighted gradients (broadcast onto its used columns)
     acc: dict[frozenset, dict[tuple[str, ...], np.ndarray]] = {}
@@ -236,4 +250,138 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
         # the norm over the used columns times their number of repeats
         repeat = math.prod(dom[c] for c in cols) / max(math.prod(shape), 1)
         var += np.sum(V.reshape(P, -1) ** 2, axis=1) * repeat / pooled[k][1]
-    return var if enc.intercept else np.concatenate([[0.0], var])
+    return _with_intercept(var, est.encoding_)
+
+
+def unmeasured_sensitivity(est: Any, measurements: list[Any], cell_weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each coefficient's squared sensitivity to the components no measured clique holds.
+
+    A component on columns S that lie together in no measured clique (an unmeasured pair) is what
+    the model imputes from its conditional independences. If the imputation is off by an error
+    that is independent across cells with variance tau^2 per cell (in counts), the coefficient
+    moves, to first order, with variance tau^2 * ||h_S||^2 (h_S: the coefficient's S-component
+    gradient, :func:`anova_parts`). This returns those squared norms summed over the unheld
+    components, split into the components that hold the target and the others.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+    measurements : list
+        The release's measurements (``clique``, ``sigma``).
+    cell_weight : callable or None
+        ``cell_weight(S)`` -> array of shape (sizes of S): a per-cell variance factor (the error
+        variance of cell i is tau^2 * weight_i); None: 1 for every cell.
+
+    Returns
+    -------
+    with_target, without_target : numpy.ndarray
+        Per coefficient (intercept first): sum of (weighted) h_S^2 over the unheld components S with the
+        target, and over those without it (multiply by tau^2 for a variance).
+    """
+    comps, pooled, _, _, P = _components(est, measurements)
+    target = est.encoding_.target
+    out = {True: np.zeros(P), False: np.zeros(P)}
+    for S, h in comps.items():
+        if not S or any(set(S) <= k for k in pooled):
+            continue
+        w = 1.0 if cell_weight is None else np.asarray(cell_weight(S), dtype=float).reshape(1, -1)
+        out[target in S] += np.sum(h.reshape(P, -1) ** 2 * w, axis=1)
+    return _with_intercept(out[True], est.encoding_), _with_intercept(out[False], est.encoding_)
+
+
+def independence_counts(source: Any, columns: tuple[str, ...]) -> np.ndarray:
+    """The counts the cells of ``columns`` would hold if the columns were independent: the source's
+    total times the product of its one-way shares (negative noisy counts taken as 0).
+
+    Parameters
+    ----------
+    source : Release or marginal source
+        Its ``total`` and one-way marginals are read.
+    columns : tuple of str
+        The columns, in the order of the result's axes.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (sizes of the columns).
+    """
+    total = float(source.total)
+    out = np.full([1] * len(columns), total)
+    for i, c in enumerate(columns):
+        a = np.clip(np.asarray(source.marginal([c]), dtype=float), 0.0, None)
+        shape = [1] * len(columns)
+        shape[i] = len(a)
+        out = out * (a / max(float(a.sum()), 1e-12)).reshape(shape)
+    return out
+
+
+def dependence_strength(source: Any, measurements: list[Any]) -> float:
+    """How far the release's measured pairs are from independence: the median over the pairs
+    measured on their own of their chi-square per degree of freedom against the independence counts,
+    less what the noise adds (sigma^2 / count per cell); at least 1.
+
+    Parameters
+    ----------
+    source : Release
+        For the one-way marginals (:func:`independence_counts`).
+    measurements : list
+        The release's measurements (``clique``, ``sigma``, ``values``).
+
+    Returns
+    -------
+    float
+    """
+    by_pair: dict[tuple[str, ...], list] = {}
+    for m in measurements:
+        if len(m.clique) == 2 and getattr(m, "values", None) is not None:
+            by_pair.setdefault(tuple(m.clique), []).append(m)
+    vals = []
+    for cols, ms in by_pair.items():
+        e = np.clip(independence_counts(source, cols), 1e-9, None)
+        prec = sum(1.0 / float(m.sigma) ** 2 for m in ms)
+        y = sum(np.asarray(m.values, dtype=float).reshape(e.shape) / float(m.sigma) ** 2 for m in ms) / prec
+        dof = max((e.shape[0] - 1) * (e.shape[1] - 1), 1)
+        vals.append((float(np.sum((y - e) ** 2 / e)) - float(np.sum(1.0 / e)) / prec) / dof)
+    return max(float(np.median(vals)), 1.0) if vals else 1.0
+
+
+#: the share of the measured pairs' typical dependence taken as the error variance of an imputed pair
+#: (chosen by coverage on two populations: docs/benchmarks.md, "Intervals for inferred pairs that cover")
+MODEL_ERROR_SHARE = 0.5
+
+
+def model_error_weight(source: Any, measurements: list[Any], share: float = MODEL_ERROR_SHARE) -> Any:
+    """The error variance per cell taken for the model's imputation of a pair no measurement holds.
+
+    ``share * kappa * e`` for each cell: e the cell's count under independence
+    (:func:`independence_counts`) and kappa the chi-square per degree of freedom of the release's
+    measured pairs against independence, less their noise (:func:`dependence_strength`). An imputed
+    pair is taken to be as far from the model's imputation, in chi-square per degree of freedom, as
+    ``share`` times a typical measured pair is from independence: when the model imputes
+    independence for a pair that is in truth about as dependent as the pairs AIM measured, the
+    interval still covers. The scale comes from the release alone (its measurements and one-way
+    marginals); ``share`` was chosen by measured coverage on resampled releases.
+
+    Parameters
+    ----------
+    source : Release
+        The release (one-way marginals).
+    measurements : list
+        Its measurements.
+    share : float
+        The share of kappa (default :data:`MODEL_ERROR_SHARE`).
+
+    Returns
+    -------
+    callable
+        ``weight(columns)`` -> array of per-cell variances (counts^2), for
+        :func:`unmeasured_sensitivity`; its ``kappa`` attribute holds ``share * kappa``.
+    """
+    kappa = share * dependence_strength(source, measurements)
+
+    def weight(columns: tuple[str, ...]) -> np.ndarray:
+        return kappa * independence_counts(source, columns)
+
+    weight.kappa = kappa  # type: ignore[attr-defined]
+    return weight

@@ -1,11 +1,11 @@
 """Standard errors and confidence intervals of the DD-SSP estimators, from the release alone.
 
-The variance of each coefficient has two parts: the release's DP noise, by the delta method over
-its measurements (:mod:`ddssp.estimators.ddssp_delta`; the default for pairs the release measured),
-a parametric bootstrap over its measurements (:mod:`ddssp.estimators.bootstrap`; the model-based
-intervals of unmeasured pairs) or over the whole mechanism
-(:mod:`ddssp.estimators.mechanism_bootstrap`), and sampling, by a sandwich variance from rows drawn
-from the released model.
+The variance of each coefficient has three parts: the release's DP noise, by the delta method over
+its measurements (:mod:`ddssp.estimators.ddssp_delta`; the default), a parametric bootstrap over
+its measurements (:mod:`ddssp.estimators.bootstrap`) or over the whole mechanism
+(:mod:`ddssp.estimators.mechanism_bootstrap`); the error of the model's imputation of the pairs no
+measurement holds (the model-based part, :func:`ddssp.estimators.ddssp_delta.model_error_weight`);
+and sampling, by a sandwich variance from rows drawn from the released model.
 
 A DD-SSP estimator constructed with ``ci=level`` (and optionally ``intervals=IntervalOptions(...)``)
 calls :func:`fit_intervals` after its point fit; the functions here read the fitted estimator and set
@@ -37,6 +37,7 @@ INTERVAL_ATTRIBUTES = (
     "ci_basis_",
     "boot_coefs_",
     "stderr_dp_",
+    "stderr_model_",
     "stderr_sampling_",
     "intercept_stderr_",
     "stderr_",
@@ -118,15 +119,19 @@ class IntervalOptions:
     difference, floored at 0).
 
     A coefficient whose (feature, target) pair lies in no measured clique is imputed by the model
-    from conditional independences. By default (``unmeasured="infinite"``) its interval is (-inf, inf):
-    the release holds no measurement of the pair. With ``unmeasured="model"`` it gets a *model-based*
-    interval (``basis`` "model" in :func:`interval_table`): the DP part from the parametric
-    bootstrap above (``boot`` replicates, run only when such a coefficient exists), i.e. the
-    interval the release implies if the model's conditional independences hold. It does NOT cover
-    the error of those independences (model misspecification): the replicates keep them, so the
-    spread around the imputed value (often about 0) can be tiny when the population value is not 0,
-    and its coverage can be far below nominal (measured: 1 of 220 such intervals covered at eps 0.1,
-    ``docs/benchmarks.md``), which is why it is not the default.
+    from conditional independences, and the delta method sees no noise on the pair. By default
+    (``unmeasured="model"``) its interval is *model-based* (``basis`` "model" in
+    :func:`interval_table`): to the DP and sampling parts it adds the error of the model's
+    imputation, with a per-cell error variance taken from the release itself
+    (:func:`~ddssp.estimators.ddssp_delta.model_error_weight`: half the measured pairs' typical
+    chi-square per degree of freedom against independence, times the cell's count under
+    independence), propagated to first order through the fit
+    (:func:`~ddssp.estimators.ddssp_delta.unmeasured_sensitivity`; no refits). Every coefficient that
+    an imputed (feature, target) pair moves gets that part (``stderr_model_``), measured or not.
+    Measured coverage (``docs/benchmarks.md``): at or above the level on Adult at eps 1 and on the
+    ci-coverage population at eps 0.1, with model-based intervals several times wider than measured
+    ones. ``unmeasured="infinite"`` gives those coefficients (-inf, inf) instead: the release holds
+    no measurement of the pair.
 
     The options are checked when the object is made: a bad value raises one
     :class:`~ddssp.estimators.params.InvalidParameterError` naming it.
@@ -158,9 +163,10 @@ class IntervalOptions:
         ``"percentile"`` (replicate quantiles; mechanism bootstrap only):
         :func:`~ddssp.estimators.mechanism_bootstrap.bootstrap_interval`.
     unmeasured : {"model", "infinite"}
-        For a coefficient whose pair is unmeasured (see above): ``"infinite"`` (default)
-        (-inf, inf), ``"model"`` the model-based interval. (``"keep"`` is accepted for
-        ``"model"``.) Either way ``conf_int()`` has ``pair_measured`` and ``basis`` columns.
+        For a coefficient whose pair is unmeasured (see above): ``"model"`` (default) the
+        model-based interval, ``"infinite"`` (-inf, inf) and no model part for any coefficient.
+        (``"keep"`` is accepted for ``"model"``.) Either way ``conf_int()`` has ``pair_measured``
+        and ``basis`` columns.
     dp_method : {"delta", "bootstrap"}
         The DP part of measured coefficients with ``bootstrap="measurements"``: the delta method
         (default) or the parametric bootstrap (see above).
@@ -174,7 +180,7 @@ class IntervalOptions:
     sampling_rows: int = 50_000
     bootstrap: str = "measurements"
     interval: str = "normal"
-    unmeasured: str = "infinite"
+    unmeasured: str = "model"
     dp_method: str = "delta"
 
     def __post_init__(self) -> None:
@@ -237,6 +243,8 @@ def fit_intervals(est: Any, source: Any, level: float, options: IntervalOptions,
     else:
         parts = _measurement_parts(est, source, level, options, replicates)
     theta, se, se_dp, se_samp, reps, info = parts
+    if options.bootstrap == "mechanism":
+        est.stderr_model_ = np.zeros(len(theta))
     info["seconds"] = time.perf_counter() - t0
     est.ci_unmeasured_ = options.unmeasured
     est.pair_measured_ = measured_pairs(est.encoding_, source)
@@ -281,31 +289,39 @@ def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOpt
     var_dp = np.zeros(p)
     reps = np.zeros((0, p))
     info: dict[str, Any] = {"level": level, "dp_noise": bool(options.dp_noise), "sampling": options.sampling}
+    var_model = np.zeros(p)
     if options.dp_noise:
         measured = measured_pairs(enc, source)
-        need_model = options.unmeasured == "model" and not measured.all()
         info["dp_method"] = options.dp_method
+        meas = getattr(source, "measurements", None)
         if options.dp_method == "delta":
             from ddssp.estimators.ddssp_delta import delta_dp_variance
 
-            meas = getattr(source, "measurements", None)
             if meas is None:
                 raise DDSSPError(
                     "the DP part of the intervals needs a release (its measurements); "
                     "use dp_noise=False for an exact-marginal source"
                 )
             var_dp = delta_dp_variance(est, list(meas))
-        if options.dp_method == "bootstrap" or need_model:
+        if options.dp_method == "bootstrap":
             reps = _bootstrap_refits(est, source, options, replicates, boot_rng, boot_iters, info)
-            var_boot = reps.var(axis=0, ddof=1)
-            var_dp = var_boot if options.dp_method == "bootstrap" else np.where(measured, var_dp, var_boot)
-            info.update(model_based=int(np.sum(~measured)) if options.unmeasured == "model" else 0)
+            var_dp = reps.var(axis=0, ddof=1)
+        if options.unmeasured == "model" and meas is not None:
+            from ddssp.estimators.ddssp_delta import model_error_weight, unmeasured_sensitivity
+
+            # the imputed pairs that hold the target (an imputed pair of two features moves the
+            # coefficients too; measured, leaving it out kept coverage: docs/benchmarks.md)
+            weight = model_error_weight(source, list(meas))
+            var_model = unmeasured_sensitivity(est, list(meas), weight)[0]
+            info.update(model_based=int(np.sum(~measured)), model_error_kappa=float(weight.kappa))
+    est.stderr_model_ = np.sqrt(var_model)
     if options.sampling == "none":
         var_samp = np.zeros(p)
     else:
         var_samp = sampling_variance(est, source, options.sampling, samp_rng, options.sampling_rows)
     info.update(bootstrap="measurements", interval=options.interval)
-    return theta, np.sqrt(var_dp + var_samp), np.sqrt(var_dp), np.sqrt(var_samp), reps, info
+    se = np.sqrt(var_dp + var_model + var_samp)
+    return theta, se, np.sqrt(var_dp), np.sqrt(var_samp), reps, info
 
 
 def _bootstrap_refits(
@@ -432,9 +448,10 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
+        stderr_model (the model's imputation error; 0 with ``unmeasured="infinite"``),
         stderr_sampling, ci_low, ci_high, pair_measured, basis (``"measured"``: the pair is in a
-        measured clique; ``"model"``: a model-based interval for an unmeasured pair, which assumes
-        the model's conditional independences; ``"none"``: with ``unmeasured="infinite"``, an
+        measured clique; ``"model"``: a model-based interval for an unmeasured pair, with the
+        model's imputation error in it; ``"none"``: with ``unmeasured="infinite"``, an
         unmeasured pair's interval (-inf, inf)).
 
     Raises
@@ -472,6 +489,7 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
             "estimate": est_,
             "stderr": se,
             "stderr_dp": est.stderr_dp_,
+            "stderr_model": getattr(est, "stderr_model_", np.zeros(len(est_))),
             "stderr_sampling": est.stderr_sampling_,
             "ci_low": lo,
             "ci_high": hi,

@@ -247,8 +247,33 @@ def _combined_sd(
     return (1.0 / math.sqrt(precision) if precision > 0 else math.inf), list(dict.fromkeys(cliques))
 
 
+def _grade_key(rel: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """What a release's grade is computed from: the objects it reads (compared by identity, and held
+    so that their ids cannot be reused) and a snapshot of the parts that can change in place (the
+    measurement list, the ledger's discovery entries, the evidence, the model's total)."""
+    meas = list(getattr(rel, "measurements", None) or [])
+    ledger = getattr(rel, "ledger", None)
+    entries = list(getattr(ledger, "discovery_entries", None) or [])
+    refs = (getattr(rel, "schema", None), getattr(rel, "model", None), ledger, *meas, *entries)
+    evidence = getattr(rel, "evidence", None) or {}
+    snapshot = (
+        tuple((tuple(m.clique), float(m.sigma)) for m in meas),
+        tuple(getattr(e, "clique", None) for e in entries),
+        repr(evidence),
+        float(rel.total),
+        tuple(getattr(getattr(rel, "schema", None), "names", ()) or ()),
+    )
+    return refs, snapshot
+
+
 def grade(rel: Any) -> Grade:
     """The grade of a release, from the release alone.
+
+    The grade is cached on the release object and computed again only when what it reads has
+    changed (an attribute replaced, a measurement added, removed or re-scaled, discovery entries,
+    evidence or the model's total changed): ``inspect``, ``repr``, ``synth`` and ``fit`` each ask for
+    it, and on a wide release it takes seconds. The cached :class:`Grade` is shared: treat it as
+    read-only.
 
     Parameters
     ----------
@@ -259,6 +284,24 @@ def grade(rel: Any) -> Grade:
     -------
     Grade
     """
+    key = _grade_key(rel)
+    store = getattr(rel, "__dict__", None)
+    cached = store.get("_grade_cache") if store is not None else None
+    if (
+        cached is not None
+        and len(cached[0][0]) == len(key[0])
+        and all(a is b for a, b in zip(cached[0][0], key[0]))
+        and cached[0][1] == key[1]
+    ):
+        return cached[1]
+    out = _compute_grade(rel)
+    if store is not None:
+        store["_grade_cache"] = (key, out)
+    return out
+
+
+def _compute_grade(rel: Any) -> Grade:
+    """:func:`grade` without the cache."""
     sizes = dict(rel.schema.domain)
     rows = max(float(rel.total), 1.0)
     discovered = {e.clique[0] for e in rel.ledger.discovery_entries if e.clique}

@@ -58,3 +58,33 @@ def test_ci_coverage_bench_rows_resume_and_plot(tmp_path):
     assert sorted(again["trial"].unique()) == [0, 1]
     t0 = again[again["trial"] == 0].reset_index(drop=True)
     pd.testing.assert_frame_equal(t0, first, check_dtype=False)
+
+
+def test_ci_coverage_bench_on_a_table(tmp_path):
+    """With ``data`` the table is the population: trials resample its rows, the truth is DD-SSP on
+    its exact marginals, and every coefficient gets its model-error sensitivity."""
+    import json
+
+    import numpy as np
+
+    from ddssp.bench import ci_coverage as cc
+
+    codes = cc.sample_codes(cc.population(), 600, np.random.default_rng(0))
+    codes.to_csv(tmp_path / "table.csv", index=False)
+    (tmp_path / "domain.json").write_text(json.dumps(cc.DOMAIN))
+    spec = tmp_path / "ci.toml"
+    spec.write_text(
+        'kind = "ci-coverage"\nname = "ci-table"\ndata = "table.csv"\ndomain = "domain.json"\n'
+        'categorical = ["x3", "x4", "z"]\ntargets = { logistic = "z" }\nfeatures = ["x1", "x2", "x3", "x4"]\n'
+        "eps = [0.3]\ntrials = 1\nboot = 3\nboot_compare_trials = 0\nsampling_rows = 500\n"
+    )
+    results, _ = bench.run_bench(spec, tmp_path / "out", quiet=True, data_dir=tmp_path)
+    methods = set(results["method"])
+    assert "logistic/dp+sampling/model" in methods and not any(m.startswith("linear/") for m in methods)
+    coef = results[results["method"].str.startswith("logistic/coef/")]
+    assert {"err", "se_dp", "se_model", "se_sampling", "sens_e_t", "sens_e_o"} <= set(coef["metric"])
+    n = results[(results["method"].str.match(r"^logistic/dp\+sampling/(measured|model)$")) & (results["metric"] == "n")]
+    assert n["value"].sum() == 6
+    assert (results[(results["method"] == "release") & (results["metric"] == "kappa_median")]["value"] >= 1).all()
+    err = coef[coef["metric"] == "err"]["value"].abs()
+    assert (err < 5).all()  # the truth is the table's own DD-SSP fit, not the built-in population's

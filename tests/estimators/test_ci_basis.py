@@ -11,13 +11,21 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ddssp.bench import ci_coverage as cc
 from ddssp.cli import main
 from ddssp.estimators import bootstrap as bootstrap_mod
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
-from ddssp.estimators.ddssp_delta import delta_dp_variance, pooled_precisions
+from ddssp.estimators.ddssp_delta import (
+    delta_dp_variance,
+    dependence_strength,
+    independence_counts,
+    model_error_weight,
+    pooled_precisions,
+    unmeasured_sensitivity,
+)
 from ddssp.estimators.ddssp_intervals import IntervalOptions
 from ddssp.pipeline import ReadOptions, release
 
@@ -139,11 +147,109 @@ def test_measured_pairs_need_no_refits(full, monkeypatch):
         assert 0.8 < ratio < 3.0, ratio  # 60-iteration refits understate the bootstrap's spread
 
 
-def test_unmeasured_pairs_get_model_based_or_unbounded_intervals(partial):
+class _Imputed:
+    """The release's model marginals with the components no measured clique holds (the imputed
+    pairs) moved by a draw ``e`` of independent per-cell errors: a marginal over q moves by the
+    centred part of the draw of every unheld S inside q, spread evenly over q's other columns."""
+
+    def __init__(self, rel, e):
+        self.rel, self.e = rel, e
+        self.schema = rel.schema
+        self.dom = dict(rel.schema.domain)
+        self.total = float(rel.total)
+
+    def marginal(self, cols):
+        q = tuple(cols)
+        out = np.array(self.rel.model.marginal(q), dtype=float)
+        for S, d in self.e.items():
+            if not set(S) <= set(q):
+                continue
+            u = np.transpose(d, [S.index(c) for c in q if c in S])
+            for ax in range(u.ndim):
+                u = u - u.mean(axis=ax, keepdims=True)
+            rest = math.prod(self.dom[c] for c in q if c not in S)
+            out = out + u.reshape([self.dom[c] if c in S else 1 for c in q]) / rest
+        return out
+
+
+@pytest.mark.parametrize("cls,target", MODELS)
+def test_model_error_variance_matches_monte_carlo(partial, cls, target):
+    """The model part of an interval is exact for small imputation errors: refits on marginals whose
+    unmeasured pairs are moved by independent per-cell draws of the weighted variance spread as
+    :func:`unmeasured_sensitivity` says."""
+    est = cls(features=FEATS).fit(partial, target)
+    meas = list(partial.measurements)
+    weight = model_error_weight(partial, meas)
+    with_t, without_t = unmeasured_sensitivity(est, meas, weight)
+    assert np.any(with_t > 0)  # some pair with the target is unmeasured here
+    dom = dict(partial.schema.domain)
+    held = [set(m.clique) for m in meas]
+    cols = [c for c in FEATS + [target]]
+    unheld = [(a, b) for i, a in enumerate(cols) for b in cols[i + 1 :] if not any({a, b} <= k for k in held)]
+    rng = np.random.default_rng(1)
+    scale = 1e-3
+    draws = []
+    for _ in range(300):
+        e = {S: rng.standard_normal([dom[c] for c in S]) * np.sqrt(weight(S)) * scale for S in unheld}
+        m = cls(features=FEATS, encoding=est.encoding_).fit(_Imputed(partial, e), target)
+        draws.append(np.concatenate([[m.intercept_], m.coef_]))
+    mc = np.std(draws, axis=0, ddof=1) / scale
+    sd = np.sqrt(with_t + without_t)
+    moved = sd > 1e-9 * np.max(sd)
+    ratio = sd[moved] / mc[moved]
+    assert np.all((ratio > 0.8) & (ratio < 1.25)), ratio
+    assert np.all(mc[~moved] < 1e-3 * np.max(mc))  # second order only
+
+
+class _Meas:
+    def __init__(self, clique, sigma, values):
+        self.clique, self.sigma, self.values = clique, sigma, values
+
+
+class _OneWays:
+    """A source with given one-way marginals (what :func:`independence_counts` reads)."""
+
+    def __init__(self, one):
+        self.one = one
+        self.total = float(next(iter(one.values())).sum())
+
+    def marginal(self, cols):
+        return self.one[cols[0]]
+
+
+def test_dependence_strength_is_the_noise_corrected_chi_square_per_dof():
+    a, b = np.array([30.0, 70.0]), np.array([20.0, 50.0, 30.0])
+    src = _OneWays({"a": a, "b": b, "c": b})
+    e = np.outer(a, b) / 100.0
+    d = np.array([[6.0, -4.0, -2.0], [-6.0, 4.0, 2.0]])  # rows and columns sum to 0
+    chi = float(np.sum(d**2 / e)) / 2.0  # 2 degrees of freedom
+    sigma = 0.5
+    meas = [_Meas(("a", "b"), sigma, (e + d).ravel()), _Meas(("a",), 9.0, a)]
+    expect = chi - sigma**2 * float(np.sum(1.0 / e)) / 2.0
+    assert math.isclose(dependence_strength(src, meas), expect, rel_tol=1e-12)
+    # two measurements of one pair pool their precision; an independent pair's strength floors at 1
+    meas.append(_Meas(("a", "b"), sigma, (e + d).ravel()))
+    pooled = chi - sigma**2 / 2.0 * float(np.sum(1.0 / e)) / 2.0
+    assert math.isclose(dependence_strength(src, meas), pooled, rel_tol=1e-12)
+    assert dependence_strength(src, [_Meas(("a", "c"), sigma, e.ravel())]) == 1.0
+    w = model_error_weight(src, meas, share=0.25)
+    assert math.isclose(w.kappa, 0.25 * pooled)
+    np.testing.assert_allclose(w(("a", "b")), 0.25 * pooled * e)
+    np.testing.assert_allclose(independence_counts(src, ("b", "a")), e.T)
+
+
+def test_unmeasured_pairs_get_model_based_or_unbounded_intervals(partial, monkeypatch):
+    """Model-based intervals are finite, add the model's imputation error to the delta method's DP
+    part, and need no refits; the strict option leaves those coefficients unbounded."""
+
+    def boom(*a, **k):
+        raise AssertionError("a bootstrap model was made")
+
+    monkeypatch.setattr(bootstrap_mod, "iter_bootstrap_models", boom)
     cliques = [set(m.clique) for m in partial.measurements]
     for cls, target in MODELS:
         model = _fit(cls, partial, target, unmeasured="model")
-        strict = _fit(cls, partial, target)  # the default is the strict (-inf, inf)
+        strict = _fit(cls, partial, target, unmeasured="infinite")
         legacy = _fit(cls, partial, target, unmeasured="keep")
         a, b = model.conf_int(), strict.conf_int()
         m = a["pair_measured"].to_numpy()
@@ -153,33 +259,48 @@ def test_unmeasured_pairs_get_model_based_or_unbounded_intervals(partial):
         assert list(a["basis"]) == ["measured" if x else "model" for x in m]
         assert list(b["basis"]) == ["measured" if x else "none" for x in m]
         assert np.all(np.isneginf(b["ci_low"][~m])) and np.all(np.isposinf(b["ci_high"][~m]))
-        np.testing.assert_allclose(a["ci_low"][m], b["ci_low"][m])
         assert legacy.intervals.unmeasured == "model" and legacy.conf_int().equals(a)
-        assert model.ci_info_["model_based"] == int((~m).sum()) and model.boot_coefs_.shape[0] == 8
-        # the model-based DP part is the bootstrap's spread of those coefficients
-        np.testing.assert_allclose(a["stderr_dp"][~m], model.boot_coefs_.std(axis=0, ddof=1)[~m])
+        assert model.ci_info_["model_based"] == int((~m).sum()) and model.boot_coefs_.shape[0] == 0
+        # the same DP and sampling parts; the model part on top, positive where an imputed pair matters
+        np.testing.assert_allclose(a["stderr_dp"], b["stderr_dp"])
+        np.testing.assert_allclose(a["stderr"] ** 2, b["stderr"] ** 2 + a["stderr_model"] ** 2)
+        assert np.all(a["stderr_model"][~m] > 0) and np.all(b["stderr_model"] == 0)
         tab = model.coef_table()
         assert list(tab["basis"]) == list(a["basis"])
+
+
+def test_fully_measured_release_has_no_model_part(full):
+    """With every (feature, target) pair measured no imputed pair holds the target: the model-based
+    option changes nothing."""
+    for cls, target in MODELS:
+        a = _fit(cls, full, target, unmeasured="model").conf_int()
+        b = _fit(cls, full, target, unmeasured="infinite").conf_int()
+        assert np.all(a["stderr_model"] == 0)
+        pd.testing.assert_frame_equal(a, b)
 
 
 def test_cli_basis_column_and_strict_option(partial, tmp_path, capsys):
     path = tmp_path / "low.release"
     partial.save(path)
-    argv = ["fit", str(path), "--target", "y", "--features", ",".join(FEATS), "--ci", "0.95", "--boot", "4"]
-    argv += ["--boot-iters", "30", "--seed", "0"]
-    assert main(argv + ["--unmeasured", "model", "--json"]) == 0
+    argv = ["fit", str(path), "--target", "y", "--features", ",".join(FEATS), "--ci", "0.95", "--seed", "0"]
+    assert main(argv + ["--json"]) == 0  # the default: model-based intervals for unmeasured pairs
     res = json.loads(capsys.readouterr().out)
     rows = res["coefficients"]
     assert {r["basis"] for r in rows} == {"measured", "model"}
     assert all(r["ci_low"] is not None for r in rows[1:])
-    assert {r["basis"] for r in res["coefficients_scaled"]} == {"measured", "model"}
+    scaled = res["coefficients_scaled"]
+    assert {r["basis"] for r in scaled} == {"measured", "model"}
+    assert all(r["stderr_model"] > 0 for r in scaled if r["basis"] == "model")
+    assert res["ci"]["model_based"] == sum(r["basis"] == "model" for r in scaled)
     assert main(argv + ["--unmeasured", "model"]) == 0
     out = capsys.readouterr().out
     assert "basis 'model'" in out and "model-based interval(s)" in out
-    assert main(argv) == 0
+    assert main(argv + ["--unmeasured", "infinite"]) == 0
     out = capsys.readouterr().out
     assert "its interval is unbounded (--unmeasured model" in out and "basis 'model'" not in out
-    assert main(argv + ["--json"]) == 0  # the default: unbounded
-    rows = json.loads(capsys.readouterr().out)["coefficients"]
+    assert main(argv + ["--unmeasured", "infinite", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    rows = res["coefficients"]
     assert {r["basis"] for r in rows} == {"measured", "none"}
     assert all((r["ci_low"] is None) == (r["basis"] == "none") for r in rows[1:])
+    assert all(r["stderr_model"] == 0 for r in res["coefficients_scaled"])
