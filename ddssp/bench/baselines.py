@@ -21,6 +21,11 @@ target, ``auc`` and ``accuracy`` for a logistic one):
 - ``adassp_pb`` / ``objpert_pb``: the same two mechanisms at the same (eps, delta) on the raw rows
   in a design of their own that needs no release (:func:`bounded_design`: the training rows' ranges
   and labels taken as public bounds, as papers that assume public bounds run them);
+- ``ddssp_pb``: DD-SSP on a second release of the same rows made with the ``_pb`` baselines'
+  knowledge declared (:func:`declared_args`: ``--bounds`` COL=min:max for numeric columns, ``--levels``
+  for text columns of 2 to ``max_onehot`` labels and a logistic target), so that DD-SSP and
+  ``adassp_pb`` / ``objpert_pb`` start from the same public knowledge (spec key ``declared``, default
+  true; ``release_pb`` holds that release's ``ok``, ``cpu_s`` and ``columns_released``);
 - ``synth_fit``: the non-private least squares / logistic fit on synthetic rows drawn from the release
   (as many as the training rows), the AIM-Synth route;
 - ``schema_public``: the non-private fit on the real training rows through the release's schema (what
@@ -64,7 +69,7 @@ from ddssp.bench.table_sources import load_table, named_rng, sample_split
 from ddssp.bench.tv_distance import column_kind
 from ddssp.errors import WorkloadError
 
-OWN_KEYS = {"trials", "delta"}
+OWN_KEYS = {"trials", "delta", "declared"}
 COLUMNS = ["method", "table", "sample", "rows", "epsilon", "trial", "metric", "value", "seconds", "note"]
 #: method order of the summary table
 METHODS = [
@@ -73,6 +78,7 @@ METHODS = [
     "objpert",
     "adassp_b",
     "objpert_b",
+    "ddssp_pb",
     "adassp_pb",
     "objpert_pb",
     "synth_fit",
@@ -108,7 +114,10 @@ def parse(spec: dict, ctx: Any) -> dict:
     delta = spec.get("delta", 1e-9)
     if not isinstance(delta, float) or not 0 < delta < 1:
         raise WorkloadError(f"delta must be a number in (0, 1), got {delta!r}")
-    return {**s, "trials": trials, "delta": delta}
+    declared = spec.get("declared", True)
+    if not isinstance(declared, bool):
+        raise WorkloadError(f"declared must be true or false, got {declared!r}")
+    return {**s, "trials": trials, "delta": delta, "declared": declared}
 
 
 # ------------------------------------------------------------------------------------- scoring
@@ -278,6 +287,60 @@ def public_bounds_baselines(train, test, t, kinds, max_onehot, eps, delta, noise
     }
 
 
+def declared_args(train: pd.DataFrame, t: dict, kinds: dict[str, str], max_onehot: int) -> tuple[list[str], list[str]]:
+    """The release flags that declare what :func:`bounded_design` takes as public: ``--bounds``
+    COL=min:max for each numeric column (the training rows' range) and ``--levels`` COL=a,b,... for each
+    text column of 2 to ``max_onehot`` labels (the training rows' labels), plus ``--missing`` for a
+    declared text column with missing cells; a logistic target's labels as ``--levels``.
+
+    Date columns (whose bounds the flags cannot state), text columns of more labels, and columns
+    whose name or labels hold a comma or a colon (which the flags cannot carry) are left to discovery.
+
+    Parameters
+    ----------
+    train : pandas.DataFrame
+        The training rows, missing cells as NaN.
+    t : dict
+        The table entry.
+    kinds : dict
+        ``{column: kind}``.
+    max_onehot : int
+        Most labels of a declared text column.
+
+    Returns
+    -------
+    tuple
+        (the flags, the columns left to discovery).
+    """
+    from ddssp.bench.tv_distance import is_missing, to_axis
+
+    args: list[str] = []
+    left: list[str] = []
+    for c in train.columns:
+        miss = is_missing(train[c])
+        if "," in c or ":" in c or "=" in c:
+            left.append(c)
+            continue
+        if kinds[c] == "numeric" and not (c == t["target"] and t["task"] == "logistic"):
+            a = to_axis(train[c].where(~miss), "numeric").to_numpy(dtype=float)
+            a = a[np.isfinite(a)]
+            if a.size == 0:
+                left.append(c)
+                continue
+            lo, hi = float(a.min()), float(a.max())
+            hi = hi if hi > lo else lo + 1.0
+            args += ["--bounds", f"{c}={lo!r}:{hi!r}"]
+            continue
+        labels = list(dict.fromkeys(train[c][~miss].astype(str).str.strip()))
+        if kinds[c] == "date" or not 1 < len(labels) <= max_onehot or any("," in v for v in labels):
+            left.append(c)
+            continue
+        args += ["--levels", f"{c}={','.join(labels)}"]
+        if miss.any():
+            args += ["--missing", f"{c}=<missing>"]
+    return args, left
+
+
 def eps_after_discovery(rel: Any, delta: float) -> float:
     """The eps whose zCDP rho is the release's budget less its discovery charges (what AIM had).
 
@@ -307,6 +370,41 @@ def _fit_public(X: np.ndarray, y: np.ndarray, task: str):
     return PublicLogisticRegression(ridge=1e-4, fit_intercept=True).fit(X[:, 1:], y)
 
 
+def ddssp_scores(rel: Any, test: pd.DataFrame, t: dict) -> tuple[dict[str, float] | None, str]:
+    """DD-SSP (no options) fitted on the release, scored on the hold-out rows with a known target.
+
+    Parameters
+    ----------
+    rel : Release
+        The release.
+    test : pandas.DataFrame
+        The hold-out, read as the release read it.
+    t : dict
+        The table entry.
+
+    Returns
+    -------
+    tuple
+        (``{metric: value}``, "") or (None, why the fit failed).
+    """
+    from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+
+    task = t["task"]
+    y_te, known_te = _truth(test, t)
+    try:
+        est = (DDSSPLinearRegression() if task == "linear" else DDSSPLogisticRegression(positive=t["positive"])).fit(
+            rel, target=t["target"]
+        )
+        codes = rel.schema.encode(test[list(rel.schema.names)])
+        if task == "linear":
+            pred = est.predict_original(codes, codes=True)
+        else:
+            pred = est.decision_function(codes, codes=True)  # positive: class 1 is the table's positive label
+        return _scores(y_te[known_te], pred[known_te], task), ""
+    except Exception as exc:  # noqa: BLE001 - a failed fit is a finding of the bench
+        return None, f"{type(exc).__name__}: {exc}"
+
+
 def release_methods(rel: Any, train: pd.DataFrame, test: pd.DataFrame, t: dict, eps: float, delta: float, rng):
     """Every method that needs the release, scored on the hold-out.
 
@@ -328,8 +426,6 @@ def release_methods(rel: Any, train: pd.DataFrame, test: pd.DataFrame, t: dict, 
     tuple
         (``{method: {metric: value}}``, notes).
     """
-    from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
-
     out: dict[str, dict[str, float]] = {}
     notes: list[str] = []
     task, target = t["task"], t["target"]
@@ -337,18 +433,11 @@ def release_methods(rel: Any, train: pd.DataFrame, test: pd.DataFrame, t: dict, 
     y_tr, known_tr = _truth(train, t)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # clipping and conditioning warnings: the scores tell
-        try:
-            est = (
-                DDSSPLinearRegression() if task == "linear" else DDSSPLogisticRegression(positive=t["positive"])
-            ).fit(rel, target=target)
-            codes = rel.schema.encode(test[list(rel.schema.names)])
-            if task == "linear":
-                pred = est.predict_original(codes, codes=True)
-            else:
-                pred = est.decision_function(codes, codes=True)  # positive: class 1 is the table's positive label
-            out["ddssp"] = _scores(y_te[known_te], pred[known_te], task)
-        except Exception as exc:  # noqa: BLE001 - a failed fit is a finding of the bench
-            notes.append(f"ddssp: {type(exc).__name__}: {exc}")
+        got, why = ddssp_scores(rel, test, t)
+        if got is None:
+            notes.append(f"ddssp: {why}")
+        else:
+            out["ddssp"] = got
         enc, why = _design(rel, t)
         if enc is None:
             notes.append(f"no design for the baselines: {why}")
@@ -442,6 +531,56 @@ def raw_bounds_methods(train: pd.DataFrame, test: pd.DataFrame, t: dict, s: dict
     return public_bounds_baselines(real_tr, real_te, t, kinds, s["max_onehot"], eps, s["delta"])
 
 
+def declared_release(train_csv: Path, test_csv: Path, train: pd.DataFrame, t: dict, s: dict, eps: float, out: Path):
+    """The ``ddssp_pb`` arm: a release of the same training rows with the public-bounds baselines'
+    knowledge declared (:func:`declared_args`), DD-SSP fitted on it and scored on the hold-out.
+
+    Parameters
+    ----------
+    train_csv, test_csv : pathlib.Path
+        The split as written for the releases.
+    train : pandas.DataFrame
+        The training rows as sampled (the table's missing markers still in them).
+    t : dict
+        The table entry.
+    s : dict
+        The parsed spec.
+    eps : float
+        The budget.
+    out : pathlib.Path
+        The release file.
+
+    Returns
+    -------
+    tuple
+        (``{"release_pb": {...}, "ddssp_pb": {...}}``, notes).
+    """
+    from ddssp.data.tables import read_table
+    from ddssp.releasefile import Release
+
+    na = set(t["na_values"]) | {""}
+    real_tr = train.where(~train.isin(na))
+    kinds = {c: column_kind(real_tr[c], c in t["dates"]) for c in real_tr.columns}
+    declared, _left = declared_args(real_tr, t, kinds, s["max_onehot"])
+    out.unlink(missing_ok=True)
+    extra = [*s["release_args"], "--target", t["target"], "--delta", repr(s["delta"]), *declared]
+    r = run_release(train_csv, out, eps, t["na_values"], s["timeout"], extra)
+    got: dict[str, dict[str, float]] = {"release_pb": {"ok": float(r["ok"]), "cpu_s": r["cpu_s"]}}
+    notes = [f"declared release: {r['error']}"] if r["error"] else []
+    if r["ok"]:
+        rel = Release.load(out)
+        got["release_pb"]["columns_released"] = float(len(rel.schema.names))
+        te = read_table(test_csv, na_values=t["na_values"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores, why = ddssp_scores(rel, te, t)
+        if scores is None:
+            notes.append(f"ddssp_pb: {why}")
+        else:
+            got["ddssp_pb"] = scores
+    return got, notes
+
+
 def run(spec: dict, ctx: Any) -> pd.DataFrame:
     """DD-SSP from releases made with ``--target`` against AdaSSP / objective perturbation on the raw rows.
 
@@ -513,6 +652,10 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     got, more = release_methods(rel, tr, te, t, eps, s["delta"], named_rng("synth", stem))
                     results.update(got)
                     notes += more
+                if s["declared"]:
+                    got, more = declared_release(train_csv, test_csv, train, t, s, eps, keep / f"{stem}-pb.release")
+                    results.update(got)
+                    notes += more
                 try:
                     results.update(raw_bounds_methods(train, test, t, s, eps))
                 except Exception as exc:  # noqa: BLE001 - recorded in the note
@@ -532,7 +675,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                 ctx.log(
                     f"{t['name']} {size} eps={eps:g} #{k}: "
                     + ", ".join(
-                        f"{m}={v['r2' if 'r2' in v else 'auc']:.3f}" for m, v in results.items() if m != "release"
+                        f"{m}={v['r2' if 'r2' in v else 'auc']:.3f}"
+                        for m, v in results.items()
+                        if not m.startswith("release")
                     )
                     + (f" | {note[:300]}" if note else "")
                 )
@@ -563,7 +708,8 @@ def summary_table(results: pd.DataFrame) -> str:
     For a logistic target the cells are AUC, and accuracy in a second line of the same cell group
     (``accuracy``). The last three columns are DD-SSP's mean minus the best mean of AdaSSP and objective
     perturbation on the release's schema with the whole eps, charged the discovery share (``_b``),
-    and on the public-bounds design (``_pb``).
+    and on the public-bounds design (``_pb``); then the declared release's DD-SSP (``ddssp_pb``) minus
+    the best ``_pb`` baseline (the same public knowledge on both sides).
 
     Parameters
     ----------
@@ -582,31 +728,50 @@ def summary_table(results: pd.DataFrame) -> str:
         "eps",
         "metric",
         "released",
+        "released (declared)",
         *METHODS,
         "DD-SSP - best (schema)",
         "DD-SSP - best (b)",
         "DD-SSP - best (pb)",
+        "DD-SSP declared - best (pb)",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (table, _sample, n, eps), g in results.groupby(["table", "sample", "rows", "epsilon"], sort=False):
         rel = g[(g["method"] == "release") & (g["metric"] == "ok")]["value"]
+        rel_pb = g[(g["method"] == "release_pb") & (g["metric"] == "ok")]["value"]
         for metric in ("r2", "auc", "accuracy"):
             gm = g[g["metric"] == metric]
             if gm.empty:
                 continue
             by = {m: gm[gm["method"] == m]["value"] for m in METHODS}
             gaps = []
-            for pair in (("adassp", "objpert"), ("adassp_b", "objpert_b"), ("adassp_pb", "objpert_pb")):
+            for own, pair in (
+                ("ddssp", ("adassp", "objpert")),
+                ("ddssp", ("adassp_b", "objpert_b")),
+                ("ddssp", ("adassp_pb", "objpert_pb")),
+                ("ddssp_pb", ("adassp_pb", "objpert_pb")),
+            ):
                 best = max((by[m].mean() for m in pair if not by[m].dropna().empty), default=math.nan)
-                gap = by["ddssp"].mean() - best if not by["ddssp"].dropna().empty else math.nan
+                gap = by[own].mean() - best if not by[own].dropna().empty else math.nan
                 gaps.append("" if math.isnan(gap) else f"{gap:+.3f}")
             cells = [_cell(by[m]) for m in METHODS]
             lines.append(
                 "| "
-                + " | ".join([str(table), f"{n:,}", f"{eps:g}", metric, f"{int(rel.sum())}/{len(rel)}", *cells, *gaps])
+                + " | ".join(
+                    [
+                        str(table),
+                        f"{n:,}",
+                        f"{eps:g}",
+                        metric,
+                        f"{int(rel.sum())}/{len(rel)}",
+                        f"{int(rel_pb.sum())}/{len(rel_pb)}" if len(rel_pb) else "",
+                        *cells,
+                        *gaps,
+                    ]
+                )
                 + " |"
             )
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["parse", "raw_row_baselines", "release_methods", "run", "summary_table"]
+__all__ = ["declared_args", "declared_release", "parse", "raw_row_baselines", "release_methods", "run", "summary_table"]

@@ -94,6 +94,7 @@ def test_one_cell_has_every_method(tmp_path):
         "objpert",
         "adassp_b",
         "objpert_b",
+        "ddssp_pb",
         "adassp_pb",
         "objpert_pb",
         "synth_fit",
@@ -104,15 +105,18 @@ def test_one_cell_has_every_method(tmp_path):
         assert (method, "auc") in got and (method, "accuracy") in got, (method, results["note"].iloc[0])
     assert got[("majority", "auc")] == 0.5 and 0.4 < got[("majority", "accuracy")] < 0.7
     # one strong binary feature: every method that learns finds it (AUC 0.9 at the truth)
-    for method in ("ddssp", "objpert", "public"):
+    for method in ("ddssp", "ddssp_pb", "objpert", "public"):
         assert got[(method, "auc")] > 0.8, method
+    # the declared release is a second release; every column was declared, so it discovered nothing
+    assert got[("release_pb", "ok")] == 1.0 and got[("release_pb", "columns_released")] == 2.0
     md = (tmp_path / "out" / "results.md").read_text()
-    assert md.startswith("| table | rows | eps | metric |") and "| tiny | 600 | 2 | auc | 1/1 |" in md
+    assert md.startswith("| table | rows | eps | metric |") and "| tiny | 600 | 2 | auc | 1/1 | 1/1 |" in md
     # option (b) runs at the eps the release had left after discovery: below 2, above 0
     from ddssp.releasefile import Release
 
-    (rel_path,) = (tmp_path / "out" / "releases").glob("*.release")
+    (rel_path,) = (p for p in (tmp_path / "out" / "releases").glob("*.release") if not p.stem.endswith("-pb"))
     rel = Release.load(rel_path)
+    assert not Release.load(rel_path.with_name(rel_path.stem + "-pb.release")).ledger.discovery_entries
     assert rel.ledger.discovery_entries and 0.5 < eps_after_discovery(rel, 1e-9) < 2.0
 
 
