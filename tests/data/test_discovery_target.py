@@ -180,22 +180,20 @@ def test_a_numeric_target_kept_as_one_value_and_other_is_refused():
             assert "--bounds y=LO:HI" in str(exc) and "--levels" not in str(exc), str(exc)
             refused += 1
             continue
-        assert target_levels(cols["y"], numbers=True) >= 2  # kept only with two values to fit on
+        assert target_levels(cols["y"]) >= 2  # kept only with two values to fit on
     assert refused >= 1
 
 
 def test_target_levels_counts_what_a_fit_can_use():
     from ddssp.data.columns import Column
 
-    text = Column.categorical("y", ["yes", "<other>"], missing="<other>").with_na("<other>")
-    assert target_levels(text, numbers=False) == 2  # 'yes' against the rest
-    assert target_levels(text, numbers=True) == 0  # read as numbers: no label is a value
-    assert (
-        target_levels(Column.categorical("y", ["yes", "<other>"], missing="<other>").with_empty(["<other>"]), False)
-        == 1
-    )
-    with_missing = Column.categorical("y", ["a", "b", "<missing>", "<other>"], missing="<other>").with_na("<missing>")
-    assert target_levels(with_missing, numbers=False) == 3
-    assert target_levels(Column.levels("y", [0, 1, 2]), numbers=True) == 3
-    assert target_levels(Column.levels("y", [0.0]), numbers=True) == 1
-    assert target_levels(Column.categorical("y", ["0.0", "<other>"], missing="<other>"), numbers=True) == 1
+    # the catch-all <other> and a level of missing cells are in neither class of a fit
+    one = Column.categorical("y", ["<=50K", "<other>"], missing="<other>").with_na("<other>")
+    assert target_levels(one) == 1
+    two = Column.categorical("y", ["a", "b", "<missing>", "<other>"], missing="<other>").with_na("<missing>")
+    assert target_levels(two) == 2
+    assert target_levels(Column.categorical("y", ["a", "b", "<other>"], missing="<other>").with_empty(["b"])) == 1
+    assert target_levels(Column.levels("y", [0, 1, 2])) == 3
+    assert target_levels(Column.levels("y", [0.0])) == 1
+    assert target_levels(Column.categorical("y", ["0.0", "<other>"], missing="<other>")) == 1
+    assert target_levels(Column.binned("y", [0.0, 1.0, 2.0])) == 2

@@ -225,18 +225,16 @@ def discover(
     return out, report, (delta if cat else 0.0)
 
 
-def target_levels(col: Any, numbers: bool) -> int:
-    """How many levels of a discovered target a regression can fit on. A numeric column: its levels
-    with a finite value. A categorical column: every level but a level of its own for missing cells
-    and levels marked empty; when its scan showed ``numbers``, only the labels that are numbers (the
-    catch-all ``<other>`` level has no value to fit). Public (the schema only).
+def target_levels(col: Any) -> int:
+    """How many levels of a discovered target a regression can fit on: a numeric column's levels with
+    a finite value; a categorical column's released labels, without its catch-all ``<other>`` level
+    and its level of missing cells (a fit counts them in neither class: they have no value), and
+    without levels marked empty. Public (the schema only).
 
     Parameters
     ----------
     col : Column
         The discovered target column.
-    numbers : bool
-        The column's scan showed numbers.
 
     Returns
     -------
@@ -246,14 +244,7 @@ def target_levels(col: Any, numbers: bool) -> int:
     if col.kind != "categorical" and col.values is not None:
         vals = np.asarray(col.values, dtype=float).reshape(-1)
         return len({v for v, label in zip(vals, col.labels) if np.isfinite(v) and label not in empty})
-    if col.kind != "categorical":
-        return sum(1 for label in col.labels if label not in empty and label not in (col.missing, col.na))
-    if numbers:
-        return sum(
-            1 for label in col.labels if label not in empty and np.isfinite(parse_numbers(pd.Series([label]))[0][0])
-        )
-    own_missing = col.na if col.na is not None and col.na != col.missing else None
-    return sum(1 for label in col.labels if label not in empty and label != own_missing)
+    return sum(1 for label in col.labels if label not in empty and label not in (col.missing, col.na))
 
 
 def _check_target(name: str, col: Any, report: DiscoveryReport, scan: ScanResult | None, name_in_bounded: bool) -> None:
@@ -265,10 +256,8 @@ def _check_target(name: str, col: Any, report: DiscoveryReport, scan: ScanResult
     labels = scan is not None and scan.kind == "categorical"
     if name in report.unresolved:
         why = report.unresolved[name]
-    elif col is not None and target_levels(col, numbers) < 2:
-        why = (
-            f"column {name!r}: kept with {target_levels(col, numbers)} level(s) a regression can fit on ({col.labels})"
-        )
+    elif col is not None and target_levels(col) < 2:
+        why = f"column {name!r}: kept with {target_levels(col)} level(s) a regression can fit on ({col.labels})"
     else:
         return
     bounds, levels = "--bounds " + shlex.quote(f"{name}=LO:HI"), "--levels " + shlex.quote(f"{name}=A,B,...")
