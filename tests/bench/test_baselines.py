@@ -127,6 +127,8 @@ def test_spec_errors(tmp_path):
         bench.run_bench(_spec(tmp_path, csv, trials="0"), tmp_path / "o1", quiet=True)
     with pytest.raises(WorkloadError, match="delta"):
         bench.run_bench(_spec(tmp_path, csv, "delta = 2.0\n"), tmp_path / "o2", quiet=True)
+    with pytest.raises(WorkloadError, match="declared"):
+        bench.run_bench(_spec(tmp_path, csv, "declared = 1\n"), tmp_path / "o3", quiet=True)
 
 
 def _raw(n: int, seed: int) -> pd.DataFrame:
@@ -160,3 +162,29 @@ def test_public_bounds_baselines_reach_least_squares_at_a_huge_eps():
     assert ref > 0.8 and got["adassp_pb"]["r2"] == pytest.approx(ref, abs=0.01)
     low = public_bounds_baselines(tr, te, t, kinds, 50, 0.05, 1e-9, noise=InsecureSeededNoise(1))
     assert low["adassp_pb"]["r2"] < ref - 0.1
+
+
+def test_declared_args_state_what_the_public_bounds_design_takes_as_public():
+    from ddssp.bench.baselines import declared_args
+
+    train = pd.DataFrame(
+        {
+            "x": [1.5, 3.0, np.nan, 2.0],
+            "colour": ["red", "blue", None, "red"],
+            "when": ["2020-01-01", "2020-02-01", "2020-03-01", "2020-04-01"],
+            "a,b": [1, 2, 3, 4],
+            "many": ["p", "q", "r", "s"],
+            "y": [0.0, 1.0, 1.0, 0.0],
+        }
+    )
+    kinds = {"x": "numeric", "colour": "categorical", "when": "date", "a,b": "numeric", "many": "categorical"}
+    t = {"target": "y", "task": "logistic"}
+    args, left = declared_args(train, t, {**kinds, "y": "numeric"}, max_onehot=3)
+    pairs = list(zip(args[::2], args[1::2]))
+    assert ("--bounds", "x=1.5:3.0") in pairs
+    assert ("--levels", "colour=red,blue") in pairs and ("--missing", "colour=<missing>") in pairs
+    assert ("--levels", "y=0.0,1.0") in pairs  # a logistic target's labels, not its range
+    assert sorted(left) == ["a,b", "many", "when"]  # a comma in the name, too many labels, a date
+    # a linear target is a numeric column like any other
+    args, _ = declared_args(train, {"target": "y", "task": "linear"}, {**kinds, "y": "numeric"}, max_onehot=3)
+    assert ("--bounds", "y=0.0:1.0") in list(zip(args[::2], args[1::2]))
