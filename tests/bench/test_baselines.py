@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from ddssp import bench
-from ddssp.bench.baselines import bounded_design, eps_after_discovery, public_bounds_baselines, raw_row_baselines
+from ddssp.bench.baselines import eps_after_discovery, raw_row_baselines
+from ddssp.bench.public_bounds import bounded_design, public_bounds_baselines
 from ddssp.data.schema import Schema
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.errors import WorkloadError
@@ -165,7 +166,7 @@ def test_public_bounds_baselines_reach_least_squares_at_a_huge_eps():
 
 
 def test_declared_args_state_what_the_public_bounds_design_takes_as_public():
-    from ddssp.bench.baselines import declared_args
+    from ddssp.bench.public_bounds import declared_args
 
     train = pd.DataFrame(
         {
