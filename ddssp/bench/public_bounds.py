@@ -182,6 +182,24 @@ def declared_args(train: pd.DataFrame, t: dict, kinds: dict[str, str], max_oneho
     return args, left
 
 
+def _seen_labels(test: pd.DataFrame, schema: Any, target: str) -> pd.DataFrame:
+    """The hold-out with a label that a text column without a level for other labels lacks (a declared
+    column; the training rows never had the label) replaced by the column's first level, as
+    :func:`bounded_design` codes it (every one-hot indicator 0, the first label's row); missing
+    cells, other columns and columns with such a level unchanged."""
+    out = test.copy()
+    for name in test.columns:
+        col = schema.column(name)
+        if name == target or col.kind != "categorical" or col.missing is not None:
+            continue  # a column with a level for other labels codes them itself
+        s = test[name]
+        text = s.astype(str).str.strip()
+        unseen = s.notna() & ~text.isin(col.labels)
+        if unseen.any():
+            out[name] = s.astype(object).where(~unseen, col.labels[0])
+    return out
+
+
 def ddssp_scores(rel: Any, test: pd.DataFrame, t: dict) -> tuple[dict[str, float] | None, str]:
     """DD-SSP (no options) fitted on the release, scored on the hold-out rows with a known target.
 
@@ -207,7 +225,7 @@ def ddssp_scores(rel: Any, test: pd.DataFrame, t: dict) -> tuple[dict[str, float
         est = (DDSSPLinearRegression() if task == "linear" else DDSSPLogisticRegression(positive=t["positive"])).fit(
             rel, target=t["target"]
         )
-        codes = rel.schema.encode(test[list(rel.schema.names)])
+        codes = rel.schema.encode(_seen_labels(test[list(rel.schema.names)], rel.schema, t["target"]))
         if task == "linear":
             pred = est.predict_original(codes, codes=True)
         else:
