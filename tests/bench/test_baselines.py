@@ -189,3 +189,23 @@ def test_declared_args_state_what_the_public_bounds_design_takes_as_public():
     # a linear target is a numeric column like any other
     args, _ = declared_args(train, {"target": "y", "task": "linear"}, {**kinds, "y": "numeric"}, max_onehot=3)
     assert ("--bounds", "y=0.0:1.0") in list(zip(args[::2], args[1::2]))
+
+
+def test_a_hold_out_label_a_declared_column_lacks_is_coded_like_the_public_bounds_design():
+    from ddssp.bench.public_bounds import _seen_labels
+    from ddssp.data.columns import Column
+
+    schema = Schema(
+        [
+            Column.categorical("country", ["USA", "Canada"]),  # declared: no level for other labels
+            Column.categorical("state", ["CA", "<other>"], missing="<other>"),  # discovered: has one
+            Column.categorical("y", ["a", "b"]),
+        ]
+    )
+    test = pd.DataFrame({"country": ["USA", "Micronesia", "Canada"], "state": ["CA", "ZZ", "CA"], "y": ["a", "b", "a"]})
+    out = _seen_labels(test, schema, "y")
+    assert out["country"].tolist() == ["USA", "USA", "Canada"]  # the first level: every indicator 0
+    assert out["state"].tolist() == ["CA", "ZZ", "CA"]  # left to the column's own <other> level
+    schema.encode(out)  # no unknown label left
+    with pytest.raises(Exception, match="not among"):
+        schema.encode(test)
