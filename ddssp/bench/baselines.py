@@ -19,8 +19,13 @@ target, ``auc`` and ``accuracy`` for a logistic one):
   the release's budget less its discovery charges (:func:`eps_after_discovery`): the baselines
   charged the discovery share, at the same total privacy as the release;
 - ``adassp_pb`` / ``objpert_pb``: the same two mechanisms at the same (eps, delta) on the raw rows
-  in a design of their own that needs no release (:func:`bounded_design`: the training rows' ranges
+  in a design of their own that needs no release (:func:`.public_bounds.bounded_design`: the training rows' ranges
   and labels taken as public bounds, as papers that assume public bounds run them);
+- ``ddssp_pb``: DD-SSP on a second release of the same rows made with the ``_pb`` baselines'
+  knowledge declared (:func:`.public_bounds.declared_args`: ``--bounds`` COL=min:max for numeric columns, ``--levels``
+  for text columns of 2 to ``max_onehot`` labels and a logistic target), so that DD-SSP and
+  ``adassp_pb`` / ``objpert_pb`` start from the same public knowledge (spec key ``declared``, default
+  true; ``release_pb`` holds that release's ``ok``, ``cpu_s`` and ``columns_released``);
 - ``synth_fit``: the non-private least squares / logistic fit on synthetic rows drawn from the release
   (as many as the training rows), the AIM-Synth route;
 - ``schema_public``: the non-private fit on the real training rows through the release's schema (what
@@ -58,13 +63,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.bench.realtables import _auc, _r2, _truth, parse_spec, public_scores
+from ddssp.bench.public_bounds import _scores, ddssp_scores, declared_release, raw_bounds_methods
+from ddssp.bench.realtables import _truth, parse_spec, public_scores
 from ddssp.bench.release_process import run_release
 from ddssp.bench.table_sources import load_table, named_rng, sample_split
 from ddssp.bench.tv_distance import column_kind
 from ddssp.errors import WorkloadError
 
-OWN_KEYS = {"trials", "delta"}
+OWN_KEYS = {"trials", "delta", "declared"}
 COLUMNS = ["method", "table", "sample", "rows", "epsilon", "trial", "metric", "value", "seconds", "note"]
 #: method order of the summary table
 METHODS = [
@@ -73,6 +79,7 @@ METHODS = [
     "objpert",
     "adassp_b",
     "objpert_b",
+    "ddssp_pb",
     "adassp_pb",
     "objpert_pb",
     "synth_fit",
@@ -108,17 +115,13 @@ def parse(spec: dict, ctx: Any) -> dict:
     delta = spec.get("delta", 1e-9)
     if not isinstance(delta, float) or not 0 < delta < 1:
         raise WorkloadError(f"delta must be a number in (0, 1), got {delta!r}")
-    return {**s, "trials": trials, "delta": delta}
+    declared = spec.get("declared", True)
+    if not isinstance(declared, bool):
+        raise WorkloadError(f"declared must be true or false, got {declared!r}")
+    return {**s, "trials": trials, "delta": delta, "declared": declared}
 
 
 # ------------------------------------------------------------------------------------- scoring
-def _scores(y: np.ndarray, score: np.ndarray, task: str) -> dict[str, float]:
-    """R^2 of a prediction, or AUC and accuracy (class 1 where the score is positive) of a score."""
-    if task == "linear":
-        return {"r2": _r2(y, score)}
-    return {"auc": _auc(y, score), "accuracy": float(np.mean((score > 0) == (y == 1)))}
-
-
 def _design(rel: Any, t: dict):
     """The release's encoding of the target's regression (DD-SSP's design), or None with the reason."""
     from ddssp.estimators.design import Encoding
@@ -175,109 +178,6 @@ def raw_row_baselines(enc: Any, tr_codes: pd.DataFrame, te_codes: pd.DataFrame, 
     return out
 
 
-def bounded_design(train: pd.DataFrame, test: pd.DataFrame, t: dict, kinds: dict[str, str], max_onehot: int):
-    """A design of the raw rows with the training rows' ranges taken as public bounds, for AdaSSP / ObjPert.
-
-    Intercept 1; a numeric or date column clipped to its training [min, max] and mapped to [-1, 1]
-    (missing: 0, and a 0/1 missing indicator where the training rows have a missing value); a text
-    column of 2 to ``max_onehot`` training labels one-hot without its first label (missing is a label);
-    other text columns left out. Every row then has ``||x|| <= B`` with B^2 = 1 + the number of numeric
-    columns + indicators + one-hot columns groups.
-
-    Parameters
-    ----------
-    train, test : pandas.DataFrame
-        The split, missing cells as NaN.
-    t : dict
-        The table entry.
-    kinds : dict
-        ``{column: kind}``.
-    max_onehot : int
-        Most labels of a one-hot column.
-
-    Returns
-    -------
-    tuple
-        (X_train, X_test, B).
-    """
-    from ddssp.bench.tv_distance import MISSING, is_missing, to_axis
-
-    parts_tr, parts_te, sq = [np.ones((len(train), 1))], [np.ones((len(test), 1))], 1.0
-    for c in (c for c in train.columns if c != t["target"]):
-        if kinds[c] in ("numeric", "date"):
-            a_tr = to_axis(train[c].where(~is_missing(train[c])), kinds[c]).to_numpy(dtype=float)
-            a_te = to_axis(test[c].where(~is_missing(test[c])), kinds[c]).to_numpy(dtype=float)
-            if not np.isfinite(a_tr).any():
-                continue
-            lo, hi = float(np.nanmin(a_tr)), float(np.nanmax(a_tr))
-            span = (hi - lo) or 1.0
-            for a, parts in ((a_tr, parts_tr), (a_te, parts_te)):
-                v = np.clip((a - lo) / span * 2.0 - 1.0, -1.0, 1.0)
-                parts.append(np.where(np.isfinite(v), v, 0.0)[:, None])
-            sq += 1.0
-            if not np.isfinite(a_tr).all():
-                parts_tr.append((~np.isfinite(a_tr)).astype(float)[:, None])
-                parts_te.append((~np.isfinite(a_te)).astype(float)[:, None])
-                sq += 1.0
-        else:
-            lab_tr = np.where(is_missing(train[c]), MISSING, train[c].astype(str).to_numpy(dtype=object))
-            labels = np.array(list(dict.fromkeys(lab_tr)), dtype=object)
-            if 1 < len(labels) <= max_onehot:
-                lab_te = np.where(is_missing(test[c]), MISSING, test[c].astype(str).to_numpy(dtype=object))
-                parts_tr.append((lab_tr[:, None] == labels[None, 1:]).astype(float))
-                parts_te.append((lab_te[:, None] == labels[None, 1:]).astype(float))
-                sq += 1.0
-    return np.hstack(parts_tr), np.hstack(parts_te), math.sqrt(sq)
-
-
-def public_bounds_baselines(train, test, t, kinds, max_onehot, eps, delta, noise=None) -> dict[str, dict[str, float]]:
-    """AdaSSP (and, logistic, objective perturbation) on :func:`bounded_design`: no release, no schema.
-
-    The training rows' ranges and labels stand in for public bounds (they are not private: this is
-    the mechanism at its best, as papers that assume public bounds run it). A linear target is clipped
-    to its training [min, max], mapped to [-1, 1] and mapped back for the prediction.
-
-    Parameters
-    ----------
-    train, test : pandas.DataFrame
-        The split, missing cells as NaN.
-    t : dict
-        The table entry.
-    kinds : dict
-        ``{column: kind}``.
-    max_onehot : int
-        Most labels of a one-hot column.
-    eps, delta : float
-        The budget, spent whole on each mechanism.
-    noise : NoiseSource, optional
-        For tests; the secure sampler by default.
-
-    Returns
-    -------
-    dict
-        ``{"adassp_pb": ..., "objpert_pb": ...}`` (``objpert_pb`` for a logistic target only).
-    """
-    from ddssp.estimators.adassp import AdaSSP
-    from ddssp.estimators.objpert import ObjectivePerturbation
-
-    X_tr, X_te, B = bounded_design(train, test, t, kinds, max_onehot)
-    y_tr, known_tr = _truth(train, t)
-    y_te, known_te = _truth(test, t)
-    X_tr, y_tr, X_te, y_te = X_tr[known_tr], y_tr[known_tr], X_te[known_te], y_te[known_te]
-    if t["task"] == "linear":
-        lo, hi = float(np.min(y_tr)), float(np.max(y_tr))
-        span = (hi - lo) or 1.0
-        m = AdaSSP(eps, delta, x_bound=B, y_bound=1.0, noise=noise).fit(X_tr, (y_tr - lo) / span * 2.0 - 1.0)
-        return {"adassp_pb": _scores(y_te, lo + (X_te @ m.coef_ + 1.0) * span / 2.0, "linear")}
-    ypm = 2.0 * y_tr - 1.0
-    m = AdaSSP(eps, delta, x_bound=B, y_bound=1.0, noise=noise).fit(X_tr, ypm)
-    o = ObjectivePerturbation(eps, delta, x_bound=B, noise=noise).fit(X_tr, ypm)
-    return {
-        "adassp_pb": _scores(y_te, X_te @ m.coef_, "logistic"),
-        "objpert_pb": _scores(y_te, X_te @ o.coef_, "logistic"),
-    }
-
-
 def eps_after_discovery(rel: Any, delta: float) -> float:
     """The eps whose zCDP rho is the release's budget less its discovery charges (what AIM had).
 
@@ -328,8 +228,6 @@ def release_methods(rel: Any, train: pd.DataFrame, test: pd.DataFrame, t: dict, 
     tuple
         (``{method: {metric: value}}``, notes).
     """
-    from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
-
     out: dict[str, dict[str, float]] = {}
     notes: list[str] = []
     task, target = t["task"], t["target"]
@@ -337,18 +235,11 @@ def release_methods(rel: Any, train: pd.DataFrame, test: pd.DataFrame, t: dict, 
     y_tr, known_tr = _truth(train, t)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # clipping and conditioning warnings: the scores tell
-        try:
-            est = (
-                DDSSPLinearRegression() if task == "linear" else DDSSPLogisticRegression(positive=t["positive"])
-            ).fit(rel, target=target)
-            codes = rel.schema.encode(test[list(rel.schema.names)])
-            if task == "linear":
-                pred = est.predict_original(codes, codes=True)
-            else:
-                pred = est.decision_function(codes, codes=True)  # positive: class 1 is the table's positive label
-            out["ddssp"] = _scores(y_te[known_te], pred[known_te], task)
-        except Exception as exc:  # noqa: BLE001 - a failed fit is a finding of the bench
-            notes.append(f"ddssp: {type(exc).__name__}: {exc}")
+        got, why = ddssp_scores(rel, test, t)
+        if got is None:
+            notes.append(f"ddssp: {why}")
+        else:
+            out["ddssp"] = got
         enc, why = _design(rel, t)
         if enc is None:
             notes.append(f"no design for the baselines: {why}")
@@ -415,31 +306,6 @@ def reference_methods(train: pd.DataFrame, test: pd.DataFrame, t: dict, s: dict)
         major = float(np.mean(y_tr[known_tr]) > 0.5)
         out["majority"] = {"auc": 0.5, "accuracy": float(np.mean(y == major))}
     return out
-
-
-def raw_bounds_methods(train: pd.DataFrame, test: pd.DataFrame, t: dict, s: dict, eps: float):
-    """:func:`public_bounds_baselines` on the raw split (the table's missing markers read as missing).
-
-    Parameters
-    ----------
-    train, test : pandas.DataFrame
-        The split as sampled.
-    t : dict
-        The table entry.
-    s : dict
-        The parsed spec.
-    eps : float
-        The budget.
-
-    Returns
-    -------
-    dict
-        ``{method: {metric: value}}``.
-    """
-    na = set(t["na_values"]) | {""}
-    real_tr, real_te = train.where(~train.isin(na)), test.where(~test.isin(na))
-    kinds = {c: column_kind(real_tr[c], c in t["dates"]) for c in real_tr.columns}
-    return public_bounds_baselines(real_tr, real_te, t, kinds, s["max_onehot"], eps, s["delta"])
 
 
 def run(spec: dict, ctx: Any) -> pd.DataFrame:
@@ -513,6 +379,10 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     got, more = release_methods(rel, tr, te, t, eps, s["delta"], named_rng("synth", stem))
                     results.update(got)
                     notes += more
+                if s["declared"]:
+                    got, more = declared_release(train_csv, test_csv, train, t, s, eps, keep / f"{stem}-pb.release")
+                    results.update(got)
+                    notes += more
                 try:
                     results.update(raw_bounds_methods(train, test, t, s, eps))
                 except Exception as exc:  # noqa: BLE001 - recorded in the note
@@ -532,7 +402,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                 ctx.log(
                     f"{t['name']} {size} eps={eps:g} #{k}: "
                     + ", ".join(
-                        f"{m}={v['r2' if 'r2' in v else 'auc']:.3f}" for m, v in results.items() if m != "release"
+                        f"{m}={v['r2' if 'r2' in v else 'auc']:.3f}"
+                        for m, v in results.items()
+                        if not m.startswith("release")
                     )
                     + (f" | {note[:300]}" if note else "")
                 )
@@ -563,7 +435,8 @@ def summary_table(results: pd.DataFrame) -> str:
     For a logistic target the cells are AUC, and accuracy in a second line of the same cell group
     (``accuracy``). The last three columns are DD-SSP's mean minus the best mean of AdaSSP and objective
     perturbation on the release's schema with the whole eps, charged the discovery share (``_b``),
-    and on the public-bounds design (``_pb``).
+    and on the public-bounds design (``_pb``); then the declared release's DD-SSP (``ddssp_pb``) minus
+    the best ``_pb`` baseline (the same public knowledge on both sides).
 
     Parameters
     ----------
@@ -582,28 +455,47 @@ def summary_table(results: pd.DataFrame) -> str:
         "eps",
         "metric",
         "released",
+        "released (declared)",
         *METHODS,
         "DD-SSP - best (schema)",
         "DD-SSP - best (b)",
         "DD-SSP - best (pb)",
+        "DD-SSP declared - best (pb)",
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (table, _sample, n, eps), g in results.groupby(["table", "sample", "rows", "epsilon"], sort=False):
         rel = g[(g["method"] == "release") & (g["metric"] == "ok")]["value"]
+        rel_pb = g[(g["method"] == "release_pb") & (g["metric"] == "ok")]["value"]
         for metric in ("r2", "auc", "accuracy"):
             gm = g[g["metric"] == metric]
             if gm.empty:
                 continue
             by = {m: gm[gm["method"] == m]["value"] for m in METHODS}
             gaps = []
-            for pair in (("adassp", "objpert"), ("adassp_b", "objpert_b"), ("adassp_pb", "objpert_pb")):
+            for own, pair in (
+                ("ddssp", ("adassp", "objpert")),
+                ("ddssp", ("adassp_b", "objpert_b")),
+                ("ddssp", ("adassp_pb", "objpert_pb")),
+                ("ddssp_pb", ("adassp_pb", "objpert_pb")),
+            ):
                 best = max((by[m].mean() for m in pair if not by[m].dropna().empty), default=math.nan)
-                gap = by["ddssp"].mean() - best if not by["ddssp"].dropna().empty else math.nan
+                gap = by[own].mean() - best if not by[own].dropna().empty else math.nan
                 gaps.append("" if math.isnan(gap) else f"{gap:+.3f}")
             cells = [_cell(by[m]) for m in METHODS]
             lines.append(
                 "| "
-                + " | ".join([str(table), f"{n:,}", f"{eps:g}", metric, f"{int(rel.sum())}/{len(rel)}", *cells, *gaps])
+                + " | ".join(
+                    [
+                        str(table),
+                        f"{n:,}",
+                        f"{eps:g}",
+                        metric,
+                        f"{int(rel.sum())}/{len(rel)}",
+                        f"{int(rel_pb.sum())}/{len(rel_pb)}" if len(rel_pb) else "",
+                        *cells,
+                        *gaps,
+                    ]
+                )
                 + " |"
             )
     return "\n".join(lines) + "\n"

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from ddssp import bench
-from ddssp.bench.baselines import bounded_design, eps_after_discovery, public_bounds_baselines, raw_row_baselines
+from ddssp.bench.baselines import eps_after_discovery, raw_row_baselines
+from ddssp.bench.public_bounds import bounded_design, public_bounds_baselines
 from ddssp.data.schema import Schema
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.errors import WorkloadError
@@ -94,6 +95,7 @@ def test_one_cell_has_every_method(tmp_path):
         "objpert",
         "adassp_b",
         "objpert_b",
+        "ddssp_pb",
         "adassp_pb",
         "objpert_pb",
         "synth_fit",
@@ -104,15 +106,18 @@ def test_one_cell_has_every_method(tmp_path):
         assert (method, "auc") in got and (method, "accuracy") in got, (method, results["note"].iloc[0])
     assert got[("majority", "auc")] == 0.5 and 0.4 < got[("majority", "accuracy")] < 0.7
     # one strong binary feature: every method that learns finds it (AUC 0.9 at the truth)
-    for method in ("ddssp", "objpert", "public"):
+    for method in ("ddssp", "ddssp_pb", "objpert", "public"):
         assert got[(method, "auc")] > 0.8, method
+    # the declared release is a second release; every column was declared, so it discovered nothing
+    assert got[("release_pb", "ok")] == 1.0 and got[("release_pb", "columns_released")] == 2.0
     md = (tmp_path / "out" / "results.md").read_text()
-    assert md.startswith("| table | rows | eps | metric |") and "| tiny | 600 | 2 | auc | 1/1 |" in md
+    assert md.startswith("| table | rows | eps | metric |") and "| tiny | 600 | 2 | auc | 1/1 | 1/1 |" in md
     # option (b) runs at the eps the release had left after discovery: below 2, above 0
     from ddssp.releasefile import Release
 
-    (rel_path,) = (tmp_path / "out" / "releases").glob("*.release")
+    (rel_path,) = (p for p in (tmp_path / "out" / "releases").glob("*.release") if not p.stem.endswith("-pb"))
     rel = Release.load(rel_path)
+    assert not Release.load(rel_path.with_name(rel_path.stem + "-pb.release")).ledger.discovery_entries
     assert rel.ledger.discovery_entries and 0.5 < eps_after_discovery(rel, 1e-9) < 2.0
 
 
@@ -123,6 +128,8 @@ def test_spec_errors(tmp_path):
         bench.run_bench(_spec(tmp_path, csv, trials="0"), tmp_path / "o1", quiet=True)
     with pytest.raises(WorkloadError, match="delta"):
         bench.run_bench(_spec(tmp_path, csv, "delta = 2.0\n"), tmp_path / "o2", quiet=True)
+    with pytest.raises(WorkloadError, match="declared"):
+        bench.run_bench(_spec(tmp_path, csv, "declared = 1\n"), tmp_path / "o3", quiet=True)
 
 
 def _raw(n: int, seed: int) -> pd.DataFrame:
@@ -156,3 +163,49 @@ def test_public_bounds_baselines_reach_least_squares_at_a_huge_eps():
     assert ref > 0.8 and got["adassp_pb"]["r2"] == pytest.approx(ref, abs=0.01)
     low = public_bounds_baselines(tr, te, t, kinds, 50, 0.05, 1e-9, noise=InsecureSeededNoise(1))
     assert low["adassp_pb"]["r2"] < ref - 0.1
+
+
+def test_declared_args_state_what_the_public_bounds_design_takes_as_public():
+    from ddssp.bench.public_bounds import declared_args
+
+    train = pd.DataFrame(
+        {
+            "x": [1.5, 3.0, np.nan, 2.0],
+            "colour": ["red", "blue", None, "red"],
+            "when": ["2020-01-01", "2020-02-01", "2020-03-01", "2020-04-01"],
+            "a,b": [1, 2, 3, 4],
+            "many": ["p", "q", "r", "s"],
+            "y": [0.0, 1.0, 1.0, 0.0],
+        }
+    )
+    kinds = {"x": "numeric", "colour": "categorical", "when": "date", "a,b": "numeric", "many": "categorical"}
+    t = {"target": "y", "task": "logistic"}
+    args, left = declared_args(train, t, {**kinds, "y": "numeric"}, max_onehot=3)
+    pairs = list(zip(args[::2], args[1::2]))
+    assert ("--bounds", "x=1.5:3.0") in pairs
+    assert ("--levels", "colour=red,blue") in pairs and ("--missing", "colour=<missing>") in pairs
+    assert ("--levels", "y=0.0,1.0") in pairs  # a logistic target's labels, not its range
+    assert sorted(left) == ["a,b", "many", "when"]  # a comma in the name, too many labels, a date
+    # a linear target is a numeric column like any other
+    args, _ = declared_args(train, {"target": "y", "task": "linear"}, {**kinds, "y": "numeric"}, max_onehot=3)
+    assert ("--bounds", "y=0.0:1.0") in list(zip(args[::2], args[1::2]))
+
+
+def test_a_hold_out_label_a_declared_column_lacks_is_coded_like_the_public_bounds_design():
+    from ddssp.bench.public_bounds import _seen_labels
+    from ddssp.data.columns import Column
+
+    schema = Schema(
+        [
+            Column.categorical("country", ["USA", "Canada"]),  # declared: no level for other labels
+            Column.categorical("state", ["CA", "<other>"], missing="<other>"),  # discovered: has one
+            Column.categorical("y", ["a", "b"]),
+        ]
+    )
+    test = pd.DataFrame({"country": ["USA", "Micronesia", "Canada"], "state": ["CA", "ZZ", "CA"], "y": ["a", "b", "a"]})
+    out = _seen_labels(test, schema, "y")
+    assert out["country"].tolist() == ["USA", "USA", "Canada"]  # the first level: every indicator 0
+    assert out["state"].tolist() == ["CA", "ZZ", "CA"]  # left to the column's own <other> level
+    schema.encode(out)  # no unknown label left
+    with pytest.raises(Exception, match="not among"):
+        schema.encode(test)

@@ -316,3 +316,19 @@ def test_bounded_grid_spans_the_declared_bounds(lo, hi, whole):
         assert np.all(g == np.round(g))
     if hi / (lo if lo > 0 else max(-lo, 1e-9)) > 50:  # decades: fine cells at the low end, not 1/256 of the range
         assert np.min(np.diff(g)) <= max((hi - lo) / 1000, 1.0 if whole else 0.0)
+
+
+def test_fractional_declared_bounds_are_never_read_as_whole_numbers():
+    # 60 rows of non-whole numbers inside bounds with a fractional low end: at this budget the noisy
+    # count of non-whole numbers stays under twice its noise sd, which alone would read the column
+    # as whole, and a whole-number grid from 143.5 has a cell [143.5, 144) that holds no whole number
+    from ddssp.data.discovery.bounded import discover_bounded
+    from ddssp.dp import Ledger
+    from ddssp.dp.discovery import ChargedMechanisms
+
+    x = np.random.default_rng(0).uniform(143.5, 2501.0, 60).round(1)
+    for seed in range(5):
+        mech = ChargedMechanisms(Ledger(1.0), InsecureSeededNoise(seed))
+        col, note = discover_bounded(x, "area", 1e-4, mech, (143.5, 2501.0))
+        col.validate()
+        assert "whole" not in note and col.within is not None and not col.within.whole

@@ -14,10 +14,11 @@ import pytest
 from scipy import stats
 
 from ddssp.data.discovery import discover
-from ddssp.data.discovery.table import TARGET_WEIGHT
+from ddssp.data.discovery.table import TARGET_WEIGHT, target_levels
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
+from ddssp.errors import SchemaError
 from ddssp.pipeline.options import DiscoveryOptions
 from ddssp.pipeline.plan import plan_schema
 
@@ -147,3 +148,52 @@ def test_release_passes_its_target_to_discovery_and_spends_its_budget_exactly():
     assert [lab for lab in rel.schema.column("y").labels if lab != "<missing>"] == ["0", "1"]
     assert math.isclose(rel.ledger.spent, rel.ledger.rho_budget, rel_tol=1e-9)
     assert sum(e.delta for e in rel.ledger.entries) <= 1e-9
+
+
+def _small(y, n, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"x": rng.normal(50, 10, n).round(1), "y": y})
+
+
+def test_a_target_whose_values_do_not_show_refuses_the_release_and_says_what_to_declare():
+    # 60 rows at eps 1: nothing shows above the noise; without a target the column would be left out
+    rng = np.random.default_rng(3)
+    df = _small(rng.integers(0, 2, 60), 60)
+    with pytest.raises(SchemaError, match=r"target 'y' cannot be kept .*--bounds y=LO:HI.*--levels y=A,B"):
+        _discover(df, 1)
+    cols, rep, _, _ = _discover(df, 1, target=None)  # the same table without a target: collected, no error
+    assert "y" in rep.unresolved
+
+
+def test_a_numeric_target_kept_as_one_value_and_other_is_refused():
+    # 70% zeros, the rest spread thinly over three decades: the scan shows only 0, and a key release
+    # of the target's few whole numbers releases '0' and <other>, which has no value for a fit
+    rng = np.random.default_rng(4)
+    n = 800
+    y = np.where(rng.random(n) < 0.7, 0.0, np.exp(rng.uniform(np.log(0.1), np.log(100.0), n)).round(3))
+    df = _small(y, n)
+    refused = 0
+    for seed in range(4):
+        try:
+            cols, _, _, _ = _discover(df, seed)
+        except SchemaError as exc:
+            assert "--bounds y=LO:HI" in str(exc) and "--levels" not in str(exc), str(exc)
+            refused += 1
+            continue
+        assert target_levels(cols["y"]) >= 2  # kept only with two values to fit on
+    assert refused >= 1
+
+
+def test_target_levels_counts_what_a_fit_can_use():
+    from ddssp.data.columns import Column
+
+    # the catch-all <other> and a level of missing cells are in neither class of a fit
+    one = Column.categorical("y", ["<=50K", "<other>"], missing="<other>").with_na("<other>")
+    assert target_levels(one) == 1
+    two = Column.categorical("y", ["a", "b", "<missing>", "<other>"], missing="<other>").with_na("<missing>")
+    assert target_levels(two) == 2
+    assert target_levels(Column.categorical("y", ["a", "b", "<other>"], missing="<other>").with_empty(["b"])) == 1
+    assert target_levels(Column.levels("y", [0, 1, 2])) == 3
+    assert target_levels(Column.levels("y", [0.0])) == 1
+    assert target_levels(Column.categorical("y", ["0.0", "<other>"], missing="<other>")) == 1
+    assert target_levels(Column.binned("y", [0.0, 1.0, 2.0])) == 2

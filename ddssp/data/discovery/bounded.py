@@ -89,7 +89,8 @@ def discover_bounded(
     bounds : tuple of float
         The declared ``(low, high)``, low < high.
     whole : bool, optional
-        The numbers are declared whole (True) or not (False); None: read from the noisy counts.
+        The numbers are declared whole (True) or not (False); None: read from the noisy counts, and
+        never whole when a declared bound is not a whole number.
     missing : str, optional
         The declared label of the missing level; None: ``"<missing>"`` when the noisy count of
         missing cells shows, else missing cells go to the bin of the noisy median.
@@ -112,8 +113,8 @@ def discover_bounded(
         float
     )
     n = max(c[1] + c[2] + c[3], 1.0)
-    if whole is None:
-        whole = bool(c[3] <= max(WHOLE_SHARE * n, 2.0 * sd))
+    if whole is None:  # a declared bound that is not a whole number says the numbers are not all whole
+        whole = bool(c[3] <= max(WHOLE_SHARE * n, 2.0 * sd)) and lo.is_integer() and hi.is_integer()
     label = missing if missing is not None else (MISSING_LABEL if c[0] >= MISSING_SDS * sd else None)
     span = (math.floor(hi) - math.ceil(lo) + 1) if whole else None
     if span is not None and 1 <= span <= max_levels:

@@ -5,6 +5,7 @@ categorical columns' two key-release rounds and the numeric columns' grids.
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,7 +138,8 @@ def discover(
     holds at most ``TARGET_MAX_LABELS`` values is discovered by that key release too, its released
     whole numbers becoming ordered levels (a 0/1 outcome keeps both levels rather than being cut to
     the values its noisy grid counts show). The totals of rho and
-    delta are the same with or without a target.
+    delta are the same with or without a target. A target that still cannot be kept with two levels
+    refuses the release (a release made for a target is of no use without it).
 
     Parameters
     ----------
@@ -180,7 +182,9 @@ def discover(
     Raises
     ------
     SchemaError
-        When a column cannot be discovered (unless ``collect``): one message for all of them.
+        When a column cannot be discovered (unless ``collect``): one message for all of them; and,
+        ``collect`` or not, when the declared ``target`` is left out or kept with fewer than two
+        levels a regression can fit on (:func:`target_levels`): the message names the hint to declare.
     """
     kinds = dict(kinds or {})
     if not columns:
@@ -214,9 +218,55 @@ def discover(
             continue
         out[name] = _declared_missing(col, Codebook.of(hints).get(name))
         report.notes[name] = note
+    if target is not None:
+        _check_target(target, out.get(target), report, scans.get(target), name_in_bounded=target in bounded)
     if report.unresolved and not collect:
         raise SchemaError(unresolved_message(report))
     return out, report, (delta if cat else 0.0)
+
+
+def target_levels(col: Any) -> int:
+    """How many levels of a discovered target a regression can fit on: a numeric column's levels with
+    a finite value; a categorical column's released labels, without its catch-all ``<other>`` level
+    and its level of missing cells (a fit counts them in neither class: they have no value), and
+    without levels marked empty. Public (the schema only).
+
+    Parameters
+    ----------
+    col : Column
+        The discovered target column.
+
+    Returns
+    -------
+    int
+    """
+    empty = set(col.empty)
+    if col.kind != "categorical" and col.values is not None:
+        vals = np.asarray(col.values, dtype=float).reshape(-1)
+        return len({v for v, label in zip(vals, col.labels) if np.isfinite(v) and label not in empty})
+    return sum(1 for label in col.labels if label not in empty and label not in (col.missing, col.na))
+
+
+def _check_target(name: str, col: Any, report: DiscoveryReport, scan: ScanResult | None, name_in_bounded: bool) -> None:
+    """Refuse the release when the declared target was dropped or kept with fewer than two levels a
+    regression can fit on (:func:`target_levels`): a release made for a target is of no use
+    without it, and the data holder should declare what is public about it rather than spend the
+    budget on the other columns. Decides from the schema and the noisy counts' outcome only."""
+    numbers = name_in_bounded or (scan is not None and scan.kind in ("numeric", "date"))
+    labels = scan is not None and scan.kind == "categorical"
+    if name in report.unresolved:
+        why = report.unresolved[name]
+    elif col is not None and target_levels(col) < 2:
+        why = f"column {name!r}: kept with {target_levels(col)} level(s) a regression can fit on ({col.labels})"
+    else:
+        return
+    bounds, levels = "--bounds " + shlex.quote(f"{name}=LO:HI"), "--levels " + shlex.quote(f"{name}=A,B,...")
+    declare = bounds if numbers else levels if labels else f"{bounds} for numbers, {levels} for labels"
+    raise SchemaError(
+        f"the target {name!r} cannot be kept with two levels at this budget ({why.rstrip('.')}); declare "
+        f"what is public about it ({declare}, or --codebook FILE: declared columns cost nothing), or give "
+        "more rows or a larger --eps; the release is refused rather than made without its target"
+    )
 
 
 def _apply_hints(
