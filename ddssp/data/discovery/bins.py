@@ -10,7 +10,16 @@ import math
 
 import numpy as np
 
-__all__ = ["SHRINK_NOISE", "WITHIN_CELLS", "bin_median", "within_bin", "within_coarse"]
+__all__ = [
+    "SHRINK_NOISE",
+    "TAIL_MEANS",
+    "WITHIN_CELLS",
+    "bin_median",
+    "tail_end",
+    "tail_prior",
+    "within_bin",
+    "within_coarse",
+]
 
 #: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
 WITHIN_CELLS = 16
@@ -21,6 +30,10 @@ WITHIN_CELLS = 16
 #: fine counts are mostly noise and uniform spreading decodes closer to the data; a spike or a steep
 #: slope is kept (see the discovery method page for the measurements)
 SHRINK_NOISE = 1.5
+#: an outer bin's tail is taken to end this many of its mean excess lengths beyond the bin's inner
+#: edge (a density falling linearly to zero has its mean at a third of its length; see
+#: :func:`tail_end`)
+TAIL_MEANS = 3.0
 
 
 def bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
@@ -101,7 +114,7 @@ def within_bin(
 
 
 def within_coarse(
-    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, tail: int = 0
+    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, tail: int = 0, end: float | None = None
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """How the rows of bin [a, b) spread inside it, from the noisy counts of a coarser grid: the
     bin cut at the grid edges inside it, each part weighted by its cell's noisy count times the
@@ -123,6 +136,10 @@ def within_coarse(
         1: the top bin of the column (its outer edge is ``b``), -1: the bottom bin (``a``), 0:
         neither. An outer bin ends where the evidence for rows ends (a quarter-decade band edge of
         the scan, not the largest value), and the rows of a tail thin out toward it.
+    end : float, optional
+        For an outer bin: where its tail's density reaches zero, strictly inside the bin (see
+        :func:`tail_end`); the sub-cells beyond it get no rows, whatever their noisy counts (cells
+        of noise there would place synthetic values past the data). Default: the outer edge.
 
     Returns
     -------
@@ -131,15 +148,94 @@ def within_coarse(
     weights : tuple of float
         The share of the bin's rows between consecutive cuts, summing to 1.
     """
+    inner = end is not None and tail != 0 and a < end < b
     cuts = grid[(grid > a) & (grid < b)].astype(float)
+    if inner:
+        cuts = np.union1d(cuts, [end])
     sub = np.concatenate([[a], cuts, [b]])
     k = np.clip(np.searchsorted(grid, sub[:-1], side="right") - 1, 0, len(y) - 1)
     share = np.diff(sub) / (grid[k + 1] - grid[k])
     prior = np.diff(sub)
-    if tail and sub.size > 2:  # mass of a density falling linearly to 0 at the outer edge
-        d = (b - sub) if tail > 0 else (sub - a)
-        prior = np.abs(np.diff(d**2))
-    return _packed(a, b, cuts, _shrunk_shares(y[k] * share, (sigma * share) ** 2, prior))
+    if tail and sub.size > 2:
+        prior = tail_prior(sub, a, b, tail, end if inner else None)
+    w = _shrunk_shares(y[k] * share, (sigma * share) ** 2, prior)
+    if inner:  # no rows past the tail's end
+        w = np.where(prior > 0, w, 0.0)
+        w = w / w.sum() if w.sum() > 0 else prior / prior.sum()
+    return _packed(a, b, cuts, w)
+
+
+def tail_prior(sub: np.ndarray, a: float, b: float, tail: int, end: float | None = None) -> np.ndarray:
+    """Masses of the sub-cells ``sub`` (edges, from ``a`` to ``b``) of an outer bin under a density
+    falling linearly to zero at its outer edge, or at ``end`` inside it (zero beyond).
+
+    Parameters
+    ----------
+    sub : numpy.ndarray
+        The sub-cell edges, increasing from ``a`` to ``b``.
+    a, b : float
+        The bin.
+    tail : int
+        1: the top bin (the density falls toward ``b``), -1: the bottom bin (toward ``a``).
+    end : float, optional
+        Where the density reaches zero (default: the outer edge).
+
+    Returns
+    -------
+    numpy.ndarray
+        One non-negative mass per sub-cell (not normalised).
+    """
+    if tail > 0:
+        d = np.clip((b if end is None else end) - sub, 0.0, None)
+    else:
+        d = np.clip(sub - (a if end is None else end), 0.0, None)
+    return np.abs(np.diff(d**2))
+
+
+def tail_end(a: float, b: float, tail: int, ratio: float, nb_width: float, log: bool, whole: bool) -> float | None:
+    """Where the rows of an outer bin [a, b) are taken to end: a tail that thins out from the
+    density of its neighbouring bin, linearly, to zero.
+
+    A density starting at the neighbour's, d0 = M_nb / ``nb_width``, holding the outer bin's rows
+    M = ``ratio`` x M_nb, has mean excess s = M / d0 = ``ratio`` x ``nb_width`` beyond the bin's
+    inner edge; a linear fall to zero with that mean ends 3 s from the inner edge. The shares come
+    from the design of the bins (private medians halve their group: each bin holds about a known
+    share of the rows), not from counts, so this reads nothing new. On a log-spaced axis the
+    lengths are in log units. Post-processing.
+
+    Parameters
+    ----------
+    a, b : float
+        The outer bin.
+    tail : int
+        1: the top bin, -1: the bottom bin.
+    ratio : float
+        The outer bin's share of the rows over its neighbour's.
+    nb_width : float
+        The neighbouring bin's width (in log units when ``log``).
+    log : bool
+        The axis is log-spaced (``a`` > 0 for a top bin, ``b`` > 0 for a bottom bin).
+    whole : bool
+        Whole numbers: the end is rounded outwards to a whole number.
+
+    Returns
+    -------
+    float or None
+        The end strictly inside the bin, or None when the tail reaches the outer edge.
+    """
+    length = TAIL_MEANS * ratio * nb_width
+    if not (length > 0 and math.isfinite(length)):
+        return None
+    inner = a if tail > 0 else b
+    if log:
+        if inner <= 0:
+            return None
+        e = inner * math.exp(length if tail > 0 else -length)
+    else:
+        e = inner + length if tail > 0 else inner - length
+    if whole:
+        e = float(math.ceil(e) if tail > 0 else math.floor(e))
+    return e if a < e < b else None
 
 
 def _packed(a: float, b: float, cuts: np.ndarray, weights: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
