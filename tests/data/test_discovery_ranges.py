@@ -72,3 +72,30 @@ def test_synthetic_ages_stay_near_the_data_at_1000_rows():
         w = (hi - lo) / col.size
         bad += int(np.any(syn.to_numpy(dtype=float) > hi + w))
     assert found >= 20 and bad == 0, (found, bad)
+
+
+def test_a_lone_slot_of_noise_far_from_the_rows_does_not_stretch_the_range():
+    """Ages in the bands from 17.8 to 100 at 20 sds each, and one slot at -3,000 at 5 sds (noise
+    alone passes 4.5 sds in one slot of a few thousand columns): the range stays [17.8, 100); a
+    detached run of rows that clears the level for all slots (6 sds) is kept, as is real data with
+    a gap (a code -1 beside positive values)."""
+    from ddssp.data.discovery.scan import ScanResult, _numeric_range
+    from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO, slot_index
+
+    sigma = 10.0
+    sd = sigma * np.sqrt(2)
+
+    def slot(v):
+        return int(slot_index(np.array([float(v)]))[0])
+
+    def rng_of(whole):
+        res = ScanResult(kind="numeric", n_present=0.0, missing=0.0)
+        _numeric_range(res, whole, np.zeros(N_SLOTS), sigma, "age")
+        return res.lo, res.hi
+
+    whole = np.zeros(N_SLOTS)
+    whole[slot(20) : slot(90) + 1] = 20 * sd
+    whole[slot(-3000)] = 5.0 * sd
+    assert rng_of(whole) == (SLOT_LO[slot(20)], SLOT_HI[slot(90)])
+    whole[slot(-3000)] = 6.0 * sd
+    assert rng_of(whole)[0] == SLOT_LO[slot(-3000)]
