@@ -1,5 +1,6 @@
 """What a bin of a numeric column holds, read from the noisy counts of a grid already paid for: the
-value it decodes to and how its rows spread inside it (for synthetic rows).
+value it decodes to and how its rows spread inside it (for synthetic rows), and where the outer bins
+of private medians end (their counts and the shares the median tree gives each bin).
 
 Post-processing of noisy counts and their public noise sd: nothing here reads the data.
 """
@@ -9,6 +10,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from ddssp.data.discovery.scan import GROW_SDS
+from ddssp.data.discovery.spans import outer_span, span_sds
 
 __all__ = [
     "SHRINK_NOISE",
@@ -34,6 +38,8 @@ SHRINK_NOISE = 1.5
 #: edge (a density falling linearly to zero has its mean at a third of its length; see
 #: :func:`tail_end`)
 TAIL_MEANS = 3.0
+#: sub-cells of the thinning part of an outer median bin without counts to weigh its parts
+TAIL_CELLS = 8
 
 
 def bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
@@ -271,3 +277,174 @@ def _shrunk_shares(sums: np.ndarray, var: np.ndarray, width: np.ndarray) -> np.n
     keep = max(0.0, 1.0 - SHRINK_NOISE * noise / spread) if spread > 0 else 0.0
     w = np.clip(u + keep * d / total, 0.0, None)
     return w / w.sum() if w.sum() > 0 else u
+
+
+def ends_shown(edges: list[float], points: set[float], coarse: tuple) -> list[float]:
+    """The outer edges of median bins cut to where the noisy counts of the first grid (``coarse``:
+    its edges, counts and noise sd, already paid for) show rows (:func:`outer_span`, grown by windows
+    of thin cells): the scan's range ends at a quarter decade, and a top bin that reaches it would
+    draw synthetic values up to it. An end moves only inside its own bin (the medians placed rows on
+    the other side of its cut), never off a point mass. Post-processing.
+
+    Parameters
+    ----------
+    edges : list of float
+        The bin edges.
+    points : set of float
+        The lower edges of point-mass bins.
+    coarse : tuple
+        The first grid's edges, its noisy counts and their noise sd.
+
+    Returns
+    -------
+    list of float
+        The edges, the outer two possibly moved inwards.
+    """
+    grid, y, sd = coarse
+    span = outer_span(y, sd, span_sds(len(y)), GROW_SDS)
+    if span is None:
+        return edges
+    lo, hi = float(grid[span[0]]), float(grid[span[1] + 1])
+    edges = list(edges)
+    if edges[0] not in points and edges[0] < lo < edges[1]:
+        edges[0] = lo
+    if edges[-2] not in points and edges[-2] < hi < edges[-1]:
+        edges[-1] = hi
+    return edges
+
+
+def median_spread(
+    a: float, b: float, points: set[float], coarse: tuple | None, tail: int = 0, end: float | None = None
+):
+    """How the rows of a median bin [a, b) spread inside it: None for a point mass (it decodes to
+    exactly its value), uniform without counts to weigh the bin's parts, else from the noisy counts
+    of the coarse grid (:func:`within_coarse`). An outer bin whose tail
+    ends inside it (``end``, :func:`tail_stop`) thins out to that end, with no rows beyond.
+    Post-processing.
+
+    Parameters
+    ----------
+    a, b : float
+        The bin.
+    points : set of float
+        The lower edges of point-mass bins.
+    coarse : tuple or None
+        The first grid's edges, its noisy counts and their noise sd.
+    tail : int
+        1: the top bin, -1: the bottom bin, 0: neither.
+    end : float, optional
+        Where the outer bin's rows end.
+
+    Returns
+    -------
+    tuple or None
+        A :class:`~ddssp.data.within.Within` entry: None, or (cuts, weights).
+    """
+    if a in points:
+        return None
+    if coarse is not None:
+        return within_coarse(coarse[0], coarse[1], a, b, coarse[2], tail, end)
+    if end is None or not tail:
+        return (), (1.0,)
+    lo, hi = (a, end) if tail > 0 else (end, b)
+    sub = np.unique(np.concatenate([np.linspace(lo, hi, TAIL_CELLS + 1), [a, b]]))
+    w = tail_prior(sub, a, b, tail, end)
+    cuts = sub[1:-1]
+    return tuple(float(c) for c in cuts), tuple(float(x) for x in np.round(w / w.sum(), 5))
+
+
+def drop_empty_ends(
+    edges: list[float], points: set[float], shares: list[float | None], coarse: tuple, n: float
+) -> tuple[list[float], list[float | None]]:
+    """Merge an outer median bin into its neighbour when the noisy counts of the first grid
+    (``coarse``, already paid for) say it holds fewer than half the rows a median's half holds.
+
+    With few rows the exponential mechanism sometimes cuts a group next to its end ([48, 99) and
+    [99, 100) for ages): the outer bin then holds almost no rows, yet the model gives it some, and
+    its synthetic values sit past the data. The test compares the bin's noisy sum with half its
+    share of the scan's noisy count of numbers ``n`` (the midpoint between "holds its share" and
+    "holds nothing"). Never a point mass, and two bins stay. Post-processing.
+
+    Parameters
+    ----------
+    edges : list of float
+        The bin edges.
+    points : set of float
+        The lower edges of point-mass bins.
+    shares : list of float or None
+        Each bin's share of the rows by the median tree's design (None: not known).
+    coarse : tuple
+        The first grid's edges, its noisy counts and their noise sd.
+    n : float
+        The scan's noisy count of numbers.
+
+    Returns
+    -------
+    edges : list of float
+    shares : list of float or None
+        Both with the merged bins as one.
+    """
+    grid, y, _ = coarse
+    edges, shares = list(edges), list(shares)
+    for side in (1, -1):
+        if len(edges) < 4:
+            break
+        i = len(edges) - 2 if side > 0 else 0
+        j = i - 1 if side > 0 else 1  # the neighbouring bin
+        if edges[i] in points or edges[j] in points or shares[i] is None or shares[j] is None:
+            continue
+        a, b = edges[i], edges[i + 1]
+        inside = (grid[:-1] >= a) & (grid[1:] <= b)
+        if not inside.any() or float(np.sum(y[inside])) >= 0.5 * shares[i] * n:
+            continue
+        merged = shares[i] + shares[j]
+        if side > 0:
+            del edges[i]
+            shares[j : j + 2] = [merged]
+        else:
+            del edges[1]
+            shares[0:2] = [merged]
+    return edges, shares
+
+
+def tail_stop(
+    edges: list[float], points: set[float], shares: list[float | None], i: int, tail: int, log: bool, whole: bool
+) -> float | None:
+    """Where the rows of the outer median bin ``i`` end (:func:`tail_end`),
+    from its share and its neighbour's share and width; None without a neighbour of known share
+    (a point mass, or two bins only), or when the tail reaches the bin's outer edge.
+
+    Parameters
+    ----------
+    edges : list of float
+        The bin edges.
+    points : set of float
+        The lower edges of point-mass bins.
+    shares : list of float or None
+        Each bin's share of the rows by the median tree's design (None: not known).
+    i : int
+        The outer bin.
+    tail : int
+        1: the top bin, -1: the bottom bin.
+    log : bool
+        The axis is log-spaced.
+    whole : bool
+        Whole numbers.
+
+    Returns
+    -------
+    float or None
+        The end, strictly inside the bin.
+    """
+    j = i - 1 if tail > 0 else i + 1
+    if len(edges) < 4 or not 0 <= j < len(edges) - 1 or edges[i] in points or edges[j] in points:
+        return None
+    if shares[i] is None or shares[j] is None or i >= len(shares) or j >= len(shares):
+        return None
+    a, b = edges[j], edges[j + 1]
+    if log and a <= 0:
+        return None
+    width = math.log(b / a) if log else b - a
+    # the tail holds at most the rows of the bin beside it: the shares are the medians' design, and
+    # a few hundred rows put a median far enough off that a merged outer bin would claim twice them
+    return tail_end(edges[i], edges[i + 1], tail, min(1.0, shares[i] / shares[j]), width, log, whole)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ddssp.data.columns import Column, Within
 from ddssp.data.dates import format_day
-from ddssp.data.discovery.bins import bin_median, tail_end, tail_prior, within_bin, within_coarse
+from ddssp.data.discovery.bins import bin_median, drop_empty_ends, ends_shown, median_spread, tail_stop, within_bin
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
@@ -75,8 +75,6 @@ PILED_SHARE = 0.6
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
 MEDIAN_CELLS = 1024
-#: sub-cells of the thinning part of an outer median bin without counts to weigh its parts
-TAIL_CELLS = 8
 #: the values other than a single one the scan found are placed only when their decades show at a
 #: level that noise alone reaches in this share of columns, over all the windows of decades tested
 REST_ALPHA = 1e-3
@@ -644,8 +642,8 @@ def _median_bins(
         points.add(float(grid[z]))
     n_shares = [leaves.get((a, b)) for a, b in zip(edges, edges[1:])]
     if coarse is not None:
-        edges = _ends_shown(edges, points, coarse)
-        edges, n_shares = _drop_empty_ends(edges, points, n_shares, coarse, n)
+        edges = ends_shown(edges, points, coarse)
+        edges, n_shares = drop_empty_ends(edges, points, n_shares, coarse, n)
     if len(edges) < 3:
         raise SchemaError(
             f"column {name!r}: the private medians found no cut inside "
@@ -656,9 +654,9 @@ def _median_bins(
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
     ends = {0: -1, len(edges) - 2: 1}
-    stops = {i: _tail_stop(edges, points, n_shares, i, t, log, whole) for i, t in ends.items()}
+    stops = {i: tail_stop(edges, points, n_shares, i, t, log, whole) for i, t in ends.items()}
     within = tuple(
-        _median_spread(a, b, points, coarse, ends.get(i, 0), stops.get(i))
+        median_spread(a, b, points, coarse, ends.get(i, 0), stops.get(i))
         for i, (a, b) in enumerate(zip(edges, edges[1:]))
     )
     col = Column.binned(name, edges, values, missing=missing, unit=unit)
@@ -669,100 +667,6 @@ def _median_bins(
         f"{_kind_word(unit)}, {len(edges) - 1} bins over [{_show(edges[0], unit)}, {_show(edges[-1], unit)}] "
         "by private medians"
     )
-
-
-def _ends_shown(edges: list[float], points: set[float], coarse: tuple) -> list[float]:
-    """The outer edges of median bins cut to where the noisy counts of the first grid (``coarse``:
-    its edges, counts and noise sd, already paid for) show rows (:func:`outer_span`, grown by windows
-    of thin cells): the scan's range ends at a quarter decade, and a top bin that reaches it would
-    draw synthetic values up to it. An end moves only inside its own bin (the medians placed rows on
-    the other side of its cut), never off a point mass. Post-processing."""
-    grid, y, sd = coarse
-    span = outer_span(y, sd, span_sds(len(y)), GROW_SDS)
-    if span is None:
-        return edges
-    lo, hi = float(grid[span[0]]), float(grid[span[1] + 1])
-    edges = list(edges)
-    if edges[0] not in points and edges[0] < lo < edges[1]:
-        edges[0] = lo
-    if edges[-2] not in points and edges[-2] < hi < edges[-1]:
-        edges[-1] = hi
-    return edges
-
-
-def _median_spread(
-    a: float, b: float, points: set[float], coarse: tuple | None, tail: int = 0, end: float | None = None
-):
-    """How the rows of a median bin [a, b) spread inside it: None for a point mass (it decodes to
-    exactly its value), uniform without counts to weigh the bin's parts, else from the noisy counts
-    of the coarse grid (:func:`ddssp.data.discovery.bins.within_coarse`). An outer bin whose tail
-    ends inside it (``end``, :func:`_tail_stop`) thins out to that end, with no rows beyond.
-    Post-processing."""
-    if a in points:
-        return None
-    if coarse is not None:
-        return within_coarse(coarse[0], coarse[1], a, b, coarse[2], tail, end)
-    if end is None or not tail:
-        return (), (1.0,)
-    lo, hi = (a, end) if tail > 0 else (end, b)
-    sub = np.unique(np.concatenate([np.linspace(lo, hi, TAIL_CELLS + 1), [a, b]]))
-    w = tail_prior(sub, a, b, tail, end)
-    cuts = sub[1:-1]
-    return tuple(float(c) for c in cuts), tuple(float(x) for x in np.round(w / w.sum(), 5))
-
-
-def _drop_empty_ends(
-    edges: list[float], points: set[float], shares: list[float | None], coarse: tuple, n: float
-) -> tuple[list[float], list[float | None]]:
-    """Merge an outer median bin into its neighbour when the noisy counts of the first grid
-    (``coarse``, already paid for) say it holds fewer than half the rows a median's half holds.
-
-    With few rows the exponential mechanism sometimes cuts a group next to its end ([48, 99) and
-    [99, 100) for ages): the outer bin then holds almost no rows, yet the model gives it some, and
-    its synthetic values sit past the data. The test compares the bin's noisy sum with half its
-    share of the scan's noisy count of numbers ``n`` (the midpoint between "holds its share" and
-    "holds nothing"). Never a point mass, and two bins stay. Post-processing."""
-    grid, y, _ = coarse
-    edges, shares = list(edges), list(shares)
-    for side in (1, -1):
-        if len(edges) < 4:
-            break
-        i = len(edges) - 2 if side > 0 else 0
-        j = i - 1 if side > 0 else 1  # the neighbouring bin
-        if edges[i] in points or edges[j] in points or shares[i] is None or shares[j] is None:
-            continue
-        a, b = edges[i], edges[i + 1]
-        inside = (grid[:-1] >= a) & (grid[1:] <= b)
-        if not inside.any() or float(np.sum(y[inside])) >= 0.5 * shares[i] * n:
-            continue
-        merged = shares[i] + shares[j]
-        if side > 0:
-            del edges[i]
-            shares[j : j + 2] = [merged]
-        else:
-            del edges[1]
-            shares[0:2] = [merged]
-    return edges, shares
-
-
-def _tail_stop(
-    edges: list[float], points: set[float], shares: list[float | None], i: int, tail: int, log: bool, whole: bool
-) -> float | None:
-    """Where the rows of the outer median bin ``i`` end (:func:`ddssp.data.discovery.bins.tail_end`),
-    from its share and its neighbour's share and width; None without a neighbour of known share
-    (a point mass, or two bins only), or when the tail reaches the bin's outer edge."""
-    j = i - 1 if tail > 0 else i + 1
-    if len(edges) < 4 or not 0 <= j < len(edges) - 1 or edges[i] in points or edges[j] in points:
-        return None
-    if shares[i] is None or shares[j] is None or i >= len(shares) or j >= len(shares):
-        return None
-    a, b = edges[j], edges[j + 1]
-    if log and a <= 0:
-        return None
-    width = math.log(b / a) if log else b - a
-    # the tail holds at most the rows of the bin beside it: the shares are the medians' design, and
-    # a few hundred rows put a median far enough off that a merged outer bin would claim twice them
-    return tail_end(edges[i], edges[i + 1], tail, min(1.0, shares[i] / shares[j]), width, log, whole)
 
 
 def _middle(a: float, b: float, whole: bool) -> float:
