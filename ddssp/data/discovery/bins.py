@@ -11,11 +11,15 @@ import math
 
 import numpy as np
 
+from ddssp.data.columns import Column
+from ddssp.data.dates import hhmm_snap, hhmm_sub_cells, hhmm_valid
 from ddssp.data.discovery.scan import GROW_SDS
 from ddssp.data.discovery.spans import outer_span, span_sds
+from ddssp.data.within import Within
 
 __all__ = [
     "SHRINK_NOISE",
+    "as_hhmm",
     "TAIL_MEANS",
     "WITHIN_CELLS",
     "bin_median",
@@ -448,3 +452,54 @@ def tail_stop(
     # the tail holds at most the rows of the bin beside it: the shares are the medians' design, and
     # a few hundred rows put a median far enough off that a merged outer bin would claim twice them
     return tail_end(edges[i], edges[i + 1], tail, min(1.0, shares[i] / shares[j]), width, log, whole)
+
+
+def as_hhmm(col: Column, note: str) -> tuple[Column, str]:
+    """A binned column of integer clock times HHMM whose representative values are clock times and
+    whose synthetic values are drawn on clock times only (:func:`ddssp.data.dates.hhmm_sub_cells`).
+    Post-processing.
+
+    Parameters
+    ----------
+    col : Column
+        A binned whole-number column.
+    note : str
+        What discovery found, for the report.
+
+    Returns
+    -------
+    col : Column
+    note : str
+    """
+    e, m = list(col.edges), len(col.edges) - 1
+    values = [float(v) for v in col.values[:m]]
+    bins = list(col.within.bins if col.within is not None else (((), (1.0,)),) * m)
+    owner = list(range(m))  # the bin each original bin ends up in
+    i = 0
+    while i < len(e) - 1 and len(e) > 3:
+        # a bin that holds no clock time (minutes 60-99 only, [1772, 1779)) merges into its
+        # neighbour as a sub-cell without weight; never into a point mass
+        if hhmm_valid(np.arange(math.ceil(e[i]), math.ceil(e[i + 1]))).any():
+            i += 1
+            continue
+        j = i - 1 if i > 0 and bins[i - 1] is not None else i + 1
+        if j >= len(e) - 1 or bins[j] is None:
+            i += 1
+            continue
+        cuts, weights = bins[j]
+        if j < i:
+            bins[j] = ((*cuts, e[i]), (*weights, 0.0))
+            del e[i]
+        else:
+            bins[j] = ((e[j], *cuts), (0.0, *weights))
+            del e[j]
+        owner = [k - 1 if k > i or (k == i and j < i) else k for k in owner]
+        del values[i], bins[i]
+    values = [hhmm_snap(v, e[k], e[k + 1]) for k, v in enumerate(values)]
+    out = Column.binned(col.name, e, values, missing=col.missing)
+    within = [b if b is None else (hhmm_sub_cells(e[k], e[k + 1], *b) or b) for k, b in enumerate(bins)]
+    out.with_within(Within(tuple(within), whole=True))
+    if col.na is not None:
+        na = col.labels.index(col.na)
+        out.with_na(out.labels[owner[na]] if na < m else col.na)
+    return out, note + ", clock times HHMM"

@@ -16,8 +16,16 @@ from typing import Any
 import numpy as np
 
 from ddssp.data.columns import Column, Within
-from ddssp.data.dates import format_day
-from ddssp.data.discovery.bins import bin_median, drop_empty_ends, ends_shown, median_spread, tail_stop, within_bin
+from ddssp.data.dates import HHMM_OTHER, format_day, hhmm_cells, may_be_hhmm
+from ddssp.data.discovery.bins import (
+    as_hhmm,
+    bin_median,
+    drop_empty_ends,
+    ends_shown,
+    median_spread,
+    tail_stop,
+    within_bin,
+)
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
@@ -47,15 +55,9 @@ def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 GRID_CELLS = 256
-
-
 #: cells of the coarse grid (the first of the two numeric passes)
 COARSE_CELLS = 16
-
-
 MAX_INT_CELLS = 4096
-
-
 DEFAULT_MAX_LEVELS = 32
 #: below this many rows per noise sd of a fine-grid cell (n * sqrt(rho) for the column's budget after
 #: its scan: about 1,600 rows for eight columns at eps 1), the bin edges of numbers that are not whole,
@@ -203,7 +205,8 @@ def discover_numeric(
     per whole number, or medians for few rows), :func:`_locate_rest` (a single value found by the
     scan), :func:`_coarse_pass` and :func:`_fine_pass` (coarse to fine grids), :func:`_cut_to_span`
     (the populated cells), then :func:`_levels_column` or :func:`_bins_column`; with few rows for the
-    budget :func:`_median_bins` makes the bins instead.
+    budget :func:`_median_bins` makes the bins instead. Whole numbers whose scan range allows clock
+    times HHMM (and are not mostly zero) first spend a tenth of the budget on whether they are.
 
     Parameters
     ----------
@@ -237,6 +240,18 @@ def discover_numeric(
     SchemaError
         When the column holds a single value.
     """
+    hhmm = False
+    if scan.unit is None and may_be_hhmm(scan.lo, scan.hi, scan.whole) and scan.zero < scan.n_present / 2:
+        # are the numbers integer clock times HHMM? A tenth of the budget on two noisy counts
+        sd, rho = noise_sd(rho / 10), rho * 0.9
+        y = mech.counts(hhmm_cells(x), sd, column=name, note="clock times HHMM / other numbers").astype(float)
+        hhmm = y[0] >= POP_SDS * sd and y[1] <= HHMM_OTHER * y[0] + 3.0 * sd
+    col, note = _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped)
+    return as_hhmm(col, note) if hhmm and col.edges is not None else (col, note)
+
+
+def _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped) -> tuple[Column, str]:
+    """:func:`discover_numeric` once the budget is set (see there)."""
     st = _plan_grid(x, name, rho, mech, scan, bins, max_levels)
     clipped = {} if clipped is None or scan.unit is not None else clipped  # time axes: not estimated
     if st.single:
