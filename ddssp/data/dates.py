@@ -547,7 +547,7 @@ HHMM_OTHER = 0.005
 
 def may_be_hhmm(lo: float, hi: float, whole: bool) -> bool:
     """Whether a column's scan range (noisy, public after the scan) allows integer clock times
-    HHMM: whole numbers from 0 up, starting below 1000 (before 10:00; years such as 2003-2009 are
+    HHMM: whole numbers from 0 up, starting at 1000 or below (10:00; years such as 2003-2009 are
     whole numbers with "minutes" below 60 too, and start at 1778), ending in the scan band
     [1000, 1778) or [1778, 3162), or in the band after it (a band of noise next to the rows joins
     the range in a few % of columns).
@@ -563,7 +563,7 @@ def may_be_hhmm(lo: float, hi: float, whole: bool) -> bool:
     -------
     bool
     """
-    return bool(whole and 0 <= lo < 1000.0 and 1000.0 < hi <= 5624.0)
+    return bool(whole and 0 <= lo <= 1000.0 and 1000.0 < hi <= 5624.0)
 
 
 def hhmm_cells(x: np.ndarray) -> np.ndarray:

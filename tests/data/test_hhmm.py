@@ -20,7 +20,7 @@ def test_clock_time_cells_and_candidates():
     assert hhmm_valid(x[:8]).tolist() == [True, True, False, True, False, True, False, False]
     assert hhmm_cells(x).tolist() == [4, 4]
     assert may_be_hhmm(0.0, 3162.3, True) and may_be_hhmm(100.0, 1778.3, True)
-    assert not may_be_hhmm(1778.3, 3162.3, True)  # years 2003-2009
+    assert may_be_hhmm(1000.0, 3162.3, True) and not may_be_hhmm(1778.3, 3162.3, True)  # years 2003-2009
     assert not may_be_hhmm(0.0, 100.0, True) and not may_be_hhmm(0.0, 3162.3, False)
     assert may_be_hhmm(0.0, 5623.4, True)
     assert not may_be_hhmm(-10.0, 3162.3, True) and not may_be_hhmm(0.0, 10000.0, True)
