@@ -534,3 +534,140 @@ def schema_entry_on_axis(name: str, d: dict) -> dict:
                 conv.append(x)
         out[key] = conv
     return out
+
+
+#: integer-coded clock times HHMM lie in [0, HHMM_END): hours 0-23 times 100 plus minutes 0-59
+HHMM_END = 2400
+#: a whole-number column counts as clock times HHMM when the noisy count of its numbers that are no
+#: clock time stays within this share of those that are (plus three noise sds): clock times have
+#: none, and other whole numbers below 2,400 about two in five (Adult's capital losses: one in two
+#: of the few that are not zero)
+HHMM_OTHER = 0.005
+
+
+def may_be_hhmm(lo: float, hi: float, whole: bool) -> bool:
+    """Whether a column's scan range (noisy, public after the scan) allows integer clock times
+    HHMM: whole numbers from 0 up, starting at 1000 or below (10:00; years such as 2003-2009 are
+    whole numbers with "minutes" below 60 too, and start at 1778), ending in the scan band
+    [1000, 1778) or [1778, 3162), or in the band after it (a band of noise next to the rows joins
+    the range in a few % of columns).
+
+    Parameters
+    ----------
+    lo, hi : float
+        The scan's range.
+    whole : bool
+        The numbers are whole.
+
+    Returns
+    -------
+    bool
+    """
+    return bool(whole and 0 <= lo <= 1000.0 and 1000.0 < hi <= 5624.0)
+
+
+def hhmm_cells(x: np.ndarray) -> np.ndarray:
+    """Exact counts of the numbers that are clock times HHMM and of the other numbers (noised by
+    the caller; each row adds one to at most one cell).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Float values, NaN for missing or text.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 ``[clock times, other numbers]``.
+    """
+    v = x[~np.isnan(x)]
+    ok = int(np.sum(hhmm_valid(v)))
+    return np.array([ok, v.size - ok], dtype=np.int64)
+
+
+def hhmm_valid(v: np.ndarray) -> np.ndarray:
+    """Which numbers are clock times HHMM (whole, 0 <= v < 2400, minutes below 60).
+
+    Parameters
+    ----------
+    v : numpy.ndarray
+        Numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        A boolean mask.
+    """
+    v = np.asarray(v, dtype=float)
+    return (v >= 0) & (v < HHMM_END) & (v == np.floor(v)) & (np.mod(v, 100) < 60)
+
+
+def hhmm_snap(v: float, a: float, b: float) -> float:
+    """A bin's representative value moved to a clock time inside [a, b): minutes of 60 or more
+    become the hour's :59, or the next hour's :00 when that falls below the bin; unchanged when no
+    clock time lies in the bin.
+
+    Parameters
+    ----------
+    v : float
+        The value.
+    a, b : float
+        The bin.
+
+    Returns
+    -------
+    float
+    """
+    if hhmm_valid(np.array([v]))[0]:
+        return v
+    for c in (math.floor(v / 100) * 100 + 59, math.floor(v / 100) * 100 + 100):
+        if a <= c < b and hhmm_valid(np.array([c]))[0]:
+            return float(c)
+    return v
+
+
+def hhmm_sub_cells(
+    a: float, b: float, cuts: tuple[float, ...], weights: tuple[float, ...]
+) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """A whole-number bin's within-bin sub-cells split at the clock-time gaps: each sub-cell's
+    weight goes to its whole numbers that are clock times (in proportion to their number), none to
+    minutes 60-99, so synthetic values drawn inside the bin are clock times. None when the bin holds
+    no clock time with weight (then the bin keeps its sub-cells).
+
+    Parameters
+    ----------
+    a, b : float
+        The bin.
+    cuts, weights : tuple of float
+        Its within-bin sub-cells (:class:`ddssp.data.within.Within`, whole numbers).
+
+    Returns
+    -------
+    tuple or None
+        ``(cuts, weights)``.
+    """
+    sub = [a, *cuts, b]
+    out_edges: list[float] = [a]
+    out_w: list[float] = []
+    for (lo, hi), w in zip(zip(sub, sub[1:]), weights):
+        first, end = math.ceil(lo), math.ceil(hi)  # the whole numbers first .. end - 1
+        n = max(end - first, 1)
+        # the pieces of [lo, hi) between the edges of the hours' valid minutes (h00, h60)
+        marks = sorted(
+            {lo, hi}
+            | {
+                float(m)
+                for h in range(int(first // 100), int(end // 100) + 1)
+                for m in (100 * h, 100 * h + 60)
+                if lo < m < hi
+            }
+        )
+        for p, q in zip(marks, marks[1:]):
+            k = math.ceil(q) - math.ceil(p)
+            valid = k > 0 and hhmm_valid(np.array([math.ceil(p)]))[0]
+            out_w.append(w * k / n if valid else 0.0)
+            out_edges.append(q)
+    if sum(out_w) <= 0:
+        return None
+    total = sum(out_w)
+    return tuple(out_edges[1:-1]), tuple(x / total for x in out_w)

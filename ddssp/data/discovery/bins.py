@@ -1,5 +1,6 @@
 """What a bin of a numeric column holds, read from the noisy counts of a grid already paid for: the
-value it decodes to and how its rows spread inside it (for synthetic rows).
+value it decodes to and how its rows spread inside it (for synthetic rows), and where the outer bins
+of private medians end (their counts and the shares the median tree gives each bin).
 
 Post-processing of noisy counts and their public noise sd: nothing here reads the data.
 """
@@ -10,7 +11,23 @@ import math
 
 import numpy as np
 
-__all__ = ["SHRINK_NOISE", "WITHIN_CELLS", "bin_median", "within_bin", "within_coarse"]
+from ddssp.data.columns import Column
+from ddssp.data.dates import hhmm_snap, hhmm_sub_cells, hhmm_valid
+from ddssp.data.discovery.scan import GROW_SDS
+from ddssp.data.discovery.spans import outer_span, span_sds
+from ddssp.data.within import Within
+
+__all__ = [
+    "SHRINK_NOISE",
+    "as_hhmm",
+    "TAIL_MEANS",
+    "WITHIN_CELLS",
+    "bin_median",
+    "tail_end",
+    "tail_prior",
+    "within_bin",
+    "within_coarse",
+]
 
 #: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
 WITHIN_CELLS = 16
@@ -21,6 +38,12 @@ WITHIN_CELLS = 16
 #: fine counts are mostly noise and uniform spreading decodes closer to the data; a spike or a steep
 #: slope is kept (see the discovery method page for the measurements)
 SHRINK_NOISE = 1.5
+#: an outer bin's tail is taken to end this many of its mean excess lengths beyond the bin's inner
+#: edge (a density falling linearly to zero has its mean at a third of its length; see
+#: :func:`tail_end`)
+TAIL_MEANS = 3.0
+#: sub-cells of the thinning part of an outer median bin without counts to weigh its parts
+TAIL_CELLS = 8
 
 
 def bin_median(grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, whole: bool) -> float | None:
@@ -101,7 +124,7 @@ def within_bin(
 
 
 def within_coarse(
-    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, tail: int = 0
+    grid: np.ndarray, y: np.ndarray, a: float, b: float, sigma: float, tail: int = 0, end: float | None = None
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """How the rows of bin [a, b) spread inside it, from the noisy counts of a coarser grid: the
     bin cut at the grid edges inside it, each part weighted by its cell's noisy count times the
@@ -123,6 +146,10 @@ def within_coarse(
         1: the top bin of the column (its outer edge is ``b``), -1: the bottom bin (``a``), 0:
         neither. An outer bin ends where the evidence for rows ends (a quarter-decade band edge of
         the scan, not the largest value), and the rows of a tail thin out toward it.
+    end : float, optional
+        For an outer bin: where its tail's density reaches zero, strictly inside the bin (see
+        :func:`tail_end`); the sub-cells beyond it get no rows, whatever their noisy counts (cells
+        of noise there would place synthetic values past the data). Default: the outer edge.
 
     Returns
     -------
@@ -131,15 +158,94 @@ def within_coarse(
     weights : tuple of float
         The share of the bin's rows between consecutive cuts, summing to 1.
     """
+    inner = end is not None and tail != 0 and a < end < b
     cuts = grid[(grid > a) & (grid < b)].astype(float)
+    if inner:
+        cuts = np.union1d(cuts, [end])
     sub = np.concatenate([[a], cuts, [b]])
     k = np.clip(np.searchsorted(grid, sub[:-1], side="right") - 1, 0, len(y) - 1)
     share = np.diff(sub) / (grid[k + 1] - grid[k])
     prior = np.diff(sub)
-    if tail and sub.size > 2:  # mass of a density falling linearly to 0 at the outer edge
-        d = (b - sub) if tail > 0 else (sub - a)
-        prior = np.abs(np.diff(d**2))
-    return _packed(a, b, cuts, _shrunk_shares(y[k] * share, (sigma * share) ** 2, prior))
+    if tail and sub.size > 2:
+        prior = tail_prior(sub, a, b, tail, end if inner else None)
+    w = _shrunk_shares(y[k] * share, (sigma * share) ** 2, prior)
+    if inner:  # no rows past the tail's end
+        w = np.where(prior > 0, w, 0.0)
+        w = w / w.sum() if w.sum() > 0 else prior / prior.sum()
+    return _packed(a, b, cuts, w)
+
+
+def tail_prior(sub: np.ndarray, a: float, b: float, tail: int, end: float | None = None) -> np.ndarray:
+    """Masses of the sub-cells ``sub`` (edges, from ``a`` to ``b``) of an outer bin under a density
+    falling linearly to zero at its outer edge, or at ``end`` inside it (zero beyond).
+
+    Parameters
+    ----------
+    sub : numpy.ndarray
+        The sub-cell edges, increasing from ``a`` to ``b``.
+    a, b : float
+        The bin.
+    tail : int
+        1: the top bin (the density falls toward ``b``), -1: the bottom bin (toward ``a``).
+    end : float, optional
+        Where the density reaches zero (default: the outer edge).
+
+    Returns
+    -------
+    numpy.ndarray
+        One non-negative mass per sub-cell (not normalised).
+    """
+    if tail > 0:
+        d = np.clip((b if end is None else end) - sub, 0.0, None)
+    else:
+        d = np.clip(sub - (a if end is None else end), 0.0, None)
+    return np.abs(np.diff(d**2))
+
+
+def tail_end(a: float, b: float, tail: int, ratio: float, nb_width: float, log: bool, whole: bool) -> float | None:
+    """Where the rows of an outer bin [a, b) are taken to end: a tail that thins out from the
+    density of its neighbouring bin, linearly, to zero.
+
+    A density starting at the neighbour's, d0 = M_nb / ``nb_width``, holding the outer bin's rows
+    M = ``ratio`` x M_nb, has mean excess s = M / d0 = ``ratio`` x ``nb_width`` beyond the bin's
+    inner edge; a linear fall to zero with that mean ends 3 s from the inner edge. The shares come
+    from the design of the bins (private medians halve their group: each bin holds about a known
+    share of the rows), not from counts, so this reads nothing new. On a log-spaced axis the
+    lengths are in log units. Post-processing.
+
+    Parameters
+    ----------
+    a, b : float
+        The outer bin.
+    tail : int
+        1: the top bin, -1: the bottom bin.
+    ratio : float
+        The outer bin's share of the rows over its neighbour's.
+    nb_width : float
+        The neighbouring bin's width (in log units when ``log``).
+    log : bool
+        The axis is log-spaced (``a`` > 0 for a top bin, ``b`` > 0 for a bottom bin).
+    whole : bool
+        Whole numbers: the end is rounded outwards to a whole number.
+
+    Returns
+    -------
+    float or None
+        The end strictly inside the bin, or None when the tail reaches the outer edge.
+    """
+    length = TAIL_MEANS * ratio * nb_width
+    if not (length > 0 and math.isfinite(length)):
+        return None
+    inner = a if tail > 0 else b
+    if log:
+        if inner <= 0:
+            return None
+        e = inner * math.exp(length if tail > 0 else -length)
+    else:
+        e = inner + length if tail > 0 else inner - length
+    if whole:
+        e = float(math.ceil(e) if tail > 0 else math.floor(e))
+    return e if a < e < b else None
 
 
 def _packed(a: float, b: float, cuts: np.ndarray, weights: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...]]:
@@ -175,3 +281,225 @@ def _shrunk_shares(sums: np.ndarray, var: np.ndarray, width: np.ndarray) -> np.n
     keep = max(0.0, 1.0 - SHRINK_NOISE * noise / spread) if spread > 0 else 0.0
     w = np.clip(u + keep * d / total, 0.0, None)
     return w / w.sum() if w.sum() > 0 else u
+
+
+def ends_shown(edges: list[float], points: set[float], coarse: tuple) -> list[float]:
+    """The outer edges of median bins cut to where the noisy counts of the first grid (``coarse``:
+    its edges, counts and noise sd, already paid for) show rows (:func:`outer_span`, grown by windows
+    of thin cells): the scan's range ends at a quarter decade, and a top bin that reaches it would
+    draw synthetic values up to it. An end moves only inside its own bin (the medians placed rows on
+    the other side of its cut), never off a point mass. Post-processing.
+
+    Parameters
+    ----------
+    edges : list of float
+        The bin edges.
+    points : set of float
+        The lower edges of point-mass bins.
+    coarse : tuple
+        The first grid's edges, its noisy counts and their noise sd.
+
+    Returns
+    -------
+    list of float
+        The edges, the outer two possibly moved inwards.
+    """
+    grid, y, sd = coarse
+    span = outer_span(y, sd, span_sds(len(y)), GROW_SDS)
+    if span is None:
+        return edges
+    lo, hi = float(grid[span[0]]), float(grid[span[1] + 1])
+    edges = list(edges)
+    if edges[0] not in points and edges[0] < lo < edges[1]:
+        edges[0] = lo
+    if edges[-2] not in points and edges[-2] < hi < edges[-1]:
+        edges[-1] = hi
+    return edges
+
+
+def median_spread(
+    a: float, b: float, points: set[float], coarse: tuple | None, tail: int = 0, end: float | None = None
+):
+    """How the rows of a median bin [a, b) spread inside it: None for a point mass (it decodes to
+    exactly its value), uniform without counts to weigh the bin's parts, else from the noisy counts
+    of the coarse grid (:func:`within_coarse`). An outer bin whose tail
+    ends inside it (``end``, :func:`tail_stop`) thins out to that end, with no rows beyond.
+    Post-processing.
+
+    Parameters
+    ----------
+    a, b : float
+        The bin.
+    points : set of float
+        The lower edges of point-mass bins.
+    coarse : tuple or None
+        The first grid's edges, its noisy counts and their noise sd.
+    tail : int
+        1: the top bin, -1: the bottom bin, 0: neither.
+    end : float, optional
+        Where the outer bin's rows end.
+
+    Returns
+    -------
+    tuple or None
+        A :class:`~ddssp.data.within.Within` entry: None, or (cuts, weights).
+    """
+    if a in points:
+        return None
+    if coarse is not None:
+        return within_coarse(coarse[0], coarse[1], a, b, coarse[2], tail, end)
+    if end is None or not tail:
+        return (), (1.0,)
+    lo, hi = (a, end) if tail > 0 else (end, b)
+    sub = np.unique(np.concatenate([np.linspace(lo, hi, TAIL_CELLS + 1), [a, b]]))
+    w = tail_prior(sub, a, b, tail, end)
+    cuts = sub[1:-1]
+    return tuple(float(c) for c in cuts), tuple(float(x) for x in np.round(w / w.sum(), 5))
+
+
+def drop_empty_ends(
+    edges: list[float], points: set[float], shares: list[float | None], coarse: tuple, n: float
+) -> tuple[list[float], list[float | None]]:
+    """Merge an outer median bin into its neighbour when the noisy counts of the first grid
+    (``coarse``, already paid for) say it holds fewer than half the rows a median's half holds.
+
+    With few rows the exponential mechanism sometimes cuts a group next to its end ([48, 99) and
+    [99, 100) for ages): the outer bin then holds almost no rows, yet the model gives it some, and
+    its synthetic values sit past the data. The test compares the bin's noisy sum with half its
+    share of the scan's noisy count of numbers ``n`` (the midpoint between "holds its share" and
+    "holds nothing"). Never a point mass, and two bins stay. Post-processing.
+
+    Parameters
+    ----------
+    edges : list of float
+        The bin edges.
+    points : set of float
+        The lower edges of point-mass bins.
+    shares : list of float or None
+        Each bin's share of the rows by the median tree's design (None: not known).
+    coarse : tuple
+        The first grid's edges, its noisy counts and their noise sd.
+    n : float
+        The scan's noisy count of numbers.
+
+    Returns
+    -------
+    edges : list of float
+    shares : list of float or None
+        Both with the merged bins as one.
+    """
+    grid, y, _ = coarse
+    edges, shares = list(edges), list(shares)
+    for side in (1, -1):
+        if len(edges) < 4:
+            break
+        i = len(edges) - 2 if side > 0 else 0
+        j = i - 1 if side > 0 else 1  # the neighbouring bin
+        if edges[i] in points or edges[j] in points or shares[i] is None or shares[j] is None:
+            continue
+        a, b = edges[i], edges[i + 1]
+        inside = (grid[:-1] >= a) & (grid[1:] <= b)
+        if not inside.any() or float(np.sum(y[inside])) >= 0.5 * shares[i] * n:
+            continue
+        merged = shares[i] + shares[j]
+        if side > 0:
+            del edges[i]
+            shares[j : j + 2] = [merged]
+        else:
+            del edges[1]
+            shares[0:2] = [merged]
+    return edges, shares
+
+
+def tail_stop(
+    edges: list[float], points: set[float], shares: list[float | None], i: int, tail: int, log: bool, whole: bool
+) -> float | None:
+    """Where the rows of the outer median bin ``i`` end (:func:`tail_end`),
+    from its share and its neighbour's share and width; None without a neighbour of known share
+    (a point mass, or two bins only), or when the tail reaches the bin's outer edge.
+
+    Parameters
+    ----------
+    edges : list of float
+        The bin edges.
+    points : set of float
+        The lower edges of point-mass bins.
+    shares : list of float or None
+        Each bin's share of the rows by the median tree's design (None: not known).
+    i : int
+        The outer bin.
+    tail : int
+        1: the top bin, -1: the bottom bin.
+    log : bool
+        The axis is log-spaced.
+    whole : bool
+        Whole numbers.
+
+    Returns
+    -------
+    float or None
+        The end, strictly inside the bin.
+    """
+    j = i - 1 if tail > 0 else i + 1
+    if len(edges) < 4 or not 0 <= j < len(edges) - 1 or edges[i] in points or edges[j] in points:
+        return None
+    if shares[i] is None or shares[j] is None or i >= len(shares) or j >= len(shares):
+        return None
+    a, b = edges[j], edges[j + 1]
+    if log and a <= 0:
+        return None
+    width = math.log(b / a) if log else b - a
+    # the tail holds at most the rows of the bin beside it: the shares are the medians' design, and
+    # a few hundred rows put a median far enough off that a merged outer bin would claim twice them
+    return tail_end(edges[i], edges[i + 1], tail, min(1.0, shares[i] / shares[j]), width, log, whole)
+
+
+def as_hhmm(col: Column, note: str) -> tuple[Column, str]:
+    """A binned column of integer clock times HHMM whose representative values are clock times and
+    whose synthetic values are drawn on clock times only (:func:`ddssp.data.dates.hhmm_sub_cells`).
+    Post-processing.
+
+    Parameters
+    ----------
+    col : Column
+        A binned whole-number column.
+    note : str
+        What discovery found, for the report.
+
+    Returns
+    -------
+    col : Column
+    note : str
+    """
+    e, m = list(col.edges), len(col.edges) - 1
+    values = [float(v) for v in col.values[:m]]
+    bins = list(col.within.bins if col.within is not None else (((), (1.0,)),) * m)
+    owner = list(range(m))  # the bin each original bin ends up in
+    i = 0
+    while i < len(e) - 1 and len(e) > 3:
+        # a bin that holds no clock time (minutes 60-99 only, [1772, 1779)) merges into its
+        # neighbour as a sub-cell without weight; never into a point mass
+        if hhmm_valid(np.arange(math.ceil(e[i]), math.ceil(e[i + 1]))).any():
+            i += 1
+            continue
+        j = i - 1 if i > 0 and bins[i - 1] is not None else i + 1
+        if j >= len(e) - 1 or bins[j] is None:
+            i += 1
+            continue
+        cuts, weights = bins[j]
+        if j < i:
+            bins[j] = ((*cuts, e[i]), (*weights, 0.0))
+            del e[i]
+        else:
+            bins[j] = ((e[j], *cuts), (0.0, *weights))
+            del e[j]
+        owner = [k - 1 if k > i or (k == i and j < i) else k for k in owner]
+        del values[i], bins[i]
+    values = [hhmm_snap(v, e[k], e[k + 1]) for k, v in enumerate(values)]
+    out = Column.binned(col.name, e, values, missing=col.missing)
+    within = [b if b is None else (hhmm_sub_cells(e[k], e[k + 1], *b) or b) for k, b in enumerate(bins)]
+    out.with_within(Within(tuple(within), whole=True))
+    if col.na is not None:
+        na = col.labels.index(col.na)
+        out.with_na(out.labels[owner[na]] if na < m else col.na)
+    return out, note + ", clock times HHMM"

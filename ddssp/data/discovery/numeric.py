@@ -16,8 +16,16 @@ from typing import Any
 import numpy as np
 
 from ddssp.data.columns import Column, Within
-from ddssp.data.dates import format_day
-from ddssp.data.discovery.bins import bin_median, within_bin, within_coarse
+from ddssp.data.dates import HHMM_OTHER, format_day, hhmm_cells, may_be_hhmm
+from ddssp.data.discovery.bins import (
+    as_hhmm,
+    bin_median,
+    drop_empty_ends,
+    ends_shown,
+    median_spread,
+    tail_stop,
+    within_bin,
+)
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
@@ -47,15 +55,9 @@ def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
 
 
 GRID_CELLS = 256
-
-
 #: cells of the coarse grid (the first of the two numeric passes)
 COARSE_CELLS = 16
-
-
 MAX_INT_CELLS = 4096
-
-
 DEFAULT_MAX_LEVELS = 32
 #: below this many rows per noise sd of a fine-grid cell (n * sqrt(rho) for the column's budget after
 #: its scan: about 1,600 rows for eight columns at eps 1), the bin edges of numbers that are not whole,
@@ -203,7 +205,8 @@ def discover_numeric(
     per whole number, or medians for few rows), :func:`_locate_rest` (a single value found by the
     scan), :func:`_coarse_pass` and :func:`_fine_pass` (coarse to fine grids), :func:`_cut_to_span`
     (the populated cells), then :func:`_levels_column` or :func:`_bins_column`; with few rows for the
-    budget :func:`_median_bins` makes the bins instead.
+    budget :func:`_median_bins` makes the bins instead. Whole numbers whose scan range allows clock
+    times HHMM (and are not mostly zero) first spend a tenth of the budget on whether they are.
 
     Parameters
     ----------
@@ -237,6 +240,18 @@ def discover_numeric(
     SchemaError
         When the column holds a single value.
     """
+    hhmm = False
+    if scan.unit is None and may_be_hhmm(scan.lo, scan.hi, scan.whole) and scan.zero < scan.n_present / 2:
+        # are the numbers integer clock times HHMM? A tenth of the budget on two noisy counts
+        sd, rho = noise_sd(rho / 10), rho * 0.9
+        y = mech.counts(hhmm_cells(x), sd, column=name, note="clock times HHMM / other numbers").astype(float)
+        hhmm = y[0] >= POP_SDS * sd and y[1] <= HHMM_OTHER * y[0] + 3.0 * sd
+    col, note = _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped)
+    return as_hhmm(col, note) if hhmm and col.edges is not None else (col, note)
+
+
+def _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped) -> tuple[Column, str]:
+    """:func:`discover_numeric` once the budget is set (see there)."""
     st = _plan_grid(x, name, rho, mech, scan, bins, max_levels)
     clipped = {} if clipped is None or scan.unit is not None else clipped  # time axes: not estimated
     if st.single:
@@ -601,9 +616,14 @@ def _median_bins(
     """
     unit, lo, hi = scan.unit, scan.lo, scan.hi
     whole = bool(scan.whole)
-    grid = _make_grid(lo, hi, scan.lo_pos if lo <= 0 else lo, MEDIAN_CELLS, whole, scan.zero > 0, unit is not None)
+    lo_pos = scan.lo_pos if lo <= 0 else lo
+    grid = _make_grid(lo, hi, lo_pos, MEDIAN_CELLS, whole, scan.zero > 0, unit is not None)
+    # the grid is log-spaced (as :func:`_make_grid` decides)
+    log = unit is None and lo >= 0 and lo_pos is not None and lo_pos > 0 and hi / lo_pos > 50
     counts = grid_counts(x, grid)
     groups = [(0, len(grid) - 1)]  # runs of cells [a, b)
+    # each run's share of the rows by design: a median halves its group
+    share: dict[tuple[int, int], float] = {groups[0]: 1.0}
     cuts: list[int] = []
     first = None
     for level in range(MEDIAN_LEVELS):
@@ -622,16 +642,23 @@ def _median_bins(
             if a < s < b:
                 cuts.append(s)
                 groups += [(a, s), (s, b)]
+                share[(a, s)] = share[(s, b)] = share[(a, b)] / 2
                 first = s if first is None else first
     edges = sorted({float(grid[0]), float(grid[-1])} | {float(grid[s]) for s in cuts})
+    # the leaves of the tree (runs no later level cut), by their edges: their shares of the rows
+    leaves = {
+        (float(grid[a]), float(grid[b])): f for (a, b), f in share.items() if not set(cuts) & set(range(a + 1, b))
+    }
     points: set[float] = set()
     n = max(scan.n_present, 1.0)
     if scan.zero >= max(n / 2**MEDIAN_LEVELS, 3.5 * scan.sigma * math.sqrt(2)) and grid[0] <= 0.0 < grid[-1]:
         z = int(np.searchsorted(grid, 0.0, side="right") - 1)
         edges = sorted(set(edges) | {float(grid[z]), float(grid[z + 1])})
         points.add(float(grid[z]))
+    n_shares = [leaves.get((a, b)) for a, b in zip(edges, edges[1:])]
     if coarse is not None:
-        edges = _ends_shown(edges, points, coarse)
+        edges = ends_shown(edges, points, coarse)
+        edges, n_shares = drop_empty_ends(edges, points, n_shares, coarse, n)
     if len(edges) < 3:
         raise SchemaError(
             f"column {name!r}: the private medians found no cut inside "
@@ -642,8 +669,10 @@ def _median_bins(
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
     ends = {0: -1, len(edges) - 2: 1}
+    stops = {i: tail_stop(edges, points, n_shares, i, t, log, whole) for i, t in ends.items()}
     within = tuple(
-        _median_spread(a, b, points, coarse, ends.get(i, 0)) for i, (a, b) in enumerate(zip(edges, edges[1:]))
+        median_spread(a, b, points, coarse, ends.get(i, 0), stops.get(i))
+        for i, (a, b) in enumerate(zip(edges, edges[1:]))
     )
     col = Column.binned(name, edges, values, missing=missing, unit=unit)
     col.with_within(Within(within, whole=whole))
@@ -653,36 +682,6 @@ def _median_bins(
         f"{_kind_word(unit)}, {len(edges) - 1} bins over [{_show(edges[0], unit)}, {_show(edges[-1], unit)}] "
         "by private medians"
     )
-
-
-def _ends_shown(edges: list[float], points: set[float], coarse: tuple) -> list[float]:
-    """The outer edges of median bins cut to where the noisy counts of the first grid (``coarse``:
-    its edges, counts and noise sd, already paid for) show rows (:func:`outer_span`, grown by windows
-    of thin cells): the scan's range ends at a quarter decade, and a top bin that reaches it would
-    draw synthetic values up to it. An end moves only inside its own bin (the medians placed rows on
-    the other side of its cut), never off a point mass. Post-processing."""
-    grid, y, sd = coarse
-    span = outer_span(y, sd, span_sds(len(y)), GROW_SDS)
-    if span is None:
-        return edges
-    lo, hi = float(grid[span[0]]), float(grid[span[1] + 1])
-    edges = list(edges)
-    if edges[0] not in points and edges[0] < lo < edges[1]:
-        edges[0] = lo
-    if edges[-2] not in points and edges[-2] < hi < edges[-1]:
-        edges[-1] = hi
-    return edges
-
-
-def _median_spread(a: float, b: float, points: set[float], coarse: tuple | None, tail: int = 0):
-    """How the rows of a median bin [a, b) spread inside it: None for a point mass (it decodes to
-    exactly its value), uniform without counts to weigh the bin's parts, else from the noisy counts
-    of the coarse grid (:func:`ddssp.data.discovery.bins.within_coarse`). Post-processing."""
-    if a in points:
-        return None
-    if coarse is None:
-        return (), (1.0,)
-    return within_coarse(coarse[0], coarse[1], a, b, coarse[2], tail)
 
 
 def _middle(a: float, b: float, whole: bool) -> float:
