@@ -68,7 +68,8 @@ SPEC_KEYS = {
     "configs",
 }
 STATE_KEYS = {"name", "source", "puma_prefix"}
-CONFIG_KEYS = {"name", "features", "eps", "by", "rules", "bins", "description"}
+#: a configuration's ``rules``: true (the spec's rules file), false (none) or its own rules file
+CONFIG_KEYS = {"name", "features", "eps", "by", "rules", "bins", "args", "description"}
 BIN_KEYS = {"AGEP", "PINCP", "POVPIP", "NOC", "NPF", "within"}
 
 #: The agency recipe's default bins: an edge at every age SDNist's checks name (3, 5, 15, 16), income
@@ -80,6 +81,9 @@ DEFAULT_BINS = {
     "POVPIP": [0, 50, 100, 150, 200, 250, 300, 350, 400, 450, 501, 502],
     "within": "uniform",
 }
+#: The counts top-coded (NOC at 10, NPF at 14), one bin per count: the dictionary's 20 levels of each
+#: are mostly empty, and every empty level takes noisy cells in every marginal with the column.
+TOPCODED_COUNTS = {"NOC": list(range(0, 12)), "NPF": list(range(2, 16))}
 #: counts a recipe may top-code: each bin decodes to its lowest value
 COUNTS = ("NOC", "NPF")
 
@@ -141,7 +145,7 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     feature_sets = spec.get("features", {})
     if not isinstance(feature_sets, dict) or not feature_sets:
         raise WorkloadError("an agency spec needs a [features] table: name = [columns]")
-    bins = {"agency": dict(DEFAULT_BINS)}
+    bins = {"agency": dict(DEFAULT_BINS), "topcoded": {**DEFAULT_BINS, **TOPCODED_COUNTS}}
     for name, b in (spec.get("bins") or {}).items():
         bad = sorted(set(b) - BIN_KEYS)
         if bad:
@@ -166,8 +170,9 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
                     "features": c["features"],
                     "eps": float(eps),
                     "by": c.get("by") or None,
-                    "rules": bool(c.get("rules", True)),
+                    "rules": c.get("rules", True),
                     "bins": c.get("bins", "agency"),
+                    "args": [str(a) for a in c.get("args", [])],
                 }
             )
     if not configs:
@@ -522,13 +527,16 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                 )
                 args = ["--codebook", str(files / f"{cfg_stem}.codebook.json")]
                 args += ["--schema", str(files / f"{cfg_stem}.bins.json"), "--columns", ",".join(cols)]
-                rule_file = None
-                if cfg["rules"] and rules_text:
+                cfg_rules = rules_text
+                if isinstance(cfg["rules"], str):  # the configuration's own rules file
+                    cfg_rules = ctx.data_path(cfg["rules"]).read_text()
+                if cfg["rules"] and cfg_rules:
                     rule_file = files / f"{cfg_stem}.rules"
-                    rule_file.write_text(rules_for(rules_text, cols))
+                    rule_file.write_text(rules_for(cfg_rules, cols))
                     args += ["--rules", str(rule_file)]
                 if cfg["by"]:
                     args += ["--by", cfg["by"]]
+                args += cfg["args"]  # further release options (e.g. --rounds)
                 for r in range(s["releases"]):
                     key = {"method": cfg["name"], "state": st["name"], "features": fname, "epsilon": cfg["eps"]}
                     key.update({"fraction": 0.0, "trial": r})
@@ -554,7 +562,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     syn = read_rows(syn_path)
                     sc = ddssp_scores(real, syn[cols], edges)
                     rel = Release.load(rel_path)
-                    declared = compile_rules(rules_for(rules_text, cols), rel.schema) if rules_text else []
+                    declared = compile_rules(rules_for(cfg_rules, cols), rel.schema) if cfg_rules else []
                     raw = pd.read_csv(syn_path, dtype=str, keep_default_na=False)
                     codes = rel.schema.encode(raw[rel.schema.names].replace({"N": None}))
                     sc["rule_violations"] = float(broken_rows(codes, declared).sum()) if declared else 0.0
