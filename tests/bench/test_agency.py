@@ -15,7 +15,7 @@ import pytest
 from ddssp import bench
 from ddssp.bench import agency
 from ddssp.data import Schema
-from ddssp.data.rules import compile_rules
+from ddssp.data.rules import broken_rows, compile_rules
 from ddssp.errors import DDSSPError, WorkloadError
 from tests.conftest import SHARED_DATA
 
@@ -185,3 +185,27 @@ def test_sdnist_and_ddssp_kmarginal_agree_on_a_subsample_of_the_ma_excerpt(tmp_p
     )
     assert abs(r["score_grouped"] - ours["kmarginal"]) < 1.0
     assert abs(r["score"] - ours["kmarginal_plain"]) < 1.0
+
+
+def test_the_topcoded_rules_forbid_exactly_too_many_children():
+    """Written per count, the rules break a row exactly when NOC >= NPF (both applicable), as SDNist's
+    too_many_children; N on either side breaks none of them."""
+    spec_dir = Path(__file__).resolve().parents[2] / "workloads"
+    text = (spec_dir / "agency-nist-topcoded.rules").read_text()
+    dictionary = {
+        "NOC": DICTIONARY["NOC"],
+        "NPF": {"description": "persons", "values": {"N": "gq", "min": 2, "max": 20}},
+    }
+    recipe = {**agency.DEFAULT_BINS, **agency.TOPCODED_COUNTS}
+    schema = Schema.from_dict(
+        {"format": "ddssp-schema/1", "columns": agency.bins_schema(["NOC", "NPF"], recipe, dictionary)["columns"]}
+    )
+    compiled = compile_rules(agency.rules_for(text, ["NOC", "NPF"]), schema)
+    assert len(compiled) == 10
+    noc, npf = schema.column("NOC"), schema.column("NPF")
+    grid = pd.DataFrame([(i, j) for i in range(noc.size) for j in range(npf.size)], columns=["NOC", "NPF"])
+    broken = broken_rows(grid, compiled)
+    v_noc = np.array([noc.values[i] if i < len(noc.values) else np.nan for i in grid["NOC"]], dtype=float)
+    v_npf = np.array([npf.values[j] if j < len(npf.values) else np.nan for j in grid["NPF"]], dtype=float)
+    expected = ~np.isnan(v_noc) & ~np.isnan(v_npf) & (v_noc >= v_npf)
+    assert expected.any() and (broken == expected).all()
