@@ -9,7 +9,12 @@ It does what an agency would do with the public tools, as a new user would run t
    columns whose bins a rule or the score depends on get declared bins in a partial schema
    (:func:`bins_schema`): AGEP with an edge at every age a rule names, PINCP and POVPIP at round
    numbers, DENSITY at SDNist's density bins, each bin's values spread evenly inside it (a declared
-   ``within``) unless the recipe says otherwise. Everything is declared: no budget goes to discovery.
+   ``within``) unless the recipe says otherwise; the ``topcoded`` recipe also top-codes the counts
+   NOC (at 10) and NPF (at 14), one bin per count. Everything is declared: no budget goes to
+   discovery. A ``[bins.NAME]`` table of the spec makes another recipe (``AGEP``, ``PINCP``,
+   ``POVPIP``, ``NOC``, ``NPF`` edges, ``within = "uniform"`` or ``"none"``), which a
+   ``[[configs]]`` entry names with ``bins = "NAME"``; its ``rules`` is true (the spec's rules
+   file), false, or a rules file of its own, and ``args`` adds release options.
 2. **Releases.** Per state and configuration, ``releases`` fresh releases with secure noise:
    ``ddssp release DATA --eps E --codebook codebook.json --schema bins.json --na-values N --columns
    ... [--by PUMA] [--rules FILE]``, then ``ddssp synth REL --rows N`` (as many rows as the data).
