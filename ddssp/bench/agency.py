@@ -373,35 +373,42 @@ def _env() -> dict:
     return env
 
 
-def read_rows(path: Path) -> pd.DataFrame:
-    """A CSV of the excerpt as ddssp's scores read it: N (not applicable) is a missing cell."""
-    return pd.read_csv(path, na_values=["N"], keep_default_na=False)
+def ddssp_scores(target: Path, files: list[Path], edges: dict) -> list[dict[str, float]]:
+    """ddssp's k-marginal of ``files``: grouped by PUMA (SDNist's headline), worst PUMA, plain.
 
-
-def ddssp_scores(real: pd.DataFrame, synthetic: pd.DataFrame, edges: dict) -> dict[str, float]:
-    """ddssp's k-marginal of synthetic rows: grouped by PUMA (SDNist's headline), worst PUMA, plain.
+    Run as ``python -m ddssp.evaluation.agency`` (one process for all the files; the bench and the
+    evaluation layer stay independent), N read as missing.
 
     Parameters
     ----------
-    real, synthetic : pandas.DataFrame
-        The data and the rows, N read as missing.
+    target : pathlib.Path
+        The data.
+    files : list of pathlib.Path
+        The rows to score (the target's columns).
     edges : dict
         Fixed bins (DENSITY).
 
     Returns
     -------
-    dict
-    """
-    from ddssp.evaluation.agency import kmarginal
+    list of dict
+        ``kmarginal``, ``worst_puma``, ``kmarginal_plain`` per file, in order.
 
-    e = {k: v for k, v in edges.items() if k in real.columns}
-    out = {}
-    if "PUMA" in real.columns:
-        g = kmarginal(real, synthetic, group="PUMA", exclude=["INDP"], edges=e)
-        out["kmarginal"] = g["score"]
-        out["worst_puma"] = min(x["score"] for x in g["groups"])
-    out["kmarginal_plain"] = kmarginal(real, synthetic, exclude=["INDP", "PUMA"], edges=e)["score"]
-    return out
+    Raises
+    ------
+    WorkloadError
+        When the scoring fails.
+    """
+    if not files:
+        return []
+    cmd = [sys.executable, "-m", "ddssp.evaluation.agency", str(target), *map(str, files), "--group", "PUMA"]
+    cmd += ["--edges", json.dumps(edges)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env())
+    if proc.returncode != 0:
+        raise WorkloadError(f"ddssp's k-marginal failed: {(proc.stderr.strip().splitlines() or [''])[-1]}")
+    out = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if len(out) != len(files):
+        raise WorkloadError(f"ddssp's k-marginal returned {len(out)} results for {len(files)} files")
+    return [{("worst_puma" if k == "worst_group" else k): v for k, v in r.items()} for r in out]
 
 
 def sdnist_scores(python: str, target: Path, dictionary: Path, files: list[Path], inconsistencies: bool) -> list[dict]:
@@ -499,7 +506,6 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
             stem = f"{st['name']}-{fname}"
             target = files / f"{stem}-target.csv"
             full[cols].to_csv(target, index=False)
-            real = read_rows(target)
             job: list[tuple[Path, dict]] = []
             # sub-samples of the same file: the calibration
             for frac in s["fractions"]:
@@ -510,12 +516,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     full[cols].iloc[idx].to_csv(path, index=False)
                     key = {"method": "subsample", "state": st["name"], "features": fname, "epsilon": 0.0}
                     key.update({"fraction": frac, "trial": d})
-                    t0 = time.perf_counter()
-                    sc = ddssp_scores(real, read_rows(path), edges)
-                    secs = time.perf_counter() - t0
-                    rows += [{**key, "metric": m, "value": v, "seconds": secs} for m, v in sc.items()]
                     job.append((path, key))
-            ctx.log(f"{stem}: sub-samples scored")
             # releases
             for cfg in [c for c in s["configs"] if c["features"] == fname]:
                 cfg_stem = f"{stem}-{cfg['name']}-e{cfg['eps']:g}"
@@ -564,8 +565,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     synth_s = time.perf_counter() - t0
                     if proc.returncode != 0:
                         raise WorkloadError(f"ddssp synth failed: {proc.stderr.strip().splitlines()[-1:]}")
-                    syn = read_rows(syn_path)
-                    sc = ddssp_scores(real, syn[cols], edges)
+                    sc = {}
                     rel = Release.load(rel_path)
                     declared = compile_rules(rules_for(cfg_rules, cols), rel.schema) if cfg_rules else []
                     raw = pd.read_csv(syn_path, dtype=str, keep_default_na=False)
@@ -578,7 +578,13 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     rows += [{**key, "metric": m, "value": v, "seconds": res["wall_s"]} for m, v in sc.items()]
                     job.append((syn_path, key))
                     pd.DataFrame(rows).to_csv(ctx.outdir / "partial.csv", index=False)  # a stopped run's scores
-                    ctx.log(f"{cfg_stem} release {r}: k-marginal {sc['kmarginal']:.1f}, {res['cpu_s']:.0f} CPU s")
+                    ctx.log(f"{cfg_stem} release {r}: {res['cpu_s']:.0f} CPU s")
+            t0 = time.perf_counter()
+            scores = ddssp_scores(target, [p for p, _ in job], edges)
+            secs = (time.perf_counter() - t0) / max(len(job), 1)
+            for (_, key), sc in zip(job, scores):
+                rows += [{**key, "metric": m, "value": v, "seconds": secs} for m, v in sc.items()]
+            ctx.log(f"{stem}: ddssp's k-marginal of {len(job)} files")
             sdnist_jobs.append((target, job))
     if s["sdnist_python"]:
         for target, job in sdnist_jobs:
@@ -596,78 +602,12 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                 r = next(it_rel) if i else next(it_sub)
                 rows += [{**key, "metric": m, "value": v, "seconds": secs} for m, v in _sdnist_metrics(r).items()]
             ctx.log(f"{target.name}: SDNist scored {len(job)} files")
+    from ddssp.bench.agency_report import markdown_tables
+
     results = pd.DataFrame(rows)
     with open(ctx.outdir / "results.md", "w") as fh:
         fh.write(markdown_tables(results))
     return results
-
-
-def _mean(g: pd.DataFrame, metric: str) -> float:
-    v = g.loc[g["metric"] == metric, "value"].dropna()
-    return float(v.mean()) if len(v) else float("nan")
-
-
-def _fmt(x: float, spec: str = "{:.1f}") -> str:
-    return "" if x != x else spec.format(x)
-
-
-def markdown_tables(results: pd.DataFrame) -> str:
-    """The sub-sample calibration and each configuration beside it, as markdown.
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        The results.
-
-    Returns
-    -------
-    str
-    """
-    if results.empty:
-        return "(no results)\n"
-    lines = ["Sub-samples of the data (mean over draws; SDNist's code / ddssp's):", ""]
-    subs = results[results["method"] == "subsample"]
-    fracs = sorted(subs["fraction"].unique())
-    head = ["state", "features"] + [f"{f:.0%}" for f in fracs]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for (state, feats), g in subs.groupby(["state", "features"], sort=False):
-        cells = [state, feats]
-        for f in fracs:
-            gf = g[g["fraction"] == f]
-            cells.append(f"{_fmt(_mean(gf, 'sdnist_kmarginal'))} / {_fmt(_mean(gf, 'kmarginal'))}")
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Releases (mean over releases, min-max of SDNist's grouped score in brackets):", ""]
-    head = ["state", "features", "eps", "config", "releases", "SDNist grouped", "ddssp grouped", "worst PUMA"]
-    head += ["plain", "rule violations", "SDNist age / work / housing", "release CPU s", "like a sub-sample of"]
-    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    rel = results[results["method"] != "subsample"]
-    for (state, feats, eps, method), g in rel.groupby(["state", "features", "epsilon", "method"], sort=False):
-        sd = g.loc[g["metric"] == "sdnist_kmarginal", "value"]
-        km = _mean(g, "sdnist_kmarginal") if len(sd) else _mean(g, "kmarginal")
-        which = "sdnist_kmarginal" if len(sd) else "kmarginal"
-        sub = subs[(subs["state"] == state) & (subs["features"] == feats)]
-        curve = [(f, _mean(sub[sub["fraction"] == f], which)) for f in fracs]
-        like = _like(curve, km)
-        sd_txt = f"{_fmt(km)} ({_fmt(sd.min())}-{_fmt(sd.max())})" if len(sd) else ""
-        ic = " / ".join(_fmt(_mean(g, f"sdnist_{x}"), "{:.0f}") for x in ("age", "work", "housing"))
-        cells = [state, feats, f"{eps:g}", method, str(int((g["metric"] == "ok").sum()))]
-        cells += [sd_txt, _fmt(_mean(g, "kmarginal")), _fmt(_mean(g, "worst_puma")), _fmt(_mean(g, "kmarginal_plain"))]
-        cells += [_fmt(_mean(g, "rule_violations"), "{:.0f}"), ic, _fmt(_mean(g, "release_cpu_s"), "{:.0f}"), like]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _like(curve: list[tuple[float, float]], score: float) -> str:
-    """The sub-sample fraction whose score equals ``score`` (linear between the fractions around it)."""
-    pts = [(f, s) for f, s in curve if s == s] + [(1.0, 1000.0)]
-    if score != score or not pts:
-        return ""
-    if score < pts[0][1]:
-        return f"< {pts[0][0]:.0%}"
-    for (f0, s0), (f1, s1) in zip(pts[:-1], pts[1:]):
-        if s0 <= score <= s1:
-            return f"{f0 + (score - s0) / (s1 - s0) * (f1 - f0) if s1 > s0 else f0:.0%}"
-    return "100%"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -706,4 +646,4 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     sys.exit(main())
 
-__all__ = ["bins_schema", "density_edges", "markdown_tables", "parse_spec", "review_codebook", "rules_for", "run"]
+__all__ = ["bins_schema", "ddssp_scores", "density_edges", "parse_spec", "review_codebook", "rules_for", "run"]

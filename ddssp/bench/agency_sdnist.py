@@ -111,7 +111,13 @@ def _inconsistencies(deid) -> dict:
 
 
 def main(argv: list[str]) -> None:
-    """Score every DEID file against TARGET and print one JSON line each."""
+    """Score every DEID file against TARGET and print one JSON line each.
+
+    Parameters
+    ----------
+    argv : list of str
+        ``[--inconsistencies] TARGET.csv DICTIONARY.json DEID.csv ...``.
+    """
     import pandas as pd
     import sdnist.report  # noqa: F401  (loads the package in the order its modules need)
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from ddssp import bench
-from ddssp.bench import agency
+from ddssp.bench import agency, agency_report
 from ddssp.data import Schema
 from ddssp.data.rules import broken_rows, compile_rules
 from ddssp.errors import DDSSPError, WorkloadError
@@ -121,9 +121,9 @@ def test_rules_for_keeps_the_rules_whose_columns_are_released():
 
 def test_like_a_subsample_interpolates_between_fractions():
     curve = [(0.1, 800.0), (0.2, 900.0), (0.5, 950.0)]
-    assert agency._like(curve, 850.0) == "15%"
-    assert agency._like(curve, 700.0) == "< 10%"
-    assert agency._like(curve, 975.0) == "75%"  # between 50% and the whole data (1000)
+    assert agency_report._like(curve, 850.0) == "15%"
+    assert agency_report._like(curve, 700.0) == "< 10%"
+    assert agency_report._like(curve, 975.0) == "75%"  # between 50% and the whole data (1000)
 
 
 def _excerpt(n: int, seed: int) -> pd.DataFrame:
@@ -141,7 +141,8 @@ def _excerpt(n: int, seed: int) -> pd.DataFrame:
     )
 
 
-def test_a_small_run_scores_releases_beside_subsamples_and_breaks_no_rule(tmp_path):
+def test_a_small_run_scores_releases_beside_subsamples_and_breaks_no_rule(tmp_path, monkeypatch):
+    monkeypatch.delenv("DDSSP_SDNIST_PYTHON", raising=False)  # ddssp's scores only
     (tmp_path / "d.json").write_text(json.dumps(DICTIONARY))
     (tmp_path / "r.rules").write_text(RULES)
     _excerpt(400, 1).to_csv(tmp_path / "a.csv", index=False)
@@ -178,11 +179,8 @@ def test_sdnist_and_ddssp_kmarginal_agree_on_a_subsample_of_the_ma_excerpt(tmp_p
     full.to_csv(target, index=False)
     full.sample(frac=0.2, random_state=1).to_csv(sub, index=False)
     (r,) = agency.sdnist_scores(python, target, dict_path, [sub], False)
-    ours = agency.ddssp_scores(
-        agency.read_rows(target),
-        agency.read_rows(sub),
-        {"DENSITY": agency.density_edges(json.loads(dict_path.read_text()))},
-    )
+    dictionary = json.loads(dict_path.read_text())
+    (ours,) = agency.ddssp_scores(target, [sub], {"DENSITY": agency.density_edges(dictionary)})
     assert abs(r["score_grouped"] - ours["kmarginal"]) < 1.0
     assert abs(r["score"] - ours["kmarginal_plain"]) < 1.0
 
