@@ -44,6 +44,7 @@ RUNNERS: dict[str, str] = {
     "real-baselines": "ddssp.bench.baselines:run",
     "impossible-values": "ddssp.bench.impossible:run",
     "mixed-release": "ddssp.bench.mixed:run",
+    "agency": "ddssp.bench.agency:run",
 }
 
 REQUIRED_COLUMNS = ("method", "trial", "metric", "value", "seconds")

@@ -1,0 +1,209 @@
+"""The agency bench (ddssp.bench.agency): the codebook review, the declared bins, the rules a release
+keeps, the sub-sample reading, one small run end to end, and (slow, with SDNist installed) SDNist's
+own k-marginal beside ddssp's on the MA excerpt."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddssp import bench
+from ddssp.bench import agency, agency_report
+from ddssp.data import Schema
+from ddssp.data.rules import broken_rows, compile_rules
+from ddssp.errors import DDSSPError, WorkloadError
+from tests.conftest import SHARED_DATA
+
+DICTIONARY = {
+    "PUMA": {"description": "area", "values": {"25-00001": "a", "25-00002": "b", "48-00001": "c"}},
+    "AGEP": {"description": "age", "values": {"min": 0, "max": 99}},
+    "SEX": {"description": "sex", "values": {"1": "m", "2": "f"}},
+    "MSP": {"description": "marital", "values": {"N": "child", "1": "married", "6": "never"}},
+    "NOC": {"description": "children", "values": {"N": "gq", "0": "none", "min": 1, "max": 19}},
+    "DENSITY": {"description": "density", "values": {"min": 16.3, "max": 52864.7}},
+}
+RULES = "child_MSP: AGEP < 15 -> MSP == N\nadult_MSP: AGEP >= 16 -> MSP != N\ngq_NOC: HOUSING_TYPE > 1 -> NOC == N\n"
+
+
+def _ctx(tmp_path: Path, **extra) -> bench.BenchContext:
+    return bench.BenchContext(spec_path=tmp_path / "s.toml", outdir=tmp_path, quiet=True, extra=extra)
+
+
+def _spec(**over) -> dict:
+    spec = {
+        "kind": "agency",
+        "dictionary": "d.json",
+        "releases": 1,
+        "draws": 1,
+        "fractions": [0.2, 0.5],
+        "features": {"f": ["PUMA", "AGEP", "SEX", "MSP"]},
+        "states": [{"name": "A", "source": "a.csv", "puma_prefix": "25-"}],
+        "configs": [{"name": "all-pairs", "features": "f", "eps": 1.0}],
+    }
+    spec.update(over)
+    return spec
+
+
+def test_parse_spec_refuses_bad_entries(tmp_path):
+    ctx = _ctx(tmp_path)
+    assert agency.parse_spec(_spec(), ctx)["configs"][0]["rules"] is True
+    with pytest.raises(WorkloadError, match="unknown key"):
+        agency.parse_spec(_spec(colour=1), ctx)
+    with pytest.raises(WorkloadError, match="features must name"):
+        agency.parse_spec(_spec(configs=[{"name": "x", "features": "g", "eps": 1.0}]), ctx)
+    with pytest.raises(WorkloadError, match="eps must be positive"):
+        agency.parse_spec(_spec(configs=[{"name": "x", "features": "f", "eps": 0}]), ctx)
+    with pytest.raises(WorkloadError, match="fractions"):
+        agency.parse_spec(_spec(fractions=[1.5]), ctx)
+    with pytest.raises(WorkloadError, match="bins must name"):
+        agency.parse_spec(_spec(configs=[{"name": "x", "features": "f", "eps": 1.0, "bins": "no"}]), ctx)
+    assert agency.parse_spec(_spec(), _ctx(tmp_path, sdnist_python="/x/python"))["sdnist_python"] == "/x/python"
+
+
+def test_review_keeps_the_states_pumas_and_leaves_declared_bins_to_the_schema():
+    codebook = {
+        "format": "ddssp-codebook/1",
+        "columns": [
+            {"name": "PUMA", "kind": "categorical", "levels": ["25-00001", "25-00002", "48-00001"]},
+            {"name": "AGEP", "kind": "numeric", "bounds": [0, 99], "whole": True},
+            {"name": "SEX", "kind": "categorical", "levels": ["1", "2"]},
+            {"name": "INDP", "description": "industry"},
+        ],
+    }
+    out = agency.review_codebook(codebook, ["PUMA", "AGEP", "SEX"], "25-", ("AGEP",))
+    assert [c["name"] for c in out["columns"]] == ["PUMA", "SEX"]
+    assert out["columns"][0]["levels"] == ["25-00001", "25-00002"]
+    with pytest.raises(WorkloadError, match="no PUMA level"):
+        agency.review_codebook(codebook, ["PUMA"], "99-")
+
+
+def test_declared_bins_carry_the_rules_thresholds_and_spread_ages_evenly():
+    cols = ["PUMA", "AGEP", "MSP", "NOC", "DENSITY"]
+    recipe = dict(agency.DEFAULT_BINS)
+    d = agency.bins_schema(cols, recipe, DICTIONARY)
+    by = {c["name"]: c for c in d["columns"]}
+    assert set(by) == {"AGEP", "DENSITY"}
+    assert by["AGEP"]["edges"][:6] == [0, 3, 5, 10, 15, 16]
+    # each age bin's values are spread over the whole numbers inside it, equally
+    first = by["AGEP"]["within"]["bins"][0]
+    assert first["cuts"] == [1, 2] and first["weights"] == [1.0, 1.0, 1.0]
+    assert by["AGEP"]["within"]["bins"][4] is None  # [15, 16) holds one age
+    assert by["DENSITY"]["edges"] == agency.density_edges(DICTIONARY)
+    assert "missing" not in by["AGEP"]
+    # with MSP declared (as the codebook would), the rules compile against the bins
+    schema = Schema.from_dict(
+        {
+            "format": "ddssp-schema/1",
+            "columns": d["columns"]
+            + [{"name": "MSP", "kind": "categorical", "levels": ["1", "6", "N"], "missing": "N"}],
+        }
+    )
+    assert len(compile_rules("AGEP < 15 -> MSP == N\nAGEP >= 16 -> MSP != N", schema)) == 2
+    # a threshold inside a bin is refused, which is why the recipe puts an edge at 15 and 16
+    with pytest.raises(DDSSPError):
+        compile_rules("AGEP < 12 -> MSP == N", schema)
+    # a top-coded count decodes to each bin's lowest value and keeps N as its missing level
+    counts = agency.bins_schema(["NOC"], {**recipe, "NOC": [0, 1, 2, 5, 20]}, DICTIONARY)["columns"][0]
+    assert counts["values"] == [0, 1, 2, 5] and counts["missing"] == "N" and "within" not in counts
+    none = agency.bins_schema(["AGEP"], {**recipe, "within": "none"}, DICTIONARY)["columns"][0]
+    assert "within" not in none
+
+
+def test_rules_for_keeps_the_rules_whose_columns_are_released():
+    out = agency.rules_for("# comment\n" + RULES, ["AGEP", "MSP", "NOC"])
+    assert out.splitlines() == ["child_MSP: AGEP < 15 -> MSP == N", "adult_MSP: AGEP >= 16 -> MSP != N"]
+
+
+def test_like_a_subsample_interpolates_between_fractions():
+    curve = [(0.1, 800.0), (0.2, 900.0), (0.5, 950.0)]
+    assert agency_report._like(curve, 850.0) == "15%"
+    assert agency_report._like(curve, 700.0) == "< 10%"
+    assert agency_report._like(curve, 975.0) == "75%"  # between 50% and the whole data (1000)
+
+
+def _excerpt(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(0, 90, n)
+    msp = np.where(age < 15, "N", rng.choice(["1", "6"], n))
+    msp = np.where((age == 15) & (rng.random(n) < 0.5), "6", msp)
+    return pd.DataFrame(
+        {
+            "PUMA": rng.choice(["25-00001", "25-00002"], n),
+            "AGEP": age,
+            "SEX": rng.choice(["1", "2"], n),
+            "MSP": msp,
+        }
+    )
+
+
+def test_a_small_run_scores_releases_beside_subsamples_and_breaks_no_rule(tmp_path, monkeypatch):
+    monkeypatch.delenv("DDSSP_SDNIST_PYTHON", raising=False)  # ddssp's scores only
+    (tmp_path / "d.json").write_text(json.dumps(DICTIONARY))
+    (tmp_path / "r.rules").write_text(RULES)
+    _excerpt(400, 1).to_csv(tmp_path / "a.csv", index=False)
+    ctx = bench.BenchContext(spec_path=tmp_path / "s.toml", outdir=tmp_path / "out", quiet=True, seed=3)
+    ctx.outdir.mkdir()
+    res = agency.run(_spec(rules="r.rules"), ctx)
+    rel = res[res["method"] == "all-pairs"].set_index("metric")["value"]
+    assert rel["ok"] == 1.0
+    assert rel["rule_violations"] == 0.0
+    assert 0.0 < rel["kmarginal"] <= 1000.0 and rel["worst_puma"] <= rel["kmarginal"] + 1e-9
+    sub = res[res["method"] == "subsample"]
+    assert sorted(sub["fraction"].unique()) == [0.2, 0.5]
+    assert set(sub["metric"]) == {"kmarginal", "kmarginal_plain", "worst_puma"}
+    # the release was made from the reviewed codebook: the other state's PUMA is not a level
+    cb = json.loads((ctx.outdir / "files" / "A-f-all-pairs-e1.codebook.json").read_text())
+    assert [c["levels"] for c in cb["columns"] if c["name"] == "PUMA"] == [["25-00001", "25-00002"]]
+    syn = pd.read_csv(ctx.outdir / "files" / "A-f-all-pairs-e1-0.csv", dtype=str, keep_default_na=False)
+    assert len(syn) == 400 and set(syn["PUMA"]) <= {"25-00001", "25-00002"}
+    age = syn["AGEP"].astype(int)
+    assert (syn.loc[age < 15, "MSP"] == "N").all() and (syn.loc[age >= 16, "MSP"] != "N").all()
+    assert "| A | f | 1 | all-pairs | 1 |" in (ctx.outdir / "results.md").read_text()
+
+
+@pytest.mark.slow
+def test_sdnist_and_ddssp_kmarginal_agree_on_a_subsample_of_the_ma_excerpt(tmp_path):
+    python = os.environ.get("DDSSP_SDNIST_PYTHON")
+    data = SHARED_DATA / "nist" / "ma2019.csv"
+    if not python or not data.exists():
+        pytest.skip("set DDSSP_SDNIST_PYTHON (a python with sdnist==2.4) and DDSSP_SHARED_DATA (with nist/)")
+    dict_path = SHARED_DATA / "nist" / "data_dictionary.json"
+    cols = ["PUMA", "AGEP", "SEX", "MSP", "RAC1P", "NOC", "NPF", "DENSITY", "PINCP", "POVPIP"]
+    full = pd.read_csv(data, dtype=str, keep_default_na=False)[cols]
+    target, sub = tmp_path / "t.csv", tmp_path / "s.csv"
+    full.to_csv(target, index=False)
+    full.sample(frac=0.2, random_state=1).to_csv(sub, index=False)
+    (r,) = agency.sdnist_scores(python, target, dict_path, [sub], False)
+    dictionary = json.loads(dict_path.read_text())
+    (ours,) = agency.ddssp_scores(target, [sub], {"DENSITY": agency.density_edges(dictionary)})
+    assert abs(r["score_grouped"] - ours["kmarginal"]) < 1.0
+    assert abs(r["score"] - ours["kmarginal_plain"]) < 1.0
+
+
+def test_the_topcoded_rules_forbid_exactly_too_many_children():
+    """Written per count, the rules break a row exactly when NOC >= NPF (both applicable), as SDNist's
+    too_many_children; N on either side breaks none of them."""
+    spec_dir = Path(__file__).resolve().parents[2] / "workloads"
+    text = (spec_dir / "agency-nist-topcoded.rules").read_text()
+    dictionary = {
+        "NOC": DICTIONARY["NOC"],
+        "NPF": {"description": "persons", "values": {"N": "gq", "min": 2, "max": 20}},
+    }
+    recipe = {**agency.DEFAULT_BINS, **agency.TOPCODED_COUNTS}
+    schema = Schema.from_dict(
+        {"format": "ddssp-schema/1", "columns": agency.bins_schema(["NOC", "NPF"], recipe, dictionary)["columns"]}
+    )
+    compiled = compile_rules(agency.rules_for(text, ["NOC", "NPF"]), schema)
+    assert len(compiled) == 10
+    noc, npf = schema.column("NOC"), schema.column("NPF")
+    grid = pd.DataFrame([(i, j) for i in range(noc.size) for j in range(npf.size)], columns=["NOC", "NPF"])
+    broken = broken_rows(grid, compiled)
+    v_noc = np.array([noc.values[i] if i < len(noc.values) else np.nan for i in grid["NOC"]], dtype=float)
+    v_npf = np.array([npf.values[j] if j < len(npf.values) else np.nan for j in grid["NPF"]], dtype=float)
+    expected = ~np.isnan(v_noc) & ~np.isnan(v_npf) & (v_noc >= v_npf)
+    assert expected.any() and (broken == expected).all()
