@@ -87,7 +87,7 @@ class Source:
         declared = schema is not None and all(n in schema for n in self.names)
         if self.frame is not None or self.table is not None or (declared and self.backend != "numpy" and self.direct):
             return self
-        if not declared and self.backend in ("duckdb", "spark"):
+        if not declared and self.backend in ("duckdb", "spark") and (self.direct or not _local_file(self.data)):
             table = _discovery_table(self)
             if table is not None:  # discovery reads it where it lives: no row is held here
                 return dataclasses.replace(self, table=table)
@@ -121,6 +121,15 @@ class Source:
             return (self.frame[kept] if dropped else self.frame), self.backend
         if self.frame is not None and (self.backend == "numpy" or not self.direct or dropped):
             return self.frame[kept], "numpy"
+        if self.frame is None and dropped and _local_file(self.data):
+            # the counting backends count a file's every column: a release that left a discovered
+            # column out counts the kept columns in memory (as it did before discovery read files
+            # where they live)
+            with warnings.catch_warnings():
+                from ddssp.data.tables import UnnamedColumnWarning
+
+                warnings.simplefilter("ignore", UnnamedColumnWarning)
+                return read_rows(self.data, self.read)[kept], "numpy"
         if not self.direct:
             raise DataError(
                 "ReadOptions.columns/drop select columns of a table that is counted where it is (Spark): "
@@ -323,7 +332,7 @@ def check_memory(path: Any, columns: int, limit: str) -> None:
     need = rows * columns * PANDAS_BYTES_PER_CELL
     if need > cap:
         raise DataError(
-            f"--memory-limit {limit}: the numpy backend would hold about {need / 1e9:.1f} GB in memory for "
+            f"--memory-limit {limit}: the numpy backend would hold about {need / 1e6:,.0f} MB in memory for "
             f"{rows:,} rows x {columns} columns; use --backend duckdb (or spark), which reads the table where it lives"
         )
 
