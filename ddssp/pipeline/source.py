@@ -299,6 +299,9 @@ def _discovery_table(source: Source) -> Any:
     if any(n not in table.srcs for n in source.names):
         table.close()
         return None
+    if len(table) == 0:  # as the pandas reader refuses it (read_table)
+        table.close()
+        raise DataError(f"{source.data} has a header but no rows")
     return table
 
 
