@@ -324,7 +324,18 @@ def plan_schema(
 
 
 def is_discovery_table(data: Any) -> bool:
-    """Whether ``data`` is a table discovery reads where it lives (:class:`ddssp.data.discovery.source.SqlTable`)."""
+    """Whether ``data`` is a table discovery reads where it lives.
+
+    Parameters
+    ----------
+    data : object
+        The table given to :func:`plan_schema`.
+
+    Returns
+    -------
+    bool
+        True for a :class:`ddssp.data.discovery.source.SqlTable`.
+    """
     from ddssp.data.discovery.source import SqlTable
 
     return isinstance(data, SqlTable)

@@ -56,14 +56,24 @@ class Source:
 
     def discovery_input(self) -> Any:
         """What schema planning reads: the rows in memory, the table where it lives, or (all
-        columns declared) the column names only."""
+        columns declared) the column names only.
+
+        Returns
+        -------
+        pandas.DataFrame, SqlTable or list of str
+        """
         if self.frame is not None:
             return self.frame
         return self.table if self.table is not None else self.names
 
     def closed(self) -> Source:
         """This source without its discovery table (closed: its engine's connection and temporary
-        files released)."""
+        files released).
+
+        Returns
+        -------
+        Source
+        """
         if self.table is None:
             return self
         self.table.close()

@@ -199,7 +199,15 @@ class SqlTable:
 
     def ordered(self) -> tuple[str, str]:
         """The relation with a column giving each row's position in the table (for the order in
-        which pandas meets labels first), and that column's name."""
+        which pandas meets labels first), and that column's name.
+
+        Returns
+        -------
+        relation : str
+            The SQL relation.
+        position : str
+            The name of its position column.
+        """
         d = self.dialect
         if d.name == "spark":
             return f"(SELECT *, monotonically_increasing_id() AS ddssp_rn FROM {self.rel}) ddssp_o", "ddssp_rn"
@@ -208,7 +216,17 @@ class SqlTable:
         return f"(SELECT *, row_number() OVER () AS ddssp_rn FROM {self.rel}) ddssp_o", "ddssp_rn"
 
     def ordered_rows(self, sql: str) -> list[tuple]:
-        """:meth:`rows` of a query whose row positions must follow the table's order."""
+        """:meth:`rows` of a query whose row positions must follow the table's order.
+
+        Parameters
+        ----------
+        sql : str
+            The query.
+
+        Returns
+        -------
+        list of tuple
+        """
         if self.dialect.name != "duckdb":
             return self.rows(sql)
         con = self._counter.con
@@ -319,15 +337,40 @@ class SqlColumn:
         return np.dtype({"int": "int64", "float": "float64"}.get(self.src.family, "object"))
 
     def series(self) -> pd.Series:
-        """The column in memory (the per-column fallback)."""
+        """The column in memory (the per-column fallback).
+
+        Returns
+        -------
+        pandas.Series
+        """
         return self.table.series(self.name)
 
     def astype(self, dtype):
-        """The column in memory, as ``dtype``."""
+        """The column in memory, as ``dtype``.
+
+        Parameters
+        ----------
+        dtype : dtype
+            The dtype.
+
+        Returns
+        -------
+        pandas.Series
+        """
         return self.series().astype(dtype)
 
     def where(self, cond):
-        """The column in memory, missing where ``cond`` is False."""
+        """The column in memory, missing where ``cond`` is False.
+
+        Parameters
+        ----------
+        cond : pandas.Series
+            Which cells to keep.
+
+        Returns
+        -------
+        pandas.Series
+        """
         return self.series().where(cond)
 
     def __len__(self) -> int:
@@ -407,7 +450,12 @@ class SqlColumn:
         return v.lstrip(" ") if self.src.csv else v
 
     def odd(self) -> _OddValues:
-        """The values that are neither missing nor numbers in SQL, by distinct value."""
+        """The values that are neither missing nor numbers in SQL, by distinct value.
+
+        Returns
+        -------
+        _OddValues
+        """
         self._scan_data()
         return self._odd
 
@@ -449,16 +497,34 @@ class SqlColumn:
 
     # ------------------------------------------------------------------ the readers' entry points
     def parse_numbers(self) -> tuple[NumberView, MissingView]:
-        """The column's numbers and missing cells as views the readers count through."""
+        """The column's numbers and missing cells as views the readers count through.
+
+        Returns
+        -------
+        numbers : NumberView
+        missing : MissingView
+        """
         return NumberView(self), MissingView(self)
 
     def parse_times(self) -> dict[str, Any]:
-        """The column's text values parsed as days and minutes, as views."""
+        """The column's text values parsed as days and minutes, as views.
+
+        Returns
+        -------
+        dict
+            ``{"days": TimeView, "minutes": TimeView}``.
+        """
         return {"days": TimeView(self, "days"), "minutes": TimeView(self, "minutes")}
 
     def label_counts(self) -> dict[str, int]:
         """Exact counts of the column's labels (:func:`ddssp.data.discovery.labels.label_counts`),
-        in the order pandas meets them first."""
+        in the order pandas meets them first.
+
+        Returns
+        -------
+        dict
+            ``{label: count}``; missing cells under ``"<missing>"``.
+        """
         if self._labels is not None:
             return dict(self._labels)
         from ddssp.data.discovery.scan import MISSING_LABEL
@@ -483,7 +549,13 @@ class SqlColumn:
 
 
 class MissingView:
-    """The missing-cell mask of a :class:`SqlColumn` (counted, never held)."""
+    """The missing-cell mask of a :class:`SqlColumn` (counted, never held).
+
+    Parameters
+    ----------
+    col : SqlColumn
+        The column.
+    """
 
     def __init__(self, col: SqlColumn):
         self.col = col
@@ -495,7 +567,13 @@ class MissingView:
 
 class NumberView:
     """The numbers of a :class:`SqlColumn`, NaN elsewhere: counted by SQL on a grid or by slot, or
-    read in memory (``numpy.asarray``) by a reader that needs them all."""
+    read in memory (``numpy.asarray``) by a reader that needs them all.
+
+    Parameters
+    ----------
+    col : SqlColumn
+        The column.
+    """
 
     def __init__(self, col: SqlColumn):
         self.col = col
@@ -505,16 +583,41 @@ class NumberView:
         return np.asarray(x, dtype=dtype)
 
     def scan_cells(self, with_times: bool) -> np.ndarray:
-        """See :meth:`SqlColumn.scan_cells`."""
+        """See :meth:`SqlColumn.scan_cells`.
+
+        Parameters
+        ----------
+        with_times : bool
+            Count the dates and clock times in the time cells.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         return self.col.scan_cells(with_times)
 
     def slot_cells(self) -> np.ndarray:
-        """Exact counts by scan slot (:func:`ddssp.data.discovery.slots.slot_cells`)."""
+        """Exact counts by scan slot (:func:`ddssp.data.discovery.slots.slot_cells`).
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         _, whole, frac = self.col._scan_data()
         return np.concatenate([whole, frac]).astype(np.int64)
 
     def grid_counts(self, edges: np.ndarray) -> np.ndarray:
-        """Exact counts on a grid (:func:`ddssp.data.discovery.numeric.grid_counts`)."""
+        """Exact counts on a grid (:func:`ddssp.data.discovery.numeric.grid_counts`).
+
+        Parameters
+        ----------
+        edges : numpy.ndarray
+            The grid's cell edges.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         col = self.col
         m = len(edges) - 1
         k = _bin_tree(col.table.dialect, "x", np.asarray(edges, dtype=float), 0, m - 1)
@@ -526,7 +629,17 @@ class NumberView:
 
     def rest_cells(self, v: float) -> np.ndarray:
         """Exact counts of the rows equal to ``v`` and of the other numbers by decade
-        (:func:`ddssp.data.discovery.scan.rest_cells`)."""
+        (:func:`ddssp.data.discovery.scan.rest_cells`).
+
+        Parameters
+        ----------
+        v : float
+            The single value.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         col = self.col
         d = col.table.dialect
         slot, _, near = col._slot_parts()
@@ -551,7 +664,15 @@ class NumberView:
 
 
 class TimeView:
-    """The days (or minutes) of a :class:`SqlColumn`'s time values, by distinct value."""
+    """The days (or minutes) of a :class:`SqlColumn`'s time values, by distinct value.
+
+    Parameters
+    ----------
+    col : SqlColumn
+        The column.
+    key : str
+        ``"days"`` or ``"minutes"``.
+    """
 
     def __init__(self, col: SqlColumn, key: str):
         self.col = col
@@ -567,17 +688,42 @@ class TimeView:
         return np.asarray(parse_times_of_text(s, x, isna)[self.key], dtype=dtype)
 
     def slot_cells(self) -> np.ndarray:
-        """Exact counts by scan slot (:func:`ddssp.data.discovery.slots.slot_cells`)."""
+        """Exact counts by scan slot (:func:`ddssp.data.discovery.slots.slot_cells`).
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         v, w = self._values()
         return _weighted_slots(v, w).reshape(-1)
 
     def grid_counts(self, edges: np.ndarray) -> np.ndarray:
-        """Exact counts on a grid (:func:`ddssp.data.discovery.numeric.grid_counts`)."""
+        """Exact counts on a grid (:func:`ddssp.data.discovery.numeric.grid_counts`).
+
+        Parameters
+        ----------
+        edges : numpy.ndarray
+            The grid's cell edges.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         v, w = self._values()
         return _weighted_grid(v, w, edges)
 
     def rest_cells(self, v: float) -> np.ndarray:
-        """Exact counts of the rows equal to ``v`` and of the others by decade."""
+        """Exact counts of the rows equal to ``v`` and of the others by decade.
+
+        Parameters
+        ----------
+        v : float
+            The single value.
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         x, w = self._values()
         eq, rest = _weighted_rest(x, w, v)
         return _rest_vector(eq, rest)
