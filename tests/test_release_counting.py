@@ -110,7 +110,8 @@ def test_cli_release_backends(census, tmp_path, capsys):
     assert main([*argv, "-o", str(tmp_path / "n.release"), "--backend", "numpy"]) == 0
     capsys.readouterr()
     for extra, msg in (
-        (["--backend", "numpy", "--memory-limit", "1GB"], "duckdb only"),
+        (["--backend", "numpy", "--memory-limit", "1KB"], "the numpy backend would hold"),
+        (["--backend", "spark", "--memory-limit", "1GB"], "duckdb or numpy"),
         (["--memory-limit", "lots"], "memory"),
         (["--spark-master", "local[1]"], "--backend spark"),
         (["--delimiter", ";;"], "delimiter"),

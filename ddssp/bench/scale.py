@@ -12,6 +12,12 @@ peak RSS (``ru_maxrss``) is its own:
   of all pairs needs (105 pairs + 15 one-way marginals), per backend and format: seconds and peak MB;
 * ``release`` (with ``--aim``): the whole ``ddssp release`` path (count, then AIM select / measure /
   reconstruct at ``--eps``, delta 1e-9, all pairs), timing the count and the AIM loop separately;
+* ``raw`` (with ``--raw``): raw Adult (``adult_raw.csv``, ``?`` = missing) resampled to typed Parquet,
+  no schema: private discovery (:func:`ddssp.pipeline.plan.plan_source`, secure noise) read where the
+  table lives by each backend of ``--raw-backends``, then the counting of every one-way and pair
+  marginal of the discovered schema, and with ``--aim`` the AIM loop: CPU seconds of each phase
+  (this process and its children, DuckDB's threads and Spark's JVM included) and peak RSS (Spark: the
+  driver's and the JVM's), with the load average when the phase ended;
 * ``reference`` (with ``--reference``): pair counting alone in pandas, polars (if installed) and plain
   DuckDB ``GROUPING SETS`` on the integer columns, the yardsticks for the counting step.
 
@@ -128,6 +134,146 @@ def _child_release(args) -> dict:
     }
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its descendants (live ones read from /proc, e.g. Spark's
+    JVM; finished ones from ``RUSAGE_CHILDREN``)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    done = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + done.ru_utime + done.ru_stime
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in _descendants(os.getpid()):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def _descendants(root: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [root]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            out.append(k)
+            todo.append(k)
+    return out
+
+
+def _children_peak_mb() -> float:
+    """The largest peak RSS (VmHWM) among live descendants (Spark's JVM), in MB."""
+    peak = 0.0
+    for pid in _descendants(os.getpid()):
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]) / 1024)
+        except (OSError, ValueError):
+            continue
+    return peak
+
+
+def _load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def _child_raw(args) -> dict:
+    """Discovery (no schema), counting and (with ``--eps`` > 0 and ``--aim``) AIM of a raw table."""
+    import numpy as np
+
+    from ddssp.data.counting import CsvOptions, count_marginals
+    from ddssp.dp.noise import make_noise
+    from ddssp.marginals.aim import run_aim
+    from ddssp.marginals.workload import all_pairs
+    from ddssp.pipeline import DiscoveryOptions, ReadOptions
+    from ddssp.pipeline.plan import plan_source
+    from ddssp.pipeline.source import open_source
+
+    out: dict = {}
+    csv = CsvOptions(na_values=("?",))
+    read = ReadOptions(
+        backend=args.backend, csv=csv, memory_limit=args.memory_limit, spark_master=args.spark_master or None
+    )
+    c0 = _cpu_s()
+    source = open_source(args.path, read)
+    source, plan = plan_source(
+        source,
+        None,
+        eps=args.eps,
+        delta=1e-9,
+        discovery=DiscoveryOptions(enabled=True),
+        noise=make_noise(None),
+        tell=lambda e: None,
+    )
+    c1 = _cpu_s()
+    out.update(discover_cpu_s=c1 - c0, discover_peak_mb=_peak_mb(), discover_load=_load(), columns=len(plan.schema))
+    schema = plan.schema
+    table, backend = source.counted(list(plan.dropped))
+    cliques = [(a,) for a in schema.names] + list(itertools.combinations(schema.names, 2))
+    counts = count_marginals(
+        table,
+        schema,
+        cliques,
+        backend=backend,
+        csv_options=csv,
+        memory_limit=args.memory_limit,
+        spark_master=args.spark_master or None,
+    )
+    c2 = _cpu_s()
+    out.update(count_cpu_s=c2 - c1, count_peak_mb=_peak_mb(), count_load=_load())
+    if args.aim:
+        rho = plan.ledger.rho_budget - plan.ledger.spent
+        res = run_aim(
+            lambda cl: {c: counts[c] for c in cl},
+            schema.domain,
+            all_pairs(schema.domain),
+            rho,
+            rng=np.random.default_rng(0),
+        )
+        out.update(aim_cpu_s=_cpu_s() - c2, rounds=int(res.rounds), aim_load=_load())
+    out.update(peak_mb=_peak_mb(), jvm_peak_mb=_children_peak_mb())
+    return out
+
+
+def generate_raw(source: Path, rows: int, out: Path) -> float:
+    """Raw Adult resampled to ``rows`` rows (with replacement) into a Parquet file with the types
+    DuckDB reads from the CSV (whole numbers as BIGINT, text as VARCHAR with ``?`` for missing).
+
+    Parameters
+    ----------
+    source : pathlib.Path
+        adult_raw.csv.
+    rows : int
+        The number of rows.
+    out : pathlib.Path
+        The Parquet file to write.
+
+    Returns
+    -------
+    float
+        Seconds taken.
+    """
+    import duckdb
+
+    t = time.perf_counter()
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE a AS SELECT row_number() OVER () - 1 AS ddssp_rid, * FROM read_csv('{source}')")
+    m = con.execute("SELECT count(*) FROM a").fetchone()[0]
+    cols = [r[0] for r in con.execute("DESCRIBE a").fetchall()][1:]
+    sel = ", ".join(f'a."{c}"' for c in cols)
+    q = f"SELECT {sel} FROM range({rows}) r JOIN a ON a.ddssp_rid = hash(r.range, 20261127) % {m}"
+    con.execute(f"COPY ({q}) TO '{out}' (FORMAT parquet)")
+    con.close()
+    return time.perf_counter() - t
+
+
 def _child_reference(args) -> dict:
     """Pair counting alone with a general tool, on the integer-coded table."""
     names = None
@@ -213,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
         help="skip the in-memory backends above this many rows (default 2e7)",
     )
     ap.add_argument("--memory-limit", help="DuckDB memory limit for the duckdb backend, e.g. 2GB")
+    ap.add_argument("--raw", action="store_true", help="raw Adult, no schema: discovery + counting (+ AIM with --aim)")
+    ap.add_argument("--raw-backends", default="duckdb", help="backends of --raw (duckdb, spark, numpy)")
+    ap.add_argument("--spark-master", default="", help="Spark master of --raw-backends spark, e.g. local[2]")
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="folder with adult.csv and adult-domain.json")
     ap.add_argument("--tmp", default=tempfile.gettempdir(), help="where the temporary tables go")
     # child mode (internal)
@@ -228,7 +377,9 @@ def main(argv: list[str] | None = None) -> int:
         import warnings
 
         warnings.simplefilter("ignore")
-        fn = {"count": _child_count, "release": _child_release, "reference": _child_reference}[args.child]
+        fn = {"count": _child_count, "release": _child_release, "reference": _child_reference, "raw": _child_raw}[
+            args.child
+        ]
         print(json.dumps(fn(args)))
         return 0
 
@@ -238,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ddssp: error: {source} or {domain} not found; pass --data", file=sys.stderr)
         return 1
     rows_list = _parse_rows(args.rows)
+    if args.raw:
+        return _run_raw(args, data / "adult_raw.csv", rows_list)
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     results = []
@@ -291,6 +444,41 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             shutil.rmtree(work, ignore_errors=True)
     _print_curve(results)
+    return 0
+
+
+def _run_raw(args, source: Path, rows_list: list[int]) -> int:
+    """The ``--raw`` case: one child per row count and backend, a line each."""
+    print(f"# ddssp scale benchmark, raw Adult without a schema (discovery where the data lives); cpu={os.cpu_count()}")
+    print(
+        f"{'rows':>11} {'backend':>8} {'disc cpu':>9} {'count cpu':>9} {'AIM cpu':>9} {'wall s':>8} "
+        f"{'peak MB':>8} {'JVM MB':>7}  load (1/5/15 min) at the end of discovery / counting"
+    )
+    for rows in rows_list:
+        work = Path(tempfile.mkdtemp(prefix="ddssp-scale-", dir=args.tmp))
+        try:
+            path = work / f"adult_raw_{rows}.parquet"
+            generate_raw(source, rows, path)
+            for be in [b.strip() for b in args.raw_backends.split(",") if b.strip()]:
+                extra = ["--path", str(path), "--backend", be, "--eps", str(args.eps)]
+                if be == "duckdb" and args.memory_limit:
+                    extra += ["--memory-limit", args.memory_limit]
+                if be == "spark" and args.spark_master:
+                    extra += ["--spark-master", args.spark_master]
+                if args.aim:
+                    extra.append("--aim")
+                r = _run_child("raw", extra, args.aim_timeout)
+                if "error" in r:
+                    print(f"{rows:>11,} {be:>8}  {r['error']}", flush=True)
+                    continue
+                print(
+                    f"{rows:>11,} {be:>8} {r['discover_cpu_s']:>9.1f} {r['count_cpu_s']:>9.1f} "
+                    f"{r.get('aim_cpu_s', float('nan')):>9.1f} {r['wall_s']:>8.1f} {r['peak_mb']:>8.0f} "
+                    f"{r['jvm_peak_mb']:>7.0f}  {r['discover_load']} / {r['count_load']}",
+                    flush=True,
+                )
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

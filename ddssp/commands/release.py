@@ -122,12 +122,14 @@ def add_arguments(p) -> None:
         default="duckdb",
         help="counting backend: duckdb (default; reads CSV / Parquet out of core, one scan), "
         'numpy (pandas in memory) or spark (pip install "ddssp[spark]"; DATA is any '
-        "path Spark reads: local, HDFS, S3). Columns to discover are read in memory",
+        "path Spark reads: local, HDFS, S3). duckdb and spark also discover undeclared columns where "
+        "the table lives (aggregate queries; the table is never read in memory)",
     )
     g.add_argument(
         "--memory-limit",
         metavar="SIZE",
-        help="duckdb: memory limit such as 2GB (DuckDB spills to a temporary directory beyond it)",
+        help="duckdb: memory limit such as 2GB for its counting and discovery queries (DuckDB spills to a "
+        "temporary directory beyond it); numpy: refuse a table whose estimated size in memory is over it",
     )
     g.add_argument(
         "--spark-master",
@@ -334,13 +336,15 @@ def counting_options(args):
     Raises
     ------
     DataError
-        For ``--memory-limit`` without DuckDB or ``--spark-master`` without Spark.
+        For ``--memory-limit`` with Spark or ``--spark-master`` without Spark.
     """
     from ddssp.data.counting import CsvOptions
     from ddssp.errors import DataError
 
-    if args.backend != "duckdb" and args.memory_limit is not None:
-        raise DataError("--memory-limit applies to --backend duckdb only")
+    if args.backend == "spark" and args.memory_limit is not None:
+        raise DataError(
+            "--memory-limit applies to --backend duckdb or numpy (Spark's driver memory is its own setting)"
+        )
     if args.backend != "spark" and args.spark_master is not None:
         raise DataError("--spark-master needs --backend spark")
     delimiter = "\t" if args.delimiter == "\\t" else args.delimiter

@@ -125,6 +125,23 @@ def add_arguments(p) -> None:
         "--columns", type=comma_list, metavar="A,B", help="use only these columns of DATA (in this order)"
     )
     input_group(p).add_argument("--drop", type=comma_list, metavar="X,Y", help="leave these columns of DATA out")
+    input_group(p).add_argument(
+        "--backend",
+        choices=["numpy", "duckdb", "spark"],
+        default="numpy",
+        help="with --eps: numpy (default: DATA read in memory by pandas), duckdb (a CSV / Parquet file "
+        'queried where it lives, out of core) or spark (pip install "ddssp[spark]"; DATA is any path Spark '
+        "reads); duckdb and spark compute discovery's counts by aggregate queries and never hold the table",
+    )
+    input_group(p).add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help="with --eps: duckdb's memory limit such as 2GB; numpy: refuse a table whose estimated size in "
+        "memory is over it",
+    )
+    input_group(p).add_argument(
+        "--spark-master", metavar="URL", help="with --eps and --backend spark: master URL, e.g. local[4]"
+    )
     discovery_group(p).add_argument(
         "--strict",
         action="store_true",
@@ -243,6 +260,45 @@ def _from_dictionary(args) -> int:
     return 0
 
 
+def _source(args):
+    """DATA as discovery reads it: in memory (numpy, :func:`_read`), or where it lives (duckdb, spark)."""
+    from ddssp.data.counting import CsvOptions
+    from ddssp.errors import DataError
+    from ddssp.pipeline import ReadOptions
+    from ddssp.pipeline.source import Source, check_memory, open_source
+
+    backend = getattr(args, "backend", "numpy")
+    limit, master = getattr(args, "memory_limit", None), getattr(args, "spark_master", None)
+    if backend == "spark" and limit is not None:
+        raise DataError(
+            "--memory-limit applies to --backend duckdb or numpy (Spark's driver memory is its own setting)"
+        )
+    if backend != "spark" and master is not None:
+        raise DataError("--spark-master needs --backend spark")
+    if backend == "numpy":
+        if limit is not None:
+            check_memory(args.data, len(_header(args)), limit)
+        df = _read(args)
+        return Source(df, [str(c) for c in df.columns], "numpy", True, ReadOptions(), frame=df)
+    read = ReadOptions(
+        backend=backend,
+        csv=CsvOptions(na_values=tuple(args.na_values or ())),
+        memory_limit=limit,
+        spark_master=master,
+        columns=args.columns,
+        drop=args.drop or (),
+    )
+    return open_source(args.data, read).in_memory(None)
+
+
+def _header(args) -> list[str]:
+    """The columns of DATA that discovery reads (the header only)."""
+    from ddssp.data.counting import CsvOptions, table_columns
+    from ddssp.data.tables import select_columns
+
+    return select_columns(table_columns(args.data, CsvOptions()), args.columns, args.drop or ())
+
+
 def _discover(args) -> int:
     import sys
     import warnings
@@ -268,10 +324,13 @@ def _discover(args) -> int:
         strict=args.strict,
         hints=hints(args),
     )
-    df = _read(args)
-    with warnings.catch_warnings(record=True) as dw:
-        warnings.simplefilter("always", DroppedColumnsWarning)
-        plan = plan_schema(df, None, eps=eps, delta=delta, discovery=discovery, replan=False)
+    source = _source(args)
+    try:
+        with warnings.catch_warnings(record=True) as dw:
+            warnings.simplefilter("always", DroppedColumnsWarning)
+            plan = plan_schema(source.discovery_input(), None, eps=eps, delta=delta, discovery=discovery, replan=False)
+    finally:
+        source.closed()
     for w in dw:
         print(f"ddssp: WARNING: {terminal_text(with_flags(str(w.message)))}", file=sys.stderr)
     led = plan.ledger

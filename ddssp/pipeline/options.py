@@ -65,7 +65,7 @@ class ReadOptions:
     backend : {"numpy", "duckdb", "spark"}, optional
         "numpy" reads in memory (the default for a pandas DataFrame), "duckdb" out of core (the
         default for a file), "spark" on a Spark cluster (the default for a Spark DataFrame).
-        Columns to discover are read in memory whatever the backend.
+        duckdb and spark discover undeclared columns of a file where it lives (aggregate queries).
     csv : ddssp.data.counting.CsvOptions, optional
         Delimiter, extra missing-value markers and text encoding of a CSV file.
     memory_limit : str, optional

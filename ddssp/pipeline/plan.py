@@ -299,7 +299,7 @@ def plan_schema(
     used = 0.0
     status = declared.status
     if todo:
-        if not isinstance(data, pd.DataFrame):
+        if not isinstance(data, pd.DataFrame) and not is_discovery_table(data):
             raise SchemaError(
                 f"column(s) {todo[:5]} are not declared in the schema; discovering them reads the table in "
                 "memory: declare them, or give the table as a pandas DataFrame"
@@ -321,6 +321,24 @@ def plan_schema(
         dropped=dropped,
         clipped=clipped,
     )
+
+
+def is_discovery_table(data: Any) -> bool:
+    """Whether ``data`` is a table discovery reads where it lives.
+
+    Parameters
+    ----------
+    data : object
+        The table given to :func:`plan_schema`.
+
+    Returns
+    -------
+    bool
+        True for a :class:`ddssp.data.discovery.source.SqlTable`.
+    """
+    from ddssp.data.discovery.source import SqlTable
+
+    return isinstance(data, SqlTable)
 
 
 def _column_names(data: Any) -> list[str]:
@@ -494,10 +512,13 @@ def plan_source(
     source = source.in_memory(schema)
     if undeclared:
         tell(PhaseStarted("discovery"))
-    table = source.frame if source.frame is not None else source.names
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DroppedColumnsWarning)
-        plan = plan_schema(table, schema, eps=eps, delta=delta, discovery=discovery, noise=noise)
+    table = source.discovery_input()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DroppedColumnsWarning)
+            plan = plan_schema(table, schema, eps=eps, delta=delta, discovery=discovery, noise=noise)
+    finally:
+        source = source.closed()
     for w in caught:
         if issubclass(w.category, DroppedColumnsWarning):
             tell(Notice(w.message))

@@ -40,6 +40,10 @@ class Source:
         How the table is read.
     frame : pandas.DataFrame or None
         The used columns in memory, once read (always for a DataFrame).
+    table : SqlTable or None
+        The table as discovery reads it where it lives (DuckDB or Spark, aggregate queries only),
+        when columns are to be discovered and the backend can read the file by its column names
+        (:mod:`ddssp.data.discovery.source`); ``frame`` then stays None.
     """
 
     data: Any
@@ -48,6 +52,32 @@ class Source:
     direct: bool
     read: ReadOptions
     frame: pd.DataFrame | None = None
+    table: Any = None
+
+    def discovery_input(self) -> Any:
+        """What schema planning reads: the rows in memory, the table where it lives, or (all
+        columns declared) the column names only.
+
+        Returns
+        -------
+        pandas.DataFrame, SqlTable or list of str
+        """
+        if self.frame is not None:
+            return self.frame
+        return self.table if self.table is not None else self.names
+
+    def closed(self) -> Source:
+        """This source without its discovery table (closed: its engine's connection and temporary
+        files released).
+
+        Returns
+        -------
+        Source
+        """
+        if self.table is None:
+            return self
+        self.table.close()
+        return dataclasses.replace(self, table=None)
 
     def in_memory(self, schema: Any) -> Source:
         """This source with its rows in memory when they are needed, else itself.
@@ -65,10 +95,16 @@ class Source:
         Source
         """
         declared = schema is not None and all(n in schema for n in self.names)
-        if self.frame is not None or (declared and self.backend != "numpy" and self.direct):
+        if self.frame is not None or self.table is not None or (declared and self.backend != "numpy" and self.direct):
             return self
+        if not declared and self.backend in ("duckdb", "spark") and (self.direct or not _local_file(self.data)):
+            table = _discovery_table(self)
+            if table is not None:  # discovery reads it where it lives: no row is held here
+                return dataclasses.replace(self, table=table)
         if not _local_file(self.data):  # a Spark DataFrame or URI: counted where it is, never read here
             return self
+        if self.backend == "numpy" and self.read.memory_limit is not None:
+            check_memory(self.data, len(self.names), self.read.memory_limit)
         with warnings.catch_warnings():
             from ddssp.data.tables import UnnamedColumnWarning
 
@@ -95,6 +131,15 @@ class Source:
             return (self.frame[kept] if dropped else self.frame), self.backend
         if self.frame is not None and (self.backend == "numpy" or not self.direct or dropped):
             return self.frame[kept], "numpy"
+        if self.frame is None and dropped and _local_file(self.data):
+            # the counting backends count a file's every column: a release that left a discovered
+            # column out counts the kept columns in memory (as it did before discovery read files
+            # where they live)
+            with warnings.catch_warnings():
+                from ddssp.data.tables import UnnamedColumnWarning
+
+                warnings.simplefilter("ignore", UnnamedColumnWarning)
+                return read_rows(self.data, self.read)[kept], "numpy"
         if not self.direct:
             raise DataError(
                 "ReadOptions.columns/drop select columns of a table that is counted where it is (Spark): "
@@ -246,6 +291,117 @@ def read_frame(path: Any, read: ReadOptions) -> pd.DataFrame:
         return read_rows(path, read)[names]
     df = read_rows(path, read)
     return df[select_columns(list(df.columns), read.columns, read.drop)]
+
+
+def _discovery_table(source: Source) -> Any:
+    """The table as discovery reads it where it lives, or None when the engine cannot name the used
+    columns as the header does (a renamed header cell)."""
+    from ddssp.data.discovery.source import open_table
+
+    table = open_table(
+        source.data,
+        source.backend,
+        names=source.names,
+        csv_options=source.read.csv,
+        memory_limit=source.read.memory_limit,
+        spark_master=source.read.spark_master,
+    )
+    if any(n not in table.srcs for n in source.names):
+        table.close()
+        return None
+    if len(table) == 0:  # as the pandas reader refuses it (read_table)
+        table.close()
+        raise DataError(f"{source.data} has a header but no rows")
+    return table
+
+
+#: bytes a table read in memory by pandas takes per cell, with discovery's working copies (measured on
+#: raw Adult, 15 columns: 0.4-0.6 GB per million rows)
+PANDAS_BYTES_PER_CELL = 40
+
+
+def check_memory(path: Any, columns: int, limit: str) -> None:
+    """Refuse a table the numpy backend would read in memory when its estimated size is over ``limit``.
+
+    The estimate is the rows (a Parquet file's metadata; a CSV's size over the mean length of its
+    first lines) times ``columns`` times :data:`PANDAS_BYTES_PER_CELL`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The CSV or Parquet file.
+    columns : int
+        The columns read.
+    limit : str
+        A size such as ``2GB`` or ``500MB``.
+
+    Raises
+    ------
+    DataError
+        When the estimate is over the limit, or the limit is not a size.
+    """
+    cap = parse_size(limit)
+    rows = estimated_rows(path)
+    need = rows * columns * PANDAS_BYTES_PER_CELL
+    if need > cap:
+        raise DataError(
+            f"--memory-limit {limit}: the numpy backend would hold about {need / 1e6:,.0f} MB in memory for "
+            f"{rows:,} rows x {columns} columns; use --backend duckdb (or spark), which reads the table where it lives"
+        )
+
+
+def parse_size(text: str) -> int:
+    """Bytes of a size such as ``2GB``, ``500MB``, ``1.5GiB`` (DuckDB's spelling).
+
+    Parameters
+    ----------
+    text : str
+        The size.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    DataError
+        For text that is not a size.
+    """
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?I?B?)\s*", str(text).upper())
+    if m is None:
+        raise DataError(f"--memory-limit {text!r} is not a size such as 2GB or 500MB")
+    unit = m.group(2).rstrip("B")
+    base = 1024 if unit.endswith("I") else 1000
+    power = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4}[unit.rstrip("I")]
+    return int(float(m.group(1)) * base**power)
+
+
+def estimated_rows(path: Any) -> int:
+    """The rows of a table file: a Parquet file's metadata, or a CSV's size over the mean length of
+    its first lines (an estimate).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+
+    Returns
+    -------
+    int
+    """
+    from ddssp.data.tables import PARQUET_SUFFIXES
+
+    p = Path(path)
+    if p.suffix.lower() in PARQUET_SUFFIXES:
+        import pyarrow.parquet as pq
+
+        return int(pq.ParquetFile(p).metadata.num_rows)
+    with open(p, "rb") as fh:
+        head = fh.read(1 << 20)
+    lines = max(head.count(b"\n"), 1)
+    return int(p.stat().st_size / (len(head) / lines)) if head else 0
 
 
 def _local_file(data: Any) -> bool:

@@ -35,6 +35,8 @@ def label_counts(s: pd.Series) -> dict[str, int]:
     dict
         ``{label: count}``; missing cells under one key, ``"<missing>"``.
     """
+    if not isinstance(s, pd.Series):  # counted where the table lives (discovery/source.py)
+        return s.label_counts()
     isna = s.isna()
     if isinstance(s.dtype, pd.StringDtype):  # text cells are their own labels: counted per distinct value
         vc = s[~isna].value_counts(sort=False)

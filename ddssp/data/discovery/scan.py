@@ -538,6 +538,8 @@ def rest_cells(x: np.ndarray, v: float) -> np.ndarray:
     numpy.ndarray
         int64 counts: [rows equal to ``v``, the other numbers by decade group (``DECADE_GROUP``)].
     """
+    if not isinstance(x, np.ndarray):  # counted where the table lives (discovery/source.py)
+        return x.rest_cells(v)
     num = x[~np.isnan(x)]
     rest = num[num != v]
     groups = np.bincount(DECADE_GROUP[slot_index(rest)], minlength=N_DECADES)

@@ -99,6 +99,8 @@ def parse_numbers(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     isna : numpy.ndarray
         The missing-cell mask.
     """
+    if not isinstance(s, pd.Series):  # a table read where it lives (discovery/source.py)
+        return s.parse_numbers()
     isna = s.isna().to_numpy()
     if is_datetime_dtype(s.dtype):
         return np.full(len(s), np.nan), isna
@@ -136,6 +138,8 @@ def parse_times_of_text(s: pd.Series, x: np.ndarray, isna: np.ndarray) -> dict[s
         midnight of ``HH:MM[:SS]`` clock times) and ``has_seconds``, one entry per row; NaN / False
         elsewhere.
     """
+    if not isinstance(s, pd.Series):  # a table read where it lives (discovery/source.py)
+        return s.parse_times()
     n = len(s)
     out = {
         "days": np.full(n, np.nan),
@@ -192,6 +196,8 @@ def slot_cells(v: np.ndarray) -> np.ndarray:
     numpy.ndarray
         int64 counts: [whole numbers by log-band slot, other numbers by slot].
     """
+    if not isinstance(v, np.ndarray):  # counted where the table lives (discovery/source.py)
+        return v.slot_cells()
     v = v[~np.isnan(v)]
     slot = slot_index(v)
     whole = np.isfinite(v) & (v == np.floor(v))
@@ -222,6 +228,8 @@ def scan_cells(x: np.ndarray, isna: np.ndarray, times: dict[str, np.ndarray] | N
         int64 counts: [missing, text, whole numbers by log-band slot, other numbers by slot, ISO
         dates, ISO timestamps, clock times HH:MM, clock times HH:MM:SS].
     """
+    if not isinstance(x, np.ndarray):  # counted where the table lives (discovery/source.py)
+        return x.scan_cells(times is not None)
     n = len(x)
     text = np.isnan(x) & ~isna
     none = np.zeros(n, dtype=bool)
