@@ -63,9 +63,9 @@ from ddssp.dp import ChargedMechanisms, Ledger, check_rho, make_rng
 from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.errors import WorkloadError
 from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
-from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, plan_round
+from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
-from ddssp.marginals.aim_settings import AIMSettings
+from ddssp.marginals.aim_settings import AIMSettings, fits_for
 from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
@@ -191,6 +191,8 @@ class _Run:
     iters_log: list = field(default_factory=list)
     report: Callable[[AIMProgress], None] = lambda progress: None
     rounds_T: int = 0
+    max_fits: int = 0  # the per-round fits a run should take at most (several measurements a round beyond)
+    batches: list = field(default_factory=list)  # the number of cliques each round measured
 
     @property
     def rho(self) -> float:
@@ -271,7 +273,9 @@ def estimate_round(run: _Run) -> GraphicalModel:
     return est.scoring_model() if s.fast else est.model()
 
 
-def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) -> tuple[Clique, np.ndarray]:
+def select_round(
+    run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int, exclude: set[Clique] | frozenset = frozenset()
+) -> tuple[Clique, np.ndarray]:
     """Choose the next clique by the exponential mechanism (charged to the ledger, then drawn).
 
     Candidates are those already inside a measured clique or small enough for ``plan.size_limit``;
@@ -292,6 +296,9 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
         The round's charges.
     rnd : int
         The round number, for the ledger.
+    exclude : set of tuple of str
+        Candidates not to select (they overlap a clique chosen earlier in the same round), unless
+        no other candidate is left.
 
     Returns
     -------
@@ -302,7 +309,7 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
     """
     t = time.perf_counter()
     candidates = run.candidates
-    cands = list(candidates)
+    cands = [c for c in candidates if c not in exclude] or list(candidates)
     measured = run.est.measured_maximal()
     free = _inside(measured, candidates)
     if len(cands) <= SIZE_EVERY:
@@ -474,6 +481,7 @@ def run_aim(
         timings={"answers": time.perf_counter() - t0, "estimate": 0.0, "select": 0.0, "filter": 0.0},
         report=report,
         rounds_T=T,
+        max_fits=fits_for(T) if s.fast else 0,
     )
     rho_adaptive = rho
     if first:
@@ -494,6 +502,8 @@ def run_aim(
         "candidates": len(candidates),
         "model_size_mb": model.size_mb,
         "structure_changes": run.est.structure_changes,
+        "fits": len(run.iters_log),
+        "batches": run.batches,
     }
     return AIMResult(model, run.measurements, ledger, workload, rnd, info)
 
@@ -573,9 +583,15 @@ def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model
     """Round 0 (the one-way marginals not measured yet), then select-measure-estimate rounds until the
     budget is spent.
 
-    After a round whose measurement moved the model's marginal by no more than the noise would,
-    the regular budget is annealed (:meth:`RoundBudget.annealed`). The last round spends exactly
-    what remains; its measurement is left to the final fit.
+    A round selects and measures one clique, or several when the noise is small against the table
+    (:func:`~ddssp.marginals.aim_rounds.batch_size`): each selection is its own charged exponential
+    mechanism on the scores of the same model, among the candidates that share no column with a
+    clique the round already chose (while any is left); the model is fitted once after the round. Every measurement is numbered as a
+    round of its own (its ledger entries and the returned count); ``run.fits`` counts the fits.
+
+    After a round whose measurements moved the model's marginals by no more than the noise would
+    (summed over the round's cliques), the regular budget is annealed (:meth:`RoundBudget.annealed`).
+    The last round spends exactly what remains; its measurement is left to the final fit.
 
     Parameters
     ----------
@@ -605,20 +621,36 @@ def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model
     rnd = annealed = 0
     last = False
     while not last:
-        rnd += 1
-        plan = plan_round(budget, rho, ledger.spent, max_model_size)
-        last = plan.last
-        chosen, before = select_round(run, model, plan, rnd)
-        sigma = math.sqrt(1 / (2 * (rho - ledger.spent))) if last else budget.sigma
-        measure_clique(run, chosen, sigma, rnd, before)
+        k = _batch(run, budget, rho - ledger.spent)
+        batch: list[tuple[Clique, np.ndarray, float]] = []
+        taken: set[Clique] = set()
+        while len(batch) < k and not last and not taken.issuperset(run.candidates):
+            rnd += 1
+            plan = plan_round(budget, rho, ledger.spent, max_model_size)
+            last = plan.last
+            chosen, before = select_round(run, model, plan, rnd, exclude=taken)
+            sigma = math.sqrt(1 / (2 * (rho - ledger.spent))) if last else budget.sigma
+            measure_clique(run, chosen, sigma, rnd, before)
+            batch.append((chosen, before, sigma))
+            # the round's cliques share no column: each warm start is a step from the same model,
+            # and two steps on overlapping cliques would count their shared columns twice
+            taken.update(c for c in run.candidates if not set(c).isdisjoint(chosen))
+            run.progress(rnd, canonical(run.user_domain, chosen), sigma)
+        run.batches.append(len(batch))
         if not last:  # the last measurement is fitted by the final estimation
             model = estimate_round(run)
-            w = model.marginal(chosen)
-            if np.abs(w - before).sum() <= bias_factor * sigma * w.size:
+            moved = sum(float(np.abs(model.marginal(c) - b).sum()) for c, b, _ in batch)
+            if moved <= sum(bias_factor * sg * b.size for _, b, sg in batch):
                 budget = budget.annealed()
                 annealed += 1
-        run.progress(rnd, canonical(run.user_domain, chosen), sigma)
     return rnd, annealed
+
+
+def _batch(run: _Run, budget: RoundBudget, remaining: float) -> int:
+    """The number of cliques the next round measures (:func:`~ddssp.marginals.aim_rounds.batch_size`)."""
+    per_round = 1 / (2 * budget.sigma**2) + budget.eps_em**2 / 8
+    fits_left = run.max_fits - len(run.iters_log)
+    return batch_size(budget.sigma, run.est.total, remaining / per_round, fits_left)
 
 
 def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
