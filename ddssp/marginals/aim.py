@@ -11,7 +11,11 @@ How a run goes (:func:`run_aim`):
 - Every round selects a clique (:func:`select_round`: exponential mechanism, scores from numpy
   marginals of the current model) and measures it (:func:`measure_clique`: discrete Gaussian noise);
   the model is then re-estimated by mirror descent (:mod:`ddssp.marginals.estimation`) warm-started
-  from the previous potentials.
+  from the previous potentials. When the noise scale is small against the number of rows (strong
+  signal: many rows or a large budget), a round selects and measures several column-disjoint
+  cliques from the same model before the one fit (:func:`run_rounds`,
+  :func:`~ddssp.marginals.aim_rounds.batch_size`), so that the number of fits, each as costly as the
+  model is large, stays near ``fits_for(T)`` however strong the signal.
 - In the default fast mode each new measurement first gets a closed-form warm start (one
   iterative-proportional-fitting step, :meth:`MirrorDescentNumpy.warm_start`, the exact decomposable
   estimate when the clique joins the junction tree as a leaf); rounds run at most
@@ -160,9 +164,11 @@ class AIMResult:
     workload : Workload
         The workload the run served.
     rounds : int
-        The number of rounds run.
+        The number of rounds run (a round that measured several cliques counts once per clique, as
+        its ledger entries do).
     info : dict
-        Diagnostics: timings, iteration counts, the public ``settings``.
+        Diagnostics: timings, iteration counts, the number of per-round ``fits``, the cliques each
+        round measured (``batches``), the public ``settings``.
     """
 
     model: GraphicalModel
