@@ -53,7 +53,6 @@ exactly what remains, so the ledger total equals the budget.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -75,8 +74,8 @@ from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engin
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
 from ddssp.marginals.model_size import SizeFilter
-from ddssp.marginals.named_tables import canonical, cells
-from ddssp.marginals.workload import Workload, downward_closure, validate_workload
+from ddssp.marginals.named_tables import canonical
+from ddssp.marginals.workload import Workload, inside_measured, validate_workload, workload_candidates
 from ddssp.types import Clique, Domain
 
 #: Legacy loop: at most this many plain mirror-descent iterations per round, stopping early when
@@ -317,7 +316,7 @@ def select_round(
     candidates = run.candidates
     cands = [c for c in candidates if c not in exclude] or list(candidates)
     measured = run.est.measured_maximal()
-    free = _inside(measured, candidates)
+    free = inside_measured(measured, candidates)
     if len(cands) <= SIZE_EVERY:
         # few candidates: size them all, then score only the allowed ones
         sizes = run.sizes.sizes(measured, [c for c in cands if c not in free])
@@ -358,37 +357,6 @@ def select_round(
         k = run.mech.select(scores, plan.eps_em, sens, round=rnd, allowed=lambda i: allowed(cands[i]))
     run.timings["select"] += time.perf_counter() - t
     return cands[k], marginals[k]
-
-
-def _inside(measured: list[Clique], candidates: Mapping[Clique, float]) -> set[Clique]:
-    """The candidates inside some measured clique (measuring them again costs no model growth)."""
-    longest = max(map(len, candidates), default=0)
-    free: set[Clique] = set()
-    for m in set(measured):
-        if len(m) <= 12:  # the subsets of a small clique are fewer than the candidates
-            for k in range(1, min(len(m), longest) + 1):
-                free.update(c for c in itertools.combinations(m, k) if c in candidates)
-        else:
-            free.update(c for c in candidates if set(c) <= set(m))
-    return free
-
-
-def _candidates(workload: Workload, domain: Domain, max_model_size: float) -> dict[Clique, float]:
-    """The workload's downward closure (internal column order) with summed weights; every
-    candidate must fit the model size limit alone."""
-    candidates: dict[Clique, float] = {}
-    for r, w in downward_closure(workload).items():
-        c = canonical(domain, r)
-        candidates[c] = candidates.get(c, 0.0) + w if c in candidates else w
-    for c in candidates:
-        mb = cells(domain, c) * 8 / 2**20
-        if mb > max_model_size:
-            raise WorkloadError(
-                f"marginal {list(c)} alone has {cells(domain, c):,} cells = {mb:.1f} MB, more than the "
-                f"model size limit of {max_model_size:g} MB; drop it from the workload, cap the cells "
-                f"per marginal, or raise max_model_size"
-            )
-    return candidates
 
 
 def _check_domain(domain) -> dict[str, int]:
@@ -463,7 +431,7 @@ def run_aim(
     T = s.rounds_for(len(domain))
     final_tol = s.final_tolerance()
     cap = s.model_size_for(len(domain))
-    candidates = _candidates(workload, domain, cap)
+    candidates = workload_candidates(workload, domain, cap)
     first = target_cliques(user_domain, target_columns(target, user_domain))  # the caller's column order
     check_target_phase(first, user_domain, cap)
     covered = {a for c in first for a in c}
