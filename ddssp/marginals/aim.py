@@ -11,7 +11,11 @@ How a run goes (:func:`run_aim`):
 - Every round selects a clique (:func:`select_round`: exponential mechanism, scores from numpy
   marginals of the current model) and measures it (:func:`measure_clique`: discrete Gaussian noise);
   the model is then re-estimated by mirror descent (:mod:`ddssp.marginals.estimation`) warm-started
-  from the previous potentials.
+  from the previous potentials. When the noise scale is small against the number of rows (strong
+  signal: many rows or a large budget), a round selects and measures several column-disjoint
+  cliques from the same model before the one fit (:func:`run_rounds`,
+  :func:`~ddssp.marginals.aim_rounds.batch_size`), so that the number of fits, each as costly as the
+  model is large, stays near ``fits_for(T)`` however strong the signal.
 - In the default fast mode each new measurement first gets a closed-form warm start (one
   iterative-proportional-fitting step, :meth:`MirrorDescentNumpy.warm_start`, the exact decomposable
   estimate when the clique joins the junction tree as a leaf); rounds run at most
@@ -49,7 +53,6 @@ exactly what remains, so the ledger total equals the budget.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -63,16 +66,16 @@ from ddssp.dp import ChargedMechanisms, Ledger, check_rho, make_rng
 from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.errors import WorkloadError
 from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
-from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, plan_round
+from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
-from ddssp.marginals.aim_settings import AIMSettings
+from ddssp.marginals.aim_settings import AIMSettings, fits_for
 from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
 from ddssp.marginals.model_size import SizeFilter
-from ddssp.marginals.named_tables import canonical, cells
-from ddssp.marginals.workload import Workload, downward_closure, validate_workload
+from ddssp.marginals.named_tables import canonical
+from ddssp.marginals.workload import Workload, inside_measured, validate_workload, workload_candidates
 from ddssp.types import Clique, Domain
 
 #: Legacy loop: at most this many plain mirror-descent iterations per round, stopping early when
@@ -160,9 +163,11 @@ class AIMResult:
     workload : Workload
         The workload the run served.
     rounds : int
-        The number of rounds run.
+        The number of rounds run (a round that measured several cliques counts once per clique, as
+        its ledger entries do).
     info : dict
-        Diagnostics: timings, iteration counts, the public ``settings``.
+        Diagnostics: timings, iteration counts, the number of per-round ``fits``, the cliques each
+        round measured (``batches``), the public ``settings``.
     """
 
     model: GraphicalModel
@@ -191,6 +196,8 @@ class _Run:
     iters_log: list = field(default_factory=list)
     report: Callable[[AIMProgress], None] = lambda progress: None
     rounds_T: int = 0
+    max_fits: int = 0  # the per-round fits a run should take at most (several measurements a round beyond)
+    batches: list = field(default_factory=list)  # the number of cliques each round measured
 
     @property
     def rho(self) -> float:
@@ -271,7 +278,9 @@ def estimate_round(run: _Run) -> GraphicalModel:
     return est.scoring_model() if s.fast else est.model()
 
 
-def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) -> tuple[Clique, np.ndarray]:
+def select_round(
+    run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int, exclude: set[Clique] | frozenset = frozenset()
+) -> tuple[Clique, np.ndarray]:
     """Choose the next clique by the exponential mechanism (charged to the ledger, then drawn).
 
     Candidates are those already inside a measured clique or small enough for ``plan.size_limit``;
@@ -292,6 +301,9 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
         The round's charges.
     rnd : int
         The round number, for the ledger.
+    exclude : set of tuple of str
+        Candidates not to select (they overlap a clique chosen earlier in the same round), unless
+        no other candidate is left.
 
     Returns
     -------
@@ -302,9 +314,9 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
     """
     t = time.perf_counter()
     candidates = run.candidates
-    cands = list(candidates)
+    cands = [c for c in candidates if c not in exclude] or list(candidates)
     measured = run.est.measured_maximal()
-    free = _inside(measured, candidates)
+    free = inside_measured(measured, candidates)
     if len(cands) <= SIZE_EVERY:
         # few candidates: size them all, then score only the allowed ones
         sizes = run.sizes.sizes(measured, [c for c in cands if c not in free])
@@ -345,37 +357,6 @@ def select_round(run: _Run, model: GraphicalModel, plan: RoundPlan, rnd: int) ->
         k = run.mech.select(scores, plan.eps_em, sens, round=rnd, allowed=lambda i: allowed(cands[i]))
     run.timings["select"] += time.perf_counter() - t
     return cands[k], marginals[k]
-
-
-def _inside(measured: list[Clique], candidates: Mapping[Clique, float]) -> set[Clique]:
-    """The candidates inside some measured clique (measuring them again costs no model growth)."""
-    longest = max(map(len, candidates), default=0)
-    free: set[Clique] = set()
-    for m in set(measured):
-        if len(m) <= 12:  # the subsets of a small clique are fewer than the candidates
-            for k in range(1, min(len(m), longest) + 1):
-                free.update(c for c in itertools.combinations(m, k) if c in candidates)
-        else:
-            free.update(c for c in candidates if set(c) <= set(m))
-    return free
-
-
-def _candidates(workload: Workload, domain: Domain, max_model_size: float) -> dict[Clique, float]:
-    """The workload's downward closure (internal column order) with summed weights; every
-    candidate must fit the model size limit alone."""
-    candidates: dict[Clique, float] = {}
-    for r, w in downward_closure(workload).items():
-        c = canonical(domain, r)
-        candidates[c] = candidates.get(c, 0.0) + w if c in candidates else w
-    for c in candidates:
-        mb = cells(domain, c) * 8 / 2**20
-        if mb > max_model_size:
-            raise WorkloadError(
-                f"marginal {list(c)} alone has {cells(domain, c):,} cells = {mb:.1f} MB, more than the "
-                f"model size limit of {max_model_size:g} MB; drop it from the workload, cap the cells "
-                f"per marginal, or raise max_model_size"
-            )
-    return candidates
 
 
 def _check_domain(domain) -> dict[str, int]:
@@ -450,7 +431,7 @@ def run_aim(
     T = s.rounds_for(len(domain))
     final_tol = s.final_tolerance()
     cap = s.model_size_for(len(domain))
-    candidates = _candidates(workload, domain, cap)
+    candidates = workload_candidates(workload, domain, cap)
     first = target_cliques(user_domain, target_columns(target, user_domain))  # the caller's column order
     check_target_phase(first, user_domain, cap)
     covered = {a for c in first for a in c}
@@ -474,6 +455,7 @@ def run_aim(
         timings={"answers": time.perf_counter() - t0, "estimate": 0.0, "select": 0.0, "filter": 0.0},
         report=report,
         rounds_T=T,
+        max_fits=fits_for(T) if s.fast else 0,
     )
     rho_adaptive = rho
     if first:
@@ -494,6 +476,8 @@ def run_aim(
         "candidates": len(candidates),
         "model_size_mb": model.size_mb,
         "structure_changes": run.est.structure_changes,
+        "fits": len(run.iters_log),
+        "batches": run.batches,
     }
     return AIMResult(model, run.measurements, ledger, workload, rnd, info)
 
@@ -573,9 +557,15 @@ def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model
     """Round 0 (the one-way marginals not measured yet), then select-measure-estimate rounds until the
     budget is spent.
 
-    After a round whose measurement moved the model's marginal by no more than the noise would,
-    the regular budget is annealed (:meth:`RoundBudget.annealed`). The last round spends exactly
-    what remains; its measurement is left to the final fit.
+    A round selects and measures one clique, or several when the noise is small against the table
+    (:func:`~ddssp.marginals.aim_rounds.batch_size`): each selection is its own charged exponential
+    mechanism on the scores of the same model, among the candidates that share no column with a
+    clique the round already chose (while any is left); the model is fitted once after the round. Every measurement is numbered as a
+    round of its own (its ledger entries and the returned count); ``run.fits`` counts the fits.
+
+    After a round whose measurements moved the model's marginals by no more than the noise would
+    (summed over the round's cliques), the regular budget is annealed (:meth:`RoundBudget.annealed`).
+    The last round spends exactly what remains; its measurement is left to the final fit.
 
     Parameters
     ----------
@@ -605,20 +595,36 @@ def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model
     rnd = annealed = 0
     last = False
     while not last:
-        rnd += 1
-        plan = plan_round(budget, rho, ledger.spent, max_model_size)
-        last = plan.last
-        chosen, before = select_round(run, model, plan, rnd)
-        sigma = math.sqrt(1 / (2 * (rho - ledger.spent))) if last else budget.sigma
-        measure_clique(run, chosen, sigma, rnd, before)
+        k = _batch(run, budget, rho - ledger.spent)
+        batch: list[tuple[Clique, np.ndarray, float]] = []
+        taken: set[Clique] = set()
+        while len(batch) < k and not last and not taken.issuperset(run.candidates):
+            rnd += 1
+            plan = plan_round(budget, rho, ledger.spent, max_model_size)
+            last = plan.last
+            chosen, before = select_round(run, model, plan, rnd, exclude=taken)
+            sigma = math.sqrt(1 / (2 * (rho - ledger.spent))) if last else budget.sigma
+            measure_clique(run, chosen, sigma, rnd, before)
+            batch.append((chosen, before, sigma))
+            # the round's cliques share no column: each warm start is a step from the same model,
+            # and two steps on overlapping cliques would count their shared columns twice
+            taken.update(c for c in run.candidates if not set(c).isdisjoint(chosen))
+            run.progress(rnd, canonical(run.user_domain, chosen), sigma)
+        run.batches.append(len(batch))
         if not last:  # the last measurement is fitted by the final estimation
             model = estimate_round(run)
-            w = model.marginal(chosen)
-            if np.abs(w - before).sum() <= bias_factor * sigma * w.size:
+            moved = sum(float(np.abs(model.marginal(c) - b).sum()) for c, b, _ in batch)
+            if moved <= sum(bias_factor * sg * b.size for _, b, sg in batch):
                 budget = budget.annealed()
                 annealed += 1
-        run.progress(rnd, canonical(run.user_domain, chosen), sigma)
     return rnd, annealed
+
+
+def _batch(run: _Run, budget: RoundBudget, remaining: float) -> int:
+    """The number of cliques the next round measures (:func:`~ddssp.marginals.aim_rounds.batch_size`)."""
+    per_round = 1 / (2 * budget.sigma**2) + budget.eps_em**2 / 8
+    fits_left = run.max_fits - len(run.iters_log)
+    return batch_size(budget.sigma, run.est.total, remaining / per_round, fits_left)
 
 
 def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:

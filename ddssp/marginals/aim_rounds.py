@@ -12,6 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+#: A round measures several cliques (:func:`batch_size`) once the noise scale is below this share
+#: of the number of rows.
+STRONG_SIGNAL = 1e-3
+
 
 @dataclass(frozen=True)
 class RoundBudget:
@@ -89,3 +93,35 @@ def plan_round(budget: RoundBudget, rho: float, spent: float, max_model_size: fl
     used_after += (0.9 * remaining) if last else 1 / (2 * sigma**2)
     sigma_score = sigma if not last else math.sqrt(1 / (2 * 0.9 * remaining))
     return RoundPlan(eps_em, sigma_score, max_model_size * used_after / rho, last)
+
+
+def batch_size(sigma: float, total: float, rounds_left: float, fits_left: float) -> int:
+    """How many cliques the next round selects and measures before the model is fitted again.
+
+    One per round (AIM's loop) while the noise is large against the table: each measurement then
+    changes what the next selection should be. When the noise per cell is small against the rows
+    (``sigma / total`` below :data:`STRONG_SIGNAL`), a measurement is close to the exact marginal
+    and selecting several from one model loses little, while every fit costs as much as the model
+    is large; the round then measures enough cliques that the regular rounds left take about
+    ``fits_left`` fits, never more than ``(STRONG_SIGNAL * total / sigma)`` cliques at once.
+
+    Parameters
+    ----------
+    sigma : float
+        The noise scale of the next regular measurement.
+    total : float
+        The model's estimate of the number of rows (from the noisy measurements: post-processing).
+    rounds_left : float
+        How many regular measurements the budget left pays for.
+    fits_left : float
+        How many fits the rest of the run should take at most.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    strength = STRONG_SIGNAL * total / sigma
+    if strength < 2 or fits_left <= 0:
+        return 1
+    return max(1, min(int(strength), math.ceil(rounds_left / fits_left)))

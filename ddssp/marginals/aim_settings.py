@@ -46,6 +46,26 @@ def default_rounds(d: int) -> int:
     return 16 * d if d <= 20 else max(320, 4 * d)
 
 
+#: Where the noise is small against the table, the rounds measure several cliques each so that a run
+#: takes at most about ``T * FITS_SHARE`` per-round fits (:func:`fits_for`).
+FITS_SHARE = 0.25
+
+
+def fits_for(rounds: int) -> int:
+    """The number of per-round fits a run of ``rounds`` (T) aims to stay under when the noise is small.
+
+    Parameters
+    ----------
+    rounds : int
+        T.
+
+    Returns
+    -------
+    int
+    """
+    return max(1, math.ceil(FITS_SHARE * rounds))
+
+
 def default_model_size(d: int) -> float:
     """AIM's default model-size limit (MB) for ``d`` columns: 80 up to 25 columns (the AIM paper's
     setting), then 2000 / d.

@@ -11,7 +11,7 @@ import itertools
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,8 @@ import numpy as np
 
 from ddssp.data.limits import MAX_WORKLOAD_CLIQUES
 from ddssp.errors import WorkloadError
-from ddssp.types import Domain
+from ddssp.marginals.named_tables import canonical, cells
+from ddssp.types import Clique, Domain
 
 Workload = list[tuple[tuple[str, ...], float]]
 
@@ -393,3 +394,66 @@ def check_release_size(domain: Domain, workload: Workload, rounds: int | None, l
         discovery_entries=sum(1 for e in entries if getattr(e, "is_discovery", False)),
         listed_levels=sum(int(n) for n in domain.values()),
     )
+
+
+def inside_measured(measured: list[Clique], candidates: Mapping[Clique, float]) -> set[Clique]:
+    """The candidates inside some measured clique (measuring them again costs no model growth).
+
+    Parameters
+    ----------
+    measured : list of tuple of str
+        The measured cliques.
+    candidates : mapping
+        The candidates (cliques as keys).
+
+    Returns
+    -------
+    set of tuple of str
+    """
+    longest = max(map(len, candidates), default=0)
+    free: set[Clique] = set()
+    for m in set(measured):
+        if len(m) <= 12:  # the subsets of a small clique are fewer than the candidates
+            for k in range(1, min(len(m), longest) + 1):
+                free.update(c for c in itertools.combinations(m, k) if c in candidates)
+        else:
+            free.update(c for c in candidates if set(c) <= set(m))
+    return free
+
+
+def workload_candidates(workload: Workload, domain: Domain, max_model_size: float) -> dict[Clique, float]:
+    """AIM's candidates: the workload's downward closure (in ``domain``'s column order) with summed
+    weights; every candidate must fit the model size limit alone.
+
+    Parameters
+    ----------
+    workload : Workload
+        The weighted cliques.
+    domain : dict
+        ``{column: size}`` in the order the cliques are written in.
+    max_model_size : float
+        The model size limit (MB).
+
+    Returns
+    -------
+    dict
+        ``{clique: weight}``.
+
+    Raises
+    ------
+    WorkloadError
+        For a candidate larger than the limit alone.
+    """
+    candidates: dict[Clique, float] = {}
+    for r, w in downward_closure(workload).items():
+        c = canonical(domain, r)
+        candidates[c] = candidates.get(c, 0.0) + w if c in candidates else w
+    for c in candidates:
+        mb = cells(domain, c) * 8 / 2**20
+        if mb > max_model_size:
+            raise WorkloadError(
+                f"marginal {list(c)} alone has {cells(domain, c):,} cells = {mb:.1f} MB, more than the "
+                f"model size limit of {max_model_size:g} MB; drop it from the workload, cap the cells "
+                f"per marginal, or raise max_model_size"
+            )
+    return candidates
