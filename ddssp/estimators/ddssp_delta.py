@@ -66,6 +66,24 @@ def pooled_precisions(measurements: list[Any]) -> dict[frozenset, tuple[tuple[st
     return out
 
 
+def ridge_used(est: Any) -> float:
+    """The ridge a fitted estimator solved with: ``ridge_`` (the value ``ridge="auto"`` chose), else ``ridge``.
+
+    The intervals are first-order around that ridge solution, the ridge held fixed: they are
+    intervals for the ridge-penalised coefficient at this ridge (0 on a well-conditioned release).
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+
+    Returns
+    -------
+    float
+    """
+    return float(getattr(est, "ridge_", est.ridge))
+
+
 def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     """d theta_k / d Z[i, j] for every coefficient k (intercept first when the encoding has one).
 
@@ -78,7 +96,7 @@ def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     stats = est.suffstats_
     p = len(enc.names)
     pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
-    A = (stats.xtx + stats.xtx.T) / 2.0 + float(est.ridge) * np.diag(pen)
+    A = (stats.xtx + stats.xtx.T) / 2.0 + ridge_used(est) * np.diag(pen)
     w, V = np.linalg.eigh(A)
     keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * p
     M = (V[:, keep] / w[keep]) @ V[:, keep].T
@@ -237,3 +255,120 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
         repeat = math.prod(dom[c] for c in cols) / max(math.prod(shape), 1)
         var += np.sum(V.reshape(P, -1) ** 2, axis=1) * repeat / pooled[k][1]
     return var if enc.intercept else np.concatenate([[0.0], var])
+
+
+# ------------------------------------------------------------------------------------- the noise in X^T X
+#: draws of the noise matrix behind :func:`xtx_noise_bound` (post-processing randomness, fixed seed)
+NOISE_DRAWS = 200
+#: the quantile of its spectral norm taken as the bound: ||E|| <= t with probability about 0.95
+NOISE_QUANTILE = 0.95
+NOISE_SEED = 20261127
+
+
+def xtx_noise_bound(
+    enc: Encoding, measurements: list[Any], restricted: bool = False, *, draws: int = NOISE_DRAWS
+) -> float:
+    """A high-probability bound t on the spectral norm of the DP noise E in DD-SSP's X^T X.
+
+    To first order (the model of the module docstring) the released marginals' noise is a sum of
+    independent centred Gaussian ANOVA components: for every set of columns T that some measured
+    clique holds, the T-component u_T (in the units of T's marginal, centred along each column of
+    T) has per-cell variance 1 / Pi_T with Pi_T = sum over the cliques c that hold T of
+    ``prec_c * cells(T) / cells(c)`` (the precision-weighted pool; the components of iid cell noise
+    are independent of each other). A query q's noise is sum_{T subset of q} u_T broadcast over q
+    divided by cells(q minus T); a component no measured clique holds is taken as fixed (0), as in
+    :func:`delta_dp_variance`. E is then assembled from those marginals exactly as
+    :func:`ddssp.estimators.suffstats.sufficient_statistics` assembles X^T X (it is linear in them),
+    including the restriction to rows with an observed target (``restricted``).
+
+    E is a Gaussian matrix whose law depends only on the encoding and the measurements' cliques and
+    sigmas, all public, so t costs no privacy. It is the ``NOISE_QUANTILE`` quantile of ||E||_2 over
+    ``draws`` draws from a generator with a fixed seed (so t is a function of the release alone).
+
+    Parameters
+    ----------
+    enc : Encoding
+        The fit's encoding (intercept and features; the target's column is read for ``restricted``).
+    measurements : list
+        The release's measurements (``clique``, ``sigma``).
+    restricted : bool
+        The fit used only the rows whose target is observed
+        (:class:`~ddssp.estimators.suffstats.ObservedTarget`).
+    draws : int
+        Monte Carlo draws of E.
+
+    Returns
+    -------
+    float
+        t >= 0 (0 when nothing is measured).
+    """
+    dom = dict(enc.domain)
+    order = {c: i for i, c in enumerate(dom)}
+    pooled = pooled_precisions(measurements)
+    rng = np.random.default_rng(NOISE_SEED)
+    K = int(draws)
+    comps: dict[tuple[str, ...], np.ndarray | None] = {}
+
+    def component(T: tuple[str, ...]) -> np.ndarray | None:
+        """u_T in the canonical column order (None: no measured clique holds T)."""
+        if T not in comps:
+            cells = math.prod(dom[c] for c in T)
+            pi = sum(
+                prec * cells / math.prod(dom[c] for c in cols) for k, (cols, prec) in pooled.items() if set(T) <= k
+            )
+            if pi <= 0:
+                comps[T] = None
+            else:
+                z = rng.standard_normal((K, *(dom[c] for c in T)))
+                for ax in range(1, z.ndim):
+                    z = z - z.mean(axis=ax, keepdims=True)
+                comps[T] = z / math.sqrt(pi)
+        return comps[T]
+
+    def noise(q: tuple[str, ...]) -> np.ndarray:
+        out = np.zeros((K, *(dom[c] for c in q)))
+        for mask in range(1 << len(q)):
+            T = tuple(q[i] for i in range(len(q)) if mask >> i & 1)
+            canon = tuple(sorted(T, key=order.__getitem__))
+            u = component(canon)
+            if u is None:
+                continue
+            u = np.transpose(u, [0] + [1 + canon.index(c) for c in T])
+            rest = math.prod(dom[c] for c in q if c not in T)
+            out += u.reshape([K] + [dom[c] if c in T else 1 for c in q]) / rest
+        return out
+
+    t = enc.target
+    keep = np.ones(int(dom[t]))
+    keep[list(enc.unobserved_target_codes)] = 0.0
+
+    def marginal(q: tuple[str, ...]) -> np.ndarray:
+        if not restricted:
+            return noise(q)
+        return np.tensordot(noise((*q, t)), keep, axes=([len(q) + 1], [0]))
+
+    attrs = [a for a in enc.attributes if a.width]
+    offsets, start = [], 1 if enc.intercept else 0
+    for a in attrs:
+        offsets.append(start)
+        start += a.width
+    E = np.zeros((K, start, start))
+    one = {a.column: marginal((a.column,)) for a in attrs}
+    if enc.intercept:
+        E[:, 0, 0] = marginal(())
+        for a, o in zip(attrs, offsets):
+            v = np.einsum("ix,kx->ki", np.asarray(a.matrix, dtype=float), one[a.column])
+            E[:, 0, o : o + a.width] = v
+            E[:, o : o + a.width, 0] = v
+    for i, (a, o) in enumerate(zip(attrs, offsets)):
+        Aa = np.asarray(a.matrix, dtype=float)
+        E[:, o : o + a.width, o : o + a.width] = np.einsum("ix,kx,jx->kij", Aa, one[a.column], Aa)
+        for b, q in zip(attrs[i + 1 :], offsets[i + 1 :]):
+            Ab = np.asarray(b.matrix, dtype=float)
+            blk = np.einsum("ix,kxy,jy->kij", Aa, marginal((a.column, b.column)), Ab)
+            E[:, o : o + a.width, q : q + b.width] = blk
+            E[:, q : q + b.width, o : o + a.width] = np.swapaxes(blk, 1, 2)
+    if start == 0 or not pooled:
+        return 0.0
+    norms = np.linalg.norm(E, ord=2, axis=(1, 2))
+    return float(np.quantile(norms, NOISE_QUANTILE))
