@@ -582,6 +582,11 @@ def _ci_line(info: dict) -> str:
         else:
             parts.append("DP noise: NOT included (--no-dp-noise)")
         parts.append(f"sampling: {info['sampling']} variance at n = model total")
+    if info.get("ridge"):
+        parts.append(
+            f"around the fit at ridge {info['ridge']:.4g}, the ridge held fixed: they leave out its shrinkage "
+            "toward 0 (not intervals for the unpenalised coefficients)"
+        )
     return (
         f"  {info['level']:.0%} confidence intervals ({info.get('interval', 'normal')}); "
         + "; ".join(parts)

@@ -133,6 +133,10 @@ def test_cli_ridge_auto(small, tmp_path, capsys):
     assert main(argv + ["--ridge", "auto", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["ridge"]["rule"] == "auto" and res["ridge"]["ridge"] > 0
+    assert main(argv + ["--ridge", "auto", "--ci", "0.95", "--seed", "0"]) == 0
+    assert "the ridge held fixed" in capsys.readouterr().out
+    assert main(argv + ["--ci", "0.95", "--seed", "0"]) == 0
+    assert "ridge held fixed" not in capsys.readouterr().out
     assert main(argv + ["--json"]) == 0
     assert json.loads(capsys.readouterr().out)["ridge"] == {"rule": "given", "ridge": 0.0}
     with pytest.raises(SystemExit) as exc:
