@@ -49,72 +49,11 @@ from ddssp.estimators.ddssp_intervals import (
     interval_table,
     measured_pairs,
 )
-from ddssp.estimators.ddssp_math import (
-    chebyshev_coefficients,
-    solve_normal_equations,
-)
+from ddssp.estimators.ddssp_math import chebyshev_coefficients, solve_normal_equations
+from ddssp.estimators.ddssp_ridge import RIDGE, choose_ridge
 from ddssp.estimators.design import INTERCEPT, Encoding, level_values, positive_code
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of
 from ddssp.estimators.suffstats import SuffStats, check_source, observed_target, sufficient_statistics
-
-# ------------------------------------------------------------------------------------- the ridge
-_RIDGE_NUMBER = number(0.0, None, says=">= 0 (a finite number)")
-
-
-def auto_ridge(stats: SuffStats, enc: Encoding, source: Any, penalized: np.ndarray) -> tuple[float, dict[str, Any]]:
-    """The ridge of ``ridge="auto"``: set from the release's public noise scale, no privacy cost.
-
-    Derivation. The released X^T X is A = X^T X + E, with E the DP noise the marginals carry
-    (X^T X is linear in them). Its law is known from the public measurement sigmas
-    (:func:`~ddssp.estimators.ddssp_delta.xtx_noise_bound`), which gives t with ||E||_2 <= t with
-    probability about 0.95. The fit inverts A + ridge I'. Along an eigenvector of A whose
-    eigenvalue is below t the data cannot be told from the noise (Weyl: each eigenvalue of A is
-    within ||E|| of the true one), and dividing by it is what makes a fit from a few hundred rows
-    wild. The rule lifts the smallest eigenvalue of the matrix that is inverted to the noise bound,
-
-        ridge = max(0, t - lambda_min(A)),
-
-    so that ||(A + ridge I)^{-1} E||_2 <= 1 when ||E||_2 <= t: no direction of the solve amplifies
-    the noise beyond the size of the signal it divides. This is AdaSSP's rule (Wang 2018: ridge =
-    max(0, noise-norm bound - estimate of lambda_min)), with the noise bound taken from the
-    release's own sigmas and lambda_min read from the released matrix, both public, so the rule
-    costs no privacy. A release whose noisy X^T X is well above its noise (large n, or exact
-    marginals: t = 0) gets ridge 0. The intercept is not penalised (I'), as with a given ridge.
-    The constants (quantile 0.95, no other factor) come from this argument and AdaSSP's failure
-    probability 0.05, not from hold-out scores.
-
-    Parameters
-    ----------
-    stats : SuffStats
-        The fit's sufficient statistics (A = ``stats.xtx``).
-    enc : Encoding
-        The fit's encoding.
-    source : marginal source
-        What the fit read (its ``measurements``; an :class:`~ddssp.estimators.suffstats.ObservedTarget`
-        when the rows with a missing target were left out).
-    penalized : numpy.ndarray
-        1 for a penalised coefficient, 0 for the intercept.
-
-    Returns
-    -------
-    ridge : float
-    info : dict
-        ``rule`` ("auto"), ``ridge``, ``noise_bound`` (t), ``min_eig`` (lambda_min(A)) and
-        ``min_eig_after`` (lambda_min(A + ridge I')).
-    """
-    from ddssp.estimators.ddssp_delta import xtx_noise_bound
-    from ddssp.estimators.suffstats import ObservedTarget
-
-    meas = getattr(source, "measurements", None)
-    restricted = isinstance(source, ObservedTarget)
-    t = xtx_noise_bound(enc, list(meas), restricted) if meas is not None else 0.0
-    A = (stats.xtx + stats.xtx.T) / 2.0
-    pen = np.diag(np.asarray(penalized, dtype=float))
-    lmin = float(np.linalg.eigvalsh(A)[0]) if len(A) else 0.0
-    ridge = max(0.0, t - lmin)
-    now = float(np.linalg.eigvalsh(A + ridge * pen)[0]) if len(A) else 0.0
-    info = {"rule": "auto", "ridge": ridge, "noise_bound": t, "min_eig": lmin, "min_eig_after": now}
-    return ridge, info
 
 
 # ------------------------------------------------------------------------------------- estimators
@@ -160,9 +99,7 @@ class DDSSPEstimator(DPEstimator):
     Parameters
     ----------
     ridge : float or "auto"
-        L2 penalty on the non-intercept coefficients (>= 0), or ``"auto"``: the smallest ridge that
-        keeps the regularised X^T X above the release's own noise (:func:`auto_ridge`; 0 for a
-        well-conditioned release). The ridge used is ``ridge_`` (and ``ridge_info_``).
+        L2 penalty off the intercept, >= 0, or "auto" (:func:`~ddssp.estimators.ddssp_ridge.auto_ridge`): ``ridge_``.
     features : sequence of str or None
         Feature columns (None: every column but the target).
     encoding : Encoding, mapping or None
@@ -186,10 +123,7 @@ class DDSSPEstimator(DPEstimator):
     kind: ClassVar[str] = "linear"
 
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
-        "ridge": Constraint(
-            lambda v: (isinstance(v, str) and v == "auto") or _RIDGE_NUMBER.accepts(v),
-            ">= 0 (a finite number) or 'auto'",
-        ),
+        "ridge": RIDGE,
         "features": Constraint(
             lambda v: (
                 v is None
@@ -368,13 +302,8 @@ class DDSSPEstimator(DPEstimator):
 
     def _solve(self, stats: SuffStats, enc: Encoding) -> np.ndarray:
         pen = np.array([0.0 if n == INTERCEPT else 1.0 for n in enc.names])
-        if isinstance(self.ridge, str):  # "auto"
-            ridge, self.ridge_info_ = auto_ridge(stats, enc, self._auto_source, pen)
-        else:
-            ridge = float(self.ridge)
-            self.ridge_info_ = {"rule": "given", "ridge": ridge}
-        self.ridge_ = ridge
-        theta, info = solve_normal_equations(stats.xtx, stats.xty, ridge, pen, self.psd)
+        self.ridge_, self.ridge_info_ = choose_ridge(self.ridge, stats, enc, self._auto_source, pen)
+        theta, info = solve_normal_equations(stats.xtx, stats.xty, self.ridge_, pen, self.psd)
         self.solve_info_ = info
         return theta
 

@@ -16,8 +16,9 @@ import pytest
 from ddssp.bench import ci_coverage as cc
 from ddssp.cli import main
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
-from ddssp.estimators.ddssp_delta import delta_dp_variance, pooled_precisions, xtx_noise_bound
+from ddssp.estimators.ddssp_delta import delta_dp_variance, pooled_precisions
 from ddssp.estimators.ddssp_intervals import IntervalOptions
+from ddssp.estimators.ddssp_ridge import xtx_noise_bound
 from ddssp.estimators.params import InvalidParameterError
 from ddssp.estimators.suffstats import ExactMarginals, sufficient_statistics
 from ddssp.pipeline import ReadOptions, release
