@@ -485,7 +485,8 @@ def run(args) -> int:
         say(f"WARNING: {source.schema_status}")
     say(f"DD-SSP {args.model} regression of {res['target']!r} from {args.release}")
     say(f"  n (model total) = {res['n']:.1f}; release privacy: {cost or 'unknown'} (the fit is post-processing)")
-    say(_ridge_line(res["ridge"]))
+    if res["ridge"]["rule"] == "auto" or res["ridge"]["ridge"]:
+        say(_ridge_line(res["ridge"]))
     share = getattr(est, "target_unobserved_share_", None)
     if share is not None and not getattr(args, "keep_missing_target", False):
         say(f"  rows with a missing target ({share:.1%} of the release) are left out; --keep-missing-target keeps them")

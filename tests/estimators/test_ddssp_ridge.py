@@ -137,7 +137,10 @@ def test_cli_ridge_auto(small, tmp_path, capsys):
     assert main(argv + ["--ridge", "auto", "--ci", "0.95", "--seed", "0"]) == 0
     assert "the ridge held fixed" in capsys.readouterr().out
     assert main(argv + ["--ci", "0.95", "--seed", "0"]) == 0
-    assert "ridge held fixed" not in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "ridge held fixed" not in out and "ridge =" not in out  # ridge 0: the output as before
+    assert main(argv + ["--ridge", "2.5"]) == 0
+    assert "  ridge = 2.5\n" in capsys.readouterr().out
     assert main(argv + ["--json"]) == 0
     assert json.loads(capsys.readouterr().out)["ridge"] == {"rule": "given", "ridge": 0.0}
     with pytest.raises(SystemExit) as exc:
