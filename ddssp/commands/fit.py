@@ -51,7 +51,11 @@ def add_model_arguments(p) -> None:
         "--numeric", type=comma_list, default=[], help="columns to encode as a scalar in [-1, 1] (override)"
     )
     model_group(p).add_argument(
-        "--ridge", type=float, default=0.0, help="ridge penalty added to X^T X (not on the intercept)"
+        "--ridge",
+        type=_ridge_arg,
+        default=0.0,
+        help="ridge penalty added to X^T X (not on the intercept), or 'auto': the smallest that keeps the "
+        "regularised X^T X above the release's own noise (from its public sigmas; 0 when well conditioned)",
     )
     model_group(p).add_argument(
         "--R",
@@ -169,6 +173,18 @@ def add_arguments(p) -> None:
         action="store_true",
         help="write -o from an insecure-seed (NOT PRIVATE) release, with a .NOT-PRIVATE infix",
     )
+
+
+def _ridge_arg(text: str):
+    """``--ridge``: 'auto' or a number (the estimator checks that it is >= 0)."""
+    import argparse
+
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a number >= 0, got {text!r}") from None
 
 
 def _overrides(categorical: list[str], numeric: list[str]) -> dict[str, str]:
@@ -348,6 +364,7 @@ def result_dict(est, model: str) -> dict:
             )
         ),
         "privacy": est.privacy_.to_dict(entries=False),
+        "ridge": {k: float(v) if isinstance(v, (int, float)) else v for k, v in est.ridge_info_.items()},
     }
     if hasattr(est, "ci_table_"):
         out["ci"] = dict(est.ci_info_)
@@ -468,6 +485,8 @@ def run(args) -> int:
         say(f"WARNING: {source.schema_status}")
     say(f"DD-SSP {args.model} regression of {res['target']!r} from {args.release}")
     say(f"  n (model total) = {res['n']:.1f}; release privacy: {cost or 'unknown'} (the fit is post-processing)")
+    if res["ridge"]["rule"] == "auto" or res["ridge"]["ridge"]:
+        say(_ridge_line(res["ridge"]))
     share = getattr(est, "target_unobserved_share_", None)
     if share is not None and not getattr(args, "keep_missing_target", False):
         say(f"  rows with a missing target ({share:.1%} of the release) are left out; --keep-missing-target keeps them")
@@ -536,6 +555,16 @@ def run(args) -> int:
     return 0
 
 
+def _ridge_line(info: dict) -> str:
+    """The printed line that says which ridge the fit used (the fit JSON's ``ridge`` entry)."""
+    if info.get("rule") != "auto":
+        return f"  ridge = {info['ridge']:g}"
+    return (
+        f"  ridge = {info['ridge']:.4g} (auto: noise bound {info['noise_bound']:.4g} on X^T X from the release's "
+        f"sigmas, smallest eigenvalue {info['min_eig']:.4g} -> {info['min_eig_after']:.4g})"
+    )
+
+
 def _ci_line(info: dict) -> str:
     """The printed line that says how the intervals were made (the fit JSON's ``ci`` entry)."""
     parts = []
@@ -555,6 +584,11 @@ def _ci_line(info: dict) -> str:
         else:
             parts.append("DP noise: NOT included (--no-dp-noise)")
         parts.append(f"sampling: {info['sampling']} variance at n = model total")
+    if info.get("ridge"):
+        parts.append(
+            f"around the fit at ridge {info['ridge']:.4g}, the ridge held fixed: they leave out its shrinkage "
+            "toward 0 (not intervals for the unpenalised coefficients)"
+        )
     return (
         f"  {info['level']:.0%} confidence intervals ({info.get('interval', 'normal')}); "
         + "; ".join(parts)

@@ -49,10 +49,8 @@ from ddssp.estimators.ddssp_intervals import (
     interval_table,
     measured_pairs,
 )
-from ddssp.estimators.ddssp_math import (
-    chebyshev_coefficients,
-    solve_normal_equations,
-)
+from ddssp.estimators.ddssp_math import chebyshev_coefficients, solve_normal_equations
+from ddssp.estimators.ddssp_ridge import RIDGE, choose_ridge
 from ddssp.estimators.design import INTERCEPT, Encoding, level_values, positive_code
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of
 from ddssp.estimators.suffstats import SuffStats, check_source, observed_target, sufficient_statistics
@@ -100,8 +98,8 @@ class DDSSPEstimator(DPEstimator):
 
     Parameters
     ----------
-    ridge : float
-        L2 penalty on the non-intercept coefficients (>= 0).
+    ridge : float or "auto"
+        L2 penalty off the intercept, >= 0, or "auto" (:func:`~ddssp.estimators.ddssp_ridge.auto_ridge`): ``ridge_``.
     features : sequence of str or None
         Feature columns (None: every column but the target).
     encoding : Encoding, mapping or None
@@ -125,7 +123,7 @@ class DDSSPEstimator(DPEstimator):
     kind: ClassVar[str] = "linear"
 
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
-        "ridge": number(0.0, None, says=">= 0 (a finite number)"),
+        "ridge": RIDGE,
         "features": Constraint(
             lambda v: (
                 v is None
@@ -297,13 +295,15 @@ class DDSSPEstimator(DPEstimator):
             else:
                 source = observed
         stats = sufficient_statistics(source, enc)
+        self._auto_source = source  # what the fit read: the ridge rule reads its measurements
         if not stats.n > 0:
             raise DDSSPError(f"the source's total is {stats.n}; there is no data to fit")
         return enc, stats
 
     def _solve(self, stats: SuffStats, enc: Encoding) -> np.ndarray:
         pen = np.array([0.0 if n == INTERCEPT else 1.0 for n in enc.names])
-        theta, info = solve_normal_equations(stats.xtx, stats.xty, self.ridge, pen, self.psd)
+        self.ridge_, self.ridge_info_ = choose_ridge(self.ridge, stats, enc, self._auto_source, pen)
+        theta, info = solve_normal_equations(stats.xtx, stats.xty, self.ridge_, pen, self.psd)
         self.solve_info_ = info
         return theta
 

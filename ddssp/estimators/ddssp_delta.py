@@ -68,6 +68,24 @@ def pooled_precisions(measurements: list[Any]) -> dict[frozenset, tuple[tuple[st
     return out
 
 
+def ridge_used(est: Any) -> float:
+    """The ridge a fitted estimator solved with: ``ridge_`` (the value ``ridge="auto"`` chose), else ``ridge``.
+
+    The intervals are first-order around that ridge solution, the ridge held fixed: they are
+    intervals for the ridge-penalised coefficient at this ridge (0 on a well-conditioned release).
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+
+    Returns
+    -------
+    float
+    """
+    return float(getattr(est, "ridge_", est.ridge))
+
+
 def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     """d theta_k / d Z[i, j] for every coefficient k (intercept first when the encoding has one).
 
@@ -80,7 +98,7 @@ def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     stats = est.suffstats_
     p = len(enc.names)
     pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
-    A = (stats.xtx + stats.xtx.T) / 2.0 + float(est.ridge) * np.diag(pen)
+    A = (stats.xtx + stats.xtx.T) / 2.0 + ridge_used(est) * np.diag(pen)
     w, V = np.linalg.eigh(A)
     keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * p
     M = (V[:, keep] / w[keep]) @ V[:, keep].T

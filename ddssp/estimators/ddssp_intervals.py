@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.errors import DDSSPError
+from ddssp.estimators.ddssp_delta import ridge_used
 from ddssp.estimators.ddssp_math import EIG_TOL
 from ddssp.estimators.mechanism_bootstrap import INTERVALS
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of, validate
@@ -271,7 +272,8 @@ def _coefficients(est: Any) -> np.ndarray:
 
 def _point_copy(est: Any, enc: Encoding) -> Any:
     """An unfitted copy of ``est`` with its encoding fixed to ``enc`` and no intervals (for refits)."""
-    return type(est)(**{**est.get_params(), "encoding": enc, "ci": None, "intervals": None})
+    params = {**est.get_params(), "encoding": enc, "ci": None, "intervals": None, "ridge": ridge_used(est)}
+    return type(est)(**params)
 
 
 def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any) -> tuple:
@@ -290,6 +292,7 @@ def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOpt
     reps = np.zeros((0, p))
     info: dict[str, Any] = {"level": level, "dp_noise": bool(options.dp_noise), "sampling": options.sampling}
     var_model = np.zeros(p)
+    info["ridge"] = ridge_used(est)  # the intervals are around the solution at this ridge
     if options.dp_noise:
         measured = measured_pairs(enc, source)
         info["dp_method"] = options.dp_method
@@ -532,7 +535,7 @@ def sampling_variance(est: Any, source: Any, how: str, rng: np.random.Generator,
     n = float(stats.n)
     pdim = len(enc.names)
     pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
-    A = (stats.xtx + stats.xtx.T) / 2.0 + float(est.ridge) * np.diag(pen)
+    A = (stats.xtx + stats.xtx.T) / 2.0 + ridge_used(est) * np.diag(pen)
     w, V = np.linalg.eigh(A)
     keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * pdim
     Ainv = (V[:, keep] / w[keep]) @ V[:, keep].T  # pseudo-inverse of the PSD part
