@@ -381,3 +381,14 @@ def test_duplicate_parquet_columns_refused_in_one_line(tmp_path, capsys):
     err = capsys.readouterr()[1].strip().splitlines()
     assert len(err) == 1 and err[0].startswith("ddssp: error:"), err
     assert not (tmp_path / "o.release").exists()
+
+
+@pytest.mark.parametrize("kind", [0, None, ["measure"], {"k": 1}])
+def test_a_ledger_entry_kind_that_is_not_text_is_refused_in_one_line(base, tmp_path, capsys, kind):
+    def edit(doc):
+        doc["ledger"]["entries"][0]["kind"] = kind
+
+    path = hostile.edit_doc(base, tmp_path / "kind.release", edit)
+    with pytest.raises(ReleaseFileError, match="kind must be a string"):
+        Release.load(path)
+    _one_line_refusal(path, capsys, "kind must be a string", argv=("inspect",))

@@ -90,7 +90,8 @@ class LedgerEntry:
         Raises
         ------
         PrivacyParameterError
-            When rho or delta is not a non-negative finite number, or ``params`` is not an object.
+            When rho or delta is not a non-negative finite number, ``params`` is not an object, or
+            ``kind`` is not a string.
         TypeError
             For unknown fields.
         """
@@ -98,6 +99,8 @@ class LedgerEntry:
         if d.get("clique") is not None:
             d["clique"] = tuple(d["clique"])
         e = cls(**d)
+        if not isinstance(e.kind, str):
+            raise PrivacyParameterError(f"ledger entry kind must be a string, got {e.kind!r}")
         for name in ("rho", "delta"):
             v = getattr(e, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
