@@ -29,7 +29,7 @@ from ddssp.data.discovery.bins import (
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
-from ddssp.data.discovery.spans import decade_span, outer_span, segment_sds, span_sds, step_start, window_sds
+from ddssp.data.discovery.spans import decade_span, outer_span, span_sds, step_start
 from ddssp.errors import SchemaError
 
 
@@ -77,9 +77,6 @@ PILED_SHARE = 0.6
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
 MEDIAN_CELLS = 1024
-#: the values other than a single one the scan found are placed only when their decades show at a
-#: level that noise alone reaches in this share of columns, over all the windows of decades tested
-REST_ALPHA = 1e-3
 
 
 def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
@@ -342,12 +339,8 @@ def _locate_rest(st: _NumericPass) -> None:
         rest_cells(st.x, v)[1:], st.sigma, column=st.name, note="counts of the other values by decade"
     ).astype(float)
     # where the decades show rows; noise in one of the 41 decades must not place the range
-    # orders of magnitude beyond the data
+    # orders of magnitude beyond the data (nor across zero)
     span = decade_span(y, st.sigma)
-    if span is not None and _rest_sds(y, st.sigma, span) < window_sds(len(y), REST_ALPHA):
-        # the other values must show above the noise of all the windows tested: a decade of noise
-        # 12 orders of magnitude away (or across zero) would put synthetic values there
-        span = None
     if span is None:
         if confident_single(float(y.sum()), st.sigma * math.sqrt(len(y)), st.n):
             raise SchemaError(single_value_message(st.name))
@@ -363,11 +356,6 @@ def _locate_rest(st: _NumericPass) -> None:
     st.keep = (st.lo, math.nextafter(st.hi, math.inf))
     pos = np.flatnonzero(DECADE_LO[a : b + 1] > 0)
     st.lo_pos = float(DECADE_LO[a + pos[0]]) if pos.size else None
-
-
-def _rest_sds(y: np.ndarray, sd: float, span: tuple[int, int]) -> float:
-    """The noisy sum of the decades ``span`` in sds of that sum. Post-processing."""
-    return segment_sds(np.concatenate([[0.0], np.cumsum(y)]), sd, span)
 
 
 def _coarse_pass(st: _NumericPass) -> tuple[int, int]:
