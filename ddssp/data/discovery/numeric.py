@@ -77,6 +77,11 @@ PILED_SHARE = 0.6
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
 MEDIAN_CELLS = 1024
+#: a numeric column gets a ``<missing>`` level when the scan's noisy count of its missing (and text)
+#: cells reaches this many sds: one count tested, not one of the scan's many cells (noise alone passes
+#: in about 1e-3 of columns, and a missing level of noise holds about no rows); under it the missing
+#: cells are written as the median's value, a code the input did not use for them
+MISSING_SDS = 3.0
 
 
 def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
@@ -680,6 +685,6 @@ def _middle(a: float, b: float, whole: bool) -> float:
 
 
 def _missing_level(scan: ScanResult) -> str | None:
-    """The ``<missing>`` level when the scan saw missing (or non-numeric) cells clearly above its
-    noise, else None (they then go to the bin of the noisy median)."""
-    return MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
+    """The ``<missing>`` level when the scan's noisy count of missing (or non-numeric) cells reaches
+    ``MISSING_SDS`` sds of its noise, else None (they then go to the bin of the noisy median)."""
+    return MISSING_LABEL if scan.missing >= MISSING_SDS * scan.sigma * math.sqrt(2) else None
