@@ -248,14 +248,19 @@ def discover_numeric(
         sd, rho = noise_sd(rho / 10), rho * 0.9
         y = mech.counts(hhmm_cells(x), sd, column=name, note="clock times HHMM / other numbers").astype(float)
         hhmm = y[0] >= POP_SDS * sd and y[1] <= HHMM_OTHER * y[0] + 3.0 * sd
-    col, note = _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped)
+    # the clipped shares are recorded for a column that is discovered only (a refusal after the cut
+    # leaves no column for them to describe)
+    shares: dict[str, tuple[float, ...]] = {}
+    col, note = _discover_numeric(x, name, rho, mech, scan, bins, max_levels, shares)
+    if clipped is not None:
+        clipped.update(shares)
     return as_hhmm(col, note) if hhmm and col.edges is not None else (col, note)
 
 
 def _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped) -> tuple[Column, str]:
     """:func:`discover_numeric` once the budget is set (see there)."""
     st = _plan_grid(x, name, rho, mech, scan, bins, max_levels)
-    clipped = {} if clipped is None or scan.unit is not None else clipped  # time axes: not estimated
+    clipped = {} if scan.unit is not None else clipped  # time axes: not estimated
     if st.single:
         _locate_rest(st)
     if st.int_grid:
