@@ -222,3 +222,13 @@ def test_a_rest_of_noise_alone_is_not_placed():
     x = np.zeros(4000)
     with pytest.raises(SchemaError, match="one value 0 found|single value"):
         _discover(x, {-1e9: 4.3})
+
+
+def test_whole_numbers_placed_by_decades_keep_only_the_values_that_show():
+    """A 0/1 column whose ones are rare (300 of 4,300 rows, the scan showing only the zeros): the
+    decade [1, 10) holds the ones, and the column's levels are 0 and 1, not the whole numbers 0..9
+    of that decade (whose 2..9 would be values no row has)."""
+    x = np.concatenate([np.zeros(4000), np.ones(300)])
+    scan = ScanResult(kind="numeric", n_present=4300.0, missing=0.0, lo=0.0, hi=0.0, whole=True, zero=4000.0, sigma=SD)
+    col, _ = discover_numeric(x, "x", RHO, _DecadeNoise(np.zeros(N_DECADES)), scan, None, 32)
+    assert list(col.values[: col.size]) == [0.0, 1.0]

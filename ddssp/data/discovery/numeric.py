@@ -248,8 +248,7 @@ def discover_numeric(
         sd, rho = noise_sd(rho / 10), rho * 0.9
         y = mech.counts(hhmm_cells(x), sd, column=name, note="clock times HHMM / other numbers").astype(float)
         hhmm = y[0] >= POP_SDS * sd and y[1] <= HHMM_OTHER * y[0] + 3.0 * sd
-    # the clipped shares are recorded for a column that is discovered only (a refusal after the cut
-    # leaves no column for them to describe)
+    # clipped shares only of a discovered column (a refusal after the cut leaves none to describe)
     shares: dict[str, tuple[float, ...]] = {}
     col, note = _discover_numeric(x, name, rho, mech, scan, bins, max_levels, shares)
     if clipped is not None:
@@ -430,6 +429,12 @@ def _cut_to_span(st: _NumericPass) -> None:
     number and nothing else."""
     grid, y = st.grid, st.y
     span = outer_span(y, st.sigma, span_sds(len(y)), GROW_SDS if st.keep is None else None)
+    if st.point is not None and st.int_grid:
+        # whole numbers placed by decades: their own counts trim empty ones at the ends (a 0/1 column
+        # is not levels 0..9), never down to the value alone (then the decades, which showed, stay)
+        if span is None or span[0] == span[1]:
+            return
+        st.keep = None
     if span is not None and st.int_grid and span[0] == span[1]:
         # one whole number shows: a single value, or the others are thin over the whole grid (then
         # it stays uncut: every value must decode to a number, none to an empty cell)
