@@ -232,3 +232,30 @@ def test_whole_numbers_placed_by_decades_keep_only_the_values_that_show():
     scan = ScanResult(kind="numeric", n_present=4300.0, missing=0.0, lo=0.0, hi=0.0, whole=True, zero=4000.0, sigma=SD)
     col, _ = discover_numeric(x, "x", RHO, _DecadeNoise(np.zeros(N_DECADES)), scan, None, 32)
     assert list(col.values[: col.size]) == [0.0, 1.0]
+
+
+class _FineNoise(_DecadeNoise):
+    """Exact counts, but the one-cell-per-whole-number fine counts get ``fine`` (in sds) added."""
+
+    def __init__(self, fine: np.ndarray):
+        super().__init__(np.zeros(N_DECADES))
+        self.fine = fine
+
+    def counts(self, cells, sigma, column=None, note=None):
+        cells = np.asarray(cells, dtype=float)
+        if note is not None and note.startswith("fine counts"):
+            return cells + self.fine[: cells.size] * sigma
+        return super().counts(cells, sigma, column, note)
+
+
+def test_codes_whose_fine_counts_show_only_the_commonest_keep_its_strongest_neighbour():
+    """Codes 1..3, 1 in 9,050 rows, 2 and 3 in 40 and 20 (the decade [1, 10) shows them at 6 sds);
+    the noise of the fine counts puts code 2 at 2 sds and code 3 at 1, so no other code shows on
+    its own: the levels are 1 and 2, the strongest other code, not the whole numbers 1..9 of the
+    decade (4..9 would be codes no row has)."""
+    x = np.concatenate([np.ones(9050), np.full(40, 2.0), np.full(20, 3.0)])
+    scan = ScanResult(kind="numeric", n_present=9110.0, missing=0.0, lo=1.0, hi=1.0, whole=True, sigma=SD)
+    fine = np.zeros(16)
+    fine[1:3] = [-2.0, -1.0]  # cells [2, 3) and [3, 4) of the grid from 1
+    col, _ = discover_numeric(x, "x", RHO, _FineNoise(fine), scan, None, 32)
+    assert list(col.values[: col.size]) == [1.0, 2.0]

@@ -20,6 +20,7 @@ from ddssp.data.dates import HHMM_OTHER, format_day, hhmm_cells, may_be_hhmm
 from ddssp.data.discovery.bins import (
     as_hhmm,
     bin_median,
+    bin_middle,
     drop_empty_ends,
     ends_shown,
     median_spread,
@@ -431,10 +432,11 @@ def _cut_to_span(st: _NumericPass) -> None:
     span = outer_span(y, st.sigma, span_sds(len(y)), GROW_SDS if st.keep is None else None)
     if st.point is not None and st.int_grid:
         # whole numbers placed by decades: their own counts trim empty ones at the ends (a 0/1 column
-        # is not levels 0..9), never down to the value alone (then the decades, which showed, stay)
-        if span is None or span[0] == span[1]:
-            return
-        st.keep = None
+        # is not levels 0..9), never down to the value alone (then to its strongest other value)
+        p = int(np.searchsorted(grid, st.point, side="right")) - 1
+        if span is None or span == (p, p):
+            span = (j := int(np.argmax(np.where(np.arange(len(y)) == p, -np.inf, y))), j)
+        span, st.keep = (min(span[0], p), max(span[1], p)), None
     if span is not None and st.int_grid and span[0] == span[1]:
         # one whole number shows: a single value, or the others are thin over the whole grid (then
         # it stays uncut: every value must decode to a number, none to an empty cell)
@@ -667,7 +669,7 @@ def _median_bins(
             f"column {name!r}: the private medians found no cut inside "
             f"[{_show(edges[0], unit)}, {_show(edges[-1], unit)}] at this budget (too few rows)"
         )
-    values = [a if a in points else _middle(a, b, whole) for a, b in zip(edges, edges[1:])]
+    values = [a if a in points else bin_middle(a, b, whole) for a, b in zip(edges, edges[1:])]
     missing = _missing_level(scan)
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
@@ -685,13 +687,6 @@ def _median_bins(
         f"{_kind_word(unit)}, {len(edges) - 1} bins over [{_show(edges[0], unit)}, {_show(edges[-1], unit)}] "
         "by private medians"
     )
-
-
-def _middle(a: float, b: float, whole: bool) -> float:
-    """The middle of bin [a, b): for whole numbers the middle whole number of ``a .. b - 1``."""
-    if whole and b - a >= 1:
-        return float(math.floor(a + (b - a - 1) / 2))
-    return (a + b) / 2
 
 
 def _missing_level(scan: ScanResult) -> str | None:
