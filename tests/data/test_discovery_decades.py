@@ -16,7 +16,7 @@ import pytest
 from ddssp.data.discovery.numeric import discover_numeric
 from ddssp.data.discovery.scan import ScanResult
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO, N_DECADES
-from ddssp.data.discovery.spans import decade_span, window_sds
+from ddssp.data.discovery.spans import REST_ALPHA, decade_span, window_sds
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.errors import SchemaError
 from ddssp.pipeline import DEFAULT_DELTA
@@ -105,17 +105,45 @@ def test_rows_far_from_the_rest_are_kept_when_they_show_on_their_own():
 
 def test_decade_span_grows_by_a_thin_edge_next_to_the_rows():
     """Post-processing rule: a strong decade, then three decades of 2.5 sds each (a thin edge, each
-    decade below the level on its own, 4.3 sds together), then noise: the span takes the edge and
-    stops there."""
+    decade below the growth level on its own, two of them together 3.54 sds), then nothing: the span
+    takes the edge's decades while the decade next to it shows with the one beyond, and stops
+    before the last one, which shows only together with the empty decade beyond it."""
     y = np.zeros(N_DECADES)
     i = _decade(1.0)
     y[i], y[i + 1 : i + 4] = 20.0, 2.5
-    assert decade_span(y, 1.0) == (i, i + 3)
+    assert decade_span(y, 1.0) == (i, i + 2)
     # one empty decade on its own at 3.7 sds, two decades above the edge: not taken
     y[i + 5] = 3.7
-    assert decade_span(y, 1.0) == (i, i + 3)
-    assert 3.7 < window_sds(N_DECADES)
+    assert decade_span(y, 1.0) == (i, i + 2)
+    assert 3.7 < window_sds(N_DECADES, REST_ALPHA)
     assert decade_span(np.zeros(N_DECADES), 1.0) is None
+
+
+def test_the_far_decade_of_a_pair_beside_the_rows_needs_evidence_of_its_own():
+    """Rain in [0.1, 10) (4.5 and 7.2 sds), a thin top decade [10, 100) at 3.2 sds (under 10% of the
+    rows), and noise of 2.1 sds in the empty decade [100, 1000) above it: the pair of the two top
+    decades reaches the growth level (3.75 sds of its sum), but only the decade beside the rows joins
+    (a seeded real-table release put the range to 1000 this way, its top bin to 1e5 once)."""
+    y = np.zeros(N_DECADES)
+    i = _decade(0.1)
+    y[i : i + 4] = [4.5, 7.2, 3.2, 2.1]
+    assert decade_span(y, 1.0) == (i, i + 2)
+    # and the edge decade alone below the level, with the empty one beyond at 2.2: the pair still
+    # shows the edge's rows, and only the edge joins
+    y[i + 2 : i + 4] = [2.7, 2.2]
+    assert decade_span(y, 1.0) == (i, i + 2)
+
+
+def test_a_run_of_noise_decades_beside_weak_rows_does_not_place_the_range():
+    """Weak rows in [1e3, 1e5) (2.5 and 1.7 sds) and six empty decades above them whose noise is all
+    positive (1.2-2.6 sds, one of them above the rows' strongest): only a window of eight decades
+    reaches the level of all the windows tested, and the span rests on the strongest pair of decades
+    inside it, not on the window's extent (a seeded discovery of raw Adult at 2,000 rows put
+    capital-gain's range to 1e10 this way)."""
+    y = np.zeros(N_DECADES)
+    i = _decade(1e3)
+    y[i - 2 : i + 8] = [1.1, 0.5, 2.5, 1.7, 1.2, 1.6, 1.5, 1.3, 2.6, 1.2]
+    assert decade_span(y, 1.0) == (i, i + 1)
 
 
 def _small_values(n=6000, k=5, seed=0):
@@ -171,8 +199,9 @@ def _thin_top(n=5000, seed=0):
 
 def test_a_thin_top_decade_of_the_rest_stays_in_range():
     """The decade above the bulk of the rest holds 27% of it, each draw's count there about 2-3 noise
-    sds: over 30 fixed draws at eps 0.6 the range keeps it in at least 8 and clips on average at most
-    a fifth of the rest."""
+    sds: over 30 fixed draws at eps 0.6 the range never reaches beyond it, keeps it in at least 5
+    and clips on average at most a quarter of the rest (a decade joins only on evidence of its own,
+    so a decade this thin is often clipped into the one below: 7 kept, 21% clipped when written)."""
     df = _thin_top()
     g = df["gain"].to_numpy()
     kept, clipped = 0, []
@@ -183,7 +212,7 @@ def test_a_thin_top_decade_of_the_rest_stays_in_range():
         assert top <= DECADE_HI[_decade(1e4)]  # never beyond the decade of the largest value
         kept += top > 1e4
         clipped.append(np.mean(g > top) / np.mean(g > 0))
-    assert kept >= 8 and np.mean(clipped) <= 0.2, (kept, np.mean(clipped))
+    assert kept >= 5 and np.mean(clipped) <= 0.25, (kept, np.mean(clipped))
 
 
 def test_a_rest_of_noise_alone_is_not_placed():
@@ -193,3 +222,40 @@ def test_a_rest_of_noise_alone_is_not_placed():
     x = np.zeros(4000)
     with pytest.raises(SchemaError, match="one value 0 found|single value"):
         _discover(x, {-1e9: 4.3})
+
+
+def test_whole_numbers_placed_by_decades_keep_only_the_values_that_show():
+    """A 0/1 column whose ones are rare (300 of 4,300 rows, the scan showing only the zeros): the
+    decade [1, 10) holds the ones, and the column's levels are 0 and 1, not the whole numbers 0..9
+    of that decade (whose 2..9 would be values no row has)."""
+    x = np.concatenate([np.zeros(4000), np.ones(300)])
+    scan = ScanResult(kind="numeric", n_present=4300.0, missing=0.0, lo=0.0, hi=0.0, whole=True, zero=4000.0, sigma=SD)
+    col, _ = discover_numeric(x, "x", RHO, _DecadeNoise(np.zeros(N_DECADES)), scan, None, 32)
+    assert list(col.values[: col.size]) == [0.0, 1.0]
+
+
+class _FineNoise(_DecadeNoise):
+    """Exact counts, but the one-cell-per-whole-number fine counts get ``fine`` (in sds) added."""
+
+    def __init__(self, fine: np.ndarray):
+        super().__init__(np.zeros(N_DECADES))
+        self.fine = fine
+
+    def counts(self, cells, sigma, column=None, note=None):
+        cells = np.asarray(cells, dtype=float)
+        if note is not None and note.startswith("fine counts"):
+            return cells + self.fine[: cells.size] * sigma
+        return super().counts(cells, sigma, column, note)
+
+
+def test_codes_whose_fine_counts_show_only_the_commonest_keep_its_strongest_neighbour():
+    """Codes 1..3, 1 in 9,050 rows, 2 and 3 in 40 and 20 (the decade [1, 10) shows them at 6 sds);
+    the noise of the fine counts puts code 2 at 2 sds and code 3 at 1, so no other code shows on
+    its own: the levels are 1 and 2, the strongest other code, not the whole numbers 1..9 of the
+    decade (4..9 would be codes no row has)."""
+    x = np.concatenate([np.ones(9050), np.full(40, 2.0), np.full(20, 3.0)])
+    scan = ScanResult(kind="numeric", n_present=9110.0, missing=0.0, lo=1.0, hi=1.0, whole=True, sigma=SD)
+    fine = np.zeros(16)
+    fine[1:3] = [-2.0, -1.0]  # cells [2, 3) and [3, 4) of the grid from 1
+    col, _ = discover_numeric(x, "x", RHO, _FineNoise(fine), scan, None, 32)
+    assert list(col.values[: col.size]) == [1.0, 2.0]

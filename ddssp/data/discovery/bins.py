@@ -503,3 +503,22 @@ def as_hhmm(col: Column, note: str) -> tuple[Column, str]:
         na = col.labels.index(col.na)
         out.with_na(out.labels[owner[na]] if na < m else col.na)
     return out, note + ", clock times HHMM"
+
+
+def bin_middle(a: float, b: float, whole: bool) -> float:
+    """The middle of bin [a, b): for whole numbers the middle whole number of ``a .. b - 1``.
+
+    Parameters
+    ----------
+    a, b : float
+        The bin's edges.
+    whole : bool
+        The values are whole numbers (bin [a, b) holds ``a .. b - 1``).
+
+    Returns
+    -------
+    float
+    """
+    if whole and b - a >= 1:
+        return float(math.floor(a + (b - a - 1) / 2))
+    return (a + b) / 2

@@ -20,6 +20,7 @@ from ddssp.data.dates import HHMM_OTHER, format_day, hhmm_cells, may_be_hhmm
 from ddssp.data.discovery.bins import (
     as_hhmm,
     bin_median,
+    bin_middle,
     drop_empty_ends,
     ends_shown,
     median_spread,
@@ -29,7 +30,7 @@ from ddssp.data.discovery.bins import (
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
-from ddssp.data.discovery.spans import decade_span, outer_span, segment_sds, span_sds, step_start, window_sds
+from ddssp.data.discovery.spans import decade_span, outer_span, span_sds, step_start
 from ddssp.errors import SchemaError
 
 
@@ -79,9 +80,11 @@ PILED_SHARE = 0.6
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
 MEDIAN_CELLS = 1024
-#: the values other than a single one the scan found are placed only when their decades show at a
-#: level that noise alone reaches in this share of columns, over all the windows of decades tested
-REST_ALPHA = 1e-3
+#: a numeric column gets a ``<missing>`` level when the scan's noisy count of its missing (and text)
+#: cells reaches this many sds: one count tested, not one of the scan's many cells (noise alone passes
+#: in about 1e-3 of columns, and a missing level of noise holds about no rows); under it the missing
+#: cells are written as the median's value, a code the input did not use for them
+MISSING_SDS = 3.0
 
 
 def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
@@ -248,14 +251,18 @@ def discover_numeric(
         sd, rho = noise_sd(rho / 10), rho * 0.9
         y = mech.counts(hhmm_cells(x), sd, column=name, note="clock times HHMM / other numbers").astype(float)
         hhmm = y[0] >= POP_SDS * sd and y[1] <= HHMM_OTHER * y[0] + 3.0 * sd
-    col, note = _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped)
+    # clipped shares only of a discovered column (a refusal after the cut leaves none to describe)
+    shares: dict[str, tuple[float, ...]] = {}
+    col, note = _discover_numeric(x, name, rho, mech, scan, bins, max_levels, shares)
+    if clipped is not None:
+        clipped.update(shares)
     return as_hhmm(col, note) if hhmm and col.edges is not None else (col, note)
 
 
 def _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped) -> tuple[Column, str]:
     """:func:`discover_numeric` once the budget is set (see there)."""
     st = _plan_grid(x, name, rho, mech, scan, bins, max_levels)
-    clipped = {} if clipped is None or scan.unit is not None else clipped  # time axes: not estimated
+    clipped = {} if scan.unit is not None else clipped  # time axes: not estimated
     if st.single:
         _locate_rest(st)
     if st.int_grid:
@@ -344,12 +351,8 @@ def _locate_rest(st: _NumericPass) -> None:
         rest_cells(st.x, v)[1:], st.sigma, column=st.name, note="counts of the other values by decade"
     ).astype(float)
     # where the decades show rows; noise in one of the 41 decades must not place the range
-    # orders of magnitude beyond the data
+    # orders of magnitude beyond the data (nor across zero)
     span = decade_span(y, st.sigma)
-    if span is not None and _rest_sds(y, st.sigma, span) < window_sds(len(y), REST_ALPHA):
-        # the other values must show above the noise of all the windows tested: a decade of noise
-        # 12 orders of magnitude away (or across zero) would put synthetic values there
-        span = None
     if span is None:
         if confident_single(float(y.sum()), st.sigma * math.sqrt(len(y)), st.n):
             raise SchemaError(single_value_message(st.name))
@@ -365,11 +368,6 @@ def _locate_rest(st: _NumericPass) -> None:
     st.keep = (st.lo, math.nextafter(st.hi, math.inf))
     pos = np.flatnonzero(DECADE_LO[a : b + 1] > 0)
     st.lo_pos = float(DECADE_LO[a + pos[0]]) if pos.size else None
-
-
-def _rest_sds(y: np.ndarray, sd: float, span: tuple[int, int]) -> float:
-    """The noisy sum of the decades ``span`` in sds of that sum. Post-processing."""
-    return segment_sds(np.concatenate([[0.0], np.cumsum(y)]), sd, span)
 
 
 def _coarse_pass(st: _NumericPass) -> tuple[int, int]:
@@ -434,6 +432,13 @@ def _cut_to_span(st: _NumericPass) -> None:
     number and nothing else."""
     grid, y = st.grid, st.y
     span = outer_span(y, st.sigma, span_sds(len(y)), GROW_SDS if st.keep is None else None)
+    if st.point is not None and st.int_grid:
+        # whole numbers placed by decades: their own counts trim empty ones at the ends (a 0/1 column
+        # is not levels 0..9), never down to the value alone (then to its strongest other value)
+        p = int(np.searchsorted(grid, st.point, side="right")) - 1
+        if span is None or span == (p, p):
+            span = (j := int(np.argmax(np.where(np.arange(len(y)) == p, -np.inf, y))), j)
+        span, st.keep = (min(span[0], p), max(span[1], p)), None
     if span is not None and st.int_grid and span[0] == span[1]:
         # one whole number shows: a single value, or the others are thin over the whole grid (then
         # it stays uncut: every value must decode to a number, none to an empty cell)
@@ -666,7 +671,7 @@ def _median_bins(
             f"column {name!r}: the private medians found no cut inside "
             f"[{_show(edges[0], unit)}, {_show(edges[-1], unit)}] at this budget (too few rows)"
         )
-    values = [a if a in points else _middle(a, b, whole) for a, b in zip(edges, edges[1:])]
+    values = [a if a in points else bin_middle(a, b, whole) for a, b in zip(edges, edges[1:])]
     missing = _missing_level(scan)
     middle = float(grid[first]) if first is not None else 0.5 * (edges[0] + edges[-1])
     median_bin = int(np.clip(np.searchsorted(edges, middle, side="right") - 1, 0, len(edges) - 2))
@@ -686,14 +691,7 @@ def _median_bins(
     )
 
 
-def _middle(a: float, b: float, whole: bool) -> float:
-    """The middle of bin [a, b): for whole numbers the middle whole number of ``a .. b - 1``."""
-    if whole and b - a >= 1:
-        return float(math.floor(a + (b - a - 1) / 2))
-    return (a + b) / 2
-
-
 def _missing_level(scan: ScanResult) -> str | None:
-    """The ``<missing>`` level when the scan saw missing (or non-numeric) cells clearly above its
-    noise, else None (they then go to the bin of the noisy median)."""
-    return MISSING_LABEL if scan.missing >= POP_SDS * scan.sigma * math.sqrt(2) else None
+    """The ``<missing>`` level when the scan's noisy count of missing (or non-numeric) cells reaches
+    ``MISSING_SDS`` sds of its noise, else None (they then go to the bin of the noisy median)."""
+    return MISSING_LABEL if scan.missing >= MISSING_SDS * scan.sigma * math.sqrt(2) else None

@@ -114,7 +114,7 @@ TROUGH_SDS = 1.0
 
 
 #: the strongest segment of populated cells is taken to end at its outermost cells whose noisy count
-#: reaches this many sds, and grows only up to a cell that does (see :func:`decade_span`)
+#: reaches this many sds (see :func:`anchored_span`)
 EDGE_SDS = 2.0
 
 
@@ -207,8 +207,8 @@ def segment_sds(cum: np.ndarray, sd: float, seg: tuple[int, int]) -> float:
 def anchored_span(y: np.ndarray, sd: float, sds: float, detached: float) -> tuple[int, int] | None:
     """(first, last) cell of the strongest populated segment of a grid of noisy counts, cut to its
     outermost cells that reach ``EDGE_SDS`` sds, widened by the other segments whose own noisy sum
-    reaches ``detached`` sds; None when nothing reaches ``sds``. Where :func:`decade_span` starts,
-    and the range of a scan whose rows show only in windows of several cells: a window that shows
+    reaches ``detached`` sds; None when nothing reaches ``sds``. The range of a scan whose rows show
+    only in windows of several cells: a window that shows
     marks its empty cells along with its rows, and an end must rest on a cell that shows.
     Pure post-processing.
 
@@ -314,27 +314,37 @@ def outer_span(y: np.ndarray, sd: float, sds: float, grow: float | None = None) 
     return a, b
 
 
+#: the values other than a single one are placed by decade only when some window of decades shows
+#: them at a level that noise alone reaches in this share of columns, over all the windows tested
+REST_ALPHA = 1e-3
+
+
+#: a decade right next to the placed ones joins them when its noisy count, or that of it and the
+#: decade beyond, reaches this many sds of that sum (as a window next to a scan's range does)
+DECADE_GROW_SDS = 3.0
+
+
 def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
-    """(first, last) populated cell of noisy counts by decade (a grid whose cells are orders of
-    magnitude apart). Pure post-processing.
+    """(first, last) decade of the values other than a single one, from their noisy counts by decade
+    (a grid whose cells are orders of magnitude apart). Pure post-processing.
 
-    Populated as in :func:`outer_span` at the level :func:`span_sds`, but one empty cell taken in
-    by its noise puts the range orders of magnitude beyond the data, so the span starts and grows
-    by what the rows show, not by what the noise of some of 41 cells does:
+    One decade taken in on noise puts the range, and the synthetic values drawn over it, an order
+    of magnitude or more beyond the data; a decade left out clips a thin edge of the rows into the
+    next one (and is counted as clipped). So every decade of the span rests on evidence of its own:
 
-    - it starts from the strongest segment of populated cells (:func:`populated_segments` at the
-      finest scale of :func:`populated_windows`, or at windows twice as wide; strongest: the largest
-      noisy sum in sds of that sum), cut to its outermost cells that reach ``EDGE_SDS`` sds (a
-      window that shows marks its empty cells along with its rows). Noise reaches the level in one
-      of many cells far more often than it outdoes real rows that two neighbouring cells show;
-    - another populated segment widens it only when its own sum reaches :func:`window_sds` (a level
-      for all the windows tested, not for one), or when the growth below reaches it: real rows
-      rarely sit orders of magnitude from the rest with nothing between;
-    - it grows by the window of 1 to 4 cells right next to it (either side) with the largest sum in
-      sds among those that reach the level, up to that window's outermost cell that reaches
-      ``EDGE_SDS`` sds (when one does), and again from there: a thin edge of the rows fills the
-      decades next to the span, while a window far out, or the empty decades at the end of a
-      window that shows by the edge's rows, would widen the range by orders of magnitude.
+    - the rest must show: some window of 1, 2, 4, ... decades reaches :func:`window_sds` at
+      ``REST_ALPHA`` (noise alone: under 1e-3 of columns), at the finest scale where any does;
+    - the span starts from the evidence, not from the windows' extent (a window of eight decades
+      that shows marks its empty decades along with the rows): the strongest decade among those
+      windows' cells when one reaches :func:`span_sds` (a level for one of the 41 cells), else their
+      strongest window of two decades (largest noisy sum in sds of that sum);
+    - a run of those cells apart from the span widens it, to its outermost decades that reach
+      ``EDGE_SDS``: it reached the level of all the windows on its own;
+    - it grows one decade at a time: the decade right next to it joins when its noisy count, or
+      the sum of it and the decade beyond, reaches ``DECADE_GROW_SDS`` sds of that sum, and the
+      decade next to the span reaches ``TROUGH_SDS`` sds itself. Only the decade next to the span
+      joins, never the far one of the pair: a thin edge shows in the decade beside the rows, while
+      the far one of a pair that shows by the edge's rows is as often a decade of noise.
 
     Parameters
     ----------
@@ -346,29 +356,40 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
     Returns
     -------
     tuple of int or None
-        Cell indices, or None when nothing is populated.
+        Cell indices, or None when the rest does not show.
     """
     y = np.asarray(y, dtype=float)
-    sds = span_sds(len(y))
-    start = anchored_span(y, sd, sds, window_sds(len(y)))
-    if start is None:
+    k = len(y)
+    w, pop = finest_scale(y, sd, window_sds(k, REST_ALPHA))
+    if w == 0:
         return None
-    a, b = start
     cum = np.concatenate([[0.0], np.cumsum(y)])
 
-    def z(seg: tuple[int, int]) -> float:
-        return segment_sds(cum, sd, seg)
+    def z(i: int, j: int) -> float:
+        return segment_sds(cum, sd, (i, j))
 
-    while True:
-        # the windows of 1 to 4 cells right next to the span, on either side, that reach the level
-        grow = [(a - w, a - 1) for w in range(1, 5) if a - w >= 0]
-        grow += [(b + 1, b + w) for w in range(1, 5) if b + w < len(y)]
-        grow = [seg for seg in grow if z(seg) >= sds]
-        if not grow:
-            return a, b
-        # the one with the largest sum in sds of that sum, up to its outermost cell that shows
-        i, j = _edges(y, max(grow, key=z), sd)
-        a, b = min(a, i), max(b, j)
+    cells = np.flatnonzero(pop)
+    strong = cells[y[cells] >= span_sds(k) * sd]
+    if strong.size:
+        a = b = int(strong[np.argmax(y[strong])])
+    else:
+        pairs = [(int(i), int(i) + 1) for i in cells if i + 1 < k and pop[i + 1]] or [(int(i), int(i)) for i in cells]
+        a, b = max(pairs, key=lambda s: z(*s))
+    for run in np.split(cells, np.flatnonzero(np.diff(cells) > 1) + 1):
+        if run[0] > b + 1 or run[-1] < a - 1:  # apart from the span
+            i, j = _edges(y, (int(run[0]), int(run[-1])), sd)
+            a, b = min(a, i), max(b, j)
+    grown = True
+    while grown:
+        grown = False
+        for wd in (1, 2):
+            if a - wd >= 0 and y[a - 1] >= TROUGH_SDS * sd and z(a - wd, a - 1) >= DECADE_GROW_SDS:
+                a, grown = a - 1, True
+                break
+            if b + wd < k and y[b + 1] >= TROUGH_SDS * sd and z(b + 1, b + wd) >= DECADE_GROW_SDS:
+                b, grown = b + 1, True
+                break
+    return a, b
 
 
 def populated_span(y: np.ndarray, sd: float, sds: float = 3.0) -> tuple[int, int]:
