@@ -68,7 +68,7 @@ from ddssp.errors import WorkloadError
 from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
 from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
-from ddssp.marginals.aim_settings import AIMSettings, fits_for
+from ddssp.marginals.aim_settings import AIMSettings, final_move_tolerance, fits_for
 from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
@@ -647,7 +647,9 @@ def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
     t = time.perf_counter()
     s, est = run.settings, run.est
     if s.fast:
-        out = est.fit_accelerated(int(s.final_iters), tol=final_tol)
+        out = est.fit_accelerated(
+            int(s.final_iters), tol=final_tol, move_tol=final_move_tolerance(run.measurements, est.total)
+        )
     else:
         out = est.fit(int(s.final_iters), tol=final_tol)
     model = est.model(run.user_domain)
