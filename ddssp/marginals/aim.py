@@ -20,8 +20,10 @@ How a run goes (:func:`run_aim`):
   iterative-proportional-fitting step, :meth:`MirrorDescentNumpy.warm_start`, the exact decomposable
   estimate when the clique joins the junction tree as a leaf); rounds run at most
   ``FAST_ROUND_MAX_ITERS`` accelerated steps with float32 calibrations, and the model that scores
-  candidates reuses the fit's calibrated tables. The final fit is accelerated too (float64), stopped
-  on ``FINAL_TOL``.
+  candidates reuses the fit's calibrated tables. The final fit is accelerated too (float64), warm-started
+  from the last round's potentials, stopped on ``FINAL_TOL`` or, when the noise is small against
+  the table, once its steps move the measured marginals by far less than their noise
+  (:func:`~ddssp.marginals.aim_settings.final_move_tolerance`).
 - Every table inside the loop has its axes in order of increasing column size, so the reductions of
   calibration run over long contiguous stretches (faster than domain order on large trees);
   everything returned is in the caller's order.
