@@ -20,8 +20,10 @@ How a run goes (:func:`run_aim`):
   iterative-proportional-fitting step, :meth:`MirrorDescentNumpy.warm_start`, the exact decomposable
   estimate when the clique joins the junction tree as a leaf); rounds run at most
   ``FAST_ROUND_MAX_ITERS`` accelerated steps with float32 calibrations, and the model that scores
-  candidates reuses the fit's calibrated tables. The final fit is accelerated too (float64), stopped
-  on ``FINAL_TOL``.
+  candidates reuses the fit's calibrated tables. The final fit is accelerated too (float64), warm-started
+  from the last round's potentials, stopped on ``FINAL_TOL`` or, when the noise is small against
+  the table, once its steps move the measured marginals by far less than their noise
+  (:func:`~ddssp.marginals.aim_settings.final_move_tolerance`).
 - Every table inside the loop has its axes in order of increasing column size, so the reductions of
   calibration run over long contiguous stretches (faster than domain order on large trees);
   everything returned is in the caller's order.
@@ -68,7 +70,7 @@ from ddssp.errors import WorkloadError
 from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
 from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
-from ddssp.marginals.aim_settings import AIMSettings, fits_for
+from ddssp.marginals.aim_settings import AIMSettings, final_move_tolerance, fits_for
 from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
@@ -647,7 +649,9 @@ def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
     t = time.perf_counter()
     s, est = run.settings, run.est
     if s.fast:
-        out = est.fit_accelerated(int(s.final_iters), tol=final_tol)
+        out = est.fit_accelerated(
+            int(s.final_iters), tol=final_tol, move_tol=final_move_tolerance(run.measurements, est.total)
+        )
     else:
         out = est.fit(int(s.final_iters), tol=final_tol)
     model = est.model(run.user_domain)

@@ -22,8 +22,8 @@ chooses the schedule with :class:`MirrorDescentOptions`:
   adds ``beta`` times the previous step (Polyak's heavy ball): one evaluation per step. The
   bootstrap's rule.
 
-Step growth, a relative-loss tolerance checked every ``block`` steps and the patience of that rule are
-options of every schedule. Parameters are a dict or a list of numpy arrays (same arithmetic either way).
+Step growth, a relative-loss tolerance checked every ``block`` steps, the patience of that rule and a
+caller's own stopping test (``watch``) are options of every schedule. Parameters are a dict or a list of numpy arrays (same arithmetic either way).
 """
 
 from __future__ import annotations
@@ -126,6 +126,10 @@ class MirrorDescentOptions:
         switch to the plain direction, drop the momentum and take the step size ``fallback(theta)``.
     fallback_ratio : float
         See ``fallback``.
+    watch : callable or None
+        Called as ``watch(iteration, point)`` after every iteration with the last accepted iterate
+        (the same object again after a rejected step); a true return value stops the run. A
+        caller's own stopping rule, e.g. on how far the iterates still move.
     """
 
     momentum: str | None = "fista"
@@ -138,6 +142,7 @@ class MirrorDescentOptions:
     precondition: bool = False
     fallback: Callable[[Any], float] | None = None
     fallback_ratio: float = 1e-6
+    watch: Callable[[int, Point], Any] | None = None
 
     def __post_init__(self):
         if self.momentum not in (None, "fista", "k3", "heavy"):
@@ -295,6 +300,8 @@ def mirror_descent(
             ok = ok or o.momentum == "fista"  # FISTA keeps the last backtracked step
         if not ok:
             k, beta = 0, 0.0
+            if o.watch is not None and o.watch(it, x):
+                break
             if o.count == "iterations" and converged(it):
                 break
             continue
@@ -312,6 +319,8 @@ def mirror_descent(
         x_prev, x = x.theta, xn
         accepted += 1
         recent = (recent + [x.loss])[-(o.block + 1) :]
+        if o.watch is not None and o.watch(it, x):
+            break
         if converged(it if o.count == "iterations" else accepted):
             break
     return MirrorDescentResult(x, it, alpha, start_loss, recent)

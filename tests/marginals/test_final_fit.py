@@ -1,0 +1,105 @@
+"""The final fit's stopping rule on the measurements' noise (``move_tol``) and the ``watch`` hook."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from ddssp.marginals.aim_rounds import STRONG_SIGNAL
+from ddssp.marginals.aim_settings import FINAL_MOVE_TOL, final_move_tolerance
+from ddssp.marginals.estimation import MirrorDescentNumpy
+from ddssp.marginals.mirror_descent import TOL_BLOCK, MirrorDescentOptions, mirror_descent
+
+DOM = {"a": 4, "b": 3, "c": 5, "d": 2}
+CLIQUES = [("a",), ("b",), ("c",), ("d",), ("a", "b"), ("b", "c"), ("c", "d")]
+
+
+def _estimator(sigma: float, n: float = 1e6, seed: int = 0) -> MirrorDescentNumpy:
+    rng = np.random.default_rng(seed)
+    joint = rng.dirichlet(np.full(math.prod(DOM.values()), 0.3)).reshape(list(DOM.values()))
+    est = MirrorDescentNumpy(DOM)
+    for c in CLIQUES:
+        axes = tuple(i for i, a in enumerate(DOM) if a not in c)
+        m = joint.sum(axis=axes) * n
+        est.add(c, m + rng.normal(0, sigma, m.shape), sigma)
+    return est
+
+
+def _measured_marginals(est):
+    model = est.model()
+    return {c: model.marginal(c) for c in est.prec}
+
+
+def test_noise_l1_is_the_expected_l1_error_of_the_pooled_measurements():
+    est = _estimator(2.0)
+    est.add(("a",), np.full(4, 1e6 / 4), 2.0)  # pooled with the first ("a",): sigma 2 / sqrt(2)
+    cells = {c: math.prod(DOM[a] for a in c) for c in CLIQUES}
+    want = sum(math.sqrt(2 / math.pi) * 2.0 * cells[c] for c in CLIQUES if c != ("a",))
+    want += math.sqrt(2 / math.pi) * 2.0 / math.sqrt(2) * cells[("a",)]
+    assert est.noise_l1() == pytest.approx(want, rel=1e-12)
+
+
+def test_move_tol_stops_once_the_marginals_move_less_than_the_noise():
+    """On a strong signal the movement rule stops well before the budget, where the loss rule with
+    no tolerance runs it all; a further block from there moves the measured marginals by about the
+    rule's limit, no more than a few times it."""
+    full = _estimator(1.0)
+    out_full = full.fit_accelerated(400, tol=None)
+    assert out_full["iterations"] == 400
+    est = _estimator(1.0)
+    out = est.fit_accelerated(400, tol=None, move_tol=0.01)
+    assert TOL_BLOCK < out["iterations"] < 400
+    limit = 0.01 * est.noise_l1()
+    before = _measured_marginals(est)
+    est.fit_accelerated(TOL_BLOCK, tol=None)
+    after = _measured_marginals(est)
+    moved = sum(float(np.abs(after[c] - before[c]).sum()) for c in before)
+    assert moved <= 5 * limit
+    # the stopped fit is as close to the data as the noise allows: the full run's marginals differ
+    # from it by far less than the noise's own L1 error
+    ref = _measured_marginals(full)
+    gap = sum(float(np.abs(ref[c] - after[c]).sum()) for c in ref)
+    assert gap < 0.1 * est.noise_l1()
+
+
+def test_move_tol_zero_or_none_leaves_the_fit_unchanged():
+    a, b = _estimator(3.0), _estimator(3.0)
+    oa = a.fit_accelerated(80, tol=1e-3)
+    ob = b.fit_accelerated(80, tol=1e-3, move_tol=0.0)
+    assert oa == ob
+    for c in a.theta:
+        np.testing.assert_array_equal(a.theta[c], b.theta[c])
+
+
+def test_watch_sees_every_iteration_and_stops_the_run():
+    est = _estimator(1.0)
+    est._build()
+    seen = []
+
+    def watch(it, x):
+        seen.append((it, x.loss))
+        return it == 7
+
+    from ddssp.marginals.estimation import _Objective
+
+    res = mirror_descent(
+        _Objective(est, est.total),
+        est.theta,
+        1.0 / (est.lipschitz * est.total),
+        50,
+        MirrorDescentOptions(momentum="heavy", grow=1.02, watch=watch),
+    )
+    assert res.iterations == 7 and [it for it, _ in seen] == list(range(1, 8))
+    assert res.loss == seen[-1][1]
+
+
+@pytest.mark.parametrize("ratio, strong", [(0.5, True), (2.0, False)])
+def test_final_move_tolerance_only_where_the_noise_is_small_against_the_rows(ratio, strong):
+    total = 1e6
+    sig = ratio * STRONG_SIGNAL * total
+    ms = [SimpleNamespace(sigma=sig / 4), SimpleNamespace(sigma=sig)]  # the noisiest decides
+    assert final_move_tolerance(ms, total) == (FINAL_MOVE_TOL if strong else None)
+    assert final_move_tolerance([], total) is None
