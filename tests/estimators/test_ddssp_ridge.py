@@ -32,7 +32,10 @@ def _release(rows: int, eps: float, seed: int):
     codes = cc.sample_codes(cc.population(), rows, np.random.default_rng(seed))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rel = release(codes, cc.schema(), eps=eps, seed=seed + 100, read=ReadOptions(encoded=True))
+        # seeded noise: the tests check the noise model on a fixed release, not the release's privacy
+        rel = release(
+            codes, cc.schema(), eps=eps, seed=seed + 100, insecure_seed=seed + 200, read=ReadOptions(encoded=True)
+        )
     return rel, codes
 
 
@@ -59,19 +62,22 @@ def test_noise_bound_is_the_quantile_of_the_noise_model(small):
     independent implementation (cell noise per measured clique, pooled, pushed through Z^T Z)."""
     rel, _ = small
     est = _fit(DDSSPLinearRegression, rel, "y")
-    t = xtx_noise_bound(est.encoding_, list(rel.measurements))
+    # both sides are Monte Carlo quantiles: enough draws that their own error (about 5% at 200 and 400
+    # draws) stays well inside the tolerance
+    t = xtx_noise_bound(est.encoding_, list(rel.measurements), draws=2000)
     pooled = pooled_precisions(list(rel.measurements))
     dom = dict(rel.schema.domain)
     base = est.suffstats_.xtx
     rng = np.random.default_rng(1)
     norms = []
-    for _ in range(400):
+    for _ in range(1000):
         e = {k: rng.standard_normal([dom[c] for c in cols]) / math.sqrt(p) for k, (cols, p) in pooled.items()}
         moved = sufficient_statistics(_Perturbed(rel, pooled, e), est.encoding_).xtx
         norms.append(np.linalg.norm(moved - base, ord=2))
     ref = float(np.quantile(norms, 0.95))
-    assert 0.85 < t / ref < 1.15, (t, ref)
-    assert t == xtx_noise_bound(est.encoding_, list(rel.measurements))  # a function of the release alone
+    assert 0.9 < t / ref < 1.1, (t, ref)
+    t200 = xtx_noise_bound(est.encoding_, list(rel.measurements))
+    assert t200 == xtx_noise_bound(est.encoding_, list(rel.measurements))  # a function of the release alone
 
 
 @pytest.mark.parametrize("cls,target", MODELS)
