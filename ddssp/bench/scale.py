@@ -71,6 +71,7 @@ def generate(source: Path, rows: int, out: Path, fmt: str) -> float:
 
     t = time.perf_counter()
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     con.execute(
         f"CREATE TABLE a AS SELECT row_number() OVER () - 1 AS ddssp_rid, * "
         f"FROM read_csv('{source}', all_varchar = true)"
@@ -264,6 +265,7 @@ def generate_raw(source: Path, rows: int, out: Path) -> float:
 
     t = time.perf_counter()
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     con.execute(f"CREATE TABLE a AS SELECT row_number() OVER () - 1 AS ddssp_rid, * FROM read_csv('{source}')")
     m = con.execute("SELECT count(*) FROM a").fetchone()[0]
     cols = [r[0] for r in con.execute("DESCRIBE a").fetchall()][1:]
@@ -296,6 +298,7 @@ def _child_reference(args) -> dict:
         import duckdb
 
         con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")
         src = f"read_parquet('{args.path}')" if args.path.endswith(".parquet") else f"read_csv('{args.path}')"
         con.execute(f"CREATE TABLE t AS SELECT * FROM {src}")
         read = time.perf_counter() - t

@@ -157,3 +157,24 @@ def test_spark_discovery_is_the_pandas_discovery(files):
     finally:
         table.close()
     assert sql_side == pandas_side
+
+
+def test_duckdb_draws_no_progress_bar_of_its_own(tmp_path):
+    """DuckDB's bar writes to stdout whether or not it is a terminal (its default is on in a plain
+    process; pytest's capture hides that, so the counter is opened in a child process)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"a": np.arange(50) % 7, "b": ["x", "y"] * 25}).to_csv(path, index=False)
+    code = (
+        "import duckdb, pathlib\n"
+        "from ddssp.data.counting import CsvOptions\n"
+        "from ddssp.data.counting.duckdb_backend import DuckDBCounter\n"
+        "print(duckdb.connect().execute(\"SELECT current_setting('enable_progress_bar')\").fetchone()[0])\n"
+        f"c = DuckDBCounter(pathlib.Path({str(path)!r}), CsvOptions())\n"
+        "print(c.con.execute(\"SELECT current_setting('enable_progress_bar')\").fetchone()[0])\n"
+        "c.close()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False"], out  # DuckDB's default is on; the counter's connection has it off

@@ -72,6 +72,9 @@ class DuckDBCounter(SQLCounter):
             self.close()
             raise DataError(f"cannot start DuckDB (memory limit {memory_limit!r}?): {first_line(exc)}") from None
         self.con.execute("SET preserve_insertion_order = false")
+        # DuckDB's own progress bar writes to stdout even when it is not a terminal; ddssp's progress
+        # bar (stderr, quiet off a terminal) reports the run instead
+        self.con.execute("SET enable_progress_bar = false")
         self._rel: tuple[str, dict[str, SqlSource]] | None = None
 
     def close(self) -> None:
