@@ -70,7 +70,7 @@ from ddssp.errors import WorkloadError
 from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
 from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
-from ddssp.marginals.aim_settings import AIMSettings, final_move_tolerance, fits_for
+from ddssp.marginals.aim_settings import AIMSettings, final_move_tolerance, finish_early_stop, fits_for
 from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
@@ -648,15 +648,17 @@ def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
     """
     t = time.perf_counter()
     s, est = run.settings, run.est
+    move_tol = final_move_tolerance(run.measurements, est.total) if s.fast else None
     if s.fast:
-        out = est.fit_accelerated(
-            int(s.final_iters), tol=final_tol, move_tol=final_move_tolerance(run.measurements, est.total)
-        )
+        out = est.fit_accelerated(int(s.final_iters), tol=final_tol, move_tol=move_tol)
     else:
         out = est.fit(int(s.final_iters), tol=final_tol)
+    steps = int(out["iterations"])
+    if move_tol is not None:  # an early stop must leave a model that fits its measurements
+        steps += finish_early_stop(est, run.measurements, run.user_domain, int(s.final_iters) - steps, final_tol)
     model = est.model(run.user_domain)
     run.timings["final"] = time.perf_counter() - t
-    return model, out["iterations"]
+    return model, steps
 
 
 def _public_settings(

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ddssp.errors import WorkloadError
 from ddssp.marginals.aim_rounds import STRONG_SIGNAL
 
@@ -240,3 +242,121 @@ class AIMSettings:
                 f"with d={d} columns; give rounds > {d} (default {default_rounds(d)})"
             )
         return T
+
+
+#: False-alarm rate of the release's model-fit check (``ddssp.releasefile.selfcheck``): an honest fit's
+#: statistic stays under :func:`model_fit_bound` with probability 1 - this.
+MODEL_FIT_FALSE_ALARM = 1e-9
+#: An early-stopped final fit must leave the fit statistic under this upper quantile of its law at
+#: the truth, far inside :func:`model_fit_bound`, or the fit goes on.
+EARLY_STOP_QUANTILE = 1e-3
+
+
+def model_fit_statistic(model, measurements) -> tuple[float, int]:
+    """sum over measurements of ||y - model marginal||^2 / sigma^2, and the number of cells summed.
+
+    For a Gaussian measurement y = mu + N(0, sigma^2 I) of a marginal mu with m cells,
+    ||y - mu||^2 / sigma^2 ~ chi^2_m (the discrete Gaussian is no wider). The model is fitted to
+    minimise this very loss over a family that holds the true marginals of the measured cliques, so at
+    its optimum the statistic is at most the truth's: chi^2 with the total number of cells.
+
+    Parameters
+    ----------
+    model : GraphicalModel
+        The fitted model.
+    measurements : sequence
+        Objects with ``clique``, ``values`` and ``sigma``.
+
+    Returns
+    -------
+    statistic : float
+        inf for a forged huge value.
+    cells : int
+    """
+    stat, n = 0.0, 0
+    with np.errstate(all="ignore"):  # a forged huge value gives inf, refused by the caller
+        for m in measurements:
+            mu = model.marginal(tuple(m.clique))
+            d = np.asarray(m.values, dtype=float).reshape(mu.shape) - mu
+            stat += float(np.dot(d.ravel(), d.ravel())) / float(m.sigma) ** 2
+            n += d.size
+    return stat, n
+
+
+def model_fit_bound(cells: int) -> float:
+    """The largest :func:`model_fit_statistic` a release's check accepts for a number of cells.
+
+    The chi^2 quantile at 1 - :data:`MODEL_FIT_FALSE_ALARM`, plus slack for a fit stopped before its
+    optimum (10% and 50).
+
+    Parameters
+    ----------
+    cells : int
+        The number of cells summed.
+
+    Returns
+    -------
+    float
+    """
+    from scipy.stats import chi2
+
+    return 1.1 * float(chi2.isf(MODEL_FIT_FALSE_ALARM, max(cells, 1))) + 50.0
+
+
+def early_stop_fit_limit(cells: int) -> float:
+    """The fit statistic under which an early-stopped final fit may stay stopped
+    (:data:`EARLY_STOP_QUANTILE` upper quantile of chi^2 with ``cells`` degrees of freedom).
+
+    Parameters
+    ----------
+    cells : int
+
+    Returns
+    -------
+    float
+    """
+    from scipy.stats import chi2
+
+    return float(chi2.isf(EARLY_STOP_QUANTILE, max(cells, 1)))
+
+
+def finish_early_stop(est, measurements, domain, iters_left: int, tol: float, chunk: int = 50) -> int:
+    """Go on with a final fit that the movement rule stopped early while its fit statistic is above
+    :func:`early_stop_fit_limit`: chunks of ``chunk`` steps under the loss tolerance alone, until the
+    statistic is under the limit, the loss tolerance stops a chunk early, or ``iters_left`` is spent.
+
+    The movement rule measures the marginals' change per block of steps; under momentum a block can
+    move little while the fit is still far from its optimum, and a release whose model does not fit
+    its measurements is refused on load (the release's model-fit check).
+
+    Parameters
+    ----------
+    est : MirrorDescentNumpy
+        The estimator after the early stop (it goes on from its current potentials).
+    measurements : sequence
+        The run's measurements.
+    domain : Domain
+        The column order of the model the statistic is computed on.
+    iters_left : int
+        The steps the final fit may still take.
+    tol : float
+        The loss tolerance.
+    chunk : int
+        Steps between two checks of the statistic.
+
+    Returns
+    -------
+    int
+        The further steps taken.
+    """
+    taken = 0
+    while taken < iters_left:
+        stat, cells = model_fit_statistic(est.model(domain), measurements)
+        if stat <= early_stop_fit_limit(cells):
+            break
+        n = min(chunk, iters_left - taken)
+        out = est.fit_accelerated(n, tol=tol)
+        taken += int(out["iterations"])
+        if int(out["iterations"]) < n:  # the loss tolerance stopped it: as converged as the old rule gets
+            break
+    return taken

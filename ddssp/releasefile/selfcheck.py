@@ -26,15 +26,17 @@ import numpy as np
 
 from ddssp.dp import approx_zcdp_rho_budget, entry_problem
 from ddssp.errors import ReleaseFileError
+from ddssp.marginals.aim_settings import (  # one definition for the final fit and this check
+    MODEL_FIT_FALSE_ALARM,
+    model_fit_bound,
+)
+from ddssp.marginals.aim_settings import model_fit_statistic as _statistic
 from ddssp.releasefile.format import (
     SCHEMA_DECLARED,
     SCHEMA_DISCOVERED,
     SCHEMA_NOT_PRIVATE,
     is_integral,
 )
-
-#: Probability that an honest release fails :func:`model_fit_problem` (if the fit reached its optimum).
-MODEL_FIT_FALSE_ALARM = 1e-9
 
 
 def check_shapes(rel: Any, path: Path) -> None:
@@ -165,12 +167,8 @@ def stamp_problem(rel: Any) -> str | None:
 
 
 def model_fit_statistic(rel: Any) -> tuple[float, int]:
-    """sum over measurements of ||y - model marginal||^2 / sigma^2, and the number of cells summed.
-
-    For a Gaussian measurement y = mu + N(0, sigma^2 I) of a marginal mu with m cells,
-    ||y - mu||^2 / sigma^2 ~ chi^2_m (the discrete Gaussian is no wider). The model is fitted to
-    minimise this very loss over a family that holds the true marginals of the measured cliques, so at
-    its optimum the statistic is at most the truth's: chi^2 with the total number of cells.
+    """sum over measurements of ||y - model marginal||^2 / sigma^2, and the number of cells summed
+    (:func:`ddssp.marginals.aim_settings.model_fit_statistic` on the release's fitted model).
 
     Parameters
     ----------
@@ -183,38 +181,7 @@ def model_fit_statistic(rel: Any) -> tuple[float, int]:
         inf for a forged huge value.
     cells : int
     """
-    with np.errstate(all="ignore"):  # a forged huge value gives inf, refused by the caller
-        return _fit_statistic(rel)
-
-
-def _fit_statistic(rel: Any) -> tuple[float, int]:
-    stat, cells = 0.0, 0
-    for m in rel.measurements:
-        mu = rel.fitted_model.marginal(tuple(m.clique))
-        d = np.asarray(m.values, dtype=float).reshape(mu.shape) - mu
-        stat += float(np.dot(d.ravel(), d.ravel())) / float(m.sigma) ** 2
-        cells += d.size
-    return stat, cells
-
-
-def model_fit_bound(cells: int) -> float:
-    """The largest :func:`model_fit_statistic` accepted for a number of cells.
-
-    The chi^2 quantile at 1 - :data:`MODEL_FIT_FALSE_ALARM`, plus slack for a fit stopped before its
-    optimum (10% and 50).
-
-    Parameters
-    ----------
-    cells : int
-        The number of cells summed.
-
-    Returns
-    -------
-    float
-    """
-    from scipy.stats import chi2
-
-    return 1.1 * float(chi2.isf(MODEL_FIT_FALSE_ALARM, max(cells, 1))) + 50.0
+    return _statistic(rel.fitted_model, rel.measurements)
 
 
 def model_fit_problem(rel: Any) -> str | None:

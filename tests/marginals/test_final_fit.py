@@ -103,3 +103,24 @@ def test_final_move_tolerance_only_where_the_noise_is_small_against_the_rows(rat
     ms = [SimpleNamespace(sigma=sig / 4), SimpleNamespace(sigma=sig)]  # the noisiest decides
     assert final_move_tolerance(ms, total) == (FINAL_MOVE_TOL if strong else None)
     assert final_move_tolerance([], total) is None
+
+
+def test_an_early_stop_goes_on_until_the_model_fits_its_measurements():
+    """A fit stopped far from its optimum (5 steps) fails the release's model-fit check; the final
+    fit's guard goes on until the statistic is under its early-stop limit, which is inside the
+    check's bound, so the release it writes loads."""
+    from ddssp.marginals.aim_settings import (
+        early_stop_fit_limit,
+        finish_early_stop,
+        model_fit_bound,
+        model_fit_statistic,
+    )
+
+    est = _estimator(1.0, seed=2)
+    meas = [SimpleNamespace(clique=c, values=est.wsum[c] / est.prec[c], sigma=est.prec[c] ** -0.5) for c in CLIQUES]
+    est.fit_accelerated(5, tol=None)
+    stat, cells = model_fit_statistic(est.model(), meas)
+    assert stat > model_fit_bound(cells)  # as stopped, a release of it would be refused
+    more = finish_early_stop(est, meas, None, 1000, 1e-9)
+    after, _ = model_fit_statistic(est.model(), meas)
+    assert 0 < more < 1000 and after <= early_stop_fit_limit(cells) < model_fit_bound(cells)
