@@ -70,7 +70,13 @@ from ddssp.errors import WorkloadError
 from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
 from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
-from ddssp.marginals.aim_settings import AIMSettings, final_move_tolerance, finish_early_stop, fits_for
+from ddssp.marginals.aim_settings import (
+    FINISH_ITERS_FACTOR,
+    AIMSettings,
+    final_move_tolerance,
+    finish_early_stop,
+    fits_for,
+)
 from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
@@ -655,7 +661,8 @@ def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
         out = est.fit(int(s.final_iters), tol=final_tol)
     steps = int(out["iterations"])
     if move_tol is not None:  # an early stop must leave a model that fits its measurements
-        steps += finish_early_stop(est, run.measurements, run.user_domain, int(s.final_iters) - steps, final_tol)
+        extra = FINISH_ITERS_FACTOR * int(s.final_iters)  # past final_iters: a file that does not load is worse
+        steps += finish_early_stop(est, run.measurements, run.user_domain, extra, final_tol)
     model = est.model(run.user_domain)
     run.timings["final"] = time.perf_counter() - t
     return model, steps
