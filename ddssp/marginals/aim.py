@@ -662,8 +662,10 @@ def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
     steps = int(out["iterations"])
     if move_tol is not None:  # an early stop must leave a model that fits its measurements
         extra = FINISH_ITERS_FACTOR * int(s.final_iters)  # past final_iters: a file that does not load is worse
-        steps += finish_early_stop(est, run.measurements, run.user_domain, extra, final_tol)
-    model = est.model(run.user_domain)
+        model, more = finish_early_stop(est, run.measurements, run.user_domain, extra)
+        steps += more
+    else:
+        model = est.model(run.user_domain)
     run.timings["final"] = time.perf_counter() - t
     return model, steps
 

@@ -322,7 +322,7 @@ def early_stop_fit_limit(cells: int) -> float:
     return float(chi2.isf(EARLY_STOP_QUANTILE, max(cells, 1)))
 
 
-def finish_early_stop(est, measurements, domain, iters_left: int, tol: float, chunk: int = 50) -> int:
+def finish_early_stop(est, measurements, domain, iters_left: int, chunk: int = 50):
     """Go on with a final fit that the movement rule stopped early while its fit statistic is above
     :func:`early_stop_fit_limit`: chunks of ``chunk`` steps until the statistic is under the limit or
     ``iters_left`` is spent. The loss's relative tolerance is not used here: on a strong signal (100M
@@ -342,22 +342,22 @@ def finish_early_stop(est, measurements, domain, iters_left: int, tol: float, ch
         The column order of the model the statistic is computed on.
     iters_left : int
         The steps the final fit may still take.
-    tol : float
-        The loss tolerance (not used; kept for the caller's signature).
     chunk : int
         Steps between two checks of the statistic.
 
     Returns
     -------
-    int
+    model : GraphicalModel
+        The model in ``domain``'s column order (the last one checked).
+    taken : int
         The further steps taken.
     """
     taken = 0
-    while taken < iters_left:
-        stat, cells = model_fit_statistic(est.model(domain), measurements)
-        if stat <= early_stop_fit_limit(cells):
-            break
+    while True:
+        model = est.model(domain)
+        stat, cells = model_fit_statistic(model, measurements)
+        if stat <= early_stop_fit_limit(cells) or taken >= iters_left:
+            return model, taken
         n = min(chunk, iters_left - taken)
         out = est.fit_accelerated(n, tol=None)  # the loss tolerance stops too early on a strong signal
         taken += int(out["iterations"])
-    return taken

@@ -121,6 +121,6 @@ def test_an_early_stop_goes_on_until_the_model_fits_its_measurements():
     est.fit_accelerated(5, tol=None)
     stat, cells = model_fit_statistic(est.model(), meas)
     assert stat > model_fit_bound(cells)  # as stopped, a release of it would be refused
-    more = finish_early_stop(est, meas, None, 1000, 1e-9)
-    after, _ = model_fit_statistic(est.model(), meas)
+    model, more = finish_early_stop(est, meas, None, 1000)
+    after, _ = model_fit_statistic(model, meas)
     assert 0 < more < 1000 and after <= early_stop_fit_limit(cells) < model_fit_bound(cells)
