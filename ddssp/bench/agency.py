@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.bench.release_process import run_release
+from ddssp.bench.release_process import bench_env, run_release
 from ddssp.errors import WorkloadError
 
 SPEC_KEYS = {
@@ -220,9 +220,9 @@ def make_codebook(dictionary_path: Path, out: Path) -> dict:
         When the command fails.
     """
     cmd = [sys.executable, "-m", "ddssp", "schema", "--from-dictionary", str(dictionary_path), "-o", str(out)]
-    proc = subprocess.run(cmd + ["--force"], capture_output=True, text=True, env=_env())
+    proc = subprocess.run(cmd + ["--force"], capture_output=True, text=True, env=bench_env())
     if proc.returncode != 0:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=_env())
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=bench_env())
     if proc.returncode != 0:
         raise WorkloadError(f"ddssp schema --from-dictionary failed: {proc.stderr.strip().splitlines()[-1:]}")
     return json.loads(out.read_text())
@@ -366,13 +366,6 @@ def rules_for(rules_text: str, columns: list[str]) -> str:
     return "\n".join(keep) + "\n"
 
 
-def _env() -> dict:
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # the ddssp being benchmarked
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
 def ddssp_scores(target: Path, files: list[Path], edges: dict) -> list[dict[str, float]]:
     """ddssp's k-marginal of ``files``: grouped by PUMA (SDNist's headline), worst PUMA, plain.
 
@@ -402,7 +395,7 @@ def ddssp_scores(target: Path, files: list[Path], edges: dict) -> list[dict[str,
         return []
     cmd = [sys.executable, "-m", "ddssp.evaluation.agency", str(target), *map(str, files), "--group", "PUMA"]
     cmd += ["--edges", json.dumps(edges)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_env())
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=bench_env())
     if proc.returncode != 0:
         raise WorkloadError(f"ddssp's k-marginal failed: {(proc.stderr.strip().splitlines() or [''])[-1]}")
     out = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
@@ -560,7 +553,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                         + ["-o", str(syn_path), "--force", "--seed", str(r)],
                         capture_output=True,
                         text=True,
-                        env=_env(),
+                        env=bench_env(),
                     )
                     synth_s = time.perf_counter() - t0
                     if proc.returncode != 0:

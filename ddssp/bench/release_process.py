@@ -29,6 +29,20 @@ _LAUNCHER = (
 )
 
 
+def bench_env() -> dict:
+    """The environment of a child ``python -m ddssp`` process: this one's, with the ddssp being
+    benchmarked first on ``PYTHONPATH``.
+
+    Returns
+    -------
+    dict
+    """
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])  # the ddssp being benchmarked
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
 def run_release(
     train_csv: Path, out: Path, eps: float, na_values: list[str], timeout: float, extra: list[str] = ()
 ) -> dict[str, Any]:
@@ -60,9 +74,7 @@ def run_release(
     if na_values:
         cmd += ["--na-values", ",".join(na_values)]
     cmd += list(extra)
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])  # the ddssp being benchmarked
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env = bench_env()
     err_path, usage_path = out.with_suffix(".stderr"), out.with_suffix(".usage")
     usage_path.unlink(missing_ok=True)
     t0 = time.perf_counter()
