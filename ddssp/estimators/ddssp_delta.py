@@ -68,6 +68,28 @@ def pooled_precisions(measurements: list[Any]) -> dict[frozenset, tuple[tuple[st
     return out
 
 
+def component_precisions(S: tuple[str, ...], pooled: dict, dom: dict) -> dict[frozenset, float]:
+    """The precision per cell of the ANOVA component of columns ``S`` that each pooled clique holding
+    ``S`` gives: ``prec * cells(S) / cells(clique)`` (a clique's iid cell noise, summed onto ``S``).
+
+    Parameters
+    ----------
+    S : tuple of str
+        The component's columns.
+    pooled : dict
+        :func:`pooled_precisions`.
+    dom : dict
+        Column sizes.
+
+    Returns
+    -------
+    dict
+        Clique key -> precision, for the cliques that hold ``S`` (empty: no measured clique does).
+    """
+    cs = math.prod(dom[c] for c in S)
+    return {k: prec * cs / math.prod(dom[c] for c in cols) for k, (cols, prec) in pooled.items() if set(S) <= k}
+
+
 def ridge_used(est: Any) -> float:
     """The ridge a fitted estimator solved with: ``ridge_`` (the value ``ridge="auto"`` chose), else ``ridge``.
 
@@ -248,13 +270,11 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
     # per clique, the sum of its components' weighted gradients (broadcast onto its used columns)
     acc: dict[frozenset, dict[tuple[str, ...], np.ndarray]] = {}
     for S, h in comps.items():
-        holders = [(k, cols, prec) for k, (cols, prec) in pooled.items() if set(S) <= k]
+        holders = component_precisions(S, pooled, dom)
         if not holders:
             continue
-        cs = math.prod(dom[c] for c in S)
-        pis = [prec * cs / math.prod(dom[c] for c in cols) for _, cols, prec in holders]
-        tot = float(sum(pis))
-        for (k, _, _), pi in zip(holders, pis):
+        tot = float(sum(holders.values()))
+        for k, pi in holders.items():
             acc.setdefault(k, {})[S] = pi / tot * h
     var = np.zeros(P)
     for k, parts in acc.items():

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ddssp.estimators.ddssp_delta import pooled_precisions
+from ddssp.estimators.ddssp_delta import component_precisions, pooled_precisions
 from ddssp.estimators.params import Constraint, number
 from ddssp.estimators.suffstats import Encoding, ObservedTarget, SuffStats
 
@@ -78,10 +78,7 @@ def xtx_noise_bound(
     def component(T: tuple[str, ...]) -> np.ndarray | None:
         """u_T in the canonical column order (None: no measured clique holds T)."""
         if T not in comps:
-            cells = math.prod(dom[c] for c in T)
-            pi = sum(
-                prec * cells / math.prod(dom[c] for c in cols) for k, (cols, prec) in pooled.items() if set(T) <= k
-            )
+            pi = sum(component_precisions(T, pooled, dom).values())
             if pi <= 0:
                 comps[T] = None
             else:
