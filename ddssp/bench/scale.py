@@ -216,7 +216,7 @@ def _child_raw(args) -> dict:
     c1 = _cpu_s()
     out.update(discover_cpu_s=c1 - c0, discover_peak_mb=_peak_mb(), discover_load=_load(), columns=len(plan.schema))
     schema = plan.schema
-    table, backend = source.counted(list(plan.dropped))
+    table, backend, columns = source.counted(list(plan.dropped))
     cliques = [(a,) for a in schema.names] + list(itertools.combinations(schema.names, 2))
     counts = count_marginals(
         table,
@@ -226,6 +226,7 @@ def _child_raw(args) -> dict:
         csv_options=csv,
         memory_limit=args.memory_limit,
         spark_master=args.spark_master or None,
+        columns=columns,
     )
     c2 = _cpu_s()
     out.update(count_cpu_s=c2 - c1, count_peak_mb=_peak_mb(), count_load=_load())

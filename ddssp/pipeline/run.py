@@ -249,7 +249,7 @@ def _measure(
     schema = plan.schema
     if target is not None:
         schema.column(target)
-    table, backend = source.counted(plan.dropped)
+    table, backend, columns = source.counted(plan.dropped)
     read = source.read
     if isinstance(table, pd.DataFrame) and backend == "numpy":
         codes = table if read.encoded else schema.encode(table)
@@ -266,6 +266,7 @@ def _measure(
                 csv_options=read.csv,
                 memory_limit=read.memory_limit,
                 spark_master=read.spark_master,
+                columns=columns,
             )
 
     w = build_workload(aim.workload, schema.domain, target, aim.max_cells, by=aim.by)

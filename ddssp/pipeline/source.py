@@ -34,8 +34,8 @@ class Source:
     backend : str
         The counting backend (``ReadOptions.backend``, or the default for ``data``).
     direct : bool
-        The counting layer can read ``data`` by its own column names: no header cell was renamed and
-        no column left out or reordered.
+        The counting layer can read ``data`` by its own column names (no header cell was renamed);
+        it reads only the columns used.
     read : ReadOptions
         How the table is read.
     frame : pandas.DataFrame or None
@@ -112,8 +112,9 @@ class Source:
             frame = read_rows(self.data, self.read)
         return dataclasses.replace(self, frame=frame[self.names])
 
-    def counted(self, dropped: Sequence[str]) -> tuple[Any, str]:
-        """What the counting layer counts once the schema is planned, and with which backend.
+    def counted(self, dropped: Sequence[str]) -> tuple[Any, str, list[str] | None]:
+        """What the counting layer counts once the schema is planned, with which backend and which of
+        its columns.
 
         Parameters
         ----------
@@ -125,27 +126,21 @@ class Source:
         table : pandas.DataFrame, path or Spark DataFrame
             The table in memory without ``dropped``, or the file itself when the backend can read it.
         backend : str
+        columns : list of str or None
+            The columns of a file or Spark table to count (its others are never read), or None when
+            ``table`` holds exactly the released columns.
         """
         kept = [c for c in self.names if c not in set(dropped)]
         if isinstance(self.data, pd.DataFrame):
-            return (self.frame[kept] if dropped else self.frame), self.backend
+            return (self.frame[kept] if dropped else self.frame), self.backend, None
         if self.frame is not None and (self.backend == "numpy" or not self.direct or dropped):
-            return self.frame[kept], "numpy"
-        if self.frame is None and dropped and _local_file(self.data):
-            # the counting backends count a file's every column: a release that left a discovered
-            # column out counts the kept columns in memory (as it did before discovery read files
-            # where they live)
-            with warnings.catch_warnings():
-                from ddssp.data.tables import UnnamedColumnWarning
-
-                warnings.simplefilter("ignore", UnnamedColumnWarning)
-                return read_rows(self.data, self.read)[kept], "numpy"
+            return self.frame[kept], "numpy", None
         if not self.direct:
             raise DataError(
-                "ReadOptions.columns/drop select columns of a table that is counted where it is (Spark): "
-                "select them in the DataFrame instead"
+                f"{self.data}: a header cell is empty, so the {self.backend} backend cannot name its "
+                "columns; name every column in the header"
             )
-        return self.data, self.backend
+        return self.data, self.backend, kept
 
 
 def coded_source(codes: pd.DataFrame, schema: Any, read: ReadOptions) -> Source:
@@ -227,7 +222,7 @@ def open_source(data: Any, read: ReadOptions, tell: Callable[[Any], None] | None
                 tell(Notice(w.message))
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     names = select_columns(header, read.columns, read.drop)
-    return Source(data, names, backend, not renamed and names == list(header), read)
+    return Source(data, names, backend, not renamed, read)
 
 
 def read_rows(path: Any, read: ReadOptions) -> pd.DataFrame:

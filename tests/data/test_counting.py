@@ -432,6 +432,13 @@ def test_spark_counts_equal_duckdb_and_numpy(spark, csv_table, typed_table):
             count_marginals(path, tschema, cl, backend="numpy"),
             count_marginals(spark.read.parquet(str(path)), tschema, cl),
         )
+        # a selection of the file's columns: the others are not read
+        sub = Schema([schema.column(n) for n in schema.names[:2]])
+        subpairs = [tuple(sub.names)]
+        assert_same(
+            reference(read_table(csv_table, na_values=["?"])[sub.names], sub, subpairs),
+            count_marginals(csv_table, sub, subpairs, backend="spark", csv_options=opts, columns=sub.names),
+        )
 
 
 def test_spark_clip_warning_fields_equal_numpy(spark, tmp_path):

@@ -107,6 +107,7 @@ def count_marginals(
     csv_options: CsvOptions | None = None,
     memory_limit: str | None = None,
     spark_master: str | None = None,
+    columns: Sequence[str] | None = None,
 ) -> dict[Clique, np.ndarray]:
     """Exact counts (int64) of every clique, axes in the clique's order, cells in code order.
 
@@ -128,6 +129,10 @@ def count_marginals(
         DuckDB's memory limit (e.g. ``"2GB"``); duckdb backend only.
     spark_master : str, optional
         Spark master URL (default: the active session or ``local[*]``); spark backend only.
+    columns : sequence of str, optional
+        The table's columns to count, which must be the schema's; the table's other columns are
+        left out (DuckDB and Spark never read them). Default: every column of the table, which must
+        then be the schema's.
 
     Returns
     -------
@@ -151,6 +156,8 @@ def count_marginals(
     counter = make_counter(
         source, backend, csv_options=csv_options, memory_limit=memory_limit, spark_master=spark_master
     )
+    if columns is not None:
+        counter.columns = [str(c) for c in columns]
     try:
         return counter.marginals(schema, cl)
     finally:

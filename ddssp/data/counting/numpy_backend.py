@@ -27,6 +27,9 @@ class NumpyCounter:
         How to read a CSV file.
     """
 
+    #: the table's columns :meth:`marginals` counts, or None: the table's columns must be the schema's
+    columns: list[str] | None = None
+
     def __init__(self, source: pd.DataFrame | Path, opts: CsvOptions):
         self.source, self.opts = source, opts
 
@@ -67,6 +70,13 @@ class NumpyCounter:
         df = self._frame()
         if len(df) == 0:
             raise DataError("the table has no rows")
+        if self.columns is not None:
+            absent = [c for c in self.columns if c not in df.columns]
+            if absent:
+                raise SchemaError(
+                    f"column(s) {first_few(absent)} not in the data (columns: {first_few(list(df.columns), 20)})"
+                )
+            df = df[self.columns]
         enc = schema.encode(df)
         codes = {n: enc[n].to_numpy(dtype=np.int64) for n in schema.names}
         return counts_from_codes(codes, schema.domain, cliques)

@@ -229,6 +229,16 @@ def map_values(
     return codes, status
 
 
+def _used(srcs: dict[str, SqlSource], columns: list[str] | None) -> dict[str, SqlSource]:
+    """The table's columns restricted to ``columns`` (all of them when None), in that order."""
+    if columns is None:
+        return srcs
+    absent = [c for c in columns if c not in srcs]
+    if absent:
+        raise SchemaError(f"column(s) {first_few(absent)} not in the data (columns: {first_few(list(srcs), 20)})")
+    return {c: srcs[c] for c in columns}
+
+
 def _from_grouping_sets(
     schema: Schema, cliques: list[Clique], sets: list[list[int]], cols: dict[str, np.ndarray]
 ) -> tuple[dict[int, np.ndarray], dict[Clique, np.ndarray]]:
@@ -271,6 +281,9 @@ class SQLCounter:
     dialect: Dialect
     opts: CsvOptions
     where: str
+    #: the table's columns :meth:`marginals` counts (the rest are never read), or None: the table's
+    #: columns must then be the schema's
+    columns: list[str] | None = None
 
     def close(self) -> None:  # pragma: no cover - overridden
         """Release the engine (overridden by each backend)."""
@@ -309,6 +322,7 @@ class SQLCounter:
         """
         d = self.dialect
         relation, srcs = self._relation()
+        srcs = _used(srcs, self.columns)
         check_columns(schema, list(srcs))
         self._check_types(schema.names, srcs)
         na_values = self.opts.na_values
