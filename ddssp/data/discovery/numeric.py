@@ -323,6 +323,8 @@ def _plan_grid(
             st.int_grid = True
             st.grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
     st.single = (st.int_grid and len(st.grid) == 2) or (not st.int_grid and st.hi <= st.lo)
+    if st.int_grid and not st.single and _codes(st):
+        _extend_codes_down(st)
     # few rows for the budget: noisy fine-histogram cells would be mostly noise, while a median's
     # error shrinks with the rows of its group. Whole numbers over a wide range first count a grid
     # (:func:`_coarse_pass`): piled up on few values (years, codes) every candidate between two of
@@ -336,6 +338,37 @@ def _plan_grid(
         and not (scan.whole and scan.unit is not None)
     )
     return st
+
+
+def _codes(st: _NumericPass) -> bool:
+    """Whether a whole-number column's grid of one cell per whole number holds few enough of them
+    to become ordered levels (codes: sex 1..2, education 1..16, a count of children 0..5), and is
+    not a time axis. Their range ends on the fine counts of the codes themselves
+    (:func:`_extend_codes_down`, :func:`_code_ends`). Decided from the scan's noisy range."""
+    return st.scan.unit is None and len(st.grid) - 1 <= st.max_levels
+
+
+def _extend_codes_down(st: _NumericPass) -> None:
+    """A code grid whose scan range starts above zero reaches down to the whole numbers of the
+    decade below it, and to 0 when that decade reaches under 1 (a range of 1..2 gets the cell of
+    0, one of 2..12 the cells 0 and 1).
+
+    The scan counts numbers in log bands a quarter decade wide: a code 0 in a few % of the rows sits
+    alone in the exact-zero slot, and code 1 alone in [1, 1.78), each at the noise sd of a scan slot,
+    so a code that the fine grid's cell would show at five sds is often under the scan's level and
+    was clipped into the next code. Here its own fine cell counts it (the rows of a code vector cost
+    the same however many cells it has), and :func:`_code_ends` keeps it only when that count shows.
+    The rows the scan's slots below the range held are now inside the grid: the noisy count of
+    rows left below is that of the cells the cut leaves out (:func:`_count_outside`). The grid is a
+    public choice from the scan's noisy range."""
+    lo = st.scan.lo
+    if lo <= 0:
+        return
+    new_lo = float(math.floor(lo / 10.0))
+    if new_lo >= st.grid[0]:
+        return
+    st.grid = np.concatenate([np.arange(new_lo, st.grid[0], dtype=float), st.grid])
+    st.below, st.below_sd = 0.0, 0.0
 
 
 def _locate_rest(st: _NumericPass) -> None:
@@ -388,8 +421,28 @@ def _coarse_pass(st: _NumericPass) -> tuple[int, int]:
         k = min(GRID_CELLS, 4 * _grid_cells(st.n, st.sigma))
     whole = _whole_edges(scan, st.lo, st.hi, k)
     st.grid = _make_grid(st.lo, st.hi, scan.lo_pos, k, whole, scan.zero > 0, scan.unit is not None)
+    if _down_to_zero(st):
+        st.grid = np.concatenate([[0.0], st.grid[1:]])
     st.y = st.count(f"coarse counts on a {len(st.grid) - 1}-cell grid")
     return outer_span(st.y, st.sigma, span_sds(len(st.y)), GROW_SDS) or (0, len(st.y) - 1)
+
+
+def _down_to_zero(st: _NumericPass) -> bool:
+    """Whether the first cell of a coarse grid of whole numbers reaches down to 0: the scan found no
+    zeros and no negative numbers, and its range starts above 0 by at most two widths of the first
+    cell (ages from 2 or 6 where the data starts at 0).
+
+    The scan counts numbers in log bands a quarter decade wide: ages 0 and 1 each sit alone in a band
+    at about one sd of its noise, so the scan's range starts at 2 or 6 even when the rows reach 0.
+    The first coarse cell already holds every row below it (clipped in); reaching 0, it also says
+    where they may lie. It keeps the range only when its noisy count shows
+    (:func:`_coarse_pass`), and the fine cut then starts the range where a step fit to the fine
+    counts of that cell places the rows (:func:`_cut_to_span`): at 0 when the rows reach it, where
+    they start when they do not. A public choice from the scan's noisy range."""
+    scan, grid = st.scan, st.grid
+    if not scan.whole or scan.unit is not None or scan.lo <= 0 or scan.zero > 0 or len(grid) < 3:
+        return False
+    return 0 < grid[0] <= 2.0 * (grid[1] - grid[0])
 
 
 def _narrow_to_coarse(st: _NumericPass, a: int, b: int) -> None:
@@ -432,6 +485,15 @@ def _cut_to_span(st: _NumericPass) -> None:
     number and nothing else."""
     grid, y = st.grid, st.y
     span = outer_span(y, st.sigma, span_sds(len(y)), GROW_SDS if st.keep is None else None)
+    if st.int_grid and st.keep is None and st.point is None and _codes(st):
+        span = _code_ends(y, st.sigma, span)
+        if span is not None and span[0] == span[1]:
+            # one code shows: a single value, or it and its strongest other code (the grid reaches
+            # codes below the scan's range, which an uncut grid would write though no row holds them)
+            if confident_single(float(y.sum() - y[span[0]]), st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n):
+                raise SchemaError(single_value_message(st.name))
+            j = int(np.argmax(np.where(np.arange(len(y)) == span[0], -np.inf, y)))
+            span = (min(span[0], j), max(span[1], j))
     if st.point is not None and st.int_grid:
         # whole numbers placed by decades: their own counts trim empty ones at the ends (a 0/1 column
         # is not levels 0..9), never down to the value alone (then to its strongest other value)
@@ -462,6 +524,24 @@ def _cut_to_span(st: _NumericPass) -> None:
         b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
     _count_outside(st, a, b)
     st.grid, st.y = grid[a : b + 2], y[a : b + 1]
+
+
+#: the end codes of a code grid are its outermost cells whose own noisy count reaches the level at
+#: which noise alone reaches it in one of the grid's cells in this share of columns: a code beyond the
+#: data's (OWN_RENT 3 where the codes are 0..2) is a value no record has, which a dictionary refuses
+CODE_ALPHA = 1e-3
+
+
+def _code_ends(y: np.ndarray, sd: float, span: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The span of a code grid cut to its outermost cells whose own noisy count reaches
+    :func:`ddssp.data.discovery.spans.span_sds` at ``CODE_ALPHA``: a window of thin cells that
+    reaches the level of :func:`outer_span` shows rows somewhere in it, not that its end code holds
+    any. ``span`` is kept when no cell reaches the level (codes each too thin to show alone).
+    Post-processing."""
+    shown = np.flatnonzero(np.asarray(y, dtype=float) >= span_sds(len(y), CODE_ALPHA) * sd)
+    if span is None or shown.size == 0:
+        return span
+    return int(shown[0]), int(shown[-1])
 
 
 def _shares(st: _NumericPass) -> tuple[float, float, float, float]:
