@@ -351,7 +351,7 @@ def _codes(st: _NumericPass) -> bool:
 def _extend_codes_down(st: _NumericPass) -> None:
     """A code grid whose scan range starts above zero reaches down to the whole numbers of the
     decade below it, and to 0 when that decade reaches under 1 (a range of 1..2 gets the cell of
-    0, one of 2..12 the cells 0 and 1).
+    0, one of 2..12 the cells 0 and 1), as far as the grid stays within ``max_levels`` cells.
 
     The scan counts numbers in log bands a quarter decade wide: a code 0 in a few % of the rows sits
     alone in the exact-zero slot, and code 1 alone in [1, 1.78), each at the noise sd of a scan slot,
@@ -364,7 +364,8 @@ def _extend_codes_down(st: _NumericPass) -> None:
     lo = st.scan.lo
     if lo <= 0:
         return
-    new_lo = float(math.floor(lo / 10.0))
+    # never past the levels' count: a code grid stays one
+    new_lo = max(float(math.floor(lo / 10.0)), float(st.grid[-1]) - st.max_levels)
     if new_lo >= st.grid[0]:
         return
     st.grid = np.concatenate([np.arange(new_lo, st.grid[0], dtype=float), st.grid])
