@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ddssp.data.discovery.numeric import CODE_ALPHA, _code_ends
+from ddssp.data.discovery.codes import CODE_ALPHA, code_span
 from ddssp.data.discovery.spans import outer_span, span_sds
 from ddssp.dp.noise import InsecureSeededNoise
 from ddssp.pipeline import DEFAULT_DELTA
@@ -65,13 +65,13 @@ def test_an_end_code_must_show_on_its_own():
     sd = 30.0
     y = np.array([124.5, 139.2, 2.8]) * sd  # codes 1, 2 and an empty 3
     assert outer_span(y, sd, span_sds(len(y)), 3.0) == (0, 2)
-    assert _code_ends(y, sd, outer_span(y, sd, span_sds(len(y)), 3.0)) == (0, 1)
+    assert code_span(y, sd, outer_span(y, sd, span_sds(len(y)), 3.0)) == (0, 1)
     y = np.array([20.0, 30.0, 25.0, 2.9, 3.1, 0.0]) * sd  # a pair of thin cells past the codes
-    assert _code_ends(y, sd, outer_span(y, sd, span_sds(len(y)), 3.0)) == (0, 2)
+    assert code_span(y, sd, outer_span(y, sd, span_sds(len(y)), 3.0)) == (0, 2)
     level = span_sds(len(y), CODE_ALPHA)
     y[3] = (level + 0.1) * sd  # a fourth code that shows
-    assert _code_ends(y, sd, (0, 4)) == (0, 3)
-    assert _code_ends(np.array([1.0, 0.5]) * sd, sd, (0, 1)) == (0, 1)  # nothing shows: span kept
+    assert code_span(y, sd, (0, 4)) == (0, 3)
+    assert code_span(np.array([1.0, 0.5]) * sd, sd, (0, 1)) == (0, 1)  # nothing shows: span kept
 
 
 def test_ages_from_zero_reach_zero_and_adult_ages_do_not():

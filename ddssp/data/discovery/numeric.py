@@ -24,9 +24,11 @@ from ddssp.data.discovery.bins import (
     drop_empty_ends,
     ends_shown,
     median_spread,
+    piled,
     tail_stop,
     within_bin,
 )
+from ddssp.data.discovery.codes import code_span, codes_below, first_cell_to_zero, with_strongest
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
@@ -64,18 +66,13 @@ MAX_INT_CELLS = 4096
 DEFAULT_MAX_LEVELS = 32
 #: below this many rows per noise sd of a fine-grid cell (n * sqrt(rho) for the column's budget after
 #: its scan: about 1,600 rows for eight columns at eps 1), the bin edges of numbers that are not whole,
-#: and of whole numbers spread over many values (``PILED_SHARE``), come from private medians over the
+#: and of whole numbers spread over many values (:data:`ddssp.data.discovery.bins.PILED_SHARE`), come from private medians over the
 #: scan's range instead of coarse-to-fine noisy histograms. There
 #: the histogram cells, coarse ones too, are mostly noise and their cut of the range clips real rows;
 #: a median's error shrinks with the rows of its whole group. Above it the histograms win where the
 #: values sit in a narrow part of a scan band (coordinates), which the medians cannot see (see the
 #: discovery method page for the measurements)
 MEDIANS_BELOW = 45.0
-#: whole numbers whose noisy counts on the first grid hold at least this share of the rows in one
-#: cell or two adjacent ones are piled up on few values (years 2007-2009) and keep the histograms,
-#: which can make them levels; spread over many whole numbers (ages, grams, hours with a spike at 40)
-#: they take the private medians in a small table
-PILED_SHARE = 0.6
 #: levels of the private median tree (2 ** levels bins at most)
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
@@ -275,7 +272,7 @@ def _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped) -> tu
     else:
         if st.point is None:
             a, b = _coarse_pass(st)
-            if st.medians and not _piled(st.y, a, b, st.n):
+            if st.medians and not piled(st.y, a, b, st.n):
                 # whole numbers spread over many values, each too few for the noise of a fine cell:
                 # the medians over the scan's range, cut between whole numbers, with the other half
                 clipped[name] = _shares(st)
@@ -323,8 +320,10 @@ def _plan_grid(
             st.int_grid = True
             st.grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
     st.single = (st.int_grid and len(st.grid) == 2) or (not st.int_grid and st.hi <= st.lo)
-    if st.int_grid and not st.single and _codes(st):
-        _extend_codes_down(st)
+    if st.int_grid and not st.single and _codes(st) and scan.lo > 0:
+        # the codes below the scan's range get cells of their own; the rows its slots left below
+        # are inside the grid, and the cut counts those it leaves out
+        st.grid, st.below, st.below_sd = codes_below(st.grid, scan.lo, max_levels), 0.0, 0.0
     # few rows for the budget: noisy fine-histogram cells would be mostly noise, while a median's
     # error shrinks with the rows of its group. Whole numbers over a wide range first count a grid
     # (:func:`_coarse_pass`): piled up on few values (years, codes) every candidate between two of
@@ -341,35 +340,9 @@ def _plan_grid(
 
 
 def _codes(st: _NumericPass) -> bool:
-    """Whether a whole-number column's grid of one cell per whole number holds few enough of them
-    to become ordered levels (codes: sex 1..2, education 1..16, a count of children 0..5), and is
-    not a time axis. Their range ends on the fine counts of the codes themselves
-    (:func:`_extend_codes_down`, :func:`_code_ends`). Decided from the scan's noisy range."""
+    """Whether a whole-number grid holds few enough whole numbers to become ordered levels (codes),
+    off a time axis: their range ends on the codes' own fine counts (:mod:`.codes`)."""
     return st.scan.unit is None and len(st.grid) - 1 <= st.max_levels
-
-
-def _extend_codes_down(st: _NumericPass) -> None:
-    """A code grid whose scan range starts above zero reaches down to the whole numbers of the
-    decade below it, and to 0 when that decade reaches under 1 (a range of 1..2 gets the cell of
-    0, one of 2..12 the cells 0 and 1), as far as the grid stays within ``max_levels`` cells.
-
-    The scan counts numbers in log bands a quarter decade wide: a code 0 in a few % of the rows sits
-    alone in the exact-zero slot, and code 1 alone in [1, 1.78), each at the noise sd of a scan slot,
-    so a code that the fine grid's cell would show at five sds is often under the scan's level and
-    was clipped into the next code. Here its own fine cell counts it (the rows of a code vector cost
-    the same however many cells it has), and :func:`_code_ends` keeps it only when that count shows.
-    The rows the scan's slots below the range held are now inside the grid: the noisy count of
-    rows left below is that of the cells the cut leaves out (:func:`_count_outside`). The grid is a
-    public choice from the scan's noisy range."""
-    lo = st.scan.lo
-    if lo <= 0:
-        return
-    # never past the levels' count: a code grid stays one
-    new_lo = max(float(math.floor(lo / 10.0)), float(st.grid[-1]) - st.max_levels)
-    if new_lo >= st.grid[0]:
-        return
-    st.grid = np.concatenate([np.arange(new_lo, st.grid[0], dtype=float), st.grid])
-    st.below, st.below_sd = 0.0, 0.0
 
 
 def _locate_rest(st: _NumericPass) -> None:
@@ -422,28 +395,10 @@ def _coarse_pass(st: _NumericPass) -> tuple[int, int]:
         k = min(GRID_CELLS, 4 * _grid_cells(st.n, st.sigma))
     whole = _whole_edges(scan, st.lo, st.hi, k)
     st.grid = _make_grid(st.lo, st.hi, scan.lo_pos, k, whole, scan.zero > 0, scan.unit is not None)
-    if _down_to_zero(st):
+    if first_cell_to_zero(st.grid, scan.whole, scan.lo, scan.zero, scan.unit is not None):
         st.grid = np.concatenate([[0.0], st.grid[1:]])
     st.y = st.count(f"coarse counts on a {len(st.grid) - 1}-cell grid")
     return outer_span(st.y, st.sigma, span_sds(len(st.y)), GROW_SDS) or (0, len(st.y) - 1)
-
-
-def _down_to_zero(st: _NumericPass) -> bool:
-    """Whether the first cell of a coarse grid of whole numbers reaches down to 0: the scan found no
-    zeros and no negative numbers, and its range starts above 0 by at most two widths of the first
-    cell (ages from 2 or 6 where the data starts at 0).
-
-    The scan counts numbers in log bands a quarter decade wide: ages 0 and 1 each sit alone in a band
-    at about one sd of its noise, so the scan's range starts at 2 or 6 even when the rows reach 0.
-    The first coarse cell already holds every row below it (clipped in); reaching 0, it also says
-    where they may lie. It keeps the range only when its noisy count shows
-    (:func:`_coarse_pass`), and the fine cut then starts the range where a step fit to the fine
-    counts of that cell places the rows (:func:`_cut_to_span`): at 0 when the rows reach it, where
-    they start when they do not. A public choice from the scan's noisy range."""
-    scan, grid = st.scan, st.grid
-    if not scan.whole or scan.unit is not None or scan.lo <= 0 or scan.zero > 0 or len(grid) < 3:
-        return False
-    return 0 < grid[0] <= 2.0 * (grid[1] - grid[0])
 
 
 def _narrow_to_coarse(st: _NumericPass, a: int, b: int) -> None:
@@ -487,20 +442,19 @@ def _cut_to_span(st: _NumericPass) -> None:
     grid, y = st.grid, st.y
     span = outer_span(y, st.sigma, span_sds(len(y)), GROW_SDS if st.keep is None else None)
     if st.int_grid and st.keep is None and st.point is None and _codes(st):
-        span = _code_ends(y, st.sigma, span)
+        span = code_span(y, st.sigma, span)
         if span is not None and span[0] == span[1]:
-            # one code shows: a single value, or it and its strongest other code (the grid reaches
-            # codes below the scan's range, which an uncut grid would write though no row holds them)
+            # one code shows: a single value, or it and its strongest other code (an uncut grid
+            # would keep the codes below the scan's range that no row holds)
             if confident_single(float(y.sum() - y[span[0]]), st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n):
                 raise SchemaError(single_value_message(st.name))
-            j = int(np.argmax(np.where(np.arange(len(y)) == span[0], -np.inf, y)))
-            span = (min(span[0], j), max(span[1], j))
+            span = with_strongest(y, span[0])
     if st.point is not None and st.int_grid:
         # whole numbers placed by decades: their own counts trim empty ones at the ends (a 0/1 column
         # is not levels 0..9), never down to the value alone (then to its strongest other value)
         p = int(np.searchsorted(grid, st.point, side="right")) - 1
         if span is None or span == (p, p):
-            span = (j := int(np.argmax(np.where(np.arange(len(y)) == p, -np.inf, y))), j)
+            span = with_strongest(y, p)
         span, st.keep = (min(span[0], p), max(span[1], p)), None
     if span is not None and st.int_grid and span[0] == span[1]:
         # one whole number shows: a single value, or the others are thin over the whole grid (then
@@ -525,24 +479,6 @@ def _cut_to_span(st: _NumericPass) -> None:
         b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
     _count_outside(st, a, b)
     st.grid, st.y = grid[a : b + 2], y[a : b + 1]
-
-
-#: the end codes of a code grid are its outermost cells whose own noisy count reaches the level at
-#: which noise alone reaches it in one of the grid's cells in this share of columns: a code beyond the
-#: data's (OWN_RENT 3 where the codes are 0..2) is a value no record has, which a dictionary refuses
-CODE_ALPHA = 1e-3
-
-
-def _code_ends(y: np.ndarray, sd: float, span: tuple[int, int] | None) -> tuple[int, int] | None:
-    """The span of a code grid cut to its outermost cells whose own noisy count reaches
-    :func:`ddssp.data.discovery.spans.span_sds` at ``CODE_ALPHA``: a window of thin cells that
-    reaches the level of :func:`outer_span` shows rows somewhere in it, not that its end code holds
-    any. ``span`` is kept when no cell reaches the level (codes each too thin to show alone).
-    Post-processing."""
-    shown = np.flatnonzero(np.asarray(y, dtype=float) >= span_sds(len(y), CODE_ALPHA) * sd)
-    if span is None or shown.size == 0:
-        return span
-    return int(shown[0]), int(shown[-1])
 
 
 def _shares(st: _NumericPass) -> tuple[float, float, float, float]:
@@ -659,24 +595,6 @@ def _kind_word(unit: str | None) -> str:
     if unit is None:
         return "numeric"
     return "clock time (minutes since midnight)" if unit == "time" else f"{unit} (days since 1970-01-01)"
-
-
-def _piled(y: np.ndarray, a: int, b: int, n: float) -> bool:
-    """Whether the noisy counts ``y`` of a grid over the scan's range, populated in cells ``a..b``,
-    show whole numbers piled up on a few values: one cell, or two adjacent cells (a few values that
-    straddle a cell edge), hold at least ``PILED_SHARE`` of the rows. The grid's two end cells also
-    hold the rows beyond the scan's range (clipped into them): they are not read as a pile, and the
-    rows are the scan's noisy count ``n`` of numbers in its range plus those two cells (not the
-    span's sum, to which its cells of noise clipped at zero add). Post-processing."""
-    w = np.clip(np.asarray(y, dtype=float), 0, None)
-    total = n + w[0] + w[-1]
-    inner = w[max(a, 1) : min(b, len(w) - 2) + 1]
-    if w[a : b + 1].sum() <= 0:
-        return True
-    if inner.size == 0:
-        return False
-    pairs = inner[:-1] + inner[1:] if inner.size > 1 else inner
-    return bool(max(inner.max(), pairs.max()) >= PILED_SHARE * total)
 
 
 def _median_index(y: np.ndarray) -> int:
