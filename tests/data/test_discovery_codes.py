@@ -101,3 +101,25 @@ def test_ages_from_zero_reach_zero_and_adult_ages_do_not():
         )
         assert plan.schema.column("age").edges[0] >= 12, seed
     assert zero >= 15, zero
+
+
+def test_the_decade_next_to_a_single_value_shows_at_the_level_of_one_test():
+    """A single whole value's next codes (housing types 2 and 3 beside a type 1 of 97% of the rows)
+    lie in the decade of ``v + 1``: that decade alone needs one test's level at ``REST_ALPHA``
+    (3.09 sds), not the 4.4 of all the windows of decades; a count under it, a negative value, or
+    a count in another decade places nothing."""
+    from ddssp.data.discovery.codes import next_decade
+    from ddssp.data.discovery.slots import DECADE_GROUP, DECADE_HI, DECADE_LO, N_DECADES, slot_index
+
+    sd = 40.0
+    g = int(DECADE_GROUP[slot_index(np.array([2.0]))[0]])
+    assert (DECADE_LO[g], DECADE_HI[g]) == (1.0, 10.0)
+    y = np.zeros(N_DECADES)
+    y[g] = 3.2 * sd
+    assert next_decade(y, sd, 1.0) == (g, g)
+    assert next_decade(y, sd, 0.0) == (g, g)
+    assert next_decade(y, sd, -3.0) is None
+    y[g] = 2.9 * sd
+    assert next_decade(y, sd, 1.0) is None
+    y[g], y[g + 1] = 0.0, 10.0 * sd  # rows in [10, 100): the decade of v + 1 is not where they are
+    assert next_decade(y, sd, 1.0) is None

@@ -11,9 +11,10 @@ import math
 
 import numpy as np
 
-from ddssp.data.discovery.spans import span_sds
+from ddssp.data.discovery.slots import DECADE_GROUP, slot_index
+from ddssp.data.discovery.spans import REST_ALPHA, span_sds
 
-__all__ = ["CODE_ALPHA", "code_span", "codes_below", "first_cell_to_zero", "with_strongest"]
+__all__ = ["CODE_ALPHA", "code_span", "codes_below", "first_cell_to_zero", "next_decade", "with_strongest"]
 
 #: the end codes of a code grid are its outermost cells whose own noisy count reaches the level at
 #: which noise alone reaches it in one of the grid's cells in this share of columns: a code beyond the
@@ -131,3 +132,34 @@ def first_cell_to_zero(grid: np.ndarray, whole: bool, lo: float, zero: float, ti
     if not whole or time_axis or lo <= 0 or zero > 0 or len(grid) < 3:
         return False
     return bool(0 < grid[0] <= 2.0 * (grid[1] - grid[0]))
+
+
+def next_decade(y: np.ndarray, sd: float, v: float) -> tuple[int, int] | None:
+    """The decade of the whole numbers next to a single value ``v`` the scan found, when its noisy
+    count shows on its own. Post-processing.
+
+    :func:`ddssp.data.discovery.spans.decade_span` tests every window of the 41 decades, at a level
+    noise reaches in ``REST_ALPHA`` of columns over all of them (4.4 sds); the decade of ``v + 1``
+    is where the other codes of a code column lie (housing types 2 and 3 beside a type 1 that holds
+    97% of the rows), and tested alone it needs the level of one test at ``REST_ALPHA`` (3.1 sds).
+    Used only when no window reached the union level: noise alone places a rest in at most twice
+    ``REST_ALPHA`` of columns.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts of the other numbers by decade (:data:`ddssp.data.discovery.slots.DECADE_GROUP`).
+    sd : float
+        The noise sd of one count.
+    v : float
+        The single value (a whole number).
+
+    Returns
+    -------
+    tuple of int or None
+        (g, g), the decade's index, or None when ``v`` is negative or the count does not show.
+    """
+    if v < 0:
+        return None
+    g = int(DECADE_GROUP[slot_index(np.array([v + 1.0]))[0]])
+    return (g, g) if float(y[g]) >= span_sds(1, REST_ALPHA) * sd else None

@@ -28,7 +28,7 @@ from ddssp.data.discovery.bins import (
     tail_stop,
     within_bin,
 )
-from ddssp.data.discovery.codes import code_span, codes_below, first_cell_to_zero, with_strongest
+from ddssp.data.discovery.codes import code_span, codes_below, first_cell_to_zero, next_decade, with_strongest
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
@@ -360,6 +360,8 @@ def _locate_rest(st: _NumericPass) -> None:
     # where the decades show rows; noise in one of the 41 decades must not place the range
     # orders of magnitude beyond the data (nor across zero)
     span = decade_span(y, st.sigma)
+    if span is None and scan.whole:
+        span = next_decade(y, st.sigma, v)
     if span is None:
         if confident_single(float(y.sum()), st.sigma * math.sqrt(len(y)), st.n):
             raise SchemaError(single_value_message(st.name))
@@ -441,9 +443,10 @@ def _cut_to_span(st: _NumericPass) -> None:
     number and nothing else."""
     grid, y = st.grid, st.y
     span = outer_span(y, st.sigma, span_sds(len(y)), GROW_SDS if st.keep is None else None)
-    if st.int_grid and st.keep is None and st.point is None and _codes(st):
+    codes = st.int_grid and _codes(st) and (st.keep is None or st.point is not None)
+    if codes:
         span = code_span(y, st.sigma, span)
-        if span is not None and span[0] == span[1]:
+        if st.point is None and span is not None and span[0] == span[1]:
             # one code shows: a single value, or it and its strongest other code (an uncut grid
             # would keep the codes below the scan's range that no row holds)
             if confident_single(float(y.sum() - y[span[0]]), st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n):
