@@ -123,3 +123,16 @@ def test_the_decade_next_to_a_single_value_shows_at_the_level_of_one_test():
     assert next_decade(y, sd, 1.0) is None
     y[g], y[g + 1] = 0.0, 10.0 * sd  # rows in [10, 100): the decade of v + 1 is not where they are
     assert next_decade(y, sd, 1.0) is None
+
+
+def test_the_fallback_code_is_the_next_one_not_a_cell_of_noise_further_out():
+    """When only a value shows among codes placed by decades, its other code is the stronger of its
+    neighbours (1..2 for housing types whose 2 and 3 are lost in the noise), not the strongest cell
+    anywhere (a code 6 of noise at 2.5 sds made the levels 1..6)."""
+    from ddssp.data.discovery.codes import with_strongest
+
+    y = np.array([120.6, 1.4, 1.8, -1.4, 2.2, 2.5, 0.2])
+    assert with_strongest(y, 0) == (0, 5)
+    assert with_strongest(y, 0, np.abs(np.arange(len(y)) - 0) == 1) == (0, 1)
+    assert with_strongest(y, 3, np.abs(np.arange(len(y)) - 3) == 1) == (3, 4)  # 2.2 beats 1.8
+    assert with_strongest(y, 0, np.zeros(len(y), dtype=bool)) == (0, 5)  # no candidate: all

@@ -82,7 +82,7 @@ def code_span(y: np.ndarray, sd: float, span: tuple[int, int] | None) -> tuple[i
     return int(shown[0]), int(shown[-1])
 
 
-def with_strongest(y: np.ndarray, p: int) -> tuple[int, int]:
+def with_strongest(y: np.ndarray, p: int, among: np.ndarray | None = None) -> tuple[int, int]:
     """The span of cell ``p`` and the cell of the largest noisy count among the others (a value and
     its strongest other value, when only the value shows). Post-processing.
 
@@ -92,12 +92,18 @@ def with_strongest(y: np.ndarray, p: int) -> tuple[int, int]:
         Noisy counts (at least two cells).
     p : int
         The cell that shows.
+    among : numpy.ndarray, optional
+        A boolean mask of the cells to choose from (all when None, or when it holds none but ``p``).
 
     Returns
     -------
     tuple of int
     """
-    j = int(np.argmax(np.where(np.arange(len(y)) == p, -np.inf, np.asarray(y, dtype=float))))
+    y = np.asarray(y, dtype=float)
+    ok = np.arange(len(y)) != p
+    if among is not None and (among & ok).any():
+        ok &= among
+    j = int(np.argmax(np.where(ok, y, -np.inf)))
     return min(p, j), max(p, j)
 
 

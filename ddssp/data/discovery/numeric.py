@@ -447,17 +447,18 @@ def _cut_to_span(st: _NumericPass) -> None:
     if codes:
         span = code_span(y, st.sigma, span)
         if st.point is None and span is not None and span[0] == span[1]:
-            # one code shows: a single value, or it and its strongest other code (an uncut grid
-            # would keep the codes below the scan's range that no row holds)
+            # one code shows: a single value, or it and its strongest other code in the scan's range
+            # (an uncut grid would keep the codes below the scan's range that no row holds)
             if confident_single(float(y.sum() - y[span[0]]), st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n):
                 raise SchemaError(single_value_message(st.name))
-            span = with_strongest(y, span[0])
+            span = with_strongest(y, span[0], grid[:-1] >= math.ceil(st.scan.lo))  # where the scan saw rows
     if st.point is not None and st.int_grid:
         # whole numbers placed by decades: their own counts trim empty ones at the ends (a 0/1 column
-        # is not levels 0..9), never down to the value alone (then to its strongest other value)
+        # is not levels 0..9), never down to the value alone (then to its strongest other value; of
+        # codes, the stronger next one: a code of noise further out would widen the levels to it)
         p = int(np.searchsorted(grid, st.point, side="right")) - 1
         if span is None or span == (p, p):
-            span = with_strongest(y, p)
+            span = with_strongest(y, p, np.abs(np.arange(len(y)) - p) == 1 if codes else None)
         span, st.keep = (min(span[0], p), max(span[1], p)), None
     if span is not None and st.int_grid and span[0] == span[1]:
         # one whole number shows: a single value, or the others are thin over the whole grid (then
