@@ -18,6 +18,8 @@ from ddssp.data.discovery.spans import outer_span, span_sds
 from ddssp.data.within import Within
 
 __all__ = [
+    "PILED_SHARE",
+    "piled",
     "SHRINK_NOISE",
     "as_hhmm",
     "TAIL_MEANS",
@@ -522,3 +524,42 @@ def bin_middle(a: float, b: float, whole: bool) -> float:
     if whole and b - a >= 1:
         return float(math.floor(a + (b - a - 1) / 2))
     return (a + b) / 2
+
+
+#: whole numbers whose noisy counts on the first grid hold at least this share of the rows in one
+#: cell or two adjacent ones are piled up on few values (years 2007-2009) and keep the histograms,
+#: which can make them levels; spread over many whole numbers (ages, grams, hours with a spike at 40)
+#: they take the private medians in a small table
+PILED_SHARE = 0.6
+
+
+def piled(y: np.ndarray, a: int, b: int, n: float) -> bool:
+    """Whether the noisy counts ``y`` of a grid over the scan's range, populated in cells ``a..b``,
+    show whole numbers piled up on a few values: one cell, or two adjacent cells (a few values that
+    straddle a cell edge), hold at least ``PILED_SHARE`` of the rows. The grid's two end cells also
+    hold the rows beyond the scan's range (clipped into them): they are not read as a pile, and the
+    rows are the scan's noisy count ``n`` of numbers in its range plus those two cells (not the
+    span's sum, to which its cells of noise clipped at zero add). Post-processing.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts of the grid's cells.
+    a, b : int
+        The populated cells.
+    n : float
+        The scan's noisy count of numbers in its range.
+
+    Returns
+    -------
+    bool
+    """
+    w = np.clip(np.asarray(y, dtype=float), 0, None)
+    total = n + w[0] + w[-1]
+    inner = w[max(a, 1) : min(b, len(w) - 2) + 1]
+    if w[a : b + 1].sum() <= 0:
+        return True
+    if inner.size == 0:
+        return False
+    pairs = inner[:-1] + inner[1:] if inner.size > 1 else inner
+    return bool(max(inner.max(), pairs.max()) >= PILED_SHARE * total)

@@ -24,9 +24,11 @@ from ddssp.data.discovery.bins import (
     drop_empty_ends,
     ends_shown,
     median_spread,
+    piled,
     tail_stop,
     within_bin,
 )
+from ddssp.data.discovery.codes import code_span, codes_below, first_cell_to_zero, next_decade, with_strongest
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
@@ -64,18 +66,13 @@ MAX_INT_CELLS = 4096
 DEFAULT_MAX_LEVELS = 32
 #: below this many rows per noise sd of a fine-grid cell (n * sqrt(rho) for the column's budget after
 #: its scan: about 1,600 rows for eight columns at eps 1), the bin edges of numbers that are not whole,
-#: and of whole numbers spread over many values (``PILED_SHARE``), come from private medians over the
+#: and of whole numbers spread over many values (:data:`ddssp.data.discovery.bins.PILED_SHARE`), come from private medians over the
 #: scan's range instead of coarse-to-fine noisy histograms. There
 #: the histogram cells, coarse ones too, are mostly noise and their cut of the range clips real rows;
 #: a median's error shrinks with the rows of its whole group. Above it the histograms win where the
 #: values sit in a narrow part of a scan band (coordinates), which the medians cannot see (see the
 #: discovery method page for the measurements)
 MEDIANS_BELOW = 45.0
-#: whole numbers whose noisy counts on the first grid hold at least this share of the rows in one
-#: cell or two adjacent ones are piled up on few values (years 2007-2009) and keep the histograms,
-#: which can make them levels; spread over many whole numbers (ages, grams, hours with a spike at 40)
-#: they take the private medians in a small table
-PILED_SHARE = 0.6
 #: levels of the private median tree (2 ** levels bins at most)
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
@@ -275,7 +272,7 @@ def _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped) -> tu
     else:
         if st.point is None:
             a, b = _coarse_pass(st)
-            if st.medians and not _piled(st.y, a, b, st.n):
+            if st.medians and not piled(st.y, a, b, st.n):
                 # whole numbers spread over many values, each too few for the noise of a fine cell:
                 # the medians over the scan's range, cut between whole numbers, with the other half
                 clipped[name] = _shares(st)
@@ -323,6 +320,10 @@ def _plan_grid(
             st.int_grid = True
             st.grid = np.arange(lo_i, hi_i + 2, dtype=float)  # cell [v, v+1) per whole number v
     st.single = (st.int_grid and len(st.grid) == 2) or (not st.int_grid and st.hi <= st.lo)
+    if st.int_grid and not st.single and _codes(st) and scan.lo > 0:
+        # the codes below the scan's range get cells of their own; the rows its slots left below
+        # are inside the grid, and the cut counts those it leaves out
+        st.grid, st.below, st.below_sd = codes_below(st.grid, scan.lo, max_levels), 0.0, 0.0
     # few rows for the budget: noisy fine-histogram cells would be mostly noise, while a median's
     # error shrinks with the rows of its group. Whole numbers over a wide range first count a grid
     # (:func:`_coarse_pass`): piled up on few values (years, codes) every candidate between two of
@@ -336,6 +337,12 @@ def _plan_grid(
         and not (scan.whole and scan.unit is not None)
     )
     return st
+
+
+def _codes(st: _NumericPass) -> bool:
+    """Whether a whole-number grid holds few enough whole numbers to become ordered levels (codes),
+    off a time axis: their range ends on the codes' own fine counts (:mod:`.codes`)."""
+    return st.scan.unit is None and len(st.grid) - 1 <= st.max_levels
 
 
 def _locate_rest(st: _NumericPass) -> None:
@@ -353,6 +360,8 @@ def _locate_rest(st: _NumericPass) -> None:
     # where the decades show rows; noise in one of the 41 decades must not place the range
     # orders of magnitude beyond the data (nor across zero)
     span = decade_span(y, st.sigma)
+    if span is None and scan.whole:
+        span = next_decade(y, st.sigma, v)
     if span is None:
         if confident_single(float(y.sum()), st.sigma * math.sqrt(len(y)), st.n):
             raise SchemaError(single_value_message(st.name))
@@ -388,6 +397,8 @@ def _coarse_pass(st: _NumericPass) -> tuple[int, int]:
         k = min(GRID_CELLS, 4 * _grid_cells(st.n, st.sigma))
     whole = _whole_edges(scan, st.lo, st.hi, k)
     st.grid = _make_grid(st.lo, st.hi, scan.lo_pos, k, whole, scan.zero > 0, scan.unit is not None)
+    if first_cell_to_zero(st.grid, scan.whole, scan.lo, scan.zero, scan.unit is not None):
+        st.grid = np.concatenate([[0.0], st.grid[1:]])
     st.y = st.count(f"coarse counts on a {len(st.grid) - 1}-cell grid")
     return outer_span(st.y, st.sigma, span_sds(len(st.y)), GROW_SDS) or (0, len(st.y) - 1)
 
@@ -432,12 +443,22 @@ def _cut_to_span(st: _NumericPass) -> None:
     number and nothing else."""
     grid, y = st.grid, st.y
     span = outer_span(y, st.sigma, span_sds(len(y)), GROW_SDS if st.keep is None else None)
+    codes = st.int_grid and _codes(st) and (st.keep is None or st.point is not None)
+    if codes:
+        span = code_span(y, st.sigma, span)
+        if st.point is None and span is not None and span[0] == span[1]:
+            # one code shows: a single value, or it and its strongest other code in the scan's range
+            # (an uncut grid would keep the codes below the scan's range that no row holds)
+            if confident_single(float(y.sum() - y[span[0]]), st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n):
+                raise SchemaError(single_value_message(st.name))
+            span = with_strongest(y, span[0], grid[:-1] >= math.ceil(st.scan.lo))  # where the scan saw rows
     if st.point is not None and st.int_grid:
         # whole numbers placed by decades: their own counts trim empty ones at the ends (a 0/1 column
-        # is not levels 0..9), never down to the value alone (then to its strongest other value)
+        # is not levels 0..9), never down to the value alone (then to its strongest other value; of
+        # codes, the stronger next one: a code of noise further out would widen the levels to it)
         p = int(np.searchsorted(grid, st.point, side="right")) - 1
         if span is None or span == (p, p):
-            span = (j := int(np.argmax(np.where(np.arange(len(y)) == p, -np.inf, y))), j)
+            span = with_strongest(y, p, np.abs(np.arange(len(y)) - p) == 1 if codes else None)
         span, st.keep = (min(span[0], p), max(span[1], p)), None
     if span is not None and st.int_grid and span[0] == span[1]:
         # one whole number shows: a single value, or the others are thin over the whole grid (then
@@ -578,24 +599,6 @@ def _kind_word(unit: str | None) -> str:
     if unit is None:
         return "numeric"
     return "clock time (minutes since midnight)" if unit == "time" else f"{unit} (days since 1970-01-01)"
-
-
-def _piled(y: np.ndarray, a: int, b: int, n: float) -> bool:
-    """Whether the noisy counts ``y`` of a grid over the scan's range, populated in cells ``a..b``,
-    show whole numbers piled up on a few values: one cell, or two adjacent cells (a few values that
-    straddle a cell edge), hold at least ``PILED_SHARE`` of the rows. The grid's two end cells also
-    hold the rows beyond the scan's range (clipped into them): they are not read as a pile, and the
-    rows are the scan's noisy count ``n`` of numbers in its range plus those two cells (not the
-    span's sum, to which its cells of noise clipped at zero add). Post-processing."""
-    w = np.clip(np.asarray(y, dtype=float), 0, None)
-    total = n + w[0] + w[-1]
-    inner = w[max(a, 1) : min(b, len(w) - 2) + 1]
-    if w[a : b + 1].sum() <= 0:
-        return True
-    if inner.size == 0:
-        return False
-    pairs = inner[:-1] + inner[1:] if inner.size > 1 else inner
-    return bool(max(inner.max(), pairs.max()) >= PILED_SHARE * total)
 
 
 def _median_index(y: np.ndarray) -> int:
