@@ -130,7 +130,7 @@ def release(
         result = _measure(source, plan, target, aim, make_rng(seed), noise, tell)
         from ddssp.releasefile.conditions import empty_from_measurements
 
-        empty_from_measurements(plan.schema, result.measurements, plan.discovered)
+        empty_from_measurements(plan.schema, result.measurements, plan.discovered, plan.outside)
         rel = Release(
             schema=plan.schema,
             model=result.model,

@@ -96,15 +96,16 @@ def stored_rules(stored: Any, schema: Any) -> list[str]:
     return [c.rule.text for c in compile_rules(stored, schema)]
 
 
-def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> list[str]:
+def empty_from_measurements(schema: Any, measurements: Any, columns: Any, outside: Any = None) -> list[str]:
     """Mark a discovered column's catch-all level empty when AIM's noisy marginals show no rows in it.
 
     Discovery decides whether a column's catch-all level (``<other>``: labels it did not release)
     holds rows from its own noisy counts, whose noise on a small table is as large as a label
     (:func:`ddssp.data.discovery.labels.other_shows`). AIM's measurements of the column are usually
     far less noisy (a one-way marginal, a target's pairs): each gives an unbiased noisy count of the
-    level (its cells summed, noise variance ``sigma**2`` per cell), and their independent noises
-    combine by inverse variance. The level is marked empty when the combined count does not show
+    level (its cells summed, noise variance ``sigma**2`` per cell), and so does discovery's own count
+    of the rows outside the labels where it drew one (``outside``); their independent noises combine
+    by inverse variance. The level is marked empty when the combined count does not show
     above its noise and the noisy counts bound it to a tenth of the column's rows
     (:func:`~ddssp.data.discovery.labels.other_empty_after`): when every label was released it holds
     no rows, and a level of the schema with no rows is never drawn into synthetic records. A true
@@ -120,6 +121,9 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
     columns : iterable of str
         The discovered columns (only their catch-all levels are decided here; a declared level is
         the publisher's).
+    outside : dict, optional
+        ``{column: (count, sd)}``: discovery's noisy counts of the rows outside a column's released
+        labels (:func:`ddssp.data.discovery.labels.outside_count`), and their noise sds.
 
     Returns
     -------
@@ -137,6 +141,9 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
             continue
         k = list(col.labels).index(col.missing)
         w = x = wt = xt = 0.0
+        if outside and name in outside:  # discovery's count of the same rows, independent noise
+            count, sd = outside[name]
+            w, x = 1.0 / sd**2, count / sd**2
         for m in measurements:
             if name not in m.clique:
                 continue
@@ -146,7 +153,7 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
             w, x = w + 1.0 / var, x + float(v[k].sum()) / var
             var_t = float(m.sigma) ** 2 * v.size  # the column's total: every cell summed
             wt, xt = wt + 1.0 / var_t, xt + float(v.sum()) / var_t
-        if w == 0.0:
+        if wt == 0.0:  # never measured by AIM: discovery decided
             continue
         if other_empty_after(x / w, (1.0 / w) ** 0.5, xt / wt):
             col.with_empty([*col.empty, col.missing])

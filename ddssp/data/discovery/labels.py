@@ -67,6 +67,23 @@ KEY_POWER = 1.5
 KEY_FLOOR = 1e-4
 
 
+#: a categorical column whose first key round leaves at most this noisy share of its rows outside the
+#: released labels takes no second round: its part of the pool (a label under this share would get a
+#: sliver of it, too little to be released) buys one noisy count of the rows outside its labels
+#: instead (:func:`outside_count`). Its noise is a fraction of that of the total less the labels'
+#: counts, and unlike that difference it is unbiased (a released label's count was selected above the
+#: threshold; a scan's total sums its populated cells), so ``<other>`` is marked empty, or kept, on
+#: evidence where every label was released
+REST_UNRELEASED = 0.15
+
+
+#: share of the second round's pool held back for the columns whose second round left at most
+#: ``REST_UNRELEASED`` of their rows out: split among them, one noisy count each of the rows outside
+#: their labels (a binary column whose second label came in the second round has no other evidence
+#: that nothing is left out). What no column needs is not spent (it is left to the marginals)
+REST_RESERVE = 0.2
+
+
 #: ``<other>`` is marked empty when the noisy count of the rows outside the released labels is under
 #: this many sds of its noise (it does not show), and that count plus as many sds stays under
 #: ``OTHER_SHARE`` of the column's noisy total (the noisy counts bound those rows to a few percent).
@@ -131,6 +148,38 @@ def key_release(
     return (*mech.keys(counts, noise_sd(rho), delta, column=name), noise_sd(rho))
 
 
+def outside_count(s: pd.Series, name: str, released: dict[str, float], rho: float, mech) -> tuple[float, float]:
+    """One noisy count of the rows of ``s`` outside the ``released`` labels: the rows its ``<other>``
+    level holds (labels not released, and missing cells when ``<missing>`` was not released).
+
+    Each row adds one to it or not (sensitivity 1); charged to the ledger as a discovery count.
+
+    Parameters
+    ----------
+    s : pandas.Series
+        The raw column.
+    name : str
+        The column name.
+    released : dict
+        ``{label: noisy count}`` of the released labels (the missing label among them).
+    rho : float
+        The count's zCDP budget.
+    mech : ChargedMechanisms
+        Draws the noisy count and charges it to the ledger.
+
+    Returns
+    -------
+    count : float
+        The noisy count.
+    sd : float
+        Its noise sd.
+    """
+    rest = sum(v for k, v in label_counts(s).items() if k not in released)
+    sd = noise_sd(rho)
+    y = mech.counts(np.array([rest], dtype=np.int64), sd, column=name, note="rows outside the released labels")
+    return float(y[0]), sd
+
+
 def discover_categorical(
     s: pd.Series,
     name: str,
@@ -141,6 +190,8 @@ def discover_categorical(
     first: tuple | None = None,
     as_levels: bool = False,
     rows: tuple[float, float] | None = None,
+    outside: tuple[float, float] | None = None,
+    found: dict | None = None,
 ):
     """Discover a categorical column's levels by stable key release.
 
@@ -175,6 +226,13 @@ def discover_categorical(
         largest noisy count) rather than as labels with ``<other>``.
     rows : tuple of float, optional
         ``(noisy row count, its noise sd)``: the column's total when it had no scan.
+    outside : tuple of float, optional
+        ``(noisy count, its noise sd)`` of the rows outside the first round's labels
+        (:func:`outside_count`), for a column whose first round left few rows out. With it and
+        ``rho`` 0 there is no second key release: the levels are the first round's labels, and the
+        count decides whether ``<other>`` holds rows.
+    found : dict, optional
+        Receives ``{name: {label: noisy count}}`` of the labels both rounds released.
 
     Returns
     -------
@@ -187,13 +245,18 @@ def discover_categorical(
     SchemaError
         When no label is released, or the column holds a single value.
     """
-    released, threshold, sigma = key_release(s, name, rho, delta, mech, first[0] if first else {})
+    if rho > 0 or not first:
+        released, threshold, sigma = key_release(s, name, rho, delta, mech, first[0] if first else {})
+    else:  # no second round: the first round's labels, the rows outside them counted (``outside``)
+        released, threshold, sigma = {}, first[1], first[2]
     sds = {k: sigma for k in released}
     if first:  # the labels of both rounds (each counted by one of them)
         sds.update({k: first[2] for k in first[0]})
         released = {**first[0], **released}
         if first[0]:  # a first round that was skipped (or released nothing) set no label's threshold
             threshold = min(first[1], threshold)
+    if found is not None:
+        found[name] = dict(released)
     has_missing = MISSING_LABEL in released
     labels = {k: v for k, v in released.items() if k != MISSING_LABEL}
     if not labels:
@@ -201,7 +264,7 @@ def discover_categorical(
             f"column {name!r}: no label is held by enough rows to be released at this budget (a label "
             f"needs about {threshold} rows): an identifier or free-text column, or too few rows"
         )
-    shows = other_shows(scan, rows, released, sds)
+    shows = other_shows(scan, rows, released, sds, outside)
     if len(labels) > MAX_CATEGORICAL_LEVELS:  # post-processing: keep the largest noisy counts
         keep = sorted(labels, key=lambda k: -labels[k])[:MAX_CATEGORICAL_LEVELS]
         labels = {k: labels[k] for k in keep}
@@ -210,6 +273,8 @@ def discover_categorical(
         # rows outside the one label, estimated from the scan (present + missing) minus its count
         rest = scan.n_present + scan.missing - next(iter(labels.values()))
         sd = math.sqrt(2 * scan.sigma**2 + (first[2] if first and set(labels) <= set(first[0]) else sigma) ** 2)
+        if outside is not None:  # the rows outside the one label, counted directly
+            rest, sd = outside
         if confident_single(rest, sd, scan.n_present):
             raise SchemaError(single_value_message(name))
     if as_levels and len(labels) >= 2:
@@ -253,11 +318,13 @@ def other_shows(
     rows: tuple[float, float] | None,
     released: dict[str, float],
     sds: dict[str, float],
+    outside: tuple[float, float] | None = None,
 ) -> bool:
     """Whether the rows outside a categorical column's released labels may hold a share worth keeping.
 
-    Their noisy count is the column's noisy total (its scan's present and missing counts, else the
-    noisy row count) less the noisy counts of the released labels (the missing label among them).
+    Their noisy count is their own count when one was drawn (``outside``), else the column's noisy
+    total (its scan's present and missing counts, else the noisy row count) less the noisy counts of
+    the released labels (the missing label among them).
     They are taken as none (False) when that count is under ``OTHER_SDS`` sds of its noise (the sum
     of the counts' noises), so they do not show, and the count plus as many sds stays under
     ``OTHER_SHARE`` of the total, so the noisy counts bound them to a few percent of the rows. Post-processing of noisy
@@ -274,12 +341,18 @@ def other_shows(
         ``{label: noisy count}`` of every released label.
     sds : dict
         ``{label: noise sd}`` of those counts.
+    outside : tuple of float, optional
+        ``(noisy count, its noise sd)`` of the rows outside the labels (:func:`outside_count`).
 
     Returns
     -------
     bool
         True also when no noisy total is known (nothing says the rows outside are none).
     """
+    if outside is not None:
+        rest, sd = outside
+        total = column_total(scan, rows[0] if rows is not None else None)
+        return not other_bounded(rest, sd, math.fsum(released.values()) + rest if total is None else total)
     if scan is not None:  # the scan's present and missing cells, each with its own noise
         total, total_sd = scan.n_present + scan.missing, math.sqrt(2.0) * scan.sigma
     elif rows is not None:

@@ -17,9 +17,14 @@ from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
     MISSING_LABEL,
+    OTHER_LABEL,
+    REST_RESERVE,
+    REST_UNRELEASED,
     column_total,
     discover_categorical,
     key_release,
+    other_shows,
+    outside_count,
     unreleased_share,
 )
 from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric
@@ -75,6 +80,10 @@ class DiscoveryReport:
     clipped : dict
         ``{column: (below, above, sd_below, sd_above)}``: the noisy shares of a numeric column's
         numbers left outside its range, and their noise sds (post-processing of noisy counts).
+    outside : dict
+        ``{column: (count, sd)}``: the noisy count of the rows outside a categorical column's
+        released labels, for the columns whose first key round left few rows out
+        (:data:`~ddssp.data.discovery.labels.REST_UNRELEASED`), and its noise sd.
     """
 
     notes: dict[str, str] = field(default_factory=dict)
@@ -89,6 +98,9 @@ class DiscoveryReport:
     #: left outside the range (clipped into the end bins) and their noise sds; post-processing of
     #: noisy counts, so public
     clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: categorical columns whose first key round left few rows out: {name: (count, sd)}, the noisy
+    #: count of the rows outside their released labels and its noise sd (a charged count)
+    outside: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def dropped(self) -> dict[str, str]:
@@ -218,6 +230,8 @@ def discover(
             continue
         out[name] = _declared_missing(col, Codebook.of(hints).get(name))
         report.notes[name] = note
+    _count_outside_after(df, out, scans, keys, mech, report)
+    report.outside = {n: keys.rest[n] for n in keys.rest if n in out}
     if target is not None:
         _check_target(target, out.get(target), report, scans.get(target), name_in_bounded=target in bounded)
     if report.unresolved and not collect:
@@ -373,6 +387,8 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
             scans[name],
             plan.keys.first[name],
             rows=plan.rows,
+            outside=plan.keys.rest.get(name),
+            found=plan.keys.released,
         )
     return discover_numeric(parsed[name], name, plan.left[name], mech, scans[name], bins, max_levels, clipped)
 
@@ -466,9 +482,18 @@ class _KeyRounds:
     weight: dict[str, float]
     #: the second round's pooled zCDP budget
     pool: float
+    #: the columns whose first round left few rows out: {name: (count, sd)} of the rows outside their
+    #: labels, counted instead of a second round
+    rest: dict = field(default_factory=dict)
+    #: the pool's part held back for counts of the rows outside the labels after the second round
+    reserve: float = 0.0
+    #: {name: {label: noisy count}} of the labels each column's rounds released (filled by them)
+    released: dict = field(default_factory=dict)
 
     def rho2(self, name: str) -> float:
-        """The column's share of the pooled budget, by its weight."""
+        """The column's share of the pooled budget, by its weight (0 for a column with no second round)."""
+        if name not in self.weight:
+            return 0.0
         return self.pool * self.weight[name] / sum(self.weight.values())
 
 
@@ -486,8 +511,11 @@ def _first_key_round(
     noisy share of their rows the first round left out (a binary column needs no second look, one of
     many mid-sized labels does). A first round whose threshold is above the column's noisy row count
     could release a label only by noise: it is not run, and its budget and delta go to the column's
-    second round. Decides from the scans' noisy totals (or the noisy row count ``rows``) and the
-    first round's released counts."""
+    second round. A column whose first round left at most ``REST_UNRELEASED`` of its rows out (noisy)
+    takes no second round (a label under that share would get a sliver of the pool): its part buys one
+    noisy count of the rows outside its labels (:func:`outside_count`), which decides its ``<other>``
+    level. Decides from the scans' noisy totals (or the noisy row count ``rows``) and the first round's
+    released counts."""
     first, skipped = {}, set()
     for n in cat:
         sigma1 = noise_sd(KEY_FIRST * left[n])
@@ -497,9 +525,40 @@ def _first_key_round(
             skipped.add(n)
         else:
             first[n] = key_release(df[n], n, KEY_FIRST * left[n], key_delta, mech, {})
-    weight = {n: unreleased_share(scans[n], first[n][0], rows) ** KEY_POWER for n in cat}
-    pool = (1 - KEY_FIRST) * sum(left[n] for n in cat) + KEY_FIRST * sum(left[n] for n in skipped)
-    return _KeyRounds(first, skipped, weight, pool)
+    share = {n: unreleased_share(scans[n], first[n][0], rows) for n in cat}
+    # a column whose first round left few rows out keeps its part of the pool for one count of them
+    covered = [n for n in cat if n not in skipped and share[n] <= REST_UNRELEASED]
+    rest = {n: outside_count(df[n], n, first[n][0], (1 - KEY_FIRST) * left[n], mech) for n in covered}
+    weight = {n: share[n] ** KEY_POWER for n in cat if n not in rest}
+    pool = (1 - KEY_FIRST) * sum(left[n] for n in weight) + KEY_FIRST * sum(left[n] for n in skipped)
+    return _KeyRounds(first, skipped, weight, (1 - REST_RESERVE) * pool, rest, REST_RESERVE * pool)
+
+
+def _count_outside_after(df, out: dict, scans, keys: _KeyRounds, mech, report: DiscoveryReport) -> None:
+    """The pool's reserve, split among the columns whose second key round left at most
+    ``REST_UNRELEASED`` of their rows out (noisy) and whose ``<other>`` may still hold rows: one
+    noisy count each of the rows outside their labels (:func:`outside_count`, into ``keys.rest``),
+    which decides their ``<other>`` level again (:func:`other_shows`); marked empty, the column's
+    note says so. Decides from noisy counts only; what no column needs is not spent."""
+    need = []
+    for n in keys.weight:
+        col = out.get(n)
+        if col is None or col.kind != "categorical" or col.missing is None or col.missing in col.empty:
+            continue
+        if col.missing.rstrip("_") != OTHER_LABEL or n not in keys.released:
+            continue
+        if unreleased_share(scans[n], keys.released[n], report.rows) <= REST_UNRELEASED:
+            need.append(n)
+    for n in need:
+        released = keys.released[n]
+        keys.rest[n] = outside_count(df[n], n, released, keys.reserve / len(need), mech)
+        rows = None if report.rows is None else (report.rows, report.rows_sd)
+        if not other_shows(scans[n], rows, released, {}, keys.rest[n]):
+            out[n].with_empty([out[n].missing])
+            report.notes[n] = (
+                report.notes.get(n, "")
+                + f" ({out[n].missing} empty: the rows outside the labels, counted, do not show)"
+            )
 
 
 def discovery_budget(rows: float, columns: int, rho: float, rho_max: float) -> float:
