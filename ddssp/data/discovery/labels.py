@@ -67,21 +67,24 @@ KEY_POWER = 1.5
 KEY_FLOOR = 1e-4
 
 
-#: a categorical column whose first key round leaves at most this noisy share of its rows outside the
-#: released labels takes no second round: its part of the pool (a label under this share would get a
-#: sliver of it, too little to be released) buys one noisy count of the rows outside its labels
-#: instead (:func:`outside_count`). Its noise is a fraction of that of the total less the labels'
-#: counts, and unlike that difference it is unbiased (a released label's count was selected above the
-#: threshold; a scan's total sums its populated cells), so ``<other>`` is marked empty, or kept, on
-#: evidence where every label was released
-REST_UNRELEASED = 0.15
+#: a categorical column whose key rounds leave at most this noisy share of its rows outside the
+#: released labels gets one noisy count of those rows (:func:`outside_count`), which decides its
+#: ``<other>`` level. The difference of the column's total and its labels' counts is too noisy for
+#: that on a small table (the sum of three or more counts' noise) and biased (a released label's count
+#: was selected above the threshold; a scan's total sums its populated cells); the count is neither
+REST_UNRELEASED = 0.10
 
 
-#: share of the second round's pool held back for the columns whose second round left at most
-#: ``REST_UNRELEASED`` of their rows out: split among them, one noisy count each of the rows outside
-#: their labels (a binary column whose second label came in the second round has no other evidence
-#: that nothing is left out). What no column needs is not spent (it is left to the marginals)
-REST_RESERVE = 0.2
+#: the noise sd of that count, as a share of the column's noisy total: ``<other>`` is then marked
+#: empty after AIM (under 3 sds, and 2 sds within ``OTHER_AFTER_SHARE``) where every label was
+#: released, from about 1,000 rows on (2e-4 of zCDP on 2,000 rows, 1.4% of the budget at eps 1; a
+#: sixteenth of that on 8,000 rows)
+REST_SD = 0.025
+
+
+#: ... and its zCDP budget at most this share of the release's (on a small table the sd above would
+#: cost more than the release has)
+REST_CAP = 0.025
 
 
 #: ``<other>`` is marked empty when the noisy count of the rows outside the released labels is under
@@ -190,7 +193,6 @@ def discover_categorical(
     first: tuple | None = None,
     as_levels: bool = False,
     rows: tuple[float, float] | None = None,
-    outside: tuple[float, float] | None = None,
     found: dict | None = None,
 ):
     """Discover a categorical column's levels by stable key release.
@@ -226,11 +228,6 @@ def discover_categorical(
         largest noisy count) rather than as labels with ``<other>``.
     rows : tuple of float, optional
         ``(noisy row count, its noise sd)``: the column's total when it had no scan.
-    outside : tuple of float, optional
-        ``(noisy count, its noise sd)`` of the rows outside the first round's labels
-        (:func:`outside_count`), for a column whose first round left few rows out. With it and
-        ``rho`` 0 there is no second key release: the levels are the first round's labels, and the
-        count decides whether ``<other>`` holds rows.
     found : dict, optional
         Receives ``{name: {label: noisy count}}`` of the labels both rounds released.
 
@@ -245,10 +242,7 @@ def discover_categorical(
     SchemaError
         When no label is released, or the column holds a single value.
     """
-    if rho > 0 or not first:
-        released, threshold, sigma = key_release(s, name, rho, delta, mech, first[0] if first else {})
-    else:  # no second round: the first round's labels, the rows outside them counted (``outside``)
-        released, threshold, sigma = {}, first[1], first[2]
+    released, threshold, sigma = key_release(s, name, rho, delta, mech, first[0] if first else {})
     sds = {k: sigma for k in released}
     if first:  # the labels of both rounds (each counted by one of them)
         sds.update({k: first[2] for k in first[0]})
@@ -264,7 +258,7 @@ def discover_categorical(
             f"column {name!r}: no label is held by enough rows to be released at this budget (a label "
             f"needs about {threshold} rows): an identifier or free-text column, or too few rows"
         )
-    shows = other_shows(scan, rows, released, sds, outside)
+    shows = other_shows(scan, rows, released, sds)
     if len(labels) > MAX_CATEGORICAL_LEVELS:  # post-processing: keep the largest noisy counts
         keep = sorted(labels, key=lambda k: -labels[k])[:MAX_CATEGORICAL_LEVELS]
         labels = {k: labels[k] for k in keep}
@@ -273,8 +267,6 @@ def discover_categorical(
         # rows outside the one label, estimated from the scan (present + missing) minus its count
         rest = scan.n_present + scan.missing - next(iter(labels.values()))
         sd = math.sqrt(2 * scan.sigma**2 + (first[2] if first and set(labels) <= set(first[0]) else sigma) ** 2)
-        if outside is not None:  # the rows outside the one label, counted directly
-            rest, sd = outside
         if confident_single(rest, sd, scan.n_present):
             raise SchemaError(single_value_message(name))
     if as_levels and len(labels) >= 2:

@@ -18,7 +18,8 @@ from ddssp.data.discovery.labels import (
     KEY_POWER,
     MISSING_LABEL,
     OTHER_LABEL,
-    REST_RESERVE,
+    REST_CAP,
+    REST_SD,
     REST_UNRELEASED,
     column_total,
     discover_categorical,
@@ -82,7 +83,7 @@ class DiscoveryReport:
         numbers left outside its range, and their noise sds (post-processing of noisy counts).
     outside : dict
         ``{column: (count, sd)}``: the noisy count of the rows outside a categorical column's
-        released labels, for the columns whose first key round left few rows out
+        released labels, for the columns whose key rounds left few rows out
         (:data:`~ddssp.data.discovery.labels.REST_UNRELEASED`), and its noise sd.
     """
 
@@ -98,7 +99,7 @@ class DiscoveryReport:
     #: left outside the range (clipped into the end bins) and their noise sds; post-processing of
     #: noisy counts, so public
     clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    #: categorical columns whose first key round left few rows out: {name: (count, sd)}, the noisy
+    #: categorical columns whose key rounds left few rows out: {name: (count, sd)}, the noisy
     #: count of the rows outside their released labels and its noise sd (a charged count)
     outside: dict[str, tuple[float, float]] = field(default_factory=dict)
 
@@ -141,6 +142,11 @@ def discover(
     to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE`` of the
     rows: the noise of a count does not shrink with the table, so a small table needs a larger share of
     the budget for its schema to hold any information.
+
+    With ``rho_max`` too, a categorical column whose key rounds left few of its rows out (noisy) gets
+    one noisy count of the rows outside its labels, charged beyond discovery's share
+    (:func:`_count_outside`): whether its ``<other>`` level holds rows rests on that count (and,
+    after AIM, on AIM's marginals of the column too).
 
     A declared ``target`` gets priority (:func:`_shares`): ``TARGET_WEIGHT`` times another column's
     share of the budget, and when it is categorical ``TARGET_WEIGHT`` times another categorical
@@ -230,8 +236,7 @@ def discover(
             continue
         out[name] = _declared_missing(col, Codebook.of(hints).get(name))
         report.notes[name] = note
-    _count_outside_after(df, out, scans, keys, mech, report)
-    report.outside = {n: keys.rest[n] for n in keys.rest if n in out}
+    _count_outside(df, out, scans, keys, mech, report, rho_max)
     if target is not None:
         _check_target(target, out.get(target), report, scans.get(target), name_in_bounded=target in bounded)
     if report.unresolved and not collect:
@@ -387,7 +392,6 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
             scans[name],
             plan.keys.first[name],
             rows=plan.rows,
-            outside=plan.keys.rest.get(name),
             found=plan.keys.released,
         )
     return discover_numeric(parsed[name], name, plan.left[name], mech, scans[name], bins, max_levels, clipped)
@@ -482,18 +486,11 @@ class _KeyRounds:
     weight: dict[str, float]
     #: the second round's pooled zCDP budget
     pool: float
-    #: the columns whose first round left few rows out: {name: (count, sd)} of the rows outside their
-    #: labels, counted instead of a second round
-    rest: dict = field(default_factory=dict)
-    #: the pool's part held back for counts of the rows outside the labels after the second round
-    reserve: float = 0.0
-    #: {name: {label: noisy count}} of the labels each column's rounds released (filled by them)
+    #: {name: {label: noisy count}} of the labels each column's two rounds released (filled by them)
     released: dict = field(default_factory=dict)
 
     def rho2(self, name: str) -> float:
-        """The column's share of the pooled budget, by its weight (0 for a column with no second round)."""
-        if name not in self.weight:
-            return 0.0
+        """The column's share of the pooled budget, by its weight."""
         return self.pool * self.weight[name] / sum(self.weight.values())
 
 
@@ -511,11 +508,8 @@ def _first_key_round(
     noisy share of their rows the first round left out (a binary column needs no second look, one of
     many mid-sized labels does). A first round whose threshold is above the column's noisy row count
     could release a label only by noise: it is not run, and its budget and delta go to the column's
-    second round. A column whose first round left at most ``REST_UNRELEASED`` of its rows out (noisy)
-    takes no second round (a label under that share would get a sliver of the pool): its part buys one
-    noisy count of the rows outside its labels (:func:`outside_count`), which decides its ``<other>``
-    level. Decides from the scans' noisy totals (or the noisy row count ``rows``) and the first round's
-    released counts."""
+    second round. Decides from the scans' noisy totals (or the noisy row count ``rows``) and the
+    first round's released counts."""
     first, skipped = {}, set()
     for n in cat:
         sigma1 = noise_sd(KEY_FIRST * left[n])
@@ -525,39 +519,39 @@ def _first_key_round(
             skipped.add(n)
         else:
             first[n] = key_release(df[n], n, KEY_FIRST * left[n], key_delta, mech, {})
-    share = {n: unreleased_share(scans[n], first[n][0], rows) for n in cat}
-    # a column whose first round left few rows out keeps its part of the pool for one count of them
-    covered = [n for n in cat if n not in skipped and share[n] <= REST_UNRELEASED]
-    rest = {n: outside_count(df[n], n, first[n][0], (1 - KEY_FIRST) * left[n], mech) for n in covered}
-    weight = {n: share[n] ** KEY_POWER for n in cat if n not in rest}
-    pool = (1 - KEY_FIRST) * sum(left[n] for n in weight) + KEY_FIRST * sum(left[n] for n in skipped)
-    return _KeyRounds(first, skipped, weight, (1 - REST_RESERVE) * pool, rest, REST_RESERVE * pool)
+    weight = {n: unreleased_share(scans[n], first[n][0], rows) ** KEY_POWER for n in cat}
+    pool = (1 - KEY_FIRST) * sum(left[n] for n in cat) + KEY_FIRST * sum(left[n] for n in skipped)
+    return _KeyRounds(first, skipped, weight, pool)
 
 
-def _count_outside_after(df, out: dict, scans, keys: _KeyRounds, mech, report: DiscoveryReport) -> None:
-    """The pool's reserve, split among the columns whose second key round left at most
-    ``REST_UNRELEASED`` of their rows out (noisy) and whose ``<other>`` may still hold rows: one
-    noisy count each of the rows outside their labels (:func:`outside_count`, into ``keys.rest``),
-    which decides their ``<other>`` level again (:func:`other_shows`); marked empty, the column's
-    note says so. Decides from noisy counts only; what no column needs is not spent."""
-    need = []
-    for n in keys.weight:
-        col = out.get(n)
-        if col is None or col.kind != "categorical" or col.missing is None or col.missing in col.empty:
+def _count_outside(df, out: dict, scans, keys: _KeyRounds, mech, report: DiscoveryReport, rho_max) -> None:
+    """One noisy count of the rows outside the labels of each categorical column whose key rounds
+    left at most ``REST_UNRELEASED`` of its rows out (noisy) and whose ``<other>`` level may still
+    hold rows (:func:`outside_count`, into ``report.outside``); the count decides that level again
+    (:func:`other_shows`), and a column whose level is marked empty says so in its note.
+
+    Each count's budget is what puts its noise sd at ``REST_SD`` of the column's noisy total, at most
+    ``REST_CAP`` of the release's budget ``rho_max``: it is spent beyond discovery's share (the
+    marginals get the rest, a few percent less), so the key releases are those without it. Nothing
+    is counted without ``rho_max`` or a noisy total. Decides from noisy counts only."""
+    if rho_max is None:
+        return
+    rows = None if report.rows is None else (report.rows, report.rows_sd)
+    for n in keys.weight:  # the categorical columns of the two key rounds (not a target)
+        col, released = out.get(n), keys.released.get(n)
+        if col is None or released is None or col.kind != "categorical" or col.missing is None:
             continue
-        if col.missing.rstrip("_") != OTHER_LABEL or n not in keys.released:
+        total = column_total(scans[n], report.rows)
+        if col.missing in col.empty or col.missing.rstrip("_") != OTHER_LABEL or total is None or total <= 0:
             continue
-        if unreleased_share(scans[n], keys.released[n], report.rows) <= REST_UNRELEASED:
-            need.append(n)
-    for n in need:
-        released = keys.released[n]
-        keys.rest[n] = outside_count(df[n], n, released, keys.reserve / len(need), mech)
-        rows = None if report.rows is None else (report.rows, report.rows_sd)
-        if not other_shows(scans[n], rows, released, {}, keys.rest[n]):
-            out[n].with_empty([out[n].missing])
+        if unreleased_share(scans[n], released, report.rows) > REST_UNRELEASED:
+            continue
+        rho = min(1.0 / (2.0 * (REST_SD * total) ** 2), REST_CAP * float(rho_max))
+        report.outside[n] = outside_count(df[n], n, released, rho, mech)
+        if not other_shows(scans[n], rows, released, {}, report.outside[n]):
+            col.with_empty([col.missing])
             report.notes[n] = (
-                report.notes.get(n, "")
-                + f" ({out[n].missing} empty: the rows outside the labels, counted, do not show)"
+                report.notes.get(n, "") + f" ({col.missing} empty: the rows outside the labels, counted, do not show)"
             )
 
 
