@@ -67,26 +67,6 @@ KEY_POWER = 1.5
 KEY_FLOOR = 1e-4
 
 
-#: a categorical column whose key rounds leave at most this noisy share of its rows outside the
-#: released labels gets one noisy count of those rows (:func:`outside_count`), which decides its
-#: ``<other>`` level. The difference of the column's total and its labels' counts is too noisy for
-#: that on a small table (the sum of three or more counts' noise) and biased (a released label's count
-#: was selected above the threshold; a scan's total sums its populated cells); the count is neither
-REST_UNRELEASED = 0.10
-
-
-#: the noise sd of that count, as a share of the column's noisy total: ``<other>`` is then marked
-#: empty after AIM (under 3 sds, and 2 sds within ``OTHER_AFTER_SHARE``) where every label was
-#: released, from about 1,000 rows on (2e-4 of zCDP on 2,000 rows, 1.4% of the budget at eps 1; a
-#: sixteenth of that on 8,000 rows)
-REST_SD = 0.025
-
-
-#: ... and its zCDP budget at most this share of the release's (on a small table the sd above would
-#: cost more than the release has)
-REST_CAP = 0.025
-
-
 #: ``<other>`` is marked empty when the noisy count of the rows outside the released labels is under
 #: this many sds of its noise (it does not show), and that count plus as many sds stays under
 #: ``OTHER_SHARE`` of the column's noisy total (the noisy counts bound those rows to a few percent).
@@ -110,6 +90,23 @@ OTHER_SHOW_SDS = 3.0
 #: (500 rows) the noise hides a label the key release missed (a fifth to a third of the rows), and
 #: zeroing it there would send those rows to the released labels
 OTHER_AFTER_SHARE = 0.10
+
+
+#: AIM's marginals leave a column's ``<other>`` undecided when their combined count of it neither
+#: shows nor is bounded (a column AIM measured once, in its one-way marginal, on a small table): a
+#: share of the budget is then held back from AIM for one noisy count of that level's rows per such
+#: column (:func:`ddssp.releasefile.conditions.count_outside`). Its noise sd is this share of the
+#: noisy row count (2e-4 of zCDP on 2,000 rows, 1.4% of the budget at eps 1) ...
+OUTSIDE_SD = 0.025
+
+
+#: ... for this many such columns, and at most ``OUTSIDE_CAP`` of the release's budget (on a small
+#: table that sd would cost more than the release has)
+OUTSIDE_COUNTS = 2
+
+
+#: see ``OUTSIDE_COUNTS``
+OUTSIDE_CAP = 0.025
 
 
 def _unique_label(label: str, taken: set[str]) -> str:
@@ -151,38 +148,6 @@ def key_release(
     return (*mech.keys(counts, noise_sd(rho), delta, column=name), noise_sd(rho))
 
 
-def outside_count(s: pd.Series, name: str, released: dict[str, float], rho: float, mech) -> tuple[float, float]:
-    """One noisy count of the rows of ``s`` outside the ``released`` labels: the rows its ``<other>``
-    level holds (labels not released, and missing cells when ``<missing>`` was not released).
-
-    Each row adds one to it or not (sensitivity 1); charged to the ledger as a discovery count.
-
-    Parameters
-    ----------
-    s : pandas.Series
-        The raw column.
-    name : str
-        The column name.
-    released : dict
-        ``{label: noisy count}`` of the released labels (the missing label among them).
-    rho : float
-        The count's zCDP budget.
-    mech : ChargedMechanisms
-        Draws the noisy count and charges it to the ledger.
-
-    Returns
-    -------
-    count : float
-        The noisy count.
-    sd : float
-        Its noise sd.
-    """
-    rest = sum(v for k, v in label_counts(s).items() if k not in released)
-    sd = noise_sd(rho)
-    y = mech.counts(np.array([rest], dtype=np.int64), sd, column=name, note="rows outside the released labels")
-    return float(y[0]), sd
-
-
 def discover_categorical(
     s: pd.Series,
     name: str,
@@ -193,7 +158,6 @@ def discover_categorical(
     first: tuple | None = None,
     as_levels: bool = False,
     rows: tuple[float, float] | None = None,
-    found: dict | None = None,
 ):
     """Discover a categorical column's levels by stable key release.
 
@@ -228,8 +192,6 @@ def discover_categorical(
         largest noisy count) rather than as labels with ``<other>``.
     rows : tuple of float, optional
         ``(noisy row count, its noise sd)``: the column's total when it had no scan.
-    found : dict, optional
-        Receives ``{name: {label: noisy count}}`` of the labels both rounds released.
 
     Returns
     -------
@@ -249,8 +211,6 @@ def discover_categorical(
         released = {**first[0], **released}
         if first[0]:  # a first round that was skipped (or released nothing) set no label's threshold
             threshold = min(first[1], threshold)
-    if found is not None:
-        found[name] = dict(released)
     has_missing = MISSING_LABEL in released
     labels = {k: v for k, v in released.items() if k != MISSING_LABEL}
     if not labels:
@@ -310,13 +270,11 @@ def other_shows(
     rows: tuple[float, float] | None,
     released: dict[str, float],
     sds: dict[str, float],
-    outside: tuple[float, float] | None = None,
 ) -> bool:
     """Whether the rows outside a categorical column's released labels may hold a share worth keeping.
 
-    Their noisy count is their own count when one was drawn (``outside``), else the column's noisy
-    total (its scan's present and missing counts, else the noisy row count) less the noisy counts of
-    the released labels (the missing label among them).
+    Their noisy count is the column's noisy total (its scan's present and missing counts, else the
+    noisy row count) less the noisy counts of the released labels (the missing label among them).
     They are taken as none (False) when that count is under ``OTHER_SDS`` sds of its noise (the sum
     of the counts' noises), so they do not show, and the count plus as many sds stays under
     ``OTHER_SHARE`` of the total, so the noisy counts bound them to a few percent of the rows. Post-processing of noisy
@@ -333,18 +291,12 @@ def other_shows(
         ``{label: noisy count}`` of every released label.
     sds : dict
         ``{label: noise sd}`` of those counts.
-    outside : tuple of float, optional
-        ``(noisy count, its noise sd)`` of the rows outside the labels (:func:`outside_count`).
 
     Returns
     -------
     bool
         True also when no noisy total is known (nothing says the rows outside are none).
     """
-    if outside is not None:
-        rest, sd = outside
-        total = column_total(scan, rows[0] if rows is not None else None)
-        return not other_bounded(rest, sd, math.fsum(released.values()) + rest if total is None else total)
     if scan is not None:  # the scan's present and missing cells, each with its own noise
         total, total_sd = scan.n_present + scan.missing, math.sqrt(2.0) * scan.sigma
     elif rows is not None:

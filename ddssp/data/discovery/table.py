@@ -17,15 +17,9 @@ from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
     MISSING_LABEL,
-    OTHER_LABEL,
-    REST_CAP,
-    REST_SD,
-    REST_UNRELEASED,
     column_total,
     discover_categorical,
     key_release,
-    other_shows,
-    outside_count,
     unreleased_share,
 )
 from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric
@@ -81,10 +75,6 @@ class DiscoveryReport:
     clipped : dict
         ``{column: (below, above, sd_below, sd_above)}``: the noisy shares of a numeric column's
         numbers left outside its range, and their noise sds (post-processing of noisy counts).
-    outside : dict
-        ``{column: (count, sd)}``: the noisy count of the rows outside a categorical column's
-        released labels, for the columns whose key rounds left few rows out
-        (:data:`~ddssp.data.discovery.labels.REST_UNRELEASED`), and its noise sd.
     """
 
     notes: dict[str, str] = field(default_factory=dict)
@@ -99,9 +89,6 @@ class DiscoveryReport:
     #: left outside the range (clipped into the end bins) and their noise sds; post-processing of
     #: noisy counts, so public
     clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
-    #: categorical columns whose key rounds left few rows out: {name: (count, sd)}, the noisy
-    #: count of the rows outside their released labels and its noise sd (a charged count)
-    outside: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def dropped(self) -> dict[str, str]:
@@ -142,11 +129,6 @@ def discover(
     to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE`` of the
     rows: the noise of a count does not shrink with the table, so a small table needs a larger share of
     the budget for its schema to hold any information.
-
-    With ``rho_max`` too, a categorical column whose key rounds left few of its rows out (noisy) gets
-    one noisy count of the rows outside its labels, charged beyond discovery's share
-    (:func:`_count_outside`): whether its ``<other>`` level holds rows rests on that count (and,
-    after AIM, on AIM's marginals of the column too).
 
     A declared ``target`` gets priority (:func:`_shares`): ``TARGET_WEIGHT`` times another column's
     share of the budget, and when it is categorical ``TARGET_WEIGHT`` times another categorical
@@ -236,7 +218,6 @@ def discover(
             continue
         out[name] = _declared_missing(col, Codebook.of(hints).get(name))
         report.notes[name] = note
-    _count_outside(df, out, scans, keys, mech, report, rho_max)
     if target is not None:
         _check_target(target, out.get(target), report, scans.get(target), name_in_bounded=target in bounded)
     if report.unresolved and not collect:
@@ -392,7 +373,6 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
             scans[name],
             plan.keys.first[name],
             rows=plan.rows,
-            found=plan.keys.released,
         )
     return discover_numeric(parsed[name], name, plan.left[name], mech, scans[name], bins, max_levels, clipped)
 
@@ -486,8 +466,6 @@ class _KeyRounds:
     weight: dict[str, float]
     #: the second round's pooled zCDP budget
     pool: float
-    #: {name: {label: noisy count}} of the labels each column's two rounds released (filled by them)
-    released: dict = field(default_factory=dict)
 
     def rho2(self, name: str) -> float:
         """The column's share of the pooled budget, by its weight."""
@@ -522,37 +500,6 @@ def _first_key_round(
     weight = {n: unreleased_share(scans[n], first[n][0], rows) ** KEY_POWER for n in cat}
     pool = (1 - KEY_FIRST) * sum(left[n] for n in cat) + KEY_FIRST * sum(left[n] for n in skipped)
     return _KeyRounds(first, skipped, weight, pool)
-
-
-def _count_outside(df, out: dict, scans, keys: _KeyRounds, mech, report: DiscoveryReport, rho_max) -> None:
-    """One noisy count of the rows outside the labels of each categorical column whose key rounds
-    left at most ``REST_UNRELEASED`` of its rows out (noisy) and whose ``<other>`` level may still
-    hold rows (:func:`outside_count`, into ``report.outside``); the count decides that level again
-    (:func:`other_shows`), and a column whose level is marked empty says so in its note.
-
-    Each count's budget is what puts its noise sd at ``REST_SD`` of the column's noisy total, at most
-    ``REST_CAP`` of the release's budget ``rho_max``: it is spent beyond discovery's share (the
-    marginals get the rest, a few percent less), so the key releases are those without it. Nothing
-    is counted without ``rho_max`` or a noisy total. Decides from noisy counts only."""
-    if rho_max is None:
-        return
-    rows = None if report.rows is None else (report.rows, report.rows_sd)
-    for n in keys.weight:  # the categorical columns of the two key rounds (not a target)
-        col, released = out.get(n), keys.released.get(n)
-        if col is None or released is None or col.kind != "categorical" or col.missing is None:
-            continue
-        total = column_total(scans[n], report.rows)
-        if col.missing in col.empty or col.missing.rstrip("_") != OTHER_LABEL or total is None or total <= 0:
-            continue
-        if unreleased_share(scans[n], released, report.rows) > REST_UNRELEASED:
-            continue
-        rho = min(1.0 / (2.0 * (REST_SD * total) ** 2), REST_CAP * float(rho_max))
-        report.outside[n] = outside_count(df[n], n, released, rho, mech)
-        if not other_shows(scans[n], rows, released, {}, report.outside[n]):
-            col.with_empty([col.missing])
-            report.notes[n] = (
-                report.notes.get(n, "") + f" ({col.missing} empty: the rows outside the labels, counted, do not show)"
-            )
 
 
 def discovery_budget(rows: float, columns: int, rho: float, rho_max: float) -> float:
