@@ -260,8 +260,9 @@ def _run_one(
 ) -> list[dict]:
     """One fresh release of one sample, its synthetic rows and their counts (one row per metric).
 
-    A release whose synthetic rows hold an impossible value, or a value outside the real range by
-    more than one bin width, is moved to ``keep`` (for its schema and ledger to be read afterwards: a
+    A release whose synthetic rows hold an impossible value, a value outside the real range by
+    more than one bin width, or ``<other>`` in a column whose real labels were all released, is
+    moved to ``keep`` (for its schema and ledger to be read afterwards: a
     fresh release with secure noise cannot be made again); the others are deleted."""
     n = min(len(df), s["max_rows"]) if size == "full" else int(size)
     sample = df
@@ -292,7 +293,7 @@ def _run_one(
             col = rel.schema.column(t["target"])
             seen = set(real[t["target"]][~is_missing(real[t["target"]])].astype(str))
             metrics["target_labels"] = float(len(seen & (set(map(str, col.labels)) - set(col.empty))))
-        if metrics.get("impossible", 0) > 0 or metrics.get("out_of_range", 0) > 0:
+        if any(metrics.get(m, 0) > 0 for m in ("impossible", "out_of_range", "other_columns")):
             keep.mkdir(parents=True, exist_ok=True)
             shutil.move(str(rel_path), str(keep / rel_path.name))
         rel_path.unlink(missing_ok=True)
