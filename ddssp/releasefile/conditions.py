@@ -172,7 +172,8 @@ def count_outside(counts: Any, schema: Any, measurements: Any, columns: Any, rho
     """Spend the budget held back from AIM on noisy counts of the catch-all levels AIM left undecided.
 
     A discovered column's catch-all level is undecided when AIM's combined count of it
-    (:func:`empty_from_measurements`) neither shows at ``OTHER_SHOW_SDS`` sds nor is bounded near
+    (:func:`empty_from_measurements`) neither shows at ``OUTSIDE_SHOW_SDS`` sds (above the rule's
+    ``OTHER_SHOW_SDS``: a level that shows only by a little may show by noise) nor is bounded near
     none (or AIM never measured the column). ``rho`` is split evenly among those columns, one count
     each of the rows in that level (sensitivity 1); when AIM left none undecided, among every
     discovered column whose level may hold rows, so that the budget is spent in full. The counts are
@@ -200,7 +201,7 @@ def count_outside(counts: Any, schema: Any, measurements: Any, columns: Any, rho
     """
     import numpy as np
 
-    from ddssp.data.discovery.labels import OTHER_SHOW_SDS, other_empty_after
+    from ddssp.data.discovery.labels import OUTSIDE_SHOW_SDS, other_empty_after
 
     todo = _candidates(schema, columns)
     if rho <= 0 or not todo:
@@ -208,7 +209,7 @@ def count_outside(counts: Any, schema: Any, measurements: Any, columns: Any, rho
     undecided = []
     for name in todo:
         x, w, xt, wt = _combined(schema.column(name), name, measurements)
-        if w == 0.0 or not (x / w >= OTHER_SHOW_SDS * w**-0.5 or other_empty_after(x / w, w**-0.5, xt / wt)):
+        if w == 0.0 or not (x / w >= OUTSIDE_SHOW_SDS * w**-0.5 or other_empty_after(x / w, w**-0.5, xt / wt)):
             undecided.append(name)
     todo = undecided or todo
     exact = counts(todo)

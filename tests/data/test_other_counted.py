@@ -145,3 +145,23 @@ def test_releases_draw_no_other_where_every_label_was_released_and_keep_a_real_s
         assert not (syn["s"] == "<other>").any(), seed
         assert not g.empty and 0.15 < (syn["g"] == "<other>").mean() < 0.45
     assert counted >= 6
+
+
+def test_a_level_that_shows_only_by_a_little_is_counted_too():
+    """A combined count at 3.5 sds shows (the rule would keep the level) but noise alone gets there
+    in 2e-4 of columns: it is counted; one at 40 sds is not."""
+    s = _schema()
+    ms = [
+        Measurement(("sex",), 30.0, np.array([1200.0, 800.0, 105.0]), 0),  # 3.5 sds of 30
+        Measurement(("job",), 10.0, np.array([800.0, 800.0, 400.0]), 0),  # 40 sds of 10
+    ]
+    rho = outside_reserve(s, ["sex", "job"], 2_000.0, RHO)
+    got = count_outside(
+        _counts({"sex": 0, "job": 400}),
+        s,
+        ms,
+        ["sex", "job"],
+        rho,
+        ChargedMechanisms(Ledger(1.0), InsecureSeededNoise(5)),
+    )
+    assert set(got) == {"sex"}
