@@ -19,7 +19,10 @@ sample are drawn from each release. Recorded per release (``trial``), one row pe
   negative value, 2400 or more, or not whole);
 - ``impossible``: ``negative + over_10x + bad_clock``;
 - ``other_share``: share of ``<other>`` among the synthetic cells of categorical columns whose real
-  labels were all released (NaN when there is none);
+  labels were all released (NaN when there is none); ``other_columns``: how many such columns hold
+  an ``<other>`` cell;
+- with a ``target`` (method ``target``, ``--target T``): ``target_labels``, how many of the target's
+  real labels the release keeps as levels that hold rows;
 - ``tv1`` / ``tv2``: mean one-way / two-way total variation distance against the sample
   (:func:`ddssp.bench.tv_distance.tv_distances`).
 
@@ -57,7 +60,8 @@ SPEC_KEYS = {
     "max_pairs",
     "plot",
 }
-TABLE_KEYS = {"name", "source", "na_values", "schema", "clock_hhmm", "dates", "description"}
+TABLE_KEYS = {"name", "source", "na_values", "schema", "clock_hhmm", "dates", "description", "target", "methods"}
+METHODS = ("release", "codebook", "target")
 COUNTS = ("negative", "over_10x", "out_of_range", "bad_clock", "impossible")
 
 
@@ -100,12 +104,16 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
             raise WorkloadError(f"unknown key(s) {bad} in [[tables]]; known: {sorted(TABLE_KEYS)}")
         if not isinstance(t.get("name"), str) or not isinstance(t.get("source"), str):
             raise WorkloadError("each [[tables]] entry needs 'name' and 'source' (strings)")
+        methods = t.get("methods", list(METHODS))
+        if not isinstance(methods, list) or not set(methods) <= set(METHODS):
+            raise WorkloadError(f"methods must be a list of {list(METHODS)}, got {methods!r}")
         parsed.append(
             {
                 **t,
                 "na_values": list(t.get("na_values", [])),
                 "clock_hhmm": list(t.get("clock_hhmm", [])),
                 "dates": list(t.get("dates", [])),
+                "methods": list(methods),
             }
         )
     sizes = spec.get("sizes", [300, 500, 1000, 2000])
@@ -145,12 +153,13 @@ def impossible_counts(real: pd.DataFrame, synth: pd.DataFrame, schema: Any, cloc
     Returns
     -------
     dict
-        ``negative``, ``over_10x``, ``out_of_range``, ``bad_clock``, ``impossible``, ``other_share``.
+        ``negative``, ``over_10x``, ``out_of_range``, ``bad_clock``, ``impossible``, ``other_share``,
+        ``other_columns``.
     """
     from ddssp.data.discovery import OTHER_LABEL
 
     out = dict.fromkeys(COUNTS, 0.0)
-    other, cells = 0, 0
+    other, cells, shown = 0, 0, 0
     for name in synth.columns:
         if name not in real.columns:
             continue
@@ -176,9 +185,11 @@ def impossible_counts(real: pd.DataFrame, synth: pd.DataFrame, schema: Any, cloc
             if OTHER_LABEL in labels and seen and seen <= labels:
                 s = synth[name].astype(str)
                 other += int(np.sum(s == OTHER_LABEL))
+                shown += bool(np.any(s == OTHER_LABEL))
                 cells += len(s)
     out["impossible"] = out["negative"] + out["over_10x"] + out["bad_clock"]
     out["other_share"] = other / cells if cells else float("nan")
+    out["other_columns"] = float(shown)
     return out
 
 
@@ -214,6 +225,9 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
         methods = [("release", [])]
         if t.get("schema"):
             methods.append(("codebook", ["--schema", str(ctx.data_path(t["schema"]))]))
+        if t.get("target"):
+            methods.append(("target", ["--target", str(t["target"])]))
+        methods = [m for m in methods if m[0] in t.get("methods", METHODS)]
         for size in s["sizes"]:
             if size == "full" or len(df) > size:
                 plan.extend((t, df, size, m, a, i) for m, a in methods for i in range(s["releases"]))
@@ -246,8 +260,9 @@ def _run_one(
 ) -> list[dict]:
     """One fresh release of one sample, its synthetic rows and their counts (one row per metric).
 
-    A release whose synthetic rows hold an impossible value, or a value outside the real range by
-    more than one bin width, is moved to ``keep`` (for its schema and ledger to be read afterwards: a
+    A release whose synthetic rows hold an impossible value, a value outside the real range by
+    more than one bin width, or ``<other>`` in a column whose real labels were all released, is
+    moved to ``keep`` (for its schema and ledger to be read afterwards: a
     fresh release with secure noise cannot be made again); the others are deleted."""
     n = min(len(df), s["max_rows"]) if size == "full" else int(size)
     sample = df
@@ -274,7 +289,11 @@ def _run_one(
         metrics.update(impossible_counts(real[released], synth, rel.schema, t["clock_hhmm"]))
         kinds = {c: column_kind(real[c], c in t["dates"]) for c in released}
         metrics["tv1"], metrics["tv2"] = tv_distances(real[released], synth, kinds, s["max_pairs"], stem)
-        if metrics.get("impossible", 0) > 0 or metrics.get("out_of_range", 0) > 0:
+        if t.get("target") and t["target"] in rel.schema.names:
+            col = rel.schema.column(t["target"])
+            seen = set(real[t["target"]][~is_missing(real[t["target"]])].astype(str))
+            metrics["target_labels"] = float(len(seen & (set(map(str, col.labels)) - set(col.empty))))
+        if any(metrics.get(m, 0) > 0 for m in ("impossible", "out_of_range", "other_columns")):
             keep.mkdir(parents=True, exist_ok=True)
             shutil.move(str(rel_path), str(keep / rel_path.name))
         rel_path.unlink(missing_ok=True)
@@ -301,7 +320,7 @@ def markdown_table(results: pd.DataFrame) -> str:
     """
     if results.empty:
         return "(no cells)\n"
-    head = ["table", "rows", "method", "releases ok", *COUNTS, "other share", "columns", "tv1", "tv2"]
+    head = ["table", "rows", "method", "releases ok", *COUNTS, "other share", "other columns", "columns", "tv1", "tv2"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (table, rows, method), g in results.groupby(["table", "rows", "method"], sort=False):
 
@@ -311,9 +330,13 @@ def markdown_table(results: pd.DataFrame) -> str:
         ok = vals("ok")
         cells = [table, str(rows), method, f"{int(ok.sum())}/{len(ok)}"]
         cells += [f"{int(vals(m).sum())}" for m in COUNTS]
-        for m, fmt in (("other_share", "{:.3f}"), ("columns_released", "{:.1f}"), ("tv1", "{:.3f}"), ("tv2", "{:.3f}")):
+        cells.append(f"{vals('other_share').dropna().mean():.3f}" if len(vals("other_share").dropna()) else "")
+        cells.append(f"{int(vals('other_columns').sum())} in {int((vals('other_columns') > 0).sum())}")
+        for m, fmt in (("columns_released", "{:.1f}"), ("tv1", "{:.3f}"), ("tv2", "{:.3f}")):
             v = vals(m).dropna()
             cells.append(fmt.format(v.mean()) if len(v) else "")
+        if len(vals("target_labels")):
+            cells[2] += f" (target labels kept: {vals('target_labels').tolist()})"
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

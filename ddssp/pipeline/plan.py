@@ -50,6 +50,8 @@ class SchemaPlan:
     clipped : dict
         ``{column: (below, above, sd_below, sd_above)}``: discovery's noisy shares of a numeric
         column's numbers left outside its range, and their noise sds (:class:`~ddssp.data.discovery.table.DiscoveryReport`).
+    rows : float or None
+        Discovery's noisy row count, when it drew one (the same report).
     """
 
     schema: Any
@@ -60,6 +62,7 @@ class SchemaPlan:
     #: columns discovery could not resolve, left out of the release: {name: reason}
     dropped: dict[str, str] = field(default_factory=dict)
     clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    rows: float | None = None
 
 
 class DroppedColumnsWarning(UserWarning):
@@ -296,6 +299,7 @@ def plan_schema(
     notes: dict[str, str] = {}
     dropped: dict[str, str] = {}
     clipped: dict[str, tuple[float, ...]] = {}
+    rows = None
     used = 0.0
     status = declared.status
     if todo:
@@ -305,7 +309,7 @@ def plan_schema(
                 "memory: declare them, or give the table as a pandas DataFrame"
             )
         check_discovery_width(todo, discovery.categorical or ())
-        found, notes, dropped, used, clipped = _discover(data, todo, ledger, noise, discovery, reserved, kinds)
+        found, notes, dropped, used, clipped, rows = _discover(data, todo, ledger, noise, discovery, reserved, kinds)
         status = SCHEMA_DISCOVERED if status == SCHEMA_DECLARED else status
     if replan and todo and used == 0.0:  # no key release: give the reserved delta back to zCDP
         final = Ledger(rho_for_release(eps, delta, declared.prior_delta), delta_budget=declared.prior_delta)
@@ -320,6 +324,7 @@ def plan_schema(
         discovered=[n for n in todo if n not in dropped],
         dropped=dropped,
         clipped=clipped,
+        rows=rows,
     )
 
 
@@ -418,10 +423,10 @@ def _discover(
     discovery: DiscoveryOptions,
     reserved: float,
     kinds: dict[str, str],
-) -> tuple[dict[str, Any], dict[str, str], dict[str, str], float, dict[str, tuple[float, ...]]]:
+) -> tuple[dict[str, Any], dict[str, str], dict[str, str], float, dict[str, tuple[float, ...]], float | None]:
     """Discover the columns ``todo`` under DP, charged to ``ledger``: (columns found, notes, dropped
-    columns with why, the delta the key release used, the noisy clipped shares of numeric columns). Dropped columns are refused under ``strict``,
-    otherwise warned of once."""
+    columns with why, the delta the key release used, the noisy clipped shares of numeric columns,
+    the noisy row count). Dropped columns are refused under ``strict``, otherwise warned of once."""
     from ddssp.data.discovery.table import DEFAULT_MAX_LEVELS, discover
     from ddssp.dp.discovery import ChargedMechanisms
 
@@ -448,7 +453,7 @@ def _discover(
             why = "refused (DiscoveryOptions.strict): " if discovery.strict else "no column could be discovered: "
             raise SchemaError(why + msg)
         warnings.warn(msg, DroppedColumnsWarning, stacklevel=3)
-    return found, dict(report.notes), dropped, used, dict(report.clipped)
+    return found, dict(report.notes), dropped, used, dict(report.clipped), report.rows
 
 
 def plan_source(

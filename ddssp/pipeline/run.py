@@ -127,10 +127,14 @@ def release(
         source, plan = _planned(data, schema, budget, read, discovery, plan, noise, tell)
         context["discovered"] = set(plan.discovered)
         rule_texts = _checked_rules(declared_rules, plan.schema)
-        result = _measure(source, plan, target, aim, make_rng(seed), noise, tell)
-        from ddssp.releasefile.conditions import empty_from_measurements
+        from ddssp.dp.discovery import ChargedMechanisms
+        from ddssp.releasefile.conditions import count_outside, empty_from_measurements, outside_reserve
 
-        empty_from_measurements(plan.schema, result.measurements, plan.discovered)
+        held = outside_reserve(plan.schema, plan.discovered, plan.rows, plan.ledger.rho_budget)
+        result, counts = _measure(source, plan, target, aim, make_rng(seed), noise, tell, held)
+        mech = ChargedMechanisms(plan.ledger, noise)
+        outside = count_outside(counts, plan.schema, result.measurements, plan.discovered, held, mech)
+        empty_from_measurements(plan.schema, result.measurements, plan.discovered, outside)
         rel = Release(
             schema=plan.schema,
             model=result.model,
@@ -241,8 +245,11 @@ def _measure(
     rng: np.random.Generator,
     noise: Any,
     tell: Callable[[Any], None],
-) -> Any:
-    """Run AIM on the table's counts under ``plan.schema`` with what the plan left of the budget."""
+    held: float = 0.0,
+) -> tuple[Any, Callable[[list[str]], dict[str, int]]]:
+    """Run AIM on the table's counts under ``plan.schema`` with what the plan left of the budget,
+    less ``held`` (kept for counts after AIM). Returns AIM's result and a function giving the exact
+    count of the rows in each named column's catch-all level (``schema.column(c).missing``)."""
     from ddssp.data.counting import count_marginals
     from ddssp.marginals.aim import run_aim
 
@@ -271,12 +278,21 @@ def _measure(
 
     w = build_workload(aim.workload, schema.domain, target, aim.max_cells, by=aim.by)
     check_release_size(schema.domain, w, aim.rounds, plan.ledger)  # what the reader would refuse, before AIM
-    rho_aim = plan.ledger.rho_budget - plan.ledger.spent
+    rho_aim = plan.ledger.rho_budget - plan.ledger.spent - held
     if not rho_aim > 0:
         raise DDSSPError("nothing of the budget is left for the marginals after schema discovery")
-    return run_aim(
+
+    def caught(columns: list[str]) -> dict[str, int]:
+        if isinstance(codes, pd.DataFrame):
+            got = {(c,): np.bincount(codes[c].to_numpy(), minlength=schema.column(c).size) for c in columns}
+        else:  # the counting backend, one more scan of the table
+            got = codes([(c,) for c in columns])
+        return {c: int(got[(c,)][list(schema.column(c).labels).index(schema.column(c).missing)]) for c in columns}
+
+    result = run_aim(
         codes, schema.domain, w, rho_aim, rng=rng, noise=noise, settings=aim.settings, callback=tell, target=target
     )
+    return result, caught
 
 
 def _whole_ledger(planned: Ledger, measured: Ledger) -> Ledger:

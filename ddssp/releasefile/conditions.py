@@ -96,16 +96,142 @@ def stored_rules(stored: Any, schema: Any) -> list[str]:
     return [c.rule.text for c in compile_rules(stored, schema)]
 
 
-def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> list[str]:
+def _candidates(schema: Any, columns: Any) -> list[str]:
+    """The discovered categorical columns whose catch-all level is not marked empty. Public."""
+    from ddssp.data.discovery.labels import OTHER_LABEL
+
+    out = []
+    for name in columns:
+        col = schema.column(name) if name in schema else None
+        if col is None or col.kind != "categorical" or col.missing is None or col.missing in col.empty:
+            continue
+        if col.missing.rstrip("_") == OTHER_LABEL:
+            out.append(name)
+    return out
+
+
+def _combined(col: Any, name: str, measurements: Any) -> tuple[float, float, float, float]:
+    """AIM's combined noisy count of a column's catch-all level: (sum of count / variance, sum of
+    1 / variance, the same two for the column's total). Post-processing."""
+    import numpy as np
+
+    k = list(col.labels).index(col.missing)
+    x = w = xt = wt = 0.0
+    for m in measurements:
+        if name not in m.clique:
+            continue
+        v = np.moveaxis(np.asarray(m.values, dtype=float), m.clique.index(name), 0)
+        var = float(m.sigma) ** 2 * v[0].size
+        w, x = w + 1.0 / var, x + float(v[k].sum()) / var
+        var_t = float(m.sigma) ** 2 * v.size  # the column's total: every cell summed
+        wt, xt = wt + 1.0 / var_t, xt + float(v.sum()) / var_t
+    return x, w, xt, wt
+
+
+def outside_reserve(schema: Any, columns: Any, rows: float | None, rho_budget: float) -> float:
+    """The zCDP budget held back from AIM for counts of catch-all levels AIM may leave undecided.
+
+    ``OUTSIDE_COUNTS`` counts whose noise sd is ``OUTSIDE_SD`` of the noisy row count, at most
+    ``OUTSIDE_CAP`` of the release's budget; none when no discovered column has a catch-all level
+    that may hold rows, when there is no noisy row count, or when even one count with all of it
+    could not bound that level under ``OTHER_AFTER_SHARE`` of the rows (2 sds of it are more: a
+    small table). Decides from the public schema and a noisy count only.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The release's schema.
+    columns : iterable of str
+        The discovered columns.
+    rows : float or None
+        Discovery's noisy row count.
+    rho_budget : float
+        The release's zCDP budget.
+
+    Returns
+    -------
+    float
+    """
+    from ddssp.data.discovery.labels import (
+        OTHER_AFTER_SHARE,
+        OTHER_SDS,
+        OUTSIDE_CAP,
+        OUTSIDE_COUNTS,
+        OUTSIDE_SD,
+    )
+
+    if rows is None or rows <= 0 or not _candidates(schema, columns):
+        return 0.0
+    rho = min(OUTSIDE_COUNTS / (2.0 * (OUTSIDE_SD * rows) ** 2), OUTSIDE_CAP * float(rho_budget))
+    if OTHER_SDS * (2.0 * rho) ** -0.5 > OTHER_AFTER_SHARE * rows:
+        return 0.0
+    return rho
+
+
+def count_outside(counts: Any, schema: Any, measurements: Any, columns: Any, rho: float, mech: Any) -> dict:
+    """Spend the budget held back from AIM on noisy counts of the catch-all levels AIM left undecided.
+
+    A discovered column's catch-all level is undecided when AIM's combined count of it
+    (:func:`empty_from_measurements`) neither shows at ``OUTSIDE_SHOW_SDS`` sds (above the rule's
+    ``OTHER_SHOW_SDS``: a level that shows only by a little may show by noise) nor is bounded near
+    none (or AIM never measured the column). ``rho`` is split evenly among those columns, one count
+    each of the rows in that level (sensitivity 1); when AIM left none undecided, among every
+    discovered column whose level may hold rows, so that the budget is spent in full. The counts are
+    charged to ``mech``'s ledger.
+
+    Parameters
+    ----------
+    counts : callable
+        ``counts(columns) -> {column: exact count of the rows in its catch-all level}``.
+    schema : ddssp.data.Schema
+        The release's schema.
+    measurements : list of ddssp.marginals.aim.Measurement
+        AIM's noisy marginals.
+    columns : iterable of str
+        The discovered columns.
+    rho : float
+        The budget held back (:func:`outside_reserve`); nothing is counted when 0.
+    mech : ddssp.dp.discovery.ChargedMechanisms
+        Draws the noisy counts and charges them.
+
+    Returns
+    -------
+    dict
+        ``{column: (noisy count, its noise sd)}``.
+    """
+    import numpy as np
+
+    from ddssp.data.discovery.labels import OUTSIDE_SHOW_SDS, other_empty_after
+
+    todo = _candidates(schema, columns)
+    if rho <= 0 or not todo:
+        return {}
+    undecided = []
+    for name in todo:
+        x, w, xt, wt = _combined(schema.column(name), name, measurements)
+        if w == 0.0 or not (x / w >= OUTSIDE_SHOW_SDS * w**-0.5 or other_empty_after(x / w, w**-0.5, xt / wt)):
+            undecided.append(name)
+    todo = undecided or todo
+    exact = counts(todo)
+    sd = (2.0 * rho / len(todo)) ** -0.5
+    out = {}
+    for name in todo:
+        y = mech.counts(np.array([int(exact[name])], dtype=np.int64), sd, column=name, note="rows in <other>")
+        out[name] = (float(y[0]), sd)
+    return out
+
+
+def empty_from_measurements(schema: Any, measurements: Any, columns: Any, outside: Any = None) -> list[str]:
     """Mark a discovered column's catch-all level empty when AIM's noisy marginals show no rows in it.
 
     Discovery decides whether a column's catch-all level (``<other>``: labels it did not release)
     holds rows from its own noisy counts, whose noise on a small table is as large as a label
     (:func:`ddssp.data.discovery.labels.other_shows`). AIM's measurements of the column are usually
     far less noisy (a one-way marginal, a target's pairs): each gives an unbiased noisy count of the
-    level (its cells summed, noise variance ``sigma**2`` per cell), and their independent noises
-    combine by inverse variance. The level is marked empty when the combined count does not show
-    above its noise and the noisy counts bound it to a tenth of the column's rows
+    level (its cells summed, noise variance ``sigma**2`` per cell), and so does a count of the level
+    on the budget held back from AIM where one was drawn (``outside``, :func:`count_outside`); their
+    independent noises combine by inverse variance. The level is marked empty when the combined
+    count does not show above its noise and the noisy counts bound it to a tenth of the column's rows
     (:func:`~ddssp.data.discovery.labels.other_empty_after`): when every label was released it holds
     no rows, and a level of the schema with no rows is never drawn into synthetic records. A true
     share under the noise and the bound is zeroed with it (its rows go to the released labels in the
@@ -120,33 +246,25 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> lis
     columns : iterable of str
         The discovered columns (only their catch-all levels are decided here; a declared level is
         the publisher's).
+    outside : dict, optional
+        ``{column: (noisy count, its noise sd)}`` of the rows in a column's catch-all level
+        (:func:`count_outside`).
 
     Returns
     -------
     list of str
         The columns whose catch-all level was marked empty.
     """
-    import numpy as np
-
     from ddssp.data.discovery.labels import other_empty_after
 
     marked = []
-    for name in columns:
-        col = schema.column(name) if name in schema else None
-        if col is None or col.kind != "categorical" or col.missing is None or col.missing in col.empty:
-            continue
-        k = list(col.labels).index(col.missing)
-        w = x = wt = xt = 0.0
-        for m in measurements:
-            if name not in m.clique:
-                continue
-            v = np.moveaxis(np.asarray(m.values, dtype=float), m.clique.index(name), 0)
-            cells = v[0].size
-            var = float(m.sigma) ** 2 * cells
-            w, x = w + 1.0 / var, x + float(v[k].sum()) / var
-            var_t = float(m.sigma) ** 2 * v.size  # the column's total: every cell summed
-            wt, xt = wt + 1.0 / var_t, xt + float(v.sum()) / var_t
-        if w == 0.0:
+    for name in _candidates(schema, columns):
+        col = schema.column(name)
+        x, w, xt, wt = _combined(col, name, measurements)
+        if outside and name in outside:  # the count on the held-back budget: independent noise
+            count, sd = outside[name]
+            x, w = x + count / sd**2, w + 1.0 / sd**2
+        if w == 0.0 or wt == 0.0:  # never measured by AIM: discovery decided
             continue
         if other_empty_after(x / w, (1.0 / w) ** 0.5, xt / wt):
             col.with_empty([*col.empty, col.missing])

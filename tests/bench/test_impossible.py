@@ -36,13 +36,14 @@ def test_counts_each_kind_of_impossible_value():
     assert out["bad_clock"] == 2
     assert out["impossible"] == 1 + 1 + 2
     assert out["other_share"] == pytest.approx(0.5)
+    assert out["other_columns"] == 1  # one all-released column draws <other>
 
 
 def test_other_share_is_not_counted_where_a_real_label_was_not_released():
     real = pd.DataFrame({"age": [20, 40, 90], "hhmm": [5, 1230, 2359], "c": ["a", "b", "z"]})
     synth = pd.DataFrame({"age": [20, 40, 90, 50], "hhmm": [5, 10, 15, 20], "c": ["<other>"] * 4})
     out = impossible_counts(real, synth, _schema(), [])
-    assert np.isnan(out["other_share"])
+    assert np.isnan(out["other_share"]) and out["other_columns"] == 0
     assert out["impossible"] == 0 and out["out_of_range"] == 0
 
 
@@ -52,6 +53,8 @@ def test_spec_errors_are_one_clear_line(tmp_path):
         parse_spec({"kind": "impossible-values", "bogus": 1, "tables": [{"name": "t", "source": "file:x.csv"}]}, ctx)
     with pytest.raises(WorkloadError, match="sizes"):
         parse_spec({"tables": [{"name": "t", "source": "file:x.csv"}], "sizes": [3]}, ctx)
+    with pytest.raises(WorkloadError, match="methods"):
+        parse_spec({"tables": [{"name": "t", "source": "file:x.csv", "methods": ["bogus"]}]}, ctx)
 
 
 def test_runs_end_to_end_on_a_small_file(tmp_path):
@@ -66,10 +69,12 @@ def test_runs_end_to_end_on_a_small_file(tmp_path):
     spec = tmp_path / "imp.toml"
     spec.write_text(
         'kind = "impossible-values"\nname = "tiny"\nplot = false\neps = 1.0\nreleases = 1\nsizes = ["full"]\n'
-        '[[tables]]\nname = "t"\nsource = "file:t.csv"\n'
+        '[[tables]]\nname = "t"\nsource = "file:t.csv"\ntarget = "c"\nmethods = ["target"]\n'
     )
     results, _ = bench.run_bench(spec, tmp_path / "out", quiet=True)
     got = dict(zip(results["metric"], results["value"]))
+    assert set(results["method"]) == {"target"}  # --target c, and only that method
     assert got["ok"] == 1.0
+    assert got["target_labels"] == 2  # both of c's labels kept
     assert got["impossible"] == 0
     assert (tmp_path / "out" / "results.md").read_text().startswith("| table |")

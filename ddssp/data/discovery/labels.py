@@ -92,6 +92,29 @@ OTHER_SHOW_SDS = 3.0
 OTHER_AFTER_SHARE = 0.10
 
 
+#: AIM's marginals leave a column's ``<other>`` undecided when their combined count of it neither
+#: shows nor is bounded (a column AIM measured once, in its one-way marginal, on a small table): a
+#: share of the budget is then held back from AIM for one noisy count of that level's rows per such
+#: column (:func:`ddssp.releasefile.conditions.count_outside`). Its noise sd is this share of the
+#: noisy row count (2e-4 of zCDP on 2,000 rows, 1.4% of the budget at eps 1) ...
+OUTSIDE_SD = 0.025
+
+
+#: ... for this many such columns, and at most ``OUTSIDE_CAP`` of the release's budget (on a small
+#: table that sd would cost more than the release has)
+OUTSIDE_COUNTS = 2
+
+
+#: see ``OUTSIDE_COUNTS``
+OUTSIDE_CAP = 0.025
+
+
+#: a level whose combined count shows at ``OTHER_SHOW_SDS`` sds but not at this many is counted too
+#: (noise alone shows at 3 sds in 0.13% of columns, at 4 in 0.003%): its count can take it back under
+#: the 3 sds, where the rule decides
+OUTSIDE_SHOW_SDS = 4.0
+
+
 def _unique_label(label: str, taken: set[str]) -> str:
     while label in taken:
         label = label + "_"
