@@ -246,9 +246,7 @@ class DDSSPEstimator(DPEstimator):
         -------
         pandas.DataFrame
             One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
-            stderr_sampling, ci_low, ci_high, pair_measured, basis ("measured", "model", "none" or
-            "empty", the last for a feature with no rows, whose standard errors and interval are NaN:
-            :func:`~ddssp.estimators.ddssp_intervals.interval_table`).
+            stderr_sampling, ci_low, ci_high, pair_measured, basis (:func:`.ddssp_intervals.interval_table`).
 
         Raises
         ------
@@ -396,8 +394,7 @@ class DDSSPEstimator(DPEstimator):
         holds almost no rows, such as an ``'<other>'`` with nothing in it, gets a coefficient that
         rests on noise); after a fit with ``ci=level`` also ``stderr``, ``ci_low`` and ``ci_high``
         in data units (for the intercept only when no numeric feature shifts it: else NaN), and ``basis``
-        (``"empty"`` for a level with no rows: not estimable, its 0 is a placeholder and its standard
-        error and interval are NaN).
+        (``"empty"``: a level with no rows, not estimable: 0 as a placeholder, NaN stderr and interval).
 
         Returns
         -------
