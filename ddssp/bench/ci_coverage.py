@@ -47,6 +47,11 @@ With ``data`` (a CSV of codes with ``domain``, ``categorical``, ``targets`` and 
 ``features``) the population is that table: each trial resamples ``rows`` rows (default: all) with
 replacement, and the truth is DD-SSP on the table's exact marginals (workloads/ci-coverage-adult.toml).
 
+``release_target`` declares the release's target (``ddssp release --target``: AIM measures that
+column with every other first; workloads/ci-coverage-adult-target.toml). Per-coefficient rows also
+hold ``err_data_fit`` (estimate - the sample's own exact-marginal DD-SSP fit: the DP part's error)
+and ``level_count`` (the release's count of a one-hot coefficient's level; NaN otherwise).
+
 Also ``release/cliques_measured``, ``<model>/estimate`` (``abs_err``, ``pair_measured``: the fraction of
 coefficients whose pair was measured), ``cost`` (``cpu_fixed_bootstrap``, ``cpu_mechanism_bootstrap``:
 CPU seconds per release, shared by both models) and per-coefficient rows ``<model>/coef/<name>``
@@ -215,7 +220,8 @@ class _Population:
     the table itself is the population: each trial resamples ``rows`` rows (default: as many as the
     table has) with replacement, and the "true" coefficients are DD-SSP on the table's exact
     marginals. ``targets`` names the target of each model (``{linear = "...", logistic = "..."}``);
-    the features are every other column but the targets (or ``features``)."""
+    the features are every other column but the targets, or ``features``: one list for both models,
+    or a table ``{model = [...]}`` where ``"others"`` stands for every column but that model's target."""
 
     def __init__(self, spec: dict, ctx: BenchContext):
         self.table = None
@@ -224,7 +230,7 @@ class _Population:
             self.schema = schema()
             self.rows = 20000
             self.targets = {"linear": "y", "logistic": "z"}
-            self.features = list(FEATURES)
+            self.features = {"linear": list(FEATURES), "logistic": list(FEATURES)}
             return
         from ddssp.data import load_schema
         from ddssp.data.tables import read_table
@@ -238,7 +244,16 @@ class _Population:
         if not self.targets or set(self.targets) - {"linear", "logistic"}:
             raise WorkloadError("ci-coverage: give targets = {linear = COLUMN, logistic = COLUMN} (one or both)")
         names = list(self.schema.names)
-        self.features = list(spec.get("features", [c for c in names if c not in self.targets.values()]))
+        feats = spec.get("features", [c for c in names if c not in self.targets.values()])
+        # one list for both models, or {model: list, or "others" for every column but its own target}
+        if not isinstance(feats, dict):
+            feats = {m: feats for m in self.targets}
+        self.features = {
+            m: [c for c in names if c != t] if feats.get(m) == "others" else list(feats.get(m, []))
+            for m, t in self.targets.items()
+        }
+        if not all(self.features.values()):
+            raise WorkloadError("ci-coverage: features must name columns for every model (a list, or 'others')")
 
     def sample(self, rows: int, rng: np.random.Generator) -> pd.DataFrame:
         if self.table is None:
@@ -250,7 +265,7 @@ class _Population:
         from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 
         cls = {"linear": DDSSPLinearRegression, "logistic": DDSSPLogisticRegression}
-        return {m: (cls[m](features=list(self.features)), t) for m, t in self.targets.items()}
+        return {m: (cls[m](features=list(self.features[m])), t) for m, t in self.targets.items()}
 
     def truth(self) -> dict[str, np.ndarray]:
         if self.table is None:
@@ -267,6 +282,21 @@ class _Population:
 
 def _covers(est_v, lo, hi, ref) -> float:
     return float(np.mean((lo <= ref) & (ref <= hi)))
+
+
+def _level_counts(est: Any, rel: Any) -> np.ndarray:
+    """The release's noisy count of the level behind each one-hot coefficient (intercept first; NaN
+    for the intercept and numeric features): how rare the level is, to read coverage by level size."""
+    enc = est.encoding_
+    out = [np.nan] if enc.intercept else []
+    for a in enc.attributes:
+        if not a.width:
+            continue
+        if a.how != "onehot":
+            out.extend([np.nan] * a.width)
+            continue
+        out.extend(np.asarray(a.matrix, dtype=float) @ np.asarray(rel.marginal([a.column]), dtype=float))
+    return np.asarray(out, dtype=float)
 
 
 def _per_coef(add, model, names, values: dict) -> None:
@@ -322,6 +352,9 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     aim = dict(spec.get("aim", {}))
     pop = _Population(spec, ctx)
     sch = pop.schema
+    release_target = spec.get("release_target")  # the release's declared target (ddssp release --target)
+    if release_target is not None and release_target not in sch.names:
+        raise WorkloadError(f"ci-coverage: release_target {release_target!r} is not a column of the population")
     rows = int(spec.get("rows", pop.rows))
     truth = pop.truth()
     ctx.log("population DD-SSP targets: " + "; ".join(f"{m}: {np.round(v, 4).tolist()}" for m, v in truth.items()))
@@ -360,6 +393,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
             sch,
             eps=float(eps),
             delta=delta,
+            target=release_target,
             seed=np.random.default_rng(rel_ss),
             read=ReadOptions(encoded=True),
             aim=AimOptions(**aim),
@@ -416,6 +450,8 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
             sens_e = unmeasured_sensitivity(est, list(rel.measurements), lambda S: independence_counts(rel, S))
             per_coef = {
                 "err": est_v - truth_v,
+                "err_data_fit": est_v - exact_v,
+                "level_count": _level_counts(est, rel),
                 "pair_measured": ident.astype(float),
                 "se_fixed": tab["stderr"].to_numpy(),
                 "se_dp": tab["stderr_dp"].to_numpy(),
@@ -448,7 +484,8 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                     # intervals and the model-based ones of unmeasured pairs
                     z = norm.ppf(0.975)
                     hit = (est_v - z * se <= ref) & (ref <= est_v + z * se)
-                    for basis, sel in (("measured", ident), ("model", ~ident)):
+                    estimable = np.isfinite(se)  # an empty level's coefficient has no interval
+                    for basis, sel in (("measured", ident & estimable), ("model", ~ident & estimable)):
                         add(f"{model}/{variant}/{basis}", "covered95", float(np.sum(hit[sel])), s_)
                         add(f"{model}/{variant}/{basis}", "n", float(np.sum(sel)), s_)
                     # unmeasured pairs flagged: their interval is the whole line (unmeasured="infinite")

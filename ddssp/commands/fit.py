@@ -372,12 +372,12 @@ def result_dict(est, model: str) -> dict:
             {
                 "name": str(r.name),
                 "estimate": float(r.estimate),
-                "stderr": float(r.stderr),
+                "stderr": _finite_or_none(r.stderr),
                 "ci_low": _finite_or_none(r.ci_low),
                 "ci_high": _finite_or_none(r.ci_high),
-                "stderr_dp": float(r.stderr_dp),
-                "stderr_model": float(r.stderr_model),
-                "stderr_sampling": float(r.stderr_sampling),
+                "stderr_dp": _finite_or_none(r.stderr_dp),
+                "stderr_model": _finite_or_none(r.stderr_model),
+                "stderr_sampling": _finite_or_none(r.stderr_sampling),
                 "pair_measured": bool(r.pair_measured),
                 "basis": str(r.basis),
             }
@@ -550,6 +550,12 @@ def run(args) -> int:
                 "imputation of the pair, estimated from the release (half the measured pairs' typical dependence; "
                 "wider than a measured pair's); --unmeasured infinite reports (-inf, inf) for them instead"
             )
+    if ci and any(r.get("basis") == "empty" for r in rows):
+        say(
+            "  basis 'empty': the release holds no rows at this level (or the feature is 0 on every row), "
+            "so its coefficient is not estimable: the 0 shown is a placeholder, with no standard error "
+            "or interval (n/a)"
+        )
     if out_path is not None:
         say(f"  coefficient table written to {out_path}")
     return 0

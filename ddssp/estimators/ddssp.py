@@ -246,8 +246,7 @@ class DDSSPEstimator(DPEstimator):
         -------
         pandas.DataFrame
             One row per coefficient (intercept first): name, estimate, stderr, stderr_dp,
-            stderr_sampling, ci_low, ci_high, pair_measured, basis ("measured", "model" or "none":
-            :func:`~ddssp.estimators.ddssp_intervals.interval_table`).
+            stderr_sampling, ci_low, ci_high, pair_measured, basis (:func:`.ddssp_intervals.interval_table`).
 
         Raises
         ------
@@ -394,7 +393,8 @@ class DDSSPEstimator(DPEstimator):
         level, from the diagonal of X^T X; NaN for the intercept and numeric terms: a level that
         holds almost no rows, such as an ``'<other>'`` with nothing in it, gets a coefficient that
         rests on noise); after a fit with ``ci=level`` also ``stderr``, ``ci_low`` and ``ci_high``
-        in data units (for the intercept only when no numeric feature shifts it: else NaN), and ``basis``.
+        in data units (for the intercept only when no numeric feature shifts it: else NaN), and ``basis``
+        (``"empty"``: a level with no rows, not estimable: 0 as a placeholder, NaN stderr and interval).
 
         Returns
         -------

@@ -252,6 +252,12 @@ def fit_intervals(est: Any, source: Any, level: float, options: IntervalOptions,
     est.ci_basis_ = np.where(
         est.pair_measured_, "measured", "model" if options.unmeasured == "model" else "none"
     ).astype(object)
+    # a coefficient whose feature holds no rows in the source is not estimable: the minimum-norm
+    # solution gives it 0 with no spread, which is no interval
+    empty = empty_coefficients(est)
+    est.ci_basis_[empty] = "empty"
+    se, se_dp, se_samp = (np.where(empty, np.nan, v) for v in (se, se_dp, se_samp))
+    est.stderr_model_ = np.where(empty, np.nan, getattr(est, "stderr_model_", np.zeros(len(theta))))
     est.boot_coefs_ = reps
     est.stderr_dp_ = se_dp
     est.stderr_sampling_ = se_samp
@@ -264,6 +270,32 @@ def fit_intervals(est: Any, source: Any, level: float, options: IntervalOptions,
     est.ci_bias_ = reps.mean(axis=0) - theta if len(reps) else np.zeros(len(theta))
     est.ci_info_ = info
     est.ci_table_ = interval_table(est, level)
+
+
+def empty_coefficients(est: Any) -> np.ndarray:
+    """Per coefficient (intercept first): does its encoded feature hold no rows in the fitted source?
+
+    A one-hot level with no rows (a level the release marks empty, so its model holds no mass
+    there) or a numeric feature that is 0 on every row has a zero column in X, so its diagonal of
+    X^T X is 0 (at most :data:`~ddssp.estimators.ddssp_math.EIG_TOL` times the largest diagonal
+    entry times the number of coefficients, the tolerance of the solve): the data say nothing
+    about its coefficient, which the minimum-norm solution sets to 0.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted (its ``suffstats_`` are read).
+
+    Returns
+    -------
+    numpy.ndarray
+        Booleans, one per coefficient, the intercept first (never empty).
+    """
+    enc: Encoding = est.encoding_
+    diag = np.abs(np.diag(np.asarray(est.suffstats_.xtx, dtype=float)))
+    tol = EIG_TOL * max(float(diag.max(initial=0.0)), np.finfo(float).tiny) * len(diag)
+    out = (diag <= tol) & np.array([nm != INTERCEPT for nm in enc.names])
+    return out if enc.intercept else np.concatenate([[False], out])
 
 
 def _coefficients(est: Any) -> np.ndarray:
@@ -455,7 +487,9 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
         stderr_sampling, ci_low, ci_high, pair_measured, basis (``"measured"``: the pair is in a
         measured clique; ``"model"``: a model-based interval for an unmeasured pair, with the
         model's imputation error in it; ``"none"``: with ``unmeasured="infinite"``, an
-        unmeasured pair's interval (-inf, inf)).
+        unmeasured pair's interval (-inf, inf); ``"empty"``: the feature holds no rows in the source
+        (:func:`empty_coefficients`), so the coefficient is not estimable and its standard errors
+        and interval are NaN).
 
     Raises
     ------
@@ -486,6 +520,8 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
     basis = getattr(est, "ci_basis_", None)
     if basis is None:
         basis = np.where(measured, "measured", "model" if est.ci_unmeasured_ != "infinite" else "none")
+    empty = np.asarray(basis) == "empty"  # not estimable: no interval
+    lo, hi = np.where(empty, np.nan, lo), np.where(empty, np.nan, hi)
     return pd.DataFrame(
         {
             "name": [INTERCEPT] + list(est.feature_names_in_),

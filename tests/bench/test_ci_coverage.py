@@ -88,3 +88,39 @@ def test_ci_coverage_bench_on_a_table(tmp_path):
     assert (results[(results["method"] == "release") & (results["metric"] == "kappa_median")]["value"] >= 1).all()
     err = coef[coef["metric"] == "err"]["value"].abs()
     assert (err < 5).all()  # the truth is the table's own DD-SSP fit, not the built-in population's
+
+
+def test_ci_coverage_release_target_and_per_model_features(tmp_path):
+    """``release_target`` releases with a declared target (AIM measures it with every other column, so
+    every logistic pair is measured), ``features = {model = "others"}`` takes every column but the
+    model's own target, and per-coefficient rows carry the DP part's error and the level's count."""
+    import json
+
+    import numpy as np
+    import pytest
+
+    from ddssp.bench import ci_coverage as cc
+    from ddssp.errors import WorkloadError
+
+    codes = cc.sample_codes(cc.population(), 600, np.random.default_rng(1))
+    codes.to_csv(tmp_path / "table.csv", index=False)
+    (tmp_path / "domain.json").write_text(json.dumps(cc.DOMAIN))
+    text = (
+        'kind = "ci-coverage"\nname = "ci-target"\ndata = "table.csv"\ndomain = "domain.json"\n'
+        'categorical = ["x3", "x4", "z"]\ntargets = { logistic = "z" }\nfeatures = { logistic = "others" }\n'
+        'release_target = "z"\neps = [1.0]\ntrials = 1\nboot = 3\nboot_compare_trials = 0\nsampling_rows = 500\n'
+    )
+    spec = tmp_path / "ci.toml"
+    spec.write_text(text)
+    results, _ = bench.run_bench(spec, tmp_path / "out", quiet=True, data_dir=tmp_path)
+    coef = results[results["method"].str.startswith("logistic/coef/")]
+    names = {m.split("/")[2] for m in coef["method"]}
+    assert names == {"intercept", "x1", "x2", "x3=1", "x3=2", "x4=1", "y"}  # y is a feature of the z model
+    wide = coef.pivot_table(index="method", columns="metric", values="value")
+    assert (wide["pair_measured"] == 1).all()  # the declared target's pairs are all measured
+    assert np.isfinite(wide["err_data_fit"]).all()
+    onehot = wide.index.str.contains("=")
+    assert (wide.loc[onehot, "level_count"] > 0).all() and wide.loc[~onehot, "level_count"].isna().all()
+    spec.write_text(text.replace('release_target = "z"', 'release_target = "nope"'))
+    with pytest.raises(WorkloadError, match="release_target"):
+        bench.run_bench(spec, tmp_path / "out2", quiet=True, data_dir=tmp_path)

@@ -304,3 +304,45 @@ def test_cli_basis_column_and_strict_option(partial, tmp_path, capsys):
     assert {r["basis"] for r in rows} == {"measured", "none"}
     assert all((r["ci_low"] is None) == (r["basis"] == "none") for r in rows[1:])
     assert all(r["stderr_model"] == 0 for r in res["coefficients_scaled"])
+
+
+def _empty_level_release():
+    """A small release whose schema marks a fourth level of x3 empty: its model holds no mass there."""
+    from ddssp.data.schema import Schema
+
+    codes = cc.sample_codes(cc.population(), 400, np.random.default_rng(0))
+    sch = Schema.from_domain({**cc.DOMAIN, "x3": 4}, categorical=cc.CATEGORICAL)
+    sch.column("x3").with_empty([sch.column("x3").labels[3]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return release(codes, sch, eps=1.0, seed=1, target="y", read=ReadOptions(encoded=True))
+
+
+def test_empty_level_is_not_estimable(tmp_path, capsys):
+    rel = _empty_level_release()
+    assert float(np.asarray(rel.marginal(["x3"]))[3]) == 0.0
+    est = _fit(DDSSPLinearRegression, rel, "y")
+    tab = est.conf_int().set_index("name")
+    assert list(tab.index[tab["basis"] == "empty"]) == ["x3=3"]
+    row = tab.loc["x3=3"]
+    for col in ("stderr", "stderr_dp", "stderr_model", "stderr_sampling", "ci_low", "ci_high"):
+        assert math.isnan(row[col]), col
+    rest = tab.drop(index="x3=3")
+    assert (rest["basis"] == "measured").all() and np.isfinite(rest[["ci_low", "ci_high"]].to_numpy()).all()
+    assert (rest["stderr"] > 0).all()
+    coef = est.coef_table()
+    assert coef.loc["x3=3", "basis"] == "empty" and math.isnan(coef.loc["x3=3", "stderr"])
+    assert math.isnan(coef.loc["x3=3", "ci_low"]) and math.isnan(coef.loc["x3=3", "ci_high"])
+    path = tmp_path / "empty.release"
+    rel.save(path)
+    argv = ["fit", str(path), "--target", "y", "--features", ",".join(FEATS), "--ci", "0.95", "--seed", "0"]
+    assert main(argv + ["--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    for key in ("coefficients", "coefficients_scaled"):
+        (row,) = [r for r in res[key] if r["name"] == "x3=3"]
+        assert row["basis"] == "empty" and row["stderr"] is None and row["ci_low"] is None and row["ci_high"] is None
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    (line,) = [ln for ln in out.splitlines() if ln.strip().startswith("x3=3")]
+    assert line.count("n/a") == 2 and "empty" in line
+    assert "basis 'empty'" in out and "not estimable" in out
