@@ -10,11 +10,14 @@ It does what an agency would do with the public tools, as a new user would run t
    (:func:`bins_schema`): AGEP with an edge at every age a rule names, PINCP and POVPIP at round
    numbers, DENSITY at SDNist's density bins, each bin's values spread evenly inside it (a declared
    ``within``) unless the recipe says otherwise; the ``topcoded`` recipe also top-codes the counts
-   NOC (at 10) and NPF (at 14), one bin per count. Everything is declared: no budget goes to
-   discovery. A ``[bins.NAME]`` table of the spec makes another recipe (``AGEP``, ``PINCP``,
-   ``POVPIP``, ``NOC``, ``NPF`` edges, ``within = "uniform"`` or ``"none"``), which a
-   ``[[configs]]`` entry names with ``bins = "NAME"``; its ``rules`` is true (the spec's rules
-   file), false, or a rules file of its own, and ``args`` adds release options.
+   NOC (at 10) and NPF (at 14), one bin per count; the ``topcoded-range`` recipe top-codes them
+   at the same counts as reviewed codebook ranges instead (``ranges``: NOC 0..10, NPF 2..14, one
+   level per whole number, whose levels the release's noisy counts show empty are marked so).
+   Everything is declared: no budget goes to discovery. A ``[bins.NAME]`` table of the spec makes
+   another recipe (``AGEP``, ``PINCP``, ``POVPIP``, ``NOC``, ``NPF`` edges, ``within = "uniform"``
+   or ``"none"``, ``ranges = {NOC = [0, 10]}``), which a ``[[configs]]`` entry names with ``bins =
+   "NAME"``; its ``rules`` is true (the spec's rules file), false, or a rules file of its own, and
+   ``args`` adds release options.
 2. **Releases.** Per state and configuration, ``releases`` fresh releases with secure noise:
    ``ddssp release DATA --eps E --codebook codebook.json --schema bins.json --na-values N --columns
    ... [--by PUMA] [--rules FILE]``, then ``ddssp synth REL --rows N`` (as many rows as the data).
@@ -75,7 +78,7 @@ SPEC_KEYS = {
 STATE_KEYS = {"name", "source", "puma_prefix"}
 #: a configuration's ``rules``: true (the spec's rules file), false (none) or its own rules file
 CONFIG_KEYS = {"name", "features", "eps", "by", "rules", "bins", "args", "description"}
-BIN_KEYS = {"AGEP", "PINCP", "POVPIP", "NOC", "NPF", "within"}
+BIN_KEYS = {"AGEP", "PINCP", "POVPIP", "NOC", "NPF", "within", "ranges"}
 
 #: The agency recipe's default bins: an edge at every age SDNist's checks name (3, 5, 15, 16), income
 #: and income-to-poverty ratio at round numbers; N (not applicable) is each column's missing level.
@@ -91,6 +94,10 @@ DEFAULT_BINS = {
 TOPCODED_COUNTS = {"NOC": list(range(0, 12)), "NPF": list(range(2, 16))}
 #: counts a recipe may top-code: each bin decodes to its lowest value
 COUNTS = ("NOC", "NPF")
+#: The same top-codes as reviewed ranges of the codebook (``ranges``): the dictionary's bounds of NOC
+#: and NPF narrowed to 0..10 and 2..14 (values above clip to the top), one level per whole number,
+#: so that the release marks empty the levels its noisy counts show no rows in.
+TOPCODED_RANGES = {"NOC": [0, 10], "NPF": [2, 14]}
 
 
 def density_edges(dictionary: dict) -> list[float]:
@@ -150,11 +157,21 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     feature_sets = spec.get("features", {})
     if not isinstance(feature_sets, dict) or not feature_sets:
         raise WorkloadError("an agency spec needs a [features] table: name = [columns]")
-    bins = {"agency": dict(DEFAULT_BINS), "topcoded": {**DEFAULT_BINS, **TOPCODED_COUNTS}}
+    bins = {
+        "agency": dict(DEFAULT_BINS),
+        "topcoded": {**DEFAULT_BINS, **TOPCODED_COUNTS},
+        "topcoded-range": {**DEFAULT_BINS, "ranges": dict(TOPCODED_RANGES)},
+    }
     for name, b in (spec.get("bins") or {}).items():
         bad = sorted(set(b) - BIN_KEYS)
         if bad:
             raise WorkloadError(f"unknown key(s) {bad} in [bins.{name}]; known: {sorted(BIN_KEYS)}")
+        ranges = b.get("ranges", {})
+        if not isinstance(ranges, dict) or not all(
+            c in COUNTS and isinstance(r, list) and len(r) == 2 and all(isinstance(x, int) for x in r) and r[0] < r[1]
+            for c, r in ranges.items()
+        ):
+            raise WorkloadError(f"[bins.{name}] ranges: give {{NOC = [low, high], NPF = [low, high]}} (whole numbers)")
         bins[name] = {**DEFAULT_BINS, **b}
     configs = []
     for c in spec.get("configs", []):
@@ -228,13 +245,16 @@ def make_codebook(dictionary_path: Path, out: Path) -> dict:
     return json.loads(out.read_text())
 
 
-def review_codebook(codebook: dict, columns: list[str], puma_prefix: str, binned: tuple = ()) -> dict:
+def review_codebook(
+    codebook: dict, columns: list[str], puma_prefix: str, binned: tuple = (), ranges: dict | None = None
+) -> dict:
     """The publisher's review of a codebook written from the dictionary, for one state's release.
 
     PUMA keeps the levels of the state's own PUMAs (the dictionary lists every state's; a level no
     row can hold takes cells in every marginal and can receive synthetic rows); only the released
     columns are kept; the columns given declared bins (:func:`bins_schema`) are removed here, as the
-    schema declares them.
+    schema declares them; a column of ``ranges`` gets those bounds instead of the dictionary's (a
+    top-code: values above clip to the top, one level per whole number of the range).
 
     Parameters
     ----------
@@ -246,6 +266,8 @@ def review_codebook(codebook: dict, columns: list[str], puma_prefix: str, binned
         The state's PUMA code prefix (``25-`` for Massachusetts).
     binned : tuple of str
         The columns :func:`bins_schema` declares.
+    ranges : dict, optional
+        ``{column: [low, high]}``: reviewed whole-number bounds.
 
     Returns
     -------
@@ -263,6 +285,8 @@ def review_codebook(codebook: dict, columns: list[str], puma_prefix: str, binned
         if name not in columns or name in binned:
             continue
         col = dict(col)
+        if name in (ranges or {}):
+            col["bounds"] = [int(x) for x in ranges[name]]
         if name == "PUMA":
             col["levels"] = [lv for lv in col["levels"] if str(lv).startswith(puma_prefix)]
             if not col["levels"]:
@@ -297,7 +321,7 @@ def binned_columns(columns: list[str], bins: dict) -> tuple[str, ...]:
     -------
     tuple of str
     """
-    return tuple(c for c in columns if c == "DENSITY" or (c in bins and c != "within"))
+    return tuple(c for c in columns if c == "DENSITY" or (c in bins and c not in ("within", "ranges")))
 
 
 def bins_schema(columns: list[str], bins: dict, dictionary: dict) -> dict:
@@ -516,7 +540,11 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                 (files / f"{cfg_stem}.codebook.json").write_text(
                     json.dumps(
                         review_codebook(
-                            codebook, cols, st["puma_prefix"], binned_columns(cols, s["bins"][cfg["bins"]])
+                            codebook,
+                            cols,
+                            st["puma_prefix"],
+                            binned_columns(cols, s["bins"][cfg["bins"]]),
+                            s["bins"][cfg["bins"]].get("ranges"),
                         ),
                         indent=1,
                     )

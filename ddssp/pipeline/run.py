@@ -128,13 +128,19 @@ def release(
         context["discovered"] = set(plan.discovered)
         rule_texts = _checked_rules(declared_rules, plan.schema)
         from ddssp.dp.discovery import ChargedMechanisms
-        from ddssp.releasefile.conditions import count_outside, empty_from_measurements, outside_reserve
+        from ddssp.releasefile.conditions import (
+            count_outside,
+            empty_from_measurements,
+            outside_reserve,
+            range_levels_empty_from_measurements,
+        )
 
         held = outside_reserve(plan.schema, plan.discovered, plan.rows, plan.ledger.rho_budget)
         result, counts = _measure(source, plan, target, aim, make_rng(seed), noise, tell, held)
         mech = ChargedMechanisms(plan.ledger, noise)
         outside = count_outside(counts, plan.schema, result.measurements, plan.discovered, held, mech)
         empty_from_measurements(plan.schema, result.measurements, plan.discovered, outside)
+        range_levels_empty_from_measurements(plan.schema, result.measurements, _range_columns(discovery, schema, plan))
         rel = Release(
             schema=plan.schema,
             model=result.model,
@@ -154,6 +160,23 @@ def release(
         )
         _warn_weak(rel, tell)
         return rel
+
+
+def _range_columns(discovery: DiscoveryOptions, schema: Any, plan: SchemaPlan) -> list[str]:
+    """The columns whose levels are a hint's declared whole-number range, one level per whole number
+    (:meth:`ddssp.data.codebook.ColumnHint.column`): neither declared by the schema (a declared
+    level is the publisher's) nor discovered."""
+    declared = set(getattr(schema, "names", None) or ())
+    out = []
+    for h in discovery.hints.hints if discovery.hints else ():
+        if h.levels is not None or h.bounds is None or not h.whole:
+            continue
+        if h.name in declared or h.name in plan.discovered or h.name not in plan.schema:
+            continue
+        col = plan.schema.column(h.name)
+        if col.kind == "numeric" and col.edges is None:
+            out.append(h.name)
+    return out
 
 
 def _warn_weak(rel: Release, tell: Callable[[Any], None]) -> None:

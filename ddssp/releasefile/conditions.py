@@ -272,6 +272,72 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any, outsid
     return marked
 
 
+#: a level of a declared whole-number range is taken as holding no rows when AIM's combined noisy
+#: count of it stays under this many noise sds (see :func:`range_levels_empty_from_measurements`)
+RANGE_LEVEL_SHOW_SDS = 2.0
+
+
+def range_levels_empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> dict[str, list[str]]:
+    """Mark empty the levels of declared whole-number ranges that AIM's noisy marginals show no rows in.
+
+    A codebook's range (NOC 0..19, NPF 2..20) becomes one level per whole number
+    (:meth:`ddssp.data.codebook.ColumnHint.column`): every value the data can hold, most of which an
+    extract may never take (NOC above 5 in Massachusetts). A level without rows still gets noisy
+    cells in every marginal with the column, and the fitted model puts their positive noise on it,
+    so synthetic rows land there. Each measurement with the column gives an unbiased noisy count of
+    each level (its cells summed, noise variance ``sigma**2`` per cell); independent noises combine
+    by inverse variance. A level whose combined count stays under ``RANGE_LEVEL_SHOW_SDS`` sds of
+    its noise is marked empty (a level of the schema with no rows): the model is conditioned on it
+    holding none, and a few true rows under the noise go to the other levels in the model's
+    proportions. The missing level (``N``, a declared code) is not decided here, and at least one
+    level of the range is kept. Post-processing of noisy measurements already charged to the ledger.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The release's schema; columns are changed in place.
+    measurements : list of ddssp.marginals.aim.Measurement
+        AIM's noisy marginals.
+    columns : iterable of str
+        The columns whose levels are a declared whole-number range (from a codebook's bounds).
+
+    Returns
+    -------
+    dict
+        ``{column: [labels marked empty]}`` for the columns where some were.
+    """
+    import numpy as np
+
+    marked: dict[str, list[str]] = {}
+    for name in columns:
+        col = schema.column(name) if name in schema else None
+        if col is None or col.kind != "numeric":
+            continue
+        size = col.size
+        w = np.zeros(size)
+        x = np.zeros(size)
+        for m in measurements:
+            if name not in m.clique:
+                continue
+            v = np.moveaxis(np.asarray(m.values, dtype=float), m.clique.index(name), 0).reshape(size, -1)
+            var = float(m.sigma) ** 2 * v.shape[1]
+            w += 1.0 / var
+            x += v.sum(axis=1) / var
+        if not w.any():
+            continue
+        count, sd = x / w, (1.0 / w) ** 0.5
+        range_codes = [i for i, lab in enumerate(col.labels) if lab != col.missing and lab not in col.empty]
+        low = [i for i in range_codes if count[i] < RANGE_LEVEL_SHOW_SDS * sd[i]]
+        if len(low) == len(range_codes):  # keep the level the counts show most
+            keep = max(range_codes, key=lambda i: count[i] / sd[i])
+            low = [i for i in low if i != keep]
+        if low:
+            labels = [col.labels[i] for i in low]
+            col.with_empty([*col.empty, *labels])
+            marked[name] = labels
+    return marked
+
+
 def catch_all_levels(schema: Any) -> dict[str, str]:
     """The catch-all level of each discovered categorical column that may hold rows.
 

@@ -82,6 +82,20 @@ def test_review_keeps_the_states_pumas_and_leaves_declared_bins_to_the_schema():
         agency.review_codebook(codebook, ["PUMA"], "99-")
 
 
+def test_reviewed_ranges_top_code_the_counts_as_codebook_bounds(tmp_path):
+    codebook = {
+        "format": "ddssp-codebook/1",
+        "columns": [{"name": "NOC", "kind": "numeric", "bounds": [0, 19], "whole": True, "missing": "N"}],
+    }
+    recipe = agency.parse_spec(_spec(), _ctx(tmp_path))["bins"]["topcoded-range"]
+    assert agency.binned_columns(["NOC"], recipe) == ()  # a range, not declared bins
+    out = agency.review_codebook(codebook, ["NOC"], "25-", (), recipe["ranges"])
+    assert out["columns"] == [{"name": "NOC", "kind": "numeric", "bounds": [0, 10], "whole": True, "missing": "N"}]
+    assert codebook["columns"][0]["bounds"] == [0, 19]  # the codebook as written is left alone
+    with pytest.raises(WorkloadError, match="ranges"):
+        agency.parse_spec(_spec(bins={"r": {"ranges": {"NOC": [5, 1]}}}), _ctx(tmp_path))
+
+
 def test_declared_bins_carry_the_rules_thresholds_and_spread_ages_evenly():
     cols = ["PUMA", "AGEP", "MSP", "NOC", "DENSITY"]
     recipe = dict(agency.DEFAULT_BINS)

@@ -200,3 +200,48 @@ def test_nist_codebook_round_trip_scores_every_feature_as_written(tmp_path, caps
     assert sorted(scores["features"]) == sorted(features.split(","))
     print(f"codebook round trip: k-marginal {scores['score']:.1f}, grouped by PUMA {scores['score_grouped']:.1f}")
     assert scores["score"] > 900  # 945-947 measured (docs/benchmarks.md); a broken schema scores far lower
+
+
+def test_a_whole_number_range_releases_and_synthesizes_only_its_whole_numbers(tmp_path, capsys):
+    """A dictionary range of few whole numbers (0..19) is one level per number: the release holds
+    exactly those levels (no bins, no within-bin draws), the levels AIM's noisy counts show no rows
+    in are marked empty, and synthetic rows hold only whole numbers of the range that are not empty
+    (or the declared code N). A schema declaring the same levels is the publisher's: nothing of it
+    is marked."""
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame(
+        {
+            "SEX": rng.choice(["1", "2"], n),
+            "NOC": rng.choice(["N", "0", "1", "2"], n, p=[0.1, 0.5, 0.25, 0.15]),
+        }
+    )
+    data = tmp_path / "data.csv"
+    df.to_csv(data, index=False)
+    d = tmp_path / "dictionary.json"
+    d.write_text(json.dumps({k: NIST[k] for k in ("SEX",)} | {"NOC": {"values": {"N": "N/A", "min": 0, "max": 19}}}))
+    cb = tmp_path / "cb.json"
+    assert run_cli(["schema", "--from-dictionary", d, "-o", cb], capsys)[0] == 0
+    rel_path = tmp_path / "r.release"
+    rc, _, err = _release([data, "--codebook", cb, "-o", rel_path], capsys)
+    assert rc == 0, err
+    col = Release.load(rel_path).schema.column("NOC")
+    assert col.labels == [str(i) for i in range(20)] + ["N"] and col.edges is None and col.within is None
+    assert "N" not in col.empty and set(col.empty) <= {str(i) for i in range(20)}
+    assert {str(i) for i in range(10, 20)} <= set(col.empty)  # no row holds them; their noise does not show
+    assert not {"0", "1"} & set(col.empty)  # 100 and more rows each show
+    syn = tmp_path / "s.csv"
+    assert run_cli(["synth", rel_path, "--rows", "2000", "--seed", "1", "-o", syn, "--allow-insecure"], capsys)[0] == 0
+    written = pd.read_csv(next(tmp_path.glob("s*.csv")), dtype=str, keep_default_na=False)["NOC"]
+    numbers = written[written != "N"]
+    assert len(numbers) > 1000 and numbers.str.fullmatch(r"\d+").all()  # whole numbers, written as such
+    assert set(numbers) <= {str(i) for i in range(20)} - set(col.empty)
+    # the same levels declared by a schema: none is marked empty
+    schema = tmp_path / "schema.json"
+    levels = [{"name": "NOC", "kind": "numeric", "values": list(range(20)), "missing": "N"}]
+    schema.write_text(json.dumps({"format": "ddssp-schema/1", "columns": levels}))
+    rel2 = tmp_path / "r2.release"
+    rc, _, err = _release([data, "--codebook", cb, "--schema", schema, "-o", rel2], capsys)
+    assert rc == 0, err
+    declared = Release.load(rel2).schema.column("NOC")
+    assert declared.labels == col.labels and declared.empty == ()

@@ -332,3 +332,50 @@ def test_fractional_declared_bounds_are_never_read_as_whole_numbers():
         col, note = discover_bounded(x, "area", 1e-4, mech, (143.5, 2501.0))
         col.validate()
         assert "whole" not in note and col.within is not None and not col.within.whole
+
+
+# ------------------------------------------------------------- whole-number ranges as levels
+@pytest.mark.parametrize("hi, levels", [(31, True), (32, False)])
+def test_a_whole_number_range_of_few_values_is_one_level_per_number(hi, levels):
+    # 32 whole numbers (0..31) are levels, one per number; 33 are left to discovery's bins
+    col = ColumnHint("kids", bounds=(0, hi), whole=True, missing="N").column()
+    if not levels:
+        assert col is None
+        return
+    assert col.kind == "numeric" and col.edges is None and col.within is None
+    assert col.labels == [str(i) for i in range(hi + 1)] + ["N"]
+    assert list(col.values[:-1]) == list(range(hi + 1))
+    out = Schema([col]).decode(np.arange(hi + 2).reshape(-1, 1))["kids"]
+    assert list(out[:-1]) == list(range(hi + 1)) and pd.isna(out.iloc[-1])  # each code one whole number
+
+
+def _measurement(clique, values, sigma, rnd=0):
+    from ddssp.marginals.aim import Measurement
+
+    return Measurement(tuple(clique), float(sigma), np.asarray(values, dtype=float), rnd)
+
+
+def test_range_levels_that_the_noisy_counts_do_not_show_are_marked_empty():
+    from ddssp.releasefile.conditions import RANGE_LEVEL_SHOW_SDS, range_levels_empty_from_measurements
+
+    col = ColumnHint("kids", bounds=(0, 5), whole=True, missing="N").column()
+    schema = Schema([col, Column.categorical("sex", ["a", "b"])])
+    # one-way counts, sigma 10: levels 0..2 show, 3 sits at 1.5 sds, 4 and 5 read below zero, N (the
+    # declared missing code) reads 0 and is not a level of the range
+    one = _measurement(["kids"], [500, 200, 40, 15, -8, -3, 0], 10.0)
+    # a pair with sigma 10 over 2 cells a level: the combined count of level 3 is
+    # (15 / 100 + 16 / 200) / (1 / 100 + 1 / 200) = 15.33, sd 8.16: under 2 sds
+    two = _measurement(["sex", "kids"], [[250, 100, 20, 8, 0, 0, 0], [250, 100, 20, 8, 0, 0, 0]], 10.0)
+    marked = range_levels_empty_from_measurements(schema, [one, two], ["kids"])
+    assert RANGE_LEVEL_SHOW_SDS == 2.0
+    assert marked == {"kids": ["3", "4", "5"]} and schema.column("kids").empty == ("3", "4", "5")
+    # a level the counts show (level 2: 40 alone is 4 sds) is kept; so is one when none shows
+    lone = Schema([ColumnHint("kids", bounds=(0, 2), whole=True).column()])
+    assert range_levels_empty_from_measurements(lone, [_measurement(["kids"], [3, 9, -2], 10.0)], ["kids"]) == {
+        "kids": ["0", "2"]
+    }
+    assert lone.column("kids").empty == ("0", "2")
+    # a column no measurement holds, or not named, is left alone
+    other = Schema([ColumnHint("kids", bounds=(0, 2), whole=True).column()])
+    assert range_levels_empty_from_measurements(other, [_measurement(["sex"], [5, 5], 1.0)], ["kids"]) == {}
+    assert range_levels_empty_from_measurements(schema, [one], []) == {}
