@@ -602,7 +602,8 @@ def hhmm_valid(v: np.ndarray) -> np.ndarray:
         A boolean mask.
     """
     v = np.asarray(v, dtype=float)
-    return (v >= 0) & (v < HHMM_END) & (v == np.floor(v)) & (np.mod(v, 100) < 60)
+    with np.errstate(invalid="ignore"):  # inf: mod is NaN, and the range test already fails
+        return (v >= 0) & (v < HHMM_END) & (v == np.floor(v)) & (np.mod(v, 100) < 60)
 
 
 def hhmm_snap(v: float, a: float, b: float) -> float:
