@@ -118,10 +118,22 @@ def test_counts_match_cell_for_cell(files):
         table.close()
 
 
-def test_hhmm_clock_numbers_read_where_the_table_lives(tmp_path):
+def _spark_ready() -> bool:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("java") is not None
+
+
+@pytest.mark.parametrize(
+    "backend",
+    ["duckdb", pytest.param("spark", marks=pytest.mark.skipif(not _spark_ready(), reason="needs pyspark and Java"))],
+)
+def test_hhmm_clock_numbers_read_where_the_table_lives(tmp_path, backend):
     """Whole numbers 500..2259 whose minutes stay below 60 make discovery count the clock times HHMM
-    among them; over DuckDB that count is asked of the column's number view (which cannot be
-    indexed like an array), and gives the pandas path's schema and ledger, clock-time bins and all."""
+    among them; over DuckDB or Spark that count is asked of the column's number view (which cannot be indexed
+    like an array), and gives the pandas path's schema and ledger, clock-time bins and all."""
     from ddssp.data.dates import hhmm_cells
 
     rng = np.random.default_rng(4)
@@ -133,7 +145,8 @@ def test_hhmm_clock_numbers_read_where_the_table_lives(tmp_path):
     pd.DataFrame({"dep": dep, "g": rng.choice(["a", "b"], n)}).to_csv(path, index=False)
     df = read_frame(path, ReadOptions(csv=OPTS))
     x, _ = parse_numbers_of(df["dep"])
-    table = open_table(path, "duckdb", csv_options=OPTS)
+    extra = {"spark_master": "local[1]"} if backend == "spark" else {}
+    table = open_table(str(path), backend, csv_options=OPTS, **extra)
     try:
         xs, _ = parse_numbers_of(table["dep"])
         assert not isinstance(xs, np.ndarray)
@@ -169,14 +182,6 @@ def test_numpy_memory_limit_refuses_big_tables(files, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("ddssp: error: --memory-limit 1KB: the numpy backend would hold")
     assert "Traceback" not in "".join(err)
-
-
-def _spark_ready() -> bool:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return False
-    return shutil.which("java") is not None
 
 
 @pytest.mark.skipif(not _spark_ready(), reason="needs pyspark and Java")

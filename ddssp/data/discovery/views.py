@@ -113,9 +113,11 @@ class NumberView:
 
         col = self.col
         end = col.table.dialect.double(float(HHMM_END))
-        # x - 100 * floor(x / 100) is numpy's mod(x, 100) for the whole x >= 0 the first tests keep
-        ok = f"x >= 0 AND x < {end} AND x = floor(x) AND x - 100 * floor(x / 100) < 60"
-        q = f"SELECT CASE WHEN {ok} THEN 1 ELSE 0 END AS ok, count(*) FROM {col._classified()} WHERE cls = 1 GROUP BY 1"
+        # floor is taken only inside the range (a huge x is never cast to a whole number), and there
+        # x - 100 * floor(x / 100) is numpy's mod(x, 100) for a whole x >= 0
+        clock = "CASE WHEN x = floor(x) AND x - 100 * floor(x / 100) < 60 THEN 1 ELSE 0 END"
+        ok = f"CASE WHEN x >= 0 AND x < {end} THEN {clock} ELSE 0 END"
+        q = f"SELECT {ok} AS ok, count(*) FROM {col._classified()} WHERE cls = 1 GROUP BY 1"
         out = np.zeros(2, dtype=np.int64)
         for k, n in col.table.rows(q):
             out[0 if int(k) else 1] += int(n)
