@@ -572,14 +572,17 @@ def hhmm_cells(x: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    x : numpy.ndarray
-        Float values, NaN for missing or text.
+    x : numpy.ndarray or NumberView
+        Float values, NaN for missing or text; or the number view of a column read where its table
+        lives (:class:`ddssp.data.discovery.views.NumberView`), which counts them by SQL.
 
     Returns
     -------
     numpy.ndarray
         int64 ``[clock times, other numbers]``.
     """
+    if not isinstance(x, np.ndarray):  # counted where the table lives (discovery/source.py)
+        return x.hhmm_cells()
     v = x[~np.isnan(x)]
     ok = int(np.sum(hhmm_valid(v)))
     return np.array([ok, v.size - ok], dtype=np.int64)
@@ -599,7 +602,8 @@ def hhmm_valid(v: np.ndarray) -> np.ndarray:
         A boolean mask.
     """
     v = np.asarray(v, dtype=float)
-    return (v >= 0) & (v < HHMM_END) & (v == np.floor(v)) & (np.mod(v, 100) < 60)
+    with np.errstate(invalid="ignore"):  # inf: mod is NaN, and the range test already fails
+        return (v >= 0) & (v < HHMM_END) & (v == np.floor(v)) & (np.mod(v, 100) < 60)
 
 
 def hhmm_snap(v: float, a: float, b: float) -> float:

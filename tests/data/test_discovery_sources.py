@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from ddssp.data.counting import CsvOptions
+from ddssp.data.discovery.slots import parse_numbers as parse_numbers_of
 from ddssp.data.discovery.source import SqlColumn, open_table
 from ddssp.dp.noise import make_noise
 from ddssp.pipeline import DiscoveryOptions, ReadOptions, read_frame
@@ -88,6 +89,7 @@ def test_duckdb_discovery_is_the_pandas_discovery(files, which):
 
 def test_counts_match_cell_for_cell(files):
     """Each reader's exact counts, not only the schema they lead to."""
+    from ddssp.data.dates import hhmm_cells
     from ddssp.data.discovery.labels import label_counts
     from ddssp.data.discovery.numeric import grid_counts
     from ddssp.data.discovery.scan import rest_cells
@@ -107,12 +109,54 @@ def test_counts_match_cell_for_cell(files):
             assert np.array_equal(scan_cells(x, isna), scan_cells(xs, isnas)), name
             assert np.array_equal(grid_counts(x, edges), grid_counts(xs, edges)), name
             assert np.array_equal(rest_cells(x, 0.0), rest_cells(xs, 0.0)), name
+            assert np.array_equal(hhmm_cells(x), hhmm_cells(xs)), name
             assert np.array_equal(slot_cells(times["days"]), slot_cells(ts["days"])), name
             assert np.array_equal(grid_counts(times["minutes"], edges * 100), grid_counts(ts["minutes"], edges * 100))
             assert list(label_counts(df[name]).items()) == list(label_counts(table[name]).items()), name
             assert np.array_equal(np.asarray(xs), x, equal_nan=True)  # the per-column fallback
     finally:
         table.close()
+
+
+def _spark_ready() -> bool:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("java") is not None
+
+
+@pytest.mark.parametrize(
+    "backend",
+    ["duckdb", pytest.param("spark", marks=pytest.mark.skipif(not _spark_ready(), reason="needs pyspark and Java"))],
+)
+def test_hhmm_clock_numbers_read_where_the_table_lives(tmp_path, backend):
+    """Whole numbers 500..2259 whose minutes stay below 60 make discovery count the clock times HHMM
+    among them; over DuckDB or Spark that count is asked of the column's number view (which cannot be indexed
+    like an array), and gives the pandas path's schema and ledger, clock-time bins and all."""
+    from ddssp.data.dates import hhmm_cells
+
+    rng = np.random.default_rng(4)
+    n = 400
+    hhmm = rng.integers(5, 23, n) * 100 + rng.integers(0, 60, n)
+    dep = np.where(rng.random(n) < 0.05, "?", hhmm.astype(str))
+    dep[:3] = ["1275", "12.5", " 0930"]  # minutes of 75, not whole, a leading space (read by Python)
+    path = tmp_path / "hhmm.csv"
+    pd.DataFrame({"dep": dep, "g": rng.choice(["a", "b"], n)}).to_csv(path, index=False)
+    df = read_frame(path, ReadOptions(csv=OPTS))
+    x, _ = parse_numbers_of(df["dep"])
+    extra = {"spark_master": "local[1]"} if backend == "spark" else {}
+    table = open_table(str(path), backend, csv_options=OPTS, **extra)
+    try:
+        xs, _ = parse_numbers_of(table["dep"])
+        assert not isinstance(xs, np.ndarray)
+        assert np.array_equal(hhmm_cells(xs), hhmm_cells(x))
+        assert hhmm_cells(x).tolist() == [int(np.sum(dep != "?")) - 2, 2]
+        sql_side = _plan(table)
+    finally:
+        table.close()
+    assert sql_side == _plan(df)
+    assert any("HHMM" in e.get("note", "") for e in sql_side[1])  # the clock-time count was made
 
 
 def test_cli_release_seeded_same_schema_and_ledger(files, tmp_path):
@@ -138,14 +182,6 @@ def test_numpy_memory_limit_refuses_big_tables(files, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("ddssp: error: --memory-limit 1KB: the numpy backend would hold")
     assert "Traceback" not in "".join(err)
-
-
-def _spark_ready() -> bool:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        return False
-    return shutil.which("java") is not None
 
 
 @pytest.mark.skipif(not _spark_ready(), reason="needs pyspark and Java")

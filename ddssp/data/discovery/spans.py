@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from ddssp.data.discovery.slots import DECADE_LO
+
 
 def _window_hits(cum: np.ndarray, sd: float, sds: float, w: int) -> np.ndarray:
     """Cells of the windows of ``w`` adjacent cells whose noisy sum reaches ``sds`` sds of that sum
@@ -324,6 +326,12 @@ REST_ALPHA = 1e-3
 DECADE_GROW_SDS = 3.0
 
 
+#: a rest placed below zero must rest on a negative decade whose noisy count alone reaches the level
+#: noise alone reaches in this share of columns over the negative decades: negative synthetic values
+#: in a column that holds none are impossible values, not merely a range too wide
+NEGATIVE_ALPHA = 1e-6
+
+
 def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
     """(first, last) decade of the values other than a single one, from their noisy counts by decade
     (a grid whose cells are orders of magnitude apart). Pure post-processing.
@@ -345,6 +353,12 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
       decade next to the span reaches ``TROUGH_SDS`` sds itself. Only the decade next to the span
       joins, never the far one of the pair: a thin edge shows in the decade beside the rows, while
       the far one of a pair that shows by the edge's rows is as often a decade of noise.
+    - the span reaches below zero only when one of its negative decades shows on its own, at the
+      level :data:`NEGATIVE_ALPHA` sets over the negative decades (5.3 sds); else the negative
+      decades count as empty and the span is found again from the others. Windows of several
+      decades, a strongest pair and a grown edge each place the positive side on weaker evidence,
+      but a column whose values are all >= 0 would get negative synthetic values from them in a
+      few of ten thousand columns (:func:`negative_shown`).
 
     Parameters
     ----------
@@ -389,7 +403,35 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
             if b + wd < k and y[b + 1] >= TROUGH_SDS * sd and z(b + 1, b + wd) >= DECADE_GROW_SDS:
                 b, grown = b + 1, True
                 break
+    neg = np.flatnonzero(DECADE_LO[:k] < 0)
+    if neg.size and a <= neg[-1] and not negative_shown(y[a : min(b, int(neg[-1])) + 1], sd, neg.size):
+        if np.any(y[neg] != 0.0):
+            return decade_span(np.where(DECADE_LO[:k] < 0, 0.0, y), sd)
+        a = int(neg[-1]) + 1  # the negative decades already count as empty
+        if a > b:
+            return None
     return a, b
+
+
+def negative_shown(y: np.ndarray, sd: float, cells: int) -> bool:
+    """Whether some negative decade of a span shows on its own: its noisy count reaches the level
+    noise alone reaches in ``NEGATIVE_ALPHA`` of columns over the ``cells`` negative decades.
+    Pure post-processing.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts of the span's negative decades.
+    sd : float
+        The noise sd of one count.
+    cells : int
+        The number of negative decades tested.
+
+    Returns
+    -------
+    bool
+    """
+    return bool(np.any(np.asarray(y, dtype=float) >= span_sds(cells, NEGATIVE_ALPHA) * sd))
 
 
 def populated_span(y: np.ndarray, sd: float, sds: float = 3.0) -> tuple[int, int]:

@@ -100,6 +100,32 @@ class NumberView:
         o = col.odd()
         return out + _weighted_grid(o.x, o.counts, edges)
 
+    def hhmm_cells(self) -> np.ndarray:
+        """Exact counts of the numbers that are clock times HHMM and of the other numbers
+        (:func:`ddssp.data.dates.hhmm_cells`): whole, 0 <= x < 2400, minutes ``x mod 100`` below 60.
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 ``[clock times, other numbers]``.
+        """
+        from ddssp.data.dates import HHMM_END, hhmm_valid
+
+        col = self.col
+        end = col.table.dialect.double(float(HHMM_END))
+        # floor is taken only inside the range (a huge x is never cast to a whole number), and there
+        # x - 100 * floor(x / 100) is numpy's mod(x, 100) for a whole x >= 0
+        clock = "CASE WHEN x = floor(x) AND x - 100 * floor(x / 100) < 60 THEN 1 ELSE 0 END"
+        ok = f"CASE WHEN x >= 0 AND x < {end} THEN {clock} ELSE 0 END"
+        q = f"SELECT {ok} AS ok, count(*) FROM {col._classified()} WHERE cls = 1 GROUP BY 1"
+        out = np.zeros(2, dtype=np.int64)
+        for k, n in col.table.rows(q):
+            out[0 if int(k) else 1] += int(n)
+        o = col.odd()
+        num = ~np.isnan(o.x)
+        valid = num & hhmm_valid(np.where(num, o.x, -1.0))
+        return out + np.array([int(o.counts[valid].sum()), int(o.counts[num & ~valid].sum())], dtype=np.int64)
+
     def rest_cells(self, v: float) -> np.ndarray:
         """Exact counts of the rows equal to ``v`` and of the other numbers by decade
         (:func:`ddssp.data.discovery.scan.rest_cells`).
