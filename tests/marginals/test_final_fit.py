@@ -156,3 +156,27 @@ def test_the_guard_brings_a_strong_signal_fit_under_the_bound_within_its_budget(
     model, more = finish_early_stop(est, meas, None, 200)
     after, _ = model_fit_statistic(model, meas)
     assert more <= 200 and after <= early_stop_fit_limit(cells) < model_fit_bound(cells)
+
+
+def test_past_its_budget_the_guard_goes_on_to_the_files_check_or_refuses():
+    """With no budget toward its own limit, the guard still brings the model under the release check's
+    bound when it may take more steps (the file loads); with too few it refuses, so no file that would
+    not load is written."""
+    from ddssp.errors import DDSSPError
+    from ddssp.marginals.aim_settings import finish_early_stop, model_fit_bound, model_fit_statistic
+
+    def stopped():
+        est = _estimator(1.0, seed=2)
+        meas = [SimpleNamespace(clique=c, values=est.wsum[c] / est.prec[c], sigma=est.prec[c] ** -0.5) for c in CLIQUES]
+        est.fit_accelerated(5, tol=None)
+        return est, meas
+
+    est, meas = stopped()
+    stat, cells = model_fit_statistic(est.model(), meas)
+    assert stat > model_fit_bound(cells)
+    model, more = finish_early_stop(est, meas, None, 0, 1000)
+    after, _ = model_fit_statistic(model, meas)
+    assert 0 < more < 1000 and after <= model_fit_bound(cells)
+    est, meas = stopped()
+    with pytest.raises(DDSSPError, match="did not converge"):
+        finish_early_stop(est, meas, None, 0, 1)
