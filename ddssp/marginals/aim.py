@@ -72,6 +72,7 @@ from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, plan_
 from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
 from ddssp.marginals.aim_settings import (
     FINISH_ITERS_FACTOR,
+    LOADABLE_ITERS_FACTOR,
     AIMSettings,
     final_move_tolerance,
     finish_early_stop,
@@ -661,8 +662,8 @@ def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
         out = est.fit(int(s.final_iters), tol=final_tol)
     steps = int(out["iterations"])
     if move_tol is not None:  # an early stop must leave a model that fits its measurements
-        extra = FINISH_ITERS_FACTOR * int(s.final_iters)  # past final_iters: a file that does not load is worse
-        model, more = finish_early_stop(est, run.measurements, run.user_domain, extra)
+        extra = (FINISH_ITERS_FACTOR * int(s.final_iters), LOADABLE_ITERS_FACTOR * int(s.final_iters))
+        model, more = finish_early_stop(est, run.measurements, run.user_domain, *extra)  # a file must load
         steps += more
     else:
         model = est.model(run.user_domain)

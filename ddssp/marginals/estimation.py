@@ -88,6 +88,8 @@ class MirrorDescentNumpy:
         self._xbuf: list[np.ndarray] = []
         self._xbuf_tree: CalibratedTree | None = None
         self._last_cal: tuple | None = None
+        #: (junction-tree key, step size) at the end of the last run, for ``resume``
+        self._last_alpha: tuple | None = None
 
     def add(self, clique: Clique, y: np.ndarray, sigma: float) -> None:
         """Add a noisy measurement (applied at the next fit).
@@ -241,17 +243,22 @@ class MirrorDescentNumpy:
         """
         return float(sum(math.sqrt(2 / math.pi / p) * np.size(self.wsum[c]) for c, p in self.prec.items()))
 
-    def _run(self, iters: int, options: MirrorDescentOptions, dtype=np.float64) -> dict:
-        """:func:`mirror_descent` from the current potentials with step size 2 / (L N); keeps the
-        result (and, with ``keep_beliefs``, the calibrated tables of the last accepted iterate)."""
+    def _run(self, iters: int, options: MirrorDescentOptions, dtype=np.float64, resume: bool = False) -> dict:
+        """:func:`mirror_descent` from the current potentials with step size 2 / (L N) (``resume``: the
+        step size the last run ended with, if that run had the same structure); keeps the result (and,
+        with ``keep_beliefs``, the calibrated tables of the last accepted iterate)."""
         if self._structure is None:
             self._build()
         self._dtype = np.dtype(dtype)
         try:
             total = self.total
-            res = mirror_descent(_Objective(self, total), self.theta, 2.0 / (self.lipschitz * total), iters, options)
+            alpha = 2.0 / (self.lipschitz * total)
+            if resume and self._last_alpha is not None and self._last_alpha[0] == self._jt_key:
+                alpha = self._last_alpha[1]
+            res = mirror_descent(_Objective(self, total), self.theta, alpha, iters, options)
         finally:
             self._dtype = np.dtype(np.float64)
+        self._last_alpha = (self._jt_key, res.alpha)
         self.theta = res.point.theta
         self._last_cal = None
         self._beliefs = res.point.extra
@@ -285,6 +292,8 @@ class MirrorDescentNumpy:
         patience: int = 1,
         momentum: str = ACCEL_MOMENTUM,
         move_tol: float | None = None,
+        loss_below: float | None = None,
+        resume: bool = False,
     ) -> dict:
         """Accelerated mirror descent from the current potentials: same minimiser as :meth:`fit`,
         reached in far fewer steps on high-signal data.
@@ -319,6 +328,11 @@ class MirrorDescentNumpy:
             measurements' noise alone makes: a fit more exact than the noise changes nothing a
             user can tell apart. Unlike ``tol``, the threshold does not tighten as the signal
             grows (the loss's scale grows with it, the noise's does not).
+        loss_below : float or None
+            Also stop once the loss is at most this.
+        resume : bool
+            Start from the step size the last fit ended with (same structure), not from 2 / (L N):
+            a fit continued in several calls then runs as one (the step size grows across calls).
 
         Returns
         -------
@@ -334,8 +348,29 @@ class MirrorDescentNumpy:
             if self._structure is None:
                 self._build()
             watch = _MoveStop(list(self.prec), move_tol * self.noise_l1())
+        if loss_below is not None:
+            move, limit = watch, float(loss_below)
+
+            def watch(it: int, x: Point) -> bool:
+                moved = move is not None and move(it, x)
+                return bool(moved or x.loss <= limit)
+
         opts = MirrorDescentOptions(momentum=momentum, grow=grow, tol=tol, patience=patience, watch=watch)
-        return self._run(iters, opts, dtype)
+        return self._run(iters, opts, dtype, resume=resume)
+
+    def loss(self) -> float:
+        """The loss at the current potentials (one calibration).
+
+        Returns
+        -------
+        float
+            sum over measured cliques of ||mu_c - ybar_c||^2 / (2 sigma_c^2), pooled as in the fits.
+        """
+        if self._structure is None:
+            self._build()
+        loss = _Objective(self, self.total).evaluate(self.theta).loss
+        self._last_cal = None
+        return loss
 
     def scoring_model(self) -> GraphicalModel:
         """The current model, from the calibrated tables of the last fit when they were kept (``keep_beliefs``).

@@ -124,3 +124,59 @@ def test_an_early_stop_goes_on_until_the_model_fits_its_measurements():
     model, more = finish_early_stop(est, meas, None, 1000)
     after, _ = model_fit_statistic(model, meas)
     assert 0 < more < 1000 and after <= early_stop_fit_limit(cells) < model_fit_bound(cells)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_guard_brings_a_strong_signal_fit_under_the_bound_within_its_budget(seed):
+    """A billion rows, sigma 1, cells down to a millionth of the table (a thousand sigmas): cells whose
+    mirror-descent rate is their tiny probability. From a fit stopped after 5 steps the guard goes on
+    as one run (step size and momentum kept) and gets the fit statistic under its early-stop limit,
+    inside the release check's bound, within 200 steps; restarted every 50 steps from the base step
+    size it stayed orders of magnitude above it."""
+    from ddssp.marginals.aim_settings import (
+        early_stop_fit_limit,
+        finish_early_stop,
+        model_fit_bound,
+        model_fit_statistic,
+    )
+
+    rng = np.random.default_rng(seed)
+    joint = rng.dirichlet(np.full(math.prod(DOM.values()), 0.2)).reshape(list(DOM.values()))
+    joint[0, 0, 0, 0] = 1e-6  # a rare cell: a thousand sigmas at 1e9 rows
+    joint /= joint.sum()
+    est, meas = MirrorDescentNumpy(DOM), []
+    for c in CLIQUES + [("a", "b"), ("b", "c")]:  # two cliques measured twice (pooled)
+        axes = tuple(i for i, a in enumerate(DOM) if a not in c)
+        y = joint.sum(axis=axes) * 1e9 + rng.normal(0, 1.0, [DOM[a] for a in c])
+        est.add(c, y, 1.0)
+        meas.append(SimpleNamespace(clique=c, values=y, sigma=1.0))
+    est.fit_accelerated(5, tol=None)
+    stat, cells = model_fit_statistic(est.model(), meas)
+    assert stat > model_fit_bound(cells)
+    model, more = finish_early_stop(est, meas, None, 200)
+    after, _ = model_fit_statistic(model, meas)
+    assert more <= 200 and after <= early_stop_fit_limit(cells) < model_fit_bound(cells)
+
+
+def test_past_its_budget_the_guard_goes_on_to_the_files_check_or_refuses():
+    """With no budget toward its own limit, the guard still brings the model under the release check's
+    bound when it may take more steps (the file loads); with too few it refuses, so no file that would
+    not load is written."""
+    from ddssp.errors import DDSSPError
+    from ddssp.marginals.aim_settings import finish_early_stop, model_fit_bound, model_fit_statistic
+
+    def stopped():
+        est = _estimator(1.0, seed=2)
+        meas = [SimpleNamespace(clique=c, values=est.wsum[c] / est.prec[c], sigma=est.prec[c] ** -0.5) for c in CLIQUES]
+        est.fit_accelerated(5, tol=None)
+        return est, meas
+
+    est, meas = stopped()
+    stat, cells = model_fit_statistic(est.model(), meas)
+    assert stat > model_fit_bound(cells)
+    model, more = finish_early_stop(est, meas, None, 0, 1000)
+    after, _ = model_fit_statistic(model, meas)
+    assert 0 < more < 1000 and after <= model_fit_bound(cells)
+    est, meas = stopped()
+    with pytest.raises(DDSSPError, match="did not converge"):
+        finish_early_stop(est, meas, None, 0, 1)
