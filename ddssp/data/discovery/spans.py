@@ -326,6 +326,12 @@ REST_ALPHA = 1e-3
 DECADE_GROW_SDS = 3.0
 
 
+#: a decade above the span joins it only when its own noisy count reaches the level noise alone
+#: reaches in this share of columns over the decades above the span: one decade of noise there puts
+#: the top bin, and the synthetic values drawn in it, ten times beyond the data's maximum
+TOP_ALPHA = 1e-3
+
+
 #: a rest placed below zero must rest on a negative decade whose noisy count alone reaches the level
 #: noise alone reaches in this share of columns over the negative decades: negative synthetic values
 #: in a column that holds none are impossible values, not merely a range too wide
@@ -348,11 +354,16 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
       strongest window of two decades (largest noisy sum in sds of that sum);
     - a run of those cells apart from the span widens it, to its outermost decades that reach
       ``EDGE_SDS``: it reached the level of all the windows on its own;
-    - it grows one decade at a time: the decade right next to it joins when its noisy count, or
-      the sum of it and the decade beyond, reaches ``DECADE_GROW_SDS`` sds of that sum, and the
-      decade next to the span reaches ``TROUGH_SDS`` sds itself. Only the decade next to the span
-      joins, never the far one of the pair: a thin edge shows in the decade beside the rows, while
-      the far one of a pair that shows by the edge's rows is as often a decade of noise.
+    - it grows one decade at a time. Downwards the decade right next to it joins when its noisy
+      count, or the sum of it and the decade beyond, reaches ``DECADE_GROW_SDS`` sds of that sum,
+      and the decade next to the span reaches ``TROUGH_SDS`` sds itself. Only the decade next to
+      the span joins, never the far one of the pair: a thin edge shows in the decade beside the
+      rows, while the far one of a pair that shows by the edge's rows is as often a decade of noise.
+      Upwards the decade next to the span joins only when its own noisy count reaches the level
+      :data:`TOP_ALPHA` sets over the decades above the span (3.7 sds): a decade of noise there
+      puts synthetic values ten times beyond the data's maximum (at 3 sds, or a pair at 3 sds, in
+      about 2 of a thousand columns), while a thin top decade left out clips its rows to the
+      decade below.
     - the span reaches below zero only when one of its negative decades shows on its own, at the
       level :data:`NEGATIVE_ALPHA` sets over the negative decades (5.3 sds); else the negative
       decades count as empty and the span is found again from the others. Windows of several
@@ -400,7 +411,7 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
             if a - wd >= 0 and y[a - 1] >= TROUGH_SDS * sd and z(a - wd, a - 1) >= DECADE_GROW_SDS:
                 a, grown = a - 1, True
                 break
-            if b + wd < k and y[b + 1] >= TROUGH_SDS * sd and z(b + 1, b + wd) >= DECADE_GROW_SDS:
+            if wd == 1 and b + 1 < k and y[b + 1] >= span_sds(k - 1 - b, TOP_ALPHA) * sd:
                 b, grown = b + 1, True
                 break
     neg = np.flatnonzero(DECADE_LO[:k] < 0)
