@@ -321,7 +321,7 @@ def outer_span(y: np.ndarray, sd: float, sds: float, grow: float | None = None) 
 REST_ALPHA = 1e-3
 
 
-#: a decade right next to the placed ones joins them when its noisy count, or that of it and the
+#: a decade right below the placed ones joins them when its noisy count, or that of it and the
 #: decade beyond, reaches this many sds of that sum (as a window next to a scan's range does)
 DECADE_GROW_SDS = 3.0
 
@@ -361,9 +361,9 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
       rows, while the far one of a pair that shows by the edge's rows is as often a decade of noise.
       Upwards the decade next to the span joins only when its own noisy count reaches the level
       :data:`TOP_ALPHA` sets over the decades above the span (3.7 sds): a decade of noise there
-      puts synthetic values ten times beyond the data's maximum (at 3 sds, or a pair at 3 sds, in
-      about 2 of a thousand columns), while a thin top decade left out clips its rows to the
-      decade below.
+      puts synthetic values ten times beyond the data's maximum (noise passes 3 sds, alone or as a
+      pair, in about 2 of a thousand columns), while a thin top decade left out clips its rows to
+      the decade below.
     - the span reaches below zero only when one of its negative decades shows on its own, at the
       level :data:`NEGATIVE_ALPHA` sets over the negative decades (5.3 sds); else the negative
       decades count as empty and the span is found again from the others. Windows of several
