@@ -20,7 +20,7 @@ def _table(rows: int = 400, seed: int = 5) -> pd.DataFrame:
         {
             "id": [f"r{i:05d}" for i in range(rows)],
             "age": rng.integers(18, 90, rows),
-            "sector": rng.choice(["a", "b", "c"], rows, p=[0.5, 0.3, 0.2]),
+            "sector": rng.choice(["a", "b", "c", "?"], rows, p=[0.45, 0.3, 0.15, 0.1]),
             "empty": [None] * rows,
             "income": rng.choice(["<=50K", ">50K"], rows, p=[0.7, 0.3]),
         }
@@ -58,7 +58,7 @@ def test_release_counts_only_the_kept_columns_where_the_file_lives(files, which,
         if backend == "duckdb":
             _no_rows_in_memory(monkeypatch)
         o = tmp_path / f"{backend}.release"
-        argv = ["release", str(files[which]), "--eps", "2", "--backend", backend, *select]
+        argv = ["release", str(files[which]), "--eps", "2", "--na-values", "?", "--backend", backend, *select]
         argv += ["--rounds", "4", "-o", str(o), "--insecure-seed", "3", "--seed", "1", "--quiet"]
         assert main(argv) == 0
         doc, arrays = read_release(o)
@@ -71,9 +71,11 @@ def test_release_counts_only_the_kept_columns_where_the_file_lives(files, which,
 @pytest.mark.parametrize("backend", ["numpy", "duckdb"])
 def test_counts_of_selected_columns_are_the_frames(files, backend):
     df = _table()
-    schema = Schema([Column.categorical("sector", ["a", "b", "c"]), Column.categorical("income", ["<=50K", ">50K"])])
+    schema = Schema(
+        [Column.categorical("sector", ["a", "b", "c", "?"]), Column.categorical("income", ["<=50K", ">50K"])]
+    )
     got = count_marginals(files[1], schema, [("sector", "income")], backend=backend, columns=["sector", "income"])
-    want = pd.crosstab(df["sector"], df["income"]).reindex(index=["a", "b", "c"], columns=["<=50K", ">50K"])
+    want = pd.crosstab(df["sector"], df["income"]).reindex(index=["a", "b", "c", "?"], columns=["<=50K", ">50K"])
     assert np.array_equal(got[("sector", "income")], want.to_numpy())
     with pytest.raises(SchemaError, match="not in the schema"):
         count_marginals(files[1], schema, [("sector", "income")], backend=backend)

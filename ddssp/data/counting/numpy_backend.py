@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ddssp.data.counting.common import Clique, CsvOptions, Histogram, counts_from_codes
+from ddssp.data.counting.common import Clique, CsvOptions, Histogram, counts_from_codes, is_parquet
 from ddssp.data.encoding import parse_numeric
 from ddssp.data.schema import Schema
 from ddssp.data.values import as_label, first_few
@@ -43,7 +43,10 @@ class NumpyCounter:
         from ddssp.data.tables import read_table
 
         o = self.opts
-        return read_table(self.source, delimiter=o.delimiter, na_values=list(o.na_values), encoding=o.encoding)
+        df = read_table(self.source, delimiter=o.delimiter, na_values=list(o.na_values), encoding=o.encoding)
+        if o.na_values and is_parquet(self.source):  # markers in a Parquet file's text, as discovery reads them
+            df = df.mask(df.isin(list(o.na_values)))
+        return df
 
     def marginals(self, schema: Schema, cliques: list[Clique]) -> dict[Clique, np.ndarray]:
         """Exact counts of the encoded table on each clique.

@@ -40,7 +40,8 @@ __all__ = ["SQLCounter", "map_values"]
 def _number_sql(d: Dialect, src: SqlSource, na_values: tuple[str, ...]) -> tuple[str, str]:
     """(x, na): the value as DOUBLE (NULL if missing or not numeric) and the SQL condition 'missing'
     that is checked first. For CSV text, markers that are not numbers are only looked for among the
-    non-numeric values (checked in :func:`_bad_or_na_sql`)."""
+    non-numeric values (checked in :func:`_bad_or_na_sql`); a typed text column (Parquet) takes its
+    markers as they are, as discovery and the in-memory reader do."""
     v = src.sql
     if src.typed_time:  # a date is not a number (never its ticks since 1970)
         return "CAST(NULL AS DOUBLE)", f"({v} IS NULL)"
@@ -50,6 +51,8 @@ def _number_sql(d: Dialect, src: SqlSource, na_values: tuple[str, ...]) -> tuple
         if src.csv and numeric_marks:
             marks = ", ".join(d.string(m.lstrip(" ")) for m in numeric_marks)
             return x, f"({v} IS NULL OR TRIM(LEADING ' ' FROM {v}) IN ({marks}))"
+        if not src.csv and na_values:  # a typed text column (Parquet): every marker, as it is
+            return x, f"({v} IS NULL OR {v} IN ({', '.join(d.string(m) for m in na_values)}))"
         return x, f"({v} IS NULL)"
     if src.family == "float":
         return f"CAST({v} AS DOUBLE)", f"({v} IS NULL OR isnan({v}))"
@@ -116,7 +119,7 @@ def _axis_layers(d: Dialect, axis: dict[int, tuple[SqlSource, str]], na_values: 
             l3.append(f"{x} AS ddssp_x{i}")
             continue
         m = d.matches(t, _CLOCK_SQL if unit == "time" else _ISO_SQL)
-        if src.csv and na_values:  # a marker is a missing cell even when it reads as a date
+        if na_values:  # a marker is a missing cell even when it reads as a date
             m = f"({m} AND NOT ({t} IN ({', '.join(d.string(v) for v in na_values)})))"
         l1.append(f"{m} AS {p}m")
 
@@ -201,6 +204,9 @@ def map_values(
     if src.family == "text" and src.csv:
         marks = {"", *na_values}
         vals = [None if v is None else v.lstrip(" ") for v in vals]
+        vals = [None if v is None or v in marks else v for v in vals]
+    elif src.family == "text" and na_values:  # a typed text column (Parquet): the markers as they are
+        marks = set(na_values)
         vals = [None if v is None or v in marks else v for v in vals]
     if src.family == "float":
         vals = [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in vals]
@@ -524,6 +530,8 @@ class SQLCounter:
                 if src.family == "text" and src.csv and v is not None:
                     v = v.lstrip(" ")
                     v = None if v in marks else v
+                elif src.family == "text" and v is not None and v in self.opts.na_values:
+                    v = None  # a typed text column (Parquet): its markers as they are
                 if isinstance(v, float) and math.isnan(v):
                     v = None
                 key = None if v is None else as_label(v)
