@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ddssp.marginals.named_tables import bcast, canonical, cells, contract, sum_to
+from ddssp.marginals.named_tables import bcast, canonical, cells, contract, marginals_from, sum_to
 from ddssp.marginals.pairs import MESSAGE_BYTES, pair_marginals
 from ddssp.types import Clique, Domain
 
@@ -109,15 +109,18 @@ def _with_column(domain: Domain, cliques, edges, beliefs, sep, g: str, group: li
 
     out: dict[Clique, np.ndarray] = {}
     across: dict[Clique, Clique] = {}
+    home_of: dict[int, list[Clique]] = {}
     sets = [set(c) for c in wide_cliques]
     for q in group:
         ab = tuple(a for a in q if a != g)
         inside = [i for i in range(n) if set(ab) <= sets[i]]
         if inside:
-            i = min(inside, key=lambda i: wide[i].size)
-            out[q] = sum_to(wide[i], wide_cliques[i], q)
+            home_of.setdefault(min(inside, key=lambda i: wide[i].size), []).append(q)
         else:
             across[ab] = q
+    # the triples inside one clique: its belief summed down once, the partial sums shared
+    for i, qs in home_of.items():
+        out.update(marginals_from(wide[i], wide_cliques[i], qs, domain))
     if across:
         got = pair_marginals(domain, wide_cliques, edges, wide, wide_sep, list(across), keep=g)
         for ab, q in across.items():
