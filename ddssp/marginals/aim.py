@@ -365,7 +365,7 @@ def select_round(
     else:
         k = run.mech.select(scores, plan.eps_em, sens, round=rnd, allowed=lambda i: allowed(cands[i]))
     run.timings["select"] += time.perf_counter() - t
-    return cands[k], marginals[k]
+    return cands[k], model.marginal(cands[k])  # as measured alone: the warm start does not depend on batching
 
 
 def _check_domain(domain) -> dict[str, int]:

@@ -48,6 +48,7 @@ from ddssp.marginals.named_tables import (  # noqa: F401  (re-exported: the mode
     sum_to,
 )
 from ddssp.marginals.pairs import pair_marginals
+from ddssp.marginals.triples import triple_marginals
 from ddssp.types import Domain
 
 #: Format tag of :meth:`GraphicalModel.to_arrays` metadata.
@@ -213,11 +214,12 @@ class GraphicalModel:
         attrs = self._check_attrs(attrs)
         return self._answer(attrs, self._canonical(attrs))
 
-    def _answer(self, attrs: Clique, cc: Clique) -> np.ndarray:
-        """A copy of the marginal on checked ``attrs`` (domain order ``cc``), from the cache or made."""
-        if cc not in self._cache:
+    def _answer(self, attrs: Clique, cc: Clique, given: np.ndarray | None = None) -> np.ndarray:
+        """A copy of the marginal on checked ``attrs`` (domain order ``cc``): ``given``, or from the
+        cache, or made."""
+        if given is None and cc not in self._cache:
             self._cache[cc] = self._marginal_canonical(cc)
-        out = self._cache[cc]
+        out = self._cache[cc] if given is None else given
         if attrs != cc:
             out = np.transpose(out, [cc.index(a) for a in attrs])
         return out.copy()
@@ -227,7 +229,10 @@ class GraphicalModel:
 
         Two-way queries share the work: a pair inside one clique is a sum over that clique's belief,
         and the pairs across cliques come from one pass up the junction tree
-        (:func:`~ddssp.marginals.pairs.pair_marginals`). Other queries go through :meth:`marginal`.
+        (:func:`~ddssp.marginals.pairs.pair_marginals`); three-way queries that share a column, from
+        one pass up the tree widened by that column (:func:`~ddssp.marginals.triples.triple_marginals`,
+        kept apart from :meth:`marginal`'s cache, which computes each on its own). Other queries go
+        through :meth:`marginal`.
 
         Parameters
         ----------
@@ -244,7 +249,11 @@ class GraphicalModel:
         todo = [q for q in dict.fromkeys(canon) if q not in self._cache and len(q) == 2]
         if todo:
             self._pair_marginals(todo)
-        return [self._answer(q, cc) for q, cc in zip(checked, canon)]
+        batched = self.__dict__.setdefault("_triples", {})
+        todo = [q for q in dict.fromkeys(canon) if len(q) == 3 and q not in self._cache and q not in batched]
+        if len(todo) > 1:
+            batched.update(triple_marginals(self.domain, self.cliques, self.edges, self.beliefs, self._tree.sep, todo))
+        return [self._answer(q, cc, batched.get(cc)) for q, cc in zip(checked, canon)]
 
     def _canonical(self, attrs: Clique) -> Clique:
         """``attrs`` in domain order (distinct, known columns), by a position table kept on the model."""

@@ -45,8 +45,13 @@ def pair_marginals(
     beliefs: Sequence[np.ndarray],
     sep: dict[tuple[int, int], Clique],
     pairs: Iterable[Clique],
+    keep: str | None = None,
 ) -> dict[Clique, np.ndarray]:
     """Two-way marginals of a calibrated junction tree (see the module docstring).
+
+    With ``keep``, a column held by every clique (so in every separator), each result keeps that
+    column as its first axis instead of summing it out: the three-way marginals ``(keep, a, b)``
+    (:mod:`ddssp.marginals.triples` builds such a tree).
 
     Parameters
     ----------
@@ -62,18 +67,20 @@ def pair_marginals(
         ``{(i, j): separator}`` for both orders of every edge, in domain order.
     pairs : iterable of tuple of str
         Pairs ``(a, b)`` in domain order, neither inside one clique.
+    keep : str, optional
+        A column in every clique, kept as the first axis of every result.
 
     Returns
     -------
     dict
-        ``{pair: counts}``, axes in the pair's order.
+        ``{pair: counts}``, axes in the pair's order (after ``keep``, when given).
     """
     pairs, edges = list(pairs), list(edges)
     itemsize = max((np.asarray(b).itemsize for b in beliefs), default=8)
     tree = _setup(cliques, edges, pairs)
     peak = _peak_bytes(domain, cliques, sep, tree, itemsize)
     if peak <= MESSAGE_BYTES:
-        return _one_pass(domain, cliques, beliefs, sep, tree)
+        return _one_pass(domain, cliques, beliefs, sep, tree, keep)
     # too much at once: the columns in groups, one pass per pair of groups (each carries the
     # conditionals of two groups only)
     cols = list(dict.fromkeys(a for q in pairs for a in q))
@@ -84,7 +91,7 @@ def pair_marginals(
         by_groups.setdefault(tuple(sorted((group[q[0]], group[q[1]]))), []).append(q)
     out: dict[Clique, np.ndarray] = {}
     for sub in by_groups.values():
-        out.update(_one_pass(domain, cliques, beliefs, sep, _setup(cliques, edges, sub)))
+        out.update(_one_pass(domain, cliques, beliefs, sep, _setup(cliques, edges, sub), keep))
     return out
 
 
@@ -126,8 +133,8 @@ def _peak_bytes(domain: Domain, cliques, sep, tree, itemsize: int) -> int:
     return peak
 
 
-def _one_pass(domain: Domain, cliques, beliefs, sep, tree) -> dict[Clique, np.ndarray]:
-    """:func:`pair_marginals` in one pass up ``tree`` (from :func:`_setup`)."""
+def _one_pass(domain: Domain, cliques, beliefs, sep, tree, keep: str | None = None) -> dict[Clique, np.ndarray]:
+    """:func:`pair_marginals` in one pass up ``tree`` (from :func:`_setup`), keeping ``keep`` if given."""
     pos = {a: i for i, a in enumerate(domain)}
 
     def canon(attrs) -> Clique:
@@ -144,9 +151,21 @@ def _one_pass(domain: Domain, cliques, beliefs, sep, tree) -> dict[Clique, np.nd
     below: dict[int, set[str]] = {}
 
     def record(a: str, b: str, table: np.ndarray) -> None:
-        # table axes (a, b): store in domain order
+        # table axes (a, b), or (a, keep, b): store in domain order, after keep
         q = canon((a, b))
-        out[q] = table if q == (a, b) else table.T
+        if keep is None:
+            out[q] = table if q == (a, b) else table.T
+        else:
+            out[q] = np.transpose(table, (1, 0, 2) if q == (a, b) else (1, 2, 0))
+
+    def product(left: np.ndarray, s_left: Clique, right: np.ndarray) -> np.ndarray:
+        # sum over s_left of left[r, s_left] * right[r2, s_left]: (r, r2), or (r, keep, r2) with keep
+        if keep is None:
+            return left.reshape(left.shape[0], -1) @ right.reshape(right.shape[0], -1).T
+        j = 1 + s_left.index(keep)
+        lk = np.moveaxis(left, j, 0).reshape(domain[keep], left.shape[0], -1)
+        rk = np.moveaxis(right, j, 0).reshape(domain[keep], right.shape[0], -1)
+        return np.transpose(lk @ np.transpose(rk, (0, 2, 1)), (1, 0, 2))
 
     for i in reversed(order):
         c = cliques[i]
@@ -163,7 +182,7 @@ def _one_pass(domain: Domain, cliques, beliefs, sep, tree) -> dict[Clique, np.nd
                 if not hits:
                     continue
                 t_attrs = canon((*s_k, y))
-                block = _through(m_k, s_k, sum_to(beliefs[i], c, t_attrs), t_attrs, (y,))
+                block = _through(m_k, s_k, sum_to(beliefs[i], c, t_attrs), t_attrs, (y,) if keep is None else (keep, y))
                 for a, lo, hi in hits:
                     record(a, y, block[lo:hi])
         # pairs of columns from two children
@@ -179,13 +198,11 @@ def _one_pass(domain: Domain, cliques, beliefs, sep, tree) -> dict[Clique, np.nd
                 # whose separator is the inner dimension: the smaller one
                 t = sum_to(beliefs[i], c, t_attrs)
                 if m_l[0].size <= m_k[0].size:
-                    half = _through(m_k, s_k, t, t_attrs, s_l)
-                    block = half.reshape(half.shape[0], -1) @ m_l.reshape(m_l.shape[0], -1).T
+                    block = product(_through(m_k, s_k, t, t_attrs, s_l), s_l, m_l)
                 else:
-                    half = _through(m_l, s_l, t, t_attrs, s_k)
-                    block = m_k.reshape(m_k.shape[0], -1) @ half.reshape(half.shape[0], -1).T
+                    block = product(m_k, s_k, _through(m_l, s_l, t, t_attrs, s_k))
                 for a, lo, hi, x, lo2, hi2 in hits:
-                    record(a, x, block[lo:hi, lo2:hi2])
+                    record(a, x, block[lo:hi, ..., lo2:hi2])
         if parent[i] < 0:
             break
         # the message up: every column below or at i with a partner not below i
@@ -208,16 +225,16 @@ def _one_pass(domain: Domain, cliques, beliefs, sep, tree) -> dict[Clique, np.nd
             start += cond.shape[0]
         for k in kids:
             rows_k, s_k, m_k = message.pop(k)
-            keep = [(a, lo, hi) for a, lo, hi in rows_k if not partners[a] <= below[i]]
-            if not keep:
+            staying = [(a, lo, hi) for a, lo, hi in rows_k if not partners[a] <= below[i]]
+            if not staying:
                 continue
-            if len(keep) < len(rows_k):
-                m_k = m_k[np.concatenate([np.arange(lo, hi) for _, lo, hi in keep])]
+            if len(staying) < len(rows_k):
+                m_k = m_k[np.concatenate([np.arange(lo, hi) for _, lo, hi in staying])]
             t_attrs = canon((*s_k, *s_up))
             step = contract([(t_attrs, sum_to(beliefs[i], c, t_attrs)), (s_up, inv)], t_attrs)  # P(S_k | S_up)
             moved = _through(m_k, s_k, step, t_attrs, s_up)
             at = 0
-            for a, lo, hi in keep:
+            for a, lo, hi in staying:
                 rows.append((a, start + at, start + at + hi - lo))
                 at += hi - lo
             parts.append(moved)
