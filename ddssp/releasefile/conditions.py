@@ -97,17 +97,10 @@ def stored_rules(stored: Any, schema: Any) -> list[str]:
 
 
 def _candidates(schema: Any, columns: Any) -> list[str]:
-    """The discovered categorical columns whose catch-all level is not marked empty. Public."""
-    from ddssp.data.discovery.labels import OTHER_LABEL
-
-    out = []
-    for name in columns:
-        col = schema.column(name) if name in schema else None
-        if col is None or col.kind != "categorical" or col.missing is None or col.missing in col.empty:
-            continue
-        if col.missing.rstrip("_") == OTHER_LABEL:
-            out.append(name)
-    return out
+    """The columns of ``columns`` (in their order) with a catch-all level that may hold rows
+    (:func:`catch_all_levels`). Public."""
+    levels = catch_all_levels(schema)
+    return [name for name in columns if name in levels]
 
 
 def _combined(col: Any, name: str, measurements: Any) -> tuple[float, float, float, float]:
