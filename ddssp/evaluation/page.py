@@ -186,8 +186,9 @@ def render_html(res: dict, names: list[str], title: str) -> str:
                     fontsize=6,
                     color="white" if M[i, j] < 0.6 * np.nanmax(M) else "black",
                 )
+    # the title is the HTML heading above the image: on a narrow figure (few columns) a matplotlib
+    # title runs into the colour bar's labels
     fig.colorbar(im, ax=ax, label="total-variation error")
-    ax.set_title("TV error of every two-way marginal (diagonal: one-way)")
     heat = _png(fig)
     bars = []
     for c in names:
@@ -224,6 +225,7 @@ def render_html(res: dict, names: list[str], title: str) -> str:
         f"<p>Data rows: {res['rows_data']}; release model total: {res['rows_release']:.1f}. "
         f"Two-way marginals: {len(res['two_way'])}, mean TV error {res['two_way_mean_tv']:.4f}, "
         f"max {res['two_way_max_tv']:.4f}.</p>",
+        "<h2>Total-variation error of every two-way marginal (diagonal: one-way)</h2>",
         f"<img src='data:image/png;base64,{heat}'>",
         "<h2>Worst two-way marginals</h2><table><tr><th>columns</th><th>TV</th></tr>",
     ]
