@@ -70,6 +70,30 @@ def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
     return rules_model.sample_under_rules(model, compiled, rows, rng, method=method, measurements=rel.measurements)
 
 
+def checked_rules(rules: Any, schema: Any) -> list[str]:
+    """Rules compiled under a schema, as their canonical text (what a release stores).
+
+    Parameters
+    ----------
+    rules : any
+        What :func:`ddssp.data.rules.as_rules` takes (a list of rule strings or rules).
+    schema : ddssp.data.Schema
+        The release's schema.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ddssp.data.rules.RuleError
+        For a rule that cannot be read or does not fit ``schema``.
+    """
+    from ddssp.data.rules import compile_rules
+
+    return [c.rule.text for c in compile_rules(rules, schema)]
+
+
 def stored_rules(stored: Any, schema: Any) -> list[str]:
     """The rules of a release document, read and compiled under its schema, as their canonical text.
 
@@ -89,11 +113,11 @@ def stored_rules(stored: Any, schema: Any) -> list[str]:
     ddssp.data.rules.RuleError
         For anything but a short list of rules that compile under ``schema``.
     """
-    from ddssp.data.rules import MAX_RULES, RuleError, compile_rules
+    from ddssp.data.rules import MAX_RULES, RuleError
 
     if not isinstance(stored, list) or len(stored) > MAX_RULES or not all(isinstance(r, str) for r in stored):
         raise RuleError(f"rules must be a list of at most {MAX_RULES} rule strings")
-    return [c.rule.text for c in compile_rules(stored, schema)]
+    return checked_rules(stored, schema)
 
 
 def _candidates(schema: Any, columns: Any) -> list[str]:
