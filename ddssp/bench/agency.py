@@ -137,13 +137,13 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     WorkloadError
         For unknown keys or invalid values.
     """
-    unknown = sorted(set(spec) - SPEC_KEYS)
-    if unknown:
-        raise WorkloadError(f"unknown key(s) {unknown} in an agency spec; known: {sorted(SPEC_KEYS)}")
-    releases = int(ctx.trials if ctx.trials is not None else spec.get("releases", 3))
+    from ddssp.bench.spec_options import check_keys, read_releases
+
+    check_keys(spec, SPEC_KEYS, "an agency spec")
+    releases = read_releases(spec, ctx, 3)
     draws = int(spec.get("draws", 5))
-    if releases < 1 or draws < 0:
-        raise WorkloadError(f"releases must be >= 1 and draws >= 0, got {releases} and {draws}")
+    if draws < 0:
+        raise WorkloadError(f"draws must be >= 0, got {draws}")
     fractions = [float(f) for f in spec.get("fractions", [0.05, 0.1, 0.2, 0.3, 0.5])]
     if any(not 0 < f < 1 for f in fractions):
         raise WorkloadError(f"fractions must lie in (0, 1), got {fractions}")

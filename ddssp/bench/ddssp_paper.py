@@ -32,6 +32,7 @@ import pandas as pd
 
 from ddssp.bench.filter_recode import apply_filter, apply_recode, parse_filter, parse_recode, recode_schema
 from ddssp.bench.metrics import accuracy, auc_score, log_loss, mse
+from ddssp.bench.spec_options import check_keys, read_eps
 from ddssp.errors import WorkloadError
 
 METHODS_LINEAR = ("ddssp", "aim-synth", "adassp", "public", "ddssp-discovered")
@@ -114,26 +115,14 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     WorkloadError
         For unknown keys or invalid values.
     """
-    unknown = sorted(set(spec) - SPEC_KEYS)
-    if unknown:
-        raise WorkloadError(f"unknown key(s) {unknown} in a ddssp-paper spec; known: {sorted(SPEC_KEYS)}")
+    check_keys(spec, SPEC_KEYS, "a ddssp-paper spec")
     task = _require(spec, "task")
     if task not in ("linear", "logistic"):
         raise WorkloadError(f"task must be 'linear' or 'logistic', got {task!r}")
     target = _require(spec, "target")
     if not isinstance(target, str):
         raise WorkloadError("target must be a column name")
-    eps = ctx.setting(spec, "eps", ctx.eps)
-    if eps is None:
-        raise WorkloadError("benchmark spec needs 'eps' (a list of epsilons)")
-    if isinstance(eps, (int, float)):
-        eps = [eps]
-    try:
-        eps = [float(e) for e in eps]
-    except (TypeError, ValueError):
-        raise WorkloadError(f"eps must be a list of numbers, got {eps!r}") from None
-    if not eps or any(not (e > 0 and math.isfinite(e)) for e in eps):
-        raise WorkloadError(f"every eps must be positive and finite, got {eps}")
+    eps = read_eps(spec, ctx)
     delta = float(_require(spec, "delta"))
     if not (0 < delta < 1):
         raise WorkloadError(f"delta must lie strictly between 0 and 1, got {delta}")
@@ -148,13 +137,9 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     if bad or not methods:
         raise WorkloadError(f"method(s) {bad} not available for task {task!r}; choose from {list(allowed)}")
     aim = dict(spec.get("aim", {}))
-    bad_aim = sorted(set(aim) - AIM_KEYS)
-    if bad_aim:
-        raise WorkloadError(f"unknown [aim] key(s) {bad_aim}; known: {sorted(AIM_KEYS)}")
+    check_keys(aim, AIM_KEYS, "[aim]")
     dd = dict(spec.get("ddssp", {}))
-    bad_dd = sorted(set(dd) - DDSSP_KEYS)
-    if bad_dd:
-        raise WorkloadError(f"unknown [ddssp] key(s) {bad_dd}; known: {sorted(DDSSP_KEYS)}")
+    check_keys(dd, DDSSP_KEYS, "[ddssp]")
     if ("domain" in spec) == ("schema" in spec):
         raise WorkloadError("give exactly one of 'domain' (a domain file) or 'schema' (a ddssp schema file)")
     if "schema" in spec and "categorical" in spec:

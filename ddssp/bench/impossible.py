@@ -33,7 +33,6 @@ over the releases. The sample CSVs live in a temporary directory removed at the 
 
 from __future__ import annotations
 
-import math
 import shutil
 import tempfile
 from pathlib import Path
@@ -43,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.bench.release_process import run_release
+from ddssp.bench.spec_options import check_keys, read_eps, read_releases, read_sizes
 from ddssp.bench.table_sources import load_table, named_rng
 from ddssp.bench.tv_distance import column_kind, is_missing, tv_distances
 from ddssp.errors import WorkloadError
@@ -84,24 +84,15 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     WorkloadError
         For unknown keys or invalid values.
     """
-    unknown = sorted(set(spec) - SPEC_KEYS)
-    if unknown:
-        raise WorkloadError(f"unknown key(s) {unknown} in an impossible-values spec; known: {sorted(SPEC_KEYS)}")
-    eps = ctx.setting(spec, "eps", ctx.eps, 1.0)
-    eps = float(eps[0] if isinstance(eps, list) else eps)
-    if not (eps > 0 and math.isfinite(eps)):
-        raise WorkloadError(f"eps must be positive and finite, got {eps}")
-    releases = int(ctx.trials if ctx.trials is not None else spec.get("releases", 10))
-    if releases < 1:
-        raise WorkloadError(f"releases must be >= 1, got {releases}")
+    check_keys(spec, SPEC_KEYS, "an impossible-values spec")
+    eps = read_eps(spec, ctx, 1.0)[0]  # one budget: the first
+    releases = read_releases(spec, ctx, 10)
     tables = spec.get("tables")
     if not isinstance(tables, list) or not tables:
         raise WorkloadError("an impossible-values spec needs [[tables]] entries (name, source)")
     parsed = []
     for t in tables:
-        bad = sorted(set(t) - TABLE_KEYS) if isinstance(t, dict) else ["(not a table)"]
-        if bad:
-            raise WorkloadError(f"unknown key(s) {bad} in [[tables]]; known: {sorted(TABLE_KEYS)}")
+        check_keys(t, TABLE_KEYS, "[[tables]]")
         if not isinstance(t.get("name"), str) or not isinstance(t.get("source"), str):
             raise WorkloadError("each [[tables]] entry needs 'name' and 'source' (strings)")
         methods = t.get("methods", list(METHODS))
@@ -116,9 +107,7 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
                 "methods": list(methods),
             }
         )
-    sizes = spec.get("sizes", [300, 500, 1000, 2000])
-    if not isinstance(sizes, list) or any(not (s == "full" or (isinstance(s, int) and s >= 10)) for s in sizes):
-        raise WorkloadError(f"sizes must be a list of 'full' and row counts >= 10, got {sizes!r}")
+    sizes = read_sizes(spec, [300, 500, 1000, 2000])
     return {
         "name": spec.get("name", "impossible-values"),
         "eps": eps,

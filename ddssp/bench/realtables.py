@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.bench.release_process import run_release
+from ddssp.bench.spec_options import check_keys, read_eps, read_sizes
 from ddssp.bench.table_sources import load_table, named_rng, sample_split
 from ddssp.bench.tv_distance import MISSING, column_kind, discretize, is_missing, to_axis, tv_distances
 from ddssp.errors import WorkloadError
@@ -105,27 +106,14 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     WorkloadError
         For unknown keys or invalid values.
     """
-    unknown = sorted(set(spec) - SPEC_KEYS)
-    if unknown:
-        raise WorkloadError(f"unknown key(s) {unknown} in a real-tables spec; known: {sorted(SPEC_KEYS)}")
-    eps = ctx.setting(spec, "eps", ctx.eps, [0.1, 1.0])
-    eps = [eps] if isinstance(eps, (int, float)) else eps
-    try:
-        eps = [float(e) for e in eps]
-    except (TypeError, ValueError):
-        raise WorkloadError(f"eps must be a list of numbers, got {eps!r}") from None
-    if not eps or any(not (e > 0 and math.isfinite(e)) for e in eps):
-        raise WorkloadError(f"every eps must be positive and finite, got {eps}")
+    check_keys(spec, SPEC_KEYS, "a real-tables spec")
+    eps = read_eps(spec, ctx, [0.1, 1.0])
     tables = spec.get("tables")
     if not isinstance(tables, list) or not tables:
         raise WorkloadError("a real-tables spec needs [[tables]] entries (name, source, target, task)")
     parsed = []
     for t in tables:
-        if not isinstance(t, dict):
-            raise WorkloadError("each [[tables]] entry must be a table of keys")
-        bad = sorted(set(t) - TABLE_KEYS)
-        if bad:
-            raise WorkloadError(f"unknown key(s) {bad} in [[tables]] {t.get('name')!r}; known: {sorted(TABLE_KEYS)}")
+        check_keys(t, TABLE_KEYS, f"[[tables]] {t.get('name')!r}" if isinstance(t, dict) else "[[tables]]")
         for key in ("name", "source", "target", "task"):
             if not isinstance(t.get(key), str):
                 raise WorkloadError(f"[[tables]] entry {t.get('name')!r} needs {key!r} (a string)")
@@ -137,13 +125,7 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     names = [t["name"] for t in parsed]
     if len(set(names)) != len(names):
         raise WorkloadError(f"table names must be unique, got {names}")
-    sizes = spec.get("sizes", ["full", 1000, 5000])
-    if (
-        not isinstance(sizes, list)
-        or not sizes
-        or any(not (s == "full" or (isinstance(s, int) and not isinstance(s, bool) and s >= 10)) for s in sizes)
-    ):
-        raise WorkloadError(f"sizes must be a list of 'full' and row counts >= 10, got {sizes!r}")
+    sizes = read_sizes(spec, ["full", 1000, 5000])
     release_args = spec.get("release_args", [])
     if not isinstance(release_args, list) or not all(isinstance(a, str) for a in release_args):
         raise WorkloadError(

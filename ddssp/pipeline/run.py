@@ -126,14 +126,16 @@ def release(
         budget = (eps, delta)
         source, plan = _planned(data, schema, budget, read, discovery, plan, noise, tell)
         context["discovered"] = set(plan.discovered)
-        rule_texts = _checked_rules(declared_rules, plan.schema)
         from ddssp.dp.discovery import ChargedMechanisms
         from ddssp.releasefile.conditions import (
+            checked_rules,
             count_outside,
             empty_from_measurements,
             outside_reserve,
             range_levels_empty_from_measurements,
         )
+
+        rule_texts = checked_rules(declared_rules, plan.schema)
 
         held = outside_reserve(plan.schema, plan.discovered, plan.rows, plan.ledger.rho_budget)
         result, counts = _measure(source, plan, target, aim, make_rng(seed), noise, tell, held)
@@ -197,13 +199,6 @@ def _read_rules(rules: Any) -> list[Any]:
     from ddssp.data.rules import as_rules
 
     return as_rules(rules)
-
-
-def _checked_rules(rules: list[Any], schema: Any) -> list[str]:
-    """The declared rules compiled under the schema (a RuleError otherwise), as their canonical text."""
-    from ddssp.data.rules import compile_rules
-
-    return [c.rule.text for c in compile_rules(rules, schema)] if rules else []
 
 
 @contextlib.contextmanager

@@ -70,6 +70,30 @@ def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
     return rules_model.sample_under_rules(model, compiled, rows, rng, method=method, measurements=rel.measurements)
 
 
+def checked_rules(rules: Any, schema: Any) -> list[str]:
+    """Rules compiled under a schema, as their canonical text (what a release stores).
+
+    Parameters
+    ----------
+    rules : any
+        What :func:`ddssp.data.rules.as_rules` takes (a list of rule strings or rules).
+    schema : ddssp.data.Schema
+        The release's schema.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ddssp.data.rules.RuleError
+        For a rule that cannot be read or does not fit ``schema``.
+    """
+    from ddssp.data.rules import compile_rules
+
+    return [c.rule.text for c in compile_rules(rules, schema)]
+
+
 def stored_rules(stored: Any, schema: Any) -> list[str]:
     """The rules of a release document, read and compiled under its schema, as their canonical text.
 
@@ -89,11 +113,11 @@ def stored_rules(stored: Any, schema: Any) -> list[str]:
     ddssp.data.rules.RuleError
         For anything but a short list of rules that compile under ``schema``.
     """
-    from ddssp.data.rules import MAX_RULES, RuleError, compile_rules
+    from ddssp.data.rules import MAX_RULES, RuleError
 
     if not isinstance(stored, list) or len(stored) > MAX_RULES or not all(isinstance(r, str) for r in stored):
         raise RuleError(f"rules must be a list of at most {MAX_RULES} rule strings")
-    return [c.rule.text for c in compile_rules(stored, schema)]
+    return checked_rules(stored, schema)
 
 
 def _candidates(schema: Any, columns: Any) -> list[str]:
@@ -103,22 +127,54 @@ def _candidates(schema: Any, columns: Any) -> list[str]:
     return [name for name in columns if name in levels]
 
 
-def _combined(col: Any, name: str, measurements: Any) -> tuple[float, float, float, float]:
-    """AIM's combined noisy count of a column's catch-all level: (sum of count / variance, sum of
-    1 / variance, the same two for the column's total). Post-processing."""
+def _level_sums(name: str, size: int, measurements: Any) -> tuple[Any, float, float, float]:
+    """Inverse-variance sums of AIM's noisy counts of each level of a column, and of its total.
+
+    Each measurement with the column gives an unbiased noisy count of each level (its cells summed,
+    noise variance ``sigma**2`` per cell) and of the column's total (every cell summed); independent
+    noises combine by inverse variance, so the combined count of a level is ``x[i] / w`` with noise
+    sd ``w**-0.5``, and of the total ``xt / wt``. Post-processing.
+
+    Parameters
+    ----------
+    name : str
+        The column.
+    size : int
+        Its number of levels.
+    measurements : list of ddssp.marginals.aim.Measurement
+        AIM's noisy marginals (those without the column are passed over).
+
+    Returns
+    -------
+    x : numpy.ndarray
+        Per level, the sum of count / variance.
+    w : float
+        The sum of 1 / variance of a level's count (the same for every level); 0 when no
+        measurement holds the column.
+    xt, wt : float
+        The same two sums for the column's total.
+    """
     import numpy as np
 
-    k = list(col.labels).index(col.missing)
-    x = w = xt = wt = 0.0
+    x = np.zeros(size)
+    w = xt = wt = 0.0
     for m in measurements:
         if name not in m.clique:
             continue
         v = np.moveaxis(np.asarray(m.values, dtype=float), m.clique.index(name), 0)
-        var = float(m.sigma) ** 2 * v[0].size
-        w, x = w + 1.0 / var, x + float(v[k].sum()) / var
-        var_t = float(m.sigma) ** 2 * v.size  # the column's total: every cell summed
+        var = float(m.sigma) ** 2 * (v.size // size)
+        w += 1.0 / var
+        x += v.reshape(size, -1).sum(axis=1) / var
+        var_t = float(m.sigma) ** 2 * v.size
         wt, xt = wt + 1.0 / var_t, xt + float(v.sum()) / var_t
     return x, w, xt, wt
+
+
+def _combined(col: Any, name: str, measurements: Any) -> tuple[float, float, float, float]:
+    """AIM's combined noisy count of a column's catch-all level (:func:`_level_sums`): (sum of
+    count / variance, sum of 1 / variance, the same two for the column's total). Post-processing."""
+    x, w, xt, wt = _level_sums(name, col.size, measurements)
+    return float(x[list(col.labels).index(col.missing)]), w, xt, wt
 
 
 def outside_reserve(schema: Any, columns: Any, rows: float | None, rho_budget: float) -> float:
@@ -299,30 +355,19 @@ def range_levels_empty_from_measurements(schema: Any, measurements: Any, columns
     dict
         ``{column: [labels marked empty]}`` for the columns where some were.
     """
-    import numpy as np
-
     marked: dict[str, list[str]] = {}
     for name in columns:
         col = schema.column(name) if name in schema else None
         if col is None or col.kind != "numeric":
             continue
-        size = col.size
-        w = np.zeros(size)
-        x = np.zeros(size)
-        for m in measurements:
-            if name not in m.clique:
-                continue
-            v = np.moveaxis(np.asarray(m.values, dtype=float), m.clique.index(name), 0).reshape(size, -1)
-            var = float(m.sigma) ** 2 * v.shape[1]
-            w += 1.0 / var
-            x += v.sum(axis=1) / var
-        if not w.any():
+        x, w, _, _ = _level_sums(name, col.size, measurements)
+        if w == 0.0:
             continue
-        count, sd = x / w, (1.0 / w) ** 0.5
+        count, sd = x / w, (1.0 / w) ** 0.5  # sd: the same for every level
         range_codes = [i for i, lab in enumerate(col.labels) if lab != col.missing and lab not in col.empty]
-        low = [i for i in range_codes if count[i] < RANGE_LEVEL_SHOW_SDS * sd[i]]
+        low = [i for i in range_codes if count[i] < RANGE_LEVEL_SHOW_SDS * sd]
         if len(low) == len(range_codes):  # keep the level the counts show most
-            keep = max(range_codes, key=lambda i: count[i] / sd[i])
+            keep = max(range_codes, key=lambda i: count[i] / sd)
             low = [i for i in low if i != keep]
         if low:
             labels = [col.labels[i] for i in low]

@@ -170,6 +170,35 @@ class SqlSource:
         """The type family of :meth:`key`."""
         return "int" if self.typed_time else self.family
 
+    def missing_sql(self, d: Dialect, na_values: tuple[str, ...]) -> str:
+        """The SQL condition under which the column's value is a missing cell.
+
+        NULL always; NaN in a floating-point column (as pandas reads it); in CSV text, the empty cell
+        or a marker after the skipped leading spaces; in a typed text column (Parquet), a marker as it
+        is. The rule the counters, discovery and the in-memory reader share.
+
+        Parameters
+        ----------
+        d : Dialect
+            The SQL dialect.
+        na_values : tuple of str
+            The missing-value markers.
+
+        Returns
+        -------
+        str
+            A SQL boolean expression (never NULL).
+        """
+        v = self.sql
+        if self.family == "text" and self.csv:
+            marks = ", ".join(d.string(m) for m in ("", *na_values))
+            return f"({v} IS NULL OR TRIM(LEADING ' ' FROM {v}) IN ({marks}))"
+        if self.family == "text" and na_values:
+            return f"({v} IS NULL OR {v} IN ({', '.join(d.string(m) for m in na_values)}))"
+        if self.family == "float":
+            return f"({v} IS NULL OR isnan({v}))"
+        return f"({v} IS NULL)"
+
 
 def typed_source(d: Dialect, sql: str, type_name: str) -> SqlSource:
     """A column of a Parquet file or a frame, its type family read from the engine's type name.

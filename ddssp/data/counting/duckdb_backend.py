@@ -185,7 +185,7 @@ class DuckDBCounter(SQLCounter):
                     values = de.dictionary.to_pylist()
                     new = [v for v in values if v not in cache[i]]
                     if new:
-                        c_new, s_new = map_values(col, srcs[col.name], new, self.opts.na_values)
+                        c_new, s_new = map_values(col, srcs[col.name], new)
                         cache[i].update({v: (int(c), int(st)) for v, c, st in zip(new, c_new, s_new)})
                     vc = np.array([cache[i][v][0] for v in values] + [fill_na], dtype=np.int64)
                     vs = np.array([cache[i][v][1] for v in values] + [MISSING], dtype=np.int64)

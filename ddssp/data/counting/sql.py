@@ -39,24 +39,22 @@ __all__ = ["SQLCounter", "map_values"]
 
 def _number_sql(d: Dialect, src: SqlSource, na_values: tuple[str, ...]) -> tuple[str, str]:
     """(x, na): the value as DOUBLE (NULL if missing or not numeric) and the SQL condition 'missing'
-    that is checked first. For CSV text, markers that are not numbers are only looked for among the
-    non-numeric values (checked in :func:`_bad_or_na_sql`); a typed text column (Parquet) takes its
-    markers as they are, as discovery and the in-memory reader do."""
+    that is checked first (:meth:`SqlSource.missing_sql`). For CSV text, only the markers that are
+    numbers are looked for first; the empty cell and the other markers are found among the
+    non-numeric values (:func:`_bad_or_na_sql`), so that most cells skip the check."""
     v = src.sql
     if src.typed_time:  # a date is not a number (never its ticks since 1970)
-        return "CAST(NULL AS DOUBLE)", f"({v} IS NULL)"
+        return "CAST(NULL AS DOUBLE)", src.missing_sql(d, na_values)
     if src.family == "text":
         x = f"(CASE WHEN {d.numeric_guard(v)} THEN TRY_CAST({v} AS DOUBLE) END)"
+        if not src.csv:
+            return x, src.missing_sql(d, na_values)
         numeric_marks = [m for m in na_values if _parses(m.lstrip(" "))]
-        if src.csv and numeric_marks:
+        if numeric_marks:
             marks = ", ".join(d.string(m.lstrip(" ")) for m in numeric_marks)
             return x, f"({v} IS NULL OR TRIM(LEADING ' ' FROM {v}) IN ({marks}))"
-        if not src.csv and na_values:  # a typed text column (Parquet): every marker, as it is
-            return x, f"({v} IS NULL OR {v} IN ({', '.join(d.string(m) for m in na_values)}))"
         return x, f"({v} IS NULL)"
-    if src.family == "float":
-        return f"CAST({v} AS DOUBLE)", f"({v} IS NULL OR isnan({v}))"
-    return f"CAST({v} AS DOUBLE)", f"({v} IS NULL)"
+    return f"CAST({v} AS DOUBLE)", src.missing_sql(d, na_values)
 
 
 def _bad_or_na_sql(d: Dialect, src: SqlSource, na_values: tuple[str, ...]) -> str:
@@ -120,7 +118,7 @@ def _axis_layers(d: Dialect, axis: dict[int, tuple[SqlSource, str]], na_values: 
             continue
         m = d.matches(t, _CLOCK_SQL if unit == "time" else _ISO_SQL)
         if na_values:  # a marker is a missing cell even when it reads as a date
-            m = f"({m} AND NOT ({t} IN ({', '.join(d.string(v) for v in na_values)})))"
+            m = f"({m} AND NOT {src.missing_sql(d, na_values)})"
         l1.append(f"{m} AS {p}m")
 
         def part(expr: str, typ: str = big, p=p) -> str:
@@ -170,14 +168,13 @@ def _axis_layers(d: Dialect, axis: dict[int, tuple[SqlSource, str]], na_values: 
 
 
 # --------------------------------------------------------------------------- Python side of the plan
-def map_values(
-    col: Column, src: SqlSource, values: list[Any], na_values: tuple[str, ...]
-) -> tuple[np.ndarray, np.ndarray]:
+def map_values(col: Column, src: SqlSource, values: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     """Final codes and statuses of distinct raw values of a categorical or explicit-level column.
 
-    The CSV reading rules (leading spaces, missing-value markers) here, the encoding rules by
-    :func:`ddssp.data.encoding.classify`, the same function ``Schema.encode`` applies. A cell the
-    schema has no level for gets code 0 (an error is raised from its status before counts are used).
+    Missing cells come as None (NULLed in SQL by :meth:`SqlSource.missing_sql`); CSV text's leading
+    spaces are skipped here, and the encoding rules are :func:`ddssp.data.encoding.classify`'s, the
+    same function ``Schema.encode`` applies. A cell the schema has no level for gets code 0 (an
+    error is raised from its status before counts are used).
 
     Parameters
     ----------
@@ -186,9 +183,7 @@ def map_values(
     src : SqlSource
         Its source in the relation.
     values : list
-        Distinct raw values (None for NULL).
-    na_values : tuple of str
-        Extra missing-value markers of a CSV.
+        Distinct raw values (None for a missing cell).
 
     Returns
     -------
@@ -202,14 +197,7 @@ def map_values(
     codes = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int64)
     if src.family == "text" and src.csv:
-        marks = {"", *na_values}
         vals = [None if v is None else v.lstrip(" ") for v in vals]
-        vals = [None if v is None or v in marks else v for v in vals]
-    elif src.family == "text" and na_values:  # a typed text column (Parquet): the markers as they are
-        marks = set(na_values)
-        vals = [None if v is None or v in marks else v for v in vals]
-    if src.family == "float":
-        vals = [None if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in vals]
     isna = np.array([v is None for v in vals], dtype=bool)
     if src.typed_time:  # ticks as the values pandas holds, coded by the same rules
         c, st = classify(col, typed_series(src.family, src.per_second, vals))
@@ -346,7 +334,7 @@ class SQLCounter:
                 keys.append(f"CASE WHEN {x} IS NOT NULL THEN {_bin_sql(d, x, col.edges)} END AS b{i}")
                 keys.append(f"COALESCE({x} < {d.double(lo)} OR {x} > {d.double(hi)}, FALSE) AS k{i}")
                 raw = f"ddssp_a{i}_t" if src.typed_time else src.sql  # a typed date's ticks
-                keys.append(f"CASE WHEN {x} IS NULL THEN {raw} END AS v{i}")
+                keys.append(f"CASE WHEN {x} IS NULL AND NOT {src.missing_sql(d, na_values)} THEN {raw} END AS v{i}")
                 mapped.append(i)
             elif col.kind == "numeric" and col.edges is not None and getattr(col, "unit", None) is None:
                 x, na = _number_sql(d, src, na_values)
@@ -356,11 +344,8 @@ class SQLCounter:
                     f"ELSE {_bin_sql(d, x, col.edges)} END AS b{i}"
                 )
                 keys.append(f"COALESCE({x} < {d.double(lo)} OR {x} > {d.double(hi)}, FALSE) AS k{i}")
-            else:
-                v = src.key(d)
-                if src.family == "float":  # NaN is missing (pandas): one NULL key
-                    v = f"CASE WHEN isnan({v}) THEN NULL ELSE {v} END"
-                keys.append(f"{v} AS v{i}")
+            else:  # a missing cell (NaN, an empty CSV cell, a marker): one NULL key
+                keys.append(f"CASE WHEN {src.missing_sql(d, na_values)} THEN NULL ELSE {src.key(d)} END AS v{i}")
                 mapped.append(i)
         key_names = ", ".join(k.rsplit(" AS ", 1)[1] for k in keys)
         source = relation
@@ -414,7 +399,6 @@ class SQLCounter:
         """(2) encode each column's distinct raw values in Python, by Schema.encode's rules, join the
         codes to the grouped rows, and (3) count every marginal in one GROUPING SETS query. Rows of
         a ``binned`` column (mapped too) with a bin from SQL take it; the rest go by raw value."""
-        na_values = self.opts.na_values
         joins, enc = [], []
         distinct_of: dict[int, list[Any]] = {i: [] for i in mapped}
         if mapped:  # the distinct raw values of every mapped column, in one query
@@ -429,7 +413,7 @@ class SQLCounter:
             fill_bad, fill_na, fill_nonnum = fill_codes(col)  # 0 where no level: an error is raised first
             if i in mapped:
                 distinct = distinct_of[i]
-                codes, status = map_values(col, srcs[col.name], distinct, na_values)
+                codes, status = map_values(col, srcs[col.name], distinct)
                 frame = pd.DataFrame(
                     {
                         "key": pd.Series(distinct, dtype=pandas_dtype(srcs[col.name].key_family)),
@@ -509,7 +493,11 @@ class SQLCounter:
             if name not in srcs:
                 raise SchemaError(f"column {name!r} is not in the data (columns: {first_few(list(srcs), 20)})")
         self._check_types(columns, srcs)
-        sel = ", ".join(f"{srcs[name].key(self.dialect)} AS l{j}" for j, name in enumerate(columns))
+        d, na_values = self.dialect, self.opts.na_values
+        sel = ", ".join(
+            f"CASE WHEN {srcs[name].missing_sql(d, na_values)} THEN NULL ELSE {srcs[name].key(d)} END AS l{j}"
+            for j, name in enumerate(columns)
+        )
         keys = ", ".join(f"l{j}" for j in range(len(columns)))
         gid = ", ".join(f"GROUPING(l{j}) AS g{j}" for j in range(len(columns)))
         gs = ", ".join(f"(l{j})" for j in range(len(columns)))
@@ -520,7 +508,6 @@ class SQLCounter:
         out: dict[str, dict[str | None, int]] = {name: {} for name in columns}
         for j, name in enumerate(columns):
             src = srcs[name]
-            marks = {"", *self.opts.na_values}
             mine = [r for r in rows if r[k + j] == 0]
             typed = typed_series(src.family, src.per_second, [r[j] for r in mine]) if src.typed_time else None
             for q, r in enumerate(mine):
@@ -528,12 +515,7 @@ class SQLCounter:
                 if v is pd.NaT:
                     v = None
                 if src.family == "text" and src.csv and v is not None:
-                    v = v.lstrip(" ")
-                    v = None if v in marks else v
-                elif src.family == "text" and v is not None and v in self.opts.na_values:
-                    v = None  # a typed text column (Parquet): its markers as they are
-                if isinstance(v, float) and math.isnan(v):
-                    v = None
+                    v = v.lstrip(" ")  # missing cells are NULL already (SqlSource.missing_sql)
                 key = None if v is None else as_label(v)
                 out[name][key] = out[name].get(key, 0) + int(r[2 * k])
         return out

@@ -249,15 +249,12 @@ class SqlTable:
         pandas.Series
         """
         src = self.srcs[name]
-        values = [r[0] for r in self.rows(f"SELECT {src.sql} FROM {self.rel}")]
-        if src.family == "text":
+        if src.family == "text":  # missing cells NULL (SqlSource.missing_sql), CSV text's leading spaces skipped
+            na = src.missing_sql(self.dialect, self.na_values)
+            values = [r[0] for r in self.rows(f"SELECT CASE WHEN {na} THEN NULL ELSE {src.sql} END FROM {self.rel}")]
             s = pd.Series(values, dtype="str", name=name)
-            if src.csv:
-                s = s.str.lstrip(" ")
-                s = s.mask(s.isin(["", *self.na_values]))
-            elif self.na_values:
-                s = s.mask(s.isin(list(self.na_values)))
-            return s
+            return s.str.lstrip(" ") if src.csv else s
+        values = [r[0] for r in self.rows(f"SELECT {src.sql} FROM {self.rel}")]
         if src.typed_time or src.family is None:
             return pd.Series(pd.array(values) if values else values, name=name)
         return (
@@ -310,18 +307,10 @@ class SqlColumn:
         self.src = src
         d = table.dialect
         v = src.sql
-        marks = table.na_values
+        self.na = src.missing_sql(d, table.na_values)
         if src.family == "text":
-            if src.csv:
-                lit = ", ".join(d.string(m) for m in ("", *marks))
-                self.na = f"({v} IS NULL OR TRIM(LEADING ' ' FROM {v}) IN ({lit}))"
-            elif marks:
-                self.na = f"({v} IS NULL OR {v} IN ({', '.join(d.string(m) for m in marks)}))"
-            else:
-                self.na = f"({v} IS NULL)"
             self.x = f"(CASE WHEN {d.numeric_guard(v)} THEN TRY_CAST({v} AS DOUBLE) END)"
         else:
-            self.na = f"({v} IS NULL OR isnan({v}))" if src.family == "float" else f"({v} IS NULL)"
             self.x = f"CAST({v} AS DOUBLE)"
         self._scan: tuple | None = None
         self._odd: _OddValues | None = None
