@@ -45,116 +45,53 @@ def option_group(p: argparse.ArgumentParser, key: str) -> argparse._ArgumentGrou
     return groups[key]
 
 
-def input_group(p):
-    """Options that say what to read and how (files, delimiters, backends).
+class OptionGroup:
+    """A callable that gives a parser's option group ``key`` (see :func:`option_group`).
+
+    ``input_group(p).add_argument(...)`` adds an option to the "input and reading" group of ``p``.
 
     Parameters
     ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-
-    Returns
-    -------
-    argparse._ArgumentGroup
-        The group, made on first use.
+    key : str
+        The group's key (one of :data:`GROUPS`).
     """
-    return option_group(p, "input")
+
+    def __init__(self, key: str):
+        if key not in dict(GROUPS):
+            raise ValueError(f"unknown option group {key!r}; the groups are {[k for k, _ in GROUPS]}")
+        self.key = key
+
+    def __call__(self, p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+        """The group of parser ``p``, made on first use.
+
+        Parameters
+        ----------
+        p : argparse.ArgumentParser
+            The command's parser.
+
+        Returns
+        -------
+        argparse._ArgumentGroup
+        """
+        return option_group(p, self.key)
 
 
-def privacy_group(p):
-    """Privacy parameters and what is declared public.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-
-    Returns
-    -------
-    argparse._ArgumentGroup
-        The group, made on first use.
-    """
-    return option_group(p, "privacy")
-
-
-def discovery_group(p):
-    """Options of private schema discovery.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-
-    Returns
-    -------
-    argparse._ArgumentGroup
-        The group, made on first use.
-    """
-    return option_group(p, "discovery")
-
-
-def aim_group(p):
-    """Options of AIM's select-measure-estimate loop.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-
-    Returns
-    -------
-    argparse._ArgumentGroup
-        The group, made on first use.
-    """
-    return option_group(p, "aim")
-
-
-def model_group(p):
-    """Options of a fitted regression (target, features, encoding).
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-
-    Returns
-    -------
-    argparse._ArgumentGroup
-        The group, made on first use.
-    """
-    return option_group(p, "model")
-
-
-def intervals_group(p):
-    """Options of confidence intervals (``fit --ci``).
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-
-    Returns
-    -------
-    argparse._ArgumentGroup
-        The group, made on first use.
-    """
-    return option_group(p, "intervals")
-
-
-def output_group(p):
-    """Where results go and how they are printed.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-
-    Returns
-    -------
-    argparse._ArgumentGroup
-        The group, made on first use.
-    """
-    return option_group(p, "output")
+#: options that say what to read and how (files, delimiters, backends)
+input_group = OptionGroup("input")
+#: privacy parameters and what is declared public
+privacy_group = OptionGroup("privacy")
+#: options of private schema discovery
+discovery_group = OptionGroup("discovery")
+#: options of AIM's select-measure-estimate loop
+aim_group = OptionGroup("aim")
+#: options of a fitted regression (target, features, encoding)
+model_group = OptionGroup("model")
+#: options of a benchmark's runs (trials, eps grid, methods, seed)
+runs_group = OptionGroup("runs")
+#: options of confidence intervals (``fit --ci``)
+intervals_group = OptionGroup("intervals")
+#: where results go and how they are printed
+output_group = OptionGroup("output")
 
 
 def testing_option(p, *flags, help: str, **kwargs):  # noqa: A002  (argparse's own keyword)

@@ -1,4 +1,4 @@
-from ddssp.commands import input_group, option_group, output_group
+from ddssp.commands import input_group, output_group, runs_group
 
 HELP = "run a benchmark spec (workloads/*.toml): methods x settings x trials -> table and plot"
 
@@ -15,22 +15,6 @@ def _floats(text: str) -> list[float]:
 EXAMPLES = """
     ddssp bench workloads/adult-linear.toml --data-dir data/ --trials 2 --eps 0.3,1
 """
-
-
-def runs_group(p):
-    """Options of a benchmark's runs (trials, eps grid, methods, seed).
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The command's parser.
-
-    Returns
-    -------
-    argparse._ArgumentGroup
-        The group, made on first use.
-    """
-    return option_group(p, "runs")
 
 
 def add_arguments(p) -> None:
