@@ -125,10 +125,9 @@ def _l2_laplace_from(radius_exp: np.ndarray, gauss: np.ndarray, eta: np.ndarray)
     return radius[..., None] * gauss / norms
 
 
-def _float_noise(make_measurement, values: Any, scale: float) -> np.ndarray:
-    """``values`` plus noise from ``make_measurement(scale, size)`` (an OpenDP float-vector
-    measurement), shaped like ``values``."""
-    a = _as_floats(values)
+def _float_noise(make_measurement, a: np.ndarray, scale: float) -> np.ndarray:
+    """The finite floats ``a`` plus noise from ``make_measurement(scale, size)`` (an OpenDP
+    float-vector measurement), shaped like ``a``."""
     if a.size == 0:
         return a.copy()
     out = make_measurement(scale, a.size)(a.ravel().tolist())
@@ -137,13 +136,18 @@ def _float_noise(make_measurement, values: Any, scale: float) -> np.ndarray:
 
 # --------------------------------------------------------------------------- sources
 class NoiseSource:
-    """Base class; see the module docstring for the interface."""
+    """Base class; see the module docstring for the interface.
+
+    Each public method checks its arguments here, the same way for every source, and hands the
+    checked values to a private hook (``_gaussian_int``, ``_noisy_max``, ...) that a source
+    implements with its own sampler.
+    """
 
     secure: bool = False
     stamp: str | None = None
 
-    def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:  # pragma: no cover - abstract
-        """Interface: discrete Gaussian noise N_Z(0, sigma^2) added to integer counts.
+    def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:
+        """Discrete Gaussian noise N_Z(0, sigma^2) added to integer counts.
 
         Parameters
         ----------
@@ -157,10 +161,11 @@ class NoiseSource:
         numpy.ndarray
             int64 noisy counts, shaped like ``counts``.
         """
-        raise NotImplementedError
+        sigma = check_positive(sigma, "sigma")
+        return self._gaussian_int(_as_int_counts(counts), sigma)
 
-    def noisy_max(self, scores: Any, scale: float) -> int:  # pragma: no cover - abstract
-        """Interface: report noisy max: argmax_i (scores_i + Gumbel(scale)_i).
+    def noisy_max(self, scores: Any, scale: float) -> int:
+        """Report noisy max: argmax_i (scores_i + Gumbel(scale)_i).
 
         P(i) is proportional to exp(scores_i / scale); with scale = 2 * sensitivity / eps_em this is the
         exponential mechanism at eps_em.
@@ -177,10 +182,11 @@ class NoiseSource:
         int
             The index selected.
         """
-        raise NotImplementedError
+        scale = check_positive(scale, "selection scale")
+        return int(self._noisy_max(_as_scores(scores), scale))
 
-    def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:  # pragma: no cover - abstract
-        """Interface: independent N(0, sigma^2) noise added to each float.
+    def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:
+        """Independent N(0, sigma^2) noise added to each float.
 
         Parameters
         ----------
@@ -194,10 +200,11 @@ class NoiseSource:
         numpy.ndarray
             Noisy floats, shaped like ``values``.
         """
-        raise NotImplementedError
+        sigma = check_positive(sigma, "sigma")
+        return self._gaussian_float(_as_floats(values), sigma)
 
-    def laplace_float(self, values: Any, scale: float) -> np.ndarray:  # pragma: no cover - abstract
-        """Interface: independent Laplace(scale) noise added to each float.
+    def laplace_float(self, values: Any, scale: float) -> np.ndarray:
+        """Independent Laplace(scale) noise added to each float.
 
         Parameters
         ----------
@@ -211,10 +218,11 @@ class NoiseSource:
         numpy.ndarray
             Noisy floats, shaped like ``values``.
         """
-        raise NotImplementedError
+        scale = check_positive(scale, "Laplace scale")
+        return self._laplace_float(_as_floats(values), scale)
 
-    def bernoulli(self, p: Any) -> np.ndarray:  # pragma: no cover - abstract
-        """Interface: independent coin flips, True with probability p.
+    def bernoulli(self, p: Any) -> np.ndarray:
+        """Independent coin flips, True with probability p.
 
         Parameters
         ----------
@@ -226,14 +234,13 @@ class NoiseSource:
         numpy.ndarray
             Booleans, shaped like ``p``.
         """
-        raise NotImplementedError
+        return self._bernoulli(p)
 
     def l2_laplace(self, d: int, eta: Any, size: Any = None) -> np.ndarray:
         """Draws with density proportional to exp(-eta ||z||_2) on R^d (PDP-OP's output noise).
 
-        Radius Gamma(d, 1/eta) as the sum of d exponentials |Laplace(1)|, times a normalised vector of d
-        standard Gaussians (uniform on the sphere). One ``laplace_float`` and one ``gaussian_float`` call
-        for the whole batch. See the module docstring for what is exact.
+        A Gamma(d, 1/eta) radius times a uniform direction on the sphere. See the module docstring
+        for what is exact.
 
         Parameters
         ----------
@@ -250,17 +257,10 @@ class NoiseSource:
             Shape broadcast(size, eta) + (d,).
         """
         d, eta, shape = _as_eta(d, eta, size)
-        full = shape + (d,)
-        exps = np.abs(self.laplace_float(np.zeros(full), 1.0))
-        gauss = self.gaussian_float(np.zeros(full), 1.0)
-        zero = np.linalg.norm(gauss, axis=-1) == 0
-        while np.any(zero):  # a zero vector has no direction (probability ~ 0): draw those again
-            gauss[zero] = self.gaussian_float(np.zeros((int(zero.sum()), d)), 1.0)
-            zero = np.linalg.norm(gauss, axis=-1) == 0
-        return _l2_laplace_from(exps, gauss, eta)
+        return self._l2_laplace(d, eta, shape)
 
     def run_opendp(self, measurement, arg: Any, fallback: Callable[[np.random.Generator], Any] | None = None):
-        """Interface: run an OpenDP measurement (e.g. key release).
+        """Run an OpenDP measurement (e.g. key release).
 
         Parameters
         ----------
@@ -279,132 +279,88 @@ class NoiseSource:
         """
         return measurement(arg)
 
-    def describe(self) -> dict[str, Any]:  # pragma: no cover - abstract
-        """Interface: a description of the noise source, for the release file.
+    def describe(self) -> dict[str, Any]:
+        """A description of the noise source, for the release file.
 
         Returns
         -------
         dict
         """
+        return dict(self._description)
+
+    #: what :meth:`describe` returns (each source sets it)
+    _description: dict[str, Any]
+
+    # The hooks a source implements; their arguments are already checked.
+    def _gaussian_int(self, a: np.ndarray, sigma: float) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _noisy_max(self, q: np.ndarray, scale: float) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _gaussian_float(self, a: np.ndarray, sigma: float) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _laplace_float(self, a: np.ndarray, scale: float) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _bernoulli(self, p: Any) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _l2_laplace(self, d: int, eta: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+        """Radius: the sum of d exponentials |Laplace(1)|; direction: a normalised vector of d standard
+        Gaussians. One ``laplace_float`` and one ``gaussian_float`` call for the whole batch."""
+        full = shape + (d,)
+        exps = np.abs(self.laplace_float(np.zeros(full), 1.0))
+        gauss = self.gaussian_float(np.zeros(full), 1.0)
+        zero = np.linalg.norm(gauss, axis=-1) == 0
+        while np.any(zero):  # a zero vector has no direction (probability ~ 0): draw those again
+            gauss[zero] = self.gaussian_float(np.zeros((int(zero.sum()), d)), 1.0)
+            zero = np.linalg.norm(gauss, axis=-1) == 0
+        return _l2_laplace_from(exps, gauss, eta)
 
 
 class SecureNoise(NoiseSource):
-    """OpenDP's exact samplers on the OS's CSPRNG. No seed, no state in Python."""
+    """OpenDP's exact samplers on the OS's CSPRNG. No seed, no state in Python.
+
+    Counts get OpenDP's exact discrete Gaussian, selection its exact report noisy max, floats its
+    floating-point-safe Gaussian and Laplace mechanisms; coin flips come from
+    :func:`~ddssp.dp.samplers.secure_bernoulli` (exact for the float p).
+    """
 
     secure = True
     stamp = None
+    _description = {"source": "opendp", "secure": True}
 
-    def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:
-        """Secure: discrete Gaussian noise N_Z(0, sigma^2) added to integer counts (OpenDP's exact sampler).
-
-        Parameters
-        ----------
-        counts : array-like of int
-            Integer-valued counts, any shape.
-        sigma : float
-            The noise scale.
-
-        Returns
-        -------
-        numpy.ndarray
-            int64 noisy counts, shaped like ``counts``.
-        """
-        sigma = check_positive(sigma, "sigma")
-        a = _as_int_counts(counts)
+    def _gaussian_int(self, a: np.ndarray, sigma: float) -> np.ndarray:
         if a.size == 0:
             return a.copy()
         out = gaussian_measurement(sigma)(a.ravel().tolist())
         return np.asarray(out, dtype=np.int64).reshape(a.shape)
 
-    def noisy_max(self, scores: Any, scale: float) -> int:
-        """Secure: report noisy max: argmax_i (scores_i + Gumbel(scale)_i) (OpenDP's exact sampler).
-
-        P(i) is proportional to exp(scores_i / scale); with scale = 2 * sensitivity / eps_em this is the
-        exponential mechanism at eps_em.
-
-        Parameters
-        ----------
-        scores : array-like of float
-            Finite scores, one per candidate.
-        scale : float
-            The Gumbel scale.
-
-        Returns
-        -------
-        int
-            The index selected.
-        """
-        scale = check_positive(scale, "selection scale")
-        q = _as_scores(scores)
+    def _noisy_max(self, q: np.ndarray, scale: float) -> int:
         if q.size == 1:
             return 0
-        return int(noisy_max_measurement(scale)(q.tolist()))
+        return noisy_max_measurement(scale)(q.tolist())
 
-    def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:
-        """Secure: independent N(0, sigma^2) noise added to each float (OpenDP's floating-point-safe mechanism).
+    def _gaussian_float(self, a: np.ndarray, sigma: float) -> np.ndarray:
+        return _float_noise(gaussian_float_measurement, a, sigma)
 
-        Parameters
-        ----------
-        values : array-like of float
-            Finite values, any shape.
-        sigma : float
-            The noise scale.
+    def _laplace_float(self, a: np.ndarray, scale: float) -> np.ndarray:
+        return _float_noise(laplace_float_measurement, a, scale)
 
-        Returns
-        -------
-        numpy.ndarray
-            Noisy floats, shaped like ``values``.
-        """
-        return _float_noise(gaussian_float_measurement, values, check_positive(sigma, "sigma"))
-
-    def laplace_float(self, values: Any, scale: float) -> np.ndarray:
-        """Secure: independent Laplace(scale) noise added to each float (OpenDP's floating-point-safe mechanism).
-
-        Parameters
-        ----------
-        values : array-like of float
-            Finite values, any shape.
-        scale : float
-            The noise scale.
-
-        Returns
-        -------
-        numpy.ndarray
-            Noisy floats, shaped like ``values``.
-        """
-        return _float_noise(laplace_float_measurement, values, check_positive(scale, "Laplace scale"))
-
-    def bernoulli(self, p: Any) -> np.ndarray:
-        """Secure: independent coin flips, True with probability p (:func:`secure_bernoulli`, exact for the float p).
-
-        Parameters
-        ----------
-        p : array-like of float
-            Probabilities in [0, 1], any shape.
-
-        Returns
-        -------
-        numpy.ndarray
-            Booleans, shaped like ``p``.
-        """
+    def _bernoulli(self, p: Any) -> np.ndarray:
         return secure_bernoulli(p)
-
-    def describe(self) -> dict[str, Any]:
-        """Secure: a description of the noise source, for the release file.
-
-        Returns
-        -------
-        dict
-        """
-        return {"source": "opendp", "secure": True}
 
 
 class InsecureSeededNoise(NoiseSource):
     """The same distributions from ``numpy.random.default_rng(seed)``: reproducible and therefore NOT PRIVATE.
 
     Anyone with the seed can subtract the noise. For tests and debugging only; outputs carry
-    :data:`INSECURE_STAMP`.
+    :data:`INSECURE_STAMP`. Counts get :func:`~ddssp.dp.samplers.discrete_gaussian_numpy`, selection
+    the argmax of Gumbel-perturbed scores, ``l2_laplace`` a Gamma(d, 1/eta) radius times a normalised
+    Gaussian vector, and ``run_opendp`` calls its ``fallback(rng)`` when given (else the measurement
+    itself, securely); all from the seeded generator.
 
     Parameters
     ----------
@@ -425,133 +381,31 @@ class InsecureSeededNoise(NoiseSource):
             raise PrivacyParameterError(f"the insecure seed must be a non-negative integer, got {seed!r}")
         self.seed = int(seed)
         self.rng = np.random.default_rng(self.seed)
+        self._description = {"source": "numpy-seeded", "secure": False, "seed": self.seed, "stamp": INSECURE_STAMP}
 
-    def gaussian_int(self, counts: Any, sigma: float) -> np.ndarray:
-        """NOT PRIVATE: discrete Gaussian noise N_Z(0, sigma^2) added to integer counts.
-
-        Drawn by :func:`discrete_gaussian_numpy` from the seeded generator.
-
-        Parameters
-        ----------
-        counts : array-like of int
-            Integer-valued counts, any shape.
-        sigma : float
-            The noise scale.
-
-        Returns
-        -------
-        numpy.ndarray
-            int64 noisy counts, shaped like ``counts``.
-        """
-        sigma = check_positive(sigma, "sigma")
-        a = _as_int_counts(counts)
+    def _gaussian_int(self, a: np.ndarray, sigma: float) -> np.ndarray:
         return a + discrete_gaussian_numpy(self.rng, sigma, a.size).reshape(a.shape)
 
-    def noisy_max(self, scores: Any, scale: float) -> int:
-        """NOT PRIVATE: report noisy max, argmax_i (scores_i + Gumbel(scale)_i), from the seeded generator.
+    def _noisy_max(self, q: np.ndarray, scale: float) -> int:
+        return np.argmax(q / scale + self.rng.gumbel(size=q.size))
 
-        P(i) is proportional to exp(scores_i / scale); with scale = 2 * sensitivity / eps_em this is the
-        exponential mechanism at eps_em.
-
-        Parameters
-        ----------
-        scores : array-like of float
-            Finite scores, one per candidate.
-        scale : float
-            The Gumbel scale.
-
-        Returns
-        -------
-        int
-            The index selected.
-        """
-        scale = check_positive(scale, "selection scale")
-        q = _as_scores(scores)
-        return int(np.argmax(q / scale + self.rng.gumbel(size=q.size)))
-
-    def gaussian_float(self, values: Any, sigma: float) -> np.ndarray:
-        """NOT PRIVATE: independent N(0, sigma^2) noise added to each float (from the seeded generator).
-
-        Parameters
-        ----------
-        values : array-like of float
-            Finite values, any shape.
-        sigma : float
-            The noise scale.
-
-        Returns
-        -------
-        numpy.ndarray
-            Noisy floats, shaped like ``values``.
-        """
-        sigma = check_positive(sigma, "sigma")
-        a = _as_floats(values)
+    def _gaussian_float(self, a: np.ndarray, sigma: float) -> np.ndarray:
         return a + self.rng.normal(0.0, sigma, a.shape)
 
-    def laplace_float(self, values: Any, scale: float) -> np.ndarray:
-        """NOT PRIVATE: independent Laplace(scale) noise added to each float (from the seeded generator).
-
-        Parameters
-        ----------
-        values : array-like of float
-            Finite values, any shape.
-        scale : float
-            The noise scale.
-
-        Returns
-        -------
-        numpy.ndarray
-            Noisy floats, shaped like ``values``.
-        """
-        scale = check_positive(scale, "Laplace scale")
-        a = _as_floats(values)
+    def _laplace_float(self, a: np.ndarray, scale: float) -> np.ndarray:
         return a + self.rng.laplace(0.0, scale, a.shape)
 
-    def bernoulli(self, p: Any) -> np.ndarray:
-        """NOT PRIVATE: independent coin flips, True with probability p (from the seeded generator).
-
-        Parameters
-        ----------
-        p : array-like of float
-            Probabilities in [0, 1], any shape.
-
-        Returns
-        -------
-        numpy.ndarray
-            Booleans, shaped like ``p``.
-        """
+    def _bernoulli(self, p: Any) -> np.ndarray:
         a = as_probs(p)
         return self.rng.random(a.shape) < a
 
-    def l2_laplace(self, d: int, eta: Any, size: Any = None) -> np.ndarray:
-        """NOT PRIVATE: draws with density proportional to exp(-eta ||z||_2) on R^d (PDP-OP's output noise).
-
-        A Gamma(d, 1/eta) radius times a normalised vector of d standard Gaussians, from the seeded
-        generator.
-
-        Parameters
-        ----------
-        d : int
-            The dimension.
-        eta : float or array-like of float
-            The rate (positive).
-        size : int or tuple of int, optional
-            The batch shape, broadcast with that of ``eta``.
-
-        Returns
-        -------
-        numpy.ndarray
-            Shape broadcast(size, eta) + (d,).
-        """
-        d, eta, shape = _as_eta(d, eta, size)
+    def _l2_laplace(self, d: int, eta: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         radius = self.rng.gamma(d, 1.0, size=shape) / eta
         g = self.rng.standard_normal(shape + (d,))
         return radius[..., None] * g / np.linalg.norm(g, axis=-1, keepdims=True)
 
     def run_opendp(self, measurement, arg: Any, fallback: Callable[[np.random.Generator], Any] | None = None):
-        """NOT PRIVATE: run an OpenDP measurement (e.g. key release).
-
-        ``fallback(rng)`` with the seeded generator when given, else the measurement itself (secure).
+        """NOT PRIVATE: ``fallback(rng)`` with the seeded generator when given, else the measurement (securely).
 
         Parameters
         ----------
@@ -560,8 +414,7 @@ class InsecureSeededNoise(NoiseSource):
         arg : any
             Its input.
         fallback : callable, optional
-            ``fallback(rng)``: a numpy re-implementation, used by the insecure seeded source for
-            reproducible tests.
+            ``fallback(rng)``: a numpy re-implementation of the measurement.
 
         Returns
         -------
@@ -569,15 +422,6 @@ class InsecureSeededNoise(NoiseSource):
             The measurement's output.
         """
         return fallback(self.rng) if fallback is not None else measurement(arg)
-
-    def describe(self) -> dict[str, Any]:
-        """NOT PRIVATE: a description of the noise source, for the release file.
-
-        Returns
-        -------
-        dict
-        """
-        return {"source": "numpy-seeded", "secure": False, "seed": self.seed, "stamp": INSECURE_STAMP}
 
 
 def make_noise(insecure_seed: int | None = None) -> NoiseSource:
