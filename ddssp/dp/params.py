@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ddssp.errors import PrivacyParameterError
@@ -66,15 +67,21 @@ def check_bound(value: Any, name: str) -> float:
     return check_positive(value, name, "a declared bound, not computed from the data")
 
 
-def check_eps(eps: float, name: str = "eps") -> float:
-    """eps (or another eps-like parameter) as a positive finite float.
+def _positive_parameter(default_name: str, what: str) -> Callable[..., float]:
+    """A checker ``check(value, name=default_name)`` that is :func:`check_positive` under a parameter's name."""
+
+    def check(value: Any, name: str = default_name) -> float:
+        return check_positive(value, name)
+
+    check.__name__ = check.__qualname__ = f"check_{default_name}"
+    check.__doc__ = f"""{what} as a positive finite float.
 
     Parameters
     ----------
-    eps : float
-        The value.
+    value : float
+        The value of {default_name}.
     name : str
-        Its name, for the message.
+        Its name, for the message (default ``"{default_name}"``).
 
     Returns
     -------
@@ -85,29 +92,13 @@ def check_eps(eps: float, name: str = "eps") -> float:
     PrivacyParameterError
         For a value that is not a positive finite number.
     """
-    return check_positive(eps, name)
+    return check
 
 
-def check_rho(rho: float, name: str = "rho") -> float:
-    """A zCDP rho as a positive finite float.
-
-    Parameters
-    ----------
-    rho : float
-        The value.
-    name : str
-        Its name, for the message.
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    PrivacyParameterError
-        For a value that is not a positive finite number.
-    """
-    return check_positive(rho, name)
+#: eps (or another eps-like parameter, e.g. ``check_eps(eps_em, "eps_em")``) as a positive finite float
+check_eps = _positive_parameter("eps", "eps (or another eps-like parameter)")
+#: a zCDP rho as a positive finite float
+check_rho = _positive_parameter("rho", "A zCDP rho")
 
 
 def check_delta(delta: float, name: str = "delta") -> float:
