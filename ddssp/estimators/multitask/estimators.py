@@ -255,22 +255,8 @@ class MultiTaskNoisyGD(_MultiTaskBase):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (m, d)
-        One coefficient vector per task (row i for ``tasks_[i]``).
-    intercept_ : ndarray of shape (m,)
-        Zeros (add a constant feature to fit an intercept).
-    tasks_ : ndarray
-        The task labels, in the order of ``coef_``'s rows.
-    feature_names_in_ : list of str or None
-        The data's feature names.
-    weights_ : ndarray
-        The per-(task, user) weights w_ij.
-    ledger_ : Ledger
-        Every charge of the fit.
-    privacy_ : PrivacyRecord
-        Built from ``ledger_``: rho spent, the user-level eps it implies at ``delta``, the entries;
-        ``details`` holds ``eps_budget``, ``rho_budget``, ``rho_counts``, ``beta``, ``rounds``,
-        ``level`` ("user") and ``counts`` (public / private / not used).
+    coef_, intercept_, tasks_, feature_names_in_, weights_, ledger_, privacy_
+        As in :class:`MultiTaskSSP`.
     """
 
     def __init__(
