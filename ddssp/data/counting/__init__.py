@@ -52,7 +52,8 @@ never written to a release.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,18 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- public interface
+@contextlib.contextmanager
+def _opened(source: Any, backend: str | None, csv_options, memory_limit, spark_master) -> Iterator[Any]:
+    """:func:`make_counter`'s counter for one scan, closed afterwards (its temporary files and views removed)."""
+    counter = make_counter(
+        source, backend, csv_options=csv_options, memory_limit=memory_limit, spark_master=spark_master
+    )
+    try:
+        yield counter
+    finally:
+        counter.close()
+
+
 def count_marginals(
     source: Any,
     schema: Schema,
@@ -121,14 +134,8 @@ def count_marginals(
         The public schema that encodes the table.
     cliques : iterable of sequences of str
         Column tuples to count (a bare string is a one-way clique); repeats are counted once.
-    backend : {"numpy", "duckdb", "spark"}, optional
-        Counting backend; default :func:`default_backend` of ``source``.
-    csv_options : CsvOptions, optional
-        Delimiter, extra missing-value markers and text encoding of a CSV source.
-    memory_limit : str, optional
-        DuckDB's memory limit (e.g. ``"2GB"``); duckdb backend only.
-    spark_master : str, optional
-        Spark master URL (default: the active session or ``local[*]``); spark backend only.
+    backend, csv_options, memory_limit, spark_master : optional
+        The counting backend and its options, as for :func:`make_counter`.
     columns : sequence of str, optional
         The table's columns to count, which must be the schema's; the table's other columns are
         left out (DuckDB and Spark never read them). Default: every column of the table, which must
@@ -153,15 +160,10 @@ def count_marginals(
         The number of values clipped to the bounds, per column (a local note, never released).
     """
     cl = check_cliques(schema, cliques)
-    counter = make_counter(
-        source, backend, csv_options=csv_options, memory_limit=memory_limit, spark_master=spark_master
-    )
-    if columns is not None:
-        counter.columns = [str(c) for c in columns]
-    try:
+    with _opened(source, backend, csv_options, memory_limit, spark_master) as counter:
+        if columns is not None:
+            counter.columns = [str(c) for c in columns]
         return counter.marginals(schema, cl)
-    finally:
-        counter.close()
 
 
 def count_labels(
@@ -181,14 +183,8 @@ def count_labels(
         The raw table (as for :func:`count_marginals`).
     columns : sequence of str
         The columns whose labels to count.
-    backend : {"numpy", "duckdb", "spark"}, optional
-        Counting backend; default :func:`default_backend` of ``source``.
-    csv_options : CsvOptions, optional
-        Delimiter, extra missing-value markers and text encoding of a CSV source.
-    memory_limit : str, optional
-        DuckDB's memory limit (e.g. ``"2GB"``); duckdb backend only.
-    spark_master : str, optional
-        Spark master URL (default: the active session or ``local[*]``); spark backend only.
+    backend, csv_options, memory_limit, spark_master : optional
+        The counting backend and its options, as for :func:`make_counter`.
 
     Returns
     -------
@@ -205,13 +201,8 @@ def count_labels(
     DataError
         An unreadable table, a column type the backend does not read, a bad backend option.
     """
-    counter = make_counter(
-        source, backend, csv_options=csv_options, memory_limit=memory_limit, spark_master=spark_master
-    )
-    try:
+    with _opened(source, backend, csv_options, memory_limit, spark_master) as counter:
         return counter.labels([str(c) for c in columns])
-    finally:
-        counter.close()
 
 
 def count_histograms(
@@ -231,14 +222,8 @@ def count_histograms(
         The raw table (as for :func:`count_marginals`).
     edges : mapping of str to sequence of float
         ``{column: edges}``, edges finite and strictly increasing (at least two).
-    backend : {"numpy", "duckdb", "spark"}, optional
-        Counting backend; default :func:`default_backend` of ``source``.
-    csv_options : CsvOptions, optional
-        Delimiter, extra missing-value markers and text encoding of a CSV source.
-    memory_limit : str, optional
-        DuckDB's memory limit (e.g. ``"2GB"``); duckdb backend only.
-    spark_master : str, optional
-        Spark master URL (default: the active session or ``local[*]``); spark backend only.
+    backend, csv_options, memory_limit, spark_master : optional
+        The counting backend and its options, as for :func:`make_counter`.
 
     Returns
     -------
@@ -255,13 +240,8 @@ def count_histograms(
         An unreadable table, a bad backend option.
     """
     checked = {str(name): list(Column.binned(str(name), e).edges) for name, e in edges.items()}
-    counter = make_counter(
-        source, backend, csv_options=csv_options, memory_limit=memory_limit, spark_master=spark_master
-    )
-    try:
+    with _opened(source, backend, csv_options, memory_limit, spark_master) as counter:
         return counter.histograms(checked)
-    finally:
-        counter.close()
 
 
 def table_columns(source: Any, csv_options: CsvOptions | None = None) -> list[str]:
