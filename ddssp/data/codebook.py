@@ -399,6 +399,20 @@ def _split_hint(text: str, flag: str) -> tuple[str, str]:
     return name, rest
 
 
+def _hint_per_part(texts: Iterable[str], flag: str, make) -> list[ColumnHint]:
+    """One hint per non-blank comma-separated ``COL=VALUE`` part of a flag's values, in order.
+
+    ``make(name, value, part)`` builds it from the column's name, the text after ``=`` and the
+    stripped part (for its error message).
+    """
+    out = []
+    for text in texts:
+        for part in (p for p in text.split(",") if p.strip()):
+            name, value = _split_hint(part, flag)
+            out.append(make(name, value, part.strip()))
+    return out
+
+
 def parse_bounds(texts: Iterable[str]) -> list[ColumnHint]:
     """Hints from ``--bounds`` values: ``COL=LO:HI``, several in one value separated by commas.
 
@@ -416,19 +430,18 @@ def parse_bounds(texts: Iterable[str]) -> list[ColumnHint]:
     SchemaError
         One line naming ``--bounds`` and the bad value.
     """
-    out = []
-    for text in texts:
-        for part in (p for p in text.split(",") if p.strip()):
-            name, rng = _split_hint(part, "--bounds")
-            lo, sep, hi = rng.partition(":")
-            try:
-                bounds = (float(lo), float(hi))
-            except ValueError:
-                bounds = None
-            if not sep or bounds is None:
-                raise SchemaError(f"--bounds: expected COLUMN=LOW:HIGH (numbers), got {part.strip()!r}")
-            out.append(ColumnHint(name, kind="numeric", bounds=bounds, source="--bounds"))
-    return out
+
+    def hint(name: str, rng: str, part: str) -> ColumnHint:
+        lo, sep, hi = rng.partition(":")
+        try:
+            bounds = (float(lo), float(hi))
+        except ValueError:
+            bounds = None
+        if not sep or bounds is None:
+            raise SchemaError(f"--bounds: expected COLUMN=LOW:HIGH (numbers), got {part!r}")
+        return ColumnHint(name, kind="numeric", bounds=bounds, source="--bounds")
+
+    return _hint_per_part(texts, "--bounds", hint)
 
 
 def parse_levels(texts: Iterable[str]) -> list[ColumnHint]:
@@ -476,11 +489,10 @@ def parse_missing(texts: Iterable[str]) -> list[ColumnHint]:
     SchemaError
         One line naming ``--missing`` and the bad value.
     """
-    out = []
-    for text in texts:
-        for part in (p for p in text.split(",") if p.strip()):
-            name, label = _split_hint(part, "--missing")
-            if not label.strip():
-                raise SchemaError(f"--missing: expected COLUMN=LABEL, got {part.strip()!r}")
-            out.append(ColumnHint(name, missing=label.strip(), source="--missing"))
-    return out
+
+    def hint(name: str, label: str, part: str) -> ColumnHint:
+        if not label.strip():
+            raise SchemaError(f"--missing: expected COLUMN=LABEL, got {part!r}")
+        return ColumnHint(name, missing=label.strip(), source="--missing")
+
+    return _hint_per_part(texts, "--missing", hint)
