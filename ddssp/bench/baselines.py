@@ -66,6 +66,7 @@ import pandas as pd
 from ddssp.bench.public_bounds import _scores, ddssp_scores, declared_release, raw_bounds_methods
 from ddssp.bench.realtables import _truth, parse_spec, public_scores
 from ddssp.bench.release_process import run_release
+from ddssp.bench.spec_options import read_trials
 from ddssp.bench.table_sources import load_table, named_rng, sample_split
 from ddssp.bench.tv_distance import column_kind
 from ddssp.errors import WorkloadError
@@ -109,9 +110,7 @@ def parse(spec: dict, ctx: Any) -> dict:
         For invalid values.
     """
     s = parse_spec({k: v for k, v in spec.items() if k not in OWN_KEYS}, ctx)
-    trials = ctx.setting(spec, "trials", ctx.trials, 5)
-    if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
-        raise WorkloadError(f"trials must be a positive integer, got {trials!r}")
+    trials = read_trials(spec, ctx, 5)
     delta = spec.get("delta", 1e-9)
     if not isinstance(delta, float) or not 0 < delta < 1:
         raise WorkloadError(f"delta must be a number in (0, 1), got {delta!r}")

@@ -32,7 +32,7 @@ import pandas as pd
 
 from ddssp.bench.filter_recode import apply_filter, apply_recode, parse_filter, parse_recode, recode_schema
 from ddssp.bench.metrics import accuracy, auc_score, log_loss, mse
-from ddssp.bench.spec_options import check_keys, read_eps
+from ddssp.bench.spec_options import check_keys, read_eps, read_trials
 from ddssp.errors import WorkloadError
 
 METHODS_LINEAR = ("ddssp", "aim-synth", "adassp", "public", "ddssp-discovered")
@@ -126,9 +126,7 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
     delta = float(_require(spec, "delta"))
     if not (0 < delta < 1):
         raise WorkloadError(f"delta must lie strictly between 0 and 1, got {delta}")
-    trials = ctx.setting(spec, "trials", ctx.trials, 1)
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise WorkloadError(f"trials must be a positive integer, got {trials!r}")
+    trials = read_trials(spec, ctx, 1)
     allowed = METHODS_LINEAR if task == "linear" else METHODS_LOGISTIC
     methods = ctx.setting(spec, "methods", ctx.methods, list(allowed))
     if isinstance(methods, str):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ddssp.errors import WorkloadError
 
-__all__ = ["check_keys", "read_eps", "read_releases", "read_sizes"]
+__all__ = ["check_keys", "read_eps", "read_releases", "read_sizes", "read_trials"]
 
 
 def check_keys(table: Any, known: Collection[str], where: str) -> None:
@@ -101,6 +101,34 @@ def read_releases(spec: dict, ctx: Any, default: int) -> int:
     if releases < 1:
         raise WorkloadError(f"releases must be >= 1, got {releases}")
     return releases
+
+
+def read_trials(spec: dict, ctx: Any, default: int) -> int:
+    """How many trials a setting runs: ``--trials`` if given, else the spec's ``trials``, else ``default``.
+
+    Parameters
+    ----------
+    spec : dict
+        The parsed spec.
+    ctx : BenchContext
+        Its ``trials`` overrides the spec.
+    default : int
+        The number when neither gives one.
+
+    Returns
+    -------
+    int
+        At least 1.
+
+    Raises
+    ------
+    WorkloadError
+        For anything but a whole number >= 1 (a float or a bool is refused, not rounded).
+    """
+    trials = ctx.setting(spec, "trials", ctx.trials, default)
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise WorkloadError(f"trials must be a positive integer, got {trials!r}")
+    return trials
 
 
 def read_sizes(spec: dict, default: list) -> list:

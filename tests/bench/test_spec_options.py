@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ddssp.bench.runner import BenchContext
-from ddssp.bench.spec_options import check_keys, read_eps, read_releases, read_sizes
+from ddssp.bench.spec_options import check_keys, read_eps, read_releases, read_sizes, read_trials
 from ddssp.errors import WorkloadError
 
 
@@ -40,6 +40,15 @@ def test_releases_and_sizes_are_checked():
     for bad in ([], [9], [True], "full", [10.0]):
         with pytest.raises(WorkloadError, match="sizes must be a list"):
             read_sizes({"sizes": bad}, [10])
+
+
+def test_trials_come_from_the_command_line_then_the_spec_then_the_default():
+    assert read_trials({}, _ctx(), 5) == 5
+    assert read_trials({"trials": 2}, _ctx(), 5) == 2
+    assert read_trials({"trials": 2}, _ctx(trials=3), 5) == 3
+    for bad in (0, -1, 2.0, True, "3"):
+        with pytest.raises(WorkloadError, match="trials must be a positive integer"):
+            read_trials({"trials": bad}, _ctx(), 5)
 
 
 def test_unknown_keys_and_non_tables_are_refused():
