@@ -204,6 +204,25 @@ def _bounded_lines(fh, p: Path):
         yield line
 
 
+def csv_cell(text: str) -> str:
+    """A text as the CSV readers give it in a cell: leading spaces skipped, the rest as written.
+
+    Every reader skips the spaces after a delimiter (``skipinitialspace``; ``TRIM(LEADING ' ')`` in
+    SQL) and keeps trailing ones. A missing-value marker is read by the same rule, so that ``" ?"``
+    marks the cells ``"?"`` marks.
+
+    Parameters
+    ----------
+    text : str
+        A cell's text, or a marker.
+
+    Returns
+    -------
+    str
+    """
+    return text.lstrip(" ")
+
+
 def _read_csv(
     p: Path, delimiter: str = ",", na_values: list[str] | None = None, encoding: str = "utf-8"
 ) -> pd.DataFrame:
@@ -255,7 +274,7 @@ def _read_csv(
             p,
             dtype=str,
             keep_default_na=False,
-            na_values=["", *(na_values or [])],
+            na_values=["", *(csv_cell(m) for m in na_values or [])],
             skipinitialspace=True,
             encoding=enc,
             sep=delimiter,

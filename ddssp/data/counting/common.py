@@ -20,7 +20,7 @@ import numpy as np
 from ddssp.data.columns import Column
 from ddssp.data.encoding import BAD, CLIPPED, MISSING, NONNUM
 from ddssp.data.schema import Schema
-from ddssp.data.tables import header_names
+from ddssp.data.tables import csv_cell, header_names
 from ddssp.data.values import first_few
 from ddssp.errors import DataError, SchemaError
 from ddssp.types import Clique
@@ -90,7 +90,8 @@ class CsvOptions:
     delimiter : str
         The field delimiter.
     na_values : tuple of str
-        Extra missing-value markers (the empty cell is always missing).
+        Extra missing-value markers (the empty cell is always missing), read as a CSV cell is
+        (:func:`~ddssp.data.tables.csv_cell`: leading spaces skipped, so ``" ?"`` is ``"?"``).
     encoding : str
         The text encoding.
     """
@@ -104,7 +105,7 @@ class CsvOptions:
             raise DataError(
                 f"the CSV delimiter must be one character (not a quote or a newline), got {self.delimiter!r}"
             )
-        object.__setattr__(self, "na_values", tuple(str(v) for v in (self.na_values or ())))
+        object.__setattr__(self, "na_values", tuple(csv_cell(str(v)) for v in (self.na_values or ())))
 
 
 @dataclass

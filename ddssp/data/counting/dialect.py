@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddssp.data.counting.typed import TIME_FAMILIES, ticks_sql, time_family
+from ddssp.data.tables import csv_cell
 
 __all__ = ["Dialect", "SqlSource", "typed_source"]
 
@@ -191,7 +192,7 @@ class SqlSource:
         """
         v = self.sql
         if self.family == "text" and self.csv:
-            marks = ", ".join(d.string(m) for m in ("", *na_values))
+            marks = ", ".join(d.string(csv_cell(m)) for m in ("", *na_values))
             return f"({v} IS NULL OR TRIM(LEADING ' ' FROM {v}) IN ({marks}))"
         if self.family == "text" and na_values:
             return f"({v} IS NULL OR {v} IN ({', '.join(d.string(m) for m in na_values)}))"

@@ -30,6 +30,7 @@ from ddssp.data.counting.dialect import Dialect, SqlSource
 from ddssp.data.counting.typed import axis_sql, typed_series
 from ddssp.data.encoding import CLIPPED, MISSING, NONNUM, OK, ClipWarning, classify, domain_hint, show
 from ddssp.data.schema import Schema
+from ddssp.data.tables import csv_cell
 from ddssp.data.values import as_label, first_few
 from ddssp.errors import DataError, SchemaError
 from ddssp.types import Clique
@@ -49,9 +50,9 @@ def _number_sql(d: Dialect, src: SqlSource, na_values: tuple[str, ...]) -> tuple
         x = f"(CASE WHEN {d.numeric_guard(v)} THEN TRY_CAST({v} AS DOUBLE) END)"
         if not src.csv:
             return x, src.missing_sql(d, na_values)
-        numeric_marks = [m for m in na_values if _parses(m.lstrip(" "))]
+        numeric_marks = [m for m in na_values if _parses(csv_cell(m))]
         if numeric_marks:
-            marks = ", ".join(d.string(m.lstrip(" ")) for m in numeric_marks)
+            marks = ", ".join(d.string(csv_cell(m)) for m in numeric_marks)
             return x, f"({v} IS NULL OR TRIM(LEADING ' ' FROM {v}) IN ({marks}))"
         return x, f"({v} IS NULL)"
     return f"CAST({v} AS DOUBLE)", src.missing_sql(d, na_values)
@@ -61,7 +62,7 @@ def _bad_or_na_sql(d: Dialect, src: SqlSource, na_values: tuple[str, ...]) -> st
     """For a value that is neither missing (first check) nor numeric: NA_RAW if it is an empty CSV cell
     or a marker, else UNKNOWN_RAW."""
     if src.family == "text" and src.csv:
-        marks = ", ".join(d.string(m) for m in ("", *(m.lstrip(" ") for m in na_values)))
+        marks = ", ".join(d.string(m) for m in ("", *(csv_cell(m) for m in na_values)))
         return f"(CASE WHEN TRIM(LEADING ' ' FROM {src.sql}) IN ({marks}) THEN {NA_RAW} ELSE {UNKNOWN_RAW} END)"
     return str(UNKNOWN_RAW)
 
@@ -197,7 +198,7 @@ def map_values(col: Column, src: SqlSource, values: list[Any]) -> tuple[np.ndarr
     codes = np.zeros(n, dtype=np.int64)
     status = np.zeros(n, dtype=np.int64)
     if src.family == "text" and src.csv:
-        vals = [None if v is None else v.lstrip(" ") for v in vals]
+        vals = [None if v is None else csv_cell(v) for v in vals]
     isna = np.array([v is None for v in vals], dtype=bool)
     if src.typed_time:  # ticks as the values pandas holds, coded by the same rules
         c, st = classify(col, typed_series(src.family, src.per_second, vals))
@@ -515,7 +516,7 @@ class SQLCounter:
                 if v is pd.NaT:
                     v = None
                 if src.family == "text" and src.csv and v is not None:
-                    v = v.lstrip(" ")  # missing cells are NULL already (SqlSource.missing_sql)
+                    v = csv_cell(v)  # missing cells are NULL already (SqlSource.missing_sql)
                 key = None if v is None else as_label(v)
                 out[name][key] = out[name].get(key, 0) + int(r[2 * k])
         return out
