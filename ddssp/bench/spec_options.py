@@ -106,14 +106,13 @@ def read_releases(spec: dict, ctx: Any, default: int) -> int:
 def read_trials(spec: dict, ctx: Any, default: int) -> int:
     """How many trials a setting runs: ``--trials`` if given, else the spec's ``trials``, else ``default``.
 
+    A value that is not a whole number (a float, a bool) is refused, where :func:`read_releases`
+    converts it with ``int``.
+
     Parameters
     ----------
-    spec : dict
-        The parsed spec.
-    ctx : BenchContext
-        Its ``trials`` overrides the spec.
-    default : int
-        The number when neither gives one.
+    spec, ctx, default
+        As for :func:`read_releases`.
 
     Returns
     -------
@@ -123,7 +122,7 @@ def read_trials(spec: dict, ctx: Any, default: int) -> int:
     Raises
     ------
     WorkloadError
-        For anything but a whole number >= 1 (a float or a bool is refused, not rounded).
+        For anything but a whole number >= 1.
     """
     trials = ctx.setting(spec, "trials", ctx.trials, default)
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
