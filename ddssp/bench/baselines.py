@@ -91,14 +91,13 @@ METHODS = [
 
 
 def parse(spec: dict, ctx: Any) -> dict:
-    """The real-tables settings plus ``trials`` and ``delta``.
+    """The real-tables settings (:func:`ddssp.bench.realtables.parse_spec`) plus ``trials``, ``delta``
+    and ``declared``.
 
     Parameters
     ----------
-    spec : dict
-        The parsed spec.
-    ctx : BenchContext
-        The overrides.
+    spec, ctx
+        As for :func:`ddssp.bench.realtables.parse_spec`.
 
     Returns
     -------
