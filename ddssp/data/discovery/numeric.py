@@ -77,6 +77,9 @@ MEDIANS_BELOW = 45.0
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
 MEDIAN_CELLS = 1024
+#: fine cells above the outer coarse cell that the step fit inside it also reads, for the level of
+#: the rows (a few: the density changes further in, and a step fit reads a ramp as a later start)
+STEP_LEVEL_CELLS = 4
 #: a numeric column gets a ``<missing>`` level when the scan's noisy count of its missing (and text)
 #: cells reaches this many sds: one count tested, not one of the scan's many cells (noise alone passes
 #: in about 1e-3 of columns, and a missing level of noise holds about no rows); under it the missing
@@ -478,8 +481,11 @@ def _cut_to_span(st: _NumericPass) -> None:
         b = min(len(y) - 1, max(b, a, inner_b))
         # and where a least-squares step fit to the fine counts keeps more of an outer coarse
         # cell, the step fit wins: its fine cells are each too thin for the threshold above (for
-        # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands)
-        a = min(a, max(0, min(step_start(y[: inner_a + 1]), inner_a)))
+        # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands). The
+        # fit reads the step's level also from STEP_LEVEL_CELLS fine cells above that cell: rows
+        # only at the top of it (ages from 17 in a first cell [0, 18) that reaches 0) give one or
+        # two cells of level, and cells of noise below them then place the start as low as 0
+        a = min(a, max(0, min(step_start(y[: inner_a + 1 + STEP_LEVEL_CELLS]), inner_a)))
         b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
     _count_outside(st, a, b)
     st.grid, st.y = grid[a : b + 2], y[a : b + 1]
