@@ -32,7 +32,7 @@ from ddssp.data.discovery.codes import code_span, codes_below, first_cell_to_zer
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
-from ddssp.data.discovery.spans import decade_span, outer_span, span_sds, step_start
+from ddssp.data.discovery.spans import STEP_LEVEL_CELLS, decade_span, outer_span, span_sds, step_start
 from ddssp.errors import SchemaError
 
 
@@ -77,9 +77,6 @@ MEDIANS_BELOW = 45.0
 MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
 MEDIAN_CELLS = 1024
-#: fine cells above the outer coarse cell that the step fit inside it also reads, for the level of
-#: the rows (a few: the density changes further in, and a step fit reads a ramp as a later start)
-STEP_LEVEL_CELLS = 4
 #: a numeric column gets a ``<missing>`` level when the scan's noisy count of its missing (and text)
 #: cells reaches this many sds: one count tested, not one of the scan's many cells (noise alone passes
 #: in about 1e-3 of columns, and a missing level of noise holds about no rows); under it the missing
@@ -479,12 +476,9 @@ def _cut_to_span(st: _NumericPass) -> None:
         inner_b = int(np.searchsorted(grid, keep[1], side="left")) - 1
         a = max(0, min(a, inner_a))
         b = min(len(y) - 1, max(b, a, inner_b))
-        # and where a least-squares step fit to the fine counts keeps more of an outer coarse
-        # cell, the step fit wins: its fine cells are each too thin for the threshold above (for
-        # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands). The
-        # fit reads the step's level also from STEP_LEVEL_CELLS fine cells above that cell: rows
-        # only at the top of it (ages from 17 in a first cell [0, 18) that reaches 0) give one or
-        # two cells of level, and cells of noise below them then place the start as low as 0
+        # and where a least-squares step fit to the fine counts keeps more of an outer coarse cell, the step
+        # fit wins: its fine cells are each too thin for the threshold above (for spiky counts, such as whole
+        # numbers on a fine grid, the threshold's edge stands); it reads the level also from STEP_LEVEL_CELLS
         a = min(a, max(0, min(step_start(y[: inner_a + 1 + STEP_LEVEL_CELLS]), inner_a)))
         b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
     _count_outside(st, a, b)

@@ -505,6 +505,13 @@ def span_sds(cells: int, alpha: float = 0.01) -> float:
     return float(norm.isf(alpha / cells))
 
 
+#: fine cells above an outer coarse cell that the step fit inside it also reads, for the rows' level:
+#: rows only at the top of the cell (ages from 17 in a first cell [0, 18) that reaches 0) give the
+#: fit one or two cells of level, and cells of noise below them then place the start as low as 0;
+#: a few only, as the density changes further in and a step fit reads a ramp as a later start
+STEP_LEVEL_CELLS = 4
+
+
 def step_start(y: np.ndarray) -> int:
     """Where the rows start in a run of noisy counts that the data fills from some cell onwards.
 
