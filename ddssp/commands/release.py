@@ -281,6 +281,40 @@ def need_eps(args, command: str) -> float:
     return check_eps(args.eps)
 
 
+def check_codebook_file(path):
+    """Refuse a ddssp schema file given as ``--codebook``, in one line saying to pass it as
+    ``--schema``: a schema declares every column it names (public, nothing spent on them), a codebook
+    only gives hints for discovery, so reading one as the other would change what the release is.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The ``--codebook`` file. A file that does not read as JSON is left to the codebook reader,
+        which says what is wrong.
+
+    Raises
+    ------
+    SchemaError
+        When the file is a ddssp schema (``"format": "ddssp-schema/1"``).
+    """
+    import json
+    from pathlib import Path
+
+    from ddssp.data.dictionary import codebook_kind
+    from ddssp.data.schema import FORMAT
+    from ddssp.errors import SchemaError
+
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return
+    if isinstance(d, dict) and d.get("format") == FORMAT and codebook_kind(d) is None:
+        raise SchemaError(
+            f"codebook file {path} is a ddssp schema (it declares its columns; a codebook only gives hints): "
+            f"pass it as --schema {path}"
+        )
+
+
 def load_declared(path, categorical):
     """A schema or domain file, and the categorical columns left for discovery.
 
@@ -406,6 +440,8 @@ def run(args) -> int:
     check_dataset_name(args.dataset_name)
     _check_model_size(args.max_model_size)
     schema, cat = load_declared(decl, args.categorical)
+    if args.codebook:
+        check_codebook_file(args.codebook)
     book = hints(args)  # a bad dictionary or hint fails before the data is read
 
     if args.rules is not None:

@@ -139,6 +139,21 @@ def test_a_dictionary_given_as_a_schema_points_to_codebook(nist, tmp_path, capsy
     assert_clean_failure(rc, err, "pass it with --codebook")
 
 
+def test_a_schema_given_as_a_codebook_points_to_schema(nist, tmp_path, capsys):
+    """A ddssp schema given as --codebook is refused in one line that says to pass it as --schema (it
+    declares the columns, a codebook only hints), before anything is written."""
+    data, _ = nist
+    schema = tmp_path / "s.schema.json"
+    schema.write_text(
+        json.dumps(
+            {"format": "ddssp-schema/1", "columns": [{"name": "SEX", "kind": "categorical", "levels": ["1", "2"]}]}
+        )
+    )
+    rc, _, err = _release([data, "--codebook", schema, "-o", tmp_path / "r.release"], capsys)
+    assert_clean_failure(rc, err, f"pass it as --schema {schema}")
+    assert not (tmp_path / "r.release").exists()
+
+
 def test_from_dictionary_takes_no_data(nist, tmp_path, capsys):
     data, d = nist
     rc, _, err = run_cli(["schema", data, "--from-dictionary", d, "-o", tmp_path / "cb.json"], capsys)

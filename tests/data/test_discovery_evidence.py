@@ -61,6 +61,24 @@ def test_a_window_that_shows_keeps_only_the_slots_that_show_at_its_ends():
     assert res.lo > 0
 
 
+def test_the_range_rests_on_a_segment_that_shows_on_its_own():
+    """A window of four slots reaches the union level only by joining a weak run of rows (one slot at
+    3.6 sds) to a run of noise two bands higher (two slots at 3.2 sds), across a slot below the
+    trough. The noise run outscores the rows but shows on its own at 4.5 sds only, under the union
+    level: the column is refused as noise, not placed a decade above every row (breast cancer's
+    'worst texture', 12..50, came out [100, 316] so)."""
+    whole = np.zeros(N_SLOTS)
+    a = _slot(20.0)
+    whole[a], whole[a + 1], whole[a + 2], whole[a + 3] = 3.6 * SD, 0.5 * SD, 3.2 * SD, 3.2 * SD
+    with pytest.raises(SchemaError, match="only at the level of noise"):
+        _range(whole)
+    # a run of rows that shows on its own (four slots, 5.75 sds of their sum) keeps its range
+    whole[a + 1] = 3.0 * SD
+    whole[a + 4] = 2.5 * SD
+    res = _range(whole)
+    assert res.lo == SLOT_LO[a] and res.hi == SLOT_HI[a + 4]
+
+
 def test_a_single_slot_that_shows_keeps_the_weak_evidence_growth():
     """A slot that shows on its own (POP_SDS) still takes a neighbour at 2 sds (a thin tail of a
     table with enough rows)."""

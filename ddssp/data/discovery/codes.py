@@ -116,7 +116,8 @@ def first_cell_to_zero(grid: np.ndarray, whole: bool, lo: float, zero: float, ti
     at 2 or 6 even when the rows reach 0. The first coarse cell already holds every row below it
     (clipped in); reaching 0, it also says where they may lie: it keeps the range only when its
     noisy count shows, and the fine cut then starts the range where a step fit to the fine counts
-    of that cell places the rows (at 0 when the rows reach it, where they start when they do not).
+    of that cell (its level read also from a few cells above it) places the rows (at 0 when the
+    rows reach it, where they start when they do not).
 
     Parameters
     ----------

@@ -32,7 +32,7 @@ from ddssp.data.discovery.codes import code_span, codes_below, first_cell_to_zer
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
-from ddssp.data.discovery.spans import decade_span, outer_span, span_sds, step_start
+from ddssp.data.discovery.spans import STEP_LEVEL_CELLS, decade_span, outer_span, span_sds, step_start
 from ddssp.errors import SchemaError
 
 
@@ -476,10 +476,10 @@ def _cut_to_span(st: _NumericPass) -> None:
         inner_b = int(np.searchsorted(grid, keep[1], side="left")) - 1
         a = max(0, min(a, inner_a))
         b = min(len(y) - 1, max(b, a, inner_b))
-        # and where a least-squares step fit to the fine counts keeps more of an outer coarse
-        # cell, the step fit wins: its fine cells are each too thin for the threshold above (for
-        # spiky counts, such as whole numbers on a fine grid, the threshold's edge stands)
-        a = min(a, max(0, min(step_start(y[: inner_a + 1]), inner_a)))
+        # and where a least-squares step fit to the fine counts keeps more of an outer coarse cell, the step
+        # fit wins: its fine cells are each too thin for the threshold above (for spiky counts, such as whole
+        # numbers on a fine grid, the threshold's edge stands); it reads the level also from STEP_LEVEL_CELLS
+        a = min(a, max(0, min(step_start(y[: inner_a + 1 + STEP_LEVEL_CELLS]), inner_a)))
         b = max(b, min(len(y) - 1, max(len(y) - 1 - step_start(y[inner_b:][::-1]), inner_b)))
     _count_outside(st, a, b)
     st.grid, st.y = grid[a : b + 2], y[a : b + 1]

@@ -27,7 +27,7 @@ from ddssp.data.discovery.slots import (
     slot_cells,
     slot_index,
 )
-from ddssp.data.discovery.spans import TROUGH_SDS, anchored_span, evidence_windows, populated_windows, window_sds
+from ddssp.data.discovery.spans import TROUGH_SDS, anchored_span, evidence_windows, populated_windows
 from ddssp.errors import SchemaError
 
 MISSING_LABEL = "<missing>"
@@ -131,7 +131,10 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     The range rests on evidence above the noise at its ends: unless a slot reaches ``COARSE_POP_SDS``,
     a window must (noise alone: ~1e-4 of columns; at ``POP_SDS`` a few in a thousand, anywhere on
     the axis), and the range is the strongest segment cut to slots that show, not grown on weaker
-    evidence (:func:`evidence_windows`). Raises :class:`SchemaError` when nothing shows but noise."""
+    evidence (:func:`evidence_windows`). That segment must itself reach ``COARSE_POP_SDS``: a window
+    that shows can join a weak run of rows to a run of noise that outscores them, which would place
+    the range where no row is; another segment widens it only at ``DETACHED_SDS``, as a detached
+    run of single slots does. Raises :class:`SchemaError` when nothing shows but noise."""
     slot = whole + frac
     sd = sigma * math.sqrt(2)
     w, pop = evidence_windows(slot, sd, POP_SDS, COARSE_POP_SDS)
@@ -143,7 +146,10 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
     first, last = int(idx[0]), int(idx[-1])
     if w > 1:
         # the strongest segment of the windows that show, cut to cells that show at its ends
-        first, last = anchored_span(slot, sd, COARSE_POP_SDS, window_sds(N_SLOTS))
+        span = anchored_span(slot, sd, COARSE_POP_SDS, DETACHED_SDS)
+        if span is None:
+            raise SchemaError(_noise_alone_message(name, sd))
+        first, last = span
         kept = pop & (np.arange(N_SLOTS) >= first) & (np.arange(N_SLOTS) <= last)
         _set_range(res, slot, frac, kept, sigma, first, last, num=float(np.sum(slot[pop])))
         return

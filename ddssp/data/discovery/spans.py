@@ -209,10 +209,16 @@ def segment_sds(cum: np.ndarray, sd: float, seg: tuple[int, int]) -> float:
 def anchored_span(y: np.ndarray, sd: float, sds: float, detached: float) -> tuple[int, int] | None:
     """(first, last) cell of the strongest populated segment of a grid of noisy counts, cut to its
     outermost cells that reach ``EDGE_SDS`` sds, widened by the other segments whose own noisy sum
-    reaches ``detached`` sds; None when nothing reaches ``sds``. The range of a scan whose rows show
-    only in windows of several cells: a window that shows
-    marks its empty cells along with its rows, and an end must rest on a cell that shows.
-    Pure post-processing.
+    reaches ``detached`` sds; None when nothing reaches ``sds``, or when that strongest segment
+    does not itself reach ``sds``. The range of a scan whose rows show only in windows of several
+    cells: a window that shows marks its empty cells along with its rows, and an end must rest on a
+    cell that shows.
+
+    The strongest segment must show on its own: a window that reaches ``sds`` can be a weak run of
+    rows joined by cells of noise, and among its segments a run of noise cells then outscores the
+    rows as often as not (a breast-cancer column of values 12..50 was placed at [100, 316], a
+    decade above every row). A segment of noise alone reaches ``sds`` only as rarely as a window of
+    noise does. Pure post-processing.
 
     Parameters
     ----------
@@ -228,7 +234,7 @@ def anchored_span(y: np.ndarray, sd: float, sds: float, detached: float) -> tupl
     Returns
     -------
     tuple of int or None
-        Cell indices.
+        Cell indices, or None when no segment shows on its own.
     """
     y = np.asarray(y, dtype=float)
     w, pop = finest_scale(y, sd, sds)
@@ -245,6 +251,8 @@ def anchored_span(y: np.ndarray, sd: float, sds: float, detached: float) -> tupl
 
     # the strongest part, without the weak cells at its ends that its window marked along with it
     a, b = max((_edges(y, seg, sd) for seg in segs + wider), key=z)
+    if z((a, b)) < sds:
+        return None
     for i, j in segs:
         if z((i, j)) >= detached:
             a, b = min(a, i), max(b, j)
@@ -495,6 +503,13 @@ def span_sds(cells: int, alpha: float = 0.01) -> float:
     from scipy.stats import norm
 
     return float(norm.isf(alpha / cells))
+
+
+#: fine cells above an outer coarse cell that the step fit inside it also reads, for the rows' level:
+#: rows only at the top of the cell (ages from 17 in a first cell [0, 18) that reaches 0) give the
+#: fit one or two cells of level, and cells of noise below them then place the start as low as 0;
+#: a few only, as the density changes further in and a step fit reads a ramp as a later start
+STEP_LEVEL_CELLS = 4
 
 
 def step_start(y: np.ndarray) -> int:
