@@ -121,6 +121,7 @@ class Release:
     manifest_bytes: bytes | None = field(default=None, repr=False, compare=False)
     evidence: dict[str, Any] = field(default_factory=dict, repr=False)
     rules: list[str] = field(default_factory=list)
+    recycled: list[Any] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         # levels the schema marks empty (structural zeros) get no mass: the model is conditioned on
@@ -416,6 +417,19 @@ class Release:
             v = np.asarray(m.values)
             arrays[name] = v.astype("<i8") if is_integral(v) else v.astype("<f8")
             meas_index.append({"clique": list(m.clique), "sigma": float(m.sigma), "round": int(m.round), "array": name})
+        recycled = []
+        for i, r in enumerate(self.recycled):  # discovery's counts, summed onto one-way marginals
+            name = f"recycled/{i}"
+            arrays[name] = np.asarray(r.values).astype("<i8")
+            recycled.append(
+                {
+                    "clique": list(r.clique),
+                    "sigma": float(r.sigma),
+                    "entry": int(r.entry),
+                    "cells": [int(k) for k in r.cells],
+                    "array": name,
+                }
+            )
         doc = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -439,6 +453,8 @@ class Release:
         if evidence:  # optional: a release without discovery evidence writes none (as older versions)
             doc[SECTION] = evidence
 
+        if recycled:  # optional: a release that fitted none writes none (as older versions)
+            doc["recycled"] = recycled
         if self.rules:
             doc["rules"] = list(self.rules)
         return doc, arrays
@@ -522,7 +538,7 @@ class Release:
         from ddssp.marginals.aim import Measurement
         from ddssp.marginals.model import GraphicalModel
         from ddssp.releasefile.quality import SECTION, check_evidence
-        from ddssp.releasefile.selfcheck import check_shapes, model_fit_problem, stamp_problem
+        from ddssp.releasefile.selfcheck import check_shapes, model_fit_problem, read_recycled, stamp_problem
 
         doc = document
         try:
@@ -567,6 +583,7 @@ class Release:
                 schema_status=str(doc.get("schema_status", SCHEMA_DECLARED)),
                 evidence=evidence,
                 rules=stored_rules(doc.get("rules", []), schema),
+                recycled=read_recycled(doc.get("recycled", []), arrays),
             )
         except ReleaseFileError:
             raise

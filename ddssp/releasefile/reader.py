@@ -258,6 +258,11 @@ def expected_arrays(doc: Any, path: Path) -> dict[str, tuple[str, tuple[int, ...
             if not isinstance(clique, list) or not clique or any(c not in domain for c in clique):
                 raise ValueError(f"measurement on unknown columns {clique!r}")
             add(m["array"], tuple(domain[c] for c in clique))
+        for r in doc.get("recycled", []):
+            clique = r["clique"]
+            if not isinstance(clique, list) or len(clique) != 1 or clique[0] not in domain:
+                raise ValueError(f"recycled measurement on {clique!r}: not one column of the schema")
+            add(r["array"], (domain[clique[0]],))
         meta = doc["model"]["meta"]
         mdomain = {str(a): int(n) for a, n in meta["domain"]}
         if mdomain != dict(domain):
@@ -397,6 +402,7 @@ def check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
         ("ledger entries", n(entries), MAX_LEDGER_ENTRIES),
         ("discovery ledger entries", max(n_disc, n(disc.get("entries"))), MAX_DISCOVERY_ENTRIES),
         ("measurements", n(doc.get("measurements")), MAX_MEASUREMENTS),
+        ("recycled measurements", n(doc.get("recycled")), MAX_MEASUREMENTS),
         ("workload cliques", n(doc.get("workload")), MAX_CLIQUES),
         ("model cliques", n(meta.get("cliques")), MAX_CLIQUES),
         ("model tree edges", n(meta.get("edges")), MAX_CLIQUES),

@@ -31,6 +31,7 @@ from ddssp.marginals.aim_settings import (  # one definition for the final fit a
     model_fit_bound,
 )
 from ddssp.marginals.aim_settings import model_fit_statistic as _statistic
+from ddssp.marginals.recycled import RecycledMeasurement, recycled_problem
 from ddssp.releasefile.format import (
     SCHEMA_DECLARED,
     SCHEMA_DISCOVERED,
@@ -73,6 +74,8 @@ def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
     - the 'measure' entries and the measurements agree one to one, in order (clique, sigma, round);
     - one 'select' entry for each round >= 1, one measurement per such round, none in round 0;
     - noisy counts are integers (the discrete Gaussian's outputs);
+    - every recycled one-way marginal (:mod:`ddssp.marginals.recycled`) sums the cells of a discovery
+      count of its column at that count's sigma (:func:`~ddssp.marginals.recycled.recycled_problem`);
     - the entries sum to the stated rho_spent, which equals the budget (AIM spends all of it);
     - the budget is what (eps, delta) convert to, and the approximate-zCDP delta stays in its budget.
 
@@ -103,6 +106,11 @@ def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
             return f"measurement {i} ({','.join(m.clique)}) has sigma {m.sigma:.6g} but its ledger entry paid for {e.sigma:.6g}"
         if not is_integral(m.values):
             return f"measurement {i} ({','.join(m.clique)}) holds non-integer counts (not discrete Gaussian noise)"
+    domain = dict(rel.schema.domain)
+    for m in getattr(rel, "recycled", ()):
+        p = recycled_problem(m, led, domain)
+        if p:
+            return p
     sel_rounds = sorted(int(e.round) for e in led.entries if e.kind == "select" and e.round is not None)
     if len([e for e in led.entries if e.kind == "select"]) != len(sel_rounds):
         return "a selection entry has no round"
@@ -130,6 +138,37 @@ def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
             f"convert to ({budget:.9g})"
         )
     return None
+
+
+def read_recycled(items: Any, arrays: dict[str, np.ndarray]) -> list[Any]:
+    """The recycled one-way marginals release.json lists (``recycled``), with their arrays.
+
+    Parameters
+    ----------
+    items : list
+        The ``recycled`` entries: clique, sigma, ledger entry, cells per level, array name.
+    arrays : dict
+        The file's arrays by name.
+
+    Returns
+    -------
+    list of RecycledMeasurement
+
+    Raises
+    ------
+    ValueError, KeyError, TypeError
+        For a malformed entry (the caller reports it as an invalid release).
+    """
+    if not isinstance(items, list):
+        raise ValueError("recycled must be a list")
+    out = []
+    for r in items:
+        cells = np.asarray([int(k) for k in r["cells"]], dtype=np.int64)
+        values = np.asarray(arrays[r["array"]], dtype=float).reshape(-1)
+        out.append(
+            RecycledMeasurement(tuple(str(c) for c in r["clique"]), values, cells, float(r["sigma"]), int(r["entry"]))
+        )
+    return out
 
 
 def stamp_problem(rel: Any) -> str | None:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.codebook import Codebook
+from ddssp.data.dates import hhmm_cells
 from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
@@ -22,10 +23,10 @@ from ddssp.data.discovery.labels import (
     key_release,
     unreleased_share,
 )
-from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric
-from ddssp.data.discovery.scan import SCAN_FRACTION, ScanResult, scan_column, scan_dates
+from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric, grid_counts
+from ddssp.data.discovery.scan import SCAN_FRACTION, ScanResult, rest_cells, scan_column, scan_dates
 from ddssp.data.discovery.shared import noise_sd
-from ddssp.data.discovery.slots import parse_numbers, parse_times_of_text
+from ddssp.data.discovery.slots import parse_numbers, parse_times_of_text, slot_cells
 from ddssp.errors import SchemaError
 
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
@@ -89,6 +90,12 @@ class DiscoveryReport:
     #: left outside the range (clipped into the end bins) and their noise sds; post-processing of
     #: noisy counts, so public
     clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: numeric columns: {name: [(edges, noisy counts, sigma, ledger index), ...]}, each grid its
+    #: numbers were counted on (every number in one cell, the end cells holding those beyond), with
+    #: the charge that paid for it; noisy outputs and public grids
+    grids: dict[str, list[tuple[np.ndarray, np.ndarray, float, int]]] = field(default_factory=dict)
+    #: the numeric columns whose scan found whole numbers only (noisy counts' outcome)
+    whole: set[str] = field(default_factory=set)
 
     @property
     def dropped(self) -> dict[str, str]:
@@ -212,7 +219,7 @@ def discover(
     plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys, counted)
     for name in live:
         try:
-            col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels, report.clipped)
+            col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels, report)
         except SchemaError as exc:
             report.unresolved[name] = str(exc)
             continue
@@ -348,9 +355,10 @@ class _KeyPlan:
     rows: tuple[float, float] | None = None
 
 
-def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_levels, clipped) -> tuple[Any, str]:
+def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_levels, report) -> tuple[Any, str]:
     """One column's discovery after the scans: a categorical target in one key release with its whole
-    budget and delta, another categorical column in its second key release, a numeric column on its grids."""
+    budget and delta, another categorical column in its second key release, a numeric column on its
+    grids (each grid and its noisy counts noted in ``report.grids``)."""
     if name == plan.target and name in plan.cat:
         col, note = discover_categorical(
             df[name],
@@ -374,7 +382,59 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
             plan.keys.first[name],
             rows=plan.rows,
         )
-    return discover_numeric(parsed[name], name, plan.left[name], mech, scans[name], bins, max_levels, clipped)
+    scan = scans[name]
+    if scan.unit is not None or scan.kind != "numeric":  # dates and clock times: not measured again
+        return discover_numeric(parsed[name], name, plan.left[name], mech, scan, bins, max_levels, report.clipped)
+    if scan.whole:
+        report.whole.add(name)
+    x = _GridLog(parsed[name])
+    logged = _CountLog(mech, x, report.grids.setdefault(name, []))
+    return discover_numeric(x, name, plan.left[name], logged, scan, bins, max_levels, report.clipped)
+
+
+class _GridLog:
+    """A numeric column's numbers (an array, or a view counted where the table lives) that note the
+    grid of the last grid count asked of them; every count is the one the numbers would give."""
+
+    def __init__(self, x: Any):
+        self.x = x
+        self.pending: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.x, dtype=dtype)
+
+    def grid_counts(self, edges: np.ndarray) -> np.ndarray:
+        out = grid_counts(self.x, edges)
+        self.pending = (np.array(edges, dtype=float), out)
+        return out
+
+    def slot_cells(self) -> np.ndarray:
+        return slot_cells(self.x)
+
+    def rest_cells(self, v: float) -> np.ndarray:
+        return rest_cells(self.x, v)
+
+    def hhmm_cells(self) -> np.ndarray:
+        return hhmm_cells(self.x)
+
+
+class _CountLog:
+    """Discovery's charged mechanisms, noting each grid count's grid, noisy counts, noise sd and ledger
+    index in ``out`` (the noisy outputs, which are public); every call goes to ``mech`` unchanged."""
+
+    def __init__(self, mech: Any, x: _GridLog, out: list):
+        self._mech, self._x, self._out = mech, x, out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._mech, name)
+
+    def counts(self, counts, sigma: float, *, column: str, note: str) -> np.ndarray:
+        y = self._mech.counts(counts, sigma, column=column, note=note)
+        grid, self._x.pending = self._x.pending, None
+        if grid is not None and grid[1] is counts:
+            entry = len(self._mech.ledger.entries) - 1
+            self._out.append((grid[0], np.asarray(y, dtype=float).copy(), float(sigma), entry))
+        return y
 
 
 def _shares(columns: list[str], rho: float, target: str | None) -> dict[str, float]:
