@@ -24,6 +24,7 @@ from ddssp.releasefile.format import (
     is_integral,
 )
 from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
+from ddssp.releasefile.recycled import recycled_summary, write_recycled
 from ddssp.releasefile.signing import (
     embedded_fingerprint,
     embedded_signature_valid,
@@ -99,6 +100,9 @@ class Release:
     rules : list of str
         Declared consistency rules (:mod:`ddssp.data.rules`, public input, charged nothing), in their
         canonical text: synthetic rows never break one.
+    recycled : list of ddssp.marginals.recycled.RecycledMeasurement
+        One-way marginals summed from discovery's noisy grid counts, fitted with the measurements at
+        no further charge; each names the ledger entry that paid for its counts.
     """
 
     schema: Any  # ddssp.data.schema.Schema
@@ -348,7 +352,8 @@ class Release:
         -------
         dict
             Format, versions, stamps and signature status, the budget and spending (with discovery's
-            share), the columns, the measured cliques and their sigmas, rounds and the model's cliques.
+            share), the columns, the measured cliques and their sigmas, rounds, the model's cliques and
+            the one-way marginals recycled from discovery's counts (measured levels, their sigmas).
         """
         by_clique: dict[tuple[str, ...], list[float]] = {}
         for m in self.measurements:
@@ -391,6 +396,7 @@ class Release:
             "workload_size": len(self.workload),
             "rules": list(self.rules),
             "info": self.info,
+            "recycled": recycled_summary(self.recycled),
         }
 
     # ------------------------------------------------------------------ file I/O
@@ -417,19 +423,7 @@ class Release:
             v = np.asarray(m.values)
             arrays[name] = v.astype("<i8") if is_integral(v) else v.astype("<f8")
             meas_index.append({"clique": list(m.clique), "sigma": float(m.sigma), "round": int(m.round), "array": name})
-        recycled = []
-        for i, r in enumerate(self.recycled):  # discovery's counts, summed onto one-way marginals
-            name = f"recycled/{i}"
-            arrays[name] = np.asarray(r.values).astype("<i8")
-            recycled.append(
-                {
-                    "clique": list(r.clique),
-                    "sigma": float(r.sigma),
-                    "entry": int(r.entry),
-                    "cells": [int(k) for k in r.cells],
-                    "array": name,
-                }
-            )
+        recycled = write_recycled(self.recycled, arrays)  # discovery's counts summed onto levels
         doc = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -538,7 +532,8 @@ class Release:
         from ddssp.marginals.aim import Measurement
         from ddssp.marginals.model import GraphicalModel
         from ddssp.releasefile.quality import SECTION, check_evidence
-        from ddssp.releasefile.selfcheck import check_shapes, model_fit_problem, read_recycled, stamp_problem
+        from ddssp.releasefile.recycled import read_recycled
+        from ddssp.releasefile.selfcheck import check_shapes, model_fit_problem, stamp_problem
 
         doc = document
         try:

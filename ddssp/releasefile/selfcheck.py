@@ -31,7 +31,7 @@ from ddssp.marginals.aim_settings import (  # one definition for the final fit a
     model_fit_bound,
 )
 from ddssp.marginals.aim_settings import model_fit_statistic as _statistic
-from ddssp.marginals.recycled import RecycledMeasurement, recycled_problem
+from ddssp.marginals.recycled import recycled_problem
 from ddssp.releasefile.format import (
     SCHEMA_DECLARED,
     SCHEMA_DISCOVERED,
@@ -138,37 +138,6 @@ def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
             f"convert to ({budget:.9g})"
         )
     return None
-
-
-def read_recycled(items: Any, arrays: dict[str, np.ndarray]) -> list[Any]:
-    """The recycled one-way marginals release.json lists (``recycled``), with their arrays.
-
-    Parameters
-    ----------
-    items : list
-        The ``recycled`` entries: clique, sigma, ledger entry, cells per level, array name.
-    arrays : dict
-        The file's arrays by name.
-
-    Returns
-    -------
-    list of RecycledMeasurement
-
-    Raises
-    ------
-    ValueError, KeyError, TypeError
-        For a malformed entry (the caller reports it as an invalid release).
-    """
-    if not isinstance(items, list):
-        raise ValueError("recycled must be a list")
-    out = []
-    for r in items:
-        cells = np.asarray([int(k) for k in r["cells"]], dtype=np.int64)
-        values = np.asarray(arrays[r["array"]], dtype=float).reshape(-1)
-        out.append(
-            RecycledMeasurement(tuple(str(c) for c in r["clique"]), values, cells, float(r["sigma"]), int(r["entry"]))
-        )
-    return out
 
 
 def stamp_problem(rel: Any) -> str | None:

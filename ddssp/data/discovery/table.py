@@ -76,6 +76,12 @@ class DiscoveryReport:
     clipped : dict
         ``{column: (below, above, sd_below, sd_above)}``: the noisy shares of a numeric column's
         numbers left outside its range, and their noise sds (post-processing of noisy counts).
+    grids : dict
+        ``{column: [(edges, noisy counts, sigma, ledger index), ...]}``: every grid a numeric
+        column's numbers were counted on, with its noisy counts and the charge that paid for them
+        (recycled as one-way marginals, :mod:`ddssp.marginals.recycled`).
+    whole : set of str
+        The numeric columns whose scan found whole numbers only.
     """
 
     notes: dict[str, str] = field(default_factory=dict)
