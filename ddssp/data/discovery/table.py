@@ -23,7 +23,7 @@ from ddssp.data.discovery.labels import (
     key_release,
     unreleased_share,
 )
-from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric, grid_counts
+from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, MEDIANS_BELOW, discover_numeric, grid_counts
 from ddssp.data.discovery.scan import SCAN_FRACTION, ScanResult, rest_cells, scan_column, scan_dates
 from ddssp.data.discovery.shared import noise_sd
 from ddssp.data.discovery.slots import parse_numbers, parse_times_of_text, slot_cells
@@ -40,6 +40,16 @@ TARGET_SD_SHARE = 1 / 300
 
 #: share of the discovery budget spent on the noisy row count that sets the two above
 ROWS_FRACTION = 0.01
+
+
+#: a binned numeric column gets as many equal-frequency bins (between these) as its noisy count of
+#: numbers holds ``BIN_ROWS_SDS`` noise sds of a count made with an even share of the release's whole
+#: budget (``rho_max`` / columns): the bins a column declared with bounds gets when it is the only one
+#: discovered (:mod:`ddssp.data.discovery.bounded`), whatever the number of undeclared columns. Its grid
+#: counts are recycled as the bins' one-way marginal (:mod:`ddssp.marginals.recycled`) and AIM measures
+#: the bins again: the grid's noise sets where the cuts fall, not how well the bins are known
+RELEASE_BINS = (4, 10)
+BIN_ROWS_SDS = 40.0
 
 
 #: a declared target's share of discovery's budget, and of the key-release delta when it is
@@ -222,7 +232,8 @@ def discover(
     key_delta, target_delta = _key_deltas(cat, delta, target)
     keys = _first_key_round(df, [n for n in cat if n != target], scans, left, key_delta, mech, report.rows)
     counted = None if report.rows is None else (report.rows, report.rows_sd)
-    plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys, counted)
+    bin_sd = None if rho_max is None or bins is not None else noise_sd(float(rho_max) / len(columns))
+    plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys, counted, bin_sd)
     for name in live:
         try:
             col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels, report)
@@ -359,6 +370,8 @@ class _KeyPlan:
     target_delta: float
     keys: Any
     rows: tuple[float, float] | None = None
+    #: the noise sd that sets a binned column's number of bins (:func:`release_bins`); None: its own grid's
+    bin_sd: float | None = None
 
 
 def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_levels, report) -> tuple[Any, str]:
@@ -395,7 +408,35 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
         report.whole.add(name)
     x = _GridLog(parsed[name])
     logged = _CountLog(mech, x, report.grids.setdefault(name, []))
+    if bins is None:
+        bins = release_bins(scan.n_present, plan.left[name], plan.bin_sd)
     return discover_numeric(x, name, plan.left[name], logged, scan, bins, max_levels, report.clipped)
+
+
+def release_bins(n: float, rho: float, sd: float | None) -> int | None:
+    """The number of bins of a binned numeric column: ``n`` over ``BIN_ROWS_SDS`` noise sds ``sd``,
+    within ``RELEASE_BINS``; None (the column's own grid decides) when that is the fewest, when no
+    ``sd`` is given, or when the column's rows are too few for its budget ``rho`` for histograms (the
+    numeric pass then takes private medians, :data:`~ddssp.data.discovery.numeric.MEDIANS_BELOW`).
+    Public: from the noisy count of numbers and the budget only.
+
+    Parameters
+    ----------
+    n : float
+        The scan's noisy count of the column's numbers.
+    rho : float
+        The column's budget after its scan.
+    sd : float or None
+        The noise sd of a count with an even share of the release's budget.
+
+    Returns
+    -------
+    int or None
+    """
+    if sd is None or n * math.sqrt(rho) < MEDIANS_BELOW:
+        return None
+    k = int(np.clip(n // (BIN_ROWS_SDS * sd), *RELEASE_BINS))
+    return k if k > RELEASE_BINS[0] else None
 
 
 class _GridLog:
