@@ -232,7 +232,7 @@ def discover(
     key_delta, target_delta = _key_deltas(cat, delta, target)
     keys = _first_key_round(df, [n for n in cat if n != target], scans, left, key_delta, mech, report.rows)
     counted = None if report.rows is None else (report.rows, report.rows_sd)
-    bin_sd = None if rho_max is None or bins is not None else noise_sd(float(rho_max) / len(columns))
+    bin_sd = None if rho_max is None or bins is not None else noise_sd(float(rho_max) / len(share))
     plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys, counted, bin_sd)
     for name in live:
         try:
