@@ -197,6 +197,11 @@ def run(args) -> int:
     for c in s["cliques"]:
         sig = ", ".join(f"{x:.4g}" for x in c["sigma"])
         say(f"  {' x '.join(c['clique']):<48} sigma {sig}")
+    for r in s.get("recycled", []):  # discovery's counts summed onto levels: fitted, charged once
+        sig = f"{min(r['sigma']):.4g}-{max(r['sigma']):.4g}" if r["sigma"] else "-"
+        say(
+            f"  {r['clique'][0]:<48} sigma {sig} (discovery's counts, ledger entry {r['entry']}: {r['levels']} of {r['size']} levels)"
+        )
     say(f"model: {len(s['model_cliques'])} cliques, estimated total {s['model_total']:.1f} rows")
     from ddssp.commands import with_flags
     from ddssp.releasefile.quality import grade_lines, problems

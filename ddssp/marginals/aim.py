@@ -77,6 +77,7 @@ from ddssp.marginals.aim_settings import (
     final_move_tolerance,
     finish_early_stop,
     fits_for,
+    public_settings,
 )
 from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
@@ -84,6 +85,7 @@ from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
 from ddssp.marginals.model_size import SizeFilter
 from ddssp.marginals.named_tables import canonical
+from ddssp.marginals.recycled import add_recycled
 from ddssp.marginals.workload import Workload, inside_measured, validate_workload, workload_candidates
 from ddssp.types import Clique, Domain
 
@@ -389,6 +391,7 @@ def run_aim(
     settings: AIMSettings | None = None,
     callback: Callable[[AIMProgress], None] | None = None,
     target: str | Sequence[str] | None = None,
+    prior: Sequence[Any] = (),
     **options: Any,
 ) -> AIMResult:
     """Run AIM on ``data`` spending exactly ``rho``.
@@ -421,6 +424,9 @@ def run_aim(
         Regression target column(s): a first phase measures each one's one-way marginal and its
         pair with every other column, with ``settings.target_share`` of ``rho``
         (:func:`measure_target_phase`). None: no first phase.
+    prior : sequence of RecycledMeasurement
+        Noisy one-way marginals paid for before AIM (:mod:`ddssp.marginals.recycled`): fitted with
+        AIM's measurements from the first fit on, charged nothing here, not in the result's measurements.
     **options
         The fields of :class:`AIMSettings`, instead of ``settings``.
 
@@ -466,6 +472,7 @@ def run_aim(
         rounds_T=T,
         max_fits=fits_for(T) if s.fast else 0,
     )
+    add_recycled(run.est, prior)
     rho_adaptive = rho
     if first:
         rho_first = s.target_share * rho
@@ -480,7 +487,7 @@ def run_aim(
         "timings": run.timings,
         "iterations": run.iters_log,
         "final_iterations": final_iterations,
-        "settings": _public_settings(s, rho, T, cap, final_tol, first),
+        "settings": public_settings(s, (rho, T, cap, final_tol), first, (ROUND_MAX_ITERS, ROUND_TOL)),
         "annealed": annealed,
         "candidates": len(candidates),
         "model_size_mb": model.size_mb,
@@ -669,28 +676,6 @@ def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
         model = est.model(run.user_domain)
     run.timings["final"] = time.perf_counter() - t
     return model, steps
-
-
-def _public_settings(
-    s: AIMSettings, rho: float, rounds_T: int, cap: float, final_tol: float, first: list[Clique]
-) -> dict[str, Any]:
-    """The run's settings as released (``info["settings"]``); the target phase's share only when it ran."""
-    public = {
-        "rho": rho,
-        "rounds_T": rounds_T,
-        "max_model_size": cap,
-        "iters": s.iters,
-        "final_iters": int(s.final_iters),
-        "final_tol": final_tol,
-        "engine": s.engine,
-        "fit": s.fit,
-        "round_max_iters": ROUND_MAX_ITERS if s.iters is None else int(s.iters),
-        "round_tol": ROUND_TOL if s.iters is None else None,
-    }
-    if first:
-        public["target_share"] = float(s.target_share)
-        public["target_measurements"] = len(first)
-    return public
 
 
 def _reorder(arr: np.ndarray, attrs: Clique, target: Clique) -> np.ndarray:

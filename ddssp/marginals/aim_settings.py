@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -394,3 +395,43 @@ def finish_early_stop(est, measurements, domain, iters_left: int, more_left: int
         out = est.fit_accelerated(budget, tol=None, loss_below=target, resume=True)
         step = int(out["iterations"])
         taken += step if step > 0 else budget  # no step taken: this budget is spent
+
+
+def public_settings(
+    s: AIMSettings, run: tuple[float, int, float, float], first: list, rounds: tuple[int, float]
+) -> dict[str, Any]:
+    """The run's settings as released (``info["settings"]``); the target phase's share only when it ran.
+
+    Parameters
+    ----------
+    s : AIMSettings
+        The run's settings.
+    run : tuple
+        ``(rho, rounds_T, max_model_size, final_tol)`` of the run.
+    first : list
+        The target phase's cliques (empty: no target phase).
+    rounds : tuple
+        ``(max iterations, tolerance)`` of a round's fit when ``s.iters`` is not set.
+
+    Returns
+    -------
+    dict
+    """
+    rho, rounds_T, cap, final_tol = run
+    round_max_iters, round_tol = rounds
+    public = {
+        "rho": rho,
+        "rounds_T": rounds_T,
+        "max_model_size": cap,
+        "iters": s.iters,
+        "final_iters": int(s.final_iters),
+        "final_tol": final_tol,
+        "engine": s.engine,
+        "fit": s.fit,
+        "round_max_iters": round_max_iters if s.iters is None else int(s.iters),
+        "round_tol": round_tol if s.iters is None else None,
+    }
+    if first:
+        public["target_share"] = float(s.target_share)
+        public["target_measurements"] = len(first)
+    return public

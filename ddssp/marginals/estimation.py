@@ -48,6 +48,21 @@ def _canonical_measurement(domain: Domain, clique: Clique, y: np.ndarray) -> tup
     return c, y
 
 
+def _pooled_mean(wsum: np.ndarray, prec: float | np.ndarray) -> np.ndarray:
+    """The precision-weighted mean of a clique's measurements; 0 in a cell none of them measured."""
+    if np.ndim(prec) == 0:
+        return wsum / prec
+    return np.divide(wsum, prec, out=np.zeros(np.shape(prec)), where=prec > 0)
+
+
+def _noise_l1(prec: float | np.ndarray, size: int) -> float:
+    """The expected L1 error ``sqrt(2 / pi) * sigma`` summed over a pooled measurement's measured cells."""
+    if np.ndim(prec) == 0:
+        return math.sqrt(2 / math.pi / prec) * size
+    p = np.asarray(prec)[np.asarray(prec) > 0]
+    return float(np.sum(np.sqrt(2 / math.pi / p)))
+
+
 class MirrorDescentNumpy:
     """Private-PGM mirror descent (Armijo line search, as ``mbi.estimation.MirrorDescent``) in numpy.
 
@@ -91,7 +106,7 @@ class MirrorDescentNumpy:
         #: (junction-tree key, step size) at the end of the last run, for ``resume``
         self._last_alpha: tuple | None = None
 
-    def add(self, clique: Clique, y: np.ndarray, sigma: float) -> None:
+    def add(self, clique: Clique, y: np.ndarray, sigma: float | np.ndarray) -> None:
         """Add a noisy measurement (applied at the next fit).
 
         Parameters
@@ -100,14 +115,31 @@ class MirrorDescentNumpy:
             The columns measured, in the axes' order of ``y``.
         y : numpy.ndarray
             The noisy counts.
-        sigma : float
-            Their noise scale.
+        sigma : float or numpy.ndarray
+            Their noise scale: one for every cell, or one per cell (shaped like ``y``), ``inf`` for a
+            cell the measurement says nothing about (it then weighs nothing in the fits). Such a
+            partial measurement does not enter the estimate of the total (:attr:`total`).
         """
+        if np.ndim(sigma):
+            self._add_per_cell(clique, y, np.asarray(sigma, dtype=float))
+            return
         c, y = _canonical_measurement(self.domain, clique, y)
         p = 1.0 / sigma**2
         self.prec[c] = self.prec.get(c, 0.0) + p
         self.wsum[c] = self.wsum.get(c, 0.0) + p * y
         self.tot_est.append((float(y.sum()), sigma**2 * y.size))
+        self._structure = None
+
+    def _add_per_cell(self, clique: Clique, y: np.ndarray, sigma: np.ndarray) -> None:
+        """:meth:`add` with one noise scale per cell: the clique's pooled precision becomes a table."""
+        c, y = _canonical_measurement(self.domain, clique, y)
+        _, sd = _canonical_measurement(self.domain, clique, sigma)
+        known = np.isfinite(sd)
+        p = np.where(known, 1.0 / np.where(known, sd, 1.0) ** 2, 0.0)
+        self.prec[c] = self.prec.get(c, 0.0) + p
+        self.wsum[c] = self.wsum.get(c, 0.0) + p * np.where(known, y, 0.0)
+        if known.all():
+            self.tot_est.append((float(y.sum()), float(np.sum(sd**2))))
         self._structure = None
 
     @property
@@ -173,12 +205,12 @@ class MirrorDescentNumpy:
         self._jt_groups: dict[int, list[Clique]] = {}
         for m in mcl:
             self._jt_groups.setdefault(self.jt_of[m], []).append(m)
-        self.ybar = {c: self.wsum[c] / self.prec[c] for c in measured}
+        self.ybar = {c: _pooled_mean(self.wsum[c], self.prec[c]) for c in measured}
         # Lipschitz constant of the gradient (exact for identity queries, as mbi computes it)
         blocks: dict[Clique, float] = {}
         for c in measured:
             m = self.m_of[c]
-            blocks[m] = blocks.get(m, 0.0) + self.prec[c] * cells(self.domain, m) / cells(self.domain, c)
+            blocks[m] = blocks.get(m, 0.0) + float(np.max(self.prec[c])) * cells(self.domain, m) / cells(self.domain, c)
         self.lipschitz = max(blocks.values())
         self._structure = True
 
@@ -220,8 +252,9 @@ class MirrorDescentNumpy:
         loss, grad = 0.0, {}
         for c, m in mu.items():
             r = m - self.ybar[c]
-            loss += 0.5 * self.prec[c] * float(np.vdot(r, r))
-            grad[c] = self.prec[c] * r
+            p = self.prec[c]
+            loss += 0.5 * (p * float(np.vdot(r, r)) if np.ndim(p) == 0 else float(np.vdot(p * r, r)))
+            grad[c] = p * r
         return loss, grad
 
     def measured_maximal(self) -> list[Clique]:
@@ -241,7 +274,7 @@ class MirrorDescentNumpy:
         -------
         float
         """
-        return float(sum(math.sqrt(2 / math.pi / p) * np.size(self.wsum[c]) for c, p in self.prec.items()))
+        return float(sum(_noise_l1(p, np.size(self.wsum[c])) for c, p in self.prec.items()))
 
     def _run(self, iters: int, options: MirrorDescentOptions, dtype=np.float64, resume: bool = False) -> dict:
         """:func:`mirror_descent` from the current potentials with step size 2 / (L N) (``resume``: the

@@ -52,6 +52,9 @@ class SchemaPlan:
         column's numbers left outside its range, and their noise sds (:class:`~ddssp.data.discovery.table.DiscoveryReport`).
     rows : float or None
         Discovery's noisy row count, when it drew one (the same report).
+    recycled : list of RecycledMeasurement
+        The one-way marginals of discovered numeric columns that discovery's noisy grid counts give
+        (:mod:`ddssp.marginals.recycled`): already charged, fitted by AIM with its own measurements.
     """
 
     schema: Any
@@ -63,6 +66,7 @@ class SchemaPlan:
     dropped: dict[str, str] = field(default_factory=dict)
     clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
     rows: float | None = None
+    recycled: list[Any] = field(default_factory=list)
 
 
 class DroppedColumnsWarning(UserWarning):
@@ -300,6 +304,7 @@ def plan_schema(
     dropped: dict[str, str] = {}
     clipped: dict[str, tuple[float, ...]] = {}
     rows = None
+    recycled: list[Any] = []
     used = 0.0
     status = declared.status
     if todo:
@@ -309,7 +314,9 @@ def plan_schema(
                 "memory: declare them, or give the table as a pandas DataFrame"
             )
         check_discovery_width(todo, discovery.categorical or ())
-        found, notes, dropped, used, clipped, rows = _discover(data, todo, ledger, noise, discovery, reserved, kinds)
+        found, notes, dropped, used, clipped, rows, recycled = _discover(
+            data, todo, ledger, noise, discovery, reserved, kinds
+        )
         status = SCHEMA_DISCOVERED if status == SCHEMA_DECLARED else status
     if replan and todo and used == 0.0:  # no key release: give the reserved delta back to zCDP
         final = Ledger(rho_for_release(eps, delta, declared.prior_delta), delta_budget=declared.prior_delta)
@@ -325,6 +332,7 @@ def plan_schema(
         dropped=dropped,
         clipped=clipped,
         rows=rows,
+        recycled=recycled,
     )
 
 
@@ -423,10 +431,11 @@ def _discover(
     discovery: DiscoveryOptions,
     reserved: float,
     kinds: dict[str, str],
-) -> tuple[dict[str, Any], dict[str, str], dict[str, str], float, dict[str, tuple[float, ...]], float | None]:
+) -> tuple[dict[str, Any], dict[str, str], dict[str, str], float, dict[str, tuple[float, ...]], float | None, list]:
     """Discover the columns ``todo`` under DP, charged to ``ledger``: (columns found, notes, dropped
     columns with why, the delta the key release used, the noisy clipped shares of numeric columns,
-    the noisy row count). Dropped columns are refused under ``strict``, otherwise warned of once."""
+    the noisy row count, the one-way measurements its grid counts give). Dropped columns are refused
+    under ``strict``, otherwise warned of once."""
     from ddssp.data.discovery.table import DEFAULT_MAX_LEVELS, discover
     from ddssp.dp.discovery import ChargedMechanisms
 
@@ -453,7 +462,40 @@ def _discover(
             why = "refused (DiscoveryOptions.strict): " if discovery.strict else "no column could be discovered: "
             raise SchemaError(why + msg)
         warnings.warn(msg, DroppedColumnsWarning, stacklevel=3)
-    return found, dict(report.notes), dropped, used, dict(report.clipped), report.rows
+    recycled = recycled_measurements(found, report.grids, report.whole)
+    return found, dict(report.notes), dropped, used, dict(report.clipped), report.rows, recycled
+
+
+def recycled_measurements(found: dict[str, Any], grids: dict[str, list], whole: set[str]) -> list[Any]:
+    """The one-way measurements discovery's grid counts give of the discovered numeric columns
+    (:func:`ddssp.marginals.recycled.from_grid`): every grid that maps onto the column's levels, a
+    grid of whole numbers only for a column whose scan found whole numbers. Post-processing.
+
+    Parameters
+    ----------
+    found : dict
+        ``{name: Column}``, the discovered columns.
+    grids : dict
+        ``{name: [(edges, noisy counts, sigma, ledger index), ...]}`` (:class:`~ddssp.data.discovery.table.DiscoveryReport`).
+    whole : set of str
+        The columns whose scan found whole numbers only.
+
+    Returns
+    -------
+    list of RecycledMeasurement
+    """
+    from ddssp.marginals.recycled import from_grid
+
+    out = []
+    for name, counted in grids.items():
+        col = found.get(name)
+        if col is None:
+            continue
+        for edges, y, sigma, entry in counted:
+            m = from_grid(col, edges, y, sigma, entry, whole=name in whole)
+            if m is not None:
+                out.append(m)
+    return out
 
 
 def plan_source(

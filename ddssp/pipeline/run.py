@@ -138,7 +138,7 @@ def release(
         rule_texts = checked_rules(declared_rules, plan.schema)
 
         held = outside_reserve(plan.schema, plan.discovered, plan.rows, plan.ledger.rho_budget)
-        result, counts = _measure(source, plan, target, aim, make_rng(seed), noise, tell, held)
+        result, counts, prior = _measure(source, plan, target, aim, make_rng(seed), noise, tell, held)
         mech = ChargedMechanisms(plan.ledger, noise)
         outside = count_outside(counts, plan.schema, result.measurements, plan.discovered, held, mech)
         empty_from_measurements(plan.schema, result.measurements, plan.discovered, outside)
@@ -157,6 +157,7 @@ def release(
             noise=noise.describe(),
             schema_status=plan.status,
             rules=rule_texts,
+            recycled=list(prior),
             local_info={k: v for k, v in dict(result.info).items() if k != "settings"} | {"rounds": int(result.rounds)},
             evidence={"clipped": dict(plan.clipped), "dropped": dict(plan.dropped)},
         )
@@ -264,10 +265,11 @@ def _measure(
     noise: Any,
     tell: Callable[[Any], None],
     held: float = 0.0,
-) -> tuple[Any, Callable[[list[str]], dict[str, int]]]:
+) -> tuple[Any, Callable[[list[str]], dict[str, int]], list[Any]]:
     """Run AIM on the table's counts under ``plan.schema`` with what the plan left of the budget,
-    less ``held`` (kept for counts after AIM). Returns AIM's result and a function giving the exact
-    count of the rows in each named column's catch-all level (``schema.column(c).missing``)."""
+    less ``held`` (kept for counts after AIM), fitting discovery's recycled one-way marginals with
+    its own measurements. Returns AIM's result, a function giving the exact count of the rows in each
+    named column's catch-all level (``schema.column(c).missing``), and the recycled marginals it fitted."""
     from ddssp.data.counting import count_marginals
     from ddssp.marginals.aim import run_aim
 
@@ -307,10 +309,12 @@ def _measure(
             got = codes([(c,) for c in columns])
         return {c: int(got[(c,)][list(schema.column(c).labels).index(schema.column(c).missing)]) for c in columns}
 
+    s = aim.settings
+    prior = plan.recycled if s.engine == "numpy" else []  # the JAX engine takes one noise sd per measurement
     result = run_aim(
-        codes, schema.domain, w, rho_aim, rng=rng, noise=noise, settings=aim.settings, callback=tell, target=target
+        codes, schema.domain, w, rho_aim, rng=rng, noise=noise, settings=s, callback=tell, target=target, prior=prior
     )
-    return result, caught
+    return result, caught, prior
 
 
 def _whole_ledger(planned: Ledger, measured: Ledger) -> Ledger:

@@ -42,6 +42,9 @@ NOISY_FIELDS: dict[str, str] = {
     "measurements": "index of the noisy marginals (clique, sigma, round), as in the ledger",
     "model": "the graphical model fitted to the noisy marginals alone: cliques, tree, estimated total",
     "created": "the UTC date the release was started (public, not data; no time of day)",
+    "recycled": "optional: one-way marginals summed from discovery's noisy grid counts (clique, the "
+    "ledger entry that paid for the counts, its sigma, the cells each level sums), fitted with the "
+    "measurements at no further charge",
     "grade_evidence": "optional: discovery's noisy shares of numeric columns' numbers outside their ranges "
     "with their noise sds, and why discovered columns were left out (post-processing of discovery's "
     "noisy counts, paid for in the ledger; read by the release's grade)",

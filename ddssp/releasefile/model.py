@@ -24,6 +24,7 @@ from ddssp.releasefile.format import (
     is_integral,
 )
 from ddssp.releasefile.reader import MAX_TOTAL_BYTES, read_release
+from ddssp.releasefile.recycled import recycled_summary, write_recycled
 from ddssp.releasefile.signing import (
     embedded_fingerprint,
     embedded_signature_valid,
@@ -99,6 +100,9 @@ class Release:
     rules : list of str
         Declared consistency rules (:mod:`ddssp.data.rules`, public input, charged nothing), in their
         canonical text: synthetic rows never break one.
+    recycled : list of ddssp.marginals.recycled.RecycledMeasurement
+        One-way marginals summed from discovery's noisy grid counts, fitted with the measurements at
+        no further charge; each names the ledger entry that paid for its counts.
     """
 
     schema: Any  # ddssp.data.schema.Schema
@@ -121,6 +125,7 @@ class Release:
     manifest_bytes: bytes | None = field(default=None, repr=False, compare=False)
     evidence: dict[str, Any] = field(default_factory=dict, repr=False)
     rules: list[str] = field(default_factory=list)
+    recycled: list[Any] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         # levels the schema marks empty (structural zeros) get no mass: the model is conditioned on
@@ -347,7 +352,8 @@ class Release:
         -------
         dict
             Format, versions, stamps and signature status, the budget and spending (with discovery's
-            share), the columns, the measured cliques and their sigmas, rounds and the model's cliques.
+            share), the columns, the measured cliques and their sigmas, rounds, the model's cliques and
+            the one-way marginals recycled from discovery's counts (measured levels, their sigmas).
         """
         by_clique: dict[tuple[str, ...], list[float]] = {}
         for m in self.measurements:
@@ -390,6 +396,7 @@ class Release:
             "workload_size": len(self.workload),
             "rules": list(self.rules),
             "info": self.info,
+            "recycled": recycled_summary(self.recycled),
         }
 
     # ------------------------------------------------------------------ file I/O
@@ -416,6 +423,7 @@ class Release:
             v = np.asarray(m.values)
             arrays[name] = v.astype("<i8") if is_integral(v) else v.astype("<f8")
             meas_index.append({"clique": list(m.clique), "sigma": float(m.sigma), "round": int(m.round), "array": name})
+        recycled = write_recycled(self.recycled, arrays)  # discovery's counts summed onto levels
         doc = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -439,6 +447,8 @@ class Release:
         if evidence:  # optional: a release without discovery evidence writes none (as older versions)
             doc[SECTION] = evidence
 
+        if recycled:  # optional: a release that fitted none writes none (as older versions)
+            doc["recycled"] = recycled
         if self.rules:
             doc["rules"] = list(self.rules)
         return doc, arrays
@@ -522,6 +532,7 @@ class Release:
         from ddssp.marginals.aim import Measurement
         from ddssp.marginals.model import GraphicalModel
         from ddssp.releasefile.quality import SECTION, check_evidence
+        from ddssp.releasefile.recycled import read_recycled
         from ddssp.releasefile.selfcheck import check_shapes, model_fit_problem, stamp_problem
 
         doc = document
@@ -567,6 +578,7 @@ class Release:
                 schema_status=str(doc.get("schema_status", SCHEMA_DECLARED)),
                 evidence=evidence,
                 rules=stored_rules(doc.get("rules", []), schema),
+                recycled=read_recycled(doc.get("recycled", []), arrays),
             )
         except ReleaseFileError:
             raise

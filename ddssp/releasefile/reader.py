@@ -71,6 +71,7 @@ from ddssp.data.limits import (
 from ddssp.errors import DDSSPError, ReleaseFileError
 from ddssp.releasefile.bounded import check_directory, check_json_structure, loads_bounded
 from ddssp.releasefile.format import FORMAT, FORMAT_VERSION, SIGNATURE_MEMBER
+from ddssp.releasefile.recycled import marginal_arrays
 
 __all__ = [
     "check_directory",
@@ -253,11 +254,8 @@ def expected_arrays(doc: Any, path: Path) -> dict[str, tuple[str, tuple[int, ...
                 raise ValueError(f"array {name!r} is referenced twice")
             out[member] = (name, shape)
 
-        for m in doc["measurements"]:
-            clique = m["clique"]
-            if not isinstance(clique, list) or not clique or any(c not in domain for c in clique):
-                raise ValueError(f"measurement on unknown columns {clique!r}")
-            add(m["array"], tuple(domain[c] for c in clique))
+        for name, shape in marginal_arrays(doc, domain):
+            add(name, shape)
         meta = doc["model"]["meta"]
         mdomain = {str(a): int(n) for a, n in meta["domain"]}
         if mdomain != dict(domain):
@@ -396,7 +394,7 @@ def check_counts(doc: dict[str, Any], path: Path, max_memory: int) -> None:
     counts = [
         ("ledger entries", n(entries), MAX_LEDGER_ENTRIES),
         ("discovery ledger entries", max(n_disc, n(disc.get("entries"))), MAX_DISCOVERY_ENTRIES),
-        ("measurements", n(doc.get("measurements")), MAX_MEASUREMENTS),
+        ("measurements", n(doc.get("measurements")) + n(doc.get("recycled")), MAX_MEASUREMENTS),
         ("workload cliques", n(doc.get("workload")), MAX_CLIQUES),
         ("model cliques", n(meta.get("cliques")), MAX_CLIQUES),
         ("model tree edges", n(meta.get("edges")), MAX_CLIQUES),

@@ -31,6 +31,7 @@ from ddssp.marginals.aim_settings import (  # one definition for the final fit a
     model_fit_bound,
 )
 from ddssp.marginals.aim_settings import model_fit_statistic as _statistic
+from ddssp.marginals.recycled import recycled_problem
 from ddssp.releasefile.format import (
     SCHEMA_DECLARED,
     SCHEMA_DISCOVERED,
@@ -73,6 +74,8 @@ def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
     - the 'measure' entries and the measurements agree one to one, in order (clique, sigma, round);
     - one 'select' entry for each round >= 1, one measurement per such round, none in round 0;
     - noisy counts are integers (the discrete Gaussian's outputs);
+    - every recycled one-way marginal (:mod:`ddssp.marginals.recycled`) sums the cells of a discovery
+      count of its column at that count's sigma (:func:`~ddssp.marginals.recycled.recycled_problem`);
     - the entries sum to the stated rho_spent, which equals the budget (AIM spends all of it);
     - the budget is what (eps, delta) convert to, and the approximate-zCDP delta stays in its budget.
 
@@ -103,6 +106,11 @@ def self_check(rel: Any, stated_rho_spent: Any = None) -> str | None:
             return f"measurement {i} ({','.join(m.clique)}) has sigma {m.sigma:.6g} but its ledger entry paid for {e.sigma:.6g}"
         if not is_integral(m.values):
             return f"measurement {i} ({','.join(m.clique)}) holds non-integer counts (not discrete Gaussian noise)"
+    domain = dict(rel.schema.domain)
+    for m in getattr(rel, "recycled", ()):
+        p = recycled_problem(m, led, domain)
+        if p:
+            return p
     sel_rounds = sorted(int(e.round) for e in led.entries if e.kind == "select" and e.round is not None)
     if len([e for e in led.entries if e.kind == "select"]) != len(sel_rounds):
         return "a selection entry has no round"

@@ -51,7 +51,8 @@ def _plan(table, **kw):
     p = plan_schema(
         table, None, eps=2.0, delta=1e-6, discovery=DiscoveryOptions(enabled=True, **kw), noise=make_noise(11)
     )
-    return json.dumps(p.schema.to_dict(), sort_keys=True), [e.to_dict() for e in p.ledger.entries]
+    recycled = [(m.clique, m.values.tolist(), m.cells.tolist(), m.entry) for m in p.recycled]
+    return json.dumps(p.schema.to_dict(), sort_keys=True), [e.to_dict() for e in p.ledger.entries], recycled
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +86,7 @@ def test_duckdb_discovery_is_the_pandas_discovery(files, which):
     assert sql_side[0] == pandas_side[0]
     assert sql_side[1] == pandas_side[1]
     assert any(e["kind"] == "discover-keys" for e in sql_side[1])
+    assert sql_side[2] == pandas_side[2] and sql_side[2]  # the same grid counts, recycled alike
 
 
 def test_counts_match_cell_for_cell(files):

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.data.codebook import Codebook
+from ddssp.data.dates import hhmm_cells
 from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
@@ -22,10 +23,10 @@ from ddssp.data.discovery.labels import (
     key_release,
     unreleased_share,
 )
-from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric
-from ddssp.data.discovery.scan import SCAN_FRACTION, ScanResult, scan_column, scan_dates
+from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, MEDIANS_BELOW, discover_numeric, grid_counts
+from ddssp.data.discovery.scan import SCAN_FRACTION, ScanResult, rest_cells, scan_column, scan_dates
 from ddssp.data.discovery.shared import noise_sd
-from ddssp.data.discovery.slots import parse_numbers, parse_times_of_text
+from ddssp.data.discovery.slots import parse_numbers, parse_times_of_text, slot_cells
 from ddssp.errors import SchemaError
 
 #: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
@@ -39,6 +40,16 @@ TARGET_SD_SHARE = 1 / 300
 
 #: share of the discovery budget spent on the noisy row count that sets the two above
 ROWS_FRACTION = 0.01
+
+
+#: a binned numeric column gets as many equal-frequency bins (between these) as its noisy count of
+#: numbers holds ``BIN_ROWS_SDS`` noise sds of a count made with an even share of the release's whole
+#: budget (``rho_max`` / columns): the bins a column declared with bounds gets when it is the only one
+#: discovered (:mod:`ddssp.data.discovery.bounded`), whatever the number of undeclared columns. Its grid
+#: counts are recycled as the bins' one-way marginal (:mod:`ddssp.marginals.recycled`) and AIM measures
+#: the bins again: the grid's noise sets where the cuts fall, not how well the bins are known
+RELEASE_BINS = (4, 10)
+BIN_ROWS_SDS = 40.0
 
 
 #: a declared target's share of discovery's budget, and of the key-release delta when it is
@@ -75,6 +86,12 @@ class DiscoveryReport:
     clipped : dict
         ``{column: (below, above, sd_below, sd_above)}``: the noisy shares of a numeric column's
         numbers left outside its range, and their noise sds (post-processing of noisy counts).
+    grids : dict
+        ``{column: [(edges, noisy counts, sigma, ledger index), ...]}``: every grid a numeric
+        column's numbers were counted on, with its noisy counts and the charge that paid for them
+        (recycled as one-way marginals, :mod:`ddssp.marginals.recycled`).
+    whole : set of str
+        The numeric columns whose scan found whole numbers only.
     """
 
     notes: dict[str, str] = field(default_factory=dict)
@@ -89,6 +106,12 @@ class DiscoveryReport:
     #: left outside the range (clipped into the end bins) and their noise sds; post-processing of
     #: noisy counts, so public
     clipped: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    #: numeric columns: {name: [(edges, noisy counts, sigma, ledger index), ...]}, each grid its
+    #: numbers were counted on (every number in one cell, the end cells holding those beyond), with
+    #: the charge that paid for it; noisy outputs and public grids
+    grids: dict[str, list[tuple[np.ndarray, np.ndarray, float, int]]] = field(default_factory=dict)
+    #: the numeric columns whose scan found whole numbers only (noisy counts' outcome)
+    whole: set[str] = field(default_factory=set)
 
     @property
     def dropped(self) -> dict[str, str]:
@@ -209,10 +232,11 @@ def discover(
     key_delta, target_delta = _key_deltas(cat, delta, target)
     keys = _first_key_round(df, [n for n in cat if n != target], scans, left, key_delta, mech, report.rows)
     counted = None if report.rows is None else (report.rows, report.rows_sd)
-    plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys, counted)
+    bin_sd = None if rho_max is None or bins is not None else noise_sd(float(rho_max) / len(share))
+    plan = _KeyPlan(cat, target, left, key_delta, target_delta, keys, counted, bin_sd)
     for name in live:
         try:
-            col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels, report.clipped)
+            col, note = _discover_one(df, name, scans, parsed, plan, mech, bins, max_levels, report)
         except SchemaError as exc:
             report.unresolved[name] = str(exc)
             continue
@@ -346,11 +370,14 @@ class _KeyPlan:
     target_delta: float
     keys: Any
     rows: tuple[float, float] | None = None
+    #: the noise sd that sets a binned column's number of bins (:func:`release_bins`); None: its own grid's
+    bin_sd: float | None = None
 
 
-def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_levels, clipped) -> tuple[Any, str]:
+def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_levels, report) -> tuple[Any, str]:
     """One column's discovery after the scans: a categorical target in one key release with its whole
-    budget and delta, another categorical column in its second key release, a numeric column on its grids."""
+    budget and delta, another categorical column in its second key release, a numeric column on its
+    grids (each grid and its noisy counts noted in ``report.grids``)."""
     if name == plan.target and name in plan.cat:
         col, note = discover_categorical(
             df[name],
@@ -374,7 +401,87 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
             plan.keys.first[name],
             rows=plan.rows,
         )
-    return discover_numeric(parsed[name], name, plan.left[name], mech, scans[name], bins, max_levels, clipped)
+    scan = scans[name]
+    if scan.unit is not None or scan.kind != "numeric":  # dates and clock times: not measured again
+        return discover_numeric(parsed[name], name, plan.left[name], mech, scan, bins, max_levels, report.clipped)
+    if scan.whole:
+        report.whole.add(name)
+    x = _GridLog(parsed[name])
+    logged = _CountLog(mech, x, report.grids.setdefault(name, []))
+    if bins is None:
+        bins = release_bins(scan.n_present, plan.left[name], plan.bin_sd)
+    return discover_numeric(x, name, plan.left[name], logged, scan, bins, max_levels, report.clipped)
+
+
+def release_bins(n: float, rho: float, sd: float | None) -> int | None:
+    """The number of bins of a binned numeric column: ``n`` over ``BIN_ROWS_SDS`` noise sds ``sd``,
+    within ``RELEASE_BINS``; None (the column's own grid decides) when that is the fewest, when no
+    ``sd`` is given, or when the column's rows are too few for its budget ``rho`` for histograms (the
+    numeric pass then takes private medians, :data:`~ddssp.data.discovery.numeric.MEDIANS_BELOW`).
+    Public: from the noisy count of numbers and the budget only.
+
+    Parameters
+    ----------
+    n : float
+        The scan's noisy count of the column's numbers.
+    rho : float
+        The column's budget after its scan.
+    sd : float or None
+        The noise sd of a count with an even share of the release's budget.
+
+    Returns
+    -------
+    int or None
+    """
+    if sd is None or n * math.sqrt(rho) < MEDIANS_BELOW:
+        return None
+    k = int(np.clip(n // (BIN_ROWS_SDS * sd), *RELEASE_BINS))
+    return k if k > RELEASE_BINS[0] else None
+
+
+class _GridLog:
+    """A numeric column's numbers (an array, or a view counted where the table lives) that note the
+    grid of the last grid count asked of them; every count is the one the numbers would give."""
+
+    def __init__(self, x: Any):
+        self.x = x
+        self.pending: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.x, dtype=dtype)
+
+    def grid_counts(self, edges: np.ndarray) -> np.ndarray:
+        out = grid_counts(self.x, edges)
+        self.pending = (np.array(edges, dtype=float), out)
+        return out
+
+    def slot_cells(self) -> np.ndarray:
+        return slot_cells(self.x)
+
+    def rest_cells(self, v: float) -> np.ndarray:
+        return rest_cells(self.x, v)
+
+    def hhmm_cells(self) -> np.ndarray:
+        return hhmm_cells(self.x)
+
+
+class _CountLog:
+    """Discovery's charged mechanisms, noting each grid count's grid, noisy counts, noise sd and ledger
+    index in ``out`` (the noisy outputs, which are public); every call goes to ``mech`` unchanged."""
+
+    def __init__(self, mech: Any, x: _GridLog, out: list):
+        self._mech, self._x, self._out = mech, x, out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._mech, name)
+
+    def counts(self, counts, sigma: float, *, column: str, note: str) -> np.ndarray:
+        y = self._mech.counts(counts, sigma, column=column, note=note)
+        grid, self._x.pending = self._x.pending, None
+        if grid is not None and grid[1] is counts:
+            entry = len(self._mech.ledger.entries) - 1
+            self._out.append((grid[0], np.asarray(y, dtype=float).copy(), float(sigma), entry))
+        return y
 
 
 def _shares(columns: list[str], rho: float, target: str | None) -> dict[str, float]:
