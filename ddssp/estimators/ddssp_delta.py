@@ -295,6 +295,8 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
 PROJECTED_DRAWS = 200
 #: the cap on the alternating projections of each clique's cells (they stop earlier once feasible)
 PROJECTION_ITERS = 200
+#: the projections' tolerance, relative to the largest cell
+PROJECTION_TOL = 1e-4
 #: at most this many cells x draws are held at once (draws are processed in chunks below it)
 _CHUNK_CELLS = 4_000_000
 
@@ -346,8 +348,8 @@ def project_margins(y: np.ndarray, target: np.ndarray, iters: int = PROJECTION_I
     y, target : numpy.ndarray
         Shape (draws, *cells); ``target`` nonnegative, so the set is not empty.
     iters : int
-        At most this many rounds; they stop once no cell is below 0 by more than 1e-6 of the
-        largest.
+        At most this many rounds; they stop once no cell is below 0, and none moved over the last
+        five rounds, by more than ``PROJECTION_TOL`` times the largest cell of ``y``.
 
     Returns
     -------
@@ -355,15 +357,21 @@ def project_margins(y: np.ndarray, target: np.ndarray, iters: int = PROJECTION_I
         Tables with ``target``'s one-way margins exactly, nonnegative up to that tolerance.
     """
     x, p, q = y, np.zeros_like(y), np.zeros_like(y)
-    a = y
+    a = prev = y
+    scale = max(1.0, float(np.max(np.abs(y))))
     for it in range(int(iters)):
         z = x + p
         a = z - _low_order(z - target)  # onto the affine set of the margins
         p = z - a
         x = np.maximum(a + q, 0.0)  # onto the nonnegative orthant
         q = a + q - x
-        if it % 5 == 4 and float(np.min(a)) >= -1e-6 * max(1.0, float(np.max(np.abs(a)))):
-            break
+        if it % 5 == 4:  # converged: feasible, and no longer moving
+            if (
+                float(np.min(a)) >= -PROJECTION_TOL * scale
+                and float(np.max(np.abs(a - prev))) <= PROJECTION_TOL * scale
+            ):
+                break
+            prev = a
     return a
 
 
