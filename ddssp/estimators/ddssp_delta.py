@@ -23,10 +23,14 @@ propagates an error of given per-cell variance on those components by the same f
 and :func:`model_error_weight` takes that variance from the release (the measured pairs'
 dependence); :func:`ddssp.estimators.ddssp_intervals.fit_intervals` adds it as the model-based
 part, or gives such coefficients an unbounded interval. The model's positivity and its
-conditional independences are not linear constraints and are ignored; where they bind (cells near 0
-on small releases) the fitted model moves less than this says, and the intervals err wide. It is a
-first-order rule: when the noise is large against the marginals the bootstrap
-(``IntervalOptions(dp_method="bootstrap")``) can differ.
+conditional independences are not linear constraints and this rule ignores them; where positivity
+binds (cells near 0 against the noise) the fitted model moves less than it says, and the intervals
+err wide. :func:`projected_dp_draws` (the intervals' default) keeps it: it draws the same pooled
+noise, projects the one-way marginals and each measured clique's cells onto nonnegative values
+(the clique's one-way margins fixed at the projected one-ways) and propagates each draw by the same
+gradient; without the projections its variance is this one. It is a first-order rule in the
+marginals: when the noise is large against them the bootstrap (``IntervalOptions(dp_method="bootstrap")``)
+can differ.
 
 Post-processing of the release: only its measurements (cliques, sigmas and, for the model-based
 part, the noisy values of the pairs), its one-way marginals and the fitted estimator are read.
@@ -291,7 +295,7 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
     return _with_intercept(var, est.encoding_)
 
 
-#: draws of the projected DP variance (:func:`projected_dp_variance`; post-processing randomness)
+#: draws of the projected DP variance (:func:`projected_dp_draws`; post-processing randomness)
 PROJECTED_DRAWS = 200
 #: the cap on the alternating projections of each clique's cells (they stop earlier once feasible)
 PROJECTION_ITERS = 200
@@ -395,7 +399,8 @@ def projected_dp_draws(
     draws: int = PROJECTED_DRAWS,
     iters: int = PROJECTION_ITERS,
 ) -> np.ndarray:
-    """DP-noise variance of each coefficient (intercept first) with the model's positivity.
+    """Draws of the DP error of each coefficient (intercept first) with the model's positivity: their
+    variance is the DP part of the intervals' default (``dp_method="projected"``).
 
     The same first-order propagation as :func:`delta_dp_variance`, but the marginals' DP error is
     simulated from an estimate that, like the released model, cannot follow noise below 0. Each
@@ -426,7 +431,7 @@ def projected_dp_draws(
     measurements : list
         The release's measurements (``clique``, ``sigma``).
     source : Release
-        Its ``marginal(columns)`` and ``total`` are read.
+        Its ``marginal(columns)`` is read (the model's marginals).
     rng : numpy.random.Generator
         For the draws.
     draws : int
@@ -497,25 +502,6 @@ def projected_dp_draws(
         out.append(coef)
     draws_ = np.concatenate(out)
     return draws_ if est.encoding_.intercept else np.concatenate([np.zeros((len(draws_), 1)), draws_], axis=1)
-
-
-def projected_dp_variance(
-    est: Any,
-    measurements: list[Any],
-    source: Any,
-    rng: np.random.Generator,
-    draws: int = PROJECTED_DRAWS,
-    iters: int = PROJECTION_ITERS,
-) -> np.ndarray:
-    """DP-noise variance of each coefficient (intercept first): the variance of
-    :func:`projected_dp_draws` over its draws (same parameters).
-
-    Returns
-    -------
-    numpy.ndarray
-        One variance per coefficient, the intercept first.
-    """
-    return projected_dp_draws(est, measurements, source, rng, draws, iters).var(axis=0, ddof=1)
 
 
 def unmeasured_sensitivity(est: Any, measurements: list[Any], cell_weight: Any = None) -> tuple[np.ndarray, np.ndarray]:

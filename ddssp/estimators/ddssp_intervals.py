@@ -99,7 +99,7 @@ class IntervalOptions:
       at their recorded sigmas, pooled per marginal as the model's least-squares fit pools it,
       projected onto nonnegative marginals (a cell near 0 cannot follow noise below 0, a level's
       cells are bounded by its total) and propagated to first order through Z^T Z and the solve
-      (:func:`~ddssp.estimators.ddssp_delta.projected_dp_variance`; no refits, ``PROJECTED_DRAWS``
+      (:func:`~ddssp.estimators.ddssp_delta.projected_dp_draws`; no refits, ``PROJECTED_DRAWS``
       draws). With ``dp_method="delta"`` the same propagation without the projections, in closed
       form (:func:`~ddssp.estimators.ddssp_delta.delta_dp_variance`): wider where the noise is
       large against the cells. With ``dp_method="bootstrap"`` a parametric bootstrap over the release's measurements
@@ -334,7 +334,7 @@ def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOpt
         info["dp_method"] = options.dp_method
         meas = getattr(source, "measurements", None)
         if options.dp_method in ("delta", "projected"):
-            from ddssp.estimators.ddssp_delta import delta_dp_variance, projected_dp_variance
+            from ddssp.estimators.ddssp_delta import delta_dp_variance, projected_dp_draws
 
             if meas is None:
                 raise DDSSPError(
@@ -344,7 +344,7 @@ def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOpt
             if options.dp_method == "delta":
                 var_dp = delta_dp_variance(est, list(meas))
             else:
-                var_dp = projected_dp_variance(est, list(meas), source, boot_rng)
+                var_dp = projected_dp_draws(est, list(meas), source, boot_rng).var(axis=0, ddof=1)
         if options.dp_method == "bootstrap":
             reps = _bootstrap_refits(est, source, options, replicates, boot_rng, boot_iters, info)
             var_dp = reps.var(axis=0, ddof=1)

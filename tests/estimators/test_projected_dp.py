@@ -16,7 +16,7 @@ from ddssp.estimators.ddssp_delta import (
     delta_dp_variance,
     project_margins,
     project_total,
-    projected_dp_variance,
+    projected_dp_draws,
 )
 from ddssp.estimators.ddssp_intervals import IntervalOptions
 from ddssp.estimators.params import InvalidParameterError
@@ -24,15 +24,15 @@ from tests.estimators.test_ddssp_ridge import FEATS, MODELS, _fit, _release
 
 
 @pytest.fixture(scope="module")
-def large():
-    """20,000 rows at eps 1: every cell of the measured marginals holds rows."""
-    return _release(20000, 1.0, 3)
+def small():
+    """The ridge tests' small release (300 rows, eps 0.3): many cells near 0 against the noise."""
+    return _release(300, 0.3, 5)
 
 
 @pytest.fixture(scope="module")
-def small():
-    """300 rows at eps 0.3: many cells near 0 against noise sds of 40-190."""
-    return _release(300, 0.3, 5)
+def large():
+    """The ridge tests' large release (20,000 rows, eps 1), whose cells all hold rows."""
+    return _release(20000, 1.0, 3)
 
 
 class _Scaled:
@@ -94,7 +94,7 @@ def test_it_is_the_delta_method_where_the_noise_is_small_against_the_cells(large
     smallest = min(float(np.min(rel.marginal(list(m.clique)))) for m in rel.measurements)
     assert smallest > 6 * max(m.sigma for m in meas)  # no cell within 6 noise sds of 0
     draws = 400
-    vp = projected_dp_variance(est, meas, rel, np.random.default_rng(0), draws=draws)
+    vp = projected_dp_draws(est, meas, rel, np.random.default_rng(0), draws=draws).var(axis=0, ddof=1)
     vd = delta_dp_variance(est, meas)
     keep = vd > 0
     assert keep.sum() >= 2
@@ -151,7 +151,7 @@ def test_it_follows_the_spread_of_the_re_estimated_model(small, cls, target):
     assert est.ci_info_["dp_converged"]
     meas = list(rel.measurements)
     vb = est.boot_coefs_.var(axis=0, ddof=1)
-    vp = projected_dp_variance(est, meas, rel, np.random.default_rng(2), draws=1000)
+    vp = projected_dp_draws(est, meas, rel, np.random.default_rng(2), draws=1000).var(axis=0, ddof=1)
     vd = delta_dp_variance(est, meas)
     j = [i for i, n in enumerate(["intercept", *est.feature_names_in_]) if n != "intercept" and est.pair_measured_[i]]
     assert j
