@@ -96,7 +96,7 @@ def add_arguments(p) -> None:
         default=None,
         metavar="LEVEL",
         help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise of the "
-        "release's measurements by the delta method + sampling variance, + for pairs the release did "
+        "release's measurements by the delta method, kept nonnegative, + sampling variance, + for pairs the release did "
         "not measure the model's imputation error, see --unmeasured)",
     )
     intervals_group(p).add_argument(

@@ -1,7 +1,8 @@
 """Standard errors and confidence intervals of the DD-SSP estimators, from the release alone.
 
 The variance of each coefficient has three parts: the release's DP noise, by the delta method over
-its measurements (:mod:`ddssp.estimators.ddssp_delta`; the default), a parametric bootstrap over
+its measurements (:mod:`ddssp.estimators.ddssp_delta`; by default with the model's positivity,
+:func:`~ddssp.estimators.ddssp_delta.projected_dp_draws`), a parametric bootstrap over
 its measurements (:mod:`ddssp.estimators.bootstrap`) or over the whole mechanism
 (:mod:`ddssp.estimators.mechanism_bootstrap`); the error of the model's imputation of the pairs no
 measurement holds (the model-based part, :func:`ddssp.estimators.ddssp_delta.model_error_weight`);
@@ -313,8 +314,8 @@ def _point_copy(est: Any, enc: Encoding) -> Any:
 
 
 def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any) -> tuple:
-    """The DP part (delta method or measurement bootstrap; the bootstrap for model-based
-    coefficients) plus the analytic sampling part."""
+    """The DP part (the projected or closed-form delta method, or the measurement bootstrap) plus
+    the model-based part and the analytic sampling part."""
     from ddssp.dp import make_rng
     from ddssp.estimators.bootstrap import BOOT_ITERS
 
