@@ -22,7 +22,7 @@ Rows (method = ``<model>/<variant>``), metrics ``cover90`` and ``cover95`` (frac
 coefficients whose interval covers the population value) and ``width95`` (mean 95% width). Variants:
 
 - ``fit --ci``'s default with the sandwich sampling variance: ``dp+sampling`` (the DP part by the
-  delta method, :mod:`ddssp.estimators.ddssp_delta`, plus the model's imputation error of the
+  projected delta method, :func:`~ddssp.estimators.ddssp_delta.projected_dp_draws`, plus the model's imputation error of the
   unmeasured (feature, target) pairs, :func:`~ddssp.estimators.ddssp_delta.model_error_weight`:
   the model-based part), ``boot-dp+sampling`` (the fixed-selection bootstrap's DP part for every
   coefficient, ``dp_method="bootstrap"``, :mod:`ddssp.estimators.bootstrap`), ``sampling-only``
@@ -542,8 +542,8 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
 #: the mechanism bootstrap; dotted grey: without the DP part); the variant that ``fit --ci`` uses by
 #: default comes first.
 VARIANT_STYLES: dict[str, tuple[str, str, str, str]] = {
-    "dp+sampling": ("delta method + model-based (fit --ci default)", "#1f77b4", "-", "o"),
-    "dp+sampling+unmeasured-inf": ("delta method, unmeasured pairs unbounded", "#9ecae1", "-", "s"),
+    "dp+sampling": ("projected delta method + model-based (fit --ci default)", "#1f77b4", "-", "o"),
+    "dp+sampling+unmeasured-inf": ("projected delta method, unmeasured pairs unbounded", "#9ecae1", "-", "s"),
     "boot-dp+sampling": ("measurement bootstrap for every coefficient", "#2ca02c", "-", "^"),
     "mech-normal+unmeasured-inf": ("mechanism bootstrap, normal", "#d62728", "--", "o"),
     "mech-normal": ("mechanism bootstrap, normal, unmeasured kept", "#f4a6a6", "--", "s"),

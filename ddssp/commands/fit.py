@@ -96,7 +96,7 @@ def add_arguments(p) -> None:
         default=None,
         metavar="LEVEL",
         help="confidence level, e.g. 0.95: add standard errors and intervals (DP noise of the "
-        "release's measurements by the delta method + sampling variance, + for pairs the release did "
+        "release's measurements by the delta method, kept nonnegative, + sampling variance, + for pairs the release did "
         "not measure the model's imputation error, see --unmeasured)",
     )
     intervals_group(p).add_argument(
@@ -107,12 +107,14 @@ def add_arguments(p) -> None:
     )
     intervals_group(p).add_argument(
         "--dp-method",
-        choices=["delta", "bootstrap"],
+        choices=["projected", "delta", "bootstrap"],
         default=None,
         dest="dp_method",
-        help="with --ci: DP part of the measured pairs' intervals: 'delta' (default: the "
-        "measurements' noise propagated to first order through the solve, no refits) or "
-        "'bootstrap' (parametric bootstrap: --boot re-estimations of the model)",
+        help="with --ci: DP part of the measured pairs' intervals: 'projected' (default: the "
+        "measurements' noise redrawn, kept nonnegative as the model's marginals are, and propagated "
+        "to first order through the solve, no refits), 'delta' (the same propagation in closed form, "
+        "without positivity: wider on sparse cells) or 'bootstrap' (parametric bootstrap: --boot "
+        "re-estimations of the model)",
     )
     intervals_group(p).add_argument(
         "--boot-method",
@@ -578,8 +580,11 @@ def _ci_line(info: dict) -> str:
         what = "rows + AIM re-run" if info["dp_noise"] else "rows only; DP noise NOT included (--no-dp-noise)"
         parts.append(f"mechanism bootstrap, {info['boot']} simulated releases of {info['rows']} rows ({what})")
     else:
-        if info["dp_noise"] and info.get("dp_method") == "delta":
-            parts.append("DP noise: delta method over the release's measurements")
+        if info["dp_noise"] and info.get("dp_method") in ("delta", "projected"):
+            parts.append(
+                "DP noise: delta method over the release's measurements"
+                + (", kept nonnegative" if info["dp_method"] == "projected" else "")
+            )
             if info.get("model_based"):
                 parts.append(
                     f"{info['model_based']} model-based interval(s): imputation error variance per cell "

@@ -23,10 +23,14 @@ propagates an error of given per-cell variance on those components by the same f
 and :func:`model_error_weight` takes that variance from the release (the measured pairs'
 dependence); :func:`ddssp.estimators.ddssp_intervals.fit_intervals` adds it as the model-based
 part, or gives such coefficients an unbounded interval. The model's positivity and its
-conditional independences are not linear constraints and are ignored; where they bind (cells near 0
-on small releases) the fitted model moves less than this says, and the intervals err wide. It is a
-first-order rule: when the noise is large against the marginals the bootstrap
-(``IntervalOptions(dp_method="bootstrap")``) can differ.
+conditional independences are not linear constraints and this rule ignores them; where positivity
+binds (cells near 0 against the noise) the fitted model moves less than it says, and the intervals
+err wide. :func:`projected_dp_draws` (the intervals' default) keeps it: it draws the same pooled
+noise, projects the one-way marginals and each measured clique's cells onto nonnegative values
+(the clique's one-way margins fixed at the projected one-ways) and propagates each draw by the same
+gradient; without the projections its variance is this one. It is a first-order rule in the
+marginals: when the noise is large against them the bootstrap (``IntervalOptions(dp_method="bootstrap")``)
+can differ.
 
 Post-processing of the release: only its measurements (cliques, sigmas and, for the model-based
 part, the noisy values of the pairs), its one-way marginals and the fitted estimator are read.
@@ -289,6 +293,215 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
         repeat = math.prod(dom[c] for c in cols) / max(math.prod(shape), 1)
         var += np.sum(V.reshape(P, -1) ** 2, axis=1) * repeat / pooled[k][1]
     return _with_intercept(var, est.encoding_)
+
+
+#: draws of the projected DP variance (:func:`projected_dp_draws`; post-processing randomness)
+PROJECTED_DRAWS = 200
+#: the cap on the alternating projections of each clique's cells (they stop earlier once feasible)
+PROJECTION_ITERS = 200
+#: the projections' tolerance, relative to the largest cell
+PROJECTION_TOL = 1e-4
+#: at most this many cells x draws are held at once (draws are processed in chunks below it)
+_CHUNK_CELLS = 4_000_000
+
+
+def _canonical(cols: Any, order: dict) -> tuple[str, ...]:
+    return tuple(sorted(cols, key=order.__getitem__))
+
+
+def project_total(y: np.ndarray) -> np.ndarray:
+    """Each row of ``y`` projected (least squares) onto the nonnegative vectors with the row's sum.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Shape (draws, cells).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``max(y - t, 0)`` with a shift ``t`` per row chosen so that the row keeps its sum (a negative
+        sum is taken as 0): the closest nonnegative vector with that total.
+    """
+    tot = np.clip(y.sum(axis=1, keepdims=True), 0.0, None)
+    u = -np.sort(-y, axis=1)
+    css = np.cumsum(u, axis=1) - tot
+    ind = np.arange(1, y.shape[1] + 1)
+    rho = np.sum(u - css / ind > 0, axis=1, keepdims=True)  # the positive cells, at least 1
+    shift = np.take_along_axis(css, np.maximum(rho, 1) - 1, axis=1) / np.maximum(rho, 1)
+    return np.maximum(y - shift, 0.0)
+
+
+def _low_order(d: np.ndarray) -> np.ndarray:
+    """The part of each ``d[b]`` that depends on at most one axis (grand mean plus main effects):
+    subtracting it leaves every one-way margin (and the total) at 0."""
+    axes = tuple(range(1, d.ndim))
+    grand = d.mean(axis=axes, keepdims=True)
+    out = np.broadcast_to(grand, d.shape).copy()
+    for ax in axes:
+        out += d.mean(axis=tuple(a for a in axes if a != ax), keepdims=True) - grand
+    return out
+
+
+def project_margins(y: np.ndarray, target: np.ndarray, iters: int = PROJECTION_ITERS) -> np.ndarray:
+    """Each ``y[b]`` projected (least squares) onto the nonnegative tables with the one-way margins of
+    ``target[b]``, by Dykstra's alternating projections.
+
+    Parameters
+    ----------
+    y, target : numpy.ndarray
+        Shape (draws, *cells); ``target`` nonnegative, so the set is not empty.
+    iters : int
+        At most this many rounds; they stop once no cell is below 0, and none moved over the last
+        five rounds, by more than ``PROJECTION_TOL`` times the largest cell of ``y``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Tables with ``target``'s one-way margins exactly, nonnegative up to that tolerance.
+    """
+    x, p, q = y, np.zeros_like(y), np.zeros_like(y)
+    a = prev = y
+    scale = max(1.0, float(np.max(np.abs(y))))
+    for it in range(int(iters)):
+        z = x + p
+        a = z - _low_order(z - target)  # onto the affine set of the margins
+        p = z - a
+        x = np.maximum(a + q, 0.0)  # onto the nonnegative orthant
+        q = a + q - x
+        if it % 5 == 4:  # converged: feasible, and no longer moving
+            if (
+                float(np.min(a)) >= -PROJECTION_TOL * scale
+                and float(np.max(np.abs(a - prev))) <= PROJECTION_TOL * scale
+            ):
+                break
+            prev = a
+    return a
+
+
+def _pooled_noise(S: tuple[str, ...], holders: dict, noise: dict, canon: dict) -> np.ndarray:
+    """The GLS (precision-weighted) pool of the S-marginal of every holder's noise (S in canonical
+    order; shape (draws, *sizes of S))."""
+    tot = float(sum(holders.values()))
+    acc: Any = 0.0
+    for k, pi in holders.items():
+        cc = canon[k]
+        drop = tuple(1 + i for i, c in enumerate(cc) if c not in S)
+        acc = acc + (pi / tot) * (noise[k].sum(axis=drop) if drop else noise[k])
+    return np.asarray(acc)
+
+
+def projected_dp_draws(
+    est: Any,
+    measurements: list[Any],
+    source: Any,
+    rng: np.random.Generator,
+    draws: int = PROJECTED_DRAWS,
+    iters: int = PROJECTION_ITERS,
+) -> np.ndarray:
+    """Draws of the DP error of each coefficient (intercept first) with the model's positivity: their
+    variance is the DP part of the intervals' default (``dp_method="projected"``).
+
+    The same first-order propagation as :func:`delta_dp_variance`, but the marginals' DP error is
+    simulated from an estimate that, like the released model, cannot follow noise below 0. Each
+    draw redraws every measurement's Gaussian noise at its recorded sigma (around the release's own
+    marginals), then:
+
+    1. each ANOVA component of the marginals is the GLS (precision-weighted) pool of that component
+       of every measured clique that holds it, as in :func:`delta_dp_variance`;
+    2. each column's one-way marginal (the release's, plus its pooled noise) is projected onto the
+       nonnegative vectors with its total;
+    3. each measured clique's cells (the release's, plus the pooled noise of all their components)
+       are projected onto the nonnegative tables whose one-way margins are those projected one-ways
+       (:func:`project_margins`), so that a level's cells are bounded by the level's pooled total
+       and a cell near 0 moves only upward;
+    4. the draw's change of each component (a component held by several cliques pooled by the same
+       weights) is propagated to the coefficients through the gradient of the fit.
+
+    The variance over the draws is the DP part. Without the projections the draws' variance is the
+    delta method's; with them it is smaller where the noise is large against the cells (rare
+    levels, sparse numeric bins), which is where the first-order rule errs wide. Post-processing of
+    the release: its measurements' cliques and sigmas, its model's marginals and the fitted
+    estimator; ``rng`` is the interval's own randomness, not DP noise.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+    measurements : list
+        The release's measurements (``clique``, ``sigma``).
+    source : Release
+        Its ``marginal(columns)`` is read (the model's marginals).
+    rng : numpy.random.Generator
+        For the draws.
+    draws : int
+        Number of draws (at least 2).
+    iters : int
+        Cap on the alternating projections of each clique (:func:`project_margins`).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (draws, coefficients): each draw's change of the coefficients, the intercept first
+        (0 for an encoding without one); 0 for a coefficient whose marginals lie in no measured
+        clique.
+    """
+    comps, pooled, dom, order, P = _components(est, measurements)
+    canon = {k: _canonical(cols, order) for k, (cols, _) in pooled.items()}
+    high = [S for S in comps if len(S) >= 2 and component_precisions(S, pooled, dom)]
+    # the cliques that hold a component of two or more columns the fit reads, and their columns
+    cliques = [k for k in pooled if len(k) >= 2 and any(set(S) <= k for S in high)]
+    columns = sorted({c for k in cliques for c in k} | {S[0] for S in comps if len(S) == 1}, key=order.__getitem__)
+    holders = {S: component_precisions(S, pooled, dom) for S in [(), *((c,) for c in columns), *high]}
+    holders = {S: h for S, h in holders.items() if h}
+    mu = {k: np.asarray(source.marginal(canon[k]), dtype=float) for k in cliques}
+    mu1 = {c: np.asarray(source.marginal([c]), dtype=float) for c in columns if (c,) in holders}
+    largest = max([int(np.prod(m.shape)) for m in mu.values()] + [1])
+    chunk = max(1, min(int(draws), _CHUNK_CELLS // largest))
+    out: list[np.ndarray] = []
+    for start in range(0, int(draws), chunk):
+        B = min(chunk, int(draws) - start)
+        noise = {
+            k: rng.standard_normal((B, *(dom[c] for c in canon[k]))) / math.sqrt(prec)
+            for k, (_, prec) in pooled.items()
+        }
+        lin = {S: _pooled_noise(S, h, noise, canon) for S, h in holders.items()}
+        change: dict[tuple[str, ...], Any] = {(): lin[()]} if () in lin else {}
+        one = {}
+        for c, m in mu1.items():
+            y = m[None, :] + lin[()].reshape(B, 1) / len(m) + lin[(c,)] - lin[(c,)].mean(axis=1, keepdims=True)
+            one[c] = project_total(y)
+            change[(c,)] = one[c] - m[None, :]
+        for k in cliques:
+            cc, m = canon[k], mu[k]
+            cells = int(np.prod(m.shape))
+            y = np.broadcast_to(m, (B, *m.shape)).copy()
+            for S, n in lin.items():
+                if set(S) <= k:
+                    if S:  # the S-marginal's pooled noise, centred, spread evenly over the clique's cells
+                        for j in range(len(S)):
+                            n = n - n.mean(axis=1 + j, keepdims=True)
+                    y += n.reshape([B] + [dom[c] if c in S else 1 for c in cc]) * (math.prod(dom[c] for c in S) / cells)
+            # a table with the projected one-ways as its margins (their product over the total)
+            tot = np.maximum(one[cc[0]].sum(axis=1), 1e-12)
+            target = np.ones((B, *([1] * len(cc)))) * tot.reshape([B] + [1] * len(cc))
+            for i, c in enumerate(cc):
+                shape = [B] + [1] * len(cc)
+                shape[1 + i] = dom[c]
+                target = target * (one[c] / tot[:, None]).reshape(shape)
+            d = project_margins(y, target, iters) - m[None]
+            for S in high:
+                if set(S) <= k:
+                    drop = tuple(1 + i for i, c in enumerate(cc) if c not in S)
+                    w = holders[S][k] / float(sum(holders[S].values()))
+                    change[S] = change.get(S, 0.0) + w * (d.sum(axis=drop) if drop else d)
+        coef = np.zeros((B, P))  # first order: the draws' change through the gradient
+        for S, h in comps.items():
+            if S in change:
+                coef += np.asarray(change[S]).reshape(B, -1) @ h.reshape(P, -1).T
+        out.append(coef)
+    draws_ = np.concatenate(out)
+    return draws_ if est.encoding_.intercept else np.concatenate([np.zeros((len(draws_), 1)), draws_], axis=1)
 
 
 def unmeasured_sensitivity(est: Any, measurements: list[Any], cell_weight: Any = None) -> tuple[np.ndarray, np.ndarray]:

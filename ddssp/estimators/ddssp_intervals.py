@@ -1,7 +1,8 @@
 """Standard errors and confidence intervals of the DD-SSP estimators, from the release alone.
 
 The variance of each coefficient has three parts: the release's DP noise, by the delta method over
-its measurements (:mod:`ddssp.estimators.ddssp_delta`; the default), a parametric bootstrap over
+its measurements (:mod:`ddssp.estimators.ddssp_delta`; by default with the model's positivity,
+:func:`~ddssp.estimators.ddssp_delta.projected_dp_draws`), a parametric bootstrap over
 its measurements (:mod:`ddssp.estimators.bootstrap`) or over the whole mechanism
 (:mod:`ddssp.estimators.mechanism_bootstrap`); the error of the model's imputation of the pairs no
 measurement holds (the model-based part, :func:`ddssp.estimators.ddssp_delta.model_error_weight`);
@@ -83,7 +84,7 @@ _OPTION_CONSTRAINTS = {
     "bootstrap": one_of("measurements", "mechanism", says="'measurements' or 'mechanism'"),
     "interval": one_of(*INTERVALS, says=f"one of {', '.join(INTERVALS)}"),
     "unmeasured": one_of("model", "infinite", "keep", says="'model' or 'infinite'"),
-    "dp_method": one_of("delta", "bootstrap", says="'delta' or 'bootstrap'"),
+    "dp_method": one_of("projected", "delta", "bootstrap", says="'projected', 'delta' or 'bootstrap'"),
 }
 
 
@@ -95,10 +96,14 @@ class IntervalOptions:
     parts:
 
     - DP noise (``dp_noise=True``), for a coefficient whose (feature, target) pair the release
-      measured: with ``dp_method="delta"`` (default) the delta method
-      (:mod:`ddssp.estimators.ddssp_delta`): the measurements' Gaussian noise, at their recorded
-      sigmas, propagated to first order through Z^T Z and the solve (no refits; the cost of one
-      fit). With ``dp_method="bootstrap"`` a parametric bootstrap over the release's measurements
+      measured: with ``dp_method="projected"`` (default) the measurements' Gaussian noise, redrawn
+      at their recorded sigmas, pooled per marginal as the model's least-squares fit pools it,
+      projected onto nonnegative marginals (a cell near 0 cannot follow noise below 0, a level's
+      cells are bounded by its total) and propagated to first order through Z^T Z and the solve
+      (:func:`~ddssp.estimators.ddssp_delta.projected_dp_draws`; no refits, ``PROJECTED_DRAWS``
+      draws). With ``dp_method="delta"`` the same propagation without the projections, in closed
+      form (:func:`~ddssp.estimators.ddssp_delta.delta_dp_variance`): wider where the noise is
+      large against the cells. With ``dp_method="bootstrap"`` a parametric bootstrap over the release's measurements
       (same cliques, same sigmas, redrawn around the released model's marginals), the model
       re-estimated warm-started from the released one, and the fit repeated: the spread of
       ``boot`` refits (:mod:`ddssp.estimators.bootstrap`). Needs a release (``.model`` and
@@ -168,9 +173,9 @@ class IntervalOptions:
         model-based interval, ``"infinite"`` (-inf, inf) and no model part for any coefficient.
         (``"keep"`` is accepted for ``"model"``.) Either way ``conf_int()`` has ``pair_measured``
         and ``basis`` columns.
-    dp_method : {"delta", "bootstrap"}
-        The DP part of measured coefficients with ``bootstrap="measurements"``: the delta method
-        (default) or the parametric bootstrap (see above).
+    dp_method : {"projected", "delta", "bootstrap"}
+        The DP part of measured coefficients with ``bootstrap="measurements"``: the projected draws
+        (default), the closed-form delta method or the parametric bootstrap (see above).
     """
 
     boot: int = 100
@@ -182,7 +187,7 @@ class IntervalOptions:
     bootstrap: str = "measurements"
     interval: str = "normal"
     unmeasured: str = "model"
-    dp_method: str = "delta"
+    dp_method: str = "projected"
 
     def __post_init__(self) -> None:
         validate({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, _OPTION_CONSTRAINTS)
@@ -198,7 +203,7 @@ class IntervalOptions:
                 f"interval {self.interval!r} needs bootstrap='mechanism' (the measurement bootstrap's "
                 "sampling part is analytic, not replicates)",
             )
-        if self.bootstrap == "measurements" and self.interval == "bc-normal" and self.dp_method == "delta":
+        if self.bootstrap == "measurements" and self.interval == "bc-normal" and self.dp_method != "bootstrap":
             raise InvalidParameterError(
                 "interval",
                 "interval 'bc-normal' needs replicates: give dp_method='bootstrap' (--dp-method bootstrap) "
@@ -309,8 +314,8 @@ def _point_copy(est: Any, enc: Encoding) -> Any:
 
 
 def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any) -> tuple:
-    """The DP part (delta method or measurement bootstrap; the bootstrap for model-based
-    coefficients) plus the analytic sampling part."""
+    """The DP part (the projected or closed-form delta method, or the measurement bootstrap) plus
+    the model-based part and the analytic sampling part."""
     from ddssp.dp import make_rng
     from ddssp.estimators.bootstrap import BOOT_ITERS
 
@@ -329,15 +334,18 @@ def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOpt
         measured = measured_pairs(enc, source)
         info["dp_method"] = options.dp_method
         meas = getattr(source, "measurements", None)
-        if options.dp_method == "delta":
-            from ddssp.estimators.ddssp_delta import delta_dp_variance
+        if options.dp_method in ("delta", "projected"):
+            from ddssp.estimators.ddssp_delta import delta_dp_variance, projected_dp_draws
 
             if meas is None:
                 raise DDSSPError(
                     "the DP part of the intervals needs a release (its measurements); "
                     "use dp_noise=False for an exact-marginal source"
                 )
-            var_dp = delta_dp_variance(est, list(meas))
+            if options.dp_method == "delta":
+                var_dp = delta_dp_variance(est, list(meas))
+            else:
+                var_dp = projected_dp_draws(est, list(meas), source, boot_rng).var(axis=0, ddof=1)
         if options.dp_method == "bootstrap":
             reps = _bootstrap_refits(est, source, options, replicates, boot_rng, boot_iters, info)
             var_dp = reps.var(axis=0, ddof=1)

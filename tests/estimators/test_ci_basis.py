@@ -127,7 +127,7 @@ def test_delta_variance_matches_monte_carlo_of_its_noise_model(full, cls, target
 
 
 def test_measured_pairs_need_no_refits(full, monkeypatch):
-    """With every pair measured the default intervals come from the delta method alone: no model is
+    """With every pair measured the default intervals come from the (projected) delta method alone: no model is
     re-estimated, and they agree with the bootstrap's to within its understatement."""
 
     def boom(*a, **k):
@@ -138,7 +138,7 @@ def test_measured_pairs_need_no_refits(full, monkeypatch):
         est = _fit(cls, full, target)
         tab = est.conf_int()
         assert list(tab["basis"]) == ["measured"] * len(tab) and est.boot_coefs_.shape[0] == 0
-        assert est.ci_info_["dp_method"] == "delta" and np.all(tab["stderr_dp"] > 0)
+        assert est.ci_info_["dp_method"] == "projected" and np.all(tab["stderr_dp"] > 0)
     monkeypatch.undo()
     for cls, target in MODELS:
         delta = _fit(cls, full, target).conf_int()

@@ -112,7 +112,7 @@ def test_intervals_are_around_the_ridge_solution(small):
     """With ridge="auto" the delta method and the refits use the ridge the fit chose."""
     rel, _ = small
     opts = IntervalOptions(boot=4, boot_iters=20, seed=0, dp_method="bootstrap")
-    seeded = IntervalOptions(seed=0, sampling_rows=2000)
+    seeded = IntervalOptions(seed=0, sampling_rows=2000, dp_method="delta")
     auto = _fit(DDSSPLinearRegression, rel, "y", ridge="auto", ci=0.95, intervals=seeded)
     given = _fit(DDSSPLinearRegression, rel, "y", ridge=auto.ridge_, ci=0.95, intervals=seeded)
     np.testing.assert_allclose(delta_dp_variance(auto, list(rel.measurements)), auto.stderr_dp_**2)
