@@ -517,7 +517,7 @@ def run(args) -> int:
     say(head + f"  {'scaled':>10}")
 
     def end(v, measured):
-        if v is None:  # unbounded for an unmeasured pair; the intercept's, when numeric features shift it
+        if v is None:  # unbounded for an unmeasured pair; n/a for a coefficient that is not estimable
             return f"{'unbounded' if not measured else 'n/a':>11}"
         return f"{_num(v):>11.6g}"
 

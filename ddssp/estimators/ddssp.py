@@ -46,6 +46,7 @@ from ddssp.estimators.ddssp_intervals import (
     BootstrapConvergenceWarning,  # noqa: F401 (public here)
     IntervalOptions,
     fit_intervals,
+    intercept_data_interval,
     interval_table,
     measured_pairs,
 )
@@ -393,7 +394,8 @@ class DDSSPEstimator(DPEstimator):
         level, from the diagonal of X^T X; NaN for the intercept and numeric terms: a level that
         holds almost no rows, such as an ``'<other>'`` with nothing in it, gets a coefficient that
         rests on noise); after a fit with ``ci=level`` also ``stderr``, ``ci_low`` and ``ci_high``
-        in data units (for the intercept only when no numeric feature shifts it: else NaN), and ``basis``
+        in data units (the intercept's from its variance as a combination of the encoded coefficients,
+        :func:`~ddssp.estimators.ddssp_intervals.intercept_data_interval`), and ``basis``
         (``"empty"``: a level with no rows, not estimable: 0 as a placeholder, NaN stderr and interval).
 
         Returns
@@ -401,7 +403,7 @@ class DDSSPEstimator(DPEstimator):
         pandas.DataFrame
         """
         self._check_fitted()
-        a, b, c, _, unit = self._units()
+        a, _, c, _, unit = self._units()
         names = [INTERCEPT] + list(self.feature_names_in_)
         out = pd.DataFrame(
             {
@@ -414,13 +416,11 @@ class DDSSPEstimator(DPEstimator):
             index=pd.Index(names, name="name"),
         )
         if hasattr(self, "ci_table_"):
-            tab = self.conf_int()
-            mult = np.concatenate([[c if not np.any(b) else np.nan], c * a])
-            shift = np.concatenate([[out["coef"].iloc[0] - c * self.intercept_], np.zeros(len(a))])
-            with np.errstate(invalid="ignore"):  # an unbounded interval times an unknown intercept scale
-                out["stderr"] = tab["stderr"].to_numpy() * np.abs(mult)
-                out["ci_low"] = tab["ci_low"].to_numpy() * mult + shift
-                out["ci_high"] = tab["ci_high"].to_numpy() * mult + shift
+            tab, icept = self.conf_int(), intercept_data_interval(self)  # its variance: c^2 u' Sigma u
+            with np.errstate(invalid="ignore"):  # an unbounded interval times a zero target scale
+                for j, col in enumerate(("stderr", "ci_low", "ci_high")):
+                    rest = tab[col].to_numpy()[1:] * (np.abs(c * a) if col == "stderr" else c * a)
+                    out[col] = np.concatenate([[icept[j]], rest])
             out["basis"] = tab["basis"].to_numpy()
         return out
 

@@ -225,16 +225,22 @@ def anova_parts(g: np.ndarray, q: tuple[str, ...]) -> dict[tuple[str, ...], np.n
     return out
 
 
-def _components(est: Any, measurements: list[Any]) -> tuple:
+def _components(est: Any, measurements: list[Any], combos: Any = None) -> tuple:
     """The coefficients' gradient split into ANOVA components, summed per set of columns.
 
     Returns ``(comps, pooled, dom, order, P)``: ``comps`` maps a set of columns S (a tuple in the
-    domain's order) to h_S of shape (P, *sizes of S); ``pooled`` is :func:`pooled_precisions`."""
+    domain's order) to h_S of shape (P, *sizes of S); ``pooled`` is :func:`pooled_precisions`.
+    ``combos`` (m, coefficients incl. the intercept first) appends m rows: the gradients of those
+    linear combinations of the coefficients (every later step is linear in the gradient)."""
     enc: Encoding = est.encoding_
     dom = dict(enc.domain)
     order = {c: i for i, c in enumerate(dom)}
     pooled = pooled_precisions(measurements)
     G, _ = _z_gradient(est)
+    if combos is not None:
+        W = np.atleast_2d(np.asarray(combos, dtype=float))
+        W = W if enc.intercept else W[:, 1:]  # an encoding without an intercept holds it at 0
+        G = np.concatenate([G, np.tensordot(W, G, axes=1)])
     grads = _query_gradients(est, G)
     share = getattr(est, "target_unobserved_share_", None)
     if share is not None and est.missing_target == "drop":
@@ -253,7 +259,7 @@ def _with_intercept(var: np.ndarray, enc: Encoding) -> np.ndarray:
     return var if enc.intercept else np.concatenate([[0.0], var])
 
 
-def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
+def delta_dp_variance(est: Any, measurements: list[Any], combos: Any = None) -> np.ndarray:
     """DP-noise variance of each coefficient (intercept first) by the delta method (module docstring).
 
     Parameters
@@ -262,14 +268,18 @@ def delta_dp_variance(est: Any, measurements: list[Any]) -> np.ndarray:
         Fitted (its encoding, ``suffstats_`` and coefficients are read).
     measurements : list
         The release's measurements (``clique``, ``sigma``).
+    combos : array_like or None
+        Shape (m, coefficients), the intercept first: also the variance of each row's linear
+        combination ``w . theta`` (``w' Cov w``, exact under the same rule: its gradient is
+        ``w`` times the coefficients').
 
     Returns
     -------
     numpy.ndarray
-        One variance per coefficient, the intercept first (0 for an encoding without one). A
-        coefficient whose marginals lie in no measured clique gets 0.
+        One variance per coefficient, the intercept first (0 for an encoding without one), then
+        one per row of ``combos``. A coefficient whose marginals lie in no measured clique gets 0.
     """
-    comps, pooled, dom, order, P = _components(est, measurements)
+    comps, pooled, dom, order, P = _components(est, measurements, combos)
     # each component's noise: the precision-weighted pool of the measured cliques that hold it;
     # per clique, the sum of its components' weighted gradients (broadcast onto its used columns)
     acc: dict[frozenset, dict[tuple[str, ...], np.ndarray]] = {}
@@ -504,7 +514,9 @@ def projected_dp_draws(
     return draws_ if est.encoding_.intercept else np.concatenate([np.zeros((len(draws_), 1)), draws_], axis=1)
 
 
-def unmeasured_sensitivity(est: Any, measurements: list[Any], cell_weight: Any = None) -> tuple[np.ndarray, np.ndarray]:
+def unmeasured_sensitivity(
+    est: Any, measurements: list[Any], cell_weight: Any = None, combos: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Each coefficient's squared sensitivity to the components no measured clique holds.
 
     A component on columns S that lie together in no measured clique (an unmeasured pair) is what
@@ -523,14 +535,19 @@ def unmeasured_sensitivity(est: Any, measurements: list[Any], cell_weight: Any =
     cell_weight : callable or None
         ``cell_weight(S)`` -> array of shape (sizes of S): a per-cell variance factor (the error
         variance of cell i is tau^2 * weight_i); None: 1 for every cell.
+    combos : array_like or None
+        Shape (m, coefficients), the intercept first: also each row's linear combination
+        ``w . theta`` (its gradient is ``w`` times the coefficients', so its sum is ``w' C w`` with
+        C the coefficients' covariance under the same error).
 
     Returns
     -------
     with_target, without_target : numpy.ndarray
-        Per coefficient (intercept first): sum of (weighted) h_S^2 over the unheld components S with the
-        target, and over those without it (multiply by tau^2 for a variance).
+        Per coefficient (intercept first), then per row of ``combos``: sum of (weighted) h_S^2 over
+        the unheld components S with the target, and over those without it (multiply by tau^2 for a
+        variance).
     """
-    comps, pooled, _, _, P = _components(est, measurements)
+    comps, pooled, _, _, P = _components(est, measurements, combos)
     target = est.encoding_.target
     out = {True: np.zeros(P), False: np.zeros(P)}
     for S, h in comps.items():

@@ -42,6 +42,7 @@ INTERVAL_ATTRIBUTES = (
     "stderr_model_",
     "stderr_sampling_",
     "intercept_stderr_",
+    "intercept_data_var_",
     "stderr_",
     "ci_",
     "ci_interval_",
@@ -248,7 +249,7 @@ def fit_intervals(est: Any, source: Any, level: float, options: IntervalOptions,
         parts = _mechanism_parts(est, source, level, options, replicates)
     else:
         parts = _measurement_parts(est, source, level, options, replicates)
-    theta, se, se_dp, se_samp, reps, info = parts
+    theta, se, se_dp, se_samp, reps, info, est.intercept_data_var_ = parts
     if options.bootstrap == "mechanism":
         est.stderr_model_ = np.zeros(len(theta))
     info["seconds"] = time.perf_counter() - t0
@@ -329,6 +330,8 @@ def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOpt
     reps = np.zeros((0, p))
     info: dict[str, Any] = {"level": level, "dp_noise": bool(options.dp_noise), "sampling": options.sampling}
     var_model = np.zeros(p)
+    u = intercept_weights(est)  # the data-unit intercept is c * (u . theta) + d
+    var_u = {"dp": 0.0, "model": 0.0, "sampling": 0.0}
     info["ridge"] = ridge_used(est)  # the intervals are around the solution at this ridge
     if options.dp_noise:
         measured = measured_pairs(enc, source)
@@ -343,28 +346,33 @@ def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOpt
                     "use dp_noise=False for an exact-marginal source"
                 )
             if options.dp_method == "delta":
-                var_dp = delta_dp_variance(est, list(meas))
+                var_dp = delta_dp_variance(est, list(meas), u[None, :])
+                var_dp, var_u["dp"] = var_dp[:p], float(var_dp[p])
             else:
-                var_dp = projected_dp_draws(est, list(meas), source, boot_rng).var(axis=0, ddof=1)
+                draws = projected_dp_draws(est, list(meas), source, boot_rng)
+                var_dp, var_u["dp"] = draws.var(axis=0, ddof=1), float((draws @ u).var(ddof=1))
         if options.dp_method == "bootstrap":
             reps = _bootstrap_refits(est, source, options, replicates, boot_rng, boot_iters, info)
-            var_dp = reps.var(axis=0, ddof=1)
+            var_dp, var_u["dp"] = reps.var(axis=0, ddof=1), float((reps @ u).var(ddof=1))
         if options.unmeasured == "model" and meas is not None:
             from ddssp.estimators.ddssp_delta import model_error_weight, unmeasured_sensitivity
 
             # the imputed pairs that hold the target (an imputed pair of two features moves the
             # coefficients too; measured, leaving it out kept coverage: docs/benchmarks.md)
             weight = model_error_weight(source, list(meas))
-            var_model = unmeasured_sensitivity(est, list(meas), weight)[0]
+            var_model = unmeasured_sensitivity(est, list(meas), weight, u[None, :])[0]
+            var_model, var_u["model"] = var_model[:p], float(var_model[p])
             info.update(model_based=int(np.sum(~measured)), model_error_kappa=float(weight.kappa))
     est.stderr_model_ = np.sqrt(var_model)
     if options.sampling == "none":
         var_samp = np.zeros(p)
     else:
-        var_samp = sampling_variance(est, source, options.sampling, samp_rng, options.sampling_rows)
+        cov = sampling_covariance(est, source, options.sampling, samp_rng, options.sampling_rows)
+        var_samp, var_u["sampling"] = np.clip(np.diag(cov), 0.0, None), max(float(u @ cov @ u), 0.0)
     info.update(bootstrap="measurements", interval=options.interval)
     se = np.sqrt(var_dp + var_model + var_samp)
-    return theta, se, np.sqrt(var_dp), np.sqrt(var_samp), reps, info
+    var_u["total"] = var_u["dp"] + var_u["model"] + var_u["sampling"]
+    return theta, se, np.sqrt(var_dp), np.sqrt(var_samp), reps, info, var_u
 
 
 def _bootstrap_refits(
@@ -437,7 +445,10 @@ def _mechanism_parts(est: Any, source: Any, level: float, options: IntervalOptio
         "rows": replicates.rows,
     }
     se_dp = np.sqrt(np.clip(var_tot - var_samp, 0.0, None))
-    return theta, np.sqrt(var_tot), se_dp, np.sqrt(var_samp), reps, info
+    u = intercept_weights(est)
+    tot_u, samp_u = float((reps @ u).var(ddof=1)), float((samp @ u).var(ddof=1))
+    var_u = {"dp": max(tot_u - samp_u, 0.0), "model": 0.0, "sampling": samp_u, "total": tot_u}
+    return theta, np.sqrt(var_tot), se_dp, np.sqrt(var_samp), reps, info, var_u
 
 
 def _refit_all(est: Any, sources: Any, enc: Encoding) -> np.ndarray:
@@ -552,8 +563,8 @@ def _scale(est: Any) -> float:
     return 1.0 if b is None else float(-b[1] / (2.0 * b[2]))
 
 
-def sampling_variance(est: Any, source: Any, how: str, rng: np.random.Generator, rows: int) -> np.ndarray:
-    """Diagonal of the sampling covariance of theta (intercept first) from the released moments.
+def sampling_covariance(est: Any, source: Any, how: str, rng: np.random.Generator, rows: int) -> np.ndarray:
+    """The sampling covariance of theta (intercept first) from the released moments.
 
     Parameters
     ----------
@@ -572,7 +583,9 @@ def sampling_variance(est: Any, source: Any, how: str, rng: np.random.Generator,
     Returns
     -------
     numpy.ndarray
-        One variance per coefficient, the intercept first (0 for an encoding without one).
+        Shape (coefficients, coefficients), the intercept first (a zero row and column for an
+        encoding without one); its diagonal (clipped at 0) is each coefficient's sampling variance,
+        ``w' S w`` that of a linear combination ``w . theta``.
     """
     enc: Encoding = est.encoding_
     stats: SuffStats = est.suffstats_
@@ -600,5 +613,74 @@ def sampling_variance(est: Any, source: Any, how: str, rng: np.random.Generator,
         s2 = max(rss, 0.0) / max(n - pdim, 1.0)
         meat = s2 * A
     cov = Ainv @ meat @ Ainv * c**2
-    out = np.clip(np.diag(cov), 0.0, None)
-    return out if enc.intercept else np.concatenate([[0.0], out])
+    return cov if enc.intercept else np.pad(cov, ((1, 0), (1, 0)))
+
+
+def intercept_weights(est: Any) -> np.ndarray:
+    """The weights u of the data-unit intercept ``c * (u . theta) + d`` (theta: the encoded
+    coefficients, intercept first): ``u = (1, b)``, b the shift each numeric feature's rescaling adds
+    (0 for one-hot terms; :meth:`~ddssp.estimators.ddssp.DDSSPLinearRegression._units`).
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+
+    Returns
+    -------
+    numpy.ndarray
+        One weight per coefficient, the intercept first.
+    """
+    return np.concatenate([[1.0], est._units()[1]])
+
+
+def intercept_data_interval(est: Any, level: float | None = None) -> tuple[float, float, float]:
+    """Standard error and interval of the intercept in data units, ``c * (u . theta) + d``.
+
+    A numeric feature rescaled as ``a * v + b`` shifts the data-unit intercept by ``b`` times its
+    coefficient (:func:`intercept_weights`), so its variance is ``c^2 u' Sigma u`` with Sigma the
+    coefficients' covariance, which :func:`fit_intervals` sums part by part in
+    ``intercept_data_var_`` (on the scale of ``u . theta``): the DP part from the projected draws or
+    the bootstrap replicates projected on u, or the delta method's gradient of ``u . theta``; the
+    model-based part the same way; the sandwich's ``u' S u``. The interval is built as
+    :func:`interval_table` builds the encoded ones (``"basic"``/``"percentile"``: from the replicates
+    projected on u; ``"bc-normal"``: centre moved by ``u`` times the bias), then mapped to data units.
+    With no numeric feature (b = 0) it is the encoded intercept's interval times c, shifted by d.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted with ``ci``.
+    level : float or None
+        Confidence level, in (0, 1) (default: the estimator's ``ci``).
+
+    Returns
+    -------
+    stderr, ci_low, ci_high : float
+        In data units; NaN when a coefficient it weighs is not estimable (basis ``"empty"``), an
+        unbounded interval with ``unmeasured="infinite"`` when it weighs an unmeasured pair's.
+    """
+    from scipy.stats import norm
+
+    from ddssp.estimators.mechanism_bootstrap import bootstrap_interval
+
+    level = est.ci_ if level is None else _check_level(level)
+    u = intercept_weights(est)
+    c = est._units()[2]
+    mid = float(_coefficients(est) @ u)
+    shift = est.intercept_data_ - c * mid
+    se = float(np.sqrt(est.intercept_data_var_["total"]))
+    how = est.ci_interval_
+    if how in ("basic", "percentile"):
+        lo_, hi_ = bootstrap_interval(np.array([mid]), (est.boot_coefs_ @ u)[:, None], level, how)
+        lo, hi = float(lo_[0]), float(hi_[0])
+    else:
+        z = float(norm.ppf(0.5 + level / 2.0))
+        centre = mid - float(est.ci_bias_ @ u) if how == "bc-normal" else mid
+        lo, hi = centre - z * se, centre + z * se
+    weighed = u != 0
+    if np.any(weighed & (np.asarray(est.ci_basis_) == "empty")):
+        return np.nan, np.nan, np.nan
+    if est.ci_unmeasured_ == "infinite" and np.any(weighed & ~np.asarray(est.pair_measured_)):
+        lo, hi = -np.inf, np.inf
+    return se * abs(c), lo * c + shift, hi * c + shift
