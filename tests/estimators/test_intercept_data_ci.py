@@ -20,7 +20,7 @@ from scipy.stats import binom
 from ddssp.bench import ci_coverage as cc
 from ddssp.cli import main
 from ddssp.dp import make_rng
-from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
+from ddssp.estimators.ddssp import DDSSPLinearRegression
 from ddssp.estimators.ddssp_delta import (
     delta_dp_variance,
     model_error_weight,
@@ -29,16 +29,7 @@ from ddssp.estimators.ddssp_delta import (
 )
 from ddssp.estimators.ddssp_intervals import IntervalOptions, intercept_weights
 from ddssp.pipeline import ReadOptions, release
-
-FEATS = cc.FEATURES
-MODELS = ((DDSSPLinearRegression, "y"), (DDSSPLogisticRegression, "z"))
-
-
-def _release(rows: int, eps: float, seed: int):
-    codes = cc.sample_codes(cc.population(), rows, np.random.default_rng(seed))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return release(codes, cc.schema(), eps=eps, seed=seed + 100, read=ReadOptions(encoded=True))
+from tests.estimators.test_ci_basis import FEATS, MODELS, _release
 
 
 @pytest.fixture(scope="module")
