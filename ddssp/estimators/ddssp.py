@@ -552,9 +552,9 @@ _FITTED_ATTRIBUTES = """
         eps and delta and its noise stamp; for other sources the eps / delta / rho they state, or
         None. ``details["post_processing"]`` is True.
     stderr_, intercept_stderr_, stderr_dp_, stderr_sampling_, ci_, ci_table_, ci_info_, boot_coefs_, pair_measured_, ci_basis_
-        With ``ci``: standard errors (aligned with ``coef_``), their DP and sampling parts, the
-        level, what ``conf_int()`` returns, how it was computed, the bootstrap coefficients (if
-        any), the measured (feature, target) pairs and each interval's basis."""
+        With ``ci``: standard errors (aligned with ``coef_``), their DP and sampling parts, the level, what
+        ``conf_int()`` returns, how, the bootstrap coefficients (if any), the measured (feature, target) pairs,
+        each interval's basis; ``intercept_data_var_``: the parts of the data-unit intercept's variance."""
 
 
 class DDSSPLinearRegression(DDSSPEstimator, DPRegressor):
