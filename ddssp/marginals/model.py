@@ -348,9 +348,14 @@ class GraphicalModel:
             ``"iid"``: independent draws (what a simulation of new data needs). ``"rounded"``: controlled
             rounding, for synthetic data. Tree clique by tree clique, the rows of each conditioning group
             get each value ``floor(k p)`` times plus one more for a systematic sample of the fractional
-            parts (so every count is unbiased and within one of its expectation), in random order. The
-            sample's marginals then follow the model's closely: it adds much less two-way error to the
-            model's own than iid draws do.
+            parts (so every count is unbiased and within one of its expectation). The root clique's
+            values go to the rows in random order; a later clique's values go to its group's rows
+            sorted by the columns drawn before (strata), in an order that holds every value in
+            proportion to its count along any stretch (:func:`_balanced`), so that each stratum too
+            gets its share of every value within about one row instead of a random share. The
+            sample's marginals then follow the model's closely, also between columns of different
+            cliques (a grouping column and the rest): it adds much less two-way error to the model's
+            own than iid draws do.
 
         Returns
         -------
@@ -392,7 +397,10 @@ class GraphicalModel:
             else:
                 key = np.zeros(rows, dtype=np.int64)
             draws = np.empty(rows, dtype=np.int64)
-            order = np.argsort(key, kind="stable")
+            if method == "rounded":  # each group's rows in strata of the columns drawn before
+                order = _strata_order(key, [(out[a], self.domain[a]) for a in out if a not in s], rng)
+            else:
+                order = np.argsort(key, kind="stable")
             sk = key[order]
             bounds = np.flatnonzero(np.diff(sk)) + 1
             starts = np.concatenate([[0], bounds])
@@ -403,7 +411,7 @@ class GraphicalModel:
                 row = table[sk[st]]
                 tot = row.sum()
                 prob = row / tot if tot > 0 else np.full(row.size, 1.0 / row.size)
-                draws[order[st:en]] = draw(prob, en - st, rng)
+                draws[order[st:en]] = draw(prob, en - st, rng) if method == "iid" else _balanced(prob, en - st, rng)
             for a, col in zip(new, np.unravel_index(draws, [self.domain[a] for a in new])):
                 out[a] = col.astype(np.int64)
         return pd.DataFrame({a: out[a] for a in self.domain}, columns=list(self.domain))
@@ -596,6 +604,15 @@ def _draw_rounded(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndar
     """n values whose counts are n * prob rounded without bias (floor plus a systematic sample of
     the fractional parts, which includes cell i with probability exactly its fractional part), in
     random order."""
+    out = np.repeat(np.arange(prob.size), _rounded_counts(prob, n, rng))
+    rng.shuffle(out)
+    return out
+
+
+def _rounded_counts(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Counts summing to n that are n * prob rounded without bias: the floor, plus one for the cells
+    of a systematic sample of the fractional parts (cell i is in it with probability exactly its
+    fractional part)."""
     expected = n * (prob / prob.sum())
     counts = np.floor(expected).astype(np.int64)
     frac = expected - counts
@@ -605,9 +622,34 @@ def _draw_rounded(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndar
         cum *= rest / cum[-1]  # guards float drift: the fractional parts sum to ``rest``
         picks = np.searchsorted(cum, rng.random() + np.arange(rest), side="right")
         np.add.at(counts, np.minimum(picks, prob.size - 1), 1)
-    out = np.repeat(np.arange(prob.size), counts)
-    rng.shuffle(out)
-    return out
+    return counts
+
+
+def _balanced(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """n values with the counts of :func:`_rounded_counts`, in an order in which every stretch of
+    rows holds each value in proportion to its count, within about one: value i's c_i copies sit at
+    positions (k + u_i) / c_i, k = 0..c_i-1, with u_i uniform on [0, 1), and the values are listed
+    by position. Rows sorted into strata then get each value in proportion within each stratum."""
+    counts = _rounded_counts(prob, n, rng)
+    values = np.repeat(np.arange(prob.size), counts)
+    first = np.cumsum(counts) - counts
+    pos = (np.arange(n) - first[values] + rng.random(prob.size)[values]) / np.maximum(counts[values], 1)
+    return values[np.argsort(pos, kind="stable")]
+
+
+def _strata_order(key: np.ndarray, drawn: list[tuple[np.ndarray, int]], rng: np.random.Generator) -> np.ndarray:
+    """Row order for a rounded draw: by conditioning group ``key``, then by the columns drawn before
+    (``(codes, size)`` in drawing order, as many as one int64 holds), ties in random order."""
+    strata = np.zeros(key.size, dtype=np.int64)
+    room = 2**62
+    for codes, size in drawn:
+        if size <= 1:
+            continue
+        if size > room:
+            break
+        strata = strata * size + codes
+        room //= size
+    return np.lexsort((rng.random(key.size), strata, key))
 
 
 def _draw(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -33,6 +33,9 @@ MAX_CONDITIONED_CELLS = 20_000_000
 #: (:func:`forbidden_mass`); below it, conditioning moves the model by at most this much in total
 #: variation and costs no fit
 REFIT_ABOVE = 0.02
+#: the second draw the rows are matched from (:func:`ddssp.marginals.matching.match_workload`) holds
+#: this many times the rows asked for
+POOL_FACTOR = 1
 #: rounds of redrawing the rows that still break a rule
 REDRAWS = 20
 #: at most this many mirror-descent iterations in :func:`refitted` (which stops, as AIM's final fit, at
@@ -178,6 +181,7 @@ def sample_under_rules(
     rng: np.random.Generator,
     method: str = "rounded",
     measurements: Sequence[Any] | None = None,
+    workload: Sequence[Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """Rows drawn from the model so that none breaks a rule.
 
@@ -197,6 +201,10 @@ def sample_under_rules(
         The release's noisy marginals: when the model breaks a rule with probability above
         :data:`REFIT_ABOVE`, it is then fitted again to them with the rules' zeros
         (:func:`refitted`); otherwise, and without them, it is conditioned (:func:`conditioned`).
+    workload : sequence of cliques, optional
+        The release's workload: with ``method="rounded"``, the rows are then swapped with rows of a
+        second draw of the same model (that follow the rules) toward the model's answers on these
+        marginals (:func:`ddssp.marginals.matching.match_workload`).
 
     Returns
     -------
@@ -208,12 +216,29 @@ def sample_under_rules(
     DDSSPError
         When the model gives no row that follows the rules.
     """
-    from ddssp.data.rules import broken_rows
-
     if not compiled:
-        return model.sample(rows, rng, method=method)
+        return _matched(model.sample(rows, rng, method=method), model, compiled, rng, method, workload)
     refit = measurements and forbidden_mass(model, compiled) > REFIT_ABOVE
     m = refitted(model, compiled, measurements) if refit else conditioned(model, compiled)
+    codes = _consistent(m, compiled, rows, rng, method)
+    return _matched(codes, m, compiled, rng, method, workload)
+
+
+def _matched(codes, model, compiled, rng, method, workload):
+    """``codes`` swapped toward the model's answers on ``workload`` (rounded draws with a workload)."""
+    if method != "rounded" or not workload or len(codes) == 0:
+        return codes
+    from ddssp.marginals.matching import match_workload
+
+    extra = POOL_FACTOR * len(codes)
+    pool = _consistent(model, compiled, extra, rng, method) if compiled else model.sample(extra, rng, method)
+    return match_workload(codes, pool, model, workload, rng)
+
+
+def _consistent(m, compiled, rows, rng, method):
+    """Rows drawn from ``m`` of which none breaks a rule (redrawn, else replaced by consistent ones)."""
+    from ddssp.data.rules import broken_rows
+
     codes = m.sample(rows, rng, method=method)
     bad = broken_rows(codes, compiled)
     for _ in range(REDRAWS):

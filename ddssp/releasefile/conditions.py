@@ -62,12 +62,15 @@ def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
 
     compiled = rel.compiled_rules()
     model = rel.model
+    workload = [c for c, _ in rel.workload]
     if compiled and rel.measurements and rules_model.forbidden_mass(model, compiled) > rules_model.REFIT_ABOVE:
         # the refit starts from the measurements, which know nothing of the schema's empty levels:
         # it is conditioned on them again (cells the rules forbid stay 0), then drawn under the rules
         model = structural_zero_model(rel.schema, rules_model.refitted(model, compiled, rel.measurements))
-        return rules_model.sample_under_rules(model, compiled, rows, rng, method=method)
-    return rules_model.sample_under_rules(model, compiled, rows, rng, method=method, measurements=rel.measurements)
+        return rules_model.sample_under_rules(model, compiled, rows, rng, method=method, workload=workload)
+    return rules_model.sample_under_rules(
+        model, compiled, rows, rng, method=method, measurements=rel.measurements, workload=workload
+    )
 
 
 def checked_rules(rules: Any, schema: Any) -> list[str]:

@@ -275,6 +275,47 @@ def test_rounded_sample_is_unbiased_and_closer_than_iid():
     assert np.mean(tv["rounded"]) < 0.8 * np.mean(tv["iid"])
 
 
+def _stratum_errors(model, s, n):
+    """Per non-root clique: the largest |count - expectation| over the cells of (separator, the
+    first column drawn before that is not in it, the clique's new columns), where the expectation
+    is the sample's count of (separator, that column) times the model's P(new | separator)."""
+    tree, drawn, out = model._tree, [], []
+    for v in tree.order:
+        c = model.cliques[v]
+        if tree.parent[v] < 0:
+            drawn += list(c)
+            continue
+        sep = tree.sep[(v, tree.parent[v])]
+        new = [a for a in c if a not in sep]
+        prior = [a for a in drawn if a not in sep and model.domain[a] > 1]
+        if new and prior:
+            a = prior[0]
+            dims = [model.domain[x] for x in (*sep, a, *new)]
+            count = np.zeros(dims)
+            np.add.at(count, tuple(s[x].to_numpy() for x in (*sep, a, *new)), 1)
+            cond = model.marginal((*sep, *new))
+            cond = cond / np.maximum(cond.sum(axis=tuple(range(len(sep), cond.ndim)), keepdims=True), 1e-300)
+            expect = np.expand_dims(count.sum(axis=tuple(range(len(sep) + 1, count.ndim))), -1)
+            expect = expect.reshape(dims[: len(sep) + 1] + [1] * len(new)) * np.expand_dims(cond, len(sep))
+            out.append(float(np.abs(count - expect).max()))
+        drawn += new
+    return out
+
+
+@pytest.mark.parametrize("name", ["chain", "tree", "triple"])
+def test_rounded_sample_gives_each_stratum_of_earlier_columns_its_share(name):
+    """A later clique's values are spread over the strata of the columns drawn before in proportion:
+    within each (separator, earlier column) stratum every new value's count is within a few rows of
+    the stratum's size times the model's conditional probability, where random order misses by the
+    sd of a hypergeometric draw (tens of rows at this size)."""
+    model = GraphicalModel(DOM, random_potentials(DOM, STRUCTURES[name], 6), 1.0)
+    n = 20000
+    rounded = _stratum_errors(model, model.sample(n, np.random.default_rng(1), method="rounded"), n)
+    iid = _stratum_errors(model, model.sample(n, np.random.default_rng(1), method="iid"), n)
+    assert rounded and max(rounded) < 4.0
+    assert max(iid) > 3 * max(rounded)
+
+
 def test_marginals_across_a_chain_of_more_columns_than_einsum_letters():
     """A chain of 70 binary columns (more than einsum's 52 letters): the marginal of the two ends
     and of three spread-out columns equal the product of the chain's transition matrices."""

@@ -1,0 +1,133 @@
+"""Synthetic rows brought closer to the model's answers on the release's workload (post-processing).
+
+Rows drawn from a model, even by controlled rounding, answer a marginal that spans several of its
+cliques with sampling error: each row's values come from conditional draws, and the counts of a pair
+or triple across cliques scatter around the model's own. :func:`match_workload` swaps rows of a drawn
+sample for rows of a second draw from the same model while the swap lowers the L1 distance between
+the sample's counts and the model's expected counts (``rows * P``), summed over the workload's
+marginals. Every row still comes from the model (and follows whatever the model's draws follow, such
+as declared rules, when the pool is filtered the same way); only which rows are kept changes, so no
+cell the model gives no mass is ever filled. It reads only the model and its own draws: no data, no
+privacy cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+#: Proposals per pass: this many (row, pool row) pairs are scored at once, the improving ones applied.
+BATCH = 4096
+#: Passes stop when a pass of proposals improves the distance by less than this share of it...
+MIN_GAIN = 1e-3
+#: ...or after this many passes in all.
+MAX_PASSES = 60
+#: Marginals with more cells than this many times the rows are left out (their expected counts are
+#: well under one row a cell: matching them only moves rows between near-empty cells).
+MAX_CELLS_PER_ROW = 4.0
+#: No matching when rows x marginals exceeds this (the cell index of every row in every marginal is
+#: held in memory: 8 bytes each, twice with the pool); large draws keep their rounded rows.
+MAX_ENTRIES = 20_000_000
+
+
+def _cell_index(codes: pd.DataFrame, clique: Sequence[str], domain: dict[str, int]) -> np.ndarray:
+    return np.ravel_multi_index([codes[a].to_numpy(np.int64) for a in clique], [domain[a] for a in clique])
+
+
+def match_workload(
+    codes: pd.DataFrame,
+    pool: pd.DataFrame,
+    model,
+    cliques: Sequence[Sequence[str]],
+    rng: np.random.Generator,
+) -> pd.DataFrame:
+    """Rows of ``codes`` swapped with rows of ``pool`` while each swap lowers the L1 distance, summed
+    over ``cliques``, between the rows' counts and ``len(codes)`` times the model's probabilities.
+
+    Swaps are proposed in batches of random (row, pool row) pairs; a pair's change of the distance is
+    computed exactly from the current counts right before it is applied, so the distance never
+    rises. A swapped-out row goes into the pool.
+
+    Parameters
+    ----------
+    codes : pandas.DataFrame
+        The drawn rows (integer codes of the model's columns).
+    pool : pandas.DataFrame
+        More rows drawn from the same model (same columns).
+    model : GraphicalModel
+        The model both were drawn from.
+    cliques : sequence of sequence of str
+        The marginals to match (the release's workload); those with a column the model lacks or
+        with more than :data:`MAX_CELLS_PER_ROW` cells a row are skipped, and nothing is matched
+        when the rows of both draws times the marginals exceed :data:`MAX_ENTRIES`.
+    rng : numpy.random.Generator
+        Post-processing randomness.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``len(codes)`` rows, columns and dtypes as ``codes``.
+    """
+    n = len(codes)
+    domain = dict(model.domain)
+    qs, seen = [], set()
+    for c in cliques:
+        c = tuple(c)
+        size = int(np.prod([domain.get(a, 0) for a in c])) if c else 0
+        if c and all(a in domain for a in c) and size <= MAX_CELLS_PER_ROW * n and frozenset(c) not in seen:
+            seen.add(frozenset(c))
+            qs.append(c)
+    if not qs or n == 0 or len(pool) == 0 or (n + len(pool)) * len(qs) > MAX_ENTRIES:
+        return codes
+    probs = model.marginals(qs)
+    offsets = np.cumsum([0] + [p.size for p in probs])
+    target = np.concatenate([(p / max(float(p.sum()), 1e-300)).ravel() * n for p in probs])
+    # cell of every row in every marginal, as indices into the flat concatenation
+    rows = np.stack([_cell_index(codes, q, domain) + offsets[i] for i, q in enumerate(qs)], axis=1)
+    spare = np.stack([_cell_index(pool, q, domain) + offsets[i] for i, q in enumerate(qs)], axis=1)
+    count = np.bincount(rows.ravel(), minlength=offsets[-1]).astype(np.float64)
+    keep = np.arange(n)  # which row of the union (codes, then pool) each kept row is
+    spare_id = np.arange(n, n + len(pool))
+    both = pd.concat([codes, pool], ignore_index=True)
+    start = float(np.abs(count - target).sum())
+    for _ in range(MAX_PASSES):
+        before = float(np.abs(count - target).sum())
+        i = rng.integers(0, n, BATCH)
+        j = rng.integers(0, len(spare_id), BATCH)
+        a, b = rows[i], spare[j]
+        same = a == b
+        gain = np.where(
+            same,
+            0.0,
+            np.abs(count[a] - 1 - target[a])
+            - np.abs(count[a] - target[a])
+            + np.abs(count[b] + 1 - target[b])
+            - np.abs(count[b] - target[b]),
+        ).sum(axis=1)
+        for k in np.flatnonzero(gain < 0):
+            ik, jk = i[k], j[k]
+            ak, bk = rows[ik], spare[jk]
+            diff = ak != bk
+            ak, bk = ak[diff], bk[diff]
+            delta = (
+                np.abs(count[ak] - 1 - target[ak])
+                - np.abs(count[ak] - target[ak])
+                + np.abs(count[bk] + 1 - target[bk])
+                - np.abs(count[bk] - target[bk])
+            ).sum()
+            if delta >= 0:
+                continue
+            count[ak] -= 1
+            count[bk] += 1
+            rows[ik], spare[jk] = spare[jk].copy(), rows[ik].copy()
+            keep[ik], spare_id[jk] = spare_id[jk], keep[ik]
+        after = float(np.abs(count - target).sum())
+        if before - after < MIN_GAIN * start:
+            break
+    out = both.iloc[keep].reset_index(drop=True)
+    return out.astype(codes.dtypes.to_dict())
+
+
+__all__ = ["match_workload"]
