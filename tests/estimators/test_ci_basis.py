@@ -34,10 +34,14 @@ MODELS = ((DDSSPLinearRegression, "y"), (DDSSPLogisticRegression, "z"))
 
 
 def _release(rows: int, eps: float, seed: int):
+    # seeded noise: which pairs AIM measures at eps 0.05 depends on the draw, and the fixtures below
+    # need a fixed answer (secure noise left every pair measured in some runs)
     codes = cc.sample_codes(cc.population(), rows, np.random.default_rng(seed))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return release(codes, cc.schema(), eps=eps, seed=seed + 100, read=ReadOptions(encoded=True))
+        return release(
+            codes, cc.schema(), eps=eps, seed=seed + 100, insecure_seed=seed + 200, read=ReadOptions(encoded=True)
+        )
 
 
 @pytest.fixture(scope="module")
