@@ -15,8 +15,8 @@ import pytest
 
 from ddssp.data import Schema
 from ddssp.data.discovery import discover
-from ddssp.data.discovery.scan import COARSE_POP_SDS, GROW_SDS, POP_SDS, ScanResult, _numeric_range
-from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO, slot_index
+from ddssp.data.discovery.scan import COARSE_POP_SDS, GROW_SDS, POP_SDS, ZERO_SDS, ScanResult, _numeric_range
+from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO, ZERO_SLOT, slot_index
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
@@ -197,3 +197,26 @@ def test_an_outer_median_bin_with_no_cell_that_shows_drops_its_empty_outer_bands
     assert starts.size >= 50
     assert set(starts.tolist()) <= {10.0, 18.0}
     assert np.mean(starts == 18.0) >= 0.35
+
+
+@pytest.mark.parametrize("windows", [False, True])
+def test_the_zero_slot_joins_the_range_at_the_level_of_one_test(windows):
+    """Travel times 32..99 (one slot at 9 sds, or, with ``windows``, four slots at 3 sds that show
+    only together) and exact zeros at 3.25 sds (modechoice's ``ttme``: a quarter of its rows are 0):
+    zero is one cell named in advance, so it joins at ZERO_SDS (3.09 sds, noise alone reaches it in
+    1e-3 of columns), not at the level of a detached run anywhere on the axis (5.2 sds), and the
+    range is [0, ...] with the zero mass. Zeros at 2.5 sds stay out."""
+    whole = np.zeros(N_SLOTS)
+    a = _slot(32.0)
+    if windows:
+        whole[a : a + 4] = 3.0 * SD
+    else:
+        whole[a] = 9.0 * SD
+    whole[ZERO_SLOT] = 3.25 * SD
+    assert ZERO_SDS < 3.25 < 5.2
+    res = _range(whole.copy())
+    assert res.lo == 0.0 and res.hi == SLOT_HI[a + 3 * windows]
+    assert res.zero == pytest.approx(3.25 * SD)
+    whole[ZERO_SLOT] = 2.5 * SD
+    res = _range(whole)
+    assert res.lo == SLOT_LO[a] and res.zero == 0.0
