@@ -292,11 +292,13 @@ def ends_shown(edges: list[float], points: set[float], coarse: tuple, whole: boo
     its edges, counts and noise sd, already paid for) show rows (:func:`outer_span`, grown by windows
     of thin cells): the scan's range ends at a quarter decade, and a top bin that reaches it would
     draw synthetic values up to it. An end moves only inside its own bin (the medians placed rows on
-    the other side of its cut), never off a point mass. When no cell of an outer bin shows at that
+    the other side of its cut), never off a point mass. When no cell of the bottom bin shows at that
     level (its rows, too few for one cell to show, yet the medians put a share of the rows in it),
-    its end moves in to the last scan band edge before where a step fit to the bin's cells places
+    its start moves up to the last scan band edge below where a step fit to the bin's cells places
     them (:func:`step_end`): the outer bands there hold no rows the coarse counts show, and the
-    scan's end rested on them. Post-processing.
+    scan's end rested on them. The top bin keeps the scan's end: rows thin out towards the top of
+    most columns (ages 57..90 over 16 cells of noise), and a step fit reads such a tail as no rows
+    (its thinning is :func:`tail_stop`'s). Post-processing.
 
     Parameters
     ----------
@@ -326,8 +328,6 @@ def ends_shown(edges: list[float], points: set[float], coarse: tuple, whole: boo
         edges[0] = _band_edge(step_end(grid, y, edges[0], edges[1], -1), edges[0], -1, whole)
     if edges[-2] not in points and edges[-2] < hi < edges[-1]:
         edges[-1] = hi
-    elif edges[-2] not in points and hi <= edges[-2]:
-        edges[-1] = _band_edge(step_end(grid, y, edges[-2], edges[-1], 1), edges[-1], 1, whole)
     return edges
 
 
