@@ -15,8 +15,8 @@ import pytest
 
 from ddssp.data import Schema
 from ddssp.data.discovery import discover
-from ddssp.data.discovery.scan import COARSE_POP_SDS, POP_SDS, ScanResult, _numeric_range
-from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO, slot_index
+from ddssp.data.discovery.scan import COARSE_POP_SDS, GROW_SDS, POP_SDS, ZERO_SDS, ScanResult, _numeric_range
+from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO, ZERO_SLOT, slot_index
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise
@@ -169,3 +169,54 @@ def test_outer_median_bins_thin_out_toward_their_outer_edge():
     assert np.allclose(w_mid, w_mid[0])
     assert np.all(np.diff(w_top) < 0) and w_top[-1] < 0.05
     assert np.all(np.diff(w_bottom) > 0) and w_bottom[0] < 0.05
+
+
+def test_an_outer_median_bin_with_no_cell_that_shows_drops_its_empty_outer_bands():
+    """Ages from 17 (20 rows at 17, 30 an age above, no rows below) on a coarse grid of one cell an
+    age over the scan's range [10, 40) at noise sd 25 a cell, and a first median bin [10, 23). In
+    the draws where no coarse cell of that bin shows (the span starts at or above 23), the start
+    was the scan's end 10, a band [10, 17.8) no noisy count shows rows in. It now moves to the band
+    edge (18, as whole numbers) when the step fit places the rows above it (about half of the
+    draws: one age's rows are about one sd), and never further in: the band [17.8, 31.6) holds the
+    rows, and finer cells cannot overrule it."""
+    from ddssp.data.discovery.bins import ends_shown
+    from ddssp.data.discovery.spans import outer_span, span_sds
+
+    grid = np.arange(10.0, 41.0)
+    exact = np.where(grid[:-1] < 17, 0.0, np.where(grid[:-1] < 18, 20.0, 30.0))
+    sd = 25.0
+    rng = np.random.default_rng(0)
+    starts = []
+    for _ in range(400):
+        y = exact + rng.normal(0, sd, len(exact))
+        span = outer_span(y, sd, span_sds(len(y)), GROW_SDS)
+        if span is None or grid[span[0]] < 23:
+            continue
+        starts.append(ends_shown([10.0, 23.0, 30.0, 40.0], set(), (grid, y, sd), whole=True)[0])
+    starts = np.array(starts)
+    assert starts.size >= 50
+    assert set(starts.tolist()) <= {10.0, 18.0}
+    assert np.mean(starts == 18.0) >= 0.35
+
+
+@pytest.mark.parametrize("windows", [False, True])
+def test_the_zero_slot_joins_the_range_at_the_level_of_one_test(windows):
+    """Travel times 32..99 (one slot at 9 sds, or, with ``windows``, four slots at 3 sds that show
+    only together) and exact zeros at 3.25 sds (modechoice's ``ttme``: a quarter of its rows are 0):
+    zero is one cell named in advance, so it joins at ZERO_SDS (3.09 sds, noise alone reaches it in
+    1e-3 of columns), not at the level of a detached run anywhere on the axis (5.2 sds), and the
+    range is [0, ...] with the zero mass. Zeros at 2.5 sds stay out."""
+    whole = np.zeros(N_SLOTS)
+    a = _slot(32.0)
+    if windows:
+        whole[a : a + 4] = 3.0 * SD
+    else:
+        whole[a] = 9.0 * SD
+    whole[ZERO_SLOT] = 3.25 * SD
+    assert ZERO_SDS < 3.25 < 5.2
+    res = _range(whole.copy())
+    assert res.lo == 0.0 and res.hi == SLOT_HI[a + 3 * windows]
+    assert res.zero == pytest.approx(3.25 * SD)
+    whole[ZERO_SLOT] = 2.5 * SD
+    res = _range(whole)
+    assert res.lo == SLOT_LO[a] and res.zero == 0.0

@@ -14,7 +14,8 @@ import numpy as np
 from ddssp.data.columns import Column
 from ddssp.data.dates import hhmm_snap, hhmm_sub_cells, hhmm_valid
 from ddssp.data.discovery.scan import GROW_SDS
-from ddssp.data.discovery.spans import outer_span, span_sds
+from ddssp.data.discovery.slots import SLOT_LO
+from ddssp.data.discovery.spans import STEP_LEVEL_CELLS, outer_span, span_sds, step_start
 from ddssp.data.within import Within
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "TAIL_MEANS",
     "WITHIN_CELLS",
     "bin_median",
+    "step_end",
     "tail_end",
     "tail_prior",
     "within_bin",
@@ -285,12 +287,18 @@ def _shrunk_shares(sums: np.ndarray, var: np.ndarray, width: np.ndarray) -> np.n
     return w / w.sum() if w.sum() > 0 else u
 
 
-def ends_shown(edges: list[float], points: set[float], coarse: tuple) -> list[float]:
+def ends_shown(edges: list[float], points: set[float], coarse: tuple, whole: bool = False) -> list[float]:
     """The outer edges of median bins cut to where the noisy counts of the first grid (``coarse``:
     its edges, counts and noise sd, already paid for) show rows (:func:`outer_span`, grown by windows
     of thin cells): the scan's range ends at a quarter decade, and a top bin that reaches it would
     draw synthetic values up to it. An end moves only inside its own bin (the medians placed rows on
-    the other side of its cut), never off a point mass. Post-processing.
+    the other side of its cut), never off a point mass. When no cell of the bottom bin shows at that
+    level (its rows, too few for one cell to show, yet the medians put a share of the rows in it),
+    its start moves up to the last scan band edge below where a step fit to the bin's cells places
+    them (:func:`step_end`): the outer bands there hold no rows the coarse counts show, and the
+    scan's end rested on them. The top bin keeps the scan's end: rows thin out towards the top of
+    most columns (ages 57..90 over 16 cells of noise), and a step fit reads such a tail as no rows
+    (its thinning is :func:`tail_stop`'s). Post-processing.
 
     Parameters
     ----------
@@ -300,6 +308,8 @@ def ends_shown(edges: list[float], points: set[float], coarse: tuple) -> list[fl
         The lower edges of point-mass bins.
     coarse : tuple
         The first grid's edges, its noisy counts and their noise sd.
+    whole : bool
+        Whole numbers.
 
     Returns
     -------
@@ -314,9 +324,65 @@ def ends_shown(edges: list[float], points: set[float], coarse: tuple) -> list[fl
     edges = list(edges)
     if edges[0] not in points and edges[0] < lo < edges[1]:
         edges[0] = lo
+    elif edges[0] not in points and lo >= edges[1]:
+        edges[0] = _band_edge(step_end(grid, y, edges[0], edges[1], -1), edges[0], -1, whole)
     if edges[-2] not in points and edges[-2] < hi < edges[-1]:
         edges[-1] = hi
     return edges
+
+
+def _band_edge(e: float | None, end: float, tail: int, whole: bool) -> float:
+    """The outer end ``end`` of a range moved towards ``e`` only as far as the last edge of a scan
+    band before it: the scan's noisy band counts placed the range's end at a band edge, and cells
+    finer than a band cannot overrule a band that holds rows; only the outer bands the step fit
+    finds empty are dropped. Whole numbers end at a whole number (a band [10, 17.8) holds 10..17)."""
+    if e is None:
+        return end
+    cuts = np.unique(SLOT_LO[np.isfinite(SLOT_LO)])
+    if whole:
+        cuts = np.ceil(cuts)
+    inside = cuts[(cuts > end) & (cuts <= e)] if tail < 0 else cuts[(cuts < end) & (cuts >= e)]
+    if not inside.size:
+        return end
+    return float(inside.max() if tail < 0 else inside.min())
+
+
+def step_end(grid: np.ndarray, y: np.ndarray, a: float, b: float, tail: int) -> float | None:
+    """Where the rows of the outer bin [a, b) start (``tail`` -1, the bottom bin) or end (1, the top
+    bin), from the noisy counts ``y`` of a grid (edges ``grid``) already paid for: the least-squares
+    step fit (:func:`ddssp.data.discovery.spans.step_start`, by cell widths) to the grid's cells
+    inside the bin, from its outer edge in, and to the ``STEP_LEVEL_CELLS`` cells beyond its inner
+    edge, which give the fit the rows' level. Post-processing.
+
+    Parameters
+    ----------
+    grid : numpy.ndarray
+        The grid's cell edges.
+    y : numpy.ndarray
+        The grid's noisy counts.
+    a, b : float
+        The outer bin.
+    tail : int
+        1: the top bin, -1: the bottom bin.
+
+    Returns
+    -------
+    float or None
+        A cell edge of the grid strictly inside (a, b), or None when the fit keeps the bin's cells
+        whole (or the bin holds fewer than two of the grid's cells).
+    """
+    inside = np.flatnonzero((grid[:-1] >= a) & (grid[1:] <= b))
+    if inside.size < 2:
+        return None
+    if tail < 0:
+        cells = np.arange(inside[0], min(len(y), inside[-1] + 1 + STEP_LEVEL_CELLS))
+    else:
+        cells = np.arange(inside[-1], max(-1, inside[0] - 1 - STEP_LEVEL_CELLS), -1)
+    k = min(step_start(y[cells], np.abs(grid[cells + 1] - grid[cells])), inside.size - 1)
+    if k == 0:
+        return None
+    end = float(grid[cells[k]] if tail < 0 else grid[cells[k] + 1])
+    return end if a < end < b else None
 
 
 def median_spread(

@@ -667,7 +667,7 @@ def _median_bins(
         points.add(float(grid[z]))
     n_shares = [leaves.get((a, b)) for a, b in zip(edges, edges[1:])]
     if coarse is not None:
-        edges = ends_shown(edges, points, coarse)
+        edges = ends_shown(edges, points, coarse, whole)
         edges, n_shares = drop_empty_ends(edges, points, n_shares, coarse, n)
     if len(edges) < 3:
         raise SchemaError(

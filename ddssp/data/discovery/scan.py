@@ -27,7 +27,14 @@ from ddssp.data.discovery.slots import (
     slot_cells,
     slot_index,
 )
-from ddssp.data.discovery.spans import TROUGH_SDS, anchored_span, evidence_windows, populated_windows
+from ddssp.data.discovery.spans import (
+    REST_ALPHA,
+    TROUGH_SDS,
+    anchored_span,
+    evidence_windows,
+    populated_windows,
+    span_sds,
+)
 from ddssp.errors import SchemaError
 
 MISSING_LABEL = "<missing>"
@@ -56,6 +63,12 @@ ADJACENT_SDS = 2.0
 #: this many sds of that sum: noise alone reaches it in one of the ~150 slots in under 2e-5 of columns
 #: (at ``POP_SDS``, 5e-4: one column-release in a few hundred of a table with several numbers)
 DETACHED_SDS = MIXED_SDS
+
+
+#: the exact-zero slot joins a range beside it when its noisy count reaches this many sds: one
+#: test of a cell named in advance, at the level noise alone reaches in ``REST_ALPHA`` of columns
+#: (3.09 sds; see :func:`_with_zero`)
+ZERO_SDS = span_sds(1, REST_ALPHA)
 
 
 #: a window of grid cells right next to a populated span joins it when its noisy sum reaches this
@@ -149,7 +162,7 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
         span = anchored_span(slot, sd, COARSE_POP_SDS, DETACHED_SDS)
         if span is None:
             raise SchemaError(_noise_alone_message(name, sd))
-        first, last = span
+        first, last = _with_zero(slot, pop, *span, sd)
         kept = pop & (np.arange(N_SLOTS) >= first) & (np.arange(N_SLOTS) <= last)
         _set_range(res, slot, frac, kept, sigma, first, last, num=float(np.sum(slot[pop])))
         return
@@ -163,8 +176,21 @@ def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: 
         first -= 1
     if last < N_SLOTS - 1 and last != ZERO_SLOT and slot[last + 1] >= near:
         last += 1
-    first, last = _grow_scan(slot, first, last, sigma * math.sqrt(2))
+    first, last = _with_zero(slot, pop, *_grow_scan(slot, first, last, sigma * math.sqrt(2)), sd)
     _set_range(res, slot, frac, pop, sigma, first, last)
+
+
+def _with_zero(slot: np.ndarray, pop: np.ndarray, first: int, last: int, sd: float) -> tuple[int, int]:
+    """The range ``first..last`` (slots) widened to the exact-zero slot when its noisy count reaches
+    ``ZERO_SDS`` sds; ``pop`` then marks it populated. Zero is one cell named before the counts are
+    seen (the common point mass of counts, amounts and durations), so one test's level bounds its
+    false alarms (a column without zeros gets a range to 0 in ``REST_ALPHA`` of columns), where a
+    run of slots anywhere on the axis needs the level of all the runs it could be (``DETACHED_SDS``).
+    Post-processing."""
+    if first <= ZERO_SLOT <= last or slot[ZERO_SLOT] < ZERO_SDS * sd:
+        return first, last
+    pop[ZERO_SLOT] = True
+    return min(first, ZERO_SLOT), max(last, ZERO_SLOT)
 
 
 def _attached(slot: np.ndarray, pop: np.ndarray, sd: float) -> np.ndarray:

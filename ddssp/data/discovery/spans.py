@@ -512,10 +512,11 @@ def span_sds(cells: int, alpha: float = 0.01) -> float:
 STEP_LEVEL_CELLS = 4
 
 
-def step_start(y: np.ndarray) -> int:
+def step_start(y: np.ndarray, widths: np.ndarray | None = None) -> int:
     """Where the rows start in a run of noisy counts that the data fills from some cell onwards.
 
-    The least-squares fit of a step (0 before cell ``k``, a constant from ``k`` on) to ``y``: pure
+    The least-squares fit of a step (0 before cell ``k``, a constant density from ``k`` on: a cell
+    of width ``widths[j]`` then holds that density times its width) to ``y``: pure
     post-processing. Used inside an outer cell that a coarser grid showed populated, where a
     threshold on single fine cells would cut away cells each too thin to show above the noise (a
     threshold needs about (sds x sd / density)^2 cells to see a uniform density; the step fit
@@ -525,6 +526,8 @@ def step_start(y: np.ndarray) -> int:
     ----------
     y : numpy.ndarray
         Noisy counts, in order from the outside in.
+    widths : numpy.ndarray, optional
+        The cells' widths (all equal when None).
 
     Returns
     -------
@@ -535,8 +538,10 @@ def step_start(y: np.ndarray) -> int:
     m = len(y)
     if m < 2:
         return 0
-    # SSE(k) = sum_{j<k} y_j^2 + sum_{j>=k} (y_j - mean)^2 = sum y^2 - (sum_{j>=k} y_j)^2 / (m - k)
-    tail = np.cumsum(y[::-1])[::-1]  # sum_{j>=k} y_j for k = 0..m-1
-    gain = tail**2 / np.arange(m, 0, -1)
+    w = np.ones(m) if widths is None else np.asarray(widths, dtype=float)
+    # SSE(k) = sum_{j<k} y_j^2 + sum_{j>=k} (y_j - c w_j)^2, least at c = sum y_j w_j / sum w_j^2:
+    # sum y^2 - (sum_{j>=k} y_j w_j)^2 / sum_{j>=k} w_j^2
+    tail = np.cumsum((y * w)[::-1])[::-1]  # sum_{j>=k} y_j w_j for k = 0..m-1
+    gain = tail**2 / np.cumsum((w**2)[::-1])[::-1]
     gain = np.where(tail > 0, gain, -np.inf)  # a step up, not down
     return int(np.argmax(gain)) if np.isfinite(gain).any() else 0
