@@ -131,6 +131,7 @@ def release(
             checked_rules,
             count_outside,
             empty_from_measurements,
+            end_levels_empty_from_measurements,
             outside_reserve,
             range_levels_empty_from_measurements,
         )
@@ -143,6 +144,7 @@ def release(
         outside = count_outside(counts, plan.schema, result.measurements, plan.discovered, held, mech)
         empty_from_measurements(plan.schema, result.measurements, plan.discovered, outside)
         range_levels_empty_from_measurements(plan.schema, result.measurements, _range_columns(discovery, schema, plan))
+        end_levels_empty_from_measurements(plan.schema, result.measurements, plan.discovered)
         rel = Release(
             schema=plan.schema,
             model=result.model,

@@ -387,6 +387,69 @@ def range_levels_empty_from_measurements(schema: Any, measurements: Any, columns
     return marked
 
 
+def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> dict[str, list[str]]:
+    """Mark empty the outer levels of discovered numeric columns that AIM's noisy marginals show no rows in.
+
+    A discovered range ends where discovery's noisy counts placed it; on a small table a scan band of
+    noise next to the rows, or a private median drawn in empty space, can leave end bins (ages
+    [164, 317]) that hold no row. Every level still gets noisy cells in every marginal with the column,
+    the fitted model puts their positive noise on it, and synthetic rows land on values no record
+    holds. From each end inwards, a level whose combined count over AIM's measurements (inverse
+    variance, :func:`_level_sums`) stays under ``RANGE_LEVEL_SHOW_SDS`` sds of its noise is marked
+    empty (a level of the schema with no rows), up to the first level that shows; inner levels are
+    left alone, so the rows the model holds stay inside the levels the counts show. At least one
+    level is kept, and the missing level is not decided here. Discovery's recycled counts are not
+    used: they chose the range, so they are biased towards showing at its ends. Post-processing of
+    noisy measurements already charged to the ledger.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The release's schema; columns are changed in place.
+    measurements : list of ddssp.marginals.aim.Measurement
+        AIM's noisy marginals.
+    columns : iterable of str
+        The discovered columns (others are passed over, as are columns that are not numeric).
+
+    Returns
+    -------
+    dict
+        ``{column: [labels marked empty]}`` for the columns where some were.
+    """
+    import numpy as np
+
+    marked: dict[str, list[str]] = {}
+    for name in columns:
+        col = schema.column(name) if name in schema else None
+        if col is None or col.kind != "numeric":
+            continue
+        x, w, _, _ = _level_sums(name, col.size, measurements)
+        if w == 0.0:
+            continue
+        shows = x / w >= RANGE_LEVEL_SHOW_SDS * (1.0 / w) ** 0.5  # one noise sd for every level
+        values = np.asarray(col.values, dtype=float) if col.values is not None else np.zeros(col.size)
+        codes = [
+            i
+            for i, lab in enumerate(col.labels)
+            if lab != col.missing and lab not in col.empty and np.isfinite(values[i])
+        ]
+        # the level empty cells are coded to holds those rows whatever its count: never emptied
+        shows = shows | np.array([lab == col.na for lab in col.labels])
+        if not codes:
+            continue
+        inner = [i for i in codes if shows[i]]
+        if inner:
+            low = [i for i in codes if i < inner[0] or i > inner[-1]]
+        else:  # no level shows: keep the strongest
+            keep = max(codes, key=lambda i: x[i])
+            low = [i for i in codes if i != keep]
+        if low:
+            labels = [col.labels[i] for i in low]
+            col.with_empty([*col.empty, *labels])
+            marked[name] = labels
+    return marked
+
+
 def catch_all_levels(schema: Any) -> dict[str, str]:
     """The catch-all level of each discovered categorical column that may hold rows.
 
