@@ -388,7 +388,7 @@ def range_levels_empty_from_measurements(schema: Any, measurements: Any, columns
 
 
 def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> dict[str, list[str]]:
-    """Mark empty the outer levels of discovered numeric columns that AIM's noisy marginals show no rows in.
+    """Mark empty the outer bins of discovered numeric columns that AIM's noisy marginals show no rows in.
 
     A discovered range ends where discovery's noisy counts placed it; on a small table a scan band of
     noise next to the rows, or a private median drawn in empty space, can leave end bins (ages
@@ -409,7 +409,8 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
     measurements : list of ddssp.marginals.aim.Measurement
         AIM's noisy marginals.
     columns : iterable of str
-        The discovered columns (others are passed over, as are columns that are not numeric).
+        The discovered columns (others are passed over, as are columns that are not binned numeric
+        ones: a whole-number level of a discovered column was released on its own count already).
 
     Returns
     -------
@@ -421,7 +422,7 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
     marked: dict[str, list[str]] = {}
     for name in columns:
         col = schema.column(name) if name in schema else None
-        if col is None or col.kind != "numeric":
+        if col is None or col.kind != "numeric" or col.edges is None:
             continue
         x, w, _, _ = _level_sums(name, col.size, measurements)
         if w == 0.0:

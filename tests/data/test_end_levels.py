@@ -91,3 +91,11 @@ def test_a_release_draws_no_value_beyond_the_levels_its_counts_show():
     lo = edges[keep[0]] if edges is not None else col.values[keep[0]]
     hi = edges[keep[-1] + 1] if edges is not None else col.values[keep[-1]]
     assert syn.min() >= lo and syn.max() <= hi
+
+
+def test_whole_number_levels_are_left_alone():
+    """A discovered whole-number level (a 0/1 outcome's 1) was released on its own count: a weak
+    minority level is kept rather than erased."""
+    schema = Schema([Column.levels("flag", [0, 1])])
+    assert end_levels_empty_from_measurements(schema, [_m(["flag"], [880, 30], 60.0)], ["flag"]) == {}
+    assert schema.column("flag").empty == ()
