@@ -486,6 +486,9 @@ def test_release_census_decodes_to_schema_labels(repo_root, census_schema, tmp_p
     for col in schema.columns:
         if col.kind == "categorical":
             assert set(syn[col.name]) <= set(col.labels)
+        elif col.within is not None:  # whole numbers drawn inside the declared bins (age, hours)
+            v = syn[col.name].astype(float)
+            assert v.between(*col.bounds).all() and (v % 1 == 0).all()
         else:
             assert set(syn[col.name].astype(float)) <= set(col.values.astype(float))
     assert schema.encode(syn).shape == (500, len(schema.names))  # synthetic rows re-encode exactly

@@ -134,10 +134,19 @@ def whole_number_columns(schema: Any) -> list[str]:
         if col.kind != "numeric" or col.unit is not None:
             continue
         v = np.asarray(col.values, dtype=float)
-        v = v[np.isfinite(v)]
-        if v.size == 0 or np.any(np.mod(v, 1) != 0) or np.any(np.abs(v) >= 2**53):
+        finite = np.isfinite(v)
+        if col.edges is not None and col.within is not None:
+            if not col.within.whole:
+                continue
+            # a bin with a within-bin draw decodes to whole numbers whatever its representative value
+            drawn = np.array([b is not None for b in col.within.bins] + [False] * (v.size - len(col.within.bins)))
+            finite &= ~drawn
+            if np.any(np.abs(np.asarray(col.edges, dtype=float)) >= 2**53):
+                continue
+        v = v[finite]
+        if np.any(np.mod(v, 1) != 0) or np.any(np.abs(v) >= 2**53):
             continue
-        if col.edges is not None and col.within is not None and not col.within.whole:
+        if v.size == 0 and (col.edges is None or col.within is None):
             continue
         names.append(col.name)
     return names

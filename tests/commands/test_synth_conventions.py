@@ -121,6 +121,25 @@ def test_whole_number_columns_read_from_the_schema():
     assert whole_number_columns(schema) == ["k", "w"]
 
 
+def test_whole_number_draws_inside_bins_are_written_as_integers():
+    """A declared binned column whose every bin draws whole numbers (``within`` with ``whole``) is
+    written as integers even though its representative values (bin midpoints 22.5) are not; a bin
+    that decodes to its representative keeps the rule that the value be whole."""
+    from ddssp.data.within import Within
+
+    uniform = ((), (1.0,))
+    age = Column.binned("age", [16, 20, 25, 30])  # midpoints 18, 22.5, 27.5
+    age.within = Within((uniform, uniform, uniform), whole=True)
+    half = Column.binned("half", [0, 10, 25])  # the second bin decodes to 17.5
+    half.within = Within((uniform, None), whole=True)
+    point = Column.binned("point", [0, 1, 10])  # the first bin decodes to 0.5
+    point.within = Within((None, uniform), whole=True)
+    frac = Column.binned("frac", [0, 10, 20])
+    frac.within = Within((uniform, uniform), whole=False)
+    schema = Schema([age, half, point, frac])
+    assert whole_number_columns(schema) == ["age"]
+
+
 def test_mostly_missing_column_is_named_so(tmp_path, capsys):
     rng = np.random.default_rng(2)
     n = 3_000
