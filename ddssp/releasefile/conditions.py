@@ -366,25 +366,12 @@ def range_levels_empty_from_measurements(schema: Any, measurements: Any, columns
     dict
         ``{column: [labels marked empty]}`` for the columns where some were.
     """
-    marked: dict[str, list[str]] = {}
-    for name in columns:
-        col = schema.column(name) if name in schema else None
-        if col is None or col.kind != "numeric":
-            continue
-        x, w, _, _ = _level_sums(name, col.size, measurements)
-        if w == 0.0:
-            continue
-        count, sd = x / w, (1.0 / w) ** 0.5  # sd: the same for every level
-        range_codes = [i for i, lab in enumerate(col.labels) if lab != col.missing and lab not in col.empty]
-        low = [i for i in range_codes if count[i] < RANGE_LEVEL_SHOW_SDS * sd]
-        if len(low) == len(range_codes):  # keep the level the counts show most
-            keep = max(range_codes, key=lambda i: count[i] / sd)
-            low = [i for i in low if i != keep]
-        if low:
-            labels = [col.labels[i] for i in low]
-            col.with_empty([*col.empty, *labels])
-            marked[name] = labels
-    return marked
+
+    def weak(col: Any, count: Any, sd: float) -> tuple[list[int], list[int]]:
+        codes = [i for i, lab in enumerate(col.labels) if lab != col.missing and lab not in col.empty]
+        return codes, [i for i in codes if count[i] < RANGE_LEVEL_SHOW_SDS * sd]
+
+    return _mark_weak_levels(schema, measurements, columns, lambda col: col.kind == "numeric", weak)
 
 
 def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: Any) -> dict[str, list[str]]:
@@ -419,15 +406,7 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
     """
     import numpy as np
 
-    marked: dict[str, list[str]] = {}
-    for name in columns:
-        col = schema.column(name) if name in schema else None
-        if col is None or col.kind != "numeric" or col.edges is None:
-            continue
-        x, w, _, _ = _level_sums(name, col.size, measurements)
-        if w == 0.0:
-            continue
-        shows = x / w >= RANGE_LEVEL_SHOW_SDS * (1.0 / w) ** 0.5  # one noise sd for every level
+    def weak(col: Any, count: Any, sd: float) -> tuple[list[int], list[int]]:
         values = np.asarray(col.values, dtype=float) if col.values is not None else np.zeros(col.size)
         codes = [
             i
@@ -435,15 +414,53 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
             if lab != col.missing and lab not in col.empty and np.isfinite(values[i])
         ]
         # the level empty cells are coded to holds those rows whatever its count: never emptied
-        shows = shows | np.array([lab == col.na for lab in col.labels])
-        if not codes:
+        inner = [i for i in codes if count[i] >= RANGE_LEVEL_SHOW_SDS * sd or col.labels[i] == col.na]
+        if not inner:
+            return codes, codes
+        return codes, [i for i in codes if i < inner[0] or i > inner[-1]]
+
+    return _mark_weak_levels(
+        schema, measurements, columns, lambda col: col.kind == "numeric" and col.edges is not None, weak
+    )
+
+
+def _mark_weak_levels(schema: Any, measurements: Any, columns: Any, applies: Any, weak: Any) -> dict[str, list[str]]:
+    """Mark empty, in each named column that ``applies(col)``, the levels ``weak`` picks from the
+    combined noisy counts of AIM's measurements (:func:`_level_sums`), keeping the strongest
+    candidate when it picks them all. Post-processing.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The release's schema; columns are changed in place.
+    measurements : list of ddssp.marginals.aim.Measurement
+        AIM's noisy marginals.
+    columns : iterable of str
+        The columns to decide (others are passed over).
+    applies : callable
+        ``applies(col) -> bool``: whether the rule decides this column.
+    weak : callable
+        ``weak(col, count, sd) -> (candidates, picked)``: the level codes the rule may mark and
+        those it marks, from each level's combined count and their common noise sd.
+
+    Returns
+    -------
+    dict
+        ``{column: [labels marked empty]}`` for the columns where some were.
+    """
+    marked: dict[str, list[str]] = {}
+    for name in columns:
+        col = schema.column(name) if name in schema else None
+        if col is None or not applies(col):
             continue
-        inner = [i for i in codes if shows[i]]
-        if inner:
-            low = [i for i in codes if i < inner[0] or i > inner[-1]]
-        else:  # no level shows: keep the strongest
-            keep = max(codes, key=lambda i: x[i])
-            low = [i for i in codes if i != keep]
+        x, w, _, _ = _level_sums(name, col.size, measurements)
+        if w == 0.0:
+            continue
+        count, sd = x / w, (1.0 / w) ** 0.5  # sd: the same for every level
+        codes, low = weak(col, count, sd)
+        if codes and len(low) == len(codes):  # keep the level the counts show most
+            keep = max(codes, key=lambda i: count[i])
+            low = [i for i in low if i != keep]
         if low:
             labels = [col.labels[i] for i in low]
             col.with_empty([*col.empty, *labels])
