@@ -32,7 +32,10 @@ def add_hint_arguments(p) -> None:
         "--levels",
         action="append",
         metavar="COL=A,B,C",
-        help="declared levels of a categorical column (public, free, not discovered); repeat for more columns",
+        help=(
+            "declared levels of a categorical column (public, free, not discovered); a label holding a comma"
+            ' in double quotes (COL="A, B",C); repeat for more columns'
+        ),
     )
     g.add_argument(
         "--missing",

@@ -1,3 +1,5 @@
+import json
+
 from ddssp.commands import output_group, warn_stamp
 
 HELP = "show what a release file holds and what it cost (columns, cliques and sigmas, eps/delta/rho)"
@@ -35,6 +37,14 @@ def _fmt(x) -> str:
     if x != x:
         return "empty"
     return str(int(x)) if x.is_integer() and abs(x) < 1e15 else f"{x:.6g}"
+
+
+def _label(x) -> str:
+    """A label as ``inspect`` lists it: quoted when a comma, edge spaces or emptiness would blur the list."""
+    x = str(x)
+    if not x or "," in x or x != x.strip() or '"' in x:
+        return json.dumps(x, ensure_ascii=False)
+    return x
 
 
 def column_details(rel) -> dict:
@@ -186,13 +196,13 @@ def run(args) -> int:
         if "bins" in d:
             say("      bins: " + ", ".join(f"{b['bin']} -> {_fmt(b['value'])}" for b in d["bins"]))
         else:
-            shown = [str(v) if isinstance(v, str) else _fmt(v) for v in d["levels"]]
+            shown = [_label(v) if isinstance(v, str) else _fmt(v) for v in d["levels"]]
             say("      levels: " + ", ".join(shown[:40]) + (f" ... ({len(shown)} in all)" if len(shown) > 40 else ""))
         if "other" in d or "empty_cells" in d:
             other = d.get("other", "clipped / nearest level" if d["kind"] == "numeric" else "(refused)")
             say(f"      other values -> {other}; empty cells -> {d.get('empty_cells', '(refused)')}")
         if "no_rows" in d:
-            say(f"      no rows (the model gives them no mass): {', '.join(d['no_rows'])}")
+            say(f"      no rows (the model gives them no mass): {', '.join(_label(v) for v in d['no_rows'])}")
     say(f"measured marginals ({len(s['cliques'])}), {s['selections']} selections in {s['rounds']} rounds:")
     for c in s["cliques"]:
         sig = ", ".join(f"{x:.4g}" for x in c["sigma"])

@@ -15,6 +15,7 @@ Nothing here reads data.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -445,7 +446,8 @@ def parse_bounds(texts: Iterable[str]) -> list[ColumnHint]:
 
 
 def parse_levels(texts: Iterable[str]) -> list[ColumnHint]:
-    """Hints from ``--levels`` values: ``COL=A,B,C`` (the flag repeated for more columns).
+    """Hints from ``--levels`` values: ``COL=A,B,C`` (the flag repeated for more columns); a label
+    holding a comma is written in double quotes, as in a CSV row.
 
     Parameters
     ----------
@@ -464,7 +466,8 @@ def parse_levels(texts: Iterable[str]) -> list[ColumnHint]:
     out = []
     for text in texts:
         name, rest = _split_hint(text, "--levels")
-        levels = [v.strip() for v in rest.split(",") if v.strip()]
+        # CSV quoting lets a label hold a comma: COL="Adult, 1 Egg Stage",Juvenile
+        levels = [v.strip() for v in next(csv.reader([rest], skipinitialspace=True), []) if v.strip()]
         if not levels:
             raise SchemaError(f"--levels: expected COLUMN=A,B,... (at least one level), got {text!r}")
         out.append(ColumnHint(name, levels=tuple(levels), source="--levels"))

@@ -260,3 +260,21 @@ def test_a_whole_number_range_releases_and_synthesizes_only_its_whole_numbers(tm
     assert rc == 0, err
     declared = Release.load(rel2).schema.column("NOC")
     assert declared.labels == col.labels and declared.empty == ()
+
+
+def test_a_declared_label_with_a_comma_is_one_level_and_inspect_quotes_it(tmp_path, capsys):
+    """`--levels` reads CSV quoting, so "Adult, 1 Egg Stage" is one label, not two; `inspect` lists it
+    quoted, so the list of levels reads unambiguously."""
+    rng = np.random.default_rng(1)
+    stage = rng.choice(["Adult, 1 Egg Stage", "Juvenile"], 300)
+    data = tmp_path / "p.csv"
+    pd.DataFrame({"stage": stage, "x": rng.integers(0, 3, 300)}).to_csv(data, index=False)
+    rel_path = tmp_path / "p.release"
+    rc, _, err = _release(
+        [data, "--levels", 'stage="Adult, 1 Egg Stage",Juvenile', "--levels", "x=0,1,2", "-o", rel_path], capsys
+    )
+    assert rc == 0, err
+    assert list(Release.load(rel_path).schema.column("stage").labels) == ["Adult, 1 Egg Stage", "Juvenile"]
+    rc, out, _ = run_cli(["inspect", rel_path], capsys)
+    assert rc == 0
+    assert 'levels: "Adult, 1 Egg Stage", Juvenile' in out
