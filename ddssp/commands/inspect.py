@@ -202,7 +202,9 @@ def run(args) -> int:
             other = d.get("other", "clipped / nearest level" if d["kind"] == "numeric" else "(refused)")
             say(f"      other values -> {other}; empty cells -> {d.get('empty_cells', '(refused)')}")
         if "no_rows" in d:
-            say(f"      no rows (the model gives them no mass): {', '.join(_label(v) for v in d['no_rows'])}")
+            say(
+                f"      no rows (the model gives them no mass): {', '.join(_label(v) if 'bins' not in d else v for v in d['no_rows'])}"
+            )
     say(f"measured marginals ({len(s['cliques'])}), {s['selections']} selections in {s['rounds']} rounds:")
     for c in s["cliques"]:
         sig = ", ".join(f"{x:.4g}" for x in c["sigma"])

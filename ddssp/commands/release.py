@@ -644,7 +644,7 @@ def _print_plan(plan) -> None:
         rho_d = sum(e.rho for e in plan.ledger.discovery_entries)
         print(
             f"ddssp: discovered {len(plan.discovered)} column(s) under DP (rho {rho_d:.4g} of "
-            f"{plan.ledger.rho_budget:.4g}, thresholding delta {plan.ledger.delta_budget:.3g}):",
+            f"{plan.ledger.rho_budget:.4g} so far, thresholding delta {plan.ledger.delta_budget:.3g}):",
             file=sys.stderr,
         )
         for name, note in plan.notes.items():
