@@ -6,6 +6,7 @@ HELP = "draw synthetic microdata from a release file (decoded to the schema's la
 
 
 EXAMPLES = """
+    ddssp synth adult.release -o synthetic.csv                # as many rows as the release estimates
     ddssp synth adult.release --rows 1000 -o synthetic.csv
 """
 
@@ -19,7 +20,12 @@ def add_arguments(p) -> None:
         The sub-command's parser.
     """
     p.add_argument("release", metavar="RELEASE", help="release file written by `ddssp release`")
-    output_group(p).add_argument("--rows", type=int, required=True, help="number of synthetic rows (>= 1)")
+    output_group(p).add_argument(
+        "--rows",
+        type=int,
+        help="number of synthetic rows (>= 1; default: the release's estimated row count, the model's noisy "
+        "total, as `ddssp inspect` shows it)",
+    )
     output_group(p).add_argument(
         "-o", "--output", required=True, help="CSV file to write (.parquet: Parquet; - for standard output)"
     )
@@ -75,22 +81,42 @@ def run(args) -> int:
     from ddssp.errors import DDSSPError
     from ddssp.releasefile import Release
 
-    if args.rows < 1:
+    if args.rows is not None and args.rows < 1:
         raise DDSSPError(f"--rows must be at least 1, got {args.rows}")
     if args.output == "-":
         rel = Release.load(args.release)
         warn_stamp(rel, args.release)
+        _default_rows(rel, args)
         _write(rel, args, sys.stdout)
         warn_weak(rel, args.release, what="the synthetic rows")
         return 0
     out = check_output_path(args.output, force=args.force, inputs=[args.release])
     rel = Release.load(args.release)
     warn_stamp(rel, args.release)
+    _default_rows(rel, args)
     out = stamped_output(rel, out, args.allow_insecure, force=args.force, inputs=[args.release])
     df = _write(rel, args, out)
     print(f"wrote {len(df)} synthetic rows x {df.shape[1]} columns to {out}")
     warn_weak(rel, args.release, what="the synthetic rows")
     return 0
+
+
+def _default_rows(rel, args) -> None:
+    """Without ``--rows``, draw as many rows as the release estimates the table held: the model's
+    total, a noisy output of the release (post-processing), rounded; the note says so."""
+    if args.rows is not None:
+        return
+    import math
+
+    from ddssp.errors import DDSSPError
+
+    if not math.isfinite(rel.total):
+        raise DDSSPError("the release holds no usable row count estimate; give the number of rows with --rows N")
+    args.rows = max(1, round(rel.total))
+    print(
+        f"ddssp: note: drawing {args.rows} rows, the release's estimated row count (noisy); --rows sets another",
+        file=sys.stderr,
+    )
 
 
 def _write(rel, args, out):

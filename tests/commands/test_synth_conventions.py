@@ -206,3 +206,16 @@ def test_a_codebook_marker_of_a_numeric_column_comes_back_without_na_values(made
     # an explicit --na-rep still wins
     s = _cells(_synth(tmp_path, rel, "e.csv", "--na-rep", "NA"))
     assert (s["k"] == "NA").any() and not (s["k"] == "N").any()
+
+
+def test_without_rows_the_release_estimated_row_count_is_drawn(made, capsys):
+    """No ``--rows``: as many rows as the model's noisy total (the count `inspect` shows), and a note
+    saying where the number came from."""
+    d, rel = made
+    capsys.readouterr()
+    assert main(["synth", str(rel), "--seed", "2", "-o", "-"]) == 0
+    captured = capsys.readouterr()
+    total = Release.load(rel).total
+    assert len(captured.out.splitlines()) - 1 == round(total)
+    assert abs(round(total) - 6_000) < 600  # the table held 6,000 rows; the total is noisy
+    assert f"drawing {round(total)} rows, the release's estimated row count" in captured.err
