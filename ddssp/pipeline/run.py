@@ -144,7 +144,7 @@ def release(
         outside = count_outside(counts, plan.schema, result.measurements, plan.discovered, held, mech)
         empty_from_measurements(plan.schema, result.measurements, plan.discovered, outside)
         range_levels_empty_from_measurements(plan.schema, result.measurements, _range_columns(discovery, schema, plan))
-        end_levels_empty_from_measurements(plan.schema, result.measurements, plan.discovered)
+        end_levels_empty_from_measurements(plan.schema, result.measurements, _discovered_ranges(discovery, plan))
         rel = Release(
             schema=plan.schema,
             model=result.model,
@@ -182,6 +182,13 @@ def _range_columns(discovery: DiscoveryOptions, schema: Any, plan: SchemaPlan) -
         if col.kind == "numeric" and col.edges is None:
             out.append(h.name)
     return out
+
+
+def _discovered_ranges(discovery: DiscoveryOptions, plan: SchemaPlan) -> list[str]:
+    """The discovered columns whose range discovery chose: those a hint (``--bounds``, a codebook)
+    bounds are binned by discovery inside a public range, which no noisy count can narrow."""
+    bounded = {h.name for h in (discovery.hints.hints if discovery.hints else ()) if h.bounds is not None}
+    return [c for c in plan.discovered if c not in bounded]
 
 
 def _warn_weak(rel: Release, tell: Callable[[Any], None]) -> None:

@@ -384,8 +384,11 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
     holds. From each end inwards, a level whose combined count over AIM's measurements (inverse
     variance, :func:`_level_sums`) stays under ``RANGE_LEVEL_SHOW_SDS`` sds of its noise is marked
     empty (a level of the schema with no rows), up to the first level that shows; inner levels are
-    left alone, so the rows the model holds stay inside the levels the counts show. At least one
-    level is kept, and the missing level is not decided here. Discovery's recycled counts are not
+    left alone, so the rows the model holds stay inside the levels the counts show. When no level
+    shows (a small table at a small budget), the counts cannot tell where the rows are and nothing is
+    marked: the range stands on discovery's evidence. A range declared public (``--bounds``, a
+    codebook) is not passed here: every value inside it is possible by declaration. The missing
+    level is not decided here. Discovery's recycled counts are not
     used: they chose the range, so they are biased towards showing at its ends. Post-processing of
     noisy measurements already charged to the ledger.
 
@@ -396,8 +399,9 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
     measurements : list of ddssp.marginals.aim.Measurement
         AIM's noisy marginals.
     columns : iterable of str
-        The discovered columns (others are passed over, as are columns that are not binned numeric
-        ones: a whole-number level of a discovered column was released on its own count already).
+        The columns whose range was discovered (others are passed over, as are columns that are not
+        binned numeric ones: a whole-number level of a discovered column was released on its own
+        count already).
 
     Returns
     -------
@@ -415,8 +419,8 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
         ]
         # the level empty cells are coded to holds those rows whatever its count: never emptied
         inner = [i for i in codes if count[i] >= RANGE_LEVEL_SHOW_SDS * sd or col.labels[i] == col.na]
-        if not inner:
-            return codes, codes
+        if not inner:  # the counts cannot tell where the rows are: the discovered range stands
+            return codes, []
         return codes, [i for i in codes if i < inner[0] or i > inner[-1]]
 
     return _mark_weak_levels(

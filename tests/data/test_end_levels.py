@@ -56,12 +56,13 @@ def test_the_missing_level_and_the_level_of_empty_cells_are_never_emptied():
     assert end_levels_empty_from_measurements(schema2, [_m(["age"], [100, 200, 100, 150, 2, 3], 20.0)], ["age"]) == {}
 
 
-def test_when_no_level_shows_the_strongest_is_kept_and_unnamed_columns_are_left_alone():
+def test_when_no_level_shows_nothing_is_marked_and_unnamed_columns_are_left_alone():
+    """Counts under the noise everywhere (a small table at a small budget) cannot say where the rows
+    are: marking all but the strongest level would collapse the column into one bin of noise."""
     schema = Schema([_ages()])
     one = _m(["age"], [5, 30, 10, -4, 2, 0], 20.0)
-    marked = end_levels_empty_from_measurements(schema, [one], ["age"])
-    labels = schema.column("age").labels
-    assert marked == {"age": [lab for i, lab in enumerate(labels) if i != 1]}
+    assert end_levels_empty_from_measurements(schema, [one], ["age"]) == {}
+    assert schema.column("age").empty == ()
     untouched = Schema([_ages()])
     assert end_levels_empty_from_measurements(untouched, [one], []) == {}
     assert end_levels_empty_from_measurements(untouched, [_m(["x"], [1.0], 1.0)], ["age"]) == {}
@@ -99,3 +100,26 @@ def test_whole_number_levels_are_left_alone():
     schema = Schema([Column.levels("flag", [0, 1])])
     assert end_levels_empty_from_measurements(schema, [_m(["flag"], [880, 30], 60.0)], ["flag"]) == {}
     assert schema.column("flag").empty == ()
+
+
+def test_a_declared_range_keeps_its_end_bins_at_a_small_budget():
+    """End to end, seeded, a 300-row table at eps 0.3 with every numeric column's range declared
+    (``--bounds``): discovery bins inside the public ranges, no noisy count narrows them, and no
+    column is left with a single bin the model can put rows in."""
+    import warnings
+
+    from ddssp import DiscoveryOptions, release
+    from ddssp.data.codebook import parse_bounds, parse_levels
+
+    rng = np.random.default_rng(5)
+    n = 300
+    x = rng.normal(size=(n, 4))
+    df = pd.DataFrame({f"x{j}": 10 + 3 * x[:, j] for j in range(4)})
+    df["y"] = (x[:, 0] + rng.normal(size=n) > 0).astype(int)
+    hints = parse_bounds([f"x{j}=-5.5:25.5" for j in range(4)]) + parse_levels(["y=0,1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = release(df, eps=0.3, seed=1, insecure_seed=4, target="y", discovery=DiscoveryOptions(hints=hints))
+    for j in range(4):
+        col = rel.schema.column(f"x{j}")
+        assert col.edges is not None and len(col.empty) == 0, (col.name, col.empty)
