@@ -120,7 +120,7 @@ def penalty_used(est: Any) -> np.ndarray:
     Parameters
     ----------
     est : DDSSPLinearRegression or DDSSPLogisticRegression
-        Fitted.
+        Fitted (an estimator from before ``penalty_`` existed: ridge times I').
 
     Returns
     -------
@@ -138,8 +138,8 @@ def refit_ridge(est: Any) -> Any:
 
     Parameters
     ----------
-    est : DDSSPLinearRegression or DDSSPLogisticRegression
-        Fitted.
+    est
+        As for :func:`penalty_used`.
 
     Returns
     -------

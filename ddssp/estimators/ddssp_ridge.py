@@ -284,21 +284,17 @@ def floor_penalty(stats: SuffStats, enc: Encoding, source: Any) -> tuple[np.ndar
     AdaSSP's lift (:func:`auto_ridge`) applied direction by direction instead of as one global shift:
     the global ridge is sized by ||E||, the worst direction, and shrinks every coefficient by it.
     t_i is the ``NOISE_QUANTILE`` (0.95) quantile of ||E_S v_i|| over the draws of
-    :func:`xtx_noise_draws`; the constant comes from that argument, not from hold-out scores.
+    :func:`xtx_noise_draws`; the constant comes from that argument. Which per-direction size of the
+    noise to use (this one, the eigenvalue's own change |v_i^T E_S v_i|, or one level ||E_S|| for
+    all) was chosen with hold-out scores in view (docs/benchmarks.md, "DD-SSP: no sign flips from noise").
     S' - S is added to A as the PSD penalty P = sum_i max(0, t_i - w_i) v_i v_i^T on the
     non-intercept block (solving (A + P) theta = b is solving S' theta_f = c). Everything it reads is
     the release (its matrix and its public sigmas): no privacy cost.
 
     Parameters
     ----------
-    stats : SuffStats
-        The fit's sufficient statistics (A = ``stats.xtx``).
-    enc : Encoding
-        The fit's encoding.
-    source : marginal source
-        What the fit read (its ``measurements``; an :class:`~ddssp.estimators.suffstats.ObservedTarget`
-        when the rows with a missing target were left out). Without measurements (exact marginals)
-        the penalty is 0.
+    stats, enc, source
+        As for :func:`auto_ridge`; a source without measurements (exact marginals) gets no penalty.
 
     Returns
     -------

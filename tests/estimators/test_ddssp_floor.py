@@ -20,20 +20,11 @@ from ddssp.estimators.ddssp_intervals import IntervalOptions
 from ddssp.estimators.ddssp_ridge import floor_penalty, schur_noise, xtx_noise_draws
 from ddssp.estimators.design import INTERCEPT
 from ddssp.estimators.suffstats import ExactMarginals, sufficient_statistics
+from tests.estimators import test_ddssp_ridge as ridge_tests
 from tests.estimators.test_ci_basis import _Perturbed
-from tests.estimators.test_ddssp_ridge import FEATS, MODELS, _fit, _release
+from tests.estimators.test_ddssp_ridge import FEATS, MODELS, _fit
 
-
-@pytest.fixture(scope="module")
-def large():
-    """20,000 rows at eps 1: X^T X far above its noise."""
-    return _release(20000, 1.0, 3)
-
-
-@pytest.fixture(scope="module")
-def small():
-    """300 rows at eps 0.3: X^T X's small eigenvalues are noise."""
-    return _release(300, 0.3, 5)
+large, small = ridge_tests.large, ridge_tests.small  # the same two releases (module-scoped fixtures)
 
 
 def _centred(A: np.ndarray) -> np.ndarray:
