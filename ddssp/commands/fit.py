@@ -53,9 +53,11 @@ def add_model_arguments(p) -> None:
     model_group(p).add_argument(
         "--ridge",
         type=_ridge_arg,
-        default=0.0,
-        help="ridge penalty added to X^T X (not on the intercept), or 'auto': the smallest that keeps the "
-        "regularised X^T X above the release's own noise (from its public sigmas; 0 when well conditioned)",
+        default="floor",
+        help="'floor' (default): lift only the directions of X^T X whose eigenvalue is below the release's own "
+        "noise in that direction (from its public sigmas; none on a well-measured release); 'auto': one ridge "
+        "that lifts the smallest eigenvalue to the noise's norm; or a ridge penalty >= 0 added to X^T X, not on "
+        "the intercept (0: plain least squares)",
     )
     model_group(p).add_argument(
         "--R",
@@ -178,15 +180,15 @@ def add_arguments(p) -> None:
 
 
 def _ridge_arg(text: str):
-    """``--ridge``: 'auto' or a number (the estimator checks that it is >= 0)."""
+    """``--ridge``: 'floor', 'auto' or a number (the estimator checks that it is >= 0)."""
     import argparse
 
-    if text.strip().lower() == "auto":
-        return "auto"
+    if text.strip().lower() in ("floor", "auto"):
+        return text.strip().lower()
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected 'auto' or a number >= 0, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected 'floor', 'auto' or a number >= 0, got {text!r}") from None
 
 
 def _overrides(categorical: list[str], numeric: list[str]) -> dict[str, str]:
@@ -366,7 +368,7 @@ def result_dict(est, model: str) -> dict:
             )
         ),
         "privacy": est.privacy_.to_dict(entries=False),
-        "ridge": {k: float(v) if isinstance(v, (int, float)) else v for k, v in est.ridge_info_.items()},
+        "ridge": {k: _plain(v) for k, v in est.ridge_info_.items()},
     }
     if hasattr(est, "ci_table_"):
         out["ci"] = dict(est.ci_info_)
@@ -487,7 +489,7 @@ def run(args) -> int:
         say(f"WARNING: {source.schema_status}")
     say(f"DD-SSP {args.model} regression of {res['target']!r} from {args.release}")
     say(f"  n (model total) = {res['n']:.1f}; release privacy: {cost or 'unknown'} (the fit is post-processing)")
-    if res["ridge"]["rule"] == "auto" or res["ridge"]["ridge"]:
+    if res["ridge"]["rule"] in ("auto", "floor") or res["ridge"]["ridge"]:
         say(_ridge_line(res["ridge"]))
     share = getattr(est, "target_unobserved_share_", None)
     if share is not None and not getattr(args, "keep_missing_target", False):
@@ -563,8 +565,30 @@ def run(args) -> int:
     return 0
 
 
+def _plain(v):
+    """A JSON value for an entry of ``ridge_info_``: counts stay whole numbers, other numbers are floats."""
+    import numpy as np
+
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    return float(v) if isinstance(v, (float, np.floating)) else v
+
+
 def _ridge_line(info: dict) -> str:
     """The printed line that says which ridge the fit used (the fit JSON's ``ridge`` entry)."""
+    if info.get("rule") == "floor":
+        if not info["directions"]:
+            return (
+                f"  noise floor: none of the {info['of']} directions of X^T X is below the release's noise in it "
+                "(plain least squares)"
+            )
+        return (
+            f"  noise floor: {info['directions']} of {info['of']} directions of X^T X lifted to the release's noise "
+            f"in them (largest lift {info['largest_lift']:.4g}; smallest eigenvalue {info['min_eig']:.4g} -> "
+            f"{info['min_eig_after']:.4g}); the other directions are the plain fit; --ridge 0 gives it in all"
+        )
     if info.get("rule") != "auto":
         return f"  ridge = {info['ridge']:g}"
     return (
@@ -595,6 +619,11 @@ def _ci_line(info: dict) -> str:
         else:
             parts.append("DP noise: NOT included (--no-dp-noise)")
         parts.append(f"sampling: {info['sampling']} variance at n = model total")
+    if info.get("floor_directions"):
+        parts.append(
+            f"around the fit with its noise floor ({info['floor_directions']} direction(s)) held fixed: they leave "
+            "out its shrinkage toward 0 in those directions (not intervals for the unpenalised coefficients)"
+        )
     if info.get("ridge"):
         parts.append(
             f"around the fit at ridge {info['ridge']:.4g}, the ridge held fixed: they leave out its shrinkage "

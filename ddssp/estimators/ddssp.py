@@ -5,24 +5,24 @@ Ferrando et al., "Private regression via data-dependent sufficient statistic per
 (a :class:`ddssp.Release`, or :class:`ddssp.estimators.suffstats.ExactMarginals` for the non-private
 reference), builds Z^T Z (:func:`ddssp.estimators.suffstats.sufficient_statistics`) and solves:
 
-- linear:   theta = (X^T X + ridge * I')^{-1} X^T y   (I' = identity without the intercept entry);
+- linear:   theta = (X^T X + P)^{-1} X^T y, P the penalty (by default the noise floor of
+  :func:`~ddssp.estimators.ddssp_ridge.floor_penalty`, 0 on a well-measured release; ``ridge * I'``
+  for a given ridge, I' = identity without the intercept entry);
 - logistic: phi(s) = -log(1 + exp(-s)) is replaced on [-R, R] by its degree-2 Chebyshev interpolant
-  b0 + b1 s + b2 s^2 (power-basis coefficients computed with numpy.polynomial; for R = 6:
-  -log 2, 0.5, -0.0707575). The approximate log-likelihood n b0 + b1 theta^T X^T y
-  + b2 theta^T X^T X theta is maximised by theta = -b1 / (2 b2) (X^T X + ridge * I')^{-1} X^T y.
-  (FIX: the authors' code used the Chebyshev-series coefficients as if they were
-  power coefficients, which shrinks theta by 1/3.)
+  b0 + b1 s + b2 s^2 (power-basis coefficients from numpy.polynomial; for R = 6: -log 2, 0.5,
+  -0.0707575). The approximate log-likelihood n b0 + b1 theta^T X^T y + b2 theta^T X^T X theta is
+  maximised by theta = -b1 / (2 b2) (X^T X + P)^{-1} X^T y. (FIX: the authors' code used the
+  Chebyshev-series coefficients as power coefficients, which shrinks theta by 1/3.)
 
 Both estimators share :class:`DDSSPEstimator`: scikit-learn conventions (every option a constructor
-parameter, checked against one ``_parameter_constraints`` table at the start of ``fit``), one
-``fit``, and a hook (:meth:`DDSSPEstimator._chebyshev_step`) where the logistic model computes its
-Chebyshev approximation. With ``ci=level`` the fit also computes standard errors and intervals by
-:func:`ddssp.estimators.ddssp_intervals.fit_intervals`, configured by an
-:class:`~ddssp.estimators.ddssp_intervals.IntervalOptions` (``intervals=``).
-The fit is post-processing of the release: it spends no privacy budget.
+parameter, checked against one ``_parameter_constraints`` table at the start of ``fit``), one ``fit``,
+and a hook (:meth:`DDSSPEstimator._chebyshev_step`) for the logistic model's Chebyshev approximation.
+With ``ci=level`` the fit also computes standard errors and intervals (:func:`.ddssp_intervals.fit_intervals`,
+configured by an :class:`~.ddssp_intervals.IntervalOptions`, ``intervals=``). The fit is
+post-processing of the release: it spends no privacy budget.
 
-A noisy X^T X can be indefinite. It is then projected onto the PSD cone (``psd="clip"``: negative
-eigenvalues set to 0, then the minimum-norm solution) or shifted by the smallest ridge that makes it
+A noisy X^T X that is still indefinite is projected onto the PSD cone (``psd="clip"``: negative
+eigenvalues to 0, then the minimum-norm solution) or shifted by the smallest ridge that makes it
 positive definite (``psd="ridge"``), with a warning saying which and by how much.
 """
 
@@ -50,8 +50,8 @@ from ddssp.estimators.ddssp_intervals import (
     interval_table,
     measured_pairs,
 )
-from ddssp.estimators.ddssp_math import chebyshev_coefficients, solve_normal_equations
-from ddssp.estimators.ddssp_ridge import RIDGE, choose_ridge
+from ddssp.estimators.ddssp_math import chebyshev_coefficients
+from ddssp.estimators.ddssp_ridge import RIDGE, penalised_solve
 from ddssp.estimators.design import INTERCEPT, Encoding, level_values, positive_code
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of
 from ddssp.estimators.suffstats import SuffStats, check_source, observed_target, sufficient_statistics
@@ -88,6 +88,12 @@ def source_privacy(source: Any) -> PrivacyRecord:
     return PrivacyRecord(mechanism, eps=stated["eps"], delta=stated["delta"], rho=stated["rho"], details=details)
 
 
+def _names(v: Any) -> bool:
+    """A sized iterable of column names (not a single string or a mapping)."""
+    sized = not isinstance(v, (str, bytes, Mapping)) and hasattr(v, "__iter__") and hasattr(v, "__len__")
+    return sized and all(isinstance(c, str) for c in v)
+
+
 class DDSSPEstimator(DPEstimator):
     """What DD-SSP linear and logistic regression share: parameters, their constraints, ``fit``,
     the encoding from the source's schema, Z^T Z, named coefficients, intervals and predictions.
@@ -99,8 +105,9 @@ class DDSSPEstimator(DPEstimator):
 
     Parameters
     ----------
-    ridge : float or "auto"
-        L2 penalty off the intercept, >= 0, or "auto" (:func:`~ddssp.estimators.ddssp_ridge.auto_ridge`): ``ridge_``.
+    ridge : "floor", "auto", float or ndarray
+        "floor" (default; :func:`~.ddssp_ridge.floor_penalty`), "auto" (:func:`~.ddssp_ridge.auto_ridge`), an L2
+        penalty >= 0 off the intercept (0: plain least squares) or a penalty matrix: :func:`~.ddssp_ridge.choose_penalty`.
     features : sequence of str or None
         Feature columns (None: every column but the target).
     encoding : Encoding, mapping or None
@@ -125,18 +132,7 @@ class DDSSPEstimator(DPEstimator):
 
     _parameter_constraints: ClassVar[dict[str, Constraint]] = {
         "ridge": RIDGE,
-        "features": Constraint(
-            lambda v: (
-                v is None
-                or (
-                    not isinstance(v, (str, bytes, Mapping))
-                    and hasattr(v, "__iter__")
-                    and hasattr(v, "__len__")
-                    and all(isinstance(c, str) for c in v)
-                )
-            ),
-            "a list of column names or None",
-        ),
+        "features": Constraint(lambda v: v is None or _names(v), "a list of column names or None"),
         "encoding": instance_of(
             Encoding, Mapping, none=True, says="an Encoding, a {column: 'onehot'|'numeric'} dict, or None"
         ),
@@ -148,7 +144,7 @@ class DDSSPEstimator(DPEstimator):
 
     def __init__(
         self,
-        ridge: float = 0.0,
+        ridge: Any = "floor",
         features: Sequence[str] | None = None,
         encoding: Any = None,
         psd: str = "clip",
@@ -301,10 +297,8 @@ class DDSSPEstimator(DPEstimator):
         return enc, stats
 
     def _solve(self, stats: SuffStats, enc: Encoding) -> np.ndarray:
-        pen = np.array([0.0 if n == INTERCEPT else 1.0 for n in enc.names])
-        self.ridge_, self.ridge_info_ = choose_ridge(self.ridge, stats, enc, self._auto_source, pen)
-        theta, info = solve_normal_equations(stats.xtx, stats.xty, self.ridge_, pen, self.psd)
-        self.solve_info_ = info
+        out = penalised_solve(self.ridge, stats, enc, self._auto_source, self.psd)
+        self.ridge_, self.penalty_, self.ridge_info_, theta, self.solve_info_ = out
         return theta
 
     def _finish(self, theta: np.ndarray, enc: Encoding, stats: SuffStats, source: Any) -> None:
@@ -547,6 +541,8 @@ _FITTED_ATTRIBUTES = """
         The source's total (a noisy estimate of the number of rows for a release).
     target_ : str
         The target column.
+    ridge_, penalty_, ridge_info_ : float, ndarray, dict
+        The global ridge used (0 for the floor), the matrix added to X^T X, and what the rule did.
     privacy_ : PrivacyRecord
         Post-processing: what the source cost. For a release, its ledger (rho, entries), its stated
         eps and delta and its noise stamp; for other sources the eps / delta / rho they state, or
@@ -670,7 +666,7 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         self,
         degree: int = 2,
         R: float = 6.0,
-        ridge: float = 0.0,
+        ridge: Any = "floor",
         features: Sequence[str] | None = None,
         encoding: Any = None,
         psd: str = "clip",

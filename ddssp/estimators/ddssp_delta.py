@@ -112,10 +112,48 @@ def ridge_used(est: Any) -> float:
     return float(getattr(est, "ridge_", est.ridge))
 
 
+def penalty_used(est: Any) -> np.ndarray:
+    """The matrix a fitted estimator added to X^T X: ``penalty_`` (the noise floor, or ridge times I').
+
+    The intervals hold it fixed, as :func:`ridge_used` holds a ridge: they are around the penalised fit.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted (an estimator from before ``penalty_`` existed: ridge times I').
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    P = getattr(est, "penalty_", None)
+    if P is not None:
+        return np.asarray(P, dtype=float)
+    pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in est.encoding_.names])
+    return ridge_used(est) * np.diag(pen)
+
+
+def refit_ridge(est: Any) -> Any:
+    """The ``ridge`` that refits ``est`` at its own penalty: a number, or its floor's matrix.
+
+    Parameters
+    ----------
+    est
+        As for :func:`penalty_used`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+    """
+    if getattr(est, "ridge_info_", {}).get("rule") in ("floor", "matrix"):
+        return penalty_used(est)
+    return ridge_used(est)
+
+
 def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     """d theta_k / d Z[i, j] for every coefficient k (intercept first when the encoding has one).
 
-    theta = c M b with M the pseudo-inverse of the PSD part of A = X^T X + ridge I' and b = X^T y:
+    theta = c M b with M the pseudo-inverse of the PSD part of A = X^T X + P (the fit's penalty) and b = X^T y:
     d theta = c M (db - dA beta), beta = theta / c. Returns (G, coefficients) with G of shape
     (P, D, D), D = p + 1 (Z = [X, y]); every entry of Z is treated as its own variable (a marginal
     that fills Z[i, j] and Z[j, i] gets both).
@@ -123,8 +161,7 @@ def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     enc: Encoding = est.encoding_
     stats = est.suffstats_
     p = len(enc.names)
-    pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
-    A = (stats.xtx + stats.xtx.T) / 2.0 + ridge_used(est) * np.diag(pen)
+    A = (stats.xtx + stats.xtx.T) / 2.0 + penalty_used(est)
     w, V = np.linalg.eigh(A)
     keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * p
     M = (V[:, keep] / w[keep]) @ V[:, keep].T

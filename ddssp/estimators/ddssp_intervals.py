@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp.errors import DDSSPError
-from ddssp.estimators.ddssp_delta import ridge_used
+from ddssp.estimators.ddssp_delta import penalty_used, refit_ridge, ridge_used
 from ddssp.estimators.ddssp_math import EIG_TOL
 from ddssp.estimators.mechanism_bootstrap import INTERVALS
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of, validate
@@ -310,7 +310,7 @@ def _coefficients(est: Any) -> np.ndarray:
 
 def _point_copy(est: Any, enc: Encoding) -> Any:
     """An unfitted copy of ``est`` with its encoding fixed to ``enc`` and no intervals (for refits)."""
-    params = {**est.get_params(), "encoding": enc, "ci": None, "intervals": None, "ridge": ridge_used(est)}
+    params = {**est.get_params(), "encoding": enc, "ci": None, "intervals": None, "ridge": refit_ridge(est)}
     return type(est)(**params)
 
 
@@ -333,6 +333,7 @@ def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOpt
     u = intercept_weights(est)  # the data-unit intercept is c * (u . theta) + d
     var_u = {"dp": 0.0, "model": 0.0, "sampling": 0.0}
     info["ridge"] = ridge_used(est)  # the intervals are around the solution at this ridge
+    info["floor_directions"] = int(getattr(est, "ridge_info_", {}).get("directions", 0))  # and this floor
     if options.dp_noise:
         measured = measured_pairs(enc, source)
         info["dp_method"] = options.dp_method
@@ -591,8 +592,7 @@ def sampling_covariance(est: Any, source: Any, how: str, rng: np.random.Generato
     stats: SuffStats = est.suffstats_
     n = float(stats.n)
     pdim = len(enc.names)
-    pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
-    A = (stats.xtx + stats.xtx.T) / 2.0 + ridge_used(est) * np.diag(pen)
+    A = (stats.xtx + stats.xtx.T) / 2.0 + penalty_used(est)
     w, V = np.linalg.eigh(A)
     keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * pdim
     Ainv = (V[:, keep] / w[keep]) @ V[:, keep].T  # pseudo-inverse of the PSD part

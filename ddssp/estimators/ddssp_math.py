@@ -95,9 +95,14 @@ def chebyshev_error_bound(degree: int, R: float) -> float:
 
 # ------------------------------------------------------------------------------------- solving
 def solve_normal_equations(
-    xtx: np.ndarray, xty: np.ndarray, ridge: float = 0.0, penalized: np.ndarray | None = None, psd: str = "clip"
+    xtx: np.ndarray,
+    xty: np.ndarray,
+    ridge: float = 0.0,
+    penalized: np.ndarray | None = None,
+    psd: str = "clip",
+    penalty: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """theta solving (xtx + ridge * diag(penalized)) theta = xty, robust to a noisy indefinite xtx.
+    """theta solving (xtx + ridge * diag(penalized) + penalty) theta = xty, robust to a noisy indefinite xtx.
 
     A PSD but singular matrix gives the minimum-norm solution (as numpy's lstsq on the rows would).
 
@@ -114,6 +119,9 @@ def solve_normal_equations(
     psd : str
         For an indefinite matrix: ``"clip"`` (negative eigenvalues set to 0) or ``"ridge"`` (the
         smallest ridge that makes it positive definite).
+    penalty : numpy.ndarray, optional
+        A symmetric matrix added to xtx (e.g. the noise floor of
+        :func:`~ddssp.estimators.ddssp_ridge.floor_penalty`), before the repair of an indefinite matrix.
 
     Returns
     -------
@@ -140,6 +148,8 @@ def solve_normal_equations(
     if ridge:
         pen = np.ones(p) if penalized is None else np.asarray(penalized, dtype=float)
         A = A + ridge * np.diag(pen)
+    if penalty is not None:
+        A = A + np.asarray(penalty, dtype=float)
     w, V = np.linalg.eigh(A)
     scale = max(float(np.max(np.abs(w))), np.finfo(float).tiny)
     tol = EIG_TOL * scale * p

@@ -1,26 +1,44 @@
-"""DD-SSP's ``ridge="auto"``: a ridge set from the release's own, public, noise scale.
+"""DD-SSP's penalties set from the release's own, public, noise: ``ridge="floor"`` and ``ridge="auto"``.
 
-:func:`xtx_noise_bound` bounds the spectral norm of the DP noise in the released X^T X from the
-measurements' cliques and sigmas (the first-order noise model of :mod:`ddssp.estimators.ddssp_delta`);
-:func:`auto_ridge` turns it into a ridge (derivation there); :func:`choose_ridge` is what the
-estimators call for a given or an ``"auto"`` ridge. Post-processing of the release: no privacy cost.
+:func:`xtx_noise_draws` draws the DP noise in the released X^T X from the measurements' cliques and
+sigmas (the first-order noise model of :mod:`ddssp.estimators.ddssp_delta`); :func:`floor_penalty`
+lifts each direction of the released matrix whose eigenvalue is below the noise in that direction
+(the default); :func:`auto_ridge` turns the noise's norm bound (:func:`xtx_noise_bound`) into one
+global ridge; :func:`choose_penalty` is what the estimators call. Post-processing of the release: no
+privacy cost.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
 
+from ddssp.errors import DDSSPError
 from ddssp.estimators.ddssp_delta import component_precisions, pooled_precisions
+from ddssp.estimators.ddssp_math import solve_normal_equations
+from ddssp.estimators.design import INTERCEPT
 from ddssp.estimators.params import Constraint, number
 from ddssp.estimators.suffstats import Encoding, ObservedTarget, SuffStats
 
 _NUMBER = number(0.0, None, says=">= 0 (a finite number)")
-#: the estimators' ``ridge`` parameter: "auto" or a finite number >= 0
+#: the rules a ``ridge`` given as a word names
+RULES = ("floor", "auto")
+
+
+def _is_matrix(v: Any) -> bool:
+    """A fixed penalty matrix: a square, finite, symmetric 2-D array."""
+    if not isinstance(v, np.ndarray) or v.ndim != 2 or v.shape[0] != v.shape[1]:
+        return False
+    return bool(np.all(np.isfinite(v))) and bool(np.allclose(v, v.T))
+
+
+#: the estimators' ``ridge`` parameter: "floor", "auto", a finite number >= 0, or a fixed penalty matrix
 RIDGE = Constraint(
-    lambda v: (isinstance(v, str) and v == "auto") or _NUMBER.accepts(v), ">= 0 (a finite number) or 'auto'"
+    lambda v: (isinstance(v, str) and v in RULES) or _is_matrix(v) or _NUMBER.accepts(v),
+    ">= 0 (a finite number), 'floor' or 'auto'",
 )
 
 #: draws of the noise matrix behind :func:`xtx_noise_bound` (post-processing randomness, fixed seed)
@@ -30,10 +48,10 @@ NOISE_QUANTILE = 0.95
 NOISE_SEED = 20261127
 
 
-def xtx_noise_bound(
+def xtx_noise_draws(
     enc: Encoding, measurements: list[Any], restricted: bool = False, *, draws: int = NOISE_DRAWS
-) -> float:
-    """A high-probability bound t on the spectral norm of the DP noise E in DD-SSP's X^T X.
+) -> np.ndarray | None:
+    """Draws of the DP noise E in DD-SSP's X^T X, from its first-order law (public: no privacy cost).
 
     To first order (the noise model of :mod:`ddssp.estimators.ddssp_delta`) the released
     marginals' noise is a sum of independent centred Gaussian ANOVA components: for every set of
@@ -48,8 +66,8 @@ def xtx_noise_bound(
     target (``restricted``).
 
     E is a Gaussian matrix whose law depends only on the encoding and the measurements' cliques and
-    sigmas, all public, so t costs no privacy. It is the ``NOISE_QUANTILE`` quantile of ||E||_2 over
-    ``draws`` draws from a generator with a fixed seed (so t is a function of the release alone).
+    sigmas, all public, so its draws cost no privacy. They come from a generator with a fixed seed, so
+    anything computed from them is a function of the release alone.
 
     Parameters
     ----------
@@ -65,8 +83,9 @@ def xtx_noise_bound(
 
     Returns
     -------
-    float
-        t >= 0 (0 when nothing is measured).
+    numpy.ndarray or None
+        Shape (draws, p, p) in the order of ``enc.names``; None when nothing is measured or the
+        encoding has no coefficient.
     """
     dom = dict(enc.domain)
     order = {c: i for i, c in enumerate(dom)}
@@ -132,6 +151,29 @@ def xtx_noise_bound(
             E[:, o : o + a.width, q : q + b.width] = blk
             E[:, q : q + b.width, o : o + a.width] = np.swapaxes(blk, 1, 2)
     if start == 0 or not pooled:
+        return None
+    return E
+
+
+def xtx_noise_bound(
+    enc: Encoding, measurements: list[Any], restricted: bool = False, *, draws: int = NOISE_DRAWS
+) -> float:
+    """A high-probability bound t on the spectral norm of the DP noise E in DD-SSP's X^T X.
+
+    t is the ``NOISE_QUANTILE`` quantile of ||E||_2 over the draws of :func:`xtx_noise_draws`.
+
+    Parameters
+    ----------
+    enc, measurements, restricted, draws
+        As for :func:`xtx_noise_draws`.
+
+    Returns
+    -------
+    float
+        t >= 0 (0 when nothing is measured).
+    """
+    E = xtx_noise_draws(enc, measurements, restricted, draws=draws)
+    if E is None:
         return 0.0
     norms = np.linalg.norm(E, ord=2, axis=(1, 2))
     return float(np.quantile(norms, NOISE_QUANTILE))
@@ -190,24 +232,224 @@ def auto_ridge(stats: SuffStats, enc: Encoding, source: Any, penalized: np.ndarr
     return ridge, info
 
 
-def choose_ridge(
-    ridge: float | str, stats: SuffStats, enc: Encoding, source: Any, penalized: np.ndarray
-) -> tuple[float, dict[str, Any]]:
-    """The ridge a fit uses: the given number, or :func:`auto_ridge`'s for ``"auto"``.
+def schur_noise(E: np.ndarray, A: np.ndarray, i0: int) -> np.ndarray:
+    """Draws of the noise in the Schur complement of A's intercept entry, for draws E of A's noise.
+
+    With the intercept profiled out, the fit solves S theta_f = c with S(A) = A_ff - a a^T / n
+    (a = A_f0, n = A_00: the centred X^T X). S is not linear in A, and on a small release the
+    total's own noise is a sizeable share of n, so each draw is taken exactly, S(A + E) - S(A),
+    not to first order. A draw whose total n + E_00 would fall below n / 2 is taken at n / 2.
 
     Parameters
     ----------
-    ridge : float or "auto"
-        The estimator's ``ridge``.
+    E : numpy.ndarray
+        Draws of A's noise, shape (draws, p, p).
+    A : numpy.ndarray
+        The released matrix (symmetric).
+    i0 : int
+        The intercept's index.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (draws, p - 1, p - 1).
+    """
+    f = np.array([j != i0 for j in range(len(A))])
+    n, a = float(A[i0, i0]), A[f, i0]
+    moved = a[None, :] + E[:, f, i0]
+    total = np.maximum(n + E[:, i0, i0], n / 2.0)
+    Eff = E[:, f][:, :, f]
+    return Eff - moved[:, :, None] * moved[:, None, :] / total[:, None, None] + np.outer(a, a)[None] / n
+
+
+def floor_penalty(stats: SuffStats, enc: Encoding, source: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    """The penalty of ``ridge="floor"`` (the default): a lift only where the release's noise dominates.
+
+    Derivation. The released X^T X is A = X^T X + E, E the DP noise. With the intercept profiled out
+    (it is never penalised) the fit solves S theta_f = c, S the centred X^T X and E_S the noise it
+    carries (:func:`schur_noise`). Write S = sum_i w_i v_i v_i^T. The noise moves the solution's
+    component along v_i by about (v_i^T E_S theta) / w_i, and |v_i^T E_S theta| <= ||E_S v_i|| ||theta||:
+    along a direction whose eigenvalue is below t_i, the size of the noise in that direction, the
+    solve multiplies noise by more than it divides signal. That is how a fit on nearly collinear
+    features flips its sign: the noise turns a weak eigenvector of the released matrix toward the
+    directions that carry the signal, X^T y's noise can give it the wrong sign there, and dividing
+    by its small eigenvalue lets that wrong-signed component outweigh the rest of the fit. The floor
+    replaces each such w_i by t_i,
+
+        S' = sum_i max(w_i, t_i) v_i v_i^T,
+
+    so every row of S'^-1 E_S in the eigenbasis has norm ||E_S v_i|| / max(w_i, t_i) <= 1 when the
+    noise is within its bound, and leaves the directions above their noise exactly as they were (a
+    release whose every eigenvalue is above its noise gets the plain least-squares fit). It is
+    AdaSSP's lift (:func:`auto_ridge`) applied direction by direction instead of as one global shift:
+    the global ridge is sized by ||E||, the worst direction, and shrinks every coefficient by it.
+    t_i is the ``NOISE_QUANTILE`` (0.95) quantile of ||E_S v_i|| over the draws of
+    :func:`xtx_noise_draws`; the constant comes from that argument. Which per-direction size of the
+    noise to use (this one, the eigenvalue's own change |v_i^T E_S v_i|, or one level ||E_S|| for
+    all) was chosen with hold-out scores in view (docs/benchmarks.md, "DD-SSP: no sign flips from noise").
+    S' - S is added to A as the PSD penalty P = sum_i max(0, t_i - w_i) v_i v_i^T on the
+    non-intercept block (solving (A + P) theta = b is solving S' theta_f = c). Everything it reads is
+    the release (its matrix and its public sigmas): no privacy cost.
+
+    Parameters
+    ----------
+    stats, enc, source
+        As for :func:`auto_ridge`; a source without measurements (exact marginals) gets no penalty.
+
+    Returns
+    -------
+    penalty : numpy.ndarray
+        P, shape (p, p) in the order of ``enc.names`` (all zero when nothing is lifted).
+    info : dict
+        ``rule`` ("floor"), ``ridge`` (0.0: no global ridge), ``directions`` (how many were lifted),
+        ``of`` (how many there are), ``largest_lift`` (max t_i - w_i over the lifted ones, 0 if none),
+        ``min_eig`` and ``min_eig_after`` (of the centred matrix, before and after).
+    """
+    A = (stats.xtx + stats.xtx.T) / 2.0
+    p = len(A)
+    P = np.zeros((p, p))
+    meas = getattr(source, "measurements", None)
+    E = None
+    if meas is not None and p:
+        E = xtx_noise_draws(enc, list(meas), isinstance(source, ObservedTarget))
+    names = list(enc.names)
+    i0 = names.index(INTERCEPT) if enc.intercept and INTERCEPT in names else None
+    if i0 is not None and not A[i0, i0] > 0:
+        i0 = None  # no rows to centre by: the matrix as it is
+    f = np.array([j != i0 for j in range(p)], dtype=bool)
+    S = A[f][:, f] - (np.outer(A[f, i0], A[f, i0]) / A[i0, i0] if i0 is not None else 0.0)
+    info: dict[str, Any] = {"rule": "floor", "ridge": 0.0, "directions": 0, "of": int(f.sum()), "largest_lift": 0.0}
+    if not len(S):
+        info.update(min_eig=0.0, min_eig_after=0.0)
+        return P, info
+    w, V = np.linalg.eigh((S + S.T) / 2.0)
+    info["min_eig"] = info["min_eig_after"] = float(w[0])
+    if E is None:
+        return P, info
+    Es = schur_noise(E, A, i0) if i0 is not None else E
+    t = np.quantile(np.linalg.norm(Es @ V, axis=1), NOISE_QUANTILE, axis=0)  # ||E_S v_i|| per direction
+    lift = np.maximum(0.0, t - w)
+    if not np.any(lift > 0):
+        return P, info
+    P[np.ix_(f, f)] = (V * lift) @ V.T
+    P = (P + P.T) / 2.0
+    info.update(
+        directions=int(np.sum(lift > 0)),
+        largest_lift=float(lift.max()),
+        min_eig_after=float(np.min(np.maximum(w, t))),
+    )
+    return P, info
+
+
+def choose_penalty(
+    ridge: Any, stats: SuffStats, enc: Encoding, source: Any, penalized: np.ndarray
+) -> tuple[float, np.ndarray | None, dict[str, Any]]:
+    """What a fit adds to X^T X: the given ridge, :func:`auto_ridge`'s, :func:`floor_penalty`'s, or a fixed matrix.
+
+    Parameters
+    ----------
+    ridge : float, "floor", "auto" or numpy.ndarray
+        The estimator's ``ridge``: a number (times ``penalized`` on the diagonal), a rule, or a
+        fixed penalty matrix (another fit's ``penalty_``, e.g. for the refits of its intervals).
     stats, enc, source, penalized
         As for :func:`auto_ridge`.
 
     Returns
     -------
     ridge : float
+        The global ridge (0 for the floor and for a matrix).
+    penalty : numpy.ndarray or None
+        The matrix to add instead of a global ridge (None: ``ridge * diag(penalized)``).
     info : dict
-        ``{"rule": "given", "ridge": ridge}``, or :func:`auto_ridge`'s.
+        ``{"rule": "given", "ridge": ridge}``, ``{"rule": "matrix", ...}``, or the rule's own.
+
+    Raises
+    ------
+    DDSSPError
+        For a matrix whose size is not the encoding's.
     """
+    if isinstance(ridge, np.ndarray):
+        p = len(enc.names)
+        if ridge.shape != (p, p):
+            raise DDSSPError(f"a penalty matrix must be {p} x {p} (the encoded coefficients), got {ridge.shape}")
+        return 0.0, np.array(ridge, dtype=float), {"rule": "matrix", "ridge": 0.0}
+    if isinstance(ridge, str) and ridge == "floor":
+        P, info = floor_penalty(stats, enc, source)
+        return 0.0, (P if info["directions"] else None), info
     if isinstance(ridge, str):
-        return auto_ridge(stats, enc, source, penalized)
-    return float(ridge), {"rule": "given", "ridge": float(ridge)}
+        r, info = auto_ridge(stats, enc, source, penalized)
+        return r, None, info
+    return float(ridge), None, {"rule": "given", "ridge": float(ridge)}
+
+
+#: relative size of the target's centred second moment below which the release holds one target value
+FLAT_TOL = 1e-8
+
+
+def flat_target(stats: SuffStats, enc: Encoding) -> np.ndarray | None:
+    """The intercept-only solution when the source's target takes a single value, else None.
+
+    When the source holds all of its rows at one value of the target (a release whose model gives
+    the target's other levels no rows), X^T y is the target's value times X's column sums, so the
+    centred X^T y is 0: the source carries no information on how any feature moves the target. The
+    solve of the normal equations would then divide rounding errors by X^T X's weakest eigenvalues
+    and return coefficients of arbitrary sign. The fit instead has every coefficient 0 and the
+    intercept at the target's value, with a warning.
+
+    Parameters
+    ----------
+    stats : SuffStats
+        The fit's sufficient statistics.
+    enc : Encoding
+        The fit's encoding.
+
+    Returns
+    -------
+    numpy.ndarray or None
+    """
+    n, yty = float(stats.n), stats.yty
+    names = list(enc.names)
+    if not enc.intercept or INTERCEPT not in names or not n > 0:
+        return None
+    i0 = names.index(INTERCEPT)
+    mean = float(stats.xty[i0]) / n
+    if yty - n * mean**2 > FLAT_TOL * max(yty, np.finfo(float).tiny):
+        return None
+    warnings.warn(
+        f"the source holds every row of the fit at one value of the target {enc.target!r} (its other levels hold "
+        "no rows), so no feature can predict it: every coefficient is 0 and the intercept is that value; a "
+        "release at a larger --eps, or with more rows, keeps both",
+        stacklevel=4,
+    )
+    theta = np.zeros(len(names))
+    theta[i0] = mean
+    return theta
+
+
+def penalised_solve(
+    ridge: Any, stats: SuffStats, enc: Encoding, source: Any, psd: str
+) -> tuple[float, np.ndarray, dict[str, Any], np.ndarray, dict[str, Any]]:
+    """DD-SSP's solve: the penalty (:func:`choose_penalty`), then the normal equations (or :func:`flat_target`).
+
+    Parameters
+    ----------
+    ridge : float, "floor", "auto" or numpy.ndarray
+        The estimator's ``ridge``.
+    stats, enc, source
+        As for :func:`floor_penalty`.
+    psd : {"clip", "ridge"}
+        How a matrix that is still indefinite is repaired (:func:`~.ddssp_math.solve_normal_equations`).
+
+    Returns
+    -------
+    tuple
+        (``ridge_``, ``penalty_`` (the matrix added to X^T X), ``ridge_info_``, theta, ``solve_info_``).
+    """
+    pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
+    r, P, info = choose_penalty(ridge, stats, enc, source, pen)
+    penalty = P if P is not None else r * np.diag(pen)
+    flat = flat_target(stats, enc)
+    if flat is not None:
+        return r, penalty, info, flat, {"action": "flat target: every coefficient 0", "rank": 0}
+    theta, solved = solve_normal_equations(stats.xtx, stats.xty, r, pen, psd, penalty=P)
+    return r, penalty, info, theta, solved

@@ -195,7 +195,7 @@ def test_model_error_variance_matches_monte_carlo(partial, cls, target):
     draws = []
     for _ in range(300):
         e = {S: rng.standard_normal([dom[c] for c in S]) * np.sqrt(weight(S)) * scale for S in unheld}
-        m = cls(features=FEATS, encoding=est.encoding_).fit(_Imputed(partial, e), target)
+        m = cls(features=FEATS, encoding=est.encoding_, ridge=est.penalty_).fit(_Imputed(partial, e), target)
         draws.append(np.concatenate([[m.intercept_], m.coef_]))
     mc = np.std(draws, axis=0, ddof=1) / scale
     sd = np.sqrt(with_t + without_t)

@@ -1,4 +1,4 @@
-"""``ridge="auto"``: DD-SSP's ridge from the release's own (public) noise scale.
+"""``ridge="auto"``: DD-SSP's global ridge from the release's own (public) noise scale.
 
 Releases are AIM runs on samples of the known population of the ci-coverage benchmark
 (:mod:`ddssp.bench.ci_coverage`); the noise model is checked against the independent
@@ -84,10 +84,10 @@ def test_noise_bound_is_the_quantile_of_the_noise_model(small):
 def test_auto_is_zero_without_noise_and_on_a_well_conditioned_release(large, cls, target):
     rel, codes = large
     exact = ExactMarginals(codes, rel.schema)
-    auto, plain = _fit(cls, exact, target, ridge="auto"), _fit(cls, exact, target)
+    auto, plain = _fit(cls, exact, target, ridge="auto"), _fit(cls, exact, target, ridge=0.0)
     assert auto.ridge_ == 0.0 and auto.ridge_info_["noise_bound"] == 0.0
     np.testing.assert_array_equal(auto.coef_, plain.coef_)
-    auto, plain = _fit(cls, rel, target, ridge="auto"), _fit(cls, rel, target)
+    auto, plain = _fit(cls, rel, target, ridge="auto"), _fit(cls, rel, target, ridge=0.0)
     info = auto.ridge_info_
     assert info["rule"] == "auto" and info["noise_bound"] > 0
     assert auto.ridge_ == 0.0 and info["min_eig"] > info["noise_bound"], info
@@ -104,7 +104,7 @@ def test_auto_lifts_the_noisy_spectrum_to_the_noise_bound(small, cls, target):
     given = _fit(cls, rel, target, ridge=auto.ridge_)
     np.testing.assert_allclose(auto.coef_, given.coef_)
     assert given.ridge_info_ == {"rule": "given", "ridge": auto.ridge_}
-    plain = _fit(cls, rel, target)
+    plain = _fit(cls, rel, target, ridge=0.0)
     assert np.linalg.norm(auto.coef_) < np.linalg.norm(plain.coef_)  # a ridge shrinks
 
 
@@ -124,7 +124,7 @@ def test_intervals_are_around_the_ridge_solution(small):
 
 
 @pytest.mark.parametrize("bad", ["Auto", "0.5", -1.0, float("inf"), None])
-def test_ridge_accepts_auto_or_a_number(bad):
+def test_ridge_accepts_a_rule_or_a_number(bad):
     with pytest.raises(InvalidParameterError, match="ridge must be >= 0 .* or 'auto'"):
         DDSSPLinearRegression(ridge=bad).fit(None)
 
@@ -142,16 +142,16 @@ def test_cli_ridge_auto(small, tmp_path, capsys):
     assert res["ridge"]["rule"] == "auto" and res["ridge"]["ridge"] > 0
     assert main(argv + ["--ridge", "auto", "--ci", "0.95", "--seed", "0"]) == 0
     assert "the ridge held fixed" in capsys.readouterr().out
-    assert main(argv + ["--ci", "0.95", "--seed", "0"]) == 0
+    assert main(argv + ["--ridge", "0", "--ci", "0.95", "--seed", "0"]) == 0
     out = capsys.readouterr().out
-    assert "ridge held fixed" not in out and "ridge =" not in out  # ridge 0: the output as before
+    assert "ridge held fixed" not in out and "ridge =" not in out  # ridge 0: no ridge line
     assert main(argv + ["--ridge", "2.5"]) == 0
     assert "  ridge = 2.5\n" in capsys.readouterr().out
-    assert main(argv + ["--json"]) == 0
+    assert main(argv + ["--ridge", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["ridge"] == {"rule": "given", "ridge": 0.0}
     with pytest.raises(SystemExit) as exc:
         main(argv + ["--ridge", "lots"])
     assert exc.value.code != 0
-    assert "expected 'auto' or a number" in capsys.readouterr().err
+    assert "expected 'floor', 'auto' or a number" in capsys.readouterr().err
     assert main(argv + ["--ridge", "-1"]) != 0
-    assert "--ridge must be >= 0 (a finite number) or 'auto'" in capsys.readouterr().err
+    assert "--ridge must be >= 0 (a finite number), 'floor' or 'auto'" in capsys.readouterr().err
