@@ -85,7 +85,7 @@ from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
 from ddssp.marginals.model_size import SizeFilter
 from ddssp.marginals.named_tables import canonical
-from ddssp.marginals.recycled import add_recycled
+from ddssp.marginals.recycled import add_recycled, round_zero
 from ddssp.marginals.workload import Workload, inside_measured, validate_workload, workload_candidates
 from ddssp.types import Clique, Domain
 
@@ -427,6 +427,7 @@ def run_aim(
     prior : sequence of RecycledMeasurement
         Noisy one-way marginals paid for before AIM (:mod:`ddssp.marginals.recycled`): fitted with
         AIM's measurements from the first fit on, charged nothing here, not in the result's measurements.
+        Round 0 does not measure again the columns they cover (:func:`~ddssp.marginals.recycled.round_zero`).
     **options
         The fields of :class:`AIMSettings`, instead of ``settings``.
 
@@ -451,6 +452,7 @@ def run_aim(
     check_target_phase(first, user_domain, cap)
     covered = {a for c in first for a in c}
     one_ways = [(a,) for a in user_domain if a not in covered]  # measured in the caller's column order
+    one_ways = round_zero(one_ways, prior, user_domain, total_known=bool(first))
     report = callback if callback is not None else _no_report
     report(AIMProgress(0, T, 0.0, rho, None, math.nan, phase="counting"))
 

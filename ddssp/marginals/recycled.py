@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RecycledMeasurement", "add_recycled", "from_grid", "recycled_problem"]
+__all__ = ["RecycledMeasurement", "add_recycled", "from_grid", "recycled_problem", "round_zero"]
 
 
 @dataclass
@@ -44,6 +44,10 @@ class RecycledMeasurement:
         The noise sd of one grid cell (the discovery charge's).
     entry : int
         The index, in the release's ledger, of the discovery charge that paid for the grid's counts.
+    full : bool
+        Whether it measures every level of a column of whole-number levels but the level of missing
+        cells and the catch-all level (:func:`round_zero`); known when made by :func:`from_grid`,
+        False when read back from a file.
     """
 
     clique: tuple[str, ...]
@@ -51,6 +55,7 @@ class RecycledMeasurement:
     cells: np.ndarray
     sigma: float
     entry: int
+    full: bool = False
 
     @property
     def sigmas(self) -> np.ndarray:
@@ -101,7 +106,8 @@ def from_grid(
         values[c], cells[c] = 0.0, 0
     if not cells.any():
         return None
-    return RecycledMeasurement((col.name,), values, cells, float(sigma), int(entry))
+    full = col.edges is None and all(cells[i] > 0 for i in range(col.size) if i not in skip)
+    return RecycledMeasurement((col.name,), values, cells, float(sigma), int(entry), full)
 
 
 def _cell_levels(col: Any, edges: np.ndarray, whole: bool) -> np.ndarray | None:
@@ -144,6 +150,48 @@ def add_recycled(est: Any, recycled: Sequence[RecycledMeasurement]) -> None:
     """
     for m in recycled:
         est.add(tuple(m.clique), np.asarray(m.values, dtype=float), m.sigmas)
+
+
+def round_zero(
+    one_ways: Sequence[tuple[str, ...]],
+    recycled: Sequence[RecycledMeasurement],
+    domain: dict[str, int],
+    *,
+    total_known: bool,
+) -> list[tuple[str, ...]]:
+    """The one-way marginals AIM's round 0 still measures, given the recycled measurements it fits.
+
+    A column of whole-number levels whose recycled measurement is ``full`` needs no round-0 one-way:
+    discovery's counts already measure its every level but the level of missing cells and the
+    catch-all level, at a far smaller sd than round 0's, and the model's total (from the measurements
+    of every cell) fixes the level left. Its share of round 0 goes to the adaptive rounds, which spend
+    whatever the budget has left. A binned column keeps its one-way: the rule that marks empty end
+    bins after AIM reads AIM's counts only, as discovery's counts chose the bins' range and are biased
+    towards showing at its ends. When no measurement of every cell would be left before the first
+    fit (no target phase, every column covered), the smallest column's one-way is kept: it measures
+    the total at the smallest sd. Public: from the schema and the grids only.
+
+    Parameters
+    ----------
+    one_ways : sequence of tuple of str
+        The one-way marginals round 0 would measure, in order.
+    recycled : sequence of RecycledMeasurement
+        The recycled measurements the run fits.
+    domain : dict
+        ``{column: levels}``.
+    total_known : bool
+        Whether earlier measurements (a target phase) already measure every cell of a marginal.
+
+    Returns
+    -------
+    list of tuple of str
+        The one-way marginals to measure, in the order given.
+    """
+    covered = {m.clique for m in recycled if m.full}
+    left = [c for c in one_ways if c not in covered]
+    if left or total_known or not one_ways:
+        return left
+    return [min(one_ways, key=lambda c: domain[c[0]])]
 
 
 def recycled_problem(m: RecycledMeasurement, ledger: Any, domain: dict[str, int]) -> str | None:

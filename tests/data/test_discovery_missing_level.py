@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from ddssp.data.discovery.numeric import MISSING_SDS, _missing_level
 from ddssp.data.discovery.scan import MISSING_LABEL, ScanResult
@@ -16,18 +17,36 @@ from ddssp.pipeline import DEFAULT_DELTA
 from ddssp.pipeline.plan import plan_schema
 
 
-def _scan(missing: float, sigma: float = 50.0) -> ScanResult:
-    return ScanResult(kind="numeric", n_present=5000.0, missing=missing, sigma=sigma)
+def _scan(missing: float, sigma: float = 50.0, missing_sd: float = 50.0) -> ScanResult:
+    return ScanResult(kind="numeric", n_present=5000.0, missing=missing, missing_sd=missing_sd, sigma=sigma)
 
 
 def test_the_missing_level_follows_the_single_count_level():
-    """The missing count is one count tested (its sd is the scan's sigma times sqrt 2): 3.2 sds of it
-    gives the level, 2.8 sds does not, and the level is that of one test (3 sds), not the 4.5 of a
-    scan cell among hundreds."""
-    sd = 50.0 * math.sqrt(2)
+    """The missing count is one count tested, at its own noise sd: 3.2 sds of it gives the level, 2.8
+    sds does not, and the level is that of one test (3 sds), not the 4.5 of a scan cell among hundreds."""
     assert MISSING_SDS == 3.0
-    assert _missing_level(_scan(3.2 * sd)) == MISSING_LABEL
-    assert _missing_level(_scan(2.8 * sd)) is None
+    for sd in (50.0, 50.0 * math.sqrt(2)):
+        assert _missing_level(_scan(3.2 * sd, missing_sd=sd)) == MISSING_LABEL
+        assert _missing_level(_scan(2.8 * sd, missing_sd=sd)) is None
+
+
+def test_the_missing_count_sd_is_that_of_the_cells_it_sums():
+    """The scan's missing count sums the missing cell and the text cells above the noise: its sd is the
+    scan's sigma times the root of their number (each row in one cell, independent noises)."""
+    from ddssp.data.discovery.scan import scan_column
+    from ddssp.dp import ChargedMechanisms, Ledger
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 7, 5000).astype(float)
+    isna = np.zeros(5000, dtype=bool)
+    isna[:300] = True
+    x[:300] = np.nan
+    mech = ChargedMechanisms(Ledger(1.0), InsecureSeededNoise(0))
+    plain = scan_column(x.copy(), isna.copy(), "a", 0.01, mech, None)
+    assert plain.missing_sd == pytest.approx(plain.sigma)
+    x[300:600] = np.nan  # 300 text cells (not numbers, not missing)
+    text = scan_column(x, isna, "a", 0.01, mech, None)
+    assert text.text > 0 and text.missing_sd == pytest.approx(text.sigma * math.sqrt(2))
 
 
 def _codes(n=4000, na_share=0.0, seed=0):

@@ -14,7 +14,7 @@ from ddssp.data import Schema
 from ddssp.data.discovery.numeric import grid_counts
 from ddssp.errors import ReleaseFileError
 from ddssp.marginals.estimation import MirrorDescentNumpy
-from ddssp.marginals.recycled import from_grid
+from ddssp.marginals.recycled import RecycledMeasurement, from_grid, round_zero
 from ddssp.pipeline import release
 from ddssp.releasefile import Release
 
@@ -173,3 +173,42 @@ def test_non_integer_sums_are_refused(rel):
     arrays[name] = arrays[name].astype(float) + 0.5
     with pytest.raises(ReleaseFileError, match="recycled"):
         Release.from_document(doc, arrays)
+
+
+def test_full_marks_whole_number_levels_measured_but_for_missing_cells():
+    """``full``: every level of whole-number levels measured but the missing / na ones; never bins."""
+    edges = np.arange(-1.0, 13.0)
+    y = np.ones(len(edges) - 1)
+    codes = _column({"name": "c", "kind": "numeric", "values": [2, 3, 4], "bounds": [2, 4], "missing": "<missing>"})
+    assert from_grid(codes, edges, y, 1.0, 0, whole=True).full
+    na = _column({"name": "c", "kind": "numeric", "values": [1, 2, 3], "bounds": [1, 3], "na": "2"})
+    assert from_grid(na, edges, y, 1.0, 0, whole=True).full
+    binned = _column({"name": "c", "kind": "numeric", "edges": [1, 4, 6, 10], "values": [2, 5, 8], "bounds": [1, 10]})
+    m = from_grid(binned, edges, y, 1.0, 0, whole=True)
+    assert m is not None and not m.full
+
+
+def test_round_zero_leaves_out_covered_columns_and_keeps_a_total():
+    full = RecycledMeasurement(("a",), np.zeros(3), np.array([1, 1, 0]), 1.0, 0, True)
+    part = RecycledMeasurement(("b",), np.zeros(4), np.array([1, 0, 1, 0]), 1.0, 1, False)
+    domain = {"a": 3, "b": 4, "c": 2}
+    assert round_zero([("a",), ("b",), ("c",)], [full, part], domain, total_known=False) == [("b",), ("c",)]
+    # every column covered: the smallest one-way stays, unless earlier measurements give the total
+    full_c = RecycledMeasurement(("c",), np.zeros(2), np.array([1, 0]), 1.0, 2, True)
+    assert round_zero([("a",), ("c",)], [full, full_c], domain, total_known=False) == [("c",)]
+    assert round_zero([("a",), ("c",)], [full, full_c], domain, total_known=True) == []
+
+
+def test_round_zero_pays_only_for_what_it_measures(rel):
+    """Round 0 measures no column a full recycled measurement covers; the ledger charges exactly the
+    measurements made, and the adaptive rounds spend what round 0 left (the whole budget is spent)."""
+    covered = {m.clique for m in rel.recycled if m.full}
+    assert covered  # the table's code columns are covered
+    zero = [m.clique for m in rel.measurements if m.round == 0]
+    assert zero and not covered & set(zero)
+    charged = [e for e in rel.ledger.entries if e.kind == "measure"]
+    assert [(tuple(e.clique), e.round) for e in charged] == [(m.clique, m.round) for m in rel.measurements]
+    assert sum(e.rho for e in charged if e.round == 0) == pytest.approx(
+        sum(1 / (2 * m.sigma**2) for m in rel.measurements if m.round == 0)
+    )
+    assert rel.ledger.spent == pytest.approx(rel.ledger.rho_budget, rel=1e-9)

@@ -78,9 +78,9 @@ MEDIAN_LEVELS = 3
 #: cells of the median tree's candidate grid
 MEDIAN_CELLS = 1024
 #: a numeric column gets a ``<missing>`` level when the scan's noisy count of its missing (and text)
-#: cells reaches this many sds: one count tested, not one of the scan's many cells (noise alone passes
-#: in about 1e-3 of columns, and a missing level of noise holds about no rows); under it the missing
-#: cells are written as the median's value, a code the input did not use for them
+#: cells reaches this many sds of its noise (``ScanResult.missing_sd``): one count tested, not one of
+#: the scan's many cells (noise alone passes in about 1e-3 of columns; a missing level of noise holds
+#: about no rows); under it the missing cells are written as the median's value, a code not theirs
 MISSING_SDS = 3.0
 
 
@@ -697,4 +697,4 @@ def _median_bins(
 def _missing_level(scan: ScanResult) -> str | None:
     """The ``<missing>`` level when the scan's noisy count of missing (or non-numeric) cells reaches
     ``MISSING_SDS`` sds of its noise, else None (they then go to the bin of the noisy median)."""
-    return MISSING_LABEL if scan.missing >= MISSING_SDS * scan.sigma * math.sqrt(2) else None
+    return MISSING_LABEL if scan.missing >= MISSING_SDS * (scan.missing_sd or scan.sigma) else None

@@ -99,6 +99,9 @@ class ScanResult:
         Noisy count of present (non-missing) cells, populated cells only.
     missing : float
         Noisy missing + text count (numeric columns: cells that are not numbers).
+    missing_sd : float or None
+        The noise sd of ``missing``: ``sigma`` times the root of the number of scan cells it sums
+        (None: the missing cell's alone, ``sigma``).
     lo, hi : float
         The outer edges of the populated bands (numeric).
     lo_pos : float or None
@@ -122,6 +125,7 @@ class ScanResult:
     kind: str | None  # "numeric" / "categorical" / "date"
     n_present: float  # noisy count of present (non-missing) cells, populated cells only
     missing: float  # noisy missing + text count (numeric columns: cells that are not numbers)
+    missing_sd: float | None = None  # its noise sd (the scan cells it sums); None: sigma
     lo: float = 0.0
     hi: float = 0.0
     lo_pos: float | None = None  # lower edge of the lowest populated positive band
@@ -310,6 +314,7 @@ def scan_column(
         kind=kind,
         n_present=t.num + text_all,
         missing=max(t.miss, 0.0) + (text_all if kind == "numeric" else 0.0),
+        missing_sd=t.sd_of(t.text_cells() if kind == "numeric" else 0),
         text=text_all,
         sigma=sigma,
     )
@@ -388,6 +393,15 @@ class _ScanTotals:
             secs=secs_c,
         )
 
+    def text_cells(self) -> int:
+        """How many of the text, date, timestamp and clock-time cells count (are above the noise)."""
+        return sum(v > 0 for v in (self.text, self.date, self.ts, self.clock, self.secs))
+
+    def sd_of(self, cells: int) -> float:
+        """The noise sd of the missing count plus ``cells`` other scan cells (each row in one cell:
+        independent noises of sd ``sigma``)."""
+        return self.sigma * math.sqrt(1 + cells)
+
     @property
     def dated(self) -> float:
         """Dates and timestamps."""
@@ -458,6 +472,7 @@ def _time_axis_scan(t: _ScanTotals, name: str, kind: str) -> ScanResult:
             kind="date",
             n_present=t.dated,
             missing=max(t.miss, 0.0) + t.text + t.num + t.clocked,
+            missing_sd=t.sd_of((t.text > 0) + 2 * int(t.pop.sum()) + (t.clock > 0) + (t.secs > 0)),
             text=t.text,
             sigma=t.sigma,
             unit="timestamp" if t.ts >= 0.2 * t.dated else "date",
@@ -471,6 +486,7 @@ def _time_axis_scan(t: _ScanTotals, name: str, kind: str) -> ScanResult:
         kind="date",
         n_present=t.clocked,
         missing=max(t.miss, 0.0) + t.text + t.num + t.dated,
+        missing_sd=t.sd_of((t.text > 0) + 2 * int(t.pop.sum()) + (t.date > 0) + (t.ts > 0)),
         text=t.text,
         lo=0.0,
         hi=MINUTES,
