@@ -24,7 +24,8 @@ It does what an agency would do with the public tools, as a new user would run t
    The synthetic CSVs are kept in ``OUTDIR/files/``.
 3. **Scores.** ddssp's k-marginal (:func:`ddssp.evaluation.agency.kmarginal`, grouped by PUMA as
    SDNist's report, its worst PUMA, and without groups) always; rows breaking a declared rule
-   (:func:`ddssp.data.rules.broken_rows` on the encoded rows); and, when an interpreter with
+   (:func:`ddssp.data.rules.broken_rows` on the encoded rows) or a declared dependency (rows away
+   from their group's most common value, :func:`ddssp.data.rules.dependency_violations`); and, when an interpreter with
    ``sdnist`` is given (``sdnist_python`` in the spec, ``DDSSP_SDNIST_PYTHON``, or ``python -m
    ddssp.bench.agency SPEC --sdnist-python PY``), SDNist 2.4's own k-marginal and inconsistency
    counts, run by :mod:`.agency_sdnist` in that interpreter.
@@ -498,7 +499,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     pandas.DataFrame
         One row per measured number.
     """
-    from ddssp.data.rules import broken_rows, compile_rules
+    from ddssp.data.rules import broken_rows, compile_rules, dependencies, dependency_violations
     from ddssp.releasefile import Release
 
     s = parse_spec(spec, ctx)
@@ -589,9 +590,11 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     sc = {}
                     rel = Release.load(rel_path)
                     declared = compile_rules(rules_for(cfg_rules, cols), rel.schema) if cfg_rules else []
+                    deps = dependencies(rules_for(cfg_rules, cols)) if cfg_rules else []
                     raw = pd.read_csv(syn_path, dtype=str, keep_default_na=False)
                     codes = rel.schema.encode(raw[rel.schema.names].replace({"N": None}))
                     sc["rule_violations"] = float(broken_rows(codes, declared).sum()) if declared else 0.0
+                    sc["rule_violations"] += float(sum(d["rows"] for d in dependency_violations(codes, deps)))
                     sc["release_cpu_s"] = res["cpu_s"]
                     sc["release_wall_s"] = res["wall_s"]
                     sc["synth_wall_s"] = synth_s

@@ -221,3 +221,15 @@ def test_the_topcoded_rules_forbid_exactly_too_many_children():
     v_npf = np.array([npf.values[j] if j < len(npf.values) else np.nan for j in grid["NPF"]], dtype=float)
     expected = ~np.isnan(v_noc) & ~np.isnan(v_npf) & (v_noc >= v_npf)
     assert expected.any() and (broken == expected).all()
+
+
+def test_the_round5_rules_are_round4s_and_the_dictionarys_density_dependency():
+    from ddssp.data.rules import Dependency, parse_rules
+
+    spec_dir = Path(__file__).resolve().parents[2] / "workloads"
+    round4 = parse_rules((spec_dir / "agency-nist-topcoded.rules").read_text())
+    round5 = parse_rules((spec_dir / "agency-nist-round5.rules").read_text())
+    assert round5 == [*round4, Dependency("density_by_puma", "DENSITY", ("PUMA",))]
+    text = (spec_dir / "agency-nist-round5.rules").read_text()
+    assert "depends on" not in agency.rules_for(text, ["PUMA", "AGEP", "MSP"])  # DENSITY not released
+    assert "DENSITY depends on PUMA" in agency.rules_for(text, ["PUMA", "DENSITY"])
