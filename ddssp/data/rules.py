@@ -12,15 +12,11 @@ the level "not applicable")::
     gq_NOC: HOUSING_TYPE > 1 -> NOC == N
 
 A line may instead declare a functional dependency, ``[name:] COLUMN depends on COLUMN {and
-COLUMN}``: within each combination of the right-hand columns' values the left one takes a single
-value. The NIST excerpts' data dictionary describes DENSITY as the "population density among
-residents of each PUMA", a property of the PUMA::
-
-    density_by_puma: DENSITY depends on PUMA
-
-Only the dependency is declared, never the values: which level each group takes is read from the
-release's own model (post-processing of its noisy marginals, :func:`ddssp.marginals.rules_model.
-dependency_zeros`), and every synthetic row of the group gets it. The data are not read for it.
+COLUMN}``: within each group of the right-hand columns' values the left one takes one value (the
+NIST dictionary's DENSITY is the "population density among residents of each PUMA":
+``density_by_puma: DENSITY depends on PUMA``). Only the dependency is declared, never the values:
+each group's level is read from the release's model (post-processing,
+:func:`ddssp.marginals.rules_model.dependency_zeros`) and every synthetic row of the group gets it.
 
 A rules file holds one rule per line; blank lines and lines starting with ``#`` are skipped.
 
@@ -557,26 +553,9 @@ def compile_rule(rule: Rule, schema: Any) -> CompiledRule:
     return CompiledRule(rule, cols, forbidden)
 
 
-def check_dependency(dep: Dependency, schema: Any) -> int:
-    """Check a dependency against a schema: its columns exist and their table is not too large.
-
-    Parameters
-    ----------
-    dep : Dependency
-        The dependency.
-    schema : Schema
-        The release's schema.
-
-    Returns
-    -------
-    int
-        The number of cells of the table over its columns.
-
-    Raises
-    ------
-    RuleError
-        For a column not in the schema or a table too large.
-    """
+def _check_dependency(dep: Dependency, schema: Any) -> int:
+    """Check a dependency against a schema (its columns exist, their table is not too large);
+    return the number of cells of that table. Raises :class:`RuleError` otherwise."""
     unknown = [c for c in dep.columns if c not in schema.names]
     if unknown:
         raise RuleError(f"rule {dep.name!r} names column(s) {unknown} not in the schema")
@@ -603,7 +582,7 @@ def dependencies(rules: Any) -> list[Dependency]:
 
 def compile_rules(rules: Any, schema: Any) -> list[CompiledRule]:
     """Rules (see :func:`as_rules`) checked against a schema and compiled; dependencies are checked
-    (:func:`check_dependency`) and left out (their cells are decided from a model).
+    (:func:`_check_dependency`) and left out (their cells are decided from a model).
 
     Parameters
     ----------
@@ -624,7 +603,7 @@ def compile_rules(rules: Any, schema: Any) -> list[CompiledRule]:
     out, total = [], 0
     for r in as_rules(rules):
         if isinstance(r, Dependency):
-            total += check_dependency(r, schema)
+            total += _check_dependency(r, schema)
             if total > MAX_RULE_CELLS:
                 raise RuleError(f"the rules span more than {MAX_RULE_CELLS} cells in all (at rule {r.name!r})")
             continue
