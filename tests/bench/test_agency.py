@@ -233,3 +233,13 @@ def test_the_round5_rules_are_round4s_and_the_dictionarys_density_dependency():
     text = (spec_dir / "agency-nist-round5.rules").read_text()
     assert "depends on" not in agency.rules_for(text, ["PUMA", "AGEP", "MSP"])  # DENSITY not released
     assert "DENSITY depends on PUMA" in agency.rules_for(text, ["PUMA", "DENSITY"])
+
+
+def test_the_dependent_workload_asks_for_a_column_fixed_by_the_group_only_with_the_group():
+    from ddssp.bench.agency_workload import dependent_workload
+
+    cols = ["PUMA", "AGEP", "DENSITY", "SEX", "MSP"]
+    rules = "density_by_puma: DENSITY depends on PUMA\nx: MSP depends on AGEP\nchild: AGEP < 15 -> MSP == N\n"
+    w = dependent_workload(cols, "PUMA", rules)
+    assert w == [["PUMA", "AGEP", "SEX"], ["PUMA", "AGEP", "MSP"], ["PUMA", "SEX", "MSP"], ["PUMA", "DENSITY"]]
+    assert len(dependent_workload(cols, "PUMA", "")) == 6  # no dependency: every triple (PUMA, a, b)
