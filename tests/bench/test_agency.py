@@ -63,6 +63,10 @@ def test_parse_spec_refuses_bad_entries(tmp_path):
     with pytest.raises(WorkloadError, match="bins must name"):
         agency.parse_spec(_spec(configs=[{"name": "x", "features": "f", "eps": 1.0, "bins": "no"}]), ctx)
     assert agency.parse_spec(_spec(), _ctx(tmp_path, sdnist_python="/x/python"))["sdnist_python"] == "/x/python"
+    with pytest.raises(WorkloadError, match="dependent = true needs by"):
+        agency.parse_spec(_spec(configs=[{"name": "x", "features": "f", "eps": 1.0, "dependent": True}]), ctx)
+    dep = {"name": "x", "features": "f", "eps": 1.0, "by": "PUMA", "dependent": True}
+    assert agency.parse_spec(_spec(configs=[dep]), ctx)["configs"][0]["dependent"] is True
 
 
 def test_review_keeps_the_states_pumas_and_leaves_declared_bins_to_the_schema():
