@@ -17,14 +17,17 @@ It does what an agency would do with the public tools, as a new user would run t
    another recipe (``AGEP``, ``PINCP``, ``POVPIP``, ``NOC``, ``NPF`` edges, ``within = "uniform"``
    or ``"none"``, ``ranges = {NOC = [0, 10]}``), which a ``[[configs]]`` entry names with ``bins =
    "NAME"``; its ``rules`` is true (the spec's rules file), false, or a rules file of its own, and
-   ``args`` adds release options.
+   ``args`` adds release options; ``dependent = true`` (with ``by``) replaces ``--by`` by a
+   workload file of the triples (by, a, b) over the columns that do not depend on ``by`` and the
+   pair (by, c) for each column declared to (:func:`~ddssp.bench.agency_workload.dependent_workload`).
 2. **Releases.** Per state and configuration, ``releases`` fresh releases with secure noise:
    ``ddssp release DATA --eps E --codebook codebook.json --schema bins.json --na-values N --columns
    ... [--by PUMA] [--rules FILE]``, then ``ddssp synth REL --rows N`` (as many rows as the data).
    The synthetic CSVs are kept in ``OUTDIR/files/``.
 3. **Scores.** ddssp's k-marginal (:func:`ddssp.evaluation.agency.kmarginal`, grouped by PUMA as
    SDNist's report, its worst PUMA, and without groups) always; rows breaking a declared rule
-   (:func:`ddssp.data.rules.broken_rows` on the encoded rows); and, when an interpreter with
+   (:func:`ddssp.data.rules.broken_rows` on the encoded rows) or a declared dependency (rows away
+   from their group's most common value, :func:`ddssp.data.rules.dependency_violations`); and, when an interpreter with
    ``sdnist`` is given (``sdnist_python`` in the spec, ``DDSSP_SDNIST_PYTHON``, or ``python -m
    ddssp.bench.agency SPEC --sdnist-python PY``), SDNist 2.4's own k-marginal and inconsistency
    counts, run by :mod:`.agency_sdnist` in that interpreter.
@@ -55,6 +58,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddssp.bench.agency_workload import dependent_workload
 from ddssp.bench.release_process import bench_env, run_release
 from ddssp.errors import WorkloadError
 
@@ -77,7 +81,7 @@ SPEC_KEYS = {
 }
 STATE_KEYS = {"name", "source", "puma_prefix"}
 #: a configuration's ``rules``: true (the spec's rules file), false (none) or its own rules file
-CONFIG_KEYS = {"name", "features", "eps", "by", "rules", "bins", "args", "description"}
+CONFIG_KEYS = {"name", "features", "eps", "by", "rules", "bins", "args", "dependent", "description"}
 BIN_KEYS = {"AGEP", "PINCP", "POVPIP", "NOC", "NPF", "within", "ranges"}
 
 #: The agency recipe's default bins: an edge at every age SDNist's checks name (3, 5, 15, 16), income
@@ -180,6 +184,8 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
             raise WorkloadError(f"unknown key(s) {bad} in [[configs]]; known: {sorted(CONFIG_KEYS)}")
         if c.get("features") not in feature_sets:
             raise WorkloadError(f"config {c.get('name')!r}: features must name a [features] entry")
+        if c.get("dependent") and not c.get("by"):
+            raise WorkloadError(f"config {c.get('name')!r}: dependent = true needs by")
         if c.get("bins", "agency") not in bins:
             raise WorkloadError(f"config {c.get('name')!r}: bins must name a [bins.NAME] entry or 'agency'")
         eps_list = ctx.eps if ctx.eps is not None else [c.get("eps")]
@@ -195,6 +201,7 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
                     "rules": c.get("rules", True),
                     "bins": c.get("bins", "agency"),
                     "args": [str(a) for a in c.get("args", [])],
+                    "dependent": bool(c.get("dependent", False)),
                 }
             )
     if not configs:
@@ -498,7 +505,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     pandas.DataFrame
         One row per measured number.
     """
-    from ddssp.data.rules import broken_rows, compile_rules
+    from ddssp.data.rules import broken_rows, compile_rules, dependencies, dependency_violations
     from ddssp.releasefile import Release
 
     s = parse_spec(spec, ctx)
@@ -561,7 +568,11 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     rule_file = files / f"{cfg_stem}.rules"
                     rule_file.write_text(rules_for(cfg_rules, cols))
                     args += ["--rules", str(rule_file)]
-                if cfg["by"]:
+                if cfg["dependent"]:  # the grouped pairs, a column fixed by the group measured with it only
+                    work = files / f"{cfg_stem}.workload.json"
+                    work.write_text(json.dumps(dependent_workload(cols, cfg["by"], rules_for(cfg_rules, cols))))
+                    args += ["--workload", str(work)]
+                elif cfg["by"]:
                     args += ["--by", cfg["by"]]
                 args += cfg["args"]  # further release options (e.g. --rounds)
                 for r in range(s["releases"]):
@@ -589,9 +600,11 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     sc = {}
                     rel = Release.load(rel_path)
                     declared = compile_rules(rules_for(cfg_rules, cols), rel.schema) if cfg_rules else []
+                    deps = dependencies(rules_for(cfg_rules, cols)) if cfg_rules else []
                     raw = pd.read_csv(syn_path, dtype=str, keep_default_na=False)
                     codes = rel.schema.encode(raw[rel.schema.names].replace({"N": None}))
                     sc["rule_violations"] = float(broken_rows(codes, declared).sum()) if declared else 0.0
+                    sc["rule_violations"] += float(sum(d["rows"] for d in dependency_violations(codes, deps)))
                     sc["release_cpu_s"] = res["cpu_s"]
                     sc["release_wall_s"] = res["wall_s"]
                     sc["synth_wall_s"] = synth_s

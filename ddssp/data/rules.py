@@ -11,6 +11,13 @@ the level "not applicable")::
     too_many_children: NOC != N and NPF != N -> NOC < NPF
     gq_NOC: HOUSING_TYPE > 1 -> NOC == N
 
+A line may instead declare a functional dependency, ``[name:] COLUMN depends on COLUMN {and
+COLUMN}``: within each group of the right-hand columns' values the left one takes one value (the
+NIST dictionary's DENSITY is the "population density among residents of each PUMA":
+``density_by_puma: DENSITY depends on PUMA``). Only the dependency is declared, never the values:
+each group's level is read from the release's model (post-processing,
+:func:`ddssp.marginals.rules_model.dependency_zeros`) and every synthetic row of the group gets it.
+
 A rules file holds one rule per line; blank lines and lines starting with ``#`` are skipped.
 
 How a condition reads a column's levels (the schema's levels, never the data):
@@ -30,8 +37,9 @@ How a condition reads a column's levels (the schema's levels, never the data):
 
 A rule over columns C is compiled (:func:`compile_rules`) into the cells of the marginal over C that
 break it (its structural zeros): synthetic rows are drawn from the model conditioned on no row
-falling in them (:mod:`ddssp.marginals.rules_model`). Rules are public input: they are charged
-nothing, written into the release as text and validated again when it is read.
+falling in them (:mod:`ddssp.marginals.rules_model`). A dependency is checked against the schema
+there and compiled later, from the model (:func:`dependencies` lists them). Rules are public input:
+they are charged nothing, written into the release as text and validated again when it is read.
 """
 
 from __future__ import annotations
@@ -131,20 +139,54 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class Dependency:
+    """A declared functional dependency: within each combination of ``by``'s values, ``column`` takes
+    one value (which one is not declared).
+
+    Attributes
+    ----------
+    name : str
+        The dependency's name (given before a colon, else ``rule N``).
+    column : str
+        The column that is fixed within a group.
+    by : tuple of str
+        The columns whose values form the groups.
+    """
+
+    name: str
+    column: str
+    by: tuple[str, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns named, the dependent one first."""
+        return (self.column, *self.by)
+
+    @property
+    def text(self) -> str:
+        """The dependency in its canonical text form (what a release stores)."""
+        return f"{self.name}: {_quote(self.column)} depends on {' and '.join(map(_quote, self.by))}"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class CompiledRule:
     """A rule as the cells it forbids, on the codes of a schema.
 
     Attributes
     ----------
-    rule : Rule
-        The rule.
+    rule : Rule or Dependency
+        The rule (a dependency's table is decided from a model:
+        :func:`ddssp.marginals.rules_model.dependency_zeros`).
     columns : tuple of str
         The columns of the forbidden table, in schema order.
     forbidden : numpy.ndarray
         Boolean, one axis per column (its levels): True on the cells that break the rule.
     """
 
-    rule: Rule
+    rule: Rule | Dependency
     columns: tuple[str, ...]
     forbidden: np.ndarray
 
@@ -177,19 +219,20 @@ def _number(s: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def parse_rule(text: str, index: int = 1) -> Rule:
-    """Read one rule.
+def parse_rule(text: str, index: int = 1) -> Rule | Dependency:
+    """Read one rule, or one dependency.
 
     Parameters
     ----------
     text : str
-        ``[name:] CONDITION {and CONDITION} -> CONDITION {or CONDITION}``.
+        ``[name:] CONDITION {and CONDITION} -> CONDITION {or CONDITION}``, or ``[name:] COLUMN
+        depends on COLUMN {and COLUMN}``.
     index : int
         The rule's number, for its default name and the messages.
 
     Returns
     -------
-    Rule
+    Rule or Dependency
 
     Raises
     ------
@@ -222,6 +265,8 @@ def parse_rule(text: str, index: int = 1) -> Rule:
             tokens.append(("word", word))
         pos = t.end()
     arrows = [i for i, (k, _) in enumerate(tokens) if k == "arrow"]
+    if not arrows and tokens[1:3] == [("word", "depends"), ("word", "on")]:
+        return _dependency(tokens, name)
     if len(arrows) != 1:
         raise RuleError(f"rule {name!r} needs exactly one '->' (CONDITION [and ...] -> CONDITION [or ...])")
     when = _conditions(tokens[: arrows[0]], "and", name)
@@ -229,6 +274,24 @@ def parse_rule(text: str, index: int = 1) -> Rule:
     if len(when) + len(then) > MAX_CONDITIONS:
         raise RuleError(f"rule {name!r} has {len(when) + len(then)} conditions; at most {MAX_CONDITIONS}")
     return Rule(name, tuple(when), tuple(then))
+
+
+def _dependency(tokens: list[tuple[str, str]], name: str) -> Dependency:
+    """``COLUMN depends on COLUMN {and COLUMN}`` from its tokens (the first three already read)."""
+    usage = f"rule {name!r}: write COLUMN depends on COLUMN [and COLUMN ...]"
+    if tokens[0][0] not in ("word", "value"):
+        raise RuleError(usage)
+    rest = tokens[3:]
+    by = [t for kind, t in rest[0::2] if kind in ("word", "value")]
+    joins = rest[1::2]
+    if not rest or len(rest) % 2 == 0 or len(by) != len(rest[0::2]) or any(j != ("word", "and") for j in joins):
+        raise RuleError(usage)
+    column = tokens[0][1]
+    if column in by or len(set(by)) != len(by):
+        raise RuleError(f"rule {name!r}: each column may be named once ({column!r} depends on {by})")
+    if len(by) + 1 > MAX_CONDITIONS:
+        raise RuleError(f"rule {name!r} names {len(by) + 1} columns; at most {MAX_CONDITIONS}")
+    return Dependency(name, column, tuple(by))
 
 
 def _conditions(tokens: list[tuple[str, str]], joiner: str, name: str) -> list[Condition]:
@@ -253,8 +316,8 @@ def _conditions(tokens: list[tuple[str, str]], joiner: str, name: str) -> list[C
         i += 1
 
 
-def parse_rules(text: str | Sequence[str]) -> list[Rule]:
-    """Read rules from a rules file's text (one per line) or a list of rule strings.
+def parse_rules(text: str | Sequence[str]) -> list[Rule | Dependency]:
+    """Read rules (and dependencies) from a rules file's text (one per line) or a list of rule strings.
 
     Parameters
     ----------
@@ -263,7 +326,7 @@ def parse_rules(text: str | Sequence[str]) -> list[Rule]:
 
     Returns
     -------
-    list of Rule
+    list of Rule or Dependency
 
     Raises
     ------
@@ -287,7 +350,7 @@ def parse_rules(text: str | Sequence[str]) -> list[Rule]:
     return rules
 
 
-def load_rules(path: str | Path) -> list[Rule]:
+def load_rules(path: str | Path) -> list[Rule | Dependency]:
     """Read a rules file (UTF-8 text, one rule per line).
 
     Parameters
@@ -319,26 +382,28 @@ def load_rules(path: str | Path) -> list[Rule]:
         raise RuleError(f"{path}: {e}") from None
 
 
-def as_rules(rules: Any) -> list[Rule]:
+def as_rules(rules: Any) -> list[Rule | Dependency]:
     """Rules from what a caller gives: None, a path, text, a list of strings or of :class:`Rule`.
 
     Parameters
     ----------
     rules : None, str, pathlib.Path, or sequence
         A path (``Path``, or a string naming an existing file without a ``->``), the text of rules,
-        or rule strings / Rule objects.
+        or rule strings / Rule and Dependency objects.
 
     Returns
     -------
-    list of Rule
+    list of Rule or Dependency
     """
     if rules is None:
         return []
-    if isinstance(rules, Path) or (isinstance(rules, str) and "->" not in rules and "\n" not in rules):
+    if isinstance(rules, Path) or (
+        isinstance(rules, str) and "->" not in rules and "\n" not in rules and " depends on " not in rules
+    ):
         return load_rules(rules)
     if isinstance(rules, str):
         return parse_rules(rules)
-    if isinstance(rules, Sequence) and all(isinstance(r, Rule) for r in rules):
+    if isinstance(rules, Sequence) and all(isinstance(r, (Rule, Dependency)) for r in rules):
         if len(rules) > MAX_RULES:
             raise RuleError(f"{len(rules)} rules; at most {MAX_RULES}")
         return list(rules)
@@ -488,8 +553,36 @@ def compile_rule(rule: Rule, schema: Any) -> CompiledRule:
     return CompiledRule(rule, cols, forbidden)
 
 
+def _check_dependency(dep: Dependency, schema: Any) -> int:
+    """Check a dependency against a schema (its columns exist, their table is not too large);
+    return the number of cells of that table. Raises :class:`RuleError` otherwise."""
+    unknown = [c for c in dep.columns if c not in schema.names]
+    if unknown:
+        raise RuleError(f"rule {dep.name!r} names column(s) {unknown} not in the schema")
+    cells = math.prod(schema.column(c).size for c in dep.columns)
+    if cells > MAX_RULE_CELLS:
+        raise RuleError(f"rule {dep.name!r} spans {cells} cells of {list(dep.columns)}; at most {MAX_RULE_CELLS}")
+    return cells
+
+
+def dependencies(rules: Any) -> list[Dependency]:
+    """The dependencies among rules (see :func:`as_rules`), in order.
+
+    Parameters
+    ----------
+    rules : any
+        What :func:`as_rules` takes.
+
+    Returns
+    -------
+    list of Dependency
+    """
+    return [r for r in as_rules(rules) if isinstance(r, Dependency)]
+
+
 def compile_rules(rules: Any, schema: Any) -> list[CompiledRule]:
-    """Rules (see :func:`as_rules`) checked against a schema and compiled.
+    """Rules (see :func:`as_rules`) checked against a schema and compiled; dependencies are checked
+    (:func:`_check_dependency`) and left out (their cells are decided from a model).
 
     Parameters
     ----------
@@ -509,6 +602,11 @@ def compile_rules(rules: Any, schema: Any) -> list[CompiledRule]:
     """
     out, total = [], 0
     for r in as_rules(rules):
+        if isinstance(r, Dependency):
+            total += _check_dependency(r, schema)
+            if total > MAX_RULE_CELLS:
+                raise RuleError(f"the rules span more than {MAX_RULE_CELLS} cells in all (at rule {r.name!r})")
+            continue
         c = compile_rule(r, schema)
         total += c.forbidden.size
         if total > MAX_RULE_CELLS:
@@ -554,3 +652,32 @@ def rule_counts(codes: pd.DataFrame, compiled: Iterable[CompiledRule]) -> list[d
         Per rule: ``rule`` (its name), ``text`` and ``rows`` (the count).
     """
     return [{"rule": r.rule.name, "text": r.rule.text, "rows": int(r.broken(codes).sum())} for r in compiled]
+
+
+def dependency_violations(codes: pd.DataFrame, deps: Iterable[Dependency]) -> list[dict[str, Any]]:
+    """How many rows break each dependency: in each group, the rows away from its most common value.
+
+    Parameters
+    ----------
+    codes : pandas.DataFrame
+        Integer codes (or any values) of at least the dependencies' columns.
+    deps : iterable of Dependency
+        The dependencies.
+
+    Returns
+    -------
+    list of dict
+        Per dependency: ``rule`` (its name), ``text``, ``rows`` (0 exactly when every group holds
+        one value) and ``groups`` (the groups holding more than one).
+    """
+    out = []
+    for d in deps:
+        if len(codes) == 0:
+            out.append({"rule": d.name, "text": d.text, "rows": 0, "groups": 0})
+            continue
+        counts = codes.groupby([*d.by, d.column], sort=False, observed=True).size()
+        by_group = counts.groupby(level=list(range(len(d.by))), sort=False)
+        rows = int(len(codes) - by_group.max().sum())
+        groups = int((by_group.size() > 1).sum())
+        out.append({"rule": d.name, "text": d.text, "rows": rows, "groups": groups})
+    return out

@@ -12,6 +12,11 @@ still breaks a rule (numerically empty conditionals fall back to uniform draws i
 :meth:`GraphicalModel.sample`), and, if rows are left after a few redraws, replaces them by rows
 drawn from the consistent ones, so no synthetic row breaks a declared rule.
 
+A declared dependency (``DENSITY depends on PUMA``, :class:`ddssp.data.rules.Dependency`) becomes
+structural zeros the same way once its values are decided: :func:`dependency_zeros` gives each group
+the level the model holds most of it in and forbids the group's other levels, so the refit or the
+conditioned model, the draws and the redraws all keep one value per group.
+
 Everything here is post-processing of the released model with public rules: no privacy cost.
 """
 
@@ -148,6 +153,41 @@ def refitted(model: Any, compiled: Sequence[Any], measurements: Sequence[Any], i
         return conditioned(model, compiled)
     if not (np.isfinite(res["loss"]) and all(np.isfinite(b).all() and b.sum() > 0 for b in out.beliefs)):
         return conditioned(model, compiled)
+    return out
+
+
+def dependency_zeros(model: Any, deps: Sequence[Any]) -> list[Any]:
+    """Declared dependencies as structural zeros decided from the model: in each group of a
+    dependency's ``by`` columns, every level of its column but the one the model gives the group most
+    rows in is forbidden.
+
+    The dependency is public knowledge; which level each group takes is read from the model alone
+    (post-processing of the release's noisy marginals; the data are never read). A group with no mass
+    in the model keeps its first level. Ties go to the lower level.
+
+    Parameters
+    ----------
+    model : GraphicalModel
+        The released model (its domain in schema order).
+    deps : sequence of Dependency
+        The dependencies (columns checked against the schema).
+
+    Returns
+    -------
+    list of CompiledRule
+        One per dependency, its table over the dependency's columns in the model's order.
+    """
+    from ddssp.data.rules import CompiledRule
+
+    out = []
+    for d in deps:
+        cols = tuple(a for a in model.domain if a in d.columns)
+        table = np.asarray(model.marginal(cols), dtype=float)
+        axis = cols.index(d.column)
+        moved = np.moveaxis(table, axis, -1)
+        best = np.argmax(moved, axis=-1)  # the first of equal counts
+        keep = np.arange(moved.shape[-1]) == best[..., None]
+        out.append(CompiledRule(d, cols, np.moveaxis(~keep, -1, axis).copy()))
     return out
 
 

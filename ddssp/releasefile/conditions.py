@@ -39,8 +39,9 @@ def structural_zero_model(schema: Any, model: Any) -> Any:
 
 def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
     """Codes drawn from the release's model; with rules, from the model fitted again to its noisy
-    marginals with the rules' structural zeros (:mod:`ddssp.marginals.rules_model`) when the model
-    breaks them often, and conditioned on the schema's empty levels either way.
+    marginals with the rules' structural zeros (:mod:`ddssp.marginals.rules_model`; a declared
+    dependency's from the model, :func:`~ddssp.marginals.rules_model.dependency_zeros`) when the
+    model breaks them often, and conditioned on the schema's empty levels either way.
 
     Parameters
     ----------
@@ -58,10 +59,13 @@ def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
     pandas.DataFrame
         Integer codes, one column per schema column.
     """
+    from ddssp.data.rules import dependencies
     from ddssp.marginals import rules_model
 
     compiled = rel.compiled_rules()
     model = rel.model
+    if rel.rules:  # declared dependencies: one level per group, decided from the model
+        compiled = compiled + rules_model.dependency_zeros(model, dependencies(rel.rules))
     workload = [c for c, _ in rel.workload]
     if compiled and rel.measurements and rules_model.forbidden_mass(model, compiled) > rules_model.REFIT_ABOVE:
         # the refit starts from the measurements, which know nothing of the schema's empty levels:
@@ -92,9 +96,11 @@ def checked_rules(rules: Any, schema: Any) -> list[str]:
     ddssp.data.rules.RuleError
         For a rule that cannot be read or does not fit ``schema``.
     """
-    from ddssp.data.rules import compile_rules
+    from ddssp.data.rules import as_rules, compile_rules
 
-    return [c.rule.text for c in compile_rules(rules, schema)]
+    read = as_rules(rules)
+    compile_rules(read, schema)
+    return [r.text for r in read]
 
 
 def stored_rules(stored: Any, schema: Any) -> list[str]:

@@ -63,6 +63,10 @@ def test_parse_spec_refuses_bad_entries(tmp_path):
     with pytest.raises(WorkloadError, match="bins must name"):
         agency.parse_spec(_spec(configs=[{"name": "x", "features": "f", "eps": 1.0, "bins": "no"}]), ctx)
     assert agency.parse_spec(_spec(), _ctx(tmp_path, sdnist_python="/x/python"))["sdnist_python"] == "/x/python"
+    with pytest.raises(WorkloadError, match="dependent = true needs by"):
+        agency.parse_spec(_spec(configs=[{"name": "x", "features": "f", "eps": 1.0, "dependent": True}]), ctx)
+    dep = {"name": "x", "features": "f", "eps": 1.0, "by": "PUMA", "dependent": True}
+    assert agency.parse_spec(_spec(configs=[dep]), ctx)["configs"][0]["dependent"] is True
 
 
 def test_review_keeps_the_states_pumas_and_leaves_declared_bins_to_the_schema():
@@ -221,3 +225,25 @@ def test_the_topcoded_rules_forbid_exactly_too_many_children():
     v_npf = np.array([npf.values[j] if j < len(npf.values) else np.nan for j in grid["NPF"]], dtype=float)
     expected = ~np.isnan(v_noc) & ~np.isnan(v_npf) & (v_noc >= v_npf)
     assert expected.any() and (broken == expected).all()
+
+
+def test_the_round5_rules_are_round4s_and_the_dictionarys_density_dependency():
+    from ddssp.data.rules import Dependency, parse_rules
+
+    spec_dir = Path(__file__).resolve().parents[2] / "workloads"
+    round4 = parse_rules((spec_dir / "agency-nist-topcoded.rules").read_text())
+    round5 = parse_rules((spec_dir / "agency-nist-round5.rules").read_text())
+    assert round5 == [*round4, Dependency("density_by_puma", "DENSITY", ("PUMA",))]
+    text = (spec_dir / "agency-nist-round5.rules").read_text()
+    assert "depends on" not in agency.rules_for(text, ["PUMA", "AGEP", "MSP"])  # DENSITY not released
+    assert "DENSITY depends on PUMA" in agency.rules_for(text, ["PUMA", "DENSITY"])
+
+
+def test_the_dependent_workload_asks_for_a_column_fixed_by_the_group_only_with_the_group():
+    from ddssp.bench.agency_workload import dependent_workload
+
+    cols = ["PUMA", "AGEP", "DENSITY", "SEX", "MSP"]
+    rules = "density_by_puma: DENSITY depends on PUMA\nx: MSP depends on AGEP\nchild: AGEP < 15 -> MSP == N\n"
+    w = dependent_workload(cols, "PUMA", rules)
+    assert w == [["PUMA", "AGEP", "SEX"], ["PUMA", "AGEP", "MSP"], ["PUMA", "SEX", "MSP"], ["PUMA", "DENSITY"]]
+    assert len(dependent_workload(cols, "PUMA", "")) == 6  # no dependency: every triple (PUMA, a, b)

@@ -316,3 +316,95 @@ def test_the_word_missing_names_the_missing_level():
         compile_rules('AGEP < 15 -> MSP == "missing"', s)  # quoted: a label, and there is none
     with pytest.raises(RuleError, match="has no level 'missing'"):
         compile_rules("AGEP < 15 -> MSP == missing", schema())  # MSP there has no missing level
+
+
+# declared dependencies: one value of a column per group, the value read from the model
+
+
+def test_a_dependency_parses_to_its_canonical_text_and_bad_ones_are_refused_in_one_line():
+    from ddssp.data.rules import Dependency
+
+    d = parse_rule('dens: DENSITY depends on PUMA and "H H"')
+    assert d == Dependency("dens", "DENSITY", ("PUMA", "H H"))
+    assert d.text == 'dens: DENSITY depends on PUMA and "H H"' and parse_rule(d.text) == d
+    assert d.columns == ("DENSITY", "PUMA", "H H")
+    assert parse_rule("A depends on B", 3).name == "rule 3"
+    for text, match in [
+        ("A depends on", "depends on COLUMN"),
+        ("A depends on B or C", "depends on COLUMN"),
+        ("A depends on B and", "depends on COLUMN"),
+        ("A depends on B C", "depends on COLUMN"),
+        ("A depends on A", "named once"),
+        ("A depends on B and B", "named once"),
+    ]:
+        with pytest.raises(RuleError, match=match) as e:
+            parse_rule(text)
+        assert "\n" not in str(e.value)
+
+
+def test_dependencies_are_checked_against_the_schema_and_not_compiled_to_cells():
+    from ddssp.data.rules import dependencies
+
+    s = schema()
+    rules = RULES + "fam: NPF depends on H\n"
+    assert len(compile_rules(rules, s)) == 4  # the rules; the dependency's cells come from a model
+    assert [d.name for d in dependencies(rules)] == ["fam"]
+    with pytest.raises(RuleError, match=r"not in the schema"):
+        compile_rules("NPF depends on PUMA", s)
+
+
+def test_dependency_violations_count_rows_away_from_their_groups_most_common_value():
+    from ddssp.data.rules import dependency_violations
+
+    d = parse_rules(["g: D depends on G"])
+    rows = pd.DataFrame({"G": [0, 0, 0, 1, 1, 2], "D": [5, 5, 6, 7, 7, 9]})
+    assert dependency_violations(rows, d) == [{"rule": "g", "text": "g: D depends on G", "rows": 1, "groups": 1}]
+    assert dependency_violations(rows.iloc[3:], d)[0]["rows"] == 0
+
+
+def test_dependency_zeros_keep_in_each_group_the_level_the_model_holds_most():
+    from ddssp.marginals.rules_model import dependency_zeros
+
+    s = schema()
+    m = _model(s, 4)
+    (comp,) = dependency_zeros(m, parse_rules(["x: NPF depends on AGEP and H"]))
+    assert comp.columns == ("AGEP", "H", "NPF")
+    joint = m.marginal(comp.columns)
+    allowed = ~comp.forbidden
+    assert (allowed.sum(axis=2) == 1).all()  # one level of NPF per (AGEP, H)
+    assert np.array_equal(np.argmax(allowed, axis=2), np.argmax(joint, axis=2))
+
+
+@pytest.fixture(scope="module")
+def dependent(tmp_path_factory):
+    """A release of data in which NPF is a function of H, declared as a dependency, saved."""
+    from ddssp import release
+
+    s = schema()
+    rng = np.random.default_rng(8)
+    codes = pd.DataFrame({c: rng.integers(0, n, 600) for c, n in s.domain.items()})
+    codes["NPF"] = codes["H"].map({0: 1, 1: 2, 2: 0})  # H 1 -> NPF 2, H 2 -> NPF 3, H 3 -> N
+    rows = s.decode(codes)
+    rel = release(rows, s, eps=1.0, insecure_seed=4, rules="fam: NPF depends on H", progress=False)
+    path = tmp_path_factory.mktemp("dep") / "d.release"
+    rel.save(path)
+    return rel, path
+
+
+def test_a_release_stores_a_dependency_and_every_synthetic_group_holds_the_models_level(dependent, capsys):
+    from ddssp.cli import main
+    from ddssp.data.rules import dependencies, dependency_violations
+    from ddssp.releasefile import Release
+
+    rel, path = dependent
+    assert rel.rules == ["fam: NPF depends on H"]
+    again = Release.load(path)
+    assert again.rules == rel.rules and again.compiled_rules() == []
+    plain = rel.model.sample(3000, np.random.default_rng(0), method="rounded")
+    assert dependency_violations(plain, dependencies(rel.rules))[0]["rows"] > 0  # the model alone mixes them
+    codes = again.synthesize_codes(3000, seed=1)
+    assert dependency_violations(codes, dependencies(rel.rules))[0]["rows"] == 0
+    level = np.argmax(rel.model.marginal(("H", "NPF")), axis=1)
+    assert (codes.groupby("H")["NPF"].first().to_numpy() == level[np.unique(codes["H"])]).all()
+    assert main(["inspect", str(path)]) == 0
+    assert "fam: NPF depends on H" in capsys.readouterr().out
