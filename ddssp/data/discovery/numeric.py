@@ -9,7 +9,6 @@ its noisy output only.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,10 @@ import numpy as np
 from ddssp.data.columns import Column, Within
 from ddssp.data.dates import HHMM_OTHER, format_day, hhmm_cells, may_be_hhmm
 from ddssp.data.discovery.bins import (
+    GRID_CELLS,
+    _equal_frequency,
+    _grid_cells,
+    _make_grid,
     as_hhmm,
     bin_median,
     bin_middle,
@@ -59,7 +62,6 @@ def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.bincount(k, minlength=len(edges) - 1).astype(np.int64)
 
 
-GRID_CELLS = 256
 #: cells of the coarse grid (the first of the two numeric passes)
 COARSE_CELLS = 16
 MAX_INT_CELLS = 4096
@@ -82,60 +84,6 @@ MEDIAN_CELLS = 1024
 #: the scan's many cells (noise alone passes in about 1e-3 of columns; a missing level of noise holds
 #: about no rows); under it the missing cells are written as the median's value, a code not theirs
 MISSING_SDS = 3.0
-
-
-def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
-    """Edges: grid ends, cuts where the cumulative noisy count (forced cells left out) crosses
-    j / bins' of its total, and both edges of every forced cell."""
-    forced = sorted(set(int(i) for i in forced))
-    w = np.clip(y.astype(float), 0, None)
-    w_free = w.copy()
-    w_free[forced] = 0.0
-    b_free = max(1, bins - len(forced))
-    total = w_free.sum()
-    edges = {float(grid[0]), float(grid[-1])}
-    if total > 0 and b_free > 1:
-        cum = np.cumsum(w_free)
-        for j in range(1, b_free):
-            i = int(np.searchsorted(cum, j * total / b_free, side="left"))
-            edges.add(float(grid[min(i + 1, len(grid) - 1)]))
-    for i in forced:
-        edges.add(float(grid[i]))
-        edges.add(float(grid[i + 1]))
-    return sorted(edges)
-
-
-def _grid_cells(n: float, sigma: float) -> int:
-    """Cells of a numeric grid: about a few noise sds of rows per cell on average (a finer grid
-    only adds noise), between 8 and ``GRID_CELLS``."""
-    return int(np.clip(n / (3.0 * sigma), 8, GRID_CELLS))
-
-
-def _make_grid(
-    lo: float, hi: float, lo_pos: float | None, cells: int, whole: bool, zero: bool, linear: bool = False
-) -> np.ndarray:
-    """Edges of ``cells`` cells over [lo, hi]: log-spaced when the (non-negative) range spans more
-    than 50x (unless ``linear``: a time axis), else linear; whole-number edges for whole numbers;
-    zero its own cell when present."""
-    if not linear and lo >= 0 and lo_pos is not None and lo_pos > 0 and hi / lo_pos > 50:
-        g = np.geomspace(lo_pos, hi, cells + 1 - (lo < lo_pos))
-        grid = np.concatenate([[lo], g]) if lo < lo_pos else g
-    else:
-        grid = np.linspace(lo, hi, cells + 1)
-    if whole:
-        grid = np.unique(np.round(grid))
-        # the values are below hi: a top edge rounded down below it would leave the largest whole
-        # number (3 in a range ending at 3.16) at the edge, outside every cell
-        grid[-1] = max(grid[-1], math.ceil(hi))
-    if zero and lo <= 0 <= hi:  # zero gets cell [0, next edge)
-        first, last = float(grid[0]), float(grid[-1])
-        grid = np.unique(np.concatenate([grid, [0.0, 1.0] if whole else [0.0]]))
-        # the added edges stay inside the grid's own ends (a whole grid's top edge, rounded up
-        # above hi, stays: it holds the largest values)
-        grid = grid[(grid >= first) & (grid <= max(last, 1.0 if whole else 0.0))]
-    if len(grid) < 2:
-        grid = np.array([lo, max(hi, lo + 1.0)])
-    return grid
 
 
 @dataclass
