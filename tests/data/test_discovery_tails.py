@@ -90,10 +90,13 @@ def test_discovery_spends_exactly_its_budget(table):
 
 
 @pytest.mark.filterwarnings("ignore::ddssp.pipeline.DroppedColumnsWarning")
-def test_constant_column_still_refused_as_single_value():
+def test_constant_code_column_is_one_level():
+    """Noisy counts cannot tell a constant column from one whose other values are too few to show:
+    whole numbers keep the one value as one level, and the note says the others were too few."""
     df = pd.DataFrame({"a": [7.0] * 20000, "b": np.arange(20000) % 2})
     plan = plan_schema(df, None, eps=4.0, delta=DEFAULT_DELTA, noise=InsecureSeededNoise(0))
-    assert "single value" in plan.dropped["a"]
+    assert "a" not in plan.dropped and plan.schema.column("a").labels == ["7"]
+    assert "too few to show" in plan.notes["a"]
 
 
 def test_outer_span_grows_by_adjacent_windows_only_at_their_level():

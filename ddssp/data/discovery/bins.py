@@ -1,6 +1,7 @@
 """What a bin of a numeric column holds, read from the noisy counts of a grid already paid for: the
 value it decodes to and how its rows spread inside it (for synthetic rows), and where the outer bins
-of private medians end (their counts and the shares the median tree gives each bin).
+of private medians end (their counts and the shares the median tree gives each bin); the public
+grids a numeric column's numbers are counted on, and the equal-frequency cut of their noisy counts.
 
 Post-processing of noisy counts and their public noise sd: nothing here reads the data.
 """
@@ -8,6 +9,7 @@ Post-processing of noisy counts and their public noise sd: nothing here reads th
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -33,6 +35,8 @@ __all__ = [
     "within_coarse",
 ]
 
+#: cells of a fine numeric grid at most
+GRID_CELLS = 256
 #: sub-cells per bin kept for synthetic rows (runs of adjacent fine-grid cells; keeps files small)
 WITHIN_CELLS = 16
 #: the within-bin shares keep the noisy counts' deviation from uniform only in the part by which its
@@ -629,3 +633,57 @@ def piled(y: np.ndarray, a: int, b: int, n: float) -> bool:
         return False
     pairs = inner[:-1] + inner[1:] if inner.size > 1 else inner
     return bool(max(inner.max(), pairs.max()) >= PILED_SHARE * total)
+
+
+def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
+    """Edges: grid ends, cuts where the cumulative noisy count (forced cells left out) crosses
+    j / bins' of its total, and both edges of every forced cell."""
+    forced = sorted(set(int(i) for i in forced))
+    w = np.clip(y.astype(float), 0, None)
+    w_free = w.copy()
+    w_free[forced] = 0.0
+    b_free = max(1, bins - len(forced))
+    total = w_free.sum()
+    edges = {float(grid[0]), float(grid[-1])}
+    if total > 0 and b_free > 1:
+        cum = np.cumsum(w_free)
+        for j in range(1, b_free):
+            i = int(np.searchsorted(cum, j * total / b_free, side="left"))
+            edges.add(float(grid[min(i + 1, len(grid) - 1)]))
+    for i in forced:
+        edges.add(float(grid[i]))
+        edges.add(float(grid[i + 1]))
+    return sorted(edges)
+
+
+def _grid_cells(n: float, sigma: float) -> int:
+    """Cells of a numeric grid: about a few noise sds of rows per cell on average (a finer grid
+    only adds noise), between 8 and ``GRID_CELLS``."""
+    return int(np.clip(n / (3.0 * sigma), 8, GRID_CELLS))
+
+
+def _make_grid(
+    lo: float, hi: float, lo_pos: float | None, cells: int, whole: bool, zero: bool, linear: bool = False
+) -> np.ndarray:
+    """Edges of ``cells`` cells over [lo, hi]: log-spaced when the (non-negative) range spans more
+    than 50x (unless ``linear``: a time axis), else linear; whole-number edges for whole numbers;
+    zero its own cell when present."""
+    if not linear and lo >= 0 and lo_pos is not None and lo_pos > 0 and hi / lo_pos > 50:
+        g = np.geomspace(lo_pos, hi, cells + 1 - (lo < lo_pos))
+        grid = np.concatenate([[lo], g]) if lo < lo_pos else g
+    else:
+        grid = np.linspace(lo, hi, cells + 1)
+    if whole:
+        grid = np.unique(np.round(grid))
+        # the values are below hi: a top edge rounded down below it would leave the largest whole
+        # number (3 in a range ending at 3.16) at the edge, outside every cell
+        grid[-1] = max(grid[-1], math.ceil(hi))
+    if zero and lo <= 0 <= hi:  # zero gets cell [0, next edge)
+        first, last = float(grid[0]), float(grid[-1])
+        grid = np.unique(np.concatenate([grid, [0.0, 1.0] if whole else [0.0]]))
+        # the added edges stay inside the grid's own ends (a whole grid's top edge, rounded up
+        # above hi, stays: it holds the largest values)
+        grid = grid[(grid >= first) & (grid <= max(last, 1.0 if whole else 0.0))]
+    if len(grid) < 2:
+        grid = np.array([lo, max(hi, lo + 1.0)])
+    return grid

@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from ddssp.data.columns import Column
-from ddssp.data.discovery.bins import bin_median, within_bin
-from ddssp.data.discovery.numeric import GRID_CELLS, _equal_frequency, _grid_cells, _make_grid, grid_counts
+from ddssp.data.discovery.bins import GRID_CELLS, _equal_frequency, _grid_cells, _make_grid, bin_median, within_bin
+from ddssp.data.discovery.numeric import grid_counts
 from ddssp.data.discovery.scan import MISSING_LABEL
 from ddssp.data.discovery.shared import noise_sd
 from ddssp.data.values import format_number

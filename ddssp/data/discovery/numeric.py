@@ -9,7 +9,6 @@ its noisy output only.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +17,10 @@ import numpy as np
 from ddssp.data.columns import Column, Within
 from ddssp.data.dates import HHMM_OTHER, format_day, hhmm_cells, may_be_hhmm
 from ddssp.data.discovery.bins import (
+    GRID_CELLS,
+    _equal_frequency,
+    _grid_cells,
+    _make_grid,
     as_hhmm,
     bin_median,
     bin_middle,
@@ -59,7 +62,6 @@ def grid_counts(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.bincount(k, minlength=len(edges) - 1).astype(np.int64)
 
 
-GRID_CELLS = 256
 #: cells of the coarse grid (the first of the two numeric passes)
 COARSE_CELLS = 16
 MAX_INT_CELLS = 4096
@@ -82,60 +84,6 @@ MEDIAN_CELLS = 1024
 #: the scan's many cells (noise alone passes in about 1e-3 of columns; a missing level of noise holds
 #: about no rows); under it the missing cells are written as the median's value, a code not theirs
 MISSING_SDS = 3.0
-
-
-def _equal_frequency(grid: np.ndarray, y: np.ndarray, bins: int, forced: Iterable[int]) -> list[float]:
-    """Edges: grid ends, cuts where the cumulative noisy count (forced cells left out) crosses
-    j / bins' of its total, and both edges of every forced cell."""
-    forced = sorted(set(int(i) for i in forced))
-    w = np.clip(y.astype(float), 0, None)
-    w_free = w.copy()
-    w_free[forced] = 0.0
-    b_free = max(1, bins - len(forced))
-    total = w_free.sum()
-    edges = {float(grid[0]), float(grid[-1])}
-    if total > 0 and b_free > 1:
-        cum = np.cumsum(w_free)
-        for j in range(1, b_free):
-            i = int(np.searchsorted(cum, j * total / b_free, side="left"))
-            edges.add(float(grid[min(i + 1, len(grid) - 1)]))
-    for i in forced:
-        edges.add(float(grid[i]))
-        edges.add(float(grid[i + 1]))
-    return sorted(edges)
-
-
-def _grid_cells(n: float, sigma: float) -> int:
-    """Cells of a numeric grid: about a few noise sds of rows per cell on average (a finer grid
-    only adds noise), between 8 and ``GRID_CELLS``."""
-    return int(np.clip(n / (3.0 * sigma), 8, GRID_CELLS))
-
-
-def _make_grid(
-    lo: float, hi: float, lo_pos: float | None, cells: int, whole: bool, zero: bool, linear: bool = False
-) -> np.ndarray:
-    """Edges of ``cells`` cells over [lo, hi]: log-spaced when the (non-negative) range spans more
-    than 50x (unless ``linear``: a time axis), else linear; whole-number edges for whole numbers;
-    zero its own cell when present."""
-    if not linear and lo >= 0 and lo_pos is not None and lo_pos > 0 and hi / lo_pos > 50:
-        g = np.geomspace(lo_pos, hi, cells + 1 - (lo < lo_pos))
-        grid = np.concatenate([[lo], g]) if lo < lo_pos else g
-    else:
-        grid = np.linspace(lo, hi, cells + 1)
-    if whole:
-        grid = np.unique(np.round(grid))
-        # the values are below hi: a top edge rounded down below it would leave the largest whole
-        # number (3 in a range ending at 3.16) at the edge, outside every cell
-        grid[-1] = max(grid[-1], math.ceil(hi))
-    if zero and lo <= 0 <= hi:  # zero gets cell [0, next edge)
-        first, last = float(grid[0]), float(grid[-1])
-        grid = np.unique(np.concatenate([grid, [0.0, 1.0] if whole else [0.0]]))
-        # the added edges stay inside the grid's own ends (a whole grid's top edge, rounded up
-        # above hi, stays: it holds the largest values)
-        grid = grid[(grid >= first) & (grid <= max(last, 1.0 if whole else 0.0))]
-    if len(grid) < 2:
-        grid = np.array([lo, max(hi, lo + 1.0)])
-    return grid
 
 
 @dataclass
@@ -261,7 +209,10 @@ def _discover_numeric(x, name, rho, mech, scan, bins, max_levels, clipped) -> tu
     st = _plan_grid(x, name, rho, mech, scan, bins, max_levels)
     clipped = {} if scan.unit is not None else clipped  # time axes: not estimated
     if st.single:
-        _locate_rest(st)
+        one = _locate_rest(st)
+        if one is not None:
+            clipped[name] = _shares(st)
+            return one
     if st.int_grid:
         st.y = st.count(f"counts on a {len(st.grid) - 1}-cell grid")
     elif st.medians and not scan.whole:
@@ -345,12 +296,13 @@ def _codes(st: _NumericPass) -> bool:
     return st.scan.unit is None and len(st.grid) - 1 <= st.max_levels
 
 
-def _locate_rest(st: _NumericPass) -> None:
+def _locate_rest(st: _NumericPass) -> tuple[Column, str] | None:
     """The range around a single value the scan found: half the budget on noisy counts of the other
     numbers by decade (are there any, and where?), the other half left for a grid from the value to
     them (:func:`_fine_pass`), on which the value gets a cell of its own. Decides from those noisy
-    decade counts (:func:`ddssp.data.discovery.spans.decade_span`) and refuses a column that holds
-    one value only."""
+    decade counts (:func:`ddssp.data.discovery.spans.decade_span`). When they place no other number,
+    a whole-number column off a time axis is released as that one value (:func:`_one_level`, returned
+    here); other columns are refused."""
     scan = st.scan
     v = float(st.grid[0]) if st.int_grid else st.lo
     st.sigma = noise_sd(st.rho / 2)
@@ -362,6 +314,8 @@ def _locate_rest(st: _NumericPass) -> None:
     span = decade_span(y, st.sigma)
     if span is None and scan.whole:
         span = next_decade(y, st.sigma, v)
+    if span is None and scan.whole and scan.unit is None:
+        return _one_level(st, v, y)
     if span is None:
         if confident_single(float(y.sum()), st.sigma * math.sqrt(len(y)), st.n):
             raise SchemaError(single_value_message(st.name))
@@ -377,6 +331,25 @@ def _locate_rest(st: _NumericPass) -> None:
     st.keep = (st.lo, math.nextafter(st.hi, math.inf))
     pos = np.flatnonzero(DECADE_LO[a : b + 1] > 0)
     st.lo_pos = float(DECADE_LO[a + pos[0]]) if pos.size else None
+    return None
+
+
+def _one_level(st: _NumericPass, v: float, y: np.ndarray) -> tuple[Column, str]:
+    """A whole-number column as the single value ``v`` the scan found (one level, plus the missing
+    level when the scan's noisy count shows one), when the noisy decade counts ``y`` of the other
+    numbers place none of them: they are too few to show at this budget (a housing type 1 beside
+    types 2 and 3 on 2% of the rows), or absent. The value has rows, so the level is honest, and the
+    column stays in the release (an agency's scorer expects every feature); rows with other values
+    clip to it as any value outside a range does, and the noisy decade counts give the shares of
+    rows below and above it (post-processing: the decade counts are already charged)."""
+    # the decade holding v: its other numbers lie on the side where the decade extends further
+    here = (DECADE_LO <= v) & (v <= DECADE_HI)
+    up = here & (DECADE_HI - v >= v - DECADE_LO)
+    below, above = (DECADE_HI < v) | (here & ~up), (DECADE_LO > v) | up
+    st.below, st.above = float(y[below].sum()), float(y[above].sum())
+    st.below_sd, st.above_sd = st.sigma * math.sqrt(int(below.sum())), st.sigma * math.sqrt(int(above.sum()))
+    st.grid, st.y = np.array([v, v + 1.0]), np.ones(1)  # one cell: the value is its own median
+    return _levels_column(st)
 
 
 def _coarse_pass(st: _NumericPass) -> tuple[int, int]:
@@ -439,19 +412,23 @@ def _cut_to_span(st: _NumericPass) -> None:
     levels, a city's latitudes stay in the city), from the noisy counts of the last grid; the test
     level makes a false extension of the range ~1% likely per column. After an earlier pass
     (``keep``) the cut only trims outside what that pass showed, and a least-squares step fit to the
-    fine counts can keep more of the outer cells. Refuses a column whose counts show one whole
-    number and nothing else."""
+    fine counts can keep more of the outer cells. A column whose counts show one whole number and
+    the rest within the noise keeps that number alone (one level: the rows of other numbers clip to
+    it, and the cut counts them); on a time axis it is refused."""
     grid, y = st.grid, st.y
     span = outer_span(y, st.sigma, span_sds(len(y)), GROW_SDS if st.keep is None else None)
     codes = st.int_grid and _codes(st) and (st.keep is None or st.point is not None)
+    alone = False  # the counts show one whole number only, kept as one level
     if codes:
         span = code_span(y, st.sigma, span)
         if st.point is None and span is not None and span[0] == span[1]:
             # one code shows: a single value, or it and its strongest other code in the scan's range
             # (an uncut grid would keep the codes below the scan's range that no row holds)
-            if confident_single(float(y.sum() - y[span[0]]), st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n):
-                raise SchemaError(single_value_message(st.name))
-            span = with_strongest(y, span[0], grid[:-1] >= math.ceil(st.scan.lo))  # where the scan saw rows
+            # (a code whose other codes are too few to show, or absent, stays as one level; the rows of
+            # the others clip to it and the cut counts them)
+            alone = confident_single(float(y.sum() - y[span[0]]), st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n)
+            if not alone:
+                span = with_strongest(y, span[0], grid[:-1] >= math.ceil(st.scan.lo))  # where the scan saw rows
     if st.point is not None and st.int_grid:
         # whole numbers placed by decades: their own counts trim empty ones at the ends (a 0/1 column
         # is not levels 0..9), never down to the value alone (then to its strongest other value; of
@@ -460,13 +437,16 @@ def _cut_to_span(st: _NumericPass) -> None:
         if span is None or span == (p, p):
             span = with_strongest(y, p, np.abs(np.arange(len(y)) - p) == 1 if codes else None)
         span, st.keep = (min(span[0], p), max(span[1], p)), None
-    if span is not None and st.int_grid and span[0] == span[1]:
-        # one whole number shows: a single value, or the others are thin over the whole grid (then
-        # it stays uncut: every value must decode to a number, none to an empty cell)
+    if span is not None and st.int_grid and span[0] == span[1] and not alone:
+        # one whole number shows: a single value (one level, off a time axis), or the others are thin
+        # over the whole grid (then it stays uncut: every value must decode to a number, none to an
+        # empty cell)
         rest = float(y.sum() - y[span[0]])
-        if confident_single(rest, st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n):
+        alone = confident_single(rest, st.sigma * math.sqrt(max(len(y) - 1, 1)), st.n)
+        if alone and st.scan.unit is not None:
             raise SchemaError(single_value_message(st.name))
-        span = None
+        if not alone:
+            span = None
     if span is None:
         return
     a, b = span
@@ -515,6 +495,13 @@ def _levels_column(st: _NumericPass) -> tuple[Column, str]:
     median = _median_index(st.y)
     col = Column.levels(st.name, values, missing=missing, unit=unit)
     col.with_na(missing if missing is not None else col.labels[median])
+    if len(values) == 1:
+        lo, hi = _shares(st)[:2]
+        return col, (
+            f"{_kind_word(unit)}, one value {_show(values[0], unit)} as 1 level; the other values were too "
+            f"few to show at this budget (~{lo:.0%} below / {hi:.0%} above by noisy counts), and such rows "
+            "clip to it"
+        )
     what = "days" if unit is not None else "whole numbers"
     return col, (
         f"{_kind_word(unit)}, {what} {_show(values[0], unit)}..{_show(values[-1], unit)} "
