@@ -267,7 +267,9 @@ class Release:
         """Synthetic records decoded to the schema's labels and numeric values.
 
         A binned numeric column with a within-bin distribution (discovered schemas) gets values drawn
-        inside each bin by it, others their representative values. The codes are those of
+        inside each bin by it, others their representative values; an end bin that the end-bin rules
+        left at a discovered column's end draws nothing past where a tail of its rows would end
+        (:func:`ddssp.releasefile.tails.drawing_schema`, from the release alone). The codes are those of
         :meth:`synthesize_codes` with the same seed; the values are drawn after them from the same
         generator (post-processing, no privacy cost).
 
@@ -288,9 +290,10 @@ class Release:
             For a ``rows`` that is not a positive integer.
         """
         from ddssp.dp import make_rng
+        from ddssp.releasefile.tails import drawing_schema
 
         rng = make_rng(seed)
-        return self.schema.decode(self.synthesize_codes(rows, rng), rng=rng)
+        return drawing_schema(self).decode(self.synthesize_codes(rows, rng), rng=rng)
 
     def sample(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         """``rows`` synthetic records as a DataFrame in the data's own labels and values.

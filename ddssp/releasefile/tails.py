@@ -1,0 +1,146 @@
+"""Synthetic values of an end bin that the end-bin rules left at a column's end thin out as a tail.
+
+Discovery gives the outer bins of a binned numeric column a tail: rows thin out toward the outer
+edge and stop where a tail of the bin's share would end (:func:`ddssp.data.discovery.bins.tail_end`).
+After AIM, the end-bin rules (:mod:`ddssp.releasefile.conditions`) may mark outer bins empty; the
+bin then left at the end was an inner bin, spread over its whole width, and its synthetic values
+could reach far past the data: ages 92-98 drawn in [50, 99) for a table whose oldest is 83.
+:func:`tail_end_bins` cuts such a bin's spread where a tail holding its rows would end, from the
+release's own noisy outputs (its schema and AIM's measurements). :func:`drawing_schema` applies it
+when synthetic rows are drawn, so rows drawn from a release file alone (any release file, older
+ones too) follow it, and the file itself is unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["drawing_schema", "tail_end_bins"]
+
+
+def drawing_schema(rel: Any) -> Any:
+    """The schema a release's synthetic values are drawn by: its own, with the end bins the
+    end-bin rules left at a discovered column's end given a tail (:func:`tail_end_bins`).
+
+    A column counts as discovered when the release's ledger pays for its discovery; a declared
+    column's within-bin spread is the publisher's and is kept. Post-processing of the release.
+
+    Parameters
+    ----------
+    rel : ddssp.releasefile.Release
+        The release.
+
+    Returns
+    -------
+    ddssp.data.Schema
+        The release's schema itself when no bin changes, else a changed copy.
+    """
+    found = {
+        e.clique[0]
+        for e in getattr(rel.ledger, "entries", ())
+        if str(e.kind).startswith("discover") and e.clique and len(e.clique) == 1
+    }
+    names = [n for n in rel.schema.names if n in found]
+    if not any(_left_at_end(rel.schema.column(n)) for n in names):
+        return rel.schema
+    schema = copy.deepcopy(rel.schema)
+    tail_end_bins(schema, rel.measurements, names)
+    return schema
+
+
+def _left_at_end(col: Any) -> bool:
+    """Whether a binned column with a within-bin spread has an outer bin marked empty."""
+    if col.kind != "numeric" or col.edges is None or col.within is None or not col.empty:
+        return False
+    return col.labels[0] in col.empty or col.labels[len(col.edges) - 2] in col.empty
+
+
+def tail_end_bins(schema: Any, measurements: Any, columns: Any) -> dict[str, list[str]]:
+    """Cut the spread of each end bin left by the end-bin rules where a tail of its rows would end.
+
+    For a binned column whose lowest (highest) bin not marked empty has bins marked empty beyond it,
+    that bin's rows are taken to thin out from the density of its inner neighbour, as discovery
+    takes an outer bin's (:func:`ddssp.data.discovery.bins.tail_end`): a tail holding the bin's rows,
+    at most its neighbour's (the ratio of the two bins' combined noisy counts over AIM's
+    measurements, at most 1), ends ``TAIL_MEANS`` times that ratio of the neighbour's width past the
+    bin's inner edge (in log units on a log-spaced axis). When that end lies inside the bin, the
+    bin's spread draws nothing beyond it (:func:`ddssp.data.within.trimmed_entry`). Point masses,
+    bins whose neighbour is a point mass or reads no rows, and columns not named are left alone.
+    Post-processing of noisy outputs already charged to the ledger.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The schema; columns are changed in place.
+    measurements : list of ddssp.marginals.aim.Measurement
+        AIM's noisy marginals.
+    columns : iterable of str
+        The columns to decide (the discovered ones).
+
+    Returns
+    -------
+    dict
+        ``{column: [labels of the bins cut]}``.
+    """
+    from ddssp.data.within import Within
+    from ddssp.errors import SchemaError
+    from ddssp.releasefile.conditions import _level_sums
+
+    out: dict[str, list[str]] = {}
+    for name in columns:
+        col = schema.column(name) if name in schema else None
+        if col is None or not _left_at_end(col):
+            continue
+        edges = [float(e) for e in col.edges]
+        m = len(edges) - 1
+        live = [i for i in range(m) if col.labels[i] not in col.empty]
+        if len(live) < 2:
+            continue
+        x, w, _, _ = _level_sums(name, col.size, measurements)
+        if w == 0.0:
+            continue
+        count = x / w
+        bins = list(col.within.bins)
+        for k, tail in ((0, -1), (len(live) - 1, 1)):
+            if live[k] == (0 if tail < 0 else m - 1):
+                continue  # the column's own end bin: discovery gave it its spread
+            entry = _cut_entry(edges, live, k, tail, count, bins, col.within.whole)
+            if entry is None:
+                continue
+            trial = [*bins[: live[k]], entry, *bins[live[k] + 1 :]]
+            try:
+                Within(tuple(trial), whole=col.within.whole).check(name, edges)
+            except SchemaError:
+                continue
+            bins = trial
+            out.setdefault(name, []).append(col.labels[live[k]])
+        if name in out:
+            col.with_within(Within(tuple(bins), whole=col.within.whole))
+    return out
+
+
+def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np.ndarray, bins: list, whole: bool):
+    """The within-bin entry of the end bin ``live[k]`` cut where its tail ends, or None (see
+    :func:`tail_end_bins`)."""
+    from ddssp.data.discovery.bins import tail_end
+    from ddssp.data.within import trimmed_entry
+
+    i, j = live[k], live[k + 1] if tail < 0 else live[k - 1]
+    if bins[i] is None or bins[j] is None or not count[j] > 0:
+        return None
+    a, b = edges[i], edges[i + 1]
+    na, nb = edges[j], edges[j + 1]
+    positive = [e for e in edges if e > 0]
+    log = edges[0] >= 0 and len(positive) >= 2 and positive[-1] / positive[0] > 50 and na > 0
+    if log and (a <= 0 if tail > 0 else b <= 0):
+        return None
+    width = math.log(nb / na) if log else nb - na
+    ratio = min(1.0, max(float(count[i]), 0.0) / float(count[j]))
+    end = tail_end(a, b, tail, ratio, width, log, whole)
+    if end is None:  # the bin is no wider than its tail: its spread stays
+        return None
+    return trimmed_entry(bins[i], a, b, end, tail, whole)
