@@ -166,3 +166,31 @@ def test_a_release_whose_ends_were_not_cut_draws_by_its_own_schema():
     from ddssp.releasefile.tails import drawing_schema
 
     assert drawing_schema(rel) is rel.schema
+
+
+def test_a_declared_within_keeps_priority():
+    """The census example declares its columns and their within-bin spread: with its top three
+    hours bins marked empty, the rule would cut [50, 60) (seeded counts), yet rows are drawn by the
+    declared spread (no discovery paid for the column)."""
+    import copy
+    import dataclasses
+    import warnings
+
+    import pandas as pd
+
+    from ddssp import release
+    from ddssp.data import load_schema
+    from ddssp.releasefile.tails import drawing_schema
+
+    schema = load_schema("examples/census.schema.json")
+    df = pd.read_csv("examples/census.csv").iloc[:300]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = release(df, schema, eps=1.0, seed=0, insecure_seed=1)
+    hours = rel.schema.column("hours_per_week")
+    assert hours.within is not None
+    hours.with_empty(list(hours.labels[len(hours.edges) - 4 : len(hours.edges) - 1]))
+    rel = dataclasses.replace(rel, schema=rel.schema)
+    named = copy.deepcopy(rel.schema)
+    assert tail_end_bins(named, rel.measurements, ["hours_per_week"]) == {"hours_per_week": ["[50, 60)"]}
+    assert drawing_schema(rel) is rel.schema
