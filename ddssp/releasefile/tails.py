@@ -19,7 +19,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["drawing_schema", "tail_end_bins"]
+__all__ = ["CONTINUE_SDS", "SPIKE", "drawing_schema", "tail_end_bins"]
+
+#: the bins emptied beyond an end bin whose combined noisy count reaches this many sds of its noise
+#: show that the data goes on past the bin: it keeps its spread
+CONTINUE_SDS = 1.0
+#: an end bin's inner neighbour this many times as dense as the next bin inwards is a spike, not the
+#: start of a tail: the end bin keeps its spread
+SPIKE = 4.0
 
 
 def drawing_schema(rel: Any) -> Any:
@@ -68,8 +75,11 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any) -> dict[str, lis
     at most its neighbour's (the ratio of the two bins' combined noisy counts over AIM's
     measurements, at most 1), ends ``TAIL_MEANS`` times that ratio of the neighbour's width past the
     bin's inner edge (in log units on a log-spaced axis). When that end lies inside the bin, the
-    bin's spread draws nothing beyond it (:func:`ddssp.data.within.trimmed_entry`). Point masses,
-    bins whose neighbour is a point mass or reads no rows, and columns not named are left alone.
+    bin's spread draws nothing beyond it (:func:`ddssp.data.within.trimmed_entry`). A bin is left
+    alone when the emptied bins beyond it read ``CONTINUE_SDS`` sds of rows together (the data goes
+    on past it: the end-bin rules emptied bins that hold rows), when its neighbour is a spike (a
+    point mass, one whole number, or ``SPIKE`` times as dense as the next bin inwards), reads no
+    rows, or the bin is no wider than its tail; so are point masses and columns not named.
     Post-processing of noisy outputs already charged to the ledger.
 
     Parameters
@@ -103,11 +113,14 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any) -> dict[str, lis
         x, w, _, _ = _level_sums(name, col.size, measurements)
         if w == 0.0:
             continue
-        count = x / w
+        count, sd = x / w, w**-0.5
         bins = list(col.within.bins)
         for k, tail in ((0, -1), (len(live) - 1, 1)):
             if live[k] == (0 if tail < 0 else m - 1):
                 continue  # the column's own end bin: discovery gave it its spread
+            beyond = range(live[k]) if tail < 0 else range(live[k] + 1, m)
+            if float(sum(count[b] for b in beyond)) >= CONTINUE_SDS * sd * math.sqrt(len(beyond)):
+                continue  # the emptied bins beyond show rows together: the data goes on past it
             entry = _cut_entry(edges, live, k, tail, count, bins, col.within.whole)
             if entry is None:
                 continue
@@ -139,8 +152,34 @@ def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np
     if log and (a <= 0 if tail > 0 else b <= 0):
         return None
     width = math.log(nb / na) if log else nb - na
+    if _spike(edges, live, k, tail, count, whole, log):
+        return None
     ratio = min(1.0, max(float(count[i]), 0.0) / float(count[j]))
     end = tail_end(a, b, tail, ratio, width, log, whole)
     if end is None:  # the bin is no wider than its tail: its spread stays
         return None
     return trimmed_entry(bins[i], a, b, end, tail, whole)
+
+
+def _spike(edges: list[float], live: list[int], k: int, tail: int, count: np.ndarray, whole: bool, log: bool) -> bool:
+    """Whether the end bin's inner neighbour is a spike rather than the start of a tail: a bin of one
+    whole number, or one whose density (combined noisy count over width) is over ``SPIKE`` times
+    that of the next bin inwards (or that bin reads no rows). A tail starting from a spike's density
+    would end at once (hours a week: 40 holds a third of the rows)."""
+    j = live[k + 1] if tail < 0 else live[k - 1]
+    na, nb = edges[j], edges[j + 1]
+    if whole and math.ceil(nb) - math.ceil(na) <= 1:
+        return True
+    gk = k + 2 if tail < 0 else k - 2
+    if not 0 <= gk < len(live):  # no bin further in to compare with
+        return False
+    g = live[gk]
+    ga, gb = edges[g], edges[g + 1]
+    if log and ga <= 0:
+        return False
+
+    def density(c: float, lo: float, hi: float) -> float:
+        return c / (math.log(hi / lo) if log else hi - lo)
+
+    inner = density(float(count[g]), ga, gb)
+    return inner <= 0 or density(float(count[j]), na, nb) > SPIKE * inner

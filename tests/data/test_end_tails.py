@@ -75,7 +75,16 @@ def test_the_bottom_side_is_the_mirror():
 
 @pytest.mark.parametrize(
     "case",
-    ["own end bin", "not discovered", "narrow bin", "point-mass neighbour", "no measurement"],
+    [
+        "own end bin",
+        "not discovered",
+        "narrow bin",
+        "point-mass neighbour",
+        "one-number neighbour",
+        "dense neighbour",
+        "rows go on past",
+        "no measurement",
+    ],
 )
 def test_bins_the_rule_leaves_alone(case):
     edges, columns, meas = EDGES, ["age"], [_m(["age"], COUNTS)]
@@ -87,6 +96,13 @@ def test_bins_the_rule_leaves_alone(case):
         col = _ages(edges)
     if case == "point-mass neighbour":
         col.with_within(Within((*col.within.bins[:5], None, *col.within.bins[6:]), whole=True))
+    if case == "one-number neighbour":  # [49, 50) holds 49 only: a spike, not a tail's start
+        edges = [18, 24, 28, 34, 39, 49, 50, 99, 100]
+        col = _ages(edges)
+    if case == "dense neighbour":  # [43, 50) over 4 times as dense as [39, 43): a spike
+        meas = [_m(["age"], [100, 100, 150, 120, 10, 150, 300, 2])]
+    if case == "rows go on past":  # the emptied [99, 100] reads 30 at sd 20: over 1 sd
+        meas = [_m(["age"], [*COUNTS[:-1], 30])]
     if case == "no measurement":
         meas = [_m(["other"], [1, 2])]
     before = col.within
@@ -127,7 +143,7 @@ def _release(**kw):
 
 def test_synthetic_rows_from_the_file_alone_follow_the_tail(tmp_path):
     """End to end, seeded: a discovered column whose top bin [60, 99) was left at the end (the bin
-    above it, [99, 100], marked empty; its neighbour [55, 60)) draws nothing past its tail's end
+    above it, [99, 100], marked empty and read as 0; its neighbour [55, 60)) draws nothing past its tail's end
     (at most 3 neighbour widths past 60), in the release and in rows drawn from its file alone;
     the file holds the release's own schema."""
     import dataclasses
@@ -146,7 +162,13 @@ def test_synthetic_rows_from_the_file_alone_follow_the_tail(tmp_path):
     col.with_within(Within(tuple(((), (1.0,)) for _ in range(m)), whole=True))
     col.with_empty([col.labels[-1]])
     schema = Schema([col if c.name == "age" else c for c in rel.schema.columns])
-    rel = dataclasses.replace(rel, schema=schema)
+    measured = []  # AIM's counts read no row in the emptied bin [99, 100]
+    for mm in rel.measurements:
+        v = np.array(mm.values)
+        if "age" in mm.clique:
+            np.moveaxis(v, mm.clique.index("age"), 0)[m - 1] = 0
+        measured.append(dataclasses.replace(mm, values=v))
+    rel = dataclasses.replace(rel, schema=schema, measurements=measured)
     drawn = drawing_schema(rel)
     assert drawn is not rel.schema and rel.schema.column("age").within.bins[m - 2] == ((), (1.0,))
     cuts, weights = drawn.column("age").within.bins[m - 2]
