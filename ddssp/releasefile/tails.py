@@ -27,6 +27,16 @@ CONTINUE_SDS = 1.0
 #: an end bin's inner neighbour this many times as dense as the next bin inwards is a spike, not the
 #: start of a tail: the end bin keeps its spread
 SPIKE = 4.0
+_OWN = True
+
+
+def _uniform(entry: Any, a: float, b: float) -> bool:
+    """Whether a within-bin entry spreads uniformly by width (discovery shrank its counts to
+    uniform spreading: they were noise)."""
+    sub = np.array([a, *entry[0], b], dtype=float)
+    w = np.asarray(entry[1], dtype=float)
+    u = np.diff(sub)
+    return bool(w.sum() > 0 and np.allclose(w / w.sum(), u / u.sum(), rtol=1e-3, atol=2e-5))
 
 
 def drawing_schema(rel: Any) -> Any:
@@ -51,22 +61,20 @@ def drawing_schema(rel: Any) -> Any:
         for e in getattr(rel.ledger, "entries", ())
         if str(e.kind).startswith("discover") and e.clique and len(e.clique) == 1
     }
-    names = [n for n in rel.schema.names if n in found]
-    if not any(_left_at_end(rel.schema.column(n)) for n in names):
+    names = [n for n in rel.schema.names if n in found and _binned(rel.schema.column(n))]
+    if not names:
         return rel.schema
     schema = copy.deepcopy(rel.schema)
-    tail_end_bins(schema, rel.measurements, names)
-    return schema
+    clipped = dict((getattr(rel, "evidence", None) or {}).get("clipped", {}))
+    return schema if tail_end_bins(schema, rel.measurements, names, clipped) else rel.schema
 
 
-def _left_at_end(col: Any) -> bool:
-    """Whether a binned column with a within-bin spread has an outer bin marked empty."""
-    if col.kind != "numeric" or col.edges is None or col.within is None or not col.empty:
-        return False
-    return col.labels[0] in col.empty or col.labels[len(col.edges) - 2] in col.empty
+def _binned(col: Any) -> bool:
+    """Whether a column is binned numeric with a within-bin spread."""
+    return col.kind == "numeric" and col.edges is not None and col.within is not None
 
 
-def tail_end_bins(schema: Any, measurements: Any, columns: Any) -> dict[str, list[str]]:
+def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = None) -> dict[str, list[str]]:
     """Cut the spread of each end bin left by the end-bin rules where a tail of its rows would end.
 
     For a binned column whose lowest (highest) bin not marked empty has bins marked empty beyond it,
@@ -90,6 +98,9 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any) -> dict[str, lis
         AIM's noisy marginals.
     columns : iterable of str
         The columns to decide (the discovered ones).
+    clipped : dict, optional
+        ``{column: (below, above, sd below, sd above)}``: discovery's noisy shares of numbers left
+        outside the range and their sds (the release's evidence).
 
     Returns
     -------
@@ -103,7 +114,7 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any) -> dict[str, lis
     out: dict[str, list[str]] = {}
     for name in columns:
         col = schema.column(name) if name in schema else None
-        if col is None or not _left_at_end(col):
+        if col is None or not _binned(col):
             continue
         edges = [float(e) for e in col.edges]
         m = len(edges) - 1
@@ -116,11 +127,17 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any) -> dict[str, lis
         count, sd = x / w, w**-0.5
         bins = list(col.within.bins)
         for k, tail in ((0, -1), (len(live) - 1, 1)):
-            if live[k] == (0 if tail < 0 else m - 1):
-                continue  # the column's own end bin: discovery gave it its spread
-            beyond = range(live[k]) if tail < 0 else range(live[k] + 1, m)
-            if float(sum(count[b] for b in beyond)) >= CONTINUE_SDS * sd * math.sqrt(len(beyond)):
-                continue  # the emptied bins beyond show rows together: the data goes on past it
+            i = live[k]
+            if i == (0 if tail < 0 else m - 1):  # the column's own end bin
+                if not _OWN or bins[i] is None or not _uniform(bins[i], edges[i], edges[i + 1]):
+                    continue  # its spread reads counts (or the tail discovery gave it)
+                ev = (clipped or {}).get(name)
+                if ev is not None and ev[1 if tail > 0 else 0] >= CONTINUE_SDS * ev[3 if tail > 0 else 2]:
+                    continue  # numbers beyond the range show: the data goes on past it
+            else:
+                beyond = range(i) if tail < 0 else range(i + 1, m)
+                if float(sum(count[b] for b in beyond)) >= CONTINUE_SDS * sd * math.sqrt(len(beyond)):
+                    continue  # the emptied bins beyond show rows together: the data goes on past it
             entry = _cut_entry(edges, live, k, tail, count, bins, col.within.whole)
             if entry is None:
                 continue

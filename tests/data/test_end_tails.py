@@ -216,3 +216,23 @@ def test_a_declared_within_keeps_priority():
     named = copy.deepcopy(rel.schema)
     assert tail_end_bins(named, rel.measurements, ["hours_per_week"]) == {"hours_per_week": ["[50, 60)"]}
     assert drawing_schema(rel) is rel.schema
+
+
+def test_an_own_end_bin_spread_uniformly_gets_the_tail_unless_counts_shaped_it():
+    # [50, 99] is the column's own top bin, spread uniformly (discovery's counts were noise there)
+    edges = [18, 24, 28, 34, 39, 43, 50, 99]
+    counts = [100, 100, 150, 120, 100, 150, 300]
+    col = _ages(edges, empty_top=False)
+    assert tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"]) == {"age": [col.labels[6]]}
+    assert _draws(col, 6).max() < 71
+    # a spread the counts shaped (not uniform by width) is discovery's reading: kept
+    shaped = _ages(edges, empty_top=False)
+    bins = list(shaped.within.bins)
+    bins[6] = ((60.0, 80.0), (0.5, 0.4, 0.1))
+    shaped.with_within(Within(tuple(bins), whole=True))
+    assert tail_end_bins(Schema([shaped]), [_m(["age"], counts)], ["age"]) == {}
+    # numbers above the range shown by discovery's noisy clipped share (1 sd or more): kept
+    plain = _ages(edges, empty_top=False)
+    clipped = {"age": (0.0, 0.05, 0.01, 0.02)}
+    assert tail_end_bins(Schema([plain]), [_m(["age"], counts)], ["age"], clipped) == {}
+    assert tail_end_bins(Schema([plain]), [_m(["age"], counts)], ["age"], {"age": (0.0, 0.01, 0.01, 0.02)})
