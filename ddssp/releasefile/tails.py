@@ -1,12 +1,14 @@
-"""Synthetic values of an end bin that the end-bin rules left at a column's end thin out as a tail.
+"""Synthetic values of a binned column's end bins stop where a tail of their rows would end.
 
 Discovery gives the outer bins of a binned numeric column a tail: rows thin out toward the outer
 edge and stop where a tail of the bin's share would end (:func:`ddssp.data.discovery.bins.tail_end`).
-After AIM, the end-bin rules (:mod:`ddssp.releasefile.conditions`) may mark outer bins empty; the
-bin then left at the end was an inner bin, spread over its whole width, and its synthetic values
-could reach far past the data: ages 92-98 drawn in [50, 99) for a table whose oldest is 83.
-:func:`tail_end_bins` cuts such a bin's spread where a tail holding its rows would end, from the
-release's own noisy outputs (its schema and AIM's measurements). :func:`drawing_schema` applies it
+Two kinds of end bin are spread over their whole width instead, and their synthetic values could
+reach far past the data. After AIM, the end-bin rules (:mod:`ddssp.releasefile.conditions`) may
+mark outer bins empty: the bin then left at the end was an inner bin (ages 92-98 drawn in [50, 99)
+for a table whose oldest is 83). And an outer bin whose grid counts were noise is spread uniformly
+(rainfall of 70-100 mm drawn in [12, 100] for a wettest day of 56). :func:`tail_end_bins` cuts
+such a bin's spread where a tail holding its rows would end, from the release's own noisy outputs
+(its schema, AIM's measurements, discovery's clipped shares). :func:`drawing_schema` applies it
 when synthetic rows are drawn, so rows drawn from a release file alone (any release file, older
 ones too) follow it, and the file itself is unchanged.
 """
@@ -40,8 +42,8 @@ def _uniform(entry: Any, a: float, b: float) -> bool:
 
 
 def drawing_schema(rel: Any) -> Any:
-    """The schema a release's synthetic values are drawn by: its own, with the end bins the
-    end-bin rules left at a discovered column's end given a tail (:func:`tail_end_bins`).
+    """The schema a release's synthetic values are drawn by: its own, with the end bins of its
+    discovered columns cut where their tails end (:func:`tail_end_bins`).
 
     A column counts as discovered when the release's ledger pays for its discovery; a declared
     column's within-bin spread is the publisher's and is kept. Post-processing of the release.
@@ -75,18 +77,21 @@ def _binned(col: Any) -> bool:
 
 
 def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = None) -> dict[str, list[str]]:
-    """Cut the spread of each end bin left by the end-bin rules where a tail of its rows would end.
+    """Cut the spread of an end bin where a tail of its rows would end.
 
-    For a binned column whose lowest (highest) bin not marked empty has bins marked empty beyond it,
-    that bin's rows are taken to thin out from the density of its inner neighbour, as discovery
-    takes an outer bin's (:func:`ddssp.data.discovery.bins.tail_end`): a tail holding the bin's rows,
-    at most its neighbour's (the ratio of the two bins' combined noisy counts over AIM's
-    measurements, at most 1), ends ``TAIL_MEANS`` times that ratio of the neighbour's width past the
-    bin's inner edge (in log units on a log-spaced axis). When that end lies inside the bin, the
-    bin's spread draws nothing beyond it (:func:`ddssp.data.within.trimmed_entry`). A bin is left
-    alone when the emptied bins beyond it read ``CONTINUE_SDS`` sds of rows together (the data goes
-    on past it: the end-bin rules emptied bins that hold rows), when its neighbour is a spike (a
-    point mass, one whole number, or ``SPIKE`` times as dense as the next bin inwards), reads no
+    The end bins are a binned column's lowest and highest bins not marked empty: one with bins
+    marked empty beyond it (left at the end by the end-bin rules), or the column's own end bin when
+    its spread is uniform by width (discovery's counts there were noise; a spread they shaped, or
+    the tail discovery gave it, is kept). Its rows are taken to thin out from the density of its
+    inner neighbour, as discovery takes an outer bin's (:func:`ddssp.data.discovery.bins.tail_end`):
+    a tail holding the bin's rows, at most its neighbour's (the ratio of the two bins' combined
+    noisy counts over AIM's measurements, at most 1), ends ``TAIL_MEANS`` times that ratio of the
+    neighbour's width past the bin's inner edge (in log units on a log-spaced axis). When that end
+    lies inside the bin, the bin's spread draws nothing beyond it
+    (:func:`ddssp.data.within.trimmed_entry`). A bin is left alone when the emptied bins beyond it
+    read ``CONTINUE_SDS`` sds of rows together, or, for the column's own end bin, discovery's noisy
+    share of numbers beyond the range does (the data goes on past it), when its neighbour is a spike
+    (a point mass, one whole number, or ``SPIKE`` times as dense as the next bin inwards), reads no
     rows, or the bin is no wider than its tail; so are point masses and columns not named.
     Post-processing of noisy outputs already charged to the ledger.
 
