@@ -29,6 +29,8 @@ CONTINUE_SDS = 1.0
 #: an end bin's inner neighbour this many times as dense as the next bin inwards is a spike, not the
 #: start of a tail: the end bin keeps its spread
 SPIKE = 4.0
+#: decide a column's own end bins too, not only those the end-bin rules left at its end (a switch
+#: for measuring the two kinds apart)
 _OWN = True
 
 
@@ -84,8 +86,9 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
     its spread is uniform by width (discovery's counts there were noise; a spread they shaped, or
     the tail discovery gave it, is kept). Its rows are taken to thin out from the density of its
     inner neighbour, as discovery takes an outer bin's (:func:`ddssp.data.discovery.bins.tail_end`):
-    a tail holding the bin's rows, at most its neighbour's (the ratio of the two bins' combined
-    noisy counts over AIM's measurements, at most 1), ends ``TAIL_MEANS`` times that ratio of the
+    a tail holding the bin's rows (the ratio of the two bins' combined noisy counts over AIM's
+    measurements, not capped at 1 as discovery's design shares are: an end bin holding many times its
+    narrow neighbour's rows is no thin tail) ends ``TAIL_MEANS`` times that ratio of the
     neighbour's width past the bin's inner edge (in log units on a log-spaced axis). When that end
     lies inside the bin, the bin's spread draws nothing beyond it
     (:func:`ddssp.data.within.trimmed_entry`). A bin is left alone when the emptied bins beyond it
@@ -176,7 +179,7 @@ def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np
     width = math.log(nb / na) if log else nb - na
     if _spike(edges, live, k, tail, count, whole, log):
         return None
-    ratio = min(1.0, max(float(count[i]), 0.0) / float(count[j]))
+    ratio = max(float(count[i]), 0.0) / float(count[j])
     end = tail_end(a, b, tail, ratio, width, log, whole)
     if end is None:  # the bin is no wider than its tail: its spread stays
         return None
