@@ -34,13 +34,20 @@ SPIKE = 4.0
 _OWN = True
 
 
-def _uniform(entry: Any, a: float, b: float) -> bool:
-    """Whether a within-bin entry spreads uniformly by width (discovery shrank its counts to
-    uniform spreading: they were noise)."""
+def _unread(entry: Any, a: float, b: float, tail: int) -> bool:
+    """Whether a within-bin entry holds no reading of counts: uniform by width, or discovery's
+    tail falling to the outer edge (:func:`ddssp.data.discovery.bins.tail_prior`); discovery's
+    counts there were noise, shrunk to that shape."""
+    from ddssp.data.discovery.bins import tail_prior
+
     sub = np.array([a, *entry[0], b], dtype=float)
     w = np.asarray(entry[1], dtype=float)
-    u = np.diff(sub)
-    return bool(w.sum() > 0 and np.allclose(w / w.sum(), u / u.sum(), rtol=1e-3, atol=2e-5))
+    if not w.sum() > 0:
+        return False
+    for u in (np.diff(sub), tail_prior(sub, a, b, tail)):
+        if u.sum() > 0 and np.allclose(w / w.sum(), u / u.sum(), rtol=1e-3, atol=2e-5):
+            return True
+    return False
 
 
 def drawing_schema(rel: Any) -> Any:
@@ -83,8 +90,8 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
 
     The end bins are a binned column's lowest and highest bins not marked empty: one with bins
     marked empty beyond it (left at the end by the end-bin rules), or the column's own end bin when
-    its spread is uniform by width (discovery's counts there were noise; a spread they shaped, or
-    the tail discovery gave it, is kept). Its rows are taken to thin out from the density of its
+    its spread reads no counts (uniform by width, or discovery's tail falling to the outer edge:
+    its counts there were noise; a spread they shaped, or a tail discovery stopped, is kept). Its rows are taken to thin out from the density of its
     inner neighbour, as discovery takes an outer bin's (:func:`ddssp.data.discovery.bins.tail_end`):
     a tail holding the bin's rows (the ratio of the two bins' combined noisy counts over AIM's
     measurements, not capped at 1 as discovery's design shares are: an end bin holding many times its
@@ -137,7 +144,7 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
         for k, tail in ((0, -1), (len(live) - 1, 1)):
             i = live[k]
             if i == (0 if tail < 0 else m - 1):  # the column's own end bin
-                if not _OWN or bins[i] is None or not _uniform(bins[i], edges[i], edges[i + 1]):
+                if not _OWN or bins[i] is None or not _unread(bins[i], edges[i], edges[i + 1], tail):
                     continue  # its spread reads counts (or the tail discovery gave it)
                 ev = (clipped or {}).get(name)
                 if ev is not None and ev[1 if tail > 0 else 0] >= CONTINUE_SDS * ev[3 if tail > 0 else 2]:

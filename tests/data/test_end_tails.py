@@ -236,3 +236,22 @@ def test_an_own_end_bin_spread_uniformly_gets_the_tail_unless_counts_shaped_it()
     clipped = {"age": (0.0, 0.05, 0.01, 0.02)}
     assert tail_end_bins(Schema([plain]), [_m(["age"], counts)], ["age"], clipped) == {}
     assert tail_end_bins(Schema([plain]), [_m(["age"], counts)], ["age"], {"age": (0.0, 0.01, 0.01, 0.02)})
+
+
+def test_an_own_end_bin_with_discoverys_tail_to_the_edge_is_cut_a_stopped_one_kept():
+    from ddssp.data.discovery.bins import tail_prior
+
+    edges = [18, 24, 28, 34, 39, 43, 50, 99]
+    counts = [100, 100, 150, 120, 100, 150, 300]
+    sub = np.arange(50.0, 100.0, 7.0)
+    sub[-1] = 99.0
+    to_edge = tail_prior(sub, 50.0, 99.0, 1)
+    stopped = tail_prior(sub, 50.0, 99.0, 1, end=96.0)
+    for weights, cut in ((to_edge, True), (stopped, False)):
+        col = _ages(edges, empty_top=False)
+        bins = list(col.within.bins)
+        bins[6] = (tuple(sub[1:-1]), tuple(np.round(weights / weights.sum(), 5)))
+        col.with_within(Within(tuple(bins), whole=True))
+        out = tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"])
+        assert out == ({"age": [col.labels[6]]} if cut else {})
+        assert (_draws(col, 6).max() < 92) == cut
