@@ -168,3 +168,59 @@ class Within:
                             f"{where}: bin {i}: sub-cell [{format_number(sub[j])}, {format_number(sub[j + 1])}) holds no whole "
                             'number but has weight (the column has "whole": true)'
                         )
+
+
+def trimmed_entry(
+    entry: tuple[tuple[float, ...], tuple[float, ...]], a: float, b: float, cut: float, tail: int, whole: bool
+) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """A bin's within-bin entry with no draws beyond ``cut``: the sub-cells past it get weight 0, the
+    one it splits keeps the share of its weight that its part on the kept side holds (by width, or
+    by whole numbers), the rest keep theirs. Post-processing of a public entry.
+
+    Parameters
+    ----------
+    entry : (cuts, weights)
+        The bin's entry (see :class:`Within`).
+    a, b : float
+        The bin.
+    cut : float
+        Strictly inside the bin.
+    tail : int
+        1: nothing is drawn from ``cut`` up; -1: nothing below it.
+    whole : bool
+        The column draws whole numbers.
+
+    Returns
+    -------
+    (cuts, weights) or None
+        None when no weight would be left on the kept side (the entry is then kept as it is).
+    """
+    if not a < cut < b:
+        return None
+    sub = np.array([a, *entry[0], b], dtype=float)
+    w = np.asarray(entry[1], dtype=float)
+    lo, hi = sub[:-1], sub[1:]
+    if whole:
+        size = np.ceil(hi) - np.ceil(lo)  # whole numbers in each sub-cell
+        part = (
+            (np.clip(np.ceil(cut), np.ceil(lo), np.ceil(hi)) - np.ceil(lo))
+            if tail > 0
+            else (np.ceil(hi) - np.clip(np.ceil(cut), np.ceil(lo), np.ceil(hi)))
+        )
+    else:
+        size = hi - lo
+        part = (np.clip(cut, lo, hi) - lo) if tail > 0 else (hi - np.clip(cut, lo, hi))
+    kept = w * np.divide(part, size, out=np.zeros_like(w), where=size > 0)
+    if not kept.sum() > 0:
+        return None
+    inner = [float(c) for c in entry[0] if (c < cut if tail > 0 else c > cut)]
+    if tail > 0:
+        cuts = [*inner, cut]
+        weights = [*kept[: len(inner) + 1], 0.0]
+    else:
+        cuts = [cut, *inner]
+        weights = [0.0, *kept[len(kept) - len(inner) - 1 :]]
+    total = sum(weights)
+    rounded = [round(x / total, 5) for x in weights]
+    weights = rounded if sum(rounded) > 0 else [x / total for x in weights]
+    return tuple(cuts), tuple(float(x) for x in weights)

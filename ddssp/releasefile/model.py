@@ -31,6 +31,7 @@ from ddssp.releasefile.signing import (
     load_private_key,
     verify_signature,
 )
+from ddssp.releasefile.tails import drawing_schema
 from ddssp.releasefile.writer import write_release
 
 if TYPE_CHECKING:
@@ -266,10 +267,9 @@ class Release:
     def synthesize(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         """Synthetic records decoded to the schema's labels and numeric values.
 
-        A binned numeric column with a within-bin distribution (discovered schemas) gets values drawn
-        inside each bin by it, others their representative values. The codes are those of
-        :meth:`synthesize_codes` with the same seed; the values are drawn after them from the same
-        generator (post-processing, no privacy cost).
+        A binned numeric column with a within-bin distribution gets values drawn inside each bin by it
+        (:func:`~ddssp.releasefile.tails.drawing_schema`), others representative values; the codes are
+        those of :meth:`synthesize_codes` with the same seed, the values drawn after them (no privacy cost).
 
         Parameters
         ----------
@@ -290,7 +290,7 @@ class Release:
         from ddssp.dp import make_rng
 
         rng = make_rng(seed)
-        return self.schema.decode(self.synthesize_codes(rows, rng), rng=rng)
+        return drawing_schema(self).decode(self.synthesize_codes(rows, rng), rng=rng)
 
     def sample(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         """``rows`` synthetic records as a DataFrame in the data's own labels and values.

@@ -1,0 +1,217 @@
+"""Synthetic values of a binned column's end bins stop where a tail of their rows would end.
+
+Discovery gives the outer bins of a binned numeric column a tail: rows thin out toward the outer
+edge and stop where a tail of the bin's share would end (:func:`ddssp.data.discovery.bins.tail_end`).
+Two kinds of end bin are spread over their whole width instead, and their synthetic values could
+reach far past the data. After AIM, the end-bin rules (:mod:`ddssp.releasefile.conditions`) may
+mark outer bins empty: the bin then left at the end was an inner bin (ages 92-98 drawn in [50, 99)
+for a table whose oldest is 83). And an outer bin whose grid counts were noise is spread uniformly
+(rainfall of 70-100 mm drawn in [12, 100] for a wettest day of 56). :func:`tail_end_bins` cuts
+such a bin's spread where a tail holding its rows would end, from the release's own noisy outputs
+(its schema, AIM's measurements, discovery's clipped shares). :func:`drawing_schema` applies it
+when synthetic rows are drawn, so rows drawn from a release file alone (any release file, older
+ones too) follow it, and the file itself is unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CONTINUE_SDS", "SPIKE", "drawing_schema", "tail_end_bins"]
+
+#: the bins emptied beyond an end bin whose combined noisy count reaches this many sds of its noise
+#: show that the data goes on past the bin: it keeps its spread
+CONTINUE_SDS = 1.0
+#: an end bin's inner neighbour this many times as dense as the next bin inwards is a spike, not the
+#: start of a tail: the end bin keeps its spread
+SPIKE = 4.0
+#: decide a column's own end bins too, not only those the end-bin rules left at its end (a switch
+#: for measuring the two kinds apart)
+_OWN = True
+
+
+def _unread(entry: Any, a: float, b: float, tail: int) -> bool:
+    """Whether a within-bin entry holds no reading of counts: uniform by width, or discovery's
+    tail falling to the outer edge (:func:`ddssp.data.discovery.bins.tail_prior`); discovery's
+    counts there were noise, shrunk to that shape."""
+    from ddssp.data.discovery.bins import tail_prior
+
+    sub = np.array([a, *entry[0], b], dtype=float)
+    w = np.asarray(entry[1], dtype=float)
+    if not w.sum() > 0:
+        return False
+    for u in (np.diff(sub), tail_prior(sub, a, b, tail)):
+        if u.sum() > 0 and np.allclose(w / w.sum(), u / u.sum(), rtol=1e-3, atol=2e-5):
+            return True
+    return False
+
+
+def drawing_schema(rel: Any) -> Any:
+    """The schema a release's synthetic values are drawn by: its own, with the end bins of its
+    discovered columns cut where their tails end (:func:`tail_end_bins`).
+
+    A column counts as discovered when the release's ledger pays for its discovery; a declared
+    column's within-bin spread is the publisher's and is kept. Post-processing of the release.
+
+    Parameters
+    ----------
+    rel : ddssp.releasefile.Release
+        The release.
+
+    Returns
+    -------
+    ddssp.data.Schema
+        The release's schema itself when no bin changes, else a changed copy.
+    """
+    found = {
+        e.clique[0]
+        for e in getattr(rel.ledger, "entries", ())
+        if str(e.kind).startswith("discover") and e.clique and len(e.clique) == 1
+    }
+    names = [n for n in rel.schema.names if n in found and _binned(rel.schema.column(n))]
+    if not names:
+        return rel.schema
+    schema = copy.deepcopy(rel.schema)
+    clipped = dict((getattr(rel, "evidence", None) or {}).get("clipped", {}))
+    return schema if tail_end_bins(schema, rel.measurements, names, clipped) else rel.schema
+
+
+def _binned(col: Any) -> bool:
+    """Whether a column is binned numeric with a within-bin spread."""
+    return col.kind == "numeric" and col.edges is not None and col.within is not None
+
+
+def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = None) -> dict[str, list[str]]:
+    """Cut the spread of an end bin where a tail of its rows would end.
+
+    The end bins are a binned column's lowest and highest bins not marked empty: one with bins
+    marked empty beyond it (left at the end by the end-bin rules), or the column's own end bin when
+    its spread reads no counts (uniform by width, or discovery's tail falling to the outer edge:
+    its counts there were noise; a spread they shaped, or a tail discovery stopped, is kept). Its rows are taken to thin out from the density of its
+    inner neighbour, as discovery takes an outer bin's (:func:`ddssp.data.discovery.bins.tail_end`):
+    a tail holding the bin's rows (the ratio of the two bins' combined noisy counts over AIM's
+    measurements, not capped at 1 as discovery's design shares are: an end bin holding many times its
+    narrow neighbour's rows is no thin tail) ends ``TAIL_MEANS`` times that ratio of the
+    neighbour's width past the bin's inner edge (in log units on a log-spaced axis). When that end
+    lies inside the bin, the bin's spread draws nothing beyond it
+    (:func:`ddssp.data.within.trimmed_entry`). A bin is left alone when the emptied bins beyond it
+    read ``CONTINUE_SDS`` sds of rows together, or, for the column's own end bin, discovery's noisy
+    share of numbers beyond the range does (the data goes on past it), when its neighbour is a spike
+    (a point mass, one whole number, or ``SPIKE`` times as dense as the next bin inwards), reads no
+    rows, or the bin is no wider than its tail; so are point masses and columns not named.
+    Post-processing of noisy outputs already charged to the ledger.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The schema; columns are changed in place.
+    measurements : list of ddssp.marginals.aim.Measurement
+        AIM's noisy marginals.
+    columns : iterable of str
+        The columns to decide (the discovered ones).
+    clipped : dict, optional
+        ``{column: (below, above, sd below, sd above)}``: discovery's noisy shares of numbers left
+        outside the range and their sds (the release's evidence).
+
+    Returns
+    -------
+    dict
+        ``{column: [labels of the bins cut]}``.
+    """
+    from ddssp.data.within import Within
+    from ddssp.errors import SchemaError
+    from ddssp.releasefile.conditions import _level_sums
+
+    out: dict[str, list[str]] = {}
+    for name in columns:
+        col = schema.column(name) if name in schema else None
+        if col is None or not _binned(col):
+            continue
+        edges = [float(e) for e in col.edges]
+        m = len(edges) - 1
+        live = [i for i in range(m) if col.labels[i] not in col.empty]
+        if len(live) < 2:
+            continue
+        x, w, _, _ = _level_sums(name, col.size, measurements)
+        if w == 0.0:
+            continue
+        count, sd = x / w, w**-0.5
+        bins = list(col.within.bins)
+        for k, tail in ((0, -1), (len(live) - 1, 1)):
+            i = live[k]
+            if i == (0 if tail < 0 else m - 1):  # the column's own end bin
+                if not _OWN or bins[i] is None or not _unread(bins[i], edges[i], edges[i + 1], tail):
+                    continue  # its spread reads counts (or the tail discovery gave it)
+                ev = (clipped or {}).get(name)
+                if ev is not None and ev[1 if tail > 0 else 0] >= CONTINUE_SDS * ev[3 if tail > 0 else 2]:
+                    continue  # numbers beyond the range show: the data goes on past it
+            else:
+                beyond = range(i) if tail < 0 else range(i + 1, m)
+                if float(sum(count[b] for b in beyond)) >= CONTINUE_SDS * sd * math.sqrt(len(beyond)):
+                    continue  # the emptied bins beyond show rows together: the data goes on past it
+            entry = _cut_entry(edges, live, k, tail, count, bins, col.within.whole)
+            if entry is None:
+                continue
+            trial = [*bins[: live[k]], entry, *bins[live[k] + 1 :]]
+            try:
+                Within(tuple(trial), whole=col.within.whole).check(name, edges)
+            except SchemaError:
+                continue
+            bins = trial
+            out.setdefault(name, []).append(col.labels[live[k]])
+        if name in out:
+            col.with_within(Within(tuple(bins), whole=col.within.whole))
+    return out
+
+
+def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np.ndarray, bins: list, whole: bool):
+    """The within-bin entry of the end bin ``live[k]`` cut where its tail ends, or None (see
+    :func:`tail_end_bins`)."""
+    from ddssp.data.discovery.bins import tail_end
+    from ddssp.data.within import trimmed_entry
+
+    i, j = live[k], live[k + 1] if tail < 0 else live[k - 1]
+    if bins[i] is None or bins[j] is None or not count[j] > 0:
+        return None
+    a, b = edges[i], edges[i + 1]
+    na, nb = edges[j], edges[j + 1]
+    positive = [e for e in edges if e > 0]
+    log = edges[0] >= 0 and len(positive) >= 2 and positive[-1] / positive[0] > 50 and na > 0
+    if log and (a <= 0 if tail > 0 else b <= 0):
+        return None
+    width = math.log(nb / na) if log else nb - na
+    if _spike(edges, live, k, tail, count, whole, log):
+        return None
+    ratio = max(float(count[i]), 0.0) / float(count[j])
+    end = tail_end(a, b, tail, ratio, width, log, whole)
+    if end is None:  # the bin is no wider than its tail: its spread stays
+        return None
+    return trimmed_entry(bins[i], a, b, end, tail, whole)
+
+
+def _spike(edges: list[float], live: list[int], k: int, tail: int, count: np.ndarray, whole: bool, log: bool) -> bool:
+    """Whether the end bin's inner neighbour is a spike rather than the start of a tail: a bin of one
+    whole number, or one whose density (combined noisy count over width) is over ``SPIKE`` times
+    that of the next bin inwards (or that bin reads no rows). A tail starting from a spike's density
+    would end at once (hours a week: 40 holds a third of the rows)."""
+    j = live[k + 1] if tail < 0 else live[k - 1]
+    na, nb = edges[j], edges[j + 1]
+    if whole and math.ceil(nb) - math.ceil(na) <= 1:
+        return True
+    gk = k + 2 if tail < 0 else k - 2
+    if not 0 <= gk < len(live):  # no bin further in to compare with
+        return False
+    g = live[gk]
+    ga, gb = edges[g], edges[g + 1]
+    if log and ga <= 0:
+        return False
+
+    def density(c: float, lo: float, hi: float) -> float:
+        return c / (math.log(hi / lo) if log else hi - lo)
+
+    inner = density(float(count[g]), ga, gb)
+    return inner <= 0 or density(float(count[j]), na, nb) > SPIKE * inner

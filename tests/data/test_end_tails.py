@@ -1,0 +1,257 @@
+"""An end bin left at a column's end by the end-bin rules thins out as a tail
+(:func:`ddssp.releasefile.tails.tail_end_bins`), and a within-bin entry cut at a point draws
+nothing beyond it (:func:`ddssp.data.within.trimmed_entry`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ddssp.data import Column, Schema
+from ddssp.data.within import Within, trimmed_entry
+from ddssp.marginals.aim import Measurement
+from ddssp.releasefile.tails import tail_end_bins
+
+#: ages whose top bin [99, 100] the end-bin rule marked empty: [50, 99) is left at the end
+EDGES = [18, 24, 28, 34, 39, 43, 50, 99, 100]
+COUNTS = [100, 100, 150, 120, 100, 150, 300, 2]  # [50, 99) shows twice its neighbour [43, 50)
+
+
+def _m(clique, values, sigma=20.0):
+    return Measurement(tuple(clique), float(sigma), np.asarray(values, dtype=float), 0)
+
+
+def _ages(edges=EDGES, empty_top=True, empty_bottom=False):
+    col = Column.binned("age", edges)
+    col.with_within(Within(tuple(((), (1.0,)) for _ in edges[1:]), whole=True))
+    marked = ([col.labels[-1]] if empty_top else []) + ([col.labels[0]] if empty_bottom else [])
+    if marked:
+        col.with_empty(marked)
+    return col
+
+
+def _draws(col, code, n=4000, seed=0):
+    codes = np.full((n, 1), code)
+    return Schema([col]).decode(codes, rng=np.random.default_rng(seed))["age"].to_numpy(dtype=float)
+
+
+def test_a_bin_left_at_the_top_draws_nothing_past_its_tail():
+    # neighbour [43, 50) is 7 wide and the bin holds twice its rows: the tail ends 3 x 2 neighbour
+    # widths past the inner edge, at 92
+    col = _ages()
+    schema = Schema([col])
+    out = tail_end_bins(schema, [_m(["age"], COUNTS)], ["age"])
+    assert out == {"age": [col.labels[6]]}
+    cuts, weights = col.within.bins[6]
+    assert cuts[-1] == 92 and weights[-1] == 0.0
+    v = _draws(col, 6)
+    assert v.min() >= 50 and v.max() < 92 and np.all(v == np.round(v))
+    before = _draws(_ages(), 6)
+    assert before.max() >= 95  # uniform over [50, 99) without the rule
+    # the entry is a valid within of the column, written and read back unchanged
+    again = Within.from_dict("age", col.within.to_dict())
+    again.check("age", EDGES)
+    assert again == col.within
+
+
+def test_the_end_follows_the_bin_count():
+    # the bin reads half its neighbour's rows: the tail ends 1.5 widths past the edge, at 61
+    # (rounded up to a whole number)
+    col = _ages()
+    counts = [100, 100, 150, 120, 100, 150, 75, 2]
+    assert tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"])
+    v = _draws(col, 6)
+    assert v.max() < 61 and v.min() >= 50 and v.max() >= 59
+
+
+def test_the_bottom_side_is_the_mirror():
+    edges = [0, 1, 40, 45, 50, 60]
+    col = _ages(edges, empty_top=False, empty_bottom=True)
+    out = tail_end_bins(Schema([col]), [_m(["age"], [1, 200, 150, 150, 150])], ["age"])
+    assert out == {"age": [col.labels[1]]}
+    v = _draws(col, 1)
+    assert v.min() >= 20 and v.max() < 40  # 40 - 3 x (200 / 150) x 5
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "own end bin",
+        "not discovered",
+        "narrow bin",
+        "point-mass neighbour",
+        "one-number neighbour",
+        "dense neighbour",
+        "rows go on past",
+        "no measurement",
+    ],
+)
+def test_bins_the_rule_leaves_alone(case):
+    edges, columns, meas = EDGES, ["age"], [_m(["age"], COUNTS)]
+    col = _ages(empty_top=case != "own end bin")
+    if case == "not discovered":  # a declared column's within is the publisher's
+        columns = []
+    if case == "narrow bin":  # [50, 55) is narrower than a tail of its neighbour's rows
+        edges = [18, 24, 28, 34, 39, 43, 50, 55, 100]
+        col = _ages(edges)
+    if case == "point-mass neighbour":
+        col.with_within(Within((*col.within.bins[:5], None, *col.within.bins[6:]), whole=True))
+    if case == "one-number neighbour":  # [49, 50) holds 49 only: a spike, not a tail's start
+        edges = [18, 24, 28, 34, 39, 49, 50, 99, 100]
+        col = _ages(edges)
+    if case == "dense neighbour":  # [43, 50) over 4 times as dense as [39, 43): a spike
+        meas = [_m(["age"], [100, 100, 150, 120, 10, 150, 300, 2])]
+    if case == "rows go on past":  # the emptied [99, 100] reads 30 at sd 20: over 1 sd
+        meas = [_m(["age"], [*COUNTS[:-1], 30])]
+    if case == "no measurement":
+        meas = [_m(["other"], [1, 2])]
+    before = col.within
+    schema = Schema([col, Column.categorical("other", ["a", "b"])])
+    assert tail_end_bins(schema, meas, columns) == {}
+    assert col.within is before
+
+
+def test_trimmed_entry_keeps_the_share_of_the_split_sub_cell():
+    entry = ((2.0, 5.0), (0.2, 0.3, 0.5))
+    cuts, weights = trimmed_entry(entry, 0.0, 10.0, 4.0, 1, whole=False)
+    assert cuts == (2.0, 4.0) and np.allclose(weights, [0.5, 0.5, 0.0])
+    cuts, weights = trimmed_entry(entry, 0.0, 10.0, 4.0, -1, whole=False)
+    assert cuts == (4.0, 5.0) and np.allclose(weights, [0.0, 1 / 6, 5 / 6], atol=1e-5)
+    # whole numbers: [0, 10) cut at 4 keeps 0..3
+    cuts, weights = trimmed_entry(((), (1.0,)), 0.0, 10.0, 4.0, 1, whole=True)
+    assert cuts == (4.0,) and weights == (1.0, 0.0)
+    Within(((cuts, weights),), whole=True).check("x", [0.0, 10.0])
+    # nothing left on the kept side, or a cut outside the bin: no entry
+    assert trimmed_entry(((5.0,), (0.0, 1.0)), 0.0, 10.0, 4.0, 1, whole=False) is None
+    assert trimmed_entry(((), (1.0,)), 0.0, 10.0, 10.0, 1, whole=False) is None
+
+
+def _release(**kw):
+    import warnings
+
+    import pandas as pd
+
+    from ddssp import release
+
+    rng = np.random.default_rng(0)
+    n = 600
+    df = pd.DataFrame({"age": rng.integers(17, 70, n), "g": rng.choice(["a", "b"], n)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return release(df, eps=1.0, seed=1, insecure_seed=3, **kw)
+
+
+def test_synthetic_rows_from_the_file_alone_follow_the_tail(tmp_path):
+    """End to end, seeded: a discovered column whose top bin [60, 150) was left at the end (the bin
+    above it, [150, 151], marked empty and read as 0; its neighbour [54, 60)) draws nothing past its
+    tail's end, in the release and in rows drawn from its file alone;
+    the file holds the release's own schema."""
+    import dataclasses
+
+    from ddssp.releasefile import Release
+    from ddssp.releasefile.tails import drawing_schema
+
+    rel = _release()
+    old = rel.schema.column("age")
+    assert old.edges is not None and old.within is not None and not old.empty
+    m = len(old.edges) - 1
+    edges = [float(e) for e in old.edges[: m - 1]] + [150.0, 151.0]
+    assert edges[-4] < 54 and old.missing is None
+    edges[-4:-2] = [54.0, 60.0]
+    col = Column.binned("age", edges)
+    col.with_within(Within(tuple(((), (1.0,)) for _ in range(m)), whole=True))
+    col.with_empty([col.labels[-1]])
+    schema = Schema([col if c.name == "age" else c for c in rel.schema.columns])
+    measured = []  # AIM's counts read no row in the emptied bin [150, 151]
+    for mm in rel.measurements:
+        v = np.array(mm.values)
+        if "age" in mm.clique:
+            np.moveaxis(v, mm.clique.index("age"), 0)[m - 1] = 0
+        measured.append(dataclasses.replace(mm, values=v))
+    rel = dataclasses.replace(rel, schema=schema, measurements=measured)
+    drawn = drawing_schema(rel)
+    assert drawn is not rel.schema and rel.schema.column("age").within.bins[m - 2] == ((), (1.0,))
+    cuts, weights = drawn.column("age").within.bins[m - 2]
+    end = cuts[-1]
+    assert 60 < end < 150 and weights[-1] == 0.0
+    syn = rel.synthesize(3000, 5)["age"].to_numpy(dtype=float)
+    assert syn.max() < end
+    path = tmp_path / "r.release"
+    rel.save(path)
+    back = Release.load(path)
+    assert back.schema.column("age").within == rel.schema.column("age").within  # the file keeps its schema
+    assert back.synthesize(3000, 5).equals(rel.synthesize(3000, 5))
+
+
+def test_a_release_whose_ends_were_not_cut_draws_by_its_own_schema():
+    rel = _release()
+    from ddssp.releasefile.tails import drawing_schema
+
+    assert drawing_schema(rel) is rel.schema
+
+
+def test_a_declared_within_keeps_priority():
+    """The census example declares its columns and their within-bin spread: with its top three
+    hours bins marked empty, the rule would cut [50, 60) (seeded counts), yet rows are drawn by the
+    declared spread (no discovery paid for the column)."""
+    import copy
+    import dataclasses
+    import warnings
+
+    import pandas as pd
+
+    from ddssp import release
+    from ddssp.data import load_schema
+    from ddssp.releasefile.tails import drawing_schema
+
+    schema = load_schema("examples/census.schema.json")
+    df = pd.read_csv("examples/census.csv").iloc[:300]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = release(df, schema, eps=1.0, seed=0, insecure_seed=1)
+    hours = rel.schema.column("hours_per_week")
+    assert hours.within is not None
+    hours.with_empty(list(hours.labels[len(hours.edges) - 4 : len(hours.edges) - 1]))
+    rel = dataclasses.replace(rel, schema=rel.schema)
+    named = copy.deepcopy(rel.schema)
+    assert tail_end_bins(named, rel.measurements, ["hours_per_week"]) == {"hours_per_week": ["[50, 60)"]}
+    assert drawing_schema(rel) is rel.schema
+
+
+def test_an_own_end_bin_spread_uniformly_gets_the_tail_unless_counts_shaped_it():
+    # [50, 99] is the column's own top bin, spread uniformly (discovery's counts were noise there)
+    edges = [18, 24, 28, 34, 39, 43, 50, 99]
+    counts = [100, 100, 150, 120, 100, 150, 300]
+    col = _ages(edges, empty_top=False)
+    assert tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"]) == {"age": [col.labels[6]]}
+    assert _draws(col, 6).max() < 92
+    # a spread the counts shaped (not uniform by width) is discovery's reading: kept
+    shaped = _ages(edges, empty_top=False)
+    bins = list(shaped.within.bins)
+    bins[6] = ((60.0, 80.0), (0.5, 0.4, 0.1))
+    shaped.with_within(Within(tuple(bins), whole=True))
+    assert tail_end_bins(Schema([shaped]), [_m(["age"], counts)], ["age"]) == {}
+    # numbers above the range shown by discovery's noisy clipped share (1 sd or more): kept
+    plain = _ages(edges, empty_top=False)
+    clipped = {"age": (0.0, 0.05, 0.01, 0.02)}
+    assert tail_end_bins(Schema([plain]), [_m(["age"], counts)], ["age"], clipped) == {}
+    assert tail_end_bins(Schema([plain]), [_m(["age"], counts)], ["age"], {"age": (0.0, 0.01, 0.01, 0.02)})
+
+
+def test_an_own_end_bin_with_discoverys_tail_to_the_edge_is_cut_a_stopped_one_kept():
+    from ddssp.data.discovery.bins import tail_prior
+
+    edges = [18, 24, 28, 34, 39, 43, 50, 99]
+    counts = [100, 100, 150, 120, 100, 150, 300]
+    sub = np.arange(50.0, 100.0, 7.0)
+    sub[-1] = 99.0
+    to_edge = tail_prior(sub, 50.0, 99.0, 1)
+    stopped = tail_prior(sub, 50.0, 99.0, 1, end=96.0)
+    for weights, cut in ((to_edge, True), (stopped, False)):
+        col = _ages(edges, empty_top=False)
+        bins = list(col.within.bins)
+        bins[6] = (tuple(sub[1:-1]), tuple(np.round(weights / weights.sum(), 5)))
+        col.with_within(Within(tuple(bins), whole=True))
+        out = tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"])
+        assert out == ({"age": [col.labels[6]]} if cut else {})
+        assert (_draws(col, 6).max() < 92) == cut
