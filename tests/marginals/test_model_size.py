@@ -74,3 +74,22 @@ def test_a_candidate_that_adds_no_edge_is_sized_without_a_triangulation(monkeypa
     assert got[("b",)] == direct_mb(domain, measured)
     got = f.sizes(measured, [("a", "d")])
     assert len(calls) == 1 and got[("a", "d")] == direct_mb(domain, measured + [("a", "d")])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_model_cells_is_the_cells_of_the_triangulation(data):
+    """The bit-set elimination of model_cells gives the cells of triangulated_cliques exactly,
+    including columns in no clique and repeated calls on the same column sizes (its memory)."""
+    from ddssp.marginals.junction_tree import model_cells
+
+    n = data.draw(st.integers(1, 11))
+    sizes = data.draw(st.lists(st.integers(1, 7), min_size=n, max_size=n))
+    domain = {f"v{i}": s for i, s in enumerate(sizes)}
+    names = list(domain)
+    cliques = data.draw(
+        st.lists(st.lists(st.sampled_from(names), min_size=1, max_size=4, unique=True).map(tuple), max_size=10)
+    )
+    want = sum(cells(domain, c) for c in triangulated_cliques(domain, cliques))
+    assert model_cells(domain, cliques) == want
+    assert model_cells(domain, cliques) == want
