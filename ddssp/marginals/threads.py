@@ -1,13 +1,13 @@
 """AIM's numpy work on one BLAS thread.
 
-Scoring candidates (:mod:`ddssp.marginals.pairs`) and calibrating the model run many matrix
-products of moderate size, one after another. A multi-threaded BLAS (OpenBLAS, numpy's default)
-splits each across its threads, whose workers wait for the next product by spinning: on a machine
-whose cores are busy with other work they burn CPU while they wait for a core, so the same release
-costs from one to three times the CPU of a single thread, and takes longer. A release is one
-sequential loop of such products, so :func:`one_blas_thread` runs it on one thread. The result is
-also the same whatever the machine's number of cores (a product split across threads may round
-differently).
+Scoring the candidates (:mod:`ddssp.marginals.pairs`: batched matrix products) and fitting the
+model run many products of moderate size, one after another. A multi-threaded BLAS (OpenBLAS,
+numpy's default) splits each across its threads, whose workers spin while they wait for the next
+one; on a machine whose cores are busy with other work that spinning costs CPU and time (on a
+loaded 2-core machine the same seeded release took 1.4 to 2 times the CPU of one thread: the
+benchmarks' "Agencies: the eps-10 release's CPU"). A release is one sequential loop of such
+products, so :func:`one_blas_thread` runs it on one thread. Its numbers are then also the same
+whatever the machine's number of cores (a product split across threads may round differently).
 """
 
 from __future__ import annotations
