@@ -18,6 +18,11 @@ from ddssp.errors import ReleaseFileError
 from ddssp.marginals.named_tables import canonical, cells
 from ddssp.types import Clique, Domain
 
+#: :func:`model_cells` remembers the cells of the neighbourhoods it met, per tuple of column sizes
+#: (AIM sizes the same graph with one more clique for every candidate), up to this many per tuple
+_CELLS_MEMO = 200_000
+_NEIGHBOURHOOD_CELLS: dict[tuple[int, ...], dict[int, int]] = {}
+
 
 # --------------------------------------------------------------------------- junction trees
 def greedy_order(domain: Domain, cliques: Sequence[Clique]) -> list[str]:
@@ -206,8 +211,65 @@ def model_cells(domain: Domain, cliques: Sequence[Clique]) -> int:
     Returns
     -------
     int
+        The cells of :func:`triangulated_cliques`, found by the same elimination on bit sets of
+        columns (AIM's size filter calls this for many candidates every round): each column is one
+        bit, a neighbourhood one integer, and a neighbourhood's table size is remembered across
+        calls on the same column sizes.
     """
-    return sum(cells(domain, c) for c in triangulated_cliques(domain, list(cliques)))
+    names = list(domain)
+    bit = {a: 1 << i for i, a in enumerate(names)}
+    size = tuple(int(domain[a]) for a in names)
+    table = _NEIGHBOURHOOD_CELLS.get(size)
+    if table is None or len(table) > _CELLS_MEMO:
+        if len(_NEIGHBOURHOOD_CELLS) > 64:
+            _NEIGHBOURHOOD_CELLS.clear()
+        table = _NEIGHBOURHOOD_CELLS[size] = {}
+
+    def cells_of(mask: int) -> int:
+        out, m = 1, mask
+        while m:
+            low = m & -m
+            out *= size[low.bit_length() - 1]
+            m ^= low
+        table[mask] = out
+        return out
+
+    adj = [0] * len(names)
+    for cl in cliques:
+        m = 0
+        for a in cl:
+            m |= bit[a]
+        for a in cl:
+            adj[bit[a].bit_length() - 1] |= m
+    for i in range(len(names)):
+        adj[i] &= ~(1 << i)
+    # triangulated_cliques' elimination: smallest neighbourhood table first, ties by domain order
+    current = [cells_of(adj[i] | 1 << i) for i in range(len(names))]
+    heap = [(c, i) for i, c in enumerate(current)]
+    heapq.heapify(heap)
+    left = (1 << len(names)) - 1
+    holding: list[list[int]] = [[] for _ in names]  # earlier elimination cliques per column
+    maximal: set[int] = set()
+    while heap:
+        c, best = heapq.heappop(heap)
+        if not left >> best & 1 or current[best] != c:
+            continue
+        left &= ~(1 << best)
+        nb = adj[best]
+        clique = nb | 1 << best
+        if not any(clique & ~o == 0 and clique != o for o in holding[best]):
+            maximal.add(clique)
+        m = nb
+        while m:
+            low = m & -m
+            x = low.bit_length() - 1
+            m ^= low
+            holding[x].append(clique)
+            adj[x] = q = (adj[x] | nb) & ~low & ~(1 << best)
+            q |= low
+            current[x] = table[q] if q in table else cells_of(q)
+            heapq.heappush(heap, (current[x], x))
+    return sum(table[q] if q in table else cells_of(q) for q in maximal)
 
 
 def map_to_cliques(domain, maxcl: Sequence[Clique], cliques: Iterable[Clique]) -> dict[Clique, int]:

@@ -8,12 +8,15 @@ component), so the triangulation is the union of the components' triangulations.
 candidate clique only merges the components it touches: its hypothetical size is the size of the
 other components plus the triangulation of the touched ones with the candidate. Only that part is
 computed, and it is remembered by the touched components' cliques, so a candidate whose components
-did not change since the last round costs a lookup. Exact: the same sizes as triangulating the
-whole graph for every candidate.
+did not change since the last round costs a lookup. A candidate whose every pair of columns is
+already an edge of the graph adds no edge: the graph, hence its triangulation, is unchanged and its
+size is the current size, found without a triangulation. Exact: the same sizes as triangulating
+the whole graph for every candidate.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 
 from ddssp.marginals.junction_tree import model_cells
@@ -55,11 +58,14 @@ class SizeFilter:
         dict
             ``{candidate: size in MB}``.
         """
-        root, members, cliques_of, key_of, size_of, total = self._components(tuple(measured))
+        root, members, cliques_of, key_of, size_of, total, edges = self._components(tuple(measured))
         if len(self._merged) > self.cache_limit:
             self._merged.clear()
         out = {}
         for c in candidates:
+            if all(frozenset(p) in edges for p in itertools.combinations(c, 2)):  # no new edge
+                out[c] = total * _MB
+                continue
             roots = sorted({root[a] for a in c})
             key = (tuple(key_of[r] for r in roots), c)
             merged = self._merged.get(key)
@@ -99,7 +105,8 @@ class SizeFilter:
         size_of = {r: self._size(members[r], key_of[r]) for r in members}
         total = sum(size_of.values())
         root = {a: find(a) for a in self.domain}
-        self._last = (measured, (root, members, cliques_of, key_of, size_of, total))
+        edges = {frozenset(p) for c in measured for p in itertools.combinations(c, 2)}
+        self._last = (measured, (root, members, cliques_of, key_of, size_of, total, edges))
         return self._last[1]
 
     def _size(self, attrs: list[str], key: frozenset) -> int:

@@ -54,3 +54,42 @@ def test_rounds_of_a_growing_model_on_many_columns():
         for c in candidates[::7]:
             assert got[c] == direct_mb(domain, measured + [c])
         measured.append(candidates[int(rng.integers(len(candidates)))])
+
+
+def test_a_candidate_that_adds_no_edge_is_sized_without_a_triangulation(monkeypatch):
+    """(a, b, c) after the pairs ab, bc, ac: no new edge, so the current size, with no triangulation;
+    (a, d) adds an edge and is triangulated."""
+    import ddssp.marginals.model_size as ms
+
+    domain = {"a": 3, "b": 4, "c": 5, "d": 2}
+    measured = [("a", "b"), ("b", "c"), ("a", "c")]
+    f = SizeFilter(domain)
+    f.sizes(measured, [])  # the components, sized once
+    calls = []
+    real = ms.model_cells
+    monkeypatch.setattr(ms, "model_cells", lambda d, q: calls.append(q) or real(d, q))
+    got = f.sizes(measured, [("a", "b", "c"), ("b",)])
+    assert calls == []
+    assert got[("a", "b", "c")] == direct_mb(domain, measured) == direct_mb(domain, measured + [("a", "b", "c")])
+    assert got[("b",)] == direct_mb(domain, measured)
+    got = f.sizes(measured, [("a", "d")])
+    assert len(calls) == 1 and got[("a", "d")] == direct_mb(domain, measured + [("a", "d")])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_model_cells_is_the_cells_of_the_triangulation(data):
+    """The bit-set elimination of model_cells gives the cells of triangulated_cliques exactly,
+    including columns in no clique and repeated calls on the same column sizes (its memory)."""
+    from ddssp.marginals.junction_tree import model_cells
+
+    n = data.draw(st.integers(1, 11))
+    sizes = data.draw(st.lists(st.integers(1, 7), min_size=n, max_size=n))
+    domain = {f"v{i}": s for i, s in enumerate(sizes)}
+    names = list(domain)
+    cliques = data.draw(
+        st.lists(st.lists(st.sampled_from(names), min_size=1, max_size=4, unique=True).map(tuple), max_size=10)
+    )
+    want = sum(cells(domain, c) for c in triangulated_cliques(domain, cliques))
+    assert model_cells(domain, cliques) == want
+    assert model_cells(domain, cliques) == want
