@@ -86,8 +86,6 @@ from ddssp.marginals.model import GraphicalModel
 from ddssp.marginals.model_size import SizeFilter
 from ddssp.marginals.named_tables import canonical
 from ddssp.marginals.recycled import add_recycled, round_zero
-
-from ddssp.marginals.recycled import add_recycled
 from ddssp.marginals.threads import one_blas_thread
 from ddssp.marginals.workload import Workload, inside_measured, validate_workload, workload_candidates
 from ddssp.types import Clique, Domain
