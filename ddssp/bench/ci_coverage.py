@@ -267,17 +267,79 @@ class _Population:
         cls = {"linear": DDSSPLinearRegression, "logistic": DDSSPLogisticRegression}
         return {m: (cls[m](features=list(self.features[m])), t) for m, t in self.targets.items()}
 
+    def exact(self, rows: int) -> Any:
+        """The population's exact marginals, counts scaled to ``rows`` (a release's total)."""
+        if self.table is None:
+            return _PopulationMarginals(self.joint, self.schema, total=float(rows))
+        from ddssp.estimators.suffstats import ExactMarginals
+
+        return ExactMarginals(self.table, self.schema)
+
     def truth(self) -> dict[str, np.ndarray]:
         if self.table is None:
             return true_coefficients(self.joint, self.schema)
-        from ddssp.estimators.suffstats import ExactMarginals
-
-        src = ExactMarginals(self.table, self.schema)
+        src = self.exact(self.rows)
         out = {}
         for model, (est, target) in self.estimators().items():
             est.fit(src, target)
             out[model] = np.concatenate([[est.intercept_], est.coef_])
         return out
+
+
+def penalised_truth(est: Any, exact: Any, target: str) -> np.ndarray:
+    """DD-SSP on the population's exact marginals with a fitted estimator's penalty held fixed.
+
+    An interval of ``fit --ci`` holds the fit's penalty P (the noise floor the release chose) fixed,
+    so it is an interval for c (X^T X + P)^-1 X^T y at the population's X^T X and X^T y: this
+    coefficient (intercept first). With no penalty it is the population's DD-SSP coefficient.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted on a release of ``rows`` rows (its ``penalty_`` is in that release's counts).
+    exact : marginal source
+        The population's exact marginals with the same total.
+    target : str
+        The fit's target.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    from ddssp.estimators.ddssp_intervals import point_copy
+
+    ref = point_copy(est, est.encoding_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref.fit(exact, target)
+    return np.concatenate([[ref.intercept_], ref.coef_])
+
+
+#: a coefficient counts as floored when the noise floor pulls at least this share of it toward 0
+SHRINK_FLOORED = 0.05
+
+
+def floor_shrinkage(est: Any) -> np.ndarray:
+    """Per coefficient (intercept first): the diagonal of (A + P)^+ P, A the fit's X^T X, P its penalty.
+
+    The penalised solution is theta_P = theta_0 - (A + P)^+ P theta_0, so entry j is the share of a
+    coefficient that lies on the lifted directions alone which the floor removes (0: untouched).
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    from ddssp.estimators.ddssp_delta import penalty_used
+
+    P = penalty_used(est)
+    A = (est.suffstats_.xtx + est.suffstats_.xtx.T) / 2.0 + P
+    out = np.diag(np.linalg.pinv(A, hermitian=True) @ P)
+    return out if est.encoding_.intercept else np.concatenate([[0.0], out])
 
 
 def _covers(est_v, lo, hi, ref) -> float:
@@ -357,6 +419,10 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         raise WorkloadError(f"ci-coverage: release_target {release_target!r} is not a column of the population")
     rows = int(spec.get("rows", pop.rows))
     truth = pop.truth()
+    exact_pop = pop.exact(rows)  # for the truth at each fit's own penalty
+    compare_ridge = spec.get("compare_ridge")  # also fit at this ridge on the same releases (e.g. 0.0)
+    if compare_ridge is not None and not (isinstance(compare_ridge, (int, float)) and compare_ridge >= 0):
+        raise WorkloadError(f"ci-coverage: compare_ridge must be a number >= 0, got {compare_ridge!r}")
     ctx.log("population DD-SSP targets: " + "; ".join(f"{m}: {np.round(v, 4).tolist()}" for m, v in truth.items()))
     # trials outermost, so a run stopped early has the same number of releases at every eps
     cells = [(t, e) for t in range(trials) for e in eps_list]
@@ -446,6 +512,9 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 [n == "intercept" or any({n.split("=")[0], target} <= m for m in measured) for n in tab["name"]]
             )
             add(f"{model}/estimate", "pair_measured", ident.mean(), 0.0)
+            pen_v = penalised_truth(est, exact_pop, target)  # what intervals at the fit's fixed penalty cover
+            shrink = floor_shrinkage(est)
+            add(f"{model}/estimate", "floored", float(np.mean(shrink > SHRINK_FLOORED)), 0.0)
             # the imputation-error sensitivity at unit kappa (any share of kappa can be evaluated afterwards)
             sens_e = unmeasured_sensitivity(est, list(rel.measurements), lambda S: independence_counts(rel, S))
             per_coef = {
@@ -459,9 +528,12 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 "se_sampling": tab["stderr_sampling"].to_numpy(),
                 "sens_e_t": sens_e[0],
                 "sens_e_o": sens_e[1],
+                "err_penalised": est_v - pen_v,
+                "shrink": shrink,
             }
             variants = [
                 ("dp+sampling", tab["stderr"].to_numpy(), truth_v, secs),
+                ("dp+sampling-vs-penalised", tab["stderr"].to_numpy(), pen_v, secs),
                 ("sampling-only", tab["stderr_sampling"].to_numpy(), truth_v, secs),
                 ("dp-only-vs-data-fit", tab["stderr_dp"].to_numpy(), exact_v, secs),
             ]
@@ -474,12 +546,27 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 secs_boot = time.process_time() - t2 + t_fixed / 2
                 per_coef["se_boot"] = boot_tab["stderr"].to_numpy()
                 variants.insert(1, ("boot-dp+sampling", boot_tab["stderr"].to_numpy(), truth_v, secs_boot))
+            centres = {}
+            if compare_ridge is not None:  # the same release fitted at a fixed ridge (0: no floor)
+                t2 = time.process_time()
+                other = type(est)(
+                    **{**est.get_params(), "ridge": float(compare_ridge), "ci": 0.95, "intervals": options}
+                )
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    other_tab = other.fit(rel, target, replicates=reps).conf_int()
+                name = f"ridge{float(compare_ridge):g}"
+                centres[name] = other_tab["estimate"].to_numpy()
+                per_coef[f"err_{name}"] = centres[name] - truth_v
+                per_coef[f"se_{name}"] = other_tab["stderr"].to_numpy()
+                variants.append((name, other_tab["stderr"].to_numpy(), truth_v, time.process_time() - t2))
             for variant, se, ref, s_ in variants:
+                est_v = centres.get(variant, tab["estimate"].to_numpy())
                 for level, name in ((0.90, "cover90"), (0.95, "cover95")):
                     z = norm.ppf(0.5 + level / 2)
                     add(f"{model}/{variant}", name, _covers(est_v, est_v - z * se, est_v + z * se, ref), s_)
                 add(f"{model}/{variant}", "width95", np.mean(2 * norm.ppf(0.975) * se), s_)
-                if variant in ("dp+sampling", "boot-dp+sampling"):
+                if variant in ("dp+sampling", "boot-dp+sampling", "dp+sampling-vs-penalised") or variant in centres:
                     # coverage by basis, as counts (pooled over trials afterwards): the measured pairs'
                     # intervals and the model-based ones of unmeasured pairs
                     z = norm.ppf(0.975)
@@ -494,6 +581,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                         lo = np.where(ident, est_v - z * se, -np.inf)
                         hi = np.where(ident, est_v + z * se, np.inf)
                         add(f"{model}/{variant}+unmeasured-inf", name, _covers(est_v, lo, hi, ref), s_)
+            est_v = tab["estimate"].to_numpy()
             if mreps is None:
                 _per_coef(add, model, tab["name"], per_coef)
                 continue

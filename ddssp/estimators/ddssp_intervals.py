@@ -308,8 +308,21 @@ def _coefficients(est: Any) -> np.ndarray:
     return np.concatenate([[est.intercept_], est.coef_])
 
 
-def _point_copy(est: Any, enc: Encoding) -> Any:
-    """An unfitted copy of ``est`` with its encoding fixed to ``enc`` and no intervals (for refits)."""
+def point_copy(est: Any, enc: Encoding) -> Any:
+    """An unfitted copy of ``est`` with its encoding fixed to ``enc``, its penalty fixed to the one it
+    solved with (:func:`~ddssp.estimators.ddssp_delta.refit_ridge`) and no intervals (for refits).
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+    enc : Encoding
+        The encoding to keep.
+
+    Returns
+    -------
+    DDSSPLinearRegression or DDSSPLogisticRegression
+    """
     params = {**est.get_params(), "encoding": enc, "ci": None, "intervals": None, "ridge": refit_ridge(est)}
     return type(est)(**params)
 
@@ -454,7 +467,7 @@ def _mechanism_parts(est: Any, source: Any, level: float, options: IntervalOptio
 
 def _refit_all(est: Any, sources: Any, enc: Encoding) -> np.ndarray:
     """Coefficients (intercept first) of a point-fit copy of ``est`` refitted on each marginal source."""
-    copy = _point_copy(est, enc)
+    copy = point_copy(est, enc)
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PSD clipping of noisy replicates is expected
