@@ -319,29 +319,6 @@ def penalised_truth(est: Any, exact: Any, target: str) -> np.ndarray:
 SHRINK_FLOORED = 0.05
 
 
-def floor_shrinkage(est: Any) -> np.ndarray:
-    """Per coefficient (intercept first): the diagonal of (A + P)^+ P, A the fit's X^T X, P its penalty.
-
-    The penalised solution is theta_P = theta_0 - (A + P)^+ P theta_0, so entry j is the share of a
-    coefficient that lies on the lifted directions alone which the floor removes (0: untouched).
-
-    Parameters
-    ----------
-    est : DDSSPLinearRegression or DDSSPLogisticRegression
-        Fitted.
-
-    Returns
-    -------
-    numpy.ndarray
-    """
-    from ddssp.estimators.ddssp_delta import penalty_used
-
-    P = penalty_used(est)
-    A = (est.suffstats_.xtx + est.suffstats_.xtx.T) / 2.0 + P
-    out = np.diag(np.linalg.pinv(A, hermitian=True) @ P)
-    return out if est.encoding_.intercept else np.concatenate([[0.0], out])
-
-
 def _covers(est_v, lo, hi, ref) -> float:
     return float(np.mean((lo <= ref) & (ref <= hi)))
 
@@ -513,7 +490,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
             )
             add(f"{model}/estimate", "pair_measured", ident.mean(), 0.0)
             pen_v = penalised_truth(est, exact_pop, target)  # what intervals at the fit's fixed penalty cover
-            shrink = floor_shrinkage(est)
+            shrink = tab["shrinkage"].to_numpy()
             add(f"{model}/estimate", "floored", float(np.mean(shrink > SHRINK_FLOORED)), 0.0)
             # the imputation-error sensitivity at unit kappa (any share of kappa can be evaluated afterwards)
             sens_e = unmeasured_sensitivity(est, list(rel.measurements), lambda S: independence_counts(rel, S))
