@@ -10,7 +10,15 @@ DD-SSP computes from the *exact population marginals* (infinite data, no noise) 
 encoding. For the linear model that is the population least-squares coefficient of the encoded target
 on the encoded features; for the logistic model it is c times the population least-squares
 coefficient of the -1/+1 target, c = -b1 / (2 b2) from the degree-2 Chebyshev approximation -- the
-estimand of DD-SSP logistic, not the population logistic-regression coefficient.
+estimand of DD-SSP logistic, not the population logistic-regression coefficient. Exact marginals
+carry no noise, so the default ``ridge="floor"`` lifts nothing there: the truth is the *unpenalised*
+coefficient. A fit of a release solves with the floor P that the release's noise sets, and its
+intervals hold P fixed, so they are intervals for the *penalised* coefficient c (A + P)^-1 b at the
+population's A = X^T X and b = X^T y (:func:`penalised_truth`); the two differ by the floor's pull
+(:func:`~ddssp.estimators.ddssp_intervals.floor_shrinkage`). Both are scored: the ``dp+sampling``
+rows against the unpenalised truth, ``dp+sampling-vs-penalised`` against the truth at the fit's own
+P; with ``compare_ridge`` (e.g. 0.0) each release is also fitted at that fixed ridge, rows
+``<model>/ridge<r>`` against the unpenalised truth.
 
 Population (columns, all codes): x1 numeric 5 levels, x2 numeric 4 levels (depends on x1), x3
 categorical 3 levels (depends on x1), x4 binary categorical (depends on x3); y numeric 6 levels
@@ -50,7 +58,11 @@ replacement, and the truth is DD-SSP on the table's exact marginals (workloads/c
 ``release_target`` declares the release's target (``ddssp release --target``: AIM measures that
 column with every other first; workloads/ci-coverage-adult-target.toml). Per-coefficient rows also
 hold ``err_data_fit`` (estimate - the sample's own exact-marginal DD-SSP fit: the DP part's error)
-and ``level_count`` (the release's count of a one-hot coefficient's level; NaN otherwise).
+and ``level_count`` (the release's count of a one-hot coefficient's level; NaN otherwise). Every
+per-coefficient row set also has ``err_penalised`` (estimate - the truth at the fit's P), ``shrink``
+(the diagonal of (A + P)^+ P of the release's A) and with ``compare_ridge`` ``err_ridge<r>`` and
+``se_ridge<r>`` (the fixed-ridge fit's error and standard error); ``<model>/estimate`` rows
+``floored`` (the share of coefficients with ``shrink`` above ``SHRINK_FLOORED``).
 
 Also ``release/cliques_measured``, ``<model>/estimate`` (``abs_err``, ``pair_measured``: the fraction of
 coefficients whose pair was measured), ``cost`` (``cpu_fixed_bootstrap``, ``cpu_mechanism_bootstrap``:
@@ -64,7 +76,8 @@ Spec keys: ``rows`` (default 20000), ``eps`` (list), ``delta`` (default 1e-9), `
 ``sampling_rows`` (rows drawn from the model for the sandwich, default 50000), ``boot_compare_trials``
 (only trials below it run the bootstrap for every coefficient, ``boot-dp+sampling``, and the
 bootstrap itself when every pair was measured; default: all), ``mechanism_boot``
-(default 0 = not run), ``mechanism_intervals``, ``[aim]`` (passed to :func:`ddssp.release`).
+(default 0 = not run), ``mechanism_intervals``, ``compare_ridge`` (a number >= 0, default none),
+``[aim]`` (passed to :func:`ddssp.release`).
 Cells are (trial, eps) with trials outermost and a random stream per cell, so a stopped run keeps
 equal trials per eps and ``--resume`` continues it.
 """

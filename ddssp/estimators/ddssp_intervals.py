@@ -317,11 +317,13 @@ def floor_shrinkage(est: Any) -> np.ndarray:
 
     With A the fit's X^T X and P its penalty (the noise floor, or ridge times I'), the fit is
     theta_P = c (A + P)^+ X^T y = theta_0 - (A + P)^+ P theta_0, theta_0 the unpenalised solution.
-    Entry j is the diagonal of (A + P)^+ P: 0 where the penalty leaves the coefficient alone, near 1
-    where it lies on a direction the floor lifted far above the release's own eigenvalue. The
-    intervals hold P fixed, so they are intervals for the penalised coefficient
-    c (X^T X + P)^-1 X^T y at the data's X^T X; against the unpenalised one a coefficient with a
-    large shrinkage carries a bias of about that share of its own value, which no interval here includes.
+    Entry j is the diagonal of (A + P)^+ P: the share of its own value the penalty removes, 0 where
+    the penalty leaves the coefficient alone, near 1 where it lies on a direction the floor lifted far
+    above the release's own eigenvalue. A coefficient also moves with the values of the coefficients
+    it is collinear with (the off-diagonal entries: a lifted direction that mixes two levels pulls
+    both), so a small entry does not mean no pull. The intervals hold P fixed, so they are intervals
+    for the penalised coefficient c (X^T X + P)^-1 X^T y at the data's X^T X; against the
+    unpenalised one the pull is a bias that no interval here includes.
 
     Parameters
     ----------
