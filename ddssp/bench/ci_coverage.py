@@ -11,14 +11,8 @@ encoding. For the linear model that is the population least-squares coefficient 
 on the encoded features; for the logistic model it is c times the population least-squares
 coefficient of the -1/+1 target, c = -b1 / (2 b2) from the degree-2 Chebyshev approximation -- the
 estimand of DD-SSP logistic, not the population logistic-regression coefficient. Exact marginals
-carry no noise, so the default ``ridge="floor"`` lifts nothing there: the truth is the *unpenalised*
-coefficient. A fit of a release solves with the floor P that the release's noise sets, and its
-intervals hold P fixed, so they are intervals for the *penalised* coefficient c (A + P)^-1 b at the
-population's A = X^T X and b = X^T y (:func:`penalised_truth`); the two differ by the floor's pull
-(:func:`~ddssp.estimators.ddssp_intervals.floor_shrinkage`). Both are scored: the ``dp+sampling``
-rows against the unpenalised truth, ``dp+sampling-vs-penalised`` against the truth at the fit's own
-P; with ``compare_ridge`` (e.g. 0.0) each release is also fitted at that fixed ridge, rows
-``<model>/ridge<r>`` against the unpenalised truth.
+carry no noise, so ``ridge="floor"`` lifts nothing: the truth is *unpenalised*; a release's intervals
+hold its floor P fixed and aim at the truth at P (:func:`penalised_truth`; ``dp+sampling-vs-penalised``).
 
 Population (columns, all codes): x1 numeric 5 levels, x2 numeric 4 levels (depends on x1), x3
 categorical 3 levels (depends on x1), x4 binary categorical (depends on x3); y numeric 6 levels
@@ -58,11 +52,9 @@ replacement, and the truth is DD-SSP on the table's exact marginals (workloads/c
 ``release_target`` declares the release's target (``ddssp release --target``: AIM measures that
 column with every other first; workloads/ci-coverage-adult-target.toml). Per-coefficient rows also
 hold ``err_data_fit`` (estimate - the sample's own exact-marginal DD-SSP fit: the DP part's error)
-and ``level_count`` (the release's count of a one-hot coefficient's level; NaN otherwise). Every
-per-coefficient row set also has ``err_penalised`` (estimate - the truth at the fit's P), ``shrink``
-(the diagonal of (A + P)^+ P of the release's A) and with ``compare_ridge`` ``err_ridge<r>`` and
-``se_ridge<r>`` (the fixed-ridge fit's error and standard error); ``<model>/estimate`` rows
-``floored`` (the share of coefficients with ``shrink`` above ``SHRINK_FLOORED``).
+and ``level_count`` (the release's count of a one-hot coefficient's level; NaN otherwise); all of
+them ``err_penalised`` (against the truth at the fit's P) and ``shrink`` (conf_int's shrinkage).
+``compare_ridge = r`` also fits each release at ridge r: rows ``<model>/ridge<r>``, ``err_ridge<r>``, ``se_ridge<r>``.
 
 Also ``release/cliques_measured``, ``<model>/estimate`` (``abs_err``, ``pair_measured``: the fraction of
 coefficients whose pair was measured), ``cost`` (``cpu_fixed_bootstrap``, ``cpu_mechanism_bootstrap``:
@@ -300,36 +292,29 @@ class _Population:
 
 
 def penalised_truth(est: Any, exact: Any, target: str) -> np.ndarray:
-    """DD-SSP on the population's exact marginals with a fitted estimator's penalty held fixed.
-
-    An interval of ``fit --ci`` holds the fit's penalty P (the noise floor the release chose) fixed,
-    so it is an interval for c (X^T X + P)^-1 X^T y at the population's X^T X and X^T y: this
-    coefficient (intercept first). With no penalty it is the population's DD-SSP coefficient.
+    """DD-SSP on the population's marginals with the penalty ``est`` solved with held fixed.
 
     Parameters
     ----------
     est : DDSSPLinearRegression or DDSSPLogisticRegression
-        Fitted on a release of ``rows`` rows (its ``penalty_`` is in that release's counts).
+        Fitted on a release (its intervals aim at this coefficient).
     exact : marginal source
-        The population's exact marginals with the same total.
+        The population's exact marginals at the release's total.
     target : str
         The fit's target.
 
     Returns
     -------
     numpy.ndarray
+        The coefficients, intercept first.
     """
-    from ddssp.estimators.ddssp_intervals import point_copy
+    from ddssp.estimators.ddssp_ridge import point_copy
 
     ref = point_copy(est, est.encoding_)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref.fit(exact, target)
     return np.concatenate([[ref.intercept_], ref.coef_])
-
-
-#: a coefficient counts as floored when the noise floor pulls at least this share of it toward 0
-SHRINK_FLOORED = 0.05
 
 
 def _covers(est_v, lo, hi, ref) -> float:
@@ -410,7 +395,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
     rows = int(spec.get("rows", pop.rows))
     truth = pop.truth()
     exact_pop = pop.exact(rows)  # for the truth at each fit's own penalty
-    compare_ridge = spec.get("compare_ridge")  # also fit at this ridge on the same releases (e.g. 0.0)
+    compare_ridge = spec.get("compare_ridge")  # also fit each release at this ridge (e.g. 0.0)
     if compare_ridge is not None and not (isinstance(compare_ridge, (int, float)) and compare_ridge >= 0):
         raise WorkloadError(f"ci-coverage: compare_ridge must be a number >= 0, got {compare_ridge!r}")
     ctx.log("population DD-SSP targets: " + "; ".join(f"{m}: {np.round(v, 4).tolist()}" for m, v in truth.items()))
@@ -503,8 +488,6 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
             )
             add(f"{model}/estimate", "pair_measured", ident.mean(), 0.0)
             pen_v = penalised_truth(est, exact_pop, target)  # what intervals at the fit's fixed penalty cover
-            shrink = tab["shrinkage"].to_numpy()
-            add(f"{model}/estimate", "floored", float(np.mean(shrink > SHRINK_FLOORED)), 0.0)
             # the imputation-error sensitivity at unit kappa (any share of kappa can be evaluated afterwards)
             sens_e = unmeasured_sensitivity(est, list(rel.measurements), lambda S: independence_counts(rel, S))
             per_coef = {
@@ -519,7 +502,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 "sens_e_t": sens_e[0],
                 "sens_e_o": sens_e[1],
                 "err_penalised": est_v - pen_v,
-                "shrink": shrink,
+                "shrink": tab["shrinkage"].to_numpy(),
             }
             variants = [
                 ("dp+sampling", tab["stderr"].to_numpy(), truth_v, secs),
@@ -538,17 +521,13 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 variants.insert(1, ("boot-dp+sampling", boot_tab["stderr"].to_numpy(), truth_v, secs_boot))
             centres = {}
             if compare_ridge is not None:  # the same release fitted at a fixed ridge (0: no floor)
-                t2 = time.process_time()
-                other = type(est)(
-                    **{**est.get_params(), "ridge": float(compare_ridge), "ci": 0.95, "intervals": options}
-                )
+                t2, name = time.process_time(), f"ridge{float(compare_ridge):g}"
+                other = type(est)(**{**est.get_params(), "ridge": float(compare_ridge), "intervals": options})
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     other_tab = other.fit(rel, target, replicates=reps).conf_int()
-                name = f"ridge{float(compare_ridge):g}"
                 centres[name] = other_tab["estimate"].to_numpy()
-                per_coef[f"err_{name}"] = centres[name] - truth_v
-                per_coef[f"se_{name}"] = other_tab["stderr"].to_numpy()
+                per_coef.update({f"err_{name}": centres[name] - truth_v, f"se_{name}": other_tab["stderr"].to_numpy()})
                 variants.append((name, other_tab["stderr"].to_numpy(), truth_v, time.process_time() - t2))
             for variant, se, ref, s_ in variants:
                 est_v = centres.get(variant, tab["estimate"].to_numpy())

@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from ddssp.errors import DDSSPError
-from ddssp.estimators.ddssp_delta import penalty_used, refit_ridge, ridge_used
+from ddssp.estimators.ddssp_delta import penalty_used, ridge_used
 from ddssp.estimators.ddssp_math import EIG_TOL
+from ddssp.estimators.ddssp_ridge import floor_shrinkage, point_copy
 from ddssp.estimators.mechanism_bootstrap import INTERVALS
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of, validate
 from ddssp.estimators.suffstats import INTERCEPT, Encoding, SuffStats
@@ -139,14 +140,6 @@ class IntervalOptions:
     ci-coverage population at eps 0.1, with model-based intervals several times wider than measured
     ones. ``unmeasured="infinite"`` gives those coefficients (-inf, inf) instead: the release holds
     no measurement of the pair.
-
-    What the intervals cover: every part holds the fit's penalty P fixed (the noise floor of
-    ``ridge="floor"``, which the release's own noise sets, or a given ridge), so an interval is for
-    the penalised coefficient c (X^T X + P)^-1 X^T y at the data's X^T X and X^T y. Where the floor
-    lifted a direction that coefficient is pulled toward 0 against the unpenalised one by about the
-    share ``shrinkage`` of :func:`interval_table` (:func:`floor_shrinkage`), and the interval does
-    not include that bias: for the unpenalised coefficient, fit with ``ridge=0.0``
-    (docs/benchmarks.md, "Coverage on Adult with a declared target, round 3").
 
     The options are checked when the object is made: a bad value raises one
     :class:`~ddssp.estimators.params.InvalidParameterError` naming it.
@@ -312,58 +305,8 @@ def empty_coefficients(est: Any) -> np.ndarray:
     return out if enc.intercept else np.concatenate([[False], out])
 
 
-def floor_shrinkage(est: Any) -> np.ndarray:
-    """Per coefficient (intercept first): the share of it the fit's penalty pulls toward 0.
-
-    With A the fit's X^T X and P its penalty (the noise floor, or ridge times I'), the fit is
-    theta_P = c (A + P)^+ X^T y = theta_0 - (A + P)^+ P theta_0, theta_0 the unpenalised solution.
-    Entry j is the diagonal of (A + P)^+ P: the share of its own value the penalty removes, 0 where
-    the penalty leaves the coefficient alone, near 1 where it lies on a direction the floor lifted far
-    above the release's own eigenvalue. A coefficient also moves with the values of the coefficients
-    it is collinear with (the off-diagonal entries: a lifted direction that mixes two levels pulls
-    both), so a small entry does not mean no pull. The intervals hold P fixed, so they are intervals
-    for the penalised coefficient c (X^T X + P)^-1 X^T y at the data's X^T X; against the
-    unpenalised one the pull is a bias that no interval here includes.
-
-    Parameters
-    ----------
-    est : DDSSPLinearRegression or DDSSPLogisticRegression
-        Fitted.
-
-    Returns
-    -------
-    numpy.ndarray
-        Values in [0, 1] (up to rounding), the intercept first.
-    """
-    P = penalty_used(est)
-    out = np.zeros(len(P))
-    if np.any(P):
-        A = (est.suffstats_.xtx + est.suffstats_.xtx.T) / 2.0 + P
-        out = np.diag(np.linalg.pinv(A, hermitian=True) @ P).copy()
-    return out if est.encoding_.intercept else np.concatenate([[0.0], out])
-
-
 def _coefficients(est: Any) -> np.ndarray:
     return np.concatenate([[est.intercept_], est.coef_])
-
-
-def point_copy(est: Any, enc: Encoding) -> Any:
-    """An unfitted copy of ``est`` with its encoding fixed to ``enc``, its penalty fixed to the one it
-    solved with (:func:`~ddssp.estimators.ddssp_delta.refit_ridge`) and no intervals (for refits).
-
-    Parameters
-    ----------
-    est : DDSSPLinearRegression or DDSSPLogisticRegression
-        Fitted.
-    enc : Encoding
-        The encoding to keep.
-
-    Returns
-    -------
-    DDSSPLinearRegression or DDSSPLogisticRegression
-    """
-    params = {**est.get_params(), "encoding": enc, "ci": None, "intervals": None, "ridge": refit_ridge(est)}
-    return type(est)(**params)
 
 
 def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any) -> tuple:
@@ -561,8 +504,9 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
         model's imputation error in it; ``"none"``: with ``unmeasured="infinite"``, an
         unmeasured pair's interval (-inf, inf); ``"empty"``: the feature holds no rows in the source
         (:func:`empty_coefficients`), so the coefficient is not estimable and its standard errors
-        and interval are NaN), shrinkage (:func:`floor_shrinkage`: the share of the coefficient the fit's
-        penalty pulls toward 0; the interval covers the penalised coefficient, not the unpenalised one).
+        and interval are NaN), shrinkage (:func:`~.ddssp_ridge.floor_shrinkage`: every part holds the
+        fit's penalty P fixed, so the interval is for the penalised coefficient c (X^T X + P)^-1 X^T y;
+        for the unpenalised one fit with ``ridge=0.0``).
 
     Raises
     ------

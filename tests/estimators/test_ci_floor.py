@@ -13,7 +13,8 @@ import pytest
 
 from ddssp.bench import ci_coverage as cc
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
-from ddssp.estimators.ddssp_intervals import IntervalOptions, floor_shrinkage
+from ddssp.estimators.ddssp_intervals import IntervalOptions
+from ddssp.estimators.ddssp_ridge import floor_shrinkage
 from ddssp.estimators.suffstats import ExactMarginals, sufficient_statistics
 from ddssp.pipeline import ReadOptions, release
 
