@@ -10,7 +10,9 @@ DD-SSP computes from the *exact population marginals* (infinite data, no noise) 
 encoding. For the linear model that is the population least-squares coefficient of the encoded target
 on the encoded features; for the logistic model it is c times the population least-squares
 coefficient of the -1/+1 target, c = -b1 / (2 b2) from the degree-2 Chebyshev approximation -- the
-estimand of DD-SSP logistic, not the population logistic-regression coefficient.
+estimand of DD-SSP logistic, not the population logistic-regression coefficient. Exact marginals
+carry no noise, so ``ridge="floor"`` lifts nothing: the truth is *unpenalised*; a release's intervals
+hold its floor P fixed and aim at the truth at P (:func:`penalised_truth`; ``dp+sampling-vs-penalised``).
 
 Population (columns, all codes): x1 numeric 5 levels, x2 numeric 4 levels (depends on x1), x3
 categorical 3 levels (depends on x1), x4 binary categorical (depends on x3); y numeric 6 levels
@@ -50,7 +52,9 @@ replacement, and the truth is DD-SSP on the table's exact marginals (workloads/c
 ``release_target`` declares the release's target (``ddssp release --target``: AIM measures that
 column with every other first; workloads/ci-coverage-adult-target.toml). Per-coefficient rows also
 hold ``err_data_fit`` (estimate - the sample's own exact-marginal DD-SSP fit: the DP part's error)
-and ``level_count`` (the release's count of a one-hot coefficient's level; NaN otherwise).
+and ``level_count`` (the release's count of a one-hot coefficient's level; NaN otherwise); all of
+them ``err_penalised`` (against the truth at the fit's P) and ``shrink`` (conf_int's shrinkage).
+``compare_ridge = r`` also fits each release at ridge r: rows ``<model>/ridge<r>``, ``err_ridge<r>``, ``se_ridge<r>``.
 
 Also ``release/cliques_measured``, ``<model>/estimate`` (``abs_err``, ``pair_measured``: the fraction of
 coefficients whose pair was measured), ``cost`` (``cpu_fixed_bootstrap``, ``cpu_mechanism_bootstrap``:
@@ -64,7 +68,8 @@ Spec keys: ``rows`` (default 20000), ``eps`` (list), ``delta`` (default 1e-9), `
 ``sampling_rows`` (rows drawn from the model for the sandwich, default 50000), ``boot_compare_trials``
 (only trials below it run the bootstrap for every coefficient, ``boot-dp+sampling``, and the
 bootstrap itself when every pair was measured; default: all), ``mechanism_boot``
-(default 0 = not run), ``mechanism_intervals``, ``[aim]`` (passed to :func:`ddssp.release`).
+(default 0 = not run), ``mechanism_intervals``, ``compare_ridge`` (a number >= 0, default none),
+``[aim]`` (passed to :func:`ddssp.release`).
 Cells are (trial, eps) with trials outermost and a random stream per cell, so a stopped run keeps
 equal trials per eps and ``--resume`` continues it.
 """
@@ -267,17 +272,49 @@ class _Population:
         cls = {"linear": DDSSPLinearRegression, "logistic": DDSSPLogisticRegression}
         return {m: (cls[m](features=list(self.features[m])), t) for m, t in self.targets.items()}
 
+    def exact(self, rows: int) -> Any:
+        """The population's exact marginals, counts scaled to ``rows`` (a release's total)."""
+        if self.table is None:
+            return _PopulationMarginals(self.joint, self.schema, total=float(rows))
+        from ddssp.estimators.suffstats import ExactMarginals
+
+        return ExactMarginals(self.table, self.schema)
+
     def truth(self) -> dict[str, np.ndarray]:
         if self.table is None:
             return true_coefficients(self.joint, self.schema)
-        from ddssp.estimators.suffstats import ExactMarginals
-
-        src = ExactMarginals(self.table, self.schema)
+        src = self.exact(self.rows)
         out = {}
         for model, (est, target) in self.estimators().items():
             est.fit(src, target)
             out[model] = np.concatenate([[est.intercept_], est.coef_])
         return out
+
+
+def penalised_truth(est: Any, exact: Any, target: str) -> np.ndarray:
+    """DD-SSP on the population's marginals with the penalty ``est`` solved with held fixed.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted on a release (its intervals aim at this coefficient).
+    exact : marginal source
+        The population's exact marginals at the release's total.
+    target : str
+        The fit's target.
+
+    Returns
+    -------
+    numpy.ndarray
+        The coefficients, intercept first.
+    """
+    from ddssp.estimators.ddssp_ridge import point_copy
+
+    ref = point_copy(est, est.encoding_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref.fit(exact, target)
+    return np.concatenate([[ref.intercept_], ref.coef_])
 
 
 def _covers(est_v, lo, hi, ref) -> float:
@@ -357,6 +394,10 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
         raise WorkloadError(f"ci-coverage: release_target {release_target!r} is not a column of the population")
     rows = int(spec.get("rows", pop.rows))
     truth = pop.truth()
+    exact_pop = pop.exact(rows)  # for the truth at each fit's own penalty
+    compare_ridge = spec.get("compare_ridge")  # also fit each release at this ridge (e.g. 0.0)
+    if compare_ridge is not None and not (isinstance(compare_ridge, (int, float)) and compare_ridge >= 0):
+        raise WorkloadError(f"ci-coverage: compare_ridge must be a number >= 0, got {compare_ridge!r}")
     ctx.log("population DD-SSP targets: " + "; ".join(f"{m}: {np.round(v, 4).tolist()}" for m, v in truth.items()))
     # trials outermost, so a run stopped early has the same number of releases at every eps
     cells = [(t, e) for t in range(trials) for e in eps_list]
@@ -446,6 +487,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 [n == "intercept" or any({n.split("=")[0], target} <= m for m in measured) for n in tab["name"]]
             )
             add(f"{model}/estimate", "pair_measured", ident.mean(), 0.0)
+            pen_v = penalised_truth(est, exact_pop, target)  # what intervals at the fit's fixed penalty cover
             # the imputation-error sensitivity at unit kappa (any share of kappa can be evaluated afterwards)
             sens_e = unmeasured_sensitivity(est, list(rel.measurements), lambda S: independence_counts(rel, S))
             per_coef = {
@@ -459,9 +501,12 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 "se_sampling": tab["stderr_sampling"].to_numpy(),
                 "sens_e_t": sens_e[0],
                 "sens_e_o": sens_e[1],
+                "err_penalised": est_v - pen_v,
+                "shrink": tab["shrinkage"].to_numpy(),
             }
             variants = [
                 ("dp+sampling", tab["stderr"].to_numpy(), truth_v, secs),
+                ("dp+sampling-vs-penalised", tab["stderr"].to_numpy(), pen_v, secs),
                 ("sampling-only", tab["stderr_sampling"].to_numpy(), truth_v, secs),
                 ("dp-only-vs-data-fit", tab["stderr_dp"].to_numpy(), exact_v, secs),
             ]
@@ -474,12 +519,23 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                 secs_boot = time.process_time() - t2 + t_fixed / 2
                 per_coef["se_boot"] = boot_tab["stderr"].to_numpy()
                 variants.insert(1, ("boot-dp+sampling", boot_tab["stderr"].to_numpy(), truth_v, secs_boot))
+            centres = {}
+            if compare_ridge is not None:  # the same release fitted at a fixed ridge (0: no floor)
+                t2, name = time.process_time(), f"ridge{float(compare_ridge):g}"
+                other = type(est)(**{**est.get_params(), "ridge": float(compare_ridge), "intervals": options})
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    other_tab = other.fit(rel, target, replicates=reps).conf_int()
+                centres[name] = other_tab["estimate"].to_numpy()
+                per_coef.update({f"err_{name}": centres[name] - truth_v, f"se_{name}": other_tab["stderr"].to_numpy()})
+                variants.append((name, other_tab["stderr"].to_numpy(), truth_v, time.process_time() - t2))
             for variant, se, ref, s_ in variants:
+                est_v = centres.get(variant, tab["estimate"].to_numpy())
                 for level, name in ((0.90, "cover90"), (0.95, "cover95")):
                     z = norm.ppf(0.5 + level / 2)
                     add(f"{model}/{variant}", name, _covers(est_v, est_v - z * se, est_v + z * se, ref), s_)
                 add(f"{model}/{variant}", "width95", np.mean(2 * norm.ppf(0.975) * se), s_)
-                if variant in ("dp+sampling", "boot-dp+sampling"):
+                if variant in ("dp+sampling", "boot-dp+sampling", "dp+sampling-vs-penalised") or variant in centres:
                     # coverage by basis, as counts (pooled over trials afterwards): the measured pairs'
                     # intervals and the model-based ones of unmeasured pairs
                     z = norm.ppf(0.975)
@@ -494,6 +550,7 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                         lo = np.where(ident, est_v - z * se, -np.inf)
                         hi = np.where(ident, est_v + z * se, np.inf)
                         add(f"{model}/{variant}+unmeasured-inf", name, _covers(est_v, lo, hi, ref), s_)
+            est_v = tab["estimate"].to_numpy()
             if mreps is None:
                 _per_coef(add, model, tab["name"], per_coef)
                 continue

@@ -26,8 +26,9 @@ import numpy as np
 import pandas as pd
 
 from ddssp.errors import DDSSPError
-from ddssp.estimators.ddssp_delta import penalty_used, refit_ridge, ridge_used
+from ddssp.estimators.ddssp_delta import penalty_used, ridge_used
 from ddssp.estimators.ddssp_math import EIG_TOL
+from ddssp.estimators.ddssp_ridge import floor_shrinkage, point_copy
 from ddssp.estimators.mechanism_bootstrap import INTERVALS
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of, validate
 from ddssp.estimators.suffstats import INTERCEPT, Encoding, SuffStats
@@ -308,12 +309,6 @@ def _coefficients(est: Any) -> np.ndarray:
     return np.concatenate([[est.intercept_], est.coef_])
 
 
-def _point_copy(est: Any, enc: Encoding) -> Any:
-    """An unfitted copy of ``est`` with its encoding fixed to ``enc`` and no intervals (for refits)."""
-    params = {**est.get_params(), "encoding": enc, "ci": None, "intervals": None, "ridge": refit_ridge(est)}
-    return type(est)(**params)
-
-
 def _measurement_parts(est: Any, source: Any, level: float, options: IntervalOptions, replicates: Any) -> tuple:
     """The DP part (the projected or closed-form delta method, or the measurement bootstrap) plus
     the model-based part and the analytic sampling part."""
@@ -454,7 +449,7 @@ def _mechanism_parts(est: Any, source: Any, level: float, options: IntervalOptio
 
 def _refit_all(est: Any, sources: Any, enc: Encoding) -> np.ndarray:
     """Coefficients (intercept first) of a point-fit copy of ``est`` refitted on each marginal source."""
-    copy = _point_copy(est, enc)
+    copy = point_copy(est, enc)
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PSD clipping of noisy replicates is expected
@@ -509,7 +504,9 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
         model's imputation error in it; ``"none"``: with ``unmeasured="infinite"``, an
         unmeasured pair's interval (-inf, inf); ``"empty"``: the feature holds no rows in the source
         (:func:`empty_coefficients`), so the coefficient is not estimable and its standard errors
-        and interval are NaN).
+        and interval are NaN), shrinkage (:func:`~.ddssp_ridge.floor_shrinkage`: every part holds the
+        fit's penalty P fixed, so the interval is for the penalised coefficient c (X^T X + P)^-1 X^T y;
+        for the unpenalised one fit with ``ridge=0.0``).
 
     Raises
     ------
@@ -554,6 +551,7 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
             "ci_high": hi,
             "pair_measured": measured,
             "basis": list(basis),
+            "shrinkage": floor_shrinkage(est),
         }
     )
 

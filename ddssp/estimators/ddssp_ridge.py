@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ddssp.errors import DDSSPError
-from ddssp.estimators.ddssp_delta import component_precisions, pooled_precisions
+from ddssp.estimators.ddssp_delta import component_precisions, penalty_used, pooled_precisions, refit_ridge
 from ddssp.estimators.ddssp_math import solve_normal_equations
 from ddssp.estimators.design import INTERCEPT
 from ddssp.estimators.params import Constraint, number
@@ -453,3 +453,52 @@ def penalised_solve(
         return r, penalty, info, flat, {"action": "flat target: every coefficient 0", "rank": 0}
     theta, solved = solve_normal_equations(stats.xtx, stats.xty, r, pen, psd, penalty=P)
     return r, penalty, info, theta, solved
+
+
+def floor_shrinkage(est: Any) -> np.ndarray:
+    """Per coefficient (intercept first): the share of it the fit's penalty pulls toward 0.
+
+    With A the fit's X^T X and P its penalty (the noise floor, or ridge times I'), the fit is
+    theta_P = c (A + P)^+ X^T y = theta_0 - (A + P)^+ P theta_0, theta_0 the unpenalised solution.
+    Entry j is the diagonal of (A + P)^+ P: the share of its own value the penalty removes, 0 where
+    the penalty leaves the coefficient alone, near 1 where it lies on a direction the floor lifted far
+    above the release's own eigenvalue. A coefficient also moves with the values of the coefficients
+    it is collinear with (the off-diagonal entries: a lifted direction that mixes two levels pulls
+    both), so a small entry does not mean no pull. The intervals hold P fixed, so they are intervals
+    for the penalised coefficient c (X^T X + P)^-1 X^T y at the data's X^T X; against the
+    unpenalised one the pull is a bias that no interval here includes.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+
+    Returns
+    -------
+    numpy.ndarray
+        Values in [0, 1] (up to rounding), the intercept first.
+    """
+    P = penalty_used(est)
+    out = np.zeros(len(P))
+    if np.any(P):
+        A = (est.suffstats_.xtx + est.suffstats_.xtx.T) / 2.0 + P
+        out = np.diag(np.linalg.pinv(A, hermitian=True) @ P).copy()
+    return out if est.encoding_.intercept else np.concatenate([[0.0], out])
+
+
+def point_copy(est: Any, enc: Encoding) -> Any:
+    """An unfitted copy of ``est`` at its own penalty (:func:`~.ddssp_delta.refit_ridge`), without intervals.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+    enc : Encoding
+        The encoding the copy keeps.
+
+    Returns
+    -------
+    DDSSPLinearRegression or DDSSPLogisticRegression
+    """
+    params = {**est.get_params(), "encoding": enc, "ci": None, "intervals": None, "ridge": refit_ridge(est)}
+    return type(est)(**params)

@@ -66,8 +66,10 @@ def test_ci_coverage_bench_on_a_table(tmp_path):
     import json
 
     import numpy as np
+    import pytest
 
     from ddssp.bench import ci_coverage as cc
+    from ddssp.errors import WorkloadError
 
     codes = cc.sample_codes(cc.population(), 600, np.random.default_rng(0))
     codes.to_csv(tmp_path / "table.csv", index=False)
@@ -76,7 +78,7 @@ def test_ci_coverage_bench_on_a_table(tmp_path):
     spec.write_text(
         'kind = "ci-coverage"\nname = "ci-table"\ndata = "table.csv"\ndomain = "domain.json"\n'
         'categorical = ["x3", "x4", "z"]\ntargets = { logistic = "z" }\nfeatures = ["x1", "x2", "x3", "x4"]\n'
-        "eps = [0.3]\ntrials = 1\nboot = 3\nboot_compare_trials = 0\nsampling_rows = 500\n"
+        "eps = [0.3]\ntrials = 1\nboot = 3\nboot_compare_trials = 0\nsampling_rows = 500\ncompare_ridge = 0.0\n"
     )
     results, _ = bench.run_bench(spec, tmp_path / "out", quiet=True, data_dir=tmp_path)
     methods = set(results["method"])
@@ -88,6 +90,17 @@ def test_ci_coverage_bench_on_a_table(tmp_path):
     assert (results[(results["method"] == "release") & (results["metric"] == "kappa_median")]["value"] >= 1).all()
     err = coef[coef["metric"] == "err"]["value"].abs()
     assert (err < 5).all()  # the truth is the table's own DD-SSP fit, not the built-in population's
+    # the same release at ridge 0, and the truth at the fit's own penalty (the plain truth when the
+    # floor lifted nothing)
+    assert {"logistic/ridge0", "logistic/dp+sampling-vs-penalised/measured"} <= methods
+    wide = coef.pivot_table(index="method", columns="metric", values="value")
+    assert {"err_ridge0", "se_ridge0"} <= set(wide.columns) and wide["shrink"].between(-1e-9, 1 + 1e-9).all()
+    assert np.isfinite(wide["err_penalised"]).all()
+    if (wide["shrink"] == 0).all():
+        np.testing.assert_allclose(wide["err_penalised"], wide["err"], atol=1e-9)
+    spec.write_text(spec.read_text().replace("compare_ridge = 0.0", 'compare_ridge = "no"'))
+    with pytest.raises(WorkloadError, match="compare_ridge"):
+        bench.run_bench(spec, tmp_path / "out2", quiet=True, data_dir=tmp_path)
 
 
 def test_ci_coverage_release_target_and_per_model_features(tmp_path):
