@@ -53,9 +53,10 @@ def add_model_arguments(p) -> None:
     model_group(p).add_argument(
         "--ridge",
         type=_ridge_arg,
-        default="floor",
-        help="'floor' (default): lift only the directions of X^T X whose eigenvalue is below the release's own "
-        "noise in that direction (from its public sigmas; none on a well-measured release); 'auto': one ridge "
+        default=None,
+        help="'floor' (the default without --ci): lift only the directions of X^T X whose eigenvalue is below the "
+        "release's own noise in that direction (from its public sigmas; none on a well-measured release); with "
+        "--ci the default is 0, so intervals cover the unpenalised coefficient; 'auto': one ridge "
         "that lifts the smallest eigenvalue to the noise's norm; or a ridge penalty >= 0 added to X^T X, not on "
         "the intercept (0: plain least squares)",
     )

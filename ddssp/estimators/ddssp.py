@@ -51,7 +51,7 @@ from ddssp.estimators.ddssp_intervals import (
     measured_pairs,
 )
 from ddssp.estimators.ddssp_math import chebyshev_coefficients
-from ddssp.estimators.ddssp_ridge import RIDGE, penalised_solve
+from ddssp.estimators.ddssp_ridge import RIDGE, default_ridge, penalised_solve
 from ddssp.estimators.design import INTERCEPT, Encoding, level_values, positive_code
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of
 from ddssp.estimators.suffstats import SuffStats, check_source, observed_target, sufficient_statistics
@@ -105,9 +105,9 @@ class DDSSPEstimator(DPEstimator):
 
     Parameters
     ----------
-    ridge : "floor", "auto", float or ndarray
-        "floor" (default; :func:`~.ddssp_ridge.floor_penalty`), "auto" (:func:`~.ddssp_ridge.auto_ridge`), an L2
-        penalty >= 0 off the intercept (0: plain least squares) or a penalty matrix: :func:`~.ddssp_ridge.choose_penalty`.
+    ridge : None, "floor", "auto", float or ndarray
+        None (default: 0 with ``ci``, so intervals cover the unpenalised coefficient, else "floor",
+        :func:`~.ddssp_ridge.floor_penalty`), "auto", an L2 penalty >= 0 off the intercept or a matrix.
     features : sequence of str or None
         Feature columns (None: every column but the target).
     encoding : Encoding, mapping or None
@@ -144,7 +144,7 @@ class DDSSPEstimator(DPEstimator):
 
     def __init__(
         self,
-        ridge: Any = "floor",
+        ridge: Any = None,
         features: Sequence[str] | None = None,
         encoding: Any = None,
         psd: str = "clip",
@@ -297,7 +297,7 @@ class DDSSPEstimator(DPEstimator):
         return enc, stats
 
     def _solve(self, stats: SuffStats, enc: Encoding) -> np.ndarray:
-        out = penalised_solve(self.ridge, stats, enc, self._auto_source, self.psd)
+        out = penalised_solve(default_ridge(self.ridge, self.ci), stats, enc, self._auto_source, self.psd)
         self.ridge_, self.penalty_, self.ridge_info_, theta, self.solve_info_ = out
         return theta
 
@@ -666,7 +666,7 @@ class DDSSPLogisticRegression(DDSSPEstimator, DPClassifier):
         self,
         degree: int = 2,
         R: float = 6.0,
-        ridge: Any = "floor",
+        ridge: Any = None,
         features: Sequence[str] | None = None,
         encoding: Any = None,
         psd: str = "clip",

@@ -47,7 +47,7 @@ def test_shrinkage_is_the_share_the_floor_removes(small, cls, target):
     """``shrinkage`` is the diagonal of (A + P)^+ P: 0 without a penalty, in [0, 1], large where
     the floor lifted."""
     rel, _ = small
-    floor = _fit(cls, rel, target, ci=0.95, intervals=OPTS)
+    floor = _fit(cls, rel, target, ridge="floor", ci=0.95, intervals=OPTS)
     plain = _fit(cls, rel, target, ridge=0.0, ci=0.95, intervals=OPTS)
     assert floor.ridge_info_["directions"] > 0  # the case under test: the floor lifted something
     A, P = floor.suffstats_.xtx, floor.penalty_

@@ -140,12 +140,12 @@ def test_intervals_hold_the_floor_fixed(small):
     """The delta method and the refits of the bootstrap use the fit's own floor, as a given matrix does."""
     rel, _ = small
     opts = IntervalOptions(boot=4, boot_iters=20, seed=0, dp_method="bootstrap")
-    floor = _fit(DDSSPLinearRegression, rel, "y", ci=0.95, intervals=opts)
+    floor = _fit(DDSSPLinearRegression, rel, "y", ridge="floor", ci=0.95, intervals=opts)
     given = _fit(DDSSPLinearRegression, rel, "y", ridge=floor.penalty_, ci=0.95, intervals=opts)
     assert floor.ci_info_["floor_directions"] == floor.ridge_info_["directions"] > 0
     np.testing.assert_allclose(floor.boot_coefs_, given.boot_coefs_)
     delta = IntervalOptions(seed=0, sampling_rows=2000, dp_method="delta")
-    a = _fit(DDSSPLinearRegression, rel, "y", ci=0.95, intervals=delta)
+    a = _fit(DDSSPLinearRegression, rel, "y", ridge="floor", ci=0.95, intervals=delta)
     b = _fit(DDSSPLinearRegression, rel, "y", ridge=floor.penalty_, ci=0.95, intervals=delta)
     np.testing.assert_allclose(a.conf_int()["ci_low"], b.conf_int()["ci_low"])
 
@@ -170,9 +170,12 @@ def test_cli_says_what_the_floor_did(small, large, tmp_path, capsys):
             assert res["directions"] == 0 and "noise floor: none of the 5 directions" in out
             continue
         assert res["directions"] > 0 and f"noise floor: {res['directions']} of 5 directions" in out
-        assert main(argv + ["--ci", "0.95", "--seed", "0"]) == 0
+        assert main(argv + ["--ci", "0.95", "--seed", "0", "--ridge", "floor"]) == 0
         ci = capsys.readouterr().out
         assert "around the fit with its noise floor (" in ci and "held fixed" in ci
+        # intervals asked without a ridge: the fit is unpenalised, so they cover the population's coefficient
+        assert main(argv + ["--ci", "0.95", "--seed", "0", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["ridge"] == {"rule": "given", "ridge": 0.0}
         assert main(argv + ["--ridge", "0", "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["ridge"] == {"rule": "given", "ridge": 0.0}
         assert main(argv + ["--ridge", "floor"]) == 0

@@ -123,10 +123,20 @@ def test_intervals_are_around_the_ridge_solution(small):
     np.testing.assert_allclose(boot_auto.boot_coefs_, boot_given.boot_coefs_)
 
 
-@pytest.mark.parametrize("bad", ["Auto", "0.5", -1.0, float("inf"), None])
+@pytest.mark.parametrize("bad", ["Auto", "0.5", -1.0, float("inf"), "none"])
 def test_ridge_accepts_a_rule_or_a_number(bad):
-    with pytest.raises(InvalidParameterError, match="ridge must be >= 0 .* or 'auto'"):
+    with pytest.raises(InvalidParameterError, match="ridge must be >= 0 .* 'auto' or None"):
         DDSSPLinearRegression(ridge=bad).fit(None)
+
+
+def test_the_default_ridge_is_none_with_intervals_and_the_floor_without():
+    """A fit for inference (``ci``) is unpenalised by default, so its intervals cover the population's
+    coefficient; a fit for prediction gets the noise floor; a given ridge is always used."""
+    from ddssp.estimators.ddssp_ridge import default_ridge
+
+    assert DDSSPLinearRegression().ridge is None
+    assert default_ridge(None, 0.95) == 0.0 and default_ridge(None, None) == "floor"
+    assert default_ridge("floor", 0.95) == "floor" and default_ridge(2.0, None) == 2.0
 
 
 def test_cli_ridge_auto(small, tmp_path, capsys):
@@ -154,4 +164,4 @@ def test_cli_ridge_auto(small, tmp_path, capsys):
     assert exc.value.code != 0
     assert "expected 'floor', 'auto' or a number" in capsys.readouterr().err
     assert main(argv + ["--ridge", "-1"]) != 0
-    assert "--ridge must be >= 0 (a finite number), 'floor' or 'auto'" in capsys.readouterr().err
+    assert "--ridge must be >= 0 (a finite number), 'floor', 'auto' or None" in capsys.readouterr().err
