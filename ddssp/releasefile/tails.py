@@ -29,9 +29,6 @@ CONTINUE_SDS = 1.0
 #: an end bin's inner neighbour this many times as dense as the next bin inwards is a spike, not the
 #: start of a tail: the end bin keeps its spread
 SPIKE = 4.0
-#: decide a column's own end bins too, not only those the end-bin rules left at its end (a switch
-#: for measuring the two kinds apart)
-_OWN = True
 
 
 def _unread(entry: Any, a: float, b: float, tail: int) -> bool:
@@ -67,11 +64,7 @@ def drawing_schema(rel: Any) -> Any:
     ddssp.data.Schema
         The release's schema itself when no bin changes, else a changed copy.
     """
-    found = {
-        e.clique[0]
-        for e in getattr(rel.ledger, "entries", ())
-        if str(e.kind).startswith("discover") and e.clique and len(e.clique) == 1
-    }
+    found = {e.clique[0] for e in rel.ledger.discovery_entries if len(e.clique) == 1}
     names = [n for n in rel.schema.names if n in found and _binned(rel.schema.column(n))]
     if not names:
         return rel.schema
@@ -144,7 +137,7 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
         for k, tail in ((0, -1), (len(live) - 1, 1)):
             i = live[k]
             if i == (0 if tail < 0 else m - 1):  # the column's own end bin
-                if not _OWN or bins[i] is None or not _unread(bins[i], edges[i], edges[i + 1], tail):
+                if bins[i] is None or not _unread(bins[i], edges[i], edges[i + 1], tail):
                     continue  # its spread reads counts (or the tail discovery gave it)
                 ev = (clipped or {}).get(name)
                 if ev is not None and ev[1 if tail > 0 else 0] >= CONTINUE_SDS * ev[3 if tail > 0 else 2]:
