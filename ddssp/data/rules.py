@@ -602,16 +602,12 @@ def compile_rules(rules: Any, schema: Any) -> list[CompiledRule]:
     """
     out, total = [], 0
     for r in as_rules(rules):
-        if isinstance(r, Dependency):
-            total += _check_dependency(r, schema)
-            if total > MAX_RULE_CELLS:
-                raise RuleError(f"the rules span more than {MAX_RULE_CELLS} cells in all (at rule {r.name!r})")
-            continue
-        c = compile_rule(r, schema)
-        total += c.forbidden.size
+        c = None if isinstance(r, Dependency) else compile_rule(r, schema)
+        total += _check_dependency(r, schema) if c is None else c.forbidden.size
         if total > MAX_RULE_CELLS:
             raise RuleError(f"the rules span more than {MAX_RULE_CELLS} cells in all (at rule {r.name!r})")
-        out.append(c)
+        if c is not None:
+            out.append(c)
     return out
 
 
