@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ddssp.estimators.ddssp_math import EIG_TOL
+from ddssp.estimators.ddssp_math import psd_pinv
 from ddssp.estimators.suffstats import INTERCEPT, Encoding
 
 
@@ -161,10 +161,7 @@ def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     enc: Encoding = est.encoding_
     stats = est.suffstats_
     p = len(enc.names)
-    A = (stats.xtx + stats.xtx.T) / 2.0 + penalty_used(est)
-    w, V = np.linalg.eigh(A)
-    keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * p
-    M = (V[:, keep] / w[keep]) @ V[:, keep].T
+    M = psd_pinv((stats.xtx + stats.xtx.T) / 2.0 + penalty_used(est))
     b = getattr(est, "chebyshev_coef_", None)  # logistic: theta = -b1 / (2 b2) * least squares
     c = 1.0 if b is None else float(-b[1] / (2.0 * b[2]))
     coef = np.asarray(est.coef_, dtype=float)

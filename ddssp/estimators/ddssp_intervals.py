@@ -27,7 +27,7 @@ import pandas as pd
 
 from ddssp.errors import DDSSPError
 from ddssp.estimators.ddssp_delta import penalty_used, ridge_used
-from ddssp.estimators.ddssp_math import EIG_TOL
+from ddssp.estimators.ddssp_math import EIG_TOL, psd_pinv
 from ddssp.estimators.ddssp_ridge import floor_shrinkage, point_copy
 from ddssp.estimators.mechanism_bootstrap import INTERVALS
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of, validate
@@ -591,9 +591,7 @@ def sampling_covariance(est: Any, source: Any, how: str, rng: np.random.Generato
     n = float(stats.n)
     pdim = len(enc.names)
     A = (stats.xtx + stats.xtx.T) / 2.0 + penalty_used(est)
-    w, V = np.linalg.eigh(A)
-    keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * pdim
-    Ainv = (V[:, keep] / w[keep]) @ V[:, keep].T  # pseudo-inverse of the PSD part
+    Ainv = psd_pinv(A)
     c = _scale(est)
     beta = _coefficients(est) / c
     if enc.intercept is False:

@@ -181,3 +181,21 @@ def solve_normal_equations(
     coef = V[:, keep].T @ b
     theta = V[:, keep] @ (coef / w[keep])
     return theta, info
+
+
+def psd_pinv(A: np.ndarray) -> np.ndarray:
+    """The pseudo-inverse of the PSD part of a symmetric matrix: eigenvalues at most ``EIG_TOL``
+    times the largest (by magnitude) times the size, negative ones included, are dropped.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        A symmetric matrix (X^T X plus the fit's penalty).
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    w, V = np.linalg.eigh(A)
+    keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * len(w)
+    return (V[:, keep] / w[keep]) @ V[:, keep].T
