@@ -172,3 +172,33 @@ def test_the_step_fit_in_a_first_cell_that_reaches_zero_reads_its_level_above_it
     kids = np.r_[np.full(91, 70.0), np.zeros(9)]
     starts = _fine_start(kids, 42.0, (3.0, 78.0), 600, 1)
     assert np.mean(starts == 0) > 0.65, np.mean(starts == 0)
+
+
+def test_fractions_in_the_rest_of_a_single_value_make_the_column_not_whole():
+    """A column that is 0 in two thirds of the rows and a thin spread of fractions elsewhere (0.04 to
+    58, no slot of the scan shows them) was called whole numbers and released as levels 0 and 1: every
+    positive value clipped to 1. The rest's decade counts show numbers in (0.1, 1): bins with a point
+    mass at 0 in every draw. Counts 1..9 in place of the fractions stay whole-number levels, and a
+    decade (0.1, 1) under the level of one test among those decades shows nothing."""
+    from ddssp.data.discovery.codes import fractions_show
+    from ddssp.data.discovery.slots import DECADE_GROUP, N_DECADES, slot_index
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    rest = np.exp(rng.uniform(np.log(0.04), np.log(58.0), n))
+    frac = np.where(rng.random(n) < 2 / 3, 0.0, rest)
+    counts = np.where(rng.random(n) < 2 / 3, 0, rng.integers(1, 10, n))
+    for seed in range(5):
+        kw = dict(eps=1.0, delta=DEFAULT_DELTA, noise=InsecureSeededNoise(seed))
+        col = plan_schema(pd.DataFrame({"a": frac, "s": rng.choice([1, 2], n)}), None, **kw).schema.column("a")
+        assert col.edges is not None and col.edges[0] == 0.0 and col.edges[-1] > 1.0, (seed, col)
+        col = plan_schema(pd.DataFrame({"a": counts, "s": rng.choice([1, 2], n)}), None, **kw).schema.column("a")
+        assert col.edges is None and np.all(col.values[~np.isnan(col.values)] % 1 == 0), (seed, col)
+    sd = 40.0
+    g = int(DECADE_GROUP[slot_index(np.array([0.5]))[0]])
+    y = np.zeros(N_DECADES)
+    y[g], y[g + 1] = 3.2 * sd, 10.0 * sd
+    assert fractions_show(y, sd, (g, g + 1))
+    assert not fractions_show(y, sd, (g + 1, g + 1))  # the decade is outside the rest's span
+    y[g] = 2.5 * sd
+    assert not fractions_show(y, sd, (g, g + 1))

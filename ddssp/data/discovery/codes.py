@@ -11,10 +11,18 @@ import math
 
 import numpy as np
 
-from ddssp.data.discovery.slots import DECADE_GROUP, slot_index
+from ddssp.data.discovery.slots import DECADE_GROUP, DECADE_HI, DECADE_LO, slot_index
 from ddssp.data.discovery.spans import REST_ALPHA, span_sds
 
-__all__ = ["CODE_ALPHA", "code_span", "codes_below", "first_cell_to_zero", "next_decade", "with_strongest"]
+__all__ = [
+    "CODE_ALPHA",
+    "code_span",
+    "codes_below",
+    "first_cell_to_zero",
+    "fractions_show",
+    "next_decade",
+    "with_strongest",
+]
 
 #: the end codes of a code grid are its outermost cells whose own noisy count reaches the level at
 #: which noise alone reaches it in one of the grid's cells in this share of columns: a code beyond the
@@ -170,3 +178,37 @@ def next_decade(y: np.ndarray, sd: float, v: float) -> tuple[int, int] | None:
         return None
     g = int(DECADE_GROUP[slot_index(np.array([v + 1.0]))[0]])
     return (g, g) if float(y[g]) >= span_sds(1, REST_ALPHA) * sd else None
+
+
+def fractions_show(y: np.ndarray, sd: float, span: tuple[int, int]) -> bool:
+    """Whether the noisy decade counts of the numbers other than a single value show numbers
+    strictly between -1 and 1 (other than 0), which no whole number is. Post-processing.
+
+    The scan calls a column's numbers whole from its populated slots alone. A column that is mostly
+    one value (affairs: 0 in two thirds of the rows, the rest 0.04 to 58 spread thinly over the
+    slots) has no other slot that shows, so nothing there counts its fractions; its rest, counted by
+    decade, can. A decade of the rest's span strictly inside (0, 1), or inside (-0.1, 0), whose own
+    count reaches the level one of those decades reaches on noise alone in ``REST_ALPHA`` of
+    columns, shows them (the decade [-1, -0.1) is left out: -1 is a whole number).
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        Noisy counts of the other numbers by decade (:data:`ddssp.data.discovery.slots.DECADE_GROUP`).
+    sd : float
+        The noise sd of one count.
+    span : tuple of int
+        The decades the rest was placed in (:func:`ddssp.data.discovery.spans.decade_span`).
+
+    Returns
+    -------
+    bool
+    """
+    a, b = span
+    k = np.arange(len(y))
+    inside = (k >= a) & (k <= b) & (DECADE_LO[: len(y)] != DECADE_HI[: len(y)])  # not the zero cell
+    inside &= ((DECADE_LO[: len(y)] >= 0) & (DECADE_HI[: len(y)] <= 1)) | (
+        (DECADE_LO[: len(y)] >= -0.1) & (DECADE_HI[: len(y)] <= 0)
+    )
+    cells = np.flatnonzero(inside)
+    return bool(cells.size) and bool(np.max(y[cells]) >= span_sds(cells.size, REST_ALPHA) * sd)

@@ -31,7 +31,14 @@ from ddssp.data.discovery.bins import (
     tail_stop,
     within_bin,
 )
-from ddssp.data.discovery.codes import code_span, codes_below, first_cell_to_zero, next_decade, with_strongest
+from ddssp.data.discovery.codes import (
+    code_span,
+    codes_below,
+    first_cell_to_zero,
+    fractions_show,
+    next_decade,
+    with_strongest,
+)
 from ddssp.data.discovery.scan import GROW_SDS, MISSING_LABEL, POP_SDS, ScanResult, rest_cells
 from ddssp.data.discovery.shared import confident_single, noise_sd, single_value_message
 from ddssp.data.discovery.slots import DECADE_HI, DECADE_LO
@@ -324,6 +331,8 @@ def _locate_rest(st: _NumericPass) -> tuple[Column, str] | None:
             "this budget to place (declare the column, or give discovery more budget)"
         )
     a, b = span
+    if scan.whole and fractions_show(y, st.sigma, span):
+        scan.whole = False  # the rest holds numbers between 0 and 1: the scan's slots missed them
     st.int_grid, st.point = False, v
     st.lo, st.hi = min(v, float(DECADE_LO[a])), max(v + scan.whole, float(DECADE_HI[b]))
     # the fine cut keeps it all: the decades hold the rows, and the fine cells would split them into

@@ -404,13 +404,14 @@ def _discover_one(df, name: str, scans, parsed, plan: _KeyPlan, mech, bins, max_
     scan = scans[name]
     if scan.unit is not None or scan.kind != "numeric":  # dates and clock times: not measured again
         return discover_numeric(parsed[name], name, plan.left[name], mech, scan, bins, max_levels, report.clipped)
-    if scan.whole:
-        report.whole.add(name)
     x = _GridLog(parsed[name])
     logged = _CountLog(mech, x, report.grids.setdefault(name, []))
     if bins is None:
         bins = release_bins(scan.n_present, plan.left[name], plan.bin_sd)
-    return discover_numeric(x, name, plan.left[name], logged, scan, bins, max_levels, report.clipped)
+    found = discover_numeric(x, name, plan.left[name], logged, scan, bins, max_levels, report.clipped)
+    if scan.whole:  # as discovery left it: the rest's decade counts may show fractions the scan missed
+        report.whole.add(name)
+    return found
 
 
 def release_bins(n: float, rho: float, sd: float | None) -> int | None:
