@@ -178,7 +178,8 @@ def test_fractions_in_the_rest_of_a_single_value_make_the_column_not_whole():
     """A column that is 0 in two thirds of the rows and a thin spread of fractions elsewhere (0.04 to
     58, no slot of the scan shows them) was called whole numbers and released as levels 0 and 1: every
     positive value clipped to 1. The rest's decade counts show numbers in (0.1, 1): bins with a point
-    mass at 0 in every draw. Counts 1..9 in place of the fractions stay whole-number levels, and a
+    mass at 0 in every draw; so do fractions over 1 only (rain to a tenth of a mm), which the scan's
+    counts of non-whole numbers over the rest's slots show. Counts 1..9 in place of the fractions stay whole-number levels, and a
     decade (0.1, 1) under the level of one test among those decades shows nothing."""
     from ddssp.data.discovery.codes import fractions_show
     from ddssp.data.discovery.slots import DECADE_GROUP, N_DECADES, slot_index
@@ -187,11 +188,15 @@ def test_fractions_in_the_rest_of_a_single_value_make_the_column_not_whole():
     n = 3000
     rest = np.exp(rng.uniform(np.log(0.04), np.log(58.0), n))
     frac = np.where(rng.random(n) < 2 / 3, 0.0, rest)
+    # rain in mm to one decimal, none under 1: no decade of the rest lies under 1, the scan's
+    # counts of non-whole numbers over the rest's slots show them
+    rain = np.where(rng.random(n) > 0.2, 0.0, np.round(np.exp(rng.uniform(0.0, np.log(56.0), n)), 1) + 0.05)
     counts = np.where(rng.random(n) < 2 / 3, 0, rng.integers(1, 10, n))
     for seed in range(5):
         kw = dict(eps=1.0, delta=DEFAULT_DELTA, noise=InsecureSeededNoise(seed))
-        col = plan_schema(pd.DataFrame({"a": frac, "s": rng.choice([1, 2], n)}), None, **kw).schema.column("a")
-        assert col.edges is not None and col.edges[0] == 0.0 and col.edges[-1] > 1.0, (seed, col)
+        for x in (frac, rain):
+            col = plan_schema(pd.DataFrame({"a": x, "s": rng.choice([1, 2], n)}), None, **kw).schema.column("a")
+            assert col.edges is not None and col.edges[0] == 0.0 and col.edges[-1] > 1.0, (seed, col)
         col = plan_schema(pd.DataFrame({"a": counts, "s": rng.choice([1, 2], n)}), None, **kw).schema.column("a")
         assert col.edges is None and np.all(col.values[~np.isnan(col.values)] % 1 == 0), (seed, col)
     sd = 40.0

@@ -331,8 +331,9 @@ def _locate_rest(st: _NumericPass) -> tuple[Column, str] | None:
             "this budget to place (declare the column, or give discovery more budget)"
         )
     a, b = span
-    if scan.whole and fractions_show(y, st.sigma, span):
-        scan.whole = False  # the rest holds numbers between 0 and 1: the scan's slots missed them
+    rest = float(y[a : b + 1].sum())
+    if scan.whole and scan.unit is None and (fractions_show(y, st.sigma, span) or scan.fractions_in(a, b, rest)):
+        scan.whole = False  # the rest's numbers are not whole: the scan's slots that show missed them
     st.int_grid, st.point = False, v
     st.lo, st.hi = min(v, float(DECADE_LO[a])), max(v + scan.whole, float(DECADE_HI[b]))
     # the fine cut keeps it all: the decades hold the rows, and the fine cells would split them into

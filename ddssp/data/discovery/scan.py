@@ -145,6 +145,32 @@ class ScanResult:
     outside: tuple[float, float] = (0.0, 0.0)
     #: the noise sd of each of those two counts
     outside_sd: tuple[float, float] = (0.0, 0.0)
+    #: noisy counts of the non-whole numbers by scan slot (numeric scans)
+    frac: np.ndarray | None = None
+
+    def fractions_in(self, a: int, b: int, total: float) -> bool:
+        """Whether the scan's noisy counts of non-whole numbers show them in the slots of decades
+        ``a..b`` (:data:`~ddssp.data.discovery.slots.DECADE_GROUP`), at the level of the wholeness
+        test over those slots: ``WHOLE_SDS`` sds of their sum's noise and 2% of ``total``. For the
+        rest of a single value, which the scan's own test, reading only the slots that show, never
+        sees. Post-processing.
+
+        Parameters
+        ----------
+        a, b : int
+            First and last decade.
+        total : float
+            The noisy count of the numbers there.
+
+        Returns
+        -------
+        bool
+        """
+        if self.frac is None:
+            return False
+        slots = (DECADE_GROUP >= a) & (DECADE_GROUP <= b)
+        nonwhole = float(np.sum(self.frac[slots]))
+        return nonwhole > max(0.02 * total, WHOLE_SDS * self.sigma * math.sqrt(int(slots.sum())))
 
 
 def _numeric_range(res: ScanResult, whole: np.ndarray, frac: np.ndarray, sigma: float, name: str = "") -> None:
@@ -258,6 +284,7 @@ def _set_range(
     res.whole = all(f <= max(0.02 * num, WHOLE_SDS * sigma * math.sqrt(k)) for f, k in zip(nonwhole, cells))
     res.zero = float(slot[ZERO_SLOT]) if pop[ZERO_SLOT] else 0.0
     res.n_present = num
+    res.frac = frac
 
 
 def scan_column(
