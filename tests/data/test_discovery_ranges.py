@@ -105,8 +105,8 @@ def test_a_range_is_carried_over_an_empty_band_to_rows_beyond_it():
     """Values on a coarse lattice: 2.5 at 6 sds, nothing in the band [3.16, 5.62), then 6-9 and 13-16.5
     at 4 sds each (below the 4.5 sds of one populated slot, 5.7 sds together). The range reaches the
     rows past the empty band instead of ending at 3.16 (and clipping them all into its top bin); the
-    same window at 3 sds each (4.2 together, under the detached level) leaves the range where it was,
-    and so does a window of noise beyond a gap wider than ``GAP_BANDS``."""
+    same window at 2.5 sds each (3.5 together, under ``GAP_SDS``) leaves the range where it was,
+    and so does a window beyond a gap wider than ``GAP_BANDS``."""
     from ddssp.data.discovery.scan import GAP_BANDS, ScanResult, _numeric_range
     from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO, slot_index
 
@@ -127,10 +127,10 @@ def test_a_range_is_carried_over_an_empty_band_to_rows_beyond_it():
     frac[slot(6)] = frac[slot(13)] = 4.0 * sd
     lo, hi = rng_of(frac)
     assert lo == SLOT_LO[slot(2.5)] and hi >= SLOT_HI[slot(13)]
-    frac[slot(6)] = frac[slot(13)] = 3.0 * sd
+    frac[slot(6)] = frac[slot(13)] = 2.5 * sd
     assert rng_of(frac) == (SLOT_LO[slot(2.5)], SLOT_HI[slot(2.5)])
     far = np.zeros(N_SLOTS)
     far[slot(2.5)] = 6.0 * sd
-    beyond = slot(2.5) + GAP_BANDS + 2  # past the widest gap carried over
+    beyond = slot(2.5) + 1 + GAP_BANDS + 4  # past every window tested beyond the widest gap
     far[beyond : beyond + 2] = 4.0 * sd
     assert rng_of(far) == (SLOT_LO[slot(2.5)], SLOT_HI[slot(2.5)])

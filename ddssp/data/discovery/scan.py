@@ -77,9 +77,12 @@ ZERO_SDS = span_sds(1, REST_ALPHA)
 GROW_SDS = 3.0
 
 
-#: empty bands a range is carried over to a window of bands beyond them that shows at the level of a
-#: detached run (:func:`_jump_gap`): half a decade
+#: empty bands a range is carried over to a window of bands beyond them that shows (:func:`_jump_gap`):
+#: half a decade
 GAP_BANDS = 2
+#: ... at this many sds of the window's noise: the level one of the windows tested per range (1, 2 or
+#: 4 bands past a gap of 1 or 2, on both sides) reaches on noise alone in ``REST_ALPHA`` of columns
+GAP_SDS = span_sds(2 * GAP_BANDS * 3, REST_ALPHA)
 
 
 #: slots next to each end of the scan's range whose noisy counts estimate the rows it leaves out
@@ -613,23 +616,22 @@ def _grow_scan(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int,
 
 def _jump_gap(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int, int] | None:
     """The range ``first..last`` (slots) carried over a gap of up to ``GAP_BANDS`` bands to a window
-    of 1, 2 or 4 bands beyond it whose noisy sum reaches ``DETACHED_SDS`` sds of that sum, or None.
+    of 1, 2 or 4 bands beyond it whose noisy sum reaches ``GAP_SDS`` sds of that sum, or None.
 
     Values on a coarse lattice (years married 0.5, 2.5, 6, 9, 13, 16.5, 23) leave whole quarter
     decades empty between them; the band next to the range then reads noise, the tail rule of
     :func:`_grow_scan` stops there, and every row beyond the gap would be clipped into the range's
-    end. A window past the gap counts at the level of a detached run of slots (noise alone reaches
-    it in under 1e-6 of the 12 windows per side tested), and never on the far side of zero.
-    Post-processing."""
+    end. A window past the gap counts at the level noise alone reaches in ``REST_ALPHA`` of columns
+    over the windows tested, and never on the far side of zero. Post-processing."""
     for gap in range(1, GAP_BANDS + 1):
         for w in (1, 2, 4):
             end = first - gap  # left: bands [end - w, end)
             if first != ZERO_SLOT and end - w >= (ZERO_SLOT + 1 if first > ZERO_SLOT else 0):
-                if slot[end - w : end].sum() >= DETACHED_SDS * sd * math.sqrt(w):
+                if slot[end - w : end].sum() >= GAP_SDS * sd * math.sqrt(w):
                     return end - w, last
             start = last + 1 + gap  # right: bands [start, start + w)
             if last != ZERO_SLOT and start + w - 1 <= (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1):
-                if slot[start : start + w].sum() >= DETACHED_SDS * sd * math.sqrt(w):
+                if slot[start : start + w].sum() >= GAP_SDS * sd * math.sqrt(w):
                     return first, start + w - 1
     return None
 
