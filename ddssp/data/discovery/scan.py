@@ -129,6 +129,8 @@ class ScanResult:
     outside, outside_sd : tuple of float
         Noisy counts of the numbers in the ``OUTSIDE_SLOTS`` slots just below / above the range
         (the rows it leaves out), and the noise sd of each.
+    frac : numpy.ndarray or None
+        Noisy counts of the non-whole numbers by scan slot (numeric scans; see :meth:`fractions_in`).
     """
 
     kind: str | None  # "numeric" / "categorical" / "date"
