@@ -54,7 +54,9 @@ column with every other first; workloads/ci-coverage-adult-target.toml). Per-coe
 hold ``err_data_fit`` (estimate - the sample's own exact-marginal DD-SSP fit: the DP part's error)
 and ``level_count`` (the release's count of a one-hot coefficient's level; NaN otherwise); all of
 them ``err_penalised`` (against the truth at the fit's P) and ``shrink`` (conf_int's shrinkage).
-``compare_ridge = r`` also fits each release at ridge r: rows ``<model>/ridge<r>``, ``err_ridge<r>``, ``se_ridge<r>``.
+``compare_ridge = r`` also fits each release at ridge r: rows ``<model>/ridge<r>``, and per coefficient
+``err_ridge<r>``, ``se_ridge<r>``, its parts ``se_dp_ridge<r>``, ``se_sampling_ridge<r>``, ``se_model_ridge<r>``
+and ``err_data_fit_ridge<r>`` (against the sample's own exact-marginal fit, which has no floor).
 
 Also ``release/cliques_measured``, ``<model>/estimate`` (``abs_err``, ``pair_measured``: the fraction of
 coefficients whose pair was measured), ``cost`` (``cpu_fixed_bootstrap``, ``cpu_mechanism_bootstrap``:
@@ -527,7 +529,16 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                     warnings.simplefilter("ignore")
                     other_tab = other.fit(rel, target, replicates=reps).conf_int()
                 centres[name] = other_tab["estimate"].to_numpy()
-                per_coef.update({f"err_{name}": centres[name] - truth_v, f"se_{name}": other_tab["stderr"].to_numpy()})
+                per_coef.update(
+                    {
+                        f"err_{name}": centres[name] - truth_v,
+                        f"se_{name}": other_tab["stderr"].to_numpy(),
+                        f"se_dp_{name}": other_tab["stderr_dp"].to_numpy(),
+                        f"se_sampling_{name}": other_tab["stderr_sampling"].to_numpy(),
+                        f"se_model_{name}": other_tab["stderr_model"].to_numpy(),
+                        f"err_data_fit_{name}": centres[name] - exact_v,
+                    }
+                )
                 variants.append((name, other_tab["stderr"].to_numpy(), truth_v, time.process_time() - t2))
             for variant, se, ref, s_ in variants:
                 est_v = centres.get(variant, tab["estimate"].to_numpy())

@@ -96,6 +96,11 @@ def test_ci_coverage_bench_on_a_table(tmp_path):
     wide = coef.pivot_table(index="method", columns="metric", values="value")
     assert {"err_ridge0", "se_ridge0"} <= set(wide.columns) and wide["shrink"].between(-1e-9, 1 + 1e-9).all()
     assert np.isfinite(wide["err_penalised"]).all()
+    # the ridge-0 fit's parts add up to its standard error, and both fits share the sample's own fit
+    parts = wide["se_dp_ridge0"] ** 2 + wide["se_sampling_ridge0"] ** 2 + wide["se_model_ridge0"] ** 2
+    np.testing.assert_allclose(parts, wide["se_ridge0"] ** 2, rtol=1e-9)
+    sample_fit = wide["err_ridge0"] - wide["err_data_fit_ridge0"]
+    np.testing.assert_allclose(sample_fit, wide["err"] - wide["err_data_fit"], atol=1e-9)
     if (wide["shrink"] == 0).all():
         np.testing.assert_allclose(wide["err_penalised"], wide["err"], atol=1e-9)
     spec.write_text(spec.read_text().replace("compare_ridge = 0.0", 'compare_ridge = "no"'))
