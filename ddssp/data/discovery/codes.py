@@ -206,9 +206,7 @@ def fractions_show(y: np.ndarray, sd: float, span: tuple[int, int]) -> bool:
     """
     a, b = span
     k = np.arange(len(y))
-    inside = (k >= a) & (k <= b) & (DECADE_LO[: len(y)] != DECADE_HI[: len(y)])  # not the zero cell
-    inside &= ((DECADE_LO[: len(y)] >= 0) & (DECADE_HI[: len(y)] <= 1)) | (
-        (DECADE_LO[: len(y)] >= -0.1) & (DECADE_HI[: len(y)] <= 0)
-    )
-    cells = np.flatnonzero(inside)
+    lo, hi = DECADE_LO[: len(y)], DECADE_HI[: len(y)]
+    fractional = ((lo >= 0) & (hi <= 1)) | ((lo >= -0.1) & (hi <= 0))
+    cells = np.flatnonzero((k >= a) & (k <= b) & (lo != hi) & fractional)  # lo == hi: the zero cell
     return bool(cells.size) and bool(np.max(y[cells]) >= span_sds(cells.size, REST_ALPHA) * sd)
