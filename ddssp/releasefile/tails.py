@@ -6,7 +6,9 @@ Two kinds of end bin are spread over their whole width instead, and their synthe
 reach far past the data. After AIM, the end-bin rules (:mod:`ddssp.releasefile.conditions`) may
 mark outer bins empty: the bin then left at the end was an inner bin (ages 92-98 drawn in [50, 99)
 for a table whose oldest is 83). And an outer bin whose grid counts were noise is spread uniformly
-(rainfall of 70-100 mm drawn in [12, 100] for a wettest day of 56). :func:`tail_end_bins` cuts
+(rainfall of 70-100 mm drawn in [12, 100] for a wettest day of 56), and so is one whose noise
+counts were shrunk to the tail discovery stopped three neighbour widths out (ages 92-97 drawn in
+[59, 100] for a table whose oldest is 83). :func:`tail_end_bins` cuts
 such a bin's spread where a tail holding its rows would end, from the release's own noisy outputs
 (its schema, AIM's measurements, discovery's clipped shares). :func:`drawing_schema` applies it
 when synthetic rows are drawn, so rows drawn from a release file alone (any release file, older
@@ -33,15 +35,21 @@ SPIKE = 4.0
 
 def _unread(entry: Any, a: float, b: float, tail: int) -> bool:
     """Whether a within-bin entry holds no reading of counts: uniform by width, or discovery's
-    tail falling to the outer edge (:func:`ddssp.data.discovery.bins.tail_prior`); discovery's
-    counts there were noise, shrunk to that shape."""
+    tail falling to the outer edge or to where it stopped it (the last sub-cell edge holding
+    weight; :func:`ddssp.data.discovery.bins.tail_prior`); discovery's counts there were noise,
+    shrunk to that shape. A stopped tail's end comes from the bins' design shares, not from counts."""
     from ddssp.data.discovery.bins import tail_prior
 
     sub = np.array([a, *entry[0], b], dtype=float)
     w = np.asarray(entry[1], dtype=float)
     if not w.sum() > 0:
         return False
-    for u in (np.diff(sub), tail_prior(sub, a, b, tail)):
+    held = np.flatnonzero(w > 0)
+    stop = float(sub[held[-1] + 1] if tail > 0 else sub[held[0]])
+    shapes = [np.diff(sub), tail_prior(sub, a, b, tail)]
+    if a < stop < b:
+        shapes.append(tail_prior(sub, a, b, tail, stop))
+    for u in shapes:
         if u.sum() > 0 and np.allclose(w / w.sum(), u / u.sum(), rtol=1e-3, atol=2e-5):
             return True
     return False
@@ -83,8 +91,9 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
 
     The end bins are a binned column's lowest and highest bins not marked empty: one with bins
     marked empty beyond it (left at the end by the end-bin rules), or the column's own end bin when
-    its spread reads no counts (uniform by width, or discovery's tail falling to the outer edge:
-    its counts there were noise; a spread they shaped, or a tail discovery stopped, is kept). Its rows are taken to thin out from the density of its
+    its spread reads no counts (uniform by width, or discovery's tail falling to the outer edge or
+    to where the bins' design shares stopped it: its counts there were noise; a spread they shaped
+    is kept). Its rows are taken to thin out from the density of its
     inner neighbour, as discovery takes an outer bin's (:func:`ddssp.data.discovery.bins.tail_end`):
     a tail holding the bin's rows (the ratio of the two bins' combined noisy counts over AIM's
     measurements, not capped at 1 as discovery's design shares are: an end bin holding many times its
@@ -138,7 +147,7 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
             i = live[k]
             if i == (0 if tail < 0 else m - 1):  # the column's own end bin
                 if bins[i] is None or not _unread(bins[i], edges[i], edges[i + 1], tail):
-                    continue  # its spread reads counts (or the tail discovery gave it)
+                    continue  # its spread reads counts
                 ev = (clipped or {}).get(name)
                 if ev is not None and ev[1 if tail > 0 else 0] >= CONTINUE_SDS * ev[3 if tail > 0 else 2]:
                     continue  # numbers beyond the range show: the data goes on past it

@@ -255,3 +255,32 @@ def test_an_own_end_bin_with_discoverys_tail_to_the_edge_is_cut_a_stopped_one_ke
         out = tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"])
         assert out == ({"age": [col.labels[6]]} if cut else {})
         assert (_draws(col, 6).max() < 92) == cut
+
+
+def test_an_own_end_bin_with_discoverys_stopped_tail_and_no_counts_is_cut():
+    """Discovery stops an outer bin's tail where the bins' design shares end it (a cut at 96 in
+    [50, 99], nothing beyond) and shrinks noise counts fully to that shape: the spread reads no
+    counts, and its end, three neighbour widths out, lies far past rows that AIM's counts say thin
+    out by 92. Such a bin is cut like a uniform one; a spread its counts shaped is kept."""
+    from ddssp.data.discovery.bins import tail_prior
+
+    edges = [18, 24, 28, 34, 39, 43, 50, 99]
+    counts = [100, 100, 150, 120, 100, 150, 300]
+    sub = np.array([50.0, 58.0, 66.0, 74.0, 82.0, 90.0, 96.0, 99.0])
+    stopped = tail_prior(sub, 50.0, 99.0, 1, end=96.0)
+    assert stopped[-1] == 0.0
+    col = _ages(edges, empty_top=False)
+    bins = list(col.within.bins)
+    bins[6] = (tuple(sub[1:-1]), tuple(np.round(stopped / stopped.sum(), 5)))
+    col.with_within(Within(tuple(bins), whole=True))
+    assert _draws(col, 6).max() >= 93  # drawn up to discovery's stop
+    assert tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"]) == {"age": [col.labels[6]]}
+    assert _draws(col, 6).max() < 92
+    # the same cells shaped by counts (rows piled in [58, 66)) are discovery's reading: kept
+    shaped = _ages(edges, empty_top=False)
+    bins = list(shaped.within.bins)
+    weights = stopped / stopped.sum()
+    weights[1] += 0.2
+    bins[6] = (tuple(sub[1:-1]), tuple(np.round(weights / weights.sum(), 5)))
+    shaped.with_within(Within(tuple(bins), whole=True))
+    assert tail_end_bins(Schema([shaped]), [_m(["age"], counts)], ["age"]) == {}
