@@ -6,9 +6,9 @@ Two kinds of end bin are spread over their whole width instead, and their synthe
 reach far past the data. After AIM, the end-bin rules (:mod:`ddssp.releasefile.conditions`) may
 mark outer bins empty: the bin then left at the end was an inner bin (ages 92-98 drawn in [50, 99)
 for a table whose oldest is 83). And an outer bin whose grid counts were noise is spread uniformly
-(rainfall of 70-100 mm drawn in [12, 100] for a wettest day of 56), and so is one whose noise
-counts were shrunk to the tail discovery stopped three neighbour widths out (ages 92-97 drawn in
-[59, 100] for a table whose oldest is 83). :func:`tail_end_bins` cuts
+(rainfall of 70-100 mm drawn in [12, 100] for a wettest day of 56); one whose noise
+counts were shrunk to the tail discovery stopped three neighbour widths out has no reading of
+counts either (ages 92-97 drawn in [59, 100] for a table whose oldest is 83). :func:`tail_end_bins` cuts
 such a bin's spread where a tail holding its rows would end, from the release's own noisy outputs
 (its schema, AIM's measurements, discovery's clipped shares). :func:`drawing_schema` applies it
 when synthetic rows are drawn, so rows drawn from a release file alone (any release file, older
@@ -23,11 +23,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CONTINUE_SDS", "SPIKE", "drawing_schema", "tail_end_bins"]
+__all__ = ["CLIPPED_SDS", "CONTINUE_SDS", "SPIKE", "drawing_schema", "tail_end_bins"]
 
 #: the bins emptied beyond an end bin whose combined noisy count reaches this many sds of its noise
 #: show that the data goes on past the bin: it keeps its spread
 CONTINUE_SDS = 1.0
+#: discovery's noisy share of numbers beyond a column's range that reaches this many sds of its noise
+#: shows that the data goes on past the column's own end bin: it keeps its spread. The share's sd is
+#: about a tenth of the rows at a few thousand rows, so the test must hold its level: at 1 sd about
+#: one column end in seven with nothing beyond passes (its spread then reaches the range's end, far
+#: past the data), at 2 sds about one in forty
+CLIPPED_SDS = 2.0
 #: an end bin's inner neighbour this many times as dense as the next bin inwards is a spike, not the
 #: start of a tail: the end bin keeps its spread
 SPIKE = 4.0
@@ -102,7 +108,8 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
     lies inside the bin, the bin's spread draws nothing beyond it
     (:func:`ddssp.data.within.trimmed_entry`). A bin is left alone when the emptied bins beyond it
     read ``CONTINUE_SDS`` sds of rows together, or, for the column's own end bin, discovery's noisy
-    share of numbers beyond the range does (the data goes on past it), when its neighbour is a spike
+    share of numbers beyond the range reaches ``CLIPPED_SDS`` sds (the data goes on past it), when its
+    neighbour is a spike
     (a point mass, one whole number, or ``SPIKE`` times as dense as the next bin inwards), reads no
     rows, or the bin is no wider than its tail; so are point masses and columns not named.
     Post-processing of noisy outputs already charged to the ledger.
@@ -149,7 +156,7 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
                 if bins[i] is None or not _unread(bins[i], edges[i], edges[i + 1], tail):
                     continue  # its spread reads counts
                 ev = (clipped or {}).get(name)
-                if ev is not None and ev[1 if tail > 0 else 0] >= CONTINUE_SDS * ev[3 if tail > 0 else 2]:
+                if ev is not None and ev[1 if tail > 0 else 0] >= CLIPPED_SDS * ev[3 if tail > 0 else 2]:
                     continue  # numbers beyond the range show: the data goes on past it
             else:
                 beyond = range(i) if tail < 0 else range(i + 1, m)
@@ -191,6 +198,11 @@ def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np
     ratio = max(float(count[i]), 0.0) / float(count[j])
     end = tail_end(a, b, tail, ratio, width, log, whole)
     if end is None:  # the bin is no wider than its tail: its spread stays
+        return None
+    sub = np.array([a, *bins[i][0], b], dtype=float)
+    lo, hi = (np.ceil(sub[:-1]), np.ceil(sub[1:])) if whole else (sub[:-1], sub[1:])
+    past = hi > end if tail > 0 else lo < end  # sub-cells holding values beyond the end
+    if not np.any(np.asarray(bins[i][1])[past] > 0):  # its spread draws nothing there already
         return None
     return trimmed_entry(bins[i], a, b, end, tail, whole)
 

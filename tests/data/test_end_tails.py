@@ -238,6 +238,19 @@ def test_an_own_end_bin_spread_uniformly_gets_the_tail_unless_counts_shaped_it()
     assert tail_end_bins(Schema([plain]), [_m(["age"], counts)], ["age"], {"age": (0.0, 0.01, 0.01, 0.02)})
 
 
+def test_a_clipped_share_within_two_sds_of_noise_does_not_keep_the_spread():
+    # discovery's noisy share above the range reads 1.5 sds: noise as often as one column end in
+    # fifteen with nothing beyond, so the uniform top bin is cut; at 2 sds it is kept
+    edges = [18, 24, 28, 34, 39, 43, 50, 99]
+    counts = [100, 100, 150, 120, 100, 150, 300]
+    col = _ages(edges, empty_top=False)
+    assert tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"], {"age": (0.0, 0.15, 0.1, 0.1)})
+    assert _draws(col, 6).max() < 92
+    kept = _ages(edges, empty_top=False)
+    assert tail_end_bins(Schema([kept]), [_m(["age"], counts)], ["age"], {"age": (0.0, 0.2, 0.1, 0.1)}) == {}
+    assert _draws(kept, 6).max() >= 95
+
+
 def test_an_own_end_bin_with_discoverys_tail_to_the_edge_is_cut_a_stopped_one_kept():
     from ddssp.data.discovery.bins import tail_prior
 
