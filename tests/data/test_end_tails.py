@@ -297,3 +297,37 @@ def test_an_own_end_bin_with_discoverys_stopped_tail_and_no_counts_is_cut():
     bins[6] = (tuple(sub[1:-1]), tuple(np.round(weights / weights.sum(), 5)))
     shaped.with_within(Within(tuple(bins), whole=True))
     assert tail_end_bins(Schema([shaped]), [_m(["age"], counts)], ["age"]) == {}
+
+
+def _read_top(beyond_rows, seed=3):
+    """An age column whose own top bin [50, 99] was spread by discovery from noisy one-year counts
+    (sd 5 a cell): 30 rows a year to 70, thinning to none at 80, and ``beyond_rows`` a year in
+    92-98."""
+    from ddssp.data.discovery.bins import within_coarse
+
+    grid = np.arange(50.0, 100.0)
+    rows = np.concatenate([np.full(20, 30.0), np.linspace(30, 0, 11)[1:], np.zeros(12), np.full(7, beyond_rows)])
+    y = rows + np.random.default_rng(seed).normal(0, 5.0, rows.size)
+    col = _ages([18, 24, 28, 34, 39, 43, 50, 99], empty_top=False)
+    bins = list(col.within.bins)
+    bins[6] = within_coarse(grid, y, 50.0, 99.0, 5.0, tail=1)
+    col.with_within(Within(tuple(bins), whole=True))
+    counts = [100, 100, 150, 120, 100, 375, float(rows.sum())]  # AIM: the tail ends at 92 without them
+    return col, [_m(["age"], counts)]
+
+
+def test_an_own_end_bin_spread_by_noise_counts_past_its_tail_is_cut_unless_they_show_rows():
+    """Discovery keeps part of its noisy counts' deviation from its prior: noise cells past the rows
+    then draw values there. Recovered from the spread, the counts beyond the tail's end sum to under
+    2 sds of their noise: cut. Rows there, 20 a year, show: kept. Without the grid's sd the spread is
+    kept as before."""
+    col, meas = _read_top(0.0)
+    assert _draws(col, 6).max() >= 92  # noise cells past the rows hold weight
+    before = col.within
+    assert tail_end_bins(Schema([col]), meas, ["age"]) == {} and col.within is before
+    assert tail_end_bins(Schema([col]), meas, ["age"], sds={"age": 5.0}) == {"age": [col.labels[6]]}
+    assert _draws(col, 6).max() < 92
+    shown, meas = _read_top(20.0)
+    before = shown.within
+    assert tail_end_bins(Schema([shown]), meas, ["age"], sds={"age": 5.0}) == {} and shown.within is before
+    assert _draws(shown, 6).max() >= 95
