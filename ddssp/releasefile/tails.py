@@ -6,9 +6,13 @@ Two kinds of end bin are spread over their whole width instead, and their synthe
 reach far past the data. After AIM, the end-bin rules (:mod:`ddssp.releasefile.conditions`) may
 mark outer bins empty: the bin then left at the end was an inner bin (ages 92-98 drawn in [50, 99)
 for a table whose oldest is 83). And an outer bin whose grid counts were noise is spread uniformly
-(rainfall of 70-100 mm drawn in [12, 100] for a wettest day of 56). :func:`tail_end_bins` cuts
-such a bin's spread where a tail holding its rows would end, from the release's own noisy outputs
-(its schema, AIM's measurements, discovery's clipped shares). :func:`drawing_schema` applies it
+(rainfall of 70-100 mm drawn in [12, 100] for a wettest day of 56); one whose noise
+counts were shrunk to the tail discovery stopped three neighbour widths out has no reading of
+counts either (ages 92-97 drawn in [59, 100] for a table whose oldest is 83), and one whose
+spread kept part of its noise counts' deviation draws where noise cells near the outer edge came
+out high (ages 92-97 in [63, 100], oldest 83). :func:`tail_end_bins` cuts such a bin's spread
+where a tail holding its rows would end, from the release's own noisy outputs (its schema, AIM's
+measurements, discovery's clipped shares and grid noise sds). :func:`drawing_schema` applies it
 when synthetic rows are drawn, so rows drawn from a release file alone (any release file, older
 ones too) follow it, and the file itself is unchanged.
 """
@@ -21,11 +25,21 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CONTINUE_SDS", "SPIKE", "drawing_schema", "tail_end_bins"]
+__all__ = ["BEYOND_SDS", "CLIPPED_SDS", "CONTINUE_SDS", "SPIKE", "drawing_schema", "grid_sds", "tail_end_bins"]
 
 #: the bins emptied beyond an end bin whose combined noisy count reaches this many sds of its noise
 #: show that the data goes on past the bin: it keeps its spread
 CONTINUE_SDS = 1.0
+#: discovery's noisy share of numbers beyond a column's range that reaches this many sds of its noise
+#: shows that the data goes on past the column's own end bin: it keeps its spread. The share's sd is
+#: about a tenth of the rows (raw Adult, 2,000 rows, eps 1), so the test must hold its level: over
+#: 100 seeded releases, 1 sd passed at 12 of 93 column ends with nothing beyond (whose spread then
+#: reaches the range's end, far past the data), 2 sds at 3
+CLIPPED_SDS = 2.0
+#: discovery's noisy grid counts beyond the end of a column's own end bin's tail, recovered from a
+#: spread they shaped (:func:`_shows_beyond`), that reach this many sds of their noise together show
+#: that the data goes on past it: the bin keeps its spread
+BEYOND_SDS = 2.0
 #: an end bin's inner neighbour this many times as dense as the next bin inwards is a spike, not the
 #: start of a tail: the end bin keeps its spread
 SPIKE = 4.0
@@ -33,15 +47,21 @@ SPIKE = 4.0
 
 def _unread(entry: Any, a: float, b: float, tail: int) -> bool:
     """Whether a within-bin entry holds no reading of counts: uniform by width, or discovery's
-    tail falling to the outer edge (:func:`ddssp.data.discovery.bins.tail_prior`); discovery's
-    counts there were noise, shrunk to that shape."""
+    tail falling to the outer edge or to where it stopped it (the last sub-cell edge holding
+    weight; :func:`ddssp.data.discovery.bins.tail_prior`); discovery's counts there were noise,
+    shrunk to that shape. A stopped tail's end comes from the bins' design shares, not from counts."""
     from ddssp.data.discovery.bins import tail_prior
 
     sub = np.array([a, *entry[0], b], dtype=float)
     w = np.asarray(entry[1], dtype=float)
     if not w.sum() > 0:
         return False
-    for u in (np.diff(sub), tail_prior(sub, a, b, tail)):
+    held = np.flatnonzero(w > 0)
+    stop = float(sub[held[-1] + 1] if tail > 0 else sub[held[0]])
+    shapes = [np.diff(sub), tail_prior(sub, a, b, tail)]
+    if a < stop < b:
+        shapes.append(tail_prior(sub, a, b, tail, stop))
+    for u in shapes:
         if u.sum() > 0 and np.allclose(w / w.sum(), u / u.sum(), rtol=1e-3, atol=2e-5):
             return True
     return False
@@ -70,7 +90,34 @@ def drawing_schema(rel: Any) -> Any:
         return rel.schema
     schema = copy.deepcopy(rel.schema)
     clipped = dict((getattr(rel, "evidence", None) or {}).get("clipped", {}))
-    return schema if tail_end_bins(schema, rel.measurements, names, clipped) else rel.schema
+    sds = grid_sds(rel.ledger.discovery_entries)
+    return schema if tail_end_bins(schema, rel.measurements, names, clipped, sds) else rel.schema
+
+
+def grid_sds(entries: Any) -> dict[str, float]:
+    """The noise sd of one cell of the numeric grid whose counts shaped each discovered column's
+    within-bin spread: the coarse grid's when discovery counted one, else its last grid's.
+
+    Parameters
+    ----------
+    entries : iterable of ddssp.dp.ledger.LedgerEntry
+        The ledger's discovery entries.
+
+    Returns
+    -------
+    dict
+        ``{column: sd}``.
+    """
+    out: dict[str, float] = {}
+    coarse: set[str] = set()
+    for e in entries:
+        note = e.note or ""
+        if len(e.clique) != 1 or e.sigma is None or "counts on a" not in note or e.clique[0] in coarse:
+            continue
+        out[e.clique[0]] = float(e.sigma)
+        if note.startswith("coarse"):
+            coarse.add(e.clique[0])
+    return out
 
 
 def _binned(col: Any) -> bool:
@@ -78,13 +125,18 @@ def _binned(col: Any) -> bool:
     return col.kind == "numeric" and col.edges is not None and col.within is not None
 
 
-def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = None) -> dict[str, list[str]]:
+def tail_end_bins(
+    schema: Any, measurements: Any, columns: Any, clipped: Any = None, sds: Any = None
+) -> dict[str, list[str]]:
     """Cut the spread of an end bin where a tail of its rows would end.
 
     The end bins are a binned column's lowest and highest bins not marked empty: one with bins
     marked empty beyond it (left at the end by the end-bin rules), or the column's own end bin when
-    its spread reads no counts (uniform by width, or discovery's tail falling to the outer edge:
-    its counts there were noise; a spread they shaped, or a tail discovery stopped, is kept). Its rows are taken to thin out from the density of its
+    its spread reads no counts (uniform by width, or discovery's tail falling to the outer edge or
+    to where the bins' design shares stopped it: its counts there were noise), or whose spread the
+    counts shaped but whose counts beyond the tail's end, recovered from the spread, do not reach
+    ``BEYOND_SDS`` sds of their noise together (:func:`_shows_beyond`; with ``sds`` only, else such
+    a spread is kept). Its rows are taken to thin out from the density of its
     inner neighbour, as discovery takes an outer bin's (:func:`ddssp.data.discovery.bins.tail_end`):
     a tail holding the bin's rows (the ratio of the two bins' combined noisy counts over AIM's
     measurements, not capped at 1 as discovery's design shares are: an end bin holding many times its
@@ -93,7 +145,8 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
     lies inside the bin, the bin's spread draws nothing beyond it
     (:func:`ddssp.data.within.trimmed_entry`). A bin is left alone when the emptied bins beyond it
     read ``CONTINUE_SDS`` sds of rows together, or, for the column's own end bin, discovery's noisy
-    share of numbers beyond the range does (the data goes on past it), when its neighbour is a spike
+    share of numbers beyond the range reaches ``CLIPPED_SDS`` sds (the data goes on past it), when its
+    neighbour is a spike
     (a point mass, one whole number, or ``SPIKE`` times as dense as the next bin inwards), reads no
     rows, or the bin is no wider than its tail; so are point masses and columns not named.
     Post-processing of noisy outputs already charged to the ledger.
@@ -109,6 +162,9 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
     clipped : dict, optional
         ``{column: (below, above, sd below, sd above)}``: discovery's noisy shares of numbers left
         outside the range and their sds (the release's evidence).
+    sds : dict, optional
+        ``{column: sd}``: the noise sd of one cell of the grid whose counts shaped the column's
+        within-bin spread (:func:`grid_sds`); without it a spread that reads counts is kept.
 
     Returns
     -------
@@ -136,18 +192,24 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
         bins = list(col.within.bins)
         for k, tail in ((0, -1), (len(live) - 1, 1)):
             i = live[k]
+            read = False
             if i == (0 if tail < 0 else m - 1):  # the column's own end bin
-                if bins[i] is None or not _unread(bins[i], edges[i], edges[i + 1], tail):
-                    continue  # its spread reads counts (or the tail discovery gave it)
+                if bins[i] is None:
+                    continue
+                read = not _unread(bins[i], edges[i], edges[i + 1], tail)
+                if read and (sds or {}).get(name) is None:
+                    continue  # its spread reads counts whose noise is not known
                 ev = (clipped or {}).get(name)
-                if ev is not None and ev[1 if tail > 0 else 0] >= CONTINUE_SDS * ev[3 if tail > 0 else 2]:
+                if ev is not None and ev[1 if tail > 0 else 0] >= CLIPPED_SDS * ev[3 if tail > 0 else 2]:
                     continue  # numbers beyond the range show: the data goes on past it
             else:
                 beyond = range(i) if tail < 0 else range(i + 1, m)
                 if float(sum(count[b] for b in beyond)) >= CONTINUE_SDS * sd * math.sqrt(len(beyond)):
                     continue  # the emptied bins beyond show rows together: the data goes on past it
             entry = _cut_entry(edges, live, k, tail, count, bins, col.within.whole)
-            if entry is None:
+            if entry is None or (
+                read and _shows_beyond(bins[i], entry, edges[i], edges[i + 1], tail, count[i], sds[name])
+            ):
                 continue
             trial = [*bins[: live[k]], entry, *bins[live[k] + 1 :]]
             try:
@@ -159,6 +221,38 @@ def tail_end_bins(schema: Any, measurements: Any, columns: Any, clipped: Any = N
         if name in out:
             col.with_within(Within(tuple(bins), whole=col.within.whole))
     return out
+
+
+def _shows_beyond(entry: Any, cut: Any, a: float, b: float, tail: int, total: float, sd: float) -> bool:
+    """Whether discovery's noisy grid counts behind a within-bin spread show rows beyond the end of
+    the cut entry ``cut`` together, at ``BEYOND_SDS`` sds of their noise.
+
+    Discovery shrinks a bin's noisy sub-cell counts ``y`` (noise sd ``sd`` each) toward a prior
+    spread ``u`` (:func:`ddssp.data.discovery.bins._shrunk_shares`): the spread is
+    ``u + keep (y / T - u)`` with ``T`` the bin's total and ``keep = 1 - SHRINK_NOISE N / |y - T u|^2``
+    (``N`` what the noise alone gives). With ``T`` from AIM's count of the bin (``total``) and ``u``
+    the prior nearest the spread (uniform by width, or a tail falling to the outer edge), ``keep``
+    and so the counts follow from the spread. The sum of the counts beyond the end is one test,
+    whatever the number of sub-cells. Post-processing of public outputs."""
+    from ddssp.data.discovery.bins import SHRINK_NOISE, tail_prior
+
+    sub = np.array([a, *entry[0], b], dtype=float)
+    w = np.asarray(entry[1], dtype=float) / float(np.sum(entry[1]))
+    priors = [u / u.sum() for u in (np.diff(sub), tail_prior(sub, a, b, tail))]
+    u = min(priors, key=lambda p: float(np.sum((w - p) ** 2)))
+    dev = w - u
+    size = float(np.linalg.norm(dev))
+    if not (total > 0 and size > 0 and sd > 0):
+        return False
+    var = np.full(w.size, sd**2)
+    noise = float(var.sum() - 2.0 * np.dot(u, var) + var.sum() * np.dot(u, u))
+    norm = 0.5 * (total * size + math.sqrt((total * size) ** 2 + 4.0 * SHRINK_NOISE * noise))
+    y = total * (u + dev * norm / (total * size))  # keep = total * size / norm
+    end = cut[0][-1] if tail > 0 else cut[0][0]
+    lo, hi = sub[:-1], sub[1:]
+    part = np.clip(hi - np.maximum(lo, end), 0.0, None) if tail > 0 else np.clip(np.minimum(hi, end) - lo, 0.0, None)
+    share = part / (hi - lo)  # each sub-cell's part beyond the end
+    return float(np.dot(share, y)) >= BEYOND_SDS * sd * math.sqrt(float(np.sum(share)))
 
 
 def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np.ndarray, bins: list, whole: bool):
@@ -182,6 +276,11 @@ def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np
     ratio = max(float(count[i]), 0.0) / float(count[j])
     end = tail_end(a, b, tail, ratio, width, log, whole)
     if end is None:  # the bin is no wider than its tail: its spread stays
+        return None
+    sub = np.array([a, *bins[i][0], b], dtype=float)
+    lo, hi = (np.ceil(sub[:-1]), np.ceil(sub[1:])) if whole else (sub[:-1], sub[1:])
+    past = hi > end if tail > 0 else lo < end  # sub-cells holding values beyond the end
+    if not np.any(np.asarray(bins[i][1])[past] > 0):  # its spread draws nothing there already
         return None
     return trimmed_entry(bins[i], a, b, end, tail, whole)
 

@@ -238,6 +238,19 @@ def test_an_own_end_bin_spread_uniformly_gets_the_tail_unless_counts_shaped_it()
     assert tail_end_bins(Schema([plain]), [_m(["age"], counts)], ["age"], {"age": (0.0, 0.01, 0.01, 0.02)})
 
 
+def test_a_clipped_share_within_two_sds_of_noise_does_not_keep_the_spread():
+    # discovery's noisy share above the range reads 1.5 sds: noise as often as one column end in
+    # fifteen with nothing beyond, so the uniform top bin is cut; at 2 sds it is kept
+    edges = [18, 24, 28, 34, 39, 43, 50, 99]
+    counts = [100, 100, 150, 120, 100, 150, 300]
+    col = _ages(edges, empty_top=False)
+    assert tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"], {"age": (0.0, 0.15, 0.1, 0.1)})
+    assert _draws(col, 6).max() < 92
+    kept = _ages(edges, empty_top=False)
+    assert tail_end_bins(Schema([kept]), [_m(["age"], counts)], ["age"], {"age": (0.0, 0.2, 0.1, 0.1)}) == {}
+    assert _draws(kept, 6).max() >= 95
+
+
 def test_an_own_end_bin_with_discoverys_tail_to_the_edge_is_cut_a_stopped_one_kept():
     from ddssp.data.discovery.bins import tail_prior
 
@@ -255,3 +268,66 @@ def test_an_own_end_bin_with_discoverys_tail_to_the_edge_is_cut_a_stopped_one_ke
         out = tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"])
         assert out == ({"age": [col.labels[6]]} if cut else {})
         assert (_draws(col, 6).max() < 92) == cut
+
+
+def test_an_own_end_bin_with_discoverys_stopped_tail_and_no_counts_is_cut():
+    """Discovery stops an outer bin's tail where the bins' design shares end it (a cut at 96 in
+    [50, 99], nothing beyond) and shrinks noise counts fully to that shape: the spread reads no
+    counts, and its end, three neighbour widths out, lies far past rows that AIM's counts say thin
+    out by 92. Such a bin is cut like a uniform one; a spread its counts shaped is kept."""
+    from ddssp.data.discovery.bins import tail_prior
+
+    edges = [18, 24, 28, 34, 39, 43, 50, 99]
+    counts = [100, 100, 150, 120, 100, 150, 300]
+    sub = np.array([50.0, 58.0, 66.0, 74.0, 82.0, 90.0, 96.0, 99.0])
+    stopped = tail_prior(sub, 50.0, 99.0, 1, end=96.0)
+    assert stopped[-1] == 0.0
+    col = _ages(edges, empty_top=False)
+    bins = list(col.within.bins)
+    bins[6] = (tuple(sub[1:-1]), tuple(np.round(stopped / stopped.sum(), 5)))
+    col.with_within(Within(tuple(bins), whole=True))
+    assert _draws(col, 6).max() >= 93  # drawn up to discovery's stop
+    assert tail_end_bins(Schema([col]), [_m(["age"], counts)], ["age"]) == {"age": [col.labels[6]]}
+    assert _draws(col, 6).max() < 92
+    # the same cells shaped by counts (rows piled in [58, 66)) are discovery's reading: kept
+    shaped = _ages(edges, empty_top=False)
+    bins = list(shaped.within.bins)
+    weights = stopped / stopped.sum()
+    weights[1] += 0.2
+    bins[6] = (tuple(sub[1:-1]), tuple(np.round(weights / weights.sum(), 5)))
+    shaped.with_within(Within(tuple(bins), whole=True))
+    assert tail_end_bins(Schema([shaped]), [_m(["age"], counts)], ["age"]) == {}
+
+
+def _read_top(beyond_rows, seed=3):
+    """An age column whose own top bin [50, 99] was spread by discovery from noisy one-year counts
+    (sd 5 a cell): 30 rows a year to 70, thinning to none at 80, and ``beyond_rows`` a year in
+    92-98."""
+    from ddssp.data.discovery.bins import within_coarse
+
+    grid = np.arange(50.0, 100.0)
+    rows = np.concatenate([np.full(20, 30.0), np.linspace(30, 0, 11)[1:], np.zeros(12), np.full(7, beyond_rows)])
+    y = rows + np.random.default_rng(seed).normal(0, 5.0, rows.size)
+    col = _ages([18, 24, 28, 34, 39, 43, 50, 99], empty_top=False)
+    bins = list(col.within.bins)
+    bins[6] = within_coarse(grid, y, 50.0, 99.0, 5.0, tail=1)
+    col.with_within(Within(tuple(bins), whole=True))
+    counts = [100, 100, 150, 120, 100, 375, float(rows.sum())]  # AIM: the tail ends at 92 without them
+    return col, [_m(["age"], counts)]
+
+
+def test_an_own_end_bin_spread_by_noise_counts_past_its_tail_is_cut_unless_they_show_rows():
+    """Discovery keeps part of its noisy counts' deviation from its prior: noise cells past the rows
+    then draw values there. Recovered from the spread, the counts beyond the tail's end sum to under
+    2 sds of their noise: cut. Rows there, 20 a year, show: kept. Without the grid's sd the spread is
+    kept as before."""
+    col, meas = _read_top(0.0)
+    assert _draws(col, 6).max() >= 92  # noise cells past the rows hold weight
+    before = col.within
+    assert tail_end_bins(Schema([col]), meas, ["age"]) == {} and col.within is before
+    assert tail_end_bins(Schema([col]), meas, ["age"], sds={"age": 5.0}) == {"age": [col.labels[6]]}
+    assert _draws(col, 6).max() < 92
+    shown, meas = _read_top(20.0)
+    before = shown.within
+    assert tail_end_bins(Schema([shown]), meas, ["age"], sds={"age": 5.0}) == {} and shown.within is before
+    assert _draws(shown, 6).max() >= 95
