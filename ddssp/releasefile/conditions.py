@@ -288,16 +288,14 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any, outsid
     far less noisy (a one-way marginal, a target's pairs): each gives an unbiased noisy count of the
     level (its cells summed, noise variance ``sigma**2`` per cell), and so does a count of the level
     on the budget held back from AIM where one was drawn (``outside``, :func:`count_outside`); their
-    independent noises combine by inverse variance. The level is marked empty when the combined
-    count does not show above its noise and the noisy counts bound it to a tenth of the column's rows
-    (:func:`~ddssp.data.discovery.labels.other_empty_after`): when every label was released it holds
-    no rows, and a level of the schema with no rows is never drawn into synthetic records. A column
-    with no held-back count (the table was too small to buy one, :func:`outside_reserve`) cannot be
-    bounded so: its level is marked empty whenever the combined count does not show above
-    ``OTHER_SHOW_SDS`` sds, so that ``<other>`` reaches synthetic rows only where its noisy share
-    shows above its noise. A true share under the noise (and the bound) is zeroed with it (its rows
-    go to the released labels in the model's proportions). Post-processing of noisy measurements
-    already charged to the ledger.
+    independent noises combine by inverse variance. The level is marked empty whenever the combined
+    count does not show above ``OTHER_SHOW_SDS`` sds of its noise, so that ``<other>`` reaches
+    synthetic rows only where its noisy share shows above its noise: when every label was released
+    it holds no rows, and a level of the schema with no rows is never drawn into synthetic records.
+    A true share under the noise is zeroed with it (its rows go to the released labels in the
+    model's proportions); the held-back count is bought where AIM's marginals alone could neither
+    show nor bound the level (:func:`count_outside`), so that a share worth keeping shows.
+    Post-processing of noisy measurements already charged to the ledger.
 
     Parameters
     ----------
@@ -317,22 +315,19 @@ def empty_from_measurements(schema: Any, measurements: Any, columns: Any, outsid
     list of str
         The columns whose catch-all level was marked empty.
     """
-    from ddssp.data.discovery.labels import OTHER_SHOW_SDS, other_empty_after
+    from ddssp.data.discovery.labels import OTHER_SHOW_SDS
 
     marked = []
     for name in _candidates(schema, columns):
         col = schema.column(name)
         x, w, xt, wt = _combined(col, name, measurements)
-        counted = bool(outside) and name in outside
-        if counted:  # the count on the held-back budget: independent noise
+        if outside and name in outside:  # the count on the held-back budget: independent noise
             count, sd = outside[name]
             x, w = x + count / sd**2, w + 1.0 / sd**2
         if w == 0.0 or wt == 0.0:  # never measured by AIM: discovery decided
             continue
         sd = (1.0 / w) ** 0.5
-        # without a held-back count (a table too small to buy one) the noisy counts cannot bound
-        # the level: it keeps rows only where they show
-        if other_empty_after(x / w, sd, xt / wt) or (not counted and x / w < OTHER_SHOW_SDS * sd):
+        if x / w < OTHER_SHOW_SDS * sd:  # the level keeps rows only where they show
             col.with_empty([*col.empty, col.missing])
             marked.append(name)
     return marked

@@ -85,10 +85,11 @@ OTHER_SHARE = 0.05
 OTHER_SHOW_SDS = 3.0
 
 
-#: ... and that count plus ``OTHER_SDS`` sds stays under this share of the column's noisy total: a
-#: share the noise hides is zeroed only when it is bounded to a tenth of the rows. On a small table
-#: (500 rows) the noise hides a label the key release missed (a fifth to a third of the rows), and
-#: zeroing it there would send those rows to the released labels
+#: AIM's marginals decide a column's ``<other>`` on their own when their combined count of it shows,
+#: or when that count plus ``OTHER_SDS`` sds stays under this share of the column's noisy total (it
+#: bounds the level to a tenth of the rows). Otherwise a count on a held-back budget is bought
+#: (:data:`OUTSIDE_SD`): on a small table (500 rows) the noise of AIM's marginals hides a label the
+#: key release missed (a fifth to a third of the rows), which that count then shows
 OTHER_AFTER_SHARE = 0.10
 
 
@@ -339,12 +340,13 @@ def other_bounded(rest: float, sd: float, total: float) -> bool:
 
 
 def other_empty_after(rest: float, sd: float, total: float) -> bool:
-    """Whether the rows outside the released labels are taken as none, after AIM.
+    """Whether AIM's combined noisy count of the rows outside the released labels bounds them near
+    none.
 
     True when ``rest`` does not show (under ``OTHER_SHOW_SDS`` sds) and ``rest`` plus ``OTHER_SDS``
-    sds stays within ``OTHER_AFTER_SHARE`` of ``total``: the test of
-    :func:`ddssp.releasefile.conditions.empty_from_measurements`, whose combined count of a column's
-    ``<other>`` rows has far less noise than discovery's. Post-processing.
+    sds stays within ``OTHER_AFTER_SHARE`` of ``total``. Such a column needs no count on the budget
+    held back from AIM (:func:`ddssp.releasefile.conditions.count_outside`); a column whose count
+    neither shows nor is bounded gets one. Post-processing.
 
     Parameters
     ----------
