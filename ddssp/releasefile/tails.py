@@ -25,7 +25,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BEYOND_SDS", "CLIPPED_SDS", "CONTINUE_SDS", "SPIKE", "drawing_schema", "grid_sds", "tail_end_bins"]
+__all__ = [
+    "BEYOND_SDS",
+    "CLIPPED_SDS",
+    "CONTINUE_SDS",
+    "DECADE",
+    "SPIKE",
+    "TAIL_CELLS",
+    "drawing_schema",
+    "grid_sds",
+    "tail_end_bins",
+]
 
 #: the bins emptied beyond an end bin whose combined noisy count reaches this many sds of its noise
 #: show that the data goes on past the bin: it keeps its spread
@@ -43,6 +53,11 @@ BEYOND_SDS = 2.0
 #: an end bin's inner neighbour this many times as dense as the next bin inwards is a spike, not the
 #: start of a tail: the end bin keeps its spread
 SPIKE = 4.0
+#: sub-cells a column's own end bin is split into when its spread follows the tail (:func:`_tail_entry`)
+TAIL_CELLS = 8
+#: a column's own end bin on a log-spaced axis whose outer edge is this many times its inner one
+#: (a decade) follows the tail when its spread reads no counts (:func:`_cut_entry`)
+DECADE = 10.0
 
 
 def _unread(entry: Any, a: float, b: float, tail: int) -> bool:
@@ -193,7 +208,8 @@ def tail_end_bins(
         for k, tail in ((0, -1), (len(live) - 1, 1)):
             i = live[k]
             read = False
-            if i == (0 if tail < 0 else m - 1):  # the column's own end bin
+            own = i == (0 if tail < 0 else m - 1)
+            if own:  # the column's own end bin
                 if bins[i] is None:
                     continue
                 read = not _unread(bins[i], edges[i], edges[i + 1], tail)
@@ -206,7 +222,7 @@ def tail_end_bins(
                 beyond = range(i) if tail < 0 else range(i + 1, m)
                 if float(sum(count[b] for b in beyond)) >= CONTINUE_SDS * sd * math.sqrt(len(beyond)):
                     continue  # the emptied bins beyond show rows together: the data goes on past it
-            entry = _cut_entry(edges, live, k, tail, count, bins, col.within.whole)
+            entry = _cut_entry(edges, live, k, tail, count, bins, col.within.whole, shape=not read and own)
             if entry is None or (
                 read and _shows_beyond(bins[i], entry, edges[i], edges[i + 1], tail, count[i], sds[name])
             ):
@@ -255,10 +271,16 @@ def _shows_beyond(entry: Any, cut: Any, a: float, b: float, tail: int, total: fl
     return float(np.dot(share, y)) >= BEYOND_SDS * sd * math.sqrt(float(np.sum(share)))
 
 
-def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np.ndarray, bins: list, whole: bool):
+def _cut_entry(
+    edges: list[float], live: list[int], k: int, tail: int, count: np.ndarray, bins: list, whole: bool, shape: bool
+):
     """The within-bin entry of the end bin ``live[k]`` cut where its tail ends, or None (see
-    :func:`tail_end_bins`)."""
-    from ddssp.data.discovery.bins import tail_end
+    :func:`tail_end_bins`). With ``shape`` (a column's own end bin whose spread reads no counts), a
+    bin at least ``DECADE`` wide on a log-spaced axis follows the tail itself (:func:`_tail_entry`),
+    also when the tail reaches the bin's outer edge: uniform by width, such a bin puts most of its
+    draws in its outer decade, where the tail has thinned out (rain of 8.6-100 mm: half of the
+    draws above 54 for a wettest day of 56). Other spreads are only cut."""
+    from ddssp.data.discovery.bins import TAIL_MEANS, tail_end
     from ddssp.data.within import trimmed_entry
 
     i, j = live[k], live[k + 1] if tail < 0 else live[k - 1]
@@ -271,10 +293,12 @@ def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np
     if log and (a <= 0 if tail > 0 else b <= 0):
         return None
     width = math.log(nb / na) if log else nb - na
-    if _spike(edges, live, k, tail, count, whole, log):
+    if _spike(edges, live, k, tail, count, whole, log, bins):
         return None
     ratio = max(float(count[i]), 0.0) / float(count[j])
     end = tail_end(a, b, tail, ratio, width, log, whole)
+    if shape and log and b >= DECADE * a:
+        return _tail_entry(bins[i], a, b, tail, TAIL_MEANS * ratio * width, log, end, whole)
     if end is None:  # the bin is no wider than its tail: its spread stays
         return None
     sub = np.array([a, *bins[i][0], b], dtype=float)
@@ -285,11 +309,40 @@ def _cut_entry(edges: list[float], live: list[int], k: int, tail: int, count: np
     return trimmed_entry(bins[i], a, b, end, tail, whole)
 
 
-def _spike(edges: list[float], live: list[int], k: int, tail: int, count: np.ndarray, whole: bool, log: bool) -> bool:
+def _tail_entry(
+    entry: Any, a: float, b: float, tail: int, length: float, log: bool, end: float | None, whole: bool
+) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """A within-bin entry whose weights follow a density falling linearly from the bin's inner edge
+    to zero ``length`` beyond it (in log units when ``log``), as
+    :func:`ddssp.data.discovery.bins.tail_end` takes an outer bin's rows to thin out, over
+    ``entry``'s sub-cells and ``TAIL_CELLS`` equal ones up to ``end`` (where the tail ends inside
+    the bin; whole numbers for a whole-number column); None when the density gives the bin no
+    weight. Post-processing."""
+    if not (length > 0 and math.isfinite(length)) or (log and not (a > 0 and b > 0)):
+        return None
+    lo, hi = (a, end) if tail > 0 and end is not None else (end, b) if end is not None else (a, b)
+    even = np.geomspace(lo, hi, TAIL_CELLS + 1) if log else np.linspace(lo, hi, TAIL_CELLS + 1)
+    cuts = np.concatenate([np.asarray(entry[0], dtype=float), even])
+    cuts = np.ceil(cuts) if whole else cuts
+    sub = np.unique(np.concatenate([[a], cuts[(cuts > a) & (cuts < b)], [b]]))
+    inner = a if tail > 0 else b
+    u = np.abs(np.log(sub / inner) if log else sub - inner)
+    mass = np.where(u < length, u - u**2 / (2.0 * length), length / 2.0)  # the density's integral from the edge
+    w = np.abs(np.diff(mass))
+    if not w.sum() > 0:
+        return None
+    return tuple(float(c) for c in sub[1:-1]), tuple(float(x) for x in w / w.sum())
+
+
+def _spike(
+    edges: list[float], live: list[int], k: int, tail: int, count: np.ndarray, whole: bool, log: bool, bins: list
+) -> bool:
     """Whether the end bin's inner neighbour is a spike rather than the start of a tail: a bin of one
     whole number, or one whose density (combined noisy count over width) is over ``SPIKE`` times
     that of the next bin inwards (or that bin reads no rows). A tail starting from a spike's density
-    would end at once (hours a week: 40 holds a third of the rows)."""
+    would end at once (hours a week: 40 holds a third of the rows). A bin right above a point mass
+    starts at the point's tiny offset (rain: [0.0004, 1.8) above the dry days' 0), a log width set
+    by the offset and not by its rows, so the densities are then compared on the linear axis."""
     j = live[k + 1] if tail < 0 else live[k - 1]
     na, nb = edges[j], edges[j + 1]
     if whole and math.ceil(nb) - math.ceil(na) <= 1:
@@ -301,6 +354,8 @@ def _spike(edges: list[float], live: list[int], k: int, tail: int, count: np.nda
     ga, gb = edges[g], edges[g + 1]
     if log and ga <= 0:
         return False
+    if log and tail > 0 and g > 0 and bins[g - 1] is None:  # the bin below is a point mass
+        log = False
 
     def density(c: float, lo: float, hi: float) -> float:
         return c / (math.log(hi / lo) if log else hi - lo)

@@ -331,3 +331,33 @@ def test_an_own_end_bin_spread_by_noise_counts_past_its_tail_is_cut_unless_they_
     before = shown.within
     assert tail_end_bins(Schema([shown]), meas, ["age"], sds={"age": 5.0}) == {} and shown.within is before
     assert _draws(shown, 6).max() >= 95
+
+
+def test_a_wide_top_bin_on_a_log_axis_follows_its_tail():
+    """Rain: dry days a point mass at 0, then [0.0004, 1.8), [1.8, 8.6) and an own top bin [8.6, 100]
+    spread uniformly by width (discovery's counts were noise there). Uniform by width, half its draws
+    lie above 54 (the wettest day: 56). Its neighbour is no spike: the bin below it starts at the
+    point mass's offset, a log width set by the offset, so the densities compare on the linear axis.
+    The spread follows the tail that thins out from the neighbour's density: most draws in the
+    bin's lower part, a density that falls outwards, and still some draws past 56 (the tail reaches
+    the edge, nothing cuts it). A top bin under a decade wide keeps a spread it is only cut by."""
+    from ddssp.releasefile.tails import TAIL_CELLS
+
+    edges = [0.0, 0.0004, 1.8, 8.6, 100.0]
+    cuts = tuple(float(c) for c in np.geomspace(8.6, 100.0, 11)[1:-1])
+    uniform = tuple(float(w) for w in np.diff([8.6, *cuts, 100.0]) / (100.0 - 8.6))
+    col = Column.binned("rain", edges)
+    col.with_within(Within((None, ((0.1,), (0.05, 0.95)), ((4.0,), (0.4, 0.6)), (cuts, uniform)), whole=False))
+    before = Schema([col]).decode(np.full((4000, 1), 3), rng=np.random.default_rng(0))["rain"].to_numpy(dtype=float)
+    assert np.mean(before > 54) > 0.45
+    counts = [860, 185, 300, 207]
+    assert tail_end_bins(Schema([col]), [_m(["rain"], counts)], ["rain"]) == {"rain": [col.labels[3]]}
+    cut, w = col.within.bins[3]
+    density = np.asarray(w) / np.diff(np.log([8.6, *cut, 100.0]))
+    assert len(w) >= TAIL_CELLS and np.all(np.diff(density) <= 1e-9)  # falls outwards
+    after = Schema([col]).decode(np.full((4000, 1), 3), rng=np.random.default_rng(0))["rain"].to_numpy(dtype=float)
+    assert np.mean(after > 54) < 0.15 and np.median(after) < 30 and after.min() >= 8.6
+    narrow = Column.binned("rain", [0.0, 0.0004, 1.8, 8.6, 60.0])
+    narrow.with_within(Within((None, ((0.1,), (0.05, 0.95)), ((4.0,), (0.4, 0.6)), ((), (1.0,))), whole=False))
+    tail_end_bins(Schema([narrow]), [_m(["rain"], counts)], ["rain"])
+    assert len(narrow.within.bins[3][1]) <= 2  # kept, or cut at its tail's end: no tail shape
