@@ -74,31 +74,44 @@ def test_synthetic_ages_stay_near_the_data_at_1000_rows():
     assert found >= 20 and bad == 0, (found, bad)
 
 
+#: the noise sd of one scan cell in the range tests below
+SIGMA = 10.0
+
+
+def _slot(v: float) -> int:
+    """The scan slot of the number ``v``."""
+    from ddssp.data.discovery.slots import slot_index
+
+    return int(slot_index(np.array([float(v)]))[0])
+
+
+def _scan_range(whole: np.ndarray, frac: np.ndarray) -> tuple[float, float]:
+    """The range a scan finds from noisy slot counts of whole and non-whole numbers."""
+    from ddssp.data.discovery.scan import ScanResult, _numeric_range
+
+    res = ScanResult(kind="numeric", n_present=0.0, missing=0.0)
+    _numeric_range(res, whole, frac, SIGMA, "x")
+    return res.lo, res.hi
+
+
 def test_a_lone_slot_of_noise_far_from_the_rows_does_not_stretch_the_range():
     """Ages in the bands from 17.8 to 100 at 20 sds each, and one slot at -3,000 at 5 sds (noise
     alone passes 4.5 sds in one slot of a few thousand columns): the range stays [17.8, 100); a
     detached run of rows that clears the level for all slots (6 sds) is kept, as is real data with
     a gap (a code -1 beside positive values)."""
-    from ddssp.data.discovery.scan import ScanResult, _numeric_range
-    from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO, slot_index
+    from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO
 
-    sigma = 10.0
-    sd = sigma * np.sqrt(2)
-
-    def slot(v):
-        return int(slot_index(np.array([float(v)]))[0])
+    sd = SIGMA * np.sqrt(2)
 
     def rng_of(whole):
-        res = ScanResult(kind="numeric", n_present=0.0, missing=0.0)
-        _numeric_range(res, whole, np.zeros(N_SLOTS), sigma, "age")
-        return res.lo, res.hi
+        return _scan_range(whole, np.zeros(N_SLOTS))
 
     whole = np.zeros(N_SLOTS)
-    whole[slot(20) : slot(90) + 1] = 20 * sd
-    whole[slot(-3000)] = 5.0 * sd
-    assert rng_of(whole) == (SLOT_LO[slot(20)], SLOT_HI[slot(90)])
-    whole[slot(-3000)] = 6.0 * sd
-    assert rng_of(whole)[0] == SLOT_LO[slot(-3000)]
+    whole[_slot(20) : _slot(90) + 1] = 20 * sd
+    whole[_slot(-3000)] = 5.0 * sd
+    assert rng_of(whole) == (SLOT_LO[_slot(20)], SLOT_HI[_slot(90)])
+    whole[_slot(-3000)] = 6.0 * sd
+    assert rng_of(whole)[0] == SLOT_LO[_slot(-3000)]
 
 
 def test_a_range_is_carried_over_an_empty_band_to_rows_beyond_it():
@@ -107,30 +120,24 @@ def test_a_range_is_carried_over_an_empty_band_to_rows_beyond_it():
     rows past the empty band instead of ending at 3.16 (and clipping them all into its top bin); the
     same window at 2.5 sds each (3.5 together, under ``GAP_SDS``) leaves the range where it was,
     and so does a window beyond a gap wider than ``GAP_BANDS``."""
-    from ddssp.data.discovery.scan import GAP_BANDS, ScanResult, _numeric_range
-    from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO, slot_index
+    from ddssp.data.discovery.scan import GAP_BANDS
+    from ddssp.data.discovery.slots import N_SLOTS, SLOT_HI, SLOT_LO
 
-    sigma = 10.0
-    sd = sigma * np.sqrt(2)
-
-    def slot(v):
-        return int(slot_index(np.array([float(v)]))[0])
+    sd = SIGMA * np.sqrt(2)
 
     def rng_of(frac):
-        res = ScanResult(kind="numeric", n_present=0.0, missing=0.0)
-        _numeric_range(res, np.zeros(N_SLOTS), frac, sigma, "years")
-        return res.lo, res.hi
+        return _scan_range(np.zeros(N_SLOTS), frac)
 
-    assert slot(6) == slot(2.5) + 2 and slot(13) == slot(6) + 1  # one empty band, then two with rows
+    assert _slot(6) == _slot(2.5) + 2 and _slot(13) == _slot(6) + 1  # one empty band, then two with rows
     frac = np.zeros(N_SLOTS)
-    frac[slot(2.5)] = 6.0 * sd
-    frac[slot(6)] = frac[slot(13)] = 4.0 * sd
+    frac[_slot(2.5)] = 6.0 * sd
+    frac[_slot(6)] = frac[_slot(13)] = 4.0 * sd
     lo, hi = rng_of(frac)
-    assert lo == SLOT_LO[slot(2.5)] and hi >= SLOT_HI[slot(13)]
-    frac[slot(6)] = frac[slot(13)] = 2.5 * sd
-    assert rng_of(frac) == (SLOT_LO[slot(2.5)], SLOT_HI[slot(2.5)])
+    assert lo == SLOT_LO[_slot(2.5)] and hi >= SLOT_HI[_slot(13)]
+    frac[_slot(6)] = frac[_slot(13)] = 2.5 * sd
+    assert rng_of(frac) == (SLOT_LO[_slot(2.5)], SLOT_HI[_slot(2.5)])
     far = np.zeros(N_SLOTS)
-    far[slot(2.5)] = 6.0 * sd
-    beyond = slot(2.5) + 1 + GAP_BANDS + 4  # past every window tested beyond the widest gap
+    far[_slot(2.5)] = 6.0 * sd
+    beyond = _slot(2.5) + 1 + GAP_BANDS + 4  # past every window tested beyond the widest gap
     far[beyond : beyond + 2] = 4.0 * sd
-    assert rng_of(far) == (SLOT_LO[slot(2.5)], SLOT_HI[slot(2.5)])
+    assert rng_of(far) == (SLOT_LO[_slot(2.5)], SLOT_HI[_slot(2.5)])
