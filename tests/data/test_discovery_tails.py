@@ -45,21 +45,30 @@ def _plan(df, seed):
     return plan_schema(df, None, eps=1.0, delta=DEFAULT_DELTA, noise=InsecureSeededNoise(seed))
 
 
-# fixed draws; over 12 draws the share above the range averages about 5% (a scan false negative
-# on the tail band, or a 3-sd noise cell widening a hard end, each shows in about 1 draw in 12)
-# (with the discovery share from the noisy row count: 5 of draws 1..24 miss one of the bounds below,
-# 8 before it; the share above the range averages 2.9%, 4.4% before)
-@pytest.mark.parametrize("seed", [1, 4, 6])
-def test_thin_tail_is_kept_and_hard_ends_are_not_widened(table, seed):
-    sch = _plan(table, seed).schema
+@pytest.fixture(scope="module")
+def ends(table):
+    """Over 24 fixed draws: per draw, the share of the tail column above its range and the upper
+    bounds of the two hard-ended columns."""
     x = table["tail"].to_numpy()
-    lo, hi = sch.column("tail").bounds
-    # the tail (15% of the rows, each cell of it lost in the noise) stays in range
-    assert np.mean(x > hi) < 0.06, (lo, hi)
-    # hard ends: uniform 0..100 (whose top is a scan band edge) and whole numbers 0..60 (inside
-    # the band [56.2, 100)) do not get a range much wider than the data
-    assert sch.column("hard").bounds[1] <= 100.0
-    assert sch.column("hard_int").bounds[1] <= 63
+    out = []
+    for seed in range(1, 25):
+        sch = _plan(table, seed).schema
+        out.append(
+            (np.mean(x > sch.column("tail").bounds[1]), sch.column("hard").bounds[1], sch.column("hard_int").bounds[1])
+        )
+    return np.array(out)
+
+
+def test_thin_tail_is_kept_and_hard_ends_are_not_widened(ends):
+    # the tail (15% of the rows, each cell of it lost in the noise) stays in range: about 3% of the
+    # rows above it on average, a draw missing 6% or more as a scan false negative on the tail band;
+    # hard ends: uniform 0..100 (whose top is a scan band edge) never gets a range past 100, and
+    # whole numbers 0..60 (inside the band [56.2, 100)) get a range much wider than the data (past
+    # 63) only where a 3-sd noise cell widens it: together 5 of these 24 draws miss a bound
+    above, hard, hard_int = ends.T
+    assert np.mean(above) < 0.04
+    assert np.all(hard <= 100.0)
+    assert int(np.sum((above >= 0.06) | (hard_int > 63))) <= 6
 
 
 def test_point_mass_with_thin_rest_is_binned_and_decodes_to_numbers(table):
