@@ -136,7 +136,7 @@ def _candidates(schema: Any, columns: Any) -> list[str]:
     return [name for name in columns if name in levels]
 
 
-def _level_sums(name: str, size: int, measurements: Any) -> tuple[Any, float, float, float]:
+def level_sums(name: str, size: int, measurements: Any) -> tuple[Any, float, float, float]:
     """Inverse-variance sums of AIM's noisy counts of each level of a column, and of its total.
 
     Each measurement with the column gives an unbiased noisy count of each level (its cells summed,
@@ -180,9 +180,9 @@ def _level_sums(name: str, size: int, measurements: Any) -> tuple[Any, float, fl
 
 
 def _combined(col: Any, name: str, measurements: Any) -> tuple[float, float, float, float]:
-    """AIM's combined noisy count of a column's catch-all level (:func:`_level_sums`): (sum of
+    """AIM's combined noisy count of a column's catch-all level (:func:`level_sums`): (sum of
     count / variance, sum of 1 / variance, the same two for the column's total). Post-processing."""
-    x, w, xt, wt = _level_sums(name, col.size, measurements)
+    x, w, xt, wt = level_sums(name, col.size, measurements)
     return float(x[list(col.labels).index(col.missing)]), w, xt, wt
 
 
@@ -383,7 +383,7 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
     [164, 317]) that hold no row. Every level still gets noisy cells in every marginal with the column,
     the fitted model puts their positive noise on it, and synthetic rows land on values no record
     holds. From each end inwards, a level whose combined count over AIM's measurements (inverse
-    variance, :func:`_level_sums`) stays under ``RANGE_LEVEL_SHOW_SDS`` sds of its noise is marked
+    variance, :func:`level_sums`) stays under ``RANGE_LEVEL_SHOW_SDS`` sds of its noise is marked
     empty (a level of the schema with no rows), up to the first level that shows; inner levels are
     left alone, so the rows the model holds stay inside the levels the counts show. When no level
     shows (a small table at a small budget), the counts cannot tell where the rows are and nothing is
@@ -431,7 +431,7 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
 
 def _mark_weak_levels(schema: Any, measurements: Any, columns: Any, applies: Any, weak: Any) -> dict[str, list[str]]:
     """Mark empty, in each named column that ``applies(col)``, the levels ``weak`` picks from the
-    combined noisy counts of AIM's measurements (:func:`_level_sums`), keeping the strongest
+    combined noisy counts of AIM's measurements (:func:`level_sums`), keeping the strongest
     candidate when it picks them all. Post-processing.
 
     Parameters
@@ -458,7 +458,7 @@ def _mark_weak_levels(schema: Any, measurements: Any, columns: Any, applies: Any
         col = schema.column(name) if name in schema else None
         if col is None or not applies(col):
             continue
-        x, w, _, _ = _level_sums(name, col.size, measurements)
+        x, w, _, _ = level_sums(name, col.size, measurements)
         if w == 0.0:
             continue
         count, sd = x / w, (1.0 / w) ** 0.5  # sd: the same for every level

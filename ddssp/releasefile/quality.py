@@ -97,6 +97,11 @@ class ColumnGrade:
         The larger share of rows in the first or last bin (binned numeric columns of 3+ bins).
     folded : float or None
         Share of rows in the catch-all level (categorical columns that have one).
+    emptied : list of str
+        End bins of a discovered binned column marked empty because AIM's counts did not show rows
+        in them (no synthetic rows are drawn there).
+    emptied_share : tuple of float or None
+        AIM's combined noisy share of the rows in those bins, and its noise sd.
     weak : list of str
         Why it is weak (empty: it is not).
     """
@@ -114,6 +119,8 @@ class ColumnGrade:
     clip_source: str = ""
     end_bin: float | None = None
     folded: float | None = None
+    emptied: list[str] = field(default_factory=list)
+    emptied_share: tuple[float, float] | None = None
     weak: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -127,6 +134,8 @@ class ColumnGrade:
         d["clipped"] = list(self.clipped) if self.clipped is not None else None
         d["clipped_sd"] = list(self.clipped_sd) if self.clipped_sd is not None else None
         d["weak"] = list(self.weak)
+        d["emptied"] = list(self.emptied)
+        d["emptied_share"] = list(self.emptied_share) if self.emptied_share is not None else None
         return d
 
 
@@ -327,6 +336,8 @@ def _compute_grade(rel: Any) -> Grade:
             g.snr = rows / (col.size * sd) if sd > 0 else math.inf
             g.error = _tv_error(col.size, sd, rows)
         _clipping(g, col, rel, clipped)
+        if g.source == "discovered":
+            _emptied(g, col, rel)
         if col.kind == "categorical" and col.missing is not None:
             g.folded = _share(rel, name, col.missing_code)
         g.weak = _weak(g)
@@ -388,6 +399,28 @@ def _clipping(g: ColumnGrade, col: Any, rel: Any, clipped: dict[str, Any]) -> No
         g.clipped, g.clipped_sd, g.clip_source = (below, above), (sd, sd), "end bins"
 
 
+def _emptied(g: ColumnGrade, col: Any, rel: Any) -> None:
+    """The end bins of a binned column marked empty (:func:`ddssp.releasefile.conditions.end_levels_empty_from_measurements`)
+    and AIM's combined noisy share of the rows in them with its sd: under large noise real rows may
+    lie there, and no synthetic row will. Post-processing of the measurements."""
+    from ddssp.releasefile.conditions import level_sums
+
+    binned = col.kind == "numeric" and col.edges is not None
+    idx = [i for i, lab in enumerate(col.labels) if binned and lab in col.empty and lab != col.missing]
+    if not idx:
+        return
+    (x, w, _, _), rows = level_sums(g.name, col.size, rel.measurements), max(float(rel.total), 1.0)
+    g.emptied = [col.labels[i] for i in idx]
+    if w > 0:
+        g.emptied_share = (float(np.sum(x[idx]) / w) / rows, math.sqrt(len(idx) / w) / rows)
+
+
+def _emptied_up_to(g: ColumnGrade) -> float | None:
+    """The share of rows the emptied end bins may hold (noisy share + 2 sds) if over WEAK_CLIPPED."""
+    up = min(max(g.emptied_share[0], 0.0) + 2.0 * g.emptied_share[1], 1.0) if g.emptied_share else 0.0
+    return up if up > WEAK_CLIPPED else None
+
+
 def _point(col: Any, i: int) -> bool:
     """Whether bin ``i`` of a binned column is a point mass (it decodes to exactly one value)."""
     within = getattr(col, "within", None)
@@ -409,6 +442,8 @@ def _weak(g: ColumnGrade) -> list[str]:
         out.append(f"{g.end_bin:.0%} of rows in an end bin (its range may clip them)")
     if g.folded is not None and g.folded > WEAK_FOLDED:
         out.append(f"{g.folded:.0%} of rows folded into its catch-all level")
+    if _emptied_up_to(g) is not None:
+        out.append(f"no rows drawn in {len(g.emptied)} end bin(s) that may hold ~{_emptied_up_to(g):.0%} of rows")
     return out
 
 
@@ -484,6 +519,13 @@ def problems(gr: Grade) -> list[str]:
             + names(unchecked, lambda g: f"up to ~{_unchecked(g):.0%} may lie outside it")
             + ": declare the range (a codebook, DiscoveryOptions.hints bounds), or give discovery more budget "
             "(DiscoveryOptions.share, or a larger eps or fewer columns)"
+        )
+    emptied = [g for g in cols if _emptied_up_to(g) is not None]
+    if emptied:
+        out.append(
+            "end bins whose rows the noisy counts cannot show draw no synthetic rows in "
+            + names(emptied, lambda g: f"{', '.join(g.emptied)}: up to ~{_emptied_up_to(g):.0%} of rows")
+            + ": declare the range (a codebook, DiscoveryOptions.hints bounds), or a larger eps or fewer columns"
         )
     folded = [g for g in cols if g.folded is not None and g.folded > WEAK_FOLDED]
     if folded:

@@ -188,7 +188,7 @@ def tail_end_bins(
     """
     from ddssp.data.within import Within
     from ddssp.errors import SchemaError
-    from ddssp.releasefile.conditions import _level_sums
+    from ddssp.releasefile.conditions import level_sums
 
     out: dict[str, list[str]] = {}
     for name in columns:
@@ -200,7 +200,7 @@ def tail_end_bins(
         live = [i for i in range(m) if col.labels[i] not in col.empty]
         if len(live) < 2:
             continue
-        x, w, _, _ = _level_sums(name, col.size, measurements)
+        x, w, _, _ = level_sums(name, col.size, measurements)
         if w == 0.0:
             continue
         count, sd = x / w, w**-0.5

@@ -74,7 +74,7 @@ def test_a_release_draws_no_value_beyond_the_levels_its_counts_show():
     import warnings
 
     from ddssp import release
-    from ddssp.releasefile.conditions import _level_sums
+    from ddssp.releasefile.conditions import level_sums
 
     rng = np.random.default_rng(0)
     n = 600
@@ -84,7 +84,7 @@ def test_a_release_draws_no_value_beyond_the_levels_its_counts_show():
         rel = release(df, eps=1.0, seed=1, insecure_seed=3)
     col = rel.schema.column("age")
     keep = [i for i, lab in enumerate(col.labels) if lab not in col.empty and np.isfinite(col.values[i])]
-    x, w, _, _ = _level_sums("age", col.size, rel.measurements)
+    x, w, _, _ = level_sums("age", col.size, rel.measurements)
     sd = (1.0 / w) ** 0.5
     assert x[keep[0]] / w >= RANGE_LEVEL_SHOW_SDS * sd and x[keep[-1]] / w >= RANGE_LEVEL_SHOW_SDS * sd
     syn = rel.sample(2000, seed=0)["age"].dropna().to_numpy(dtype=float)
