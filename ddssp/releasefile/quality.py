@@ -416,9 +416,9 @@ def _emptied(g: ColumnGrade, col: Any, rel: Any) -> None:
 
 
 def _emptied_up_to(g: ColumnGrade) -> float | None:
-    """The share of rows the emptied end bins may hold (noisy share + 2 sds) if over WEAK_CLIPPED."""
+    """The share of rows the emptied end bins may hold (noisy share + 2 sds) if over WEAK_UNCHECKED."""
     up = min(max(g.emptied_share[0], 0.0) + 2.0 * g.emptied_share[1], 1.0) if g.emptied_share else 0.0
-    return up if up > WEAK_CLIPPED else None
+    return up if up > WEAK_UNCHECKED else None
 
 
 def _point(col: Any, i: int) -> bool:
