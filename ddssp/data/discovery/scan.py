@@ -597,15 +597,14 @@ def _grow_scan(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int,
     grown = True
     while grown:
         grown = False
+        lo, hi = _reach(first, last)
         for w in (1, 2, 4):
             # left: bands [first - w, first), all on first's side of zero
-            ok = first - w >= (ZERO_SLOT + 1 if first > ZERO_SLOT else 0) and first != ZERO_SLOT
-            ok = ok and slot[first - 1] >= TROUGH_SDS * sd  # the tail fills the band next to the range
+            ok = first - w >= lo and slot[first - 1] >= TROUGH_SDS * sd  # the tail fills the band next to the range
             if ok and slot[first - w : first].sum() >= GROW_SDS * sd * math.sqrt(w):
                 first, grown = first - w, True
                 break
-            ok = last + w <= (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1) and last != ZERO_SLOT
-            ok = ok and slot[last + 1] >= TROUGH_SDS * sd
+            ok = last + w <= hi and slot[last + 1] >= TROUGH_SDS * sd
             if ok and slot[last + 1 : last + 1 + w].sum() >= GROW_SDS * sd * math.sqrt(w):
                 last, grown = last + w, True
                 break
@@ -625,17 +624,25 @@ def _jump_gap(slot: np.ndarray, first: int, last: int, sd: float) -> tuple[int, 
     :func:`_grow_scan` stops there, and every row beyond the gap would be clipped into the range's
     end. A window past the gap counts at the level noise alone reaches in ``REST_ALPHA`` of columns
     over the windows tested, and never on the far side of zero. Post-processing."""
+    lo, hi = _reach(first, last)
     for gap in range(1, GAP_BANDS + 1):
         for w in (1, 2, 4):
             end = first - gap  # left: bands [end - w, end)
-            if first != ZERO_SLOT and end - w >= (ZERO_SLOT + 1 if first > ZERO_SLOT else 0):
-                if slot[end - w : end].sum() >= GAP_SDS * sd * math.sqrt(w):
-                    return end - w, last
+            if end - w >= lo and slot[end - w : end].sum() >= GAP_SDS * sd * math.sqrt(w):
+                return end - w, last
             start = last + 1 + gap  # right: bands [start, start + w)
-            if last != ZERO_SLOT and start + w - 1 <= (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1):
-                if slot[start : start + w].sum() >= GAP_SDS * sd * math.sqrt(w):
-                    return first, start + w - 1
+            if start + w - 1 <= hi and slot[start : start + w].sum() >= GAP_SDS * sd * math.sqrt(w):
+                return first, start + w - 1
     return None
+
+
+def _reach(first: int, last: int) -> tuple[int, int]:
+    """The outermost slots the range ``first..last`` may grow to on its left and right: never to
+    or across the exact-zero slot, and not at all from an end that is that slot (see the
+    neighbouring-band rule of :func:`_numeric_range`)."""
+    lo = first if first == ZERO_SLOT else (ZERO_SLOT + 1 if first > ZERO_SLOT else 0)
+    hi = last if last == ZERO_SLOT else (ZERO_SLOT - 1 if last < ZERO_SLOT else N_SLOTS - 1)
+    return lo, hi
 
 
 def rest_cells(x: np.ndarray, v: float) -> np.ndarray:
