@@ -298,7 +298,7 @@ def _cut_entry(
     ratio = max(float(count[i]), 0.0) / float(count[j])
     end = tail_end(a, b, tail, ratio, width, log, whole)
     if shape and log and b >= DECADE * a:
-        return _tail_entry(bins[i], a, b, tail, TAIL_MEANS * ratio * width, log, end, whole)
+        return _tail_entry(bins[i], a, b, tail, TAIL_MEANS * ratio * width, end, whole)
     if end is None:  # the bin is no wider than its tail: its spread stays
         return None
     sub = np.array([a, *bins[i][0], b], dtype=float)
@@ -310,23 +310,23 @@ def _cut_entry(
 
 
 def _tail_entry(
-    entry: Any, a: float, b: float, tail: int, length: float, log: bool, end: float | None, whole: bool
+    entry: Any, a: float, b: float, tail: int, length: float, end: float | None, whole: bool
 ) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
-    """A within-bin entry whose weights follow a density falling linearly from the bin's inner edge
-    to zero ``length`` beyond it (in log units when ``log``), as
+    """A within-bin entry, for a bin on a log-spaced axis, whose weights follow a density falling
+    linearly (in log units) from the bin's inner edge to zero ``length`` beyond it, as
     :func:`ddssp.data.discovery.bins.tail_end` takes an outer bin's rows to thin out, over
-    ``entry``'s sub-cells and ``TAIL_CELLS`` equal ones up to ``end`` (where the tail ends inside
-    the bin; whole numbers for a whole-number column); None when the density gives the bin no
-    weight. Post-processing."""
-    if not (length > 0 and math.isfinite(length)) or (log and not (a > 0 and b > 0)):
+    ``entry``'s sub-cells and ``TAIL_CELLS`` log-equal ones up to ``end`` (where the tail ends
+    inside the bin; whole numbers for a whole-number column); None when the density gives the bin
+    no weight. Post-processing."""
+    if not (length > 0 and math.isfinite(length)) or not (a > 0 and b > 0):
         return None
     lo, hi = (a, end) if tail > 0 and end is not None else (end, b) if end is not None else (a, b)
-    even = np.geomspace(lo, hi, TAIL_CELLS + 1) if log else np.linspace(lo, hi, TAIL_CELLS + 1)
+    even = np.geomspace(lo, hi, TAIL_CELLS + 1)
     cuts = np.concatenate([np.asarray(entry[0], dtype=float), even])
     cuts = np.ceil(cuts) if whole else cuts
     sub = np.unique(np.concatenate([[a], cuts[(cuts > a) & (cuts < b)], [b]]))
     inner = a if tail > 0 else b
-    u = np.abs(np.log(sub / inner) if log else sub - inner)
+    u = np.abs(np.log(sub / inner))
     mass = np.where(u < length, u - u**2 / (2.0 * length), length / 2.0)  # the density's integral from the edge
     w = np.abs(np.diff(mass))
     if not w.sum() > 0:
