@@ -15,7 +15,8 @@ It does what an agency would do with the public tools, as a new user would run t
    level per whole number, whose levels the release's noisy counts show empty are marked so).
    Everything is declared: no budget goes to discovery. A ``[bins.NAME]`` table of the spec makes
    another recipe (``AGEP``, ``PINCP``, ``POVPIP``, ``NOC``, ``NPF`` edges, ``within = "uniform"``
-   or ``"none"``, ``ranges = {NOC = [0, 10]}``), which a ``[[configs]]`` entry names with ``bins =
+   or ``"none"``, ``ranges = {NOC = [0, 10]}``, ``quantiles = true``: AGEP, PINCP and POVPIP left
+   to the release as quantile bins cut from noisy counts, :data:`QUANTILE_HINTS`), which a ``[[configs]]`` entry names with ``bins =
    "NAME"``; its ``rules`` is true (the spec's rules file), false, or a rules file of its own, and
    ``args`` adds release options; ``dependent = true`` (with ``by``) replaces ``--by`` by a
    workload file of the triples (by, a, b) over the columns that do not depend on ``by`` and the
@@ -82,7 +83,7 @@ SPEC_KEYS = {
 STATE_KEYS = {"name", "source", "puma_prefix"}
 #: a configuration's ``rules``: true (the spec's rules file), false (none) or its own rules file
 CONFIG_KEYS = {"name", "features", "eps", "by", "rules", "bins", "args", "dependent", "description"}
-BIN_KEYS = {"AGEP", "PINCP", "POVPIP", "NOC", "NPF", "within", "ranges"}
+BIN_KEYS = {"AGEP", "PINCP", "POVPIP", "NOC", "NPF", "within", "ranges", "quantiles"}
 
 #: The agency recipe's default bins: an edge at every age SDNist's checks name (3, 5, 15, 16), income
 #: and income-to-poverty ratio at round numbers; N (not applicable) is each column's missing level.
@@ -102,6 +103,36 @@ COUNTS = ("NOC", "NPF")
 #: and NPF narrowed to 0..10 and 2..14 (values above clip to the top), one level per whole number,
 #: so that the release marks empty the levels its noisy counts show no rows in.
 TOPCODED_RANGES = {"NOC": [0, 10], "NPF": [2, 14]}
+
+
+#: The ``quantiles`` recipe's codebook fields: AGEP, PINCP and POVPIP left to the release as 20
+#: equal-frequency bins each (SDNist reads them in 20 percentile bins), cut from noisy counts inside
+#: the dictionary's bounds; AGEP keeps an edge at every age the rules name, PINCP's cells end just
+#: above whole thousands (incomes heap there), POVPIP's top-code 501 is a bin of its own.
+QUANTILE_HINTS = {
+    "AGEP": {"bins": 20, "cuts": [3, 5, 15, 16]},
+    "PINCP": {"bins": 20, "step": 1000},
+    "POVPIP": {"bins": 20, "points": [501]},
+}
+
+
+def quantile_hints(bins: dict) -> dict:
+    """The codebook fields of the columns a recipe leaves to quantile bins (``quantiles``: true for
+    all of :data:`QUANTILE_HINTS`, or a list of them).
+
+    Parameters
+    ----------
+    bins : dict
+        The recipe.
+
+    Returns
+    -------
+    dict
+        ``{column: fields}``.
+    """
+    q = bins.get("quantiles", False)
+    names = list(QUANTILE_HINTS) if q is True else (q or [])
+    return {c: QUANTILE_HINTS[c] for c in names}
 
 
 def density_edges(dictionary: dict) -> list[float]:
@@ -176,6 +207,9 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
             for c, r in ranges.items()
         ):
             raise WorkloadError(f"[bins.{name}] ranges: give {{NOC = [low, high], NPF = [low, high]}} (whole numbers)")
+        q = b.get("quantiles", False)
+        if not (isinstance(q, bool) or (isinstance(q, list) and set(q) <= set(QUANTILE_HINTS))):
+            raise WorkloadError(f"[bins.{name}] quantiles must be true, false or a list of {sorted(QUANTILE_HINTS)}")
         bins[name] = {**DEFAULT_BINS, **b}
     configs = []
     for c in spec.get("configs", []):
@@ -253,7 +287,12 @@ def make_codebook(dictionary_path: Path, out: Path) -> dict:
 
 
 def review_codebook(
-    codebook: dict, columns: list[str], puma_prefix: str, binned: tuple = (), ranges: dict | None = None
+    codebook: dict,
+    columns: list[str],
+    puma_prefix: str,
+    binned: tuple = (),
+    ranges: dict | None = None,
+    quantiles: dict | None = None,
 ) -> dict:
     """The publisher's review of a codebook written from the dictionary, for one state's release.
 
@@ -275,6 +314,9 @@ def review_codebook(
         The columns :func:`bins_schema` declares.
     ranges : dict, optional
         ``{column: [low, high]}``: reviewed whole-number bounds.
+    quantiles : dict, optional
+        ``{column: fields}``: quantile-bin fields (``bins``, ``cuts``, ``step``, ``points``) added to
+        the column's entry (:data:`QUANTILE_HINTS`).
 
     Returns
     -------
@@ -294,6 +336,7 @@ def review_codebook(
         col = dict(col)
         if name in (ranges or {}):
             col["bounds"] = [int(x) for x in ranges[name]]
+        col.update((quantiles or {}).get(name, {}))
         if name == "PUMA":
             col["levels"] = [lv for lv in col["levels"] if str(lv).startswith(puma_prefix)]
             if not col["levels"]:
@@ -328,7 +371,12 @@ def binned_columns(columns: list[str], bins: dict) -> tuple[str, ...]:
     -------
     tuple of str
     """
-    return tuple(c for c in columns if c == "DENSITY" or (c in bins and c not in ("within", "ranges")))
+    quantiles = quantile_hints(bins)
+    return tuple(
+        c
+        for c in columns
+        if c == "DENSITY" or (c in bins and c not in ("within", "ranges", "quantiles") and c not in quantiles)
+    )
 
 
 def bins_schema(columns: list[str], bins: dict, dictionary: dict) -> dict:
@@ -552,6 +600,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                             st["puma_prefix"],
                             binned_columns(cols, s["bins"][cfg["bins"]]),
                             s["bins"][cfg["bins"]].get("ranges"),
+                            quantile_hints(s["bins"][cfg["bins"]]),
                         ),
                         indent=1,
                     )
