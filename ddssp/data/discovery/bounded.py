@@ -239,10 +239,11 @@ def _quantile_bins(
 
 def quantile_grid(lo: float, hi: float, cells: int, whole: bool, q: QuantileHint) -> np.ndarray:
     """The public grid of declared quantile bins: a cell per whole number when the bounds hold at
-    most ``cells`` of them, else :func:`bounded_grid`'s, its inner edges moved
-    just above the nearest multiple of ``step`` (whole numbers heaped there stay whole in a cell
-    with the values below them; cells narrower than the step merge), with an edge at every cut
-    and a cell [p, p + 1) for every point. Depends on public values only.
+    most ``cells`` of them, else :func:`bounded_grid`'s; with a ``step``, every multiple of it gets
+    an edge just above it (whole numbers heaped there stay whole in a cell with the values below
+    them): cells a step wide or wider have their edges moved there, narrower cells keep theirs
+    and gain those edges. An edge at every cut and a cell [p, p + 1) for every point. Depends on
+    public values only.
 
     Parameters
     ----------
@@ -266,8 +267,14 @@ def quantile_grid(lo: float, hi: float, cells: int, whole: bool, q: QuantileHint
     inner = grid[1:-1]
     if q.step is not None:
         s = q.step
+        width = np.diff(grid)
+        # cells at least a step wide: their edges move to just above the nearest multiple; where the
+        # cells are narrower they stay, and an edge is added just above each multiple among them
         moved = np.floor((inner - 1.0) / s + 0.5) * s + 1.0
-        inner = np.where(inner == 0.0, inner, moved)  # the zero cell [0, 1) stays
+        inner = np.where((inner == 0.0) | (width[1:] < s), inner, moved)  # the zero cell [0, 1) stays
+        marks = np.arange(math.ceil((lo - 1.0) / s), math.floor((hi - 1.0) / s) + 1) * s + 1.0
+        cell = np.clip(np.searchsorted(grid, marks, side="right") - 1, 0, len(width) - 1)
+        inner = np.concatenate([inner, marks[width[cell] < s]])
     extra = [float(c) for c in q.cuts] + [float(v) for p in q.points for v in (p, p + 1.0)]
     inner = np.concatenate([inner, extra])
     inner = inner[(inner > lo) & (inner < hi)]
