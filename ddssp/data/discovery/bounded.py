@@ -192,6 +192,13 @@ class QuantileHint:
     step: float | None = None
     points: tuple[float, ...] = ()
 
+    @classmethod
+    def of(cls, hint) -> QuantileHint | None:
+        """The quantile bins a codebook hint declares, or None when it declares no ``bins``."""
+        if getattr(hint, "bins", None) is None:
+            return None
+        return cls(hint.bins, hint.cuts or (), hint.step, hint.points or ())
+
 
 def _quantile_bins(
     xc: np.ndarray,

@@ -341,21 +341,8 @@ def _discover_bounded(s: pd.Series, hint: Any, rho: float, mech, bins, max_level
     from ddssp.data.discovery.bounded import QuantileHint, discover_bounded
 
     x, _ = parse_numbers(s)
-    q = None
-    if hint.bins is not None:
-        q = QuantileHint(hint.bins, hint.cuts or (), hint.step, hint.points or ())
-    return discover_bounded(
-        x,
-        hint.name,
-        rho,
-        mech,
-        hint.bounds,
-        whole=hint.whole,
-        missing=hint.missing,
-        bins=bins,
-        max_levels=max_levels,
-        quantiles=q,
-    )
+    kw = {"whole": hint.whole, "missing": hint.missing, "quantiles": QuantileHint.of(hint)}
+    return discover_bounded(x, hint.name, rho, mech, hint.bounds, bins=bins, max_levels=max_levels, **kw)
 
 
 def _key_deltas(cat: list[str], delta: float, target: str | None) -> tuple[float, float]:
