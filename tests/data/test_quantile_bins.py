@@ -192,3 +192,16 @@ def test_a_release_plan_with_quantile_hints_bins_as_declared():
     inner = np.asarray(income.edges[1:-1])
     assert not np.any((inner % 1000 == 0) & (inner != 0))
     assert sorted(plan.discovered) == ["age", "income"]
+
+
+def test_a_heap_holding_a_bins_share_is_a_bin_of_its_own_and_decodes_to_itself():
+    # zero income for 8% of the rows, a few negative incomes: without its own bin the zero heap
+    # shares a bin with the losses and its rows are drawn over the negative range
+    v = _incomes(8000, 6)
+    v[:16] = -np.arange(1, 17) * 400.0
+    mech = ChargedMechanisms(Ledger(1.0), InsecureSeededNoise(1))
+    q = QuantileHint(20, step=1000)
+    col, _ = discover_bounded(v, "income", 0.02, mech, (-9000.0, 999_000.0), whole=True, quantiles=q)
+    i = col.edges.index(0.0)
+    assert col.edges[i + 1] == 1.0 and col.values[i] == 0.0
+    assert col.within.bins[i] is None  # no spread: its rows decode to 0

@@ -33,6 +33,10 @@ COUNT_FRACTION = 0.1
 #: grid read for its shape; more cells add noise to the cumulative counts the edges are read from
 QUANTILE_CELLS = 1024
 
+#: a whole number's own cell becomes a bin of its own when its noisy count reaches a bin's share of
+#: the rows and this many noise sds (its rows then decode to it, not spread over a wider bin)
+HEAVY_SDS = 3.5
+
 #: a missing level is added (when none is declared) when the noisy count of missing cells reaches
 #: this many noise sds
 MISSING_SDS = 4.0
@@ -146,7 +150,7 @@ def discover_bounded(
     width = np.diff(grid)
     forced = []
     if whole:
-        heavy = max(n / n_bins, 3.5 * sigma)
+        heavy = max(n / n_bins, HEAVY_SDS * sigma)
         forced = [int(i) for i in np.flatnonzero((width <= 1) & (y >= heavy))]
     edges = _equal_frequency(grid, y, n_bins, forced)
     points = {float(grid[i]) for i in forced if grid[i + 1] - grid[i] <= 1}
@@ -220,8 +224,12 @@ def _quantile_bins(
         float
     )
     point_cells = [int(np.searchsorted(grid, p, side="right") - 1) for p in q.points]
-    edges = rank_edges(grid, y, q.bins, point_cells)
-    edges = sorted(set(edges) | {float(c) for c in q.cuts if lo < c < top})
+    edges = set(rank_edges(grid, y, q.bins, point_cells)) | {float(c) for c in q.cuts if lo < c < top}
+    if whole:  # a value holding a bin's share of the rows is a bin of its own (a heap at zero income)
+        heavy = max(n / q.bins, HEAVY_SDS * sigma)
+        for i in np.flatnonzero((np.diff(grid) <= 1) & (y >= heavy)):
+            edges.update((float(grid[i]), float(grid[i + 1])))
+    edges = sorted(edges)
     floor = _log_floor(lo, hi, whole)
     values, within = [], []
     for a, b in zip(edges, edges[1:]):
