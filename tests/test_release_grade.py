@@ -258,3 +258,33 @@ def test_end_bins_emptied_over_real_rows_are_named(discovered):
     assert g.emptied_share[0] > WEAK_UNCHECKED
     assert any("no rows drawn in 3 end bin(s)" in w for w in g.weak)
     assert any("draw no synthetic rows in 'x'" in p for p in problems(rel.grade()))
+
+
+def test_a_declared_missing_level_is_not_a_catch_all():
+    # N (not applicable) declared with the levels holds 70% of the rows: it names a value records
+    # have, no label was folded into it, and the column is not weak for it; discovery's <other> is
+    from ddssp.data.codebook import ColumnHint
+    from ddssp.pipeline import DiscoveryOptions
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    df = pd.DataFrame(
+        {"vet": rng.choice(["1", "2", "N"], n, p=[0.1, 0.2, 0.7]), "grp": rng.choice(list("abcdefgh"), n)}
+    )
+    df.loc[:900, "grp"] = [f"rare{i}" for i in range(901)]  # 30% of labels no key release can show
+    hint = ColumnHint("vet", kind="categorical", levels=("1", "2"), missing="N")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = release(
+            df,
+            eps=4.0,
+            insecure_seed=1,
+            seed=1,
+            aim=AimOptions(rounds=4),
+            progress=False,
+            discovery=DiscoveryOptions(hints=[hint]),
+        )
+    g = rel.grade()
+    assert rel.schema.column("vet").missing == "N" and g.columns["vet"].folded is None
+    assert "vet" not in g.weak
+    assert g.columns["grp"].folded is not None and g.columns["grp"].folded > 0.2 and "grp" in g.weak

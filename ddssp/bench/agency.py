@@ -15,7 +15,8 @@ It does what an agency would do with the public tools, as a new user would run t
    level per whole number, whose levels the release's noisy counts show empty are marked so).
    Everything is declared: no budget goes to discovery. A ``[bins.NAME]`` table of the spec makes
    another recipe (``AGEP``, ``PINCP``, ``POVPIP``, ``NOC``, ``NPF`` edges, ``within = "uniform"``
-   or ``"none"``, ``ranges = {NOC = [0, 10]}``), which a ``[[configs]]`` entry names with ``bins =
+   or ``"none"``, ``ranges = {NOC = [0, 10]}``, ``quantiles = true``: AGEP, PINCP and POVPIP left
+   to the release as quantile bins cut from noisy counts, :data:`QUANTILE_HINTS`), which a ``[[configs]]`` entry names with ``bins =
    "NAME"``; its ``rules`` is true (the spec's rules file), false, or a rules file of its own, and
    ``args`` adds release options; ``dependent = true`` (with ``by``) replaces ``--by`` by a
    workload file of the triples (by, a, b) over the columns that do not depend on ``by`` and the
@@ -58,6 +59,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddssp.bench.agency_bins import (  # noqa: F401  (the recipes, used here and by the bench's tests)
+    COUNTS,
+    DEFAULT_BINS,
+    QUANTILE_HINTS,
+    TOPCODED_COUNTS,
+    TOPCODED_RANGES,
+    binned_columns,
+    bins_schema,
+    density_edges,
+    quantile_hints,
+)
 from ddssp.bench.agency_workload import dependent_workload
 from ddssp.bench.release_process import bench_env, run_release
 from ddssp.errors import WorkloadError
@@ -82,43 +94,7 @@ SPEC_KEYS = {
 STATE_KEYS = {"name", "source", "puma_prefix"}
 #: a configuration's ``rules``: true (the spec's rules file), false (none) or its own rules file
 CONFIG_KEYS = {"name", "features", "eps", "by", "rules", "bins", "args", "dependent", "description"}
-BIN_KEYS = {"AGEP", "PINCP", "POVPIP", "NOC", "NPF", "within", "ranges"}
-
-#: The agency recipe's default bins: an edge at every age SDNist's checks name (3, 5, 15, 16), income
-#: and income-to-poverty ratio at round numbers; N (not applicable) is each column's missing level.
-DEFAULT_BINS = {
-    "AGEP": [0, 3, 5, 10, 15, 16, 18, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 100],
-    "PINCP": [-9000, 0, 1, 5000, 10000, 15000, 20000, 25000, 30000, 40000, 50000, 60000, 75000, 100000]
-    + [150000, 200000, 300000, 1341001],
-    "POVPIP": [0, 50, 100, 150, 200, 250, 300, 350, 400, 450, 501, 502],
-    "within": "uniform",
-}
-#: The counts top-coded (NOC at 10, NPF at 14), one bin per count: the dictionary's 20 levels of each
-#: are mostly empty, and every empty level takes noisy cells in every marginal with the column.
-TOPCODED_COUNTS = {"NOC": list(range(0, 12)), "NPF": list(range(2, 16))}
-#: counts a recipe may top-code: each bin decodes to its lowest value
-COUNTS = ("NOC", "NPF")
-#: The same top-codes as reviewed ranges of the codebook (``ranges``): the dictionary's bounds of NOC
-#: and NPF narrowed to 0..10 and 2..14 (values above clip to the top), one level per whole number,
-#: so that the release marks empty the levels its noisy counts show no rows in.
-TOPCODED_RANGES = {"NOC": [0, 10], "NPF": [2, 14]}
-
-
-def density_edges(dictionary: dict) -> list[float]:
-    """SDNist's bins of population density: 20 log-spaced edges from 10 to the maximum + 500, the
-    lowest eight replaced by one bin (0, 150].
-
-    Parameters
-    ----------
-    dictionary : dict
-        The data dictionary (``DENSITY.values.max``).
-
-    Returns
-    -------
-    list of float
-    """
-    top = float(dictionary["DENSITY"]["values"]["max"]) + 500.0
-    return [0.0, 150.0] + [float(x) for x in np.logspace(1.0, math.log10(top), 21)[8:]]
+BIN_KEYS = {"AGEP", "PINCP", "POVPIP", "NOC", "NPF", "within", "ranges", "quantiles"}
 
 
 def parse_spec(spec: dict, ctx: Any) -> dict:
@@ -176,6 +152,9 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
             for c, r in ranges.items()
         ):
             raise WorkloadError(f"[bins.{name}] ranges: give {{NOC = [low, high], NPF = [low, high]}} (whole numbers)")
+        q = b.get("quantiles", False)
+        if not (isinstance(q, bool) or (isinstance(q, list) and set(q) <= set(QUANTILE_HINTS))):
+            raise WorkloadError(f"[bins.{name}] quantiles must be true, false or a list of {sorted(QUANTILE_HINTS)}")
         bins[name] = {**DEFAULT_BINS, **b}
     configs = []
     for c in spec.get("configs", []):
@@ -253,7 +232,12 @@ def make_codebook(dictionary_path: Path, out: Path) -> dict:
 
 
 def review_codebook(
-    codebook: dict, columns: list[str], puma_prefix: str, binned: tuple = (), ranges: dict | None = None
+    codebook: dict,
+    columns: list[str],
+    puma_prefix: str,
+    binned: tuple = (),
+    ranges: dict | None = None,
+    quantiles: dict | None = None,
 ) -> dict:
     """The publisher's review of a codebook written from the dictionary, for one state's release.
 
@@ -275,6 +259,9 @@ def review_codebook(
         The columns :func:`bins_schema` declares.
     ranges : dict, optional
         ``{column: [low, high]}``: reviewed whole-number bounds.
+    quantiles : dict, optional
+        ``{column: fields}``: quantile-bin fields (``bins``, ``cuts``, ``step``, ``points``) added to
+        the column's entry (:data:`QUANTILE_HINTS`).
 
     Returns
     -------
@@ -294,80 +281,13 @@ def review_codebook(
         col = dict(col)
         if name in (ranges or {}):
             col["bounds"] = [int(x) for x in ranges[name]]
+        col.update((quantiles or {}).get(name, {}))
         if name == "PUMA":
             col["levels"] = [lv for lv in col["levels"] if str(lv).startswith(puma_prefix)]
             if not col["levels"]:
                 raise WorkloadError(f"no PUMA level of the dictionary starts with {puma_prefix!r}")
         out.append(col)
     return {"format": codebook["format"], "columns": out}
-
-
-def _within_uniform(edges: list[float], whole: bool) -> dict:
-    """A declared ``within``: each bin split at every whole number inside it, equal weights."""
-    bins = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        cuts = [float(x) for x in range(int(math.floor(lo)) + 1, int(math.ceil(hi)))] if hi - lo > 1 else []
-        if len(cuts) > 200:  # a wide bin: cuts at 100 equal steps
-            cuts = [float(x) for x in np.round(np.linspace(lo, hi, 101)[1:-1])]
-            cuts = sorted(set(c for c in cuts if lo < c < hi))
-        bins.append({"cuts": cuts, "weights": [1.0] * (len(cuts) + 1)} if cuts else None)
-    return {"bins": bins, "whole": whole} if whole else {"bins": bins}
-
-
-def binned_columns(columns: list[str], bins: dict) -> tuple[str, ...]:
-    """The released columns a bins recipe declares (DENSITY always, at SDNist's bins).
-
-    Parameters
-    ----------
-    columns : list of str
-        The released columns.
-    bins : dict
-        The recipe.
-
-    Returns
-    -------
-    tuple of str
-    """
-    return tuple(c for c in columns if c == "DENSITY" or (c in bins and c not in ("within", "ranges")))
-
-
-def bins_schema(columns: list[str], bins: dict, dictionary: dict) -> dict:
-    """A partial schema (``ddssp-schema/1``) declaring the bins of the released numeric columns.
-
-    AGEP, PINCP and POVPIP get the recipe's edges (N, not applicable, is PINCP's and POVPIP's
-    missing level), each bin's representative value a whole number inside it and, with ``within =
-    "uniform"``, its values spread evenly over the whole numbers inside it (public: no data is read);
-    DENSITY gets SDNist's density bins.
-
-    Parameters
-    ----------
-    columns : list of str
-        The released columns.
-    bins : dict
-        The recipe: ``AGEP``, ``PINCP``, ``POVPIP`` edge lists and ``within``.
-    dictionary : dict
-        The data dictionary (DENSITY's maximum).
-
-    Returns
-    -------
-    dict
-    """
-    out = []
-    for name in binned_columns(columns, bins):
-        if name == "DENSITY":
-            continue
-        e = [float(x) for x in bins[name]]
-        count = name in COUNTS  # a top-coded count: the bin's lowest value, no spread
-        values = [a if count or b - a <= 1 else float(int((a + b - 1) // 2)) for a, b in zip(e[:-1], e[1:])]
-        col: dict[str, Any] = {"name": name, "kind": "numeric", "edges": e, "values": values}
-        if "N" in dictionary.get(name, {}).get("values", {}):
-            col["missing"] = "N"
-        if bins.get("within", "uniform") == "uniform" and not count:
-            col["within"] = _within_uniform(e, whole=True)
-        out.append(col)
-    if "DENSITY" in columns:
-        out.append({"name": "DENSITY", "kind": "numeric", "edges": density_edges(dictionary)})
-    return {"format": "ddssp-schema/1", "columns": out}
 
 
 def rules_for(rules_text: str, columns: list[str]) -> str:
@@ -552,6 +472,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                             st["puma_prefix"],
                             binned_columns(cols, s["bins"][cfg["bins"]]),
                             s["bins"][cfg["bins"]].get("ranges"),
+                            quantile_hints(s["bins"][cfg["bins"]]),
                         ),
                         indent=1,
                     )

@@ -41,6 +41,9 @@ CODEBOOK_FORMAT = "ddssp-codebook/1"
 #: kinds a hint may declare (``"dates"``: a time axis, as ``--dates``)
 HINT_KINDS = ("categorical", "numeric", "dates")
 
+#: a hint's quantile-bin fields (:class:`ColumnHint`: ``bins`` and what refines it)
+QUANTILE_KEYS = ("bins", "cuts", "step", "points")
+
 #: whole-number bounds over at most this many values become ordered levels (as discovery's default)
 DEFAULT_HINT_LEVELS = 32
 
@@ -67,6 +70,20 @@ class ColumnHint:
         cells and values not among the levels are coded to it.
     description : str, optional
         What the column is (kept in a codebook file; never used to decide anything).
+    bins : int, optional
+        With bounds: the column's bins are this many equal-frequency bins of the noisy counts, each
+        grid cell kept whole in the bin of its middle row (quantile bins, as a percentile ranking
+        with ties makes them), instead of discovery's own count and cut.
+    cuts : tuple of float, optional
+        With ``bins``: edges every release keeps (the ages a consistency rule names), besides the
+        equal-frequency ones.
+    step : float, optional
+        With ``bins``, whole numbers: the numbers heap at multiples of ``step`` (incomes reported to
+        the thousand), so the counting grid's cells end just above them and a heap stays whole
+        with the values below it.
+    points : tuple of float, optional
+        With ``bins``, whole numbers: values that are bins of their own and take no share of the
+        equal-frequency bins (a top-code such as 501, "above five times the poverty line").
     source : str
         Where the hint comes from (a flag such as ``--bounds``, or a file), for messages.
     strict : bool
@@ -81,6 +98,10 @@ class ColumnHint:
     whole: bool | None = None
     missing: str | None = None
     description: str | None = None
+    bins: int | None = None
+    cuts: tuple[float, ...] | None = None
+    step: float | None = None
+    points: tuple[float, ...] | None = None
     source: str = "DiscoveryOptions.hints"
     strict: bool = True
 
@@ -118,6 +139,42 @@ class ColumnHint:
             object.__setattr__(self, "missing", as_label(self.missing))
         if self.levels is not None and self.bounds is not None:
             raise SchemaError(f"{where}: give levels or bounds, not both")
+        self._check_quantiles(where)
+
+    def _check_quantiles(self, where: str) -> None:
+        """``bins``, ``cuts``, ``step`` and ``points``: quantile bins inside declared bounds."""
+        given = [k for k in QUANTILE_KEYS if getattr(self, k) is not None]
+        if not given:
+            return
+        if self.bins is None:
+            raise SchemaError(f'{where}: {", ".join(given)} needs "bins" (the number of equal-frequency bins)')
+        if isinstance(self.bins, bool) or not isinstance(self.bins, int) or not 1 <= self.bins <= MAX_LEVELS:
+            raise SchemaError(f'{where}: "bins" must be a whole number from 1 to {MAX_LEVELS}, got {self.bins!r}')
+        if self.bounds is None:
+            raise SchemaError(f'{where}: "bins" needs "bounds" (the bins are cut inside them)')
+        lo, hi = self.bounds
+        for key in ("cuts", "points"):
+            vals = getattr(self, key)
+            if vals is None:
+                continue
+            try:
+                vals = tuple(sorted({float(v) for v in vals}))
+            except (TypeError, ValueError):
+                raise SchemaError(f'{where}: "{key}" must be a list of numbers, got {vals!r}') from None
+            bad = [v for v in vals if not (math.isfinite(v) and lo <= v <= hi)]
+            if bad:
+                raise SchemaError(f'{where}: "{key}" {first_few([_num(v) for v in bad])} lie outside the bounds')
+            object.__setattr__(self, key, vals)
+        if self.step is not None:
+            if isinstance(self.step, bool) or not isinstance(self.step, (int, float)) or not self.step > 0:
+                raise SchemaError(f'{where}: "step" must be a positive number, got {self.step!r}')
+            object.__setattr__(self, "step", float(self.step))
+        if (self.step is not None or self.points) and self.whole is not True:
+            raise SchemaError(f'{where}: "step" and "points" need whole numbers ("whole": true)')
+        if self.step is not None and not float(self.step).is_integer():
+            raise SchemaError(f'{where}: "step" of whole numbers must be a whole number, got {_num(self.step)}')
+        if self.points and not all(float(v).is_integer() for v in self.points):
+            raise SchemaError(f'{where}: "points" of whole numbers must be whole numbers')
 
     @property
     def complete(self) -> bool:
@@ -154,7 +211,7 @@ class ColumnHint:
                         raise SchemaError(f"{where}: numeric levels must be numbers, got {self.levels!r}") from None
                     return Column.levels(self.name, values, missing=self.missing)
                 return Column.categorical(self.name, self.levels, missing=self.missing)
-            if self.bounds is not None and self.whole:
+            if self.bounds is not None and self.whole and self.bins is None:
                 lo, hi = math.ceil(self.bounds[0]), math.floor(self.bounds[1])
                 if hi >= lo and hi - lo + 1 <= max_levels:
                     return Column.levels(self.name, range(lo, hi + 1), missing=self.missing)
@@ -181,7 +238,7 @@ class ColumnHint:
             out = replace(out, levels=other.levels, bounds=None)
         if other.bounds is not None:
             out = replace(out, bounds=other.bounds, levels=None, kind=None if out.kind == "categorical" else out.kind)
-        for name in ("kind", "whole", "missing", "description"):
+        for name in ("kind", "whole", "missing", "description", *QUANTILE_KEYS):
             if getattr(other, name) is not None:
                 out = replace(out, **{name: getattr(other, name)})
         return replace(out, source=other.source, strict=other.strict or self.strict)
@@ -206,6 +263,13 @@ class ColumnHint:
             d["missing"] = self.missing
         if self.description is not None:
             d["description"] = self.description
+        if self.bins is not None:
+            d["bins"] = self.bins
+        for key in ("cuts", "points"):
+            if getattr(self, key) is not None:
+                d[key] = [_num(v) for v in getattr(self, key)]
+        if self.step is not None:
+            d["step"] = _num(self.step)
         return d
 
     @classmethod
@@ -230,7 +294,7 @@ class ColumnHint:
         """
         if not isinstance(d, dict) or not isinstance(d.get("name"), str):
             raise SchemaError(f'{source}: each column must be an object with a "name", got {str(d)[:80]}')
-        extra = sorted(set(d) - {"name", "kind", "levels", "bounds", "whole", "missing", "description"})
+        extra = sorted(set(d) - {"name", "kind", "levels", "bounds", "whole", "missing", "description", *QUANTILE_KEYS})
         if extra:
             raise SchemaError(f"{source} {d['name']!r}: unknown keys {extra}")
         levels, bounds = d.get("levels"), d.get("bounds")
@@ -251,6 +315,10 @@ class ColumnHint:
             whole=d.get("whole"),
             missing=missing,
             description=desc if isinstance(desc, str) else None,
+            bins=d.get("bins"),
+            cuts=_num_list(d, "cuts", source),
+            step=d.get("step"),
+            points=_num_list(d, "points", source),
             source=source,
             strict=False,
         )
@@ -499,3 +567,13 @@ def parse_missing(texts: Iterable[str]) -> list[ColumnHint]:
         return ColumnHint(name, missing=label.strip(), source="--missing")
 
     return _hint_per_part(texts, "--missing", hint)
+
+
+def _num_list(d: dict, key: str, source: str) -> tuple[float, ...] | None:
+    """A codebook entry's list of numbers (``cuts``, ``points``), or None when it has none."""
+    v = d.get(key)
+    if v is None:
+        return None
+    if not isinstance(v, list) or not all(_is_num(x) for x in v):
+        raise SchemaError(f'{source} {d["name"]!r}: "{key}" must be a list of numbers')
+    return tuple(float(x) for x in v)

@@ -38,6 +38,7 @@ def grade_vs_data(rel: Any, data: pd.DataFrame, codes: pd.DataFrame, one_way: di
         (and columns of the data the schema does not hold).
     """
     from ddssp.data.discovery.slots import parse_numbers
+    from ddssp.releasefile.conditions import is_catch_all
 
     gr = rel.grade()
     out: dict[str, Any] = {}
@@ -59,7 +60,7 @@ def grade_vs_data(rel: Any, data: pd.DataFrame, codes: pd.DataFrame, one_way: di
                 lo, hi = col.bounds
                 n = max(len(x), 1)
                 row["clipped"] = [float(np.sum(x < lo) / n), float(np.sum(x > hi) / n)]
-            if col.kind == "categorical" and col.missing_code is not None:
+            if is_catch_all(col):  # discovery's <other>, not a declared missing level such as N
                 present = raw.notna().to_numpy()
                 folded = (codes[col.name].to_numpy() == col.missing_code) & present
                 row["folded"] = float(folded.sum() / max(int(present.sum()), 1))

@@ -490,16 +490,15 @@ def catch_all_levels(schema: Any) -> dict[str, str]:
     dict
         ``{column: label of its catch-all level}``.
     """
+    return {c.name: c.missing for c in getattr(schema, "columns", ()) if is_catch_all(c) and c.missing not in c.empty}
+
+
+def is_catch_all(col: Any) -> bool:
+    """Whether a column's missing level is discovery's catch-all ``<other>`` (made unique against the
+    released labels), not a declared missing level such as ``N``. Reads the public schema only."""
     from ddssp.data.discovery.labels import OTHER_LABEL
 
-    return {
-        c.name: c.missing
-        for c in getattr(schema, "columns", ())
-        if c.kind == "categorical"
-        and c.missing is not None
-        and c.missing.rstrip("_") == OTHER_LABEL
-        and c.missing not in c.empty
-    }
+    return col.kind == "categorical" and col.missing is not None and col.missing.rstrip("_") == OTHER_LABEL
 
 
 def without_catch_all(rel: Any, columns: Any) -> Any:

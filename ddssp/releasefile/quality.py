@@ -37,6 +37,8 @@ from typing import Any
 
 import numpy as np
 
+from ddssp.releasefile.conditions import is_catch_all, level_sums
+
 #: a one-way marginal whose expected total-variation error from noise exceeds this is weak
 #: (an snr below about 8 rows per cell per noise sd); see the benchmarks page for the measurement
 WEAK_ERROR = 0.05
@@ -96,7 +98,7 @@ class ColumnGrade:
     end_bin : float or None
         The larger share of rows in the first or last bin (binned numeric columns of 3+ bins).
     folded : float or None
-        Share of rows in the catch-all level (categorical columns that have one).
+        Share of rows in discovery's catch-all level ``<other>`` (a declared missing level such as N is not one).
     emptied : list of str
         End bins of a discovered binned column marked empty because AIM's counts did not show rows
         in them (no synthetic rows are drawn there).
@@ -338,7 +340,7 @@ def _compute_grade(rel: Any) -> Grade:
         _clipping(g, col, rel, clipped)
         if g.source == "discovered":
             _emptied(g, col, rel)
-        if col.kind == "categorical" and col.missing is not None:
+        if is_catch_all(col):  # discovery's <other>, not a declared missing level such as N
             g.folded = _share(rel, name, col.missing_code)
         g.weak = _weak(g)
         columns[name] = g
@@ -403,7 +405,6 @@ def _emptied(g: ColumnGrade, col: Any, rel: Any) -> None:
     """The end bins of a binned column marked empty (:func:`ddssp.releasefile.conditions.end_levels_empty_from_measurements`)
     and AIM's combined noisy share of the rows in them with its sd: under large noise real rows may
     lie there, and no synthetic row will. Post-processing of the measurements."""
-    from ddssp.releasefile.conditions import level_sums
 
     binned = col.kind == "numeric" and col.edges is not None
     idx = [i for i, lab in enumerate(col.labels) if binned and lab in col.empty and lab != col.missing]
@@ -564,10 +565,8 @@ def grade_lines(gr: Grade, width: int = 24) -> list[str]:
             )
         elif g.clip_source == "declared":
             extra.append("range declared")
-        if g.end_bin is not None:
-            extra.append(f"end bin {g.end_bin:.0%}")
-        if g.folded is not None:
-            extra.append(f"<other> {g.folded:.1%}")
+        extra += [f"end bin {g.end_bin:.0%}"] if g.end_bin is not None else []
+        extra += [f"<other> {g.folded:.1%}"] if g.folded is not None else []
         mark = "WEAK " if g.weak else "     "
         out.append(f"  {mark}{g.name:<{width}} {noise}" + ("; " + "; ".join(extra) if extra else ""))
     measured = sum(p.measured for p in gr.pairs)

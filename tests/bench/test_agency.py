@@ -86,6 +86,33 @@ def test_review_keeps_the_states_pumas_and_leaves_declared_bins_to_the_schema():
         agency.review_codebook(codebook, ["PUMA"], "99-")
 
 
+def test_a_quantiles_recipe_leaves_its_columns_to_the_release_as_codebook_fields(tmp_path):
+    from ddssp.data.dictionary import load_codebook
+
+    codebook = {
+        "format": "ddssp-codebook/1",
+        "columns": [
+            {"name": "AGEP", "kind": "numeric", "bounds": [0, 99], "whole": True},
+            {"name": "PINCP", "kind": "numeric", "bounds": [-9000, 1341000], "whole": True, "missing": "N"},
+            {"name": "POVPIP", "kind": "numeric", "bounds": [0, 501], "whole": True, "missing": "N"},
+        ],
+    }
+    cols = ["AGEP", "PINCP", "POVPIP"]
+    spec = _spec(bins={"q": {"quantiles": True}, "a": {"quantiles": ["AGEP"]}})
+    recipes = agency.parse_spec(spec, _ctx(tmp_path))["bins"]
+    assert agency.binned_columns(cols, recipes["q"]) == ()
+    assert agency.binned_columns(cols, recipes["a"]) == ("PINCP", "POVPIP")  # declared edges as before
+    out = agency.review_codebook(codebook, cols, "25-", (), None, agency.quantile_hints(recipes["q"]))
+    by = {c["name"]: c for c in out["columns"]}
+    assert by["AGEP"]["bins"] == 20 and by["AGEP"]["cuts"] == [3, 5, 15, 16]  # the ages the rules name
+    assert by["PINCP"]["step"] == 1000 and by["POVPIP"]["points"] == [501]
+    (tmp_path / "cb.json").write_text(json.dumps(out))
+    assert load_codebook(tmp_path / "cb.json").get("POVPIP").points == (501.0,)  # a codebook the release reads
+    assert "bins" not in codebook["columns"][0]  # the codebook as written is left alone
+    with pytest.raises(WorkloadError, match="quantiles"):
+        agency.parse_spec(_spec(bins={"r": {"quantiles": ["NOC"]}}), _ctx(tmp_path))
+
+
 def test_reviewed_ranges_top_code_the_counts_as_codebook_bounds(tmp_path):
     codebook = {
         "format": "ddssp-codebook/1",

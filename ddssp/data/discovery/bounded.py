@@ -14,6 +14,7 @@ the end bins. Decisions use the noisy outputs and the declared (public) values o
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +28,14 @@ from ddssp.data.within import Within
 
 #: share of a bounded column's budget spent on the count of its cells by what they hold
 COUNT_FRACTION = 0.1
+
+#: cells of a quantile grid at most: a declared step and the bins' edges need finer cells than a
+#: grid read for its shape; more cells add noise to the cumulative counts the edges are read from
+QUANTILE_CELLS = 1024
+
+#: a whole number's own cell becomes a bin of its own when its noisy count reaches a bin's share of
+#: the rows and this many noise sds (its rows then decode to it, not spread over a wider bin)
+HEAVY_SDS = 3.5
 
 #: a missing level is added (when none is declared) when the noisy count of missing cells reaches
 #: this many noise sds
@@ -72,6 +81,7 @@ def discover_bounded(
     missing: str | None = None,
     bins: int | None = None,
     max_levels: int = 32,
+    quantiles: QuantileHint | None = None,
 ) -> tuple[Column, str]:
     """Bins of a numeric column inside its declared ``bounds`` (whole-number levels when the numbers
     are whole and the bounds hold at most ``max_levels`` of them).
@@ -98,6 +108,11 @@ def discover_bounded(
         The number of bins (default: from the noisy count of numbers, 4 to 10).
     max_levels : int
         Whole numbers over at most this many values become ordered levels.
+    quantiles : QuantileHint, optional
+        Declared quantile bins (the codebook's ``bins``, ``cuts``, ``step``, ``points``): that many
+        equal-frequency bins with ties kept whole (:func:`rank_edges`), on a grid whose cells end just
+        above multiples of ``step``, with the ``cuts`` as edges and each of the ``points`` a bin of its
+        own; ``bins`` and ``max_levels`` do not apply.
 
     Returns
     -------
@@ -117,6 +132,8 @@ def discover_bounded(
         whole = bool(c[3] <= max(WHOLE_SHARE * n, 2.0 * sd)) and lo.is_integer() and hi.is_integer()
     label = missing if missing is not None else (MISSING_LABEL if c[0] >= MISSING_SDS * sd else None)
     span = (math.floor(hi) - math.ceil(lo) + 1) if whole else None
+    if quantiles is not None:
+        return _quantile_bins(xc, name, rho - rho_count, mech, (lo, hi), n, bool(whole), label, quantiles)
     if span is not None and 1 <= span <= max_levels:
         col = Column.levels(name, range(math.ceil(lo), math.floor(hi) + 1), missing=label)
         if label is None:
@@ -133,7 +150,7 @@ def discover_bounded(
     width = np.diff(grid)
     forced = []
     if whole:
-        heavy = max(n / n_bins, 3.5 * sigma)
+        heavy = max(n / n_bins, HEAVY_SDS * sigma)
         forced = [int(i) for i in np.flatnonzero((width <= 1) & (y >= heavy))]
     edges = _equal_frequency(grid, y, n_bins, forced)
     points = {float(grid[i]) for i in forced if grid[i + 1] - grid[i] <= 1}
@@ -156,6 +173,169 @@ def discover_bounded(
         med = mids[int(np.searchsorted(np.cumsum(w), w.sum() / 2))] if w.sum() > 0 else 0.5 * (lo + hi)
         col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
     return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: {len(edges) - 1} bins inside them"
+
+
+@dataclass(frozen=True)
+class QuantileHint:
+    """Declared quantile bins of a bounded column (public; :class:`ddssp.data.codebook.ColumnHint`).
+
+    Parameters
+    ----------
+    bins : int
+        Equal-frequency bins.
+    cuts : tuple of float
+        Edges every release keeps.
+    step : float, optional
+        Whole numbers heap at its multiples: the grid's cells end just above them.
+    points : tuple of float
+        Whole numbers that are bins of their own, outside the equal shares.
+    """
+
+    bins: int
+    cuts: tuple[float, ...] = ()
+    step: float | None = None
+    points: tuple[float, ...] = ()
+
+    @classmethod
+    def of(cls, hint) -> QuantileHint | None:
+        """The quantile bins a codebook hint declares, or None when it declares no ``bins``."""
+        if getattr(hint, "bins", None) is None:
+            return None
+        return cls(hint.bins, hint.cuts or (), hint.step, hint.points or ())
+
+
+def _quantile_bins(
+    xc: np.ndarray,
+    name: str,
+    rho: float,
+    mech,
+    bounds: tuple[float, float],
+    n: float,
+    whole: bool,
+    label: str | None,
+    q: QuantileHint,
+) -> tuple[Column, str]:
+    """Quantile bins of a bounded column from one noisy count on a public grid (``rho`` spent)."""
+    lo, hi = bounds
+    sigma = noise_sd(rho)
+    top = hi + 1.0 if whole else hi  # whole numbers: the top value gets a cell [hi, hi + 1) of its own
+    grid = quantile_grid(lo, top, int(np.clip(4 * n / (3.0 * sigma), 8, QUANTILE_CELLS)), whole, q)
+    y = mech.counts(grid_counts(xc, grid), sigma, column=name, note=f"counts on a {len(grid) - 1}-cell grid").astype(
+        float
+    )
+    point_cells = [int(np.searchsorted(grid, p, side="right") - 1) for p in q.points]
+    edges = set(rank_edges(grid, y, q.bins, point_cells)) | {float(c) for c in q.cuts if lo < c < top}
+    if whole:  # a value holding a bin's share of the rows is a bin of its own (a heap at zero income)
+        heavy = max(n / q.bins, HEAVY_SDS * sigma)
+        for i in np.flatnonzero((np.diff(grid) <= 1) & (y >= heavy)):
+            edges.update((float(grid[i]), float(grid[i + 1])))
+    edges = sorted(edges)
+    floor = _log_floor(lo, hi, whole)
+    values, within = [], []
+    for a, b in zip(edges, edges[1:]):
+        if whole and b - a <= 1:
+            values.append(float(a))
+            within.append(None)
+            continue
+        rep = bin_median(grid, y, a, b, sigma, whole)
+        if rep is None:
+            rep = float(math.floor(a + (b - a - 1) / 2)) if whole and b - a >= 1 else (a + b) / 2
+        values.append(rep)
+        within.append(_within(grid, y, a, b, sigma, floor))
+    col = Column.binned(name, edges, values, missing=label)
+    col.with_within(Within(tuple(within), whole=whole))
+    if label is None:
+        w = np.clip(y, 0, None)
+        mids = 0.5 * (grid[:-1] + grid[1:])
+        med = mids[int(np.searchsorted(np.cumsum(w), w.sum() / 2))] if w.sum() > 0 else 0.5 * (lo + hi)
+        col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
+    return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: {len(edges) - 1} quantile bins (declared {q.bins})"
+
+
+def quantile_grid(lo: float, hi: float, cells: int, whole: bool, q: QuantileHint) -> np.ndarray:
+    """The public grid of declared quantile bins: a cell per whole number when the bounds hold at
+    most ``cells`` of them, else :func:`bounded_grid`'s; with a ``step``, every multiple of it gets
+    an edge just above it (whole numbers heaped there stay whole in a cell with the values below
+    them): cells a step wide or wider have their edges moved there, narrower cells keep theirs
+    and gain those edges. An edge at every cut and a cell [p, p + 1) for every point. Depends on
+    public values only.
+
+    Parameters
+    ----------
+    lo, hi : float
+        The outer edges.
+    cells : int
+        About how many cells before the step merges them.
+    whole : bool
+        Whole-number edges.
+    q : QuantileHint
+        The declared quantile bins.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    if whole and hi - lo <= cells:  # one cell per whole number
+        grid = np.arange(lo, hi + 1.0)
+    else:
+        grid = bounded_grid(lo, hi, cells, whole)
+    inner = grid[1:-1]
+    if q.step is not None:
+        s = q.step
+        width = np.diff(grid)
+        # cells at least a step wide: their edges move to just above the nearest multiple; where the
+        # cells are narrower they stay, and an edge is added just above each multiple among them
+        moved = np.floor((inner - 1.0) / s + 0.5) * s + 1.0
+        inner = np.where((inner == 0.0) | (width[1:] < s), inner, moved)  # the zero cell [0, 1) stays
+        marks = np.arange(math.ceil((lo - 1.0) / s), math.floor((hi - 1.0) / s) + 1) * s + 1.0
+        cell = np.clip(np.searchsorted(grid, marks, side="right") - 1, 0, len(width) - 1)
+        inner = np.concatenate([inner, marks[width[cell] < s]])
+    extra = [float(c) for c in q.cuts] + [float(v) for p in q.points for v in (p, p + 1.0)]
+    inner = np.concatenate([inner, extra])
+    inner = inner[(inner > lo) & (inner < hi)]
+    return np.unique(np.concatenate([[lo], inner, [hi]]))
+
+
+def rank_edges(grid: np.ndarray, y: np.ndarray, bins: int, points: list[int]) -> list[float]:
+    """Equal-frequency edges with ties kept whole: each cell goes to bin ``floor(bins * m)``, where
+    ``m`` is the share of the noisy count below its middle row, and an edge stands where
+    the bin changes between cells (a percentile ranking with ties averaged, as a cell holding many
+    rows of one value cannot be split). The ``points`` cells are bins of their own and take no share.
+
+    Parameters
+    ----------
+    grid : numpy.ndarray
+        Cell edges.
+    y : numpy.ndarray
+        Noisy counts per cell.
+    bins : int
+        Equal-frequency bins.
+    points : list of int
+        Cells that are bins of their own.
+
+    Returns
+    -------
+    list of float
+        The edges, from ``grid[0]`` to ``grid[-1]``.
+    """
+    w = np.asarray(y, float).copy()
+    w[points] = 0.0
+    # the cumulative count of the raw noisy counts, kept non-decreasing: clipping each cell at zero
+    # first would add the positive half of the noise of every empty cell and push the edges down
+    cum = np.maximum.accumulate(np.clip(np.cumsum(w), 0, None))
+    total = cum[-1]
+    edges = {float(grid[0]), float(grid[-1])}
+    for i in points:
+        edges.update((float(grid[i]), float(grid[i + 1])))
+    if total <= 0:
+        return sorted(edges)
+    mid = (cum + np.concatenate([[0.0], cum[:-1]])) / (2 * total)
+    b = np.minimum(np.floor(bins * mid), bins - 1)
+    free = [i for i in range(len(w)) if i not in set(points)]
+    for i, j in zip(free, free[1:]):
+        if b[j] != b[i]:
+            edges.add(float(grid[j]))
+    return sorted(edges)
 
 
 def bounded_grid(lo: float, hi: float, cells: int, whole: bool) -> np.ndarray:

@@ -338,12 +338,11 @@ def _declared_missing(col: Any, hint: Any) -> Any:
 def _discover_bounded(s: pd.Series, hint: Any, rho: float, mech, bins, max_levels) -> tuple[Any, str]:
     """A column with declared bounds: its values as numbers (text and missing cells NaN), binned
     inside the bounds (:func:`ddssp.data.discovery.bounded.discover_bounded`)."""
-    from ddssp.data.discovery.bounded import discover_bounded
+    from ddssp.data.discovery.bounded import QuantileHint, discover_bounded
 
     x, _ = parse_numbers(s)
-    return discover_bounded(
-        x, hint.name, rho, mech, hint.bounds, whole=hint.whole, missing=hint.missing, bins=bins, max_levels=max_levels
-    )
+    kw = {"whole": hint.whole, "missing": hint.missing, "quantiles": QuantileHint.of(hint)}
+    return discover_bounded(x, hint.name, rho, mech, hint.bounds, bins=bins, max_levels=max_levels, **kw)
 
 
 def _key_deltas(cat: list[str], delta: float, target: str | None) -> tuple[float, float]:
