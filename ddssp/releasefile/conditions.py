@@ -495,7 +495,17 @@ def catch_all_levels(schema: Any) -> dict[str, str]:
 
 def is_catch_all(col: Any) -> bool:
     """Whether a column's missing level is discovery's catch-all ``<other>`` (made unique against the
-    released labels), not a declared missing level such as ``N``. Reads the public schema only."""
+    released labels), not a declared missing level such as ``N``. Reads the public schema only.
+
+    Parameters
+    ----------
+    col : ddssp.data.Column
+        A column of a release's schema.
+
+    Returns
+    -------
+    bool
+    """
     from ddssp.data.discovery.labels import OTHER_LABEL
 
     return col.kind == "categorical" and col.missing is not None and col.missing.rstrip("_") == OTHER_LABEL

@@ -154,10 +154,19 @@ def discover_bounded(
         forced = [int(i) for i in np.flatnonzero((width <= 1) & (y >= heavy))]
     edges = _equal_frequency(grid, y, n_bins, forced)
     points = {float(grid[i]) for i in forced if grid[i + 1] - grid[i] <= 1}
+    col = _read_bins(name, grid, y, edges, sigma, bool(whole), floor, label, lambda a, b: a in points)
+    return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: {len(edges) - 1} bins inside them"
+
+
+def _read_bins(name, grid, y, edges, sigma, whole, floor, label, is_point) -> Column:
+    """A binned column from its edges and the noisy grid counts (post-processing): each bin's
+    representative value and within-bin spread, a point bin (``is_point(a, b)``) decoding to its
+    value with no spread, and missing cells (when there is no missing level) at the noisy median's
+    bin."""
     values, within = [], []
     for a, b in zip(edges, edges[1:]):
-        if a in points:
-            values.append(a)
+        if is_point(a, b):
+            values.append(float(a))
             within.append(None)
             continue
         rep = bin_median(grid, y, a, b, sigma, whole)
@@ -166,13 +175,13 @@ def discover_bounded(
         values.append(rep)
         within.append(_within(grid, y, a, b, sigma, floor))
     col = Column.binned(name, edges, values, missing=label)
-    col.with_within(Within(tuple(within), whole=bool(whole)))
+    col.with_within(Within(tuple(within), whole=whole))
     if label is None:
         mids = 0.5 * (grid[:-1] + grid[1:])
         w = np.clip(y, 0, None)
-        med = mids[int(np.searchsorted(np.cumsum(w), w.sum() / 2))] if w.sum() > 0 else 0.5 * (lo + hi)
+        med = mids[int(np.searchsorted(np.cumsum(w), w.sum() / 2))] if w.sum() > 0 else 0.5 * (grid[0] + grid[-1])
         col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
-    return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: {len(edges) - 1} bins inside them"
+    return col
 
 
 @dataclass(frozen=True)
@@ -198,7 +207,18 @@ class QuantileHint:
 
     @classmethod
     def of(cls, hint) -> QuantileHint | None:
-        """The quantile bins a codebook hint declares, or None when it declares no ``bins``."""
+        """The quantile bins a codebook hint declares.
+
+        Parameters
+        ----------
+        hint : ddssp.data.codebook.ColumnHint
+            The column's hint.
+
+        Returns
+        -------
+        QuantileHint or None
+            None when the hint declares no ``bins``.
+        """
         if getattr(hint, "bins", None) is None:
             return None
         return cls(hint.bins, hint.cuts or (), hint.step, hint.points or ())
@@ -231,24 +251,7 @@ def _quantile_bins(
             edges.update((float(grid[i]), float(grid[i + 1])))
     edges = sorted(edges)
     floor = _log_floor(lo, hi, whole)
-    values, within = [], []
-    for a, b in zip(edges, edges[1:]):
-        if whole and b - a <= 1:
-            values.append(float(a))
-            within.append(None)
-            continue
-        rep = bin_median(grid, y, a, b, sigma, whole)
-        if rep is None:
-            rep = float(math.floor(a + (b - a - 1) / 2)) if whole and b - a >= 1 else (a + b) / 2
-        values.append(rep)
-        within.append(_within(grid, y, a, b, sigma, floor))
-    col = Column.binned(name, edges, values, missing=label)
-    col.with_within(Within(tuple(within), whole=whole))
-    if label is None:
-        w = np.clip(y, 0, None)
-        mids = 0.5 * (grid[:-1] + grid[1:])
-        med = mids[int(np.searchsorted(np.cumsum(w), w.sum() / 2))] if w.sum() > 0 else 0.5 * (lo + hi)
-        col.with_na(col.labels[int(np.clip(np.searchsorted(edges, med, side="right") - 1, 0, len(edges) - 2))])
+    col = _read_bins(name, grid, y, edges, sigma, whole, floor, label, lambda a, b: whole and b - a <= 1)
     return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: {len(edges) - 1} quantile bins (declared {q.bins})"
 
 
