@@ -163,7 +163,7 @@ class ColumnHint:
                 raise SchemaError(f'{where}: "{key}" must be a list of numbers, got {vals!r}') from None
             bad = [v for v in vals if not (math.isfinite(v) and lo <= v <= hi)]
             if bad:
-                raise SchemaError(f'{where}: "{key}" {first_few([_num(v) for v in bad])} lie outside the bounds')
+                raise SchemaError(f'{where}: "{key}" outside the bounds: {first_few([_num(v) for v in bad])}')
             object.__setattr__(self, key, vals)
         if self.step is not None:
             if isinstance(self.step, bool) or not isinstance(self.step, (int, float)) or not self.step > 0:
