@@ -205,3 +205,13 @@ def test_a_heap_holding_a_bins_share_is_a_bin_of_its_own_and_decodes_to_itself()
     i = col.edges.index(0.0)
     assert col.edges[i + 1] == 1.0 and col.values[i] == 0.0
     assert col.within.bins[i] is None  # no spread: its rows decode to 0
+
+
+@pytest.mark.parametrize("rho, mostly_noise", [(0.03, False), (7e-4, True)])
+def test_the_note_says_how_far_noise_moves_an_edge(rho, mostly_noise):
+    # about the NIST excerpts' noise at eps 10 (sd 4 per cell) and at eps 1 (sd 27)
+    ages = np.random.default_rng(7).integers(0, 100, 7600).astype(float)
+    mech = ChargedMechanisms(Ledger(1.0), InsecureSeededNoise(0))
+    _, note = discover_bounded(ages, "AGEP", rho, mech, (0.0, 99.0), whole=True, quantiles=QuantileHint(20))
+    assert "noise moves an edge by ~" in note and "a bin holds 5.0%" in note
+    assert ("mostly noise" in note) is mostly_noise

@@ -252,7 +252,19 @@ def _quantile_bins(
     edges = sorted(edges)
     floor = _log_floor(lo, hi, whole)
     col = _read_bins(name, grid, y, edges, sigma, whole, floor, label, lambda a, b: whole and b - a <= 1)
-    return col, f"numeric, declared bounds {_show(lo)}..{_show(hi)}: {len(edges) - 1} quantile bins (declared {q.bins})"
+    note = f"numeric, declared bounds {_show(lo)}..{_show(hi)}: {len(edges) - 1} quantile bins (declared {q.bins})"
+    return col, note + _edge_noise(sigma, len(grid) - 1, n, q.bins)
+
+
+def _edge_noise(sigma: float, cells: int, n: float, bins: int) -> str:
+    """How far the noise moves a quantile edge, as a share of the rows: the sd of the noisy
+    cumulative count half-way along the grid over the noisy count of numbers. At over half a bin's
+    share the edges are mostly noise, and the note says to declare them instead."""
+    spread = sigma * math.sqrt(max(cells, 1) / 2.0) / max(n, 1.0)
+    out = f"; noise moves an edge by ~{spread:.1%} of the rows (a bin holds {1 / bins:.1%})"
+    if spread > 0.5 / bins:
+        out += ": at this budget the edges are mostly noise; declare them instead (--schema edges)"
+    return out
 
 
 def quantile_grid(lo: float, hi: float, cells: int, whole: bool, q: QuantileHint) -> np.ndarray:
