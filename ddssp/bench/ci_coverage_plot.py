@@ -45,14 +45,13 @@ def plot_coverage(res: pd.DataFrame, path, trials: int) -> bool:
     bool
         False when matplotlib is missing or there is nothing to plot.
     """
-    try:
-        import matplotlib
+    from ddssp.bench.plotting import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import matplotlib.ticker as mticker
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return False
+    import matplotlib.ticker as mticker
+
     from ddssp.data.fileio import atomic_write
 
     cov = res[res["metric"].isin(["cover90", "cover95"])]

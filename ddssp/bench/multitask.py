@@ -101,12 +101,10 @@ def run(spec: dict, ctx) -> pd.DataFrame:
 def _plot_panels(df: pd.DataFrame, path, x: str, panel: tuple[str, ...], line: str) -> None:
     """Mean metric vs ``x``, one panel per ``panel`` setting and metric, one line per ``line`` value.
     (The generic bench plot overlays every setting of a method; this one keeps them apart.)"""
-    try:
-        import matplotlib
+    from ddssp.bench.plotting import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
+    plt = pyplot()
+    if plt is None:  # pragma: no cover
         return
     df = df.dropna(subset=[c for c in (x, *panel) if c != "bucket"]).copy()
     if df.empty:

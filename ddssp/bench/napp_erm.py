@@ -377,12 +377,10 @@ def plot_roc(df: pd.DataFrame, path) -> bool:
     bool
         False when matplotlib is missing or there is nothing to plot.
     """
-    try:
-        import matplotlib
+    from ddssp.bench.plotting import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
+    plt = pyplot()
+    if plt is None:  # pragma: no cover
         return False
     from ddssp.data.fileio import atomic_write
 

@@ -416,12 +416,10 @@ def plot_results(
     bool
         False without matplotlib, or when ``x`` is not a column.
     """
-    try:
-        import matplotlib
+    from ddssp.bench.plotting import pyplot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return False
     if x not in summary.columns:
         return False

@@ -139,3 +139,12 @@ def test_many_metrics_wrap_into_rows_of_four(tmp_path, monkeypatch):
     assert len(visible) == 9 and len(fig.axes) == 12
     width, height = fig.get_size_inches()
     assert width <= 20.5 and height > 12
+
+
+def test_pyplot_is_none_without_matplotlib(monkeypatch):
+    import sys
+
+    from ddssp.bench.plotting import pyplot
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as when it is not installed
+    assert pyplot() is None
