@@ -330,3 +330,50 @@ def test_few_whole_numbers_piled_up_keep_the_histograms():
             lo, hi = (y.edges[0], y.edges[-1]) if y.is_binned else (min(y.values), max(y.values))
             inside += 2000 <= lo and hi <= 2016
     assert inside >= 7
+
+
+def _entries_by_column(ledger):
+    got: dict[str, float] = {}
+    for e in ledger.entries:
+        if e.kind == "discover-counts" and "row count" not in e.note:
+            got[e.clique[0]] = got.get(e.clique[0], 0.0) + e.rho
+    return got
+
+
+def test_declared_bounds_do_not_raise_discoverys_budget():
+    """The small-table raise pays for range searches: a table whose numeric columns all have declared
+    bounds spends only the given share on discovery (on 800 rows at eps 1 the raise would take up to
+    MAX_AUTO_SHARE), and with one searched column the raise goes to that column alone."""
+    from ddssp.data.codebook import Codebook, ColumnHint
+
+    df = _table(800).drop(columns=["c", "lat"])
+    bounds = {"year": (2003, 2009), "age": (17, 90), "hours": (1, 98)}
+    rho = rho_from_eps_delta(1.0, 1e-6)
+
+    def run(declared):
+        ledger = Ledger(rho, delta_budget=1e-7)
+        hints = Codebook(tuple(ColumnHint(c, kind="numeric", bounds=bounds[c], whole=True) for c in declared))
+        discover(
+            df,
+            list(df.columns),
+            ChargedMechanisms(ledger, InsecureSeededNoise(5)),
+            rho=0.1 * rho,
+            delta=1e-7,
+            rho_max=rho,
+            collect=True,
+            hints=hints,
+        )
+        return ledger
+
+    every = run(["year", "age", "hours"])
+    assert every.spent <= 0.1 * rho * (1 + 1e-9)
+    spent = _entries_by_column(every)
+    assert set(spent) == {"year", "age", "hours"} and max(spent.values()) <= 0.1 * rho / 3 * (1 + 1e-9)
+    one = run(["year", "age"])
+    assert 0.1 * rho * 1.5 < one.spent <= MAX_AUTO_SHARE * rho * (1 + 1e-9)
+    raised = _entries_by_column(one)
+    for c in ("year", "age"):  # the given share only, spent as when every column was declared
+        assert math.isclose(raised[c], spent[c], rel_tol=1e-9)
+    assert raised["hours"] > 10 * raised["age"]
+    none = run([])  # no declared bounds: the raise covers every column, as before
+    assert none.spent > one.spent

@@ -2,8 +2,8 @@
 read from the data only through noisy counts charged to a privacy ledger.
 
 First (when the pipeline passes the release's budget) a noisy row count: a small table gets a larger
-share of the budget for its schema (up to ``MAX_AUTO_SHARE``, :func:`discovery_budget`), since the
-noise of a count does not shrink with the table. Then, per discovered column (names are public; nothing else about the data is):
+share of the budget for its columns without declared bounds (up to ``MAX_AUTO_SHARE``,
+:mod:`.budget`), since the noise of a count does not shrink with the table. Then, per discovered column (names are public; nothing else about the data is):
 
 1. **Scan** (every column whose kind or range is unknown): one vector of counts, one cell per row,
    noised with the discrete Gaussian (:func:`ddssp.dp.discovery.noisy_counts`). The cells are fixed
@@ -58,16 +58,11 @@ post-processing helpers. The functions that read rows are named in each module's
 count they make goes straight to the charged mechanism.
 """
 
+from ddssp.data.discovery.budget import MAX_AUTO_SHARE, discovery_budget
 from ddssp.data.discovery.labels import MISSING_LABEL, OTHER_LABEL, discover_categorical
 from ddssp.data.discovery.numeric import DEFAULT_MAX_LEVELS, discover_numeric
 from ddssp.data.discovery.scan import ScanResult, scan_column
-from ddssp.data.discovery.table import (
-    MAX_AUTO_SHARE,
-    DiscoveryReport,
-    discover,
-    discovery_budget,
-    unresolved_message,
-)
+from ddssp.data.discovery.table import DiscoveryReport, discover, unresolved_message
 
 __all__ = [
     "DEFAULT_MAX_LEVELS",

@@ -14,6 +14,14 @@ import pandas as pd
 
 from ddssp.data.codebook import Codebook
 from ddssp.data.dates import hhmm_cells
+from ddssp.data.discovery.budget import (  # noqa: F401 (TARGET_WEIGHT is read from here by tests)
+    MAX_AUTO_SHARE,
+    TARGET_SD_SHARE,
+    TARGET_WEIGHT,
+    column_shares,
+    discovery_budget,
+    raised_shares,
+)
 from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
@@ -29,16 +37,7 @@ from ddssp.data.discovery.shared import noise_sd
 from ddssp.data.discovery.slots import parse_numbers, parse_times_of_text, slot_cells
 from ddssp.errors import SchemaError
 
-#: discovery's share of the zCDP budget is raised (up to this) when the noisy row count is small
-MAX_AUTO_SHARE = 0.6
-
-
-#: ... so that the noise sd of one column's full discovery budget is at most this share of the rows
-#: (with a column's whole key budget in one round, a label would then need about 2.5% of the rows)
-TARGET_SD_SHARE = 1 / 300
-
-
-#: share of the discovery budget spent on the noisy row count that sets the two above
+#: share of the discovery budget spent on the noisy row count that sets discovery's budget (:mod:`.budget`)
 ROWS_FRACTION = 0.01
 
 
@@ -50,12 +49,6 @@ ROWS_FRACTION = 0.01
 #: the bins again: the grid's noise sets where the cuts fall, not how well the bins are known
 RELEASE_BINS = (4, 10)
 BIN_ROWS_SDS = 40.0
-
-
-#: a declared target's share of discovery's budget, and of the key-release delta when it is
-#: categorical, as a multiple of another column's share (taken from the other columns, so the totals
-#: are unchanged): with 15 columns the target gets 4/18 of the budget instead of 1/15
-TARGET_WEIGHT = 4.0
 
 
 #: a declared target of whole numbers whose scanned range holds at most this many values is
@@ -148,12 +141,13 @@ def discover(
     0..1440) is public, so it needs no range pass.
 
     With ``rho_max`` (the budget of the whole release), discovery first spends ``ROWS_FRACTION`` of
-    ``rho`` on a noisy row count, and when the table is small raises its own budget above ``rho`` (up
-    to ``MAX_AUTO_SHARE * rho_max``) so that each column's noise sd is about ``TARGET_SD_SHARE`` of the
-    rows: the noise of a count does not shrink with the table, so a small table needs a larger share of
-    the budget for its schema to hold any information.
+    ``rho`` on a noisy row count, and when the table is small raises the budget of the columns without
+    declared bounds (up to ``MAX_AUTO_SHARE * rho_max`` in all) so that each one's noise sd is about
+    ``TARGET_SD_SHARE`` of the rows: the noise of a count does not shrink with the table, so a small
+    table needs a larger share of the budget for its schema to hold any information. A column with
+    declared bounds needs no range search and keeps its part of ``rho``.
 
-    A declared ``target`` gets priority (:func:`_shares`): ``TARGET_WEIGHT`` times another column's
+    A declared ``target`` gets priority (:func:`~ddssp.data.discovery.budget.column_shares`): ``TARGET_WEIGHT`` times another column's
     share of the budget, and when it is categorical ``TARGET_WEIGHT`` times another categorical
     column's share of delta, spent in one key release of its own (no first round, no part in the
     pool), so that its threshold is as low as its budget allows: a label held by a few percent of the
@@ -213,13 +207,15 @@ def discover(
     if not columns:
         return {}, DiscoveryReport(), 0.0
     report = DiscoveryReport()
-    if rho_max is not None:
-        rho = _budget_from_rows(len(df), columns, mech, rho, float(rho_max), report)
     if target not in columns:
         target = None
-    share = _shares(columns, rho, target)
     df, kinds, bounded = _apply_hints(df, columns, kinds, hints)
     scanned = [n for n in columns if n not in bounded]
+    if rho_max is None:
+        share = column_shares(columns, rho, target)
+    else:
+        given, raised = _budget_from_rows(len(df), columns, len(scanned), mech, rho, float(rho_max), report)
+        share = raised_shares(columns, scanned, given, raised, target)
     scans, parsed = _scan_columns(df, scanned, kinds, {n: SCAN_FRACTION * share[n] for n in scanned}, mech, report)
     out = {}
     for name, hint in bounded.items():
@@ -484,16 +480,6 @@ class _CountLog:
         return y
 
 
-def _shares(columns: list[str], rho: float, target: str | None) -> dict[str, float]:
-    """Each column's zCDP budget: ``rho`` split evenly, or with the ``target`` weighted
-    ``TARGET_WEIGHT`` against 1 for each other column (the sum is ``rho`` either way). Public."""
-    if target is None:
-        rho_col = rho / len(columns)
-        return {n: rho_col for n in columns}
-    total = len(columns) - 1 + TARGET_WEIGHT
-    return {n: rho * (TARGET_WEIGHT if n == target else 1.0) / total for n in columns}
-
-
 def _few_values(scan: ScanResult | None, name: str, target: str | None) -> bool:
     """Whether ``name`` is the target and its scan shows whole numbers over at most
     ``TARGET_MAX_LABELS`` values (then it is discovered by key release). Decides from the scan's noisy
@@ -506,11 +492,13 @@ def _few_values(scan: ScanResult | None, name: str, target: str | None) -> bool:
 
 
 def _budget_from_rows(
-    rows: int, columns: list[str], mech, rho: float, rho_max: float, report: DiscoveryReport
-) -> float:
+    rows: int, columns: list[str], searched: int, mech, rho: float, rho_max: float, report: DiscoveryReport
+) -> tuple[float, float]:
     """Discovery's budget after a noisy row count: ``ROWS_FRACTION`` of ``rho`` on the count, then
-    :func:`discovery_budget` of that noisy count, less the count's share. Records the noisy count and
-    the share of ``rho_max`` in ``report``; decides from the noisy count only."""
+    :func:`discovery_budget` of that noisy count for the ``searched`` columns (those without
+    declared bounds), each less the count's share: returns (the given budget, the raised budget).
+    Records the noisy count and the share of ``rho_max`` in ``report``; decides from the noisy count
+    only."""
     rho_n = ROWS_FRACTION * rho
     y = mech.counts(
         np.array([rows], dtype=np.int64),
@@ -519,11 +507,11 @@ def _budget_from_rows(
         note="noisy row count (sets discovery's share of the budget)",
     )
     n = max(float(y[0]), 1.0)
-    rho_use = discovery_budget(n, len(columns), rho, rho_max)
+    rho_use = discovery_budget(n, searched, rho, rho_max)
     report.rows = n
     report.rows_sd = noise_sd(rho_n)
     report.share = rho_use / rho_max
-    return rho_use - rho_n
+    return rho - rho_n, rho_use - rho_n
 
 
 def _scan_columns(
@@ -607,30 +595,6 @@ def _first_key_round(
     weight = {n: unreleased_share(scans[n], first[n][0], rows) ** KEY_POWER for n in cat}
     pool = (1 - KEY_FIRST) * sum(left[n] for n in cat) + KEY_FIRST * sum(left[n] for n in skipped)
     return _KeyRounds(first, skipped, weight, pool)
-
-
-def discovery_budget(rows: float, columns: int, rho: float, rho_max: float) -> float:
-    """Discovery's zCDP budget for a table of (noisy) ``rows``: the given ``rho``, raised so that the
-    noise sd of each column's share is ``TARGET_SD_SHARE`` of the rows, at most ``MAX_AUTO_SHARE``
-    of ``rho_max`` (never below ``rho``). Non-increasing in ``rows``. Post-processing.
-
-    Parameters
-    ----------
-    rows : float
-        The noisy row count.
-    columns : int
-        The columns to discover.
-    rho : float
-        The given budget (``--discovery-share`` of the release's).
-    rho_max : float
-        The budget of the whole release.
-
-    Returns
-    -------
-    float
-    """
-    need = columns / (2.0 * (max(rows, 1.0) * TARGET_SD_SHARE) ** 2)
-    return min(max(rho, need), max(rho, MAX_AUTO_SHARE * rho_max))
 
 
 def _passes(scan: ScanResult | None) -> int:
