@@ -186,7 +186,14 @@ def run(args) -> int:
     elif rel.schema_private:
         say("schema: declared (public; not part of the privacy budget)")
     if s["target"]:
-        say(f"target: {s['target']}")
+        from ddssp.marginals.aim_settings import DEFAULT_TARGET_SHARE
+
+        aim = rel.info.get("settings", {})
+        share = aim.get("target_share")
+        how = "" if not isinstance(share, (int, float)) else f" (its pairs first: {100 * share:.0f}% of AIM's budget"
+        if how and aim.get("target_share_given") is False and share > DEFAULT_TARGET_SHARE:
+            how += ", raised for a small table"
+        say(f"target: {s['target']}{how}{')' if how else ''}")
     say(f"columns ({len(s['columns'])}):")
     for name, c in s["columns"].items():
         d = details[name]

@@ -54,7 +54,6 @@ exactly what remains, so the ledger total equals the budget.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -69,8 +68,8 @@ from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.errors import WorkloadError
 from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
 from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, plan_round
-from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
 from ddssp.marginals.aim_settings import (
+    DEFAULT_TARGET_SHARE,
     FINISH_ITERS_FACTOR,
     LOADABLE_ITERS_FACTOR,
     AIMSettings,
@@ -78,8 +77,16 @@ from ddssp.marginals.aim_settings import (
     finish_early_stop,
     fits_for,
     public_settings,
+    settings_from,
 )
-from ddssp.marginals.aim_target import check_target_phase, target_cliques, target_columns
+from ddssp.marginals.aim_settings import FINAL_TOL as FINAL_TOL  # re-exported (ddssp.estimators.ddssp_intervals)
+from ddssp.marginals.aim_target import (
+    check_target_phase,
+    first_phase_share,
+    pair_sigma,
+    target_cliques,
+    target_columns,
+)
 from ddssp.marginals.estimation import MbiEngine, MirrorDescentNumpy, make_engine  # noqa: F401 (re-exported)
 from ddssp.marginals.mirror_descent import TOL_BLOCK  # noqa: F401 (re-exported)
 from ddssp.marginals.model import GraphicalModel
@@ -438,7 +445,7 @@ def run_aim(
     AIMResult
     """
     t_start = time.perf_counter()
-    s = _settings(settings, options)
+    s = settings_from(settings, options)
     rho = check_rho(rho)
     rng = make_rng(rng)
     noise = SecureNoise() if noise is None else noise
@@ -460,7 +467,7 @@ def run_aim(
 
     t0 = time.perf_counter()
     needed = set(candidates) | {canonical(domain, c) for c in first + one_ways}
-    answers = count_answers(data, user_domain, domain, sorted(needed, key=_by_size))
+    answers = count_answers(data, user_domain, domain, sorted(needed, key=lambda c: (len(c), c)))
     ledger = Ledger(rho)
     run = _Run(
         domain,
@@ -477,11 +484,10 @@ def run_aim(
         max_fits=fits_for(T) if s.fast else 0,
     )
     add_recycled(run.est, prior)
-    rho_adaptive = rho
+    rho_adaptive, share = rho, None
     if first:
-        rho_first = s.target_share * rho
-        measure_target_phase(run, [canonical(domain, c) for c in first], rho_first)
-        rho_adaptive = rho - rho_first
+        share = measure_target_phase(run, [canonical(domain, c) for c in first], rho)
+        rho_adaptive = rho - share * rho
     budget = RoundBudget(math.sqrt(T / (2 * 0.9 * rho_adaptive)), math.sqrt(8 * 0.1 * rho_adaptive / T))
     rnd, annealed = run_rounds(run, budget, one_ways, cap)
     run.progress(rnd, None, math.nan, phase="final")
@@ -491,7 +497,7 @@ def run_aim(
         "timings": run.timings,
         "iterations": run.iters_log,
         "final_iterations": final_iterations,
-        "settings": public_settings(s, (rho, T, cap, final_tol), first, (ROUND_MAX_ITERS, ROUND_TOL)),
+        "settings": public_settings(s, (rho, T, cap, final_tol), first, (ROUND_MAX_ITERS, ROUND_TOL), share),
         "annealed": annealed,
         "candidates": len(candidates),
         "model_size_mb": model.size_mb,
@@ -504,22 +510,6 @@ def run_aim(
 
 def _no_report(progress: AIMProgress) -> None:
     """The callback of a run that has none."""
-
-
-def _by_size(c: Clique) -> tuple[int, Clique]:
-    return len(c), c
-
-
-def _settings(settings: AIMSettings | None, options: dict[str, Any]) -> AIMSettings:
-    """The run's settings, given either as an :class:`AIMSettings` or as its fields (keywords)."""
-    if settings is None:
-        unknown = set(options) - {f.name for f in dataclasses.fields(AIMSettings)}
-        if unknown:
-            raise TypeError(f"run_aim() got unexpected keyword argument(s) {sorted(unknown)}")
-        return AIMSettings(**options)
-    if options:
-        raise TypeError(f"give AIM's settings either as settings= or as keywords, not both ({sorted(options)})")
-    return settings
 
 
 def count_answers(data: Any, user_domain: dict[str, int], domain: Domain, needed: list[Clique]) -> dict:
@@ -555,22 +545,40 @@ def count_answers(data: Any, user_domain: dict[str, int], domain: Domain, needed
     return {c: exact_marginal(codes, domain, c) for c in needed}
 
 
-def measure_target_phase(run: _Run, first: list[Clique], rho_first: float) -> None:
-    """The first phase of a run given a target: every clique of ``first`` measured once (round 0),
-    all at the one noise scale that makes their charges sum to ``rho_first``.
+def measure_target_phase(run: _Run, first: list[Clique], rho: float) -> float:
+    """The first phase of a run given a target: every clique of ``first`` measured once (round 0).
+
+    The target's one-way marginals come first, at the noise of ``settings.target_share`` of ``rho``;
+    the pairs too when a share is given. Without one, the share is the default raised for a small
+    table (:func:`~ddssp.marginals.aim_target.first_phase_share` of the one-ways' noisy total), and
+    the pairs spend what the one-ways leave of it.
 
     Parameters
     ----------
     run : _Run
         The run's shared state.
     first : list of tuple of str
-        The target's one-way marginal and pairs (:func:`target_cliques`), in the internal column order.
-    rho_first : float
-        The phase's zCDP budget.
+        The target's one-way marginals and pairs (:func:`target_cliques`), in the internal column order.
+    rho : float
+        AIM's zCDP budget.
+
+    Returns
+    -------
+    float
+        The share of ``rho`` the phase spent.
     """
-    sigma = math.sqrt(len(first) / (2 * rho_first))
-    for c in first:
+    given = run.settings.target_share
+    share = DEFAULT_TARGET_SHARE if given is None else given
+    sigma = math.sqrt(len(first) / (2 * share * rho))
+    ones = [c for c in first if len(c) == 1]
+    for c in ones:
         measure_clique(run, c, sigma, 0)
+    rows = float(np.mean([m.values.sum() for m in run.measurements[-len(ones) :]]))
+    chosen = share if given is not None else first_phase_share(rows, sigma, share)
+    pair = sigma if chosen == share else pair_sigma(len(first) - len(ones), len(ones), sigma, chosen * rho)
+    for c in first[len(ones) :]:
+        measure_clique(run, c, pair, 0)
+    return chosen
 
 
 def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model_size: float) -> tuple[int, int]:

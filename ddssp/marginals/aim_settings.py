@@ -8,6 +8,7 @@ fit stops (``FINAL_TOL``). The loop that reads them is :func:`ddssp.marginals.ai
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -150,9 +151,11 @@ class AIMSettings:
     fit : {"fast", "legacy"}
         Per-round estimation of the numpy engine; "legacy" is kept for before/after comparisons.
         With ``iters`` given or ``engine="mbi"`` the loop is the legacy one whatever ``fit`` says.
-    target_share : float
+    target_share : float or None
         Share of the budget, in (0, 1), of the first phase of a run given a target (its one-way
-        marginal and its pairs with every other column); unused without a target.
+        marginal and its pairs with every other column); unused without a target. None:
+        ``DEFAULT_TARGET_SHARE``, raised for a small table
+        (:func:`~ddssp.marginals.aim_target.first_phase_share`).
     """
 
     max_model_size: float | None = None
@@ -162,7 +165,7 @@ class AIMSettings:
     final_tol: float | None | str = "auto"
     engine: str = "numpy"
     fit: str = "fast"
-    target_share: float = DEFAULT_TARGET_SHARE
+    target_share: float | None = None
 
     def __post_init__(self):
         mms = self.max_model_size
@@ -173,8 +176,8 @@ class AIMSettings:
         if self.fit not in ("fast", "legacy"):
             raise WorkloadError(f"unknown fit mode {self.fit!r} (use 'fast' or 'legacy')")
         share = self.target_share
-        if isinstance(share, bool) or not (isinstance(share, (int, float)) and 0 < share < 1):
-            raise WorkloadError(f"target_share must be a number in (0, 1), got {share!r}")
+        if share is not None and (isinstance(share, bool) or not (isinstance(share, (int, float)) and 0 < share < 1)):
+            raise WorkloadError(f"target_share must be a number in (0, 1) or None, got {share!r}")
         if self.iters is not None and int(self.iters) < 1:
             raise WorkloadError(f"iters must be a positive integer, got {self.iters!r}")
         if int(self.final_iters) < 1:
@@ -398,7 +401,7 @@ def finish_early_stop(est, measurements, domain, iters_left: int, more_left: int
 
 
 def public_settings(
-    s: AIMSettings, run: tuple[float, int, float, float], first: list, rounds: tuple[int, float]
+    s: AIMSettings, run: tuple[float, int, float, float], first: list, rounds: tuple[int, float], share: float | None
 ) -> dict[str, Any]:
     """The run's settings as released (``info["settings"]``); the target phase's share only when it ran.
 
@@ -412,6 +415,8 @@ def public_settings(
         The target phase's cliques (empty: no target phase).
     rounds : tuple
         ``(max iterations, tolerance)`` of a round's fit when ``s.iters`` is not set.
+    share : float or None
+        The share of the budget the target phase spent (None: no target phase).
 
     Returns
     -------
@@ -432,6 +437,36 @@ def public_settings(
         "round_tol": round_tol if s.iters is None else None,
     }
     if first:
-        public["target_share"] = float(s.target_share)
+        public["target_share"] = float(share)
+        public["target_share_given"] = s.target_share is not None
         public["target_measurements"] = len(first)
     return public
+
+
+def settings_from(settings: AIMSettings | None, options: dict[str, Any]) -> AIMSettings:
+    """The run's settings, given either as an :class:`AIMSettings` or as its fields (keywords).
+
+    Parameters
+    ----------
+    settings : AIMSettings or None
+        The settings, or None to build them from ``options``.
+    options : dict
+        :class:`AIMSettings` fields given as keywords (only without ``settings``).
+
+    Returns
+    -------
+    AIMSettings
+
+    Raises
+    ------
+    TypeError
+        For an unknown keyword, or settings given both ways.
+    """
+    if settings is None:
+        unknown = set(options) - {f.name for f in dataclasses.fields(AIMSettings)}
+        if unknown:
+            raise TypeError(f"run_aim() got unexpected keyword argument(s) {sorted(unknown)}")
+        return AIMSettings(**options)
+    if options:
+        raise TypeError(f"give AIM's settings either as settings= or as keywords, not both ({sorted(options)})")
+    return settings

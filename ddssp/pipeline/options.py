@@ -232,8 +232,9 @@ class AimOptions:
         Estimation engine.
     target_share : float
         With a target, the share of AIM's budget, in (0, 1), of its first phase: the target's
-        one-way marginal and its pair with every other column, measured before the adaptive rounds
-        (default :data:`~ddssp.marginals.aim_settings.DEFAULT_TARGET_SHARE`). Unused without a target.
+        one-way marginal and its pair with every other column, measured before the adaptive rounds.
+        Default: :data:`~ddssp.marginals.aim_settings.DEFAULT_TARGET_SHARE`, raised on a small table
+        (:func:`~ddssp.marginals.aim_target.first_phase_share`). Unused without a target.
     by : str, optional
         A public grouping column (a geography the tables are published by): the workload becomes the
         pairs within each group, every marginal (by, a, b) (:func:`~ddssp.pipeline.plan.build_workload`).

@@ -14,7 +14,7 @@ from ddssp.dp import LEDGER_RTOL, InsecureSeededNoise
 from ddssp.errors import WorkloadError
 from ddssp.marginals.aim import run_aim
 from ddssp.marginals.aim_settings import DEFAULT_TARGET_SHARE, AIMSettings
-from ddssp.marginals.aim_target import target_cliques
+from ddssp.marginals.aim_target import MAX_TARGET_SHARE, TARGET_CELL_SD, first_phase_share, target_cliques
 from ddssp.marginals.named_tables import canonical
 from ddssp.marginals.workload import all_pairs
 from tests.marginals.test_aim import exact
@@ -34,7 +34,7 @@ def check_target_run(res, domain: dict, target: str, rho: float, share: float) -
     first = res.measurements[: len(wanted)]
     assert [m.clique for m in first] == wanted
     assert all(m.round == 0 for m in first)
-    assert len({m.sigma for m in first}) == 1
+    assert len({m.sigma for m in first[1:]}) == 1 and first[0].sigma >= first[1].sigma
     measures = [e for e in res.ledger.entries if e.kind == "measure"]
     assert [e.clique for e in measures] == [m.clique for m in res.measurements]
     assert [e.round for e in measures] == [m.round for m in res.measurements]
@@ -160,3 +160,48 @@ def test_target_pairs_larger_than_the_model_limit_are_refused():
     df = pd.DataFrame({c: np.arange(300) % k for c, k in domain.items()})
     with pytest.raises(WorkloadError, match="target's pairs .* model size limit"):
         run_aim(df, domain, [(("a",), 1.0)], 1.0, rng=np.random.default_rng(0), max_model_size=0.04, target="y")
+
+
+def test_first_phase_share_rule():
+    """The default share on a table whose cells the default measures well, raised as the rows shrink
+    (never above MAX_TARGET_SHARE), and the raised share's noise sd is TARGET_CELL_SD of the rows."""
+    sigma, share = 40.0, DEFAULT_TARGET_SHARE
+    rows = np.geomspace(10, 1e7, 200)
+    got = np.array([first_phase_share(r, sigma, share) for r in rows])
+    assert np.all(np.diff(got) <= 1e-15)
+    assert got[-1] == share and got[0] == MAX_TARGET_SHARE
+    mid = (got > share) & (got < MAX_TARGET_SHARE)
+    assert mid.any()
+    sd = sigma * np.sqrt(share / got[mid])  # the phase's sd at the raised share
+    assert np.allclose(sd, TARGET_CELL_SD * rows[mid])
+    assert first_phase_share(-5.0, sigma, share) == MAX_TARGET_SHARE  # a noisy count below zero
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_small_table_raises_the_target_phase(seed):
+    """300 rows at a small budget: the one-way is measured at the default's noise, the pairs spend
+    the rest of the raised share, the ledger sums to it exactly and the file records it; a share
+    given by the caller is kept."""
+    df, rho = make_data(seed, n=300), 0.002
+    res = run_aim(
+        df, DOM, all_pairs(DOM), rho, rng=np.random.default_rng(seed), noise=InsecureSeededNoise(seed), target="y"
+    )
+    share = res.info["settings"]["target_share"]
+    assert share == MAX_TARGET_SHARE and res.info["settings"]["target_share_given"] is False
+    check_target_run(res, DOM, "y", rho, share)
+    one, pairs = res.measurements[0], res.measurements[1 : len(DOM)]
+    assert one.sigma == pytest.approx(np.sqrt(len(DOM) / (2 * DEFAULT_TARGET_SHARE * rho)))
+    assert pairs[0].sigma < one.sigma
+    kept = run_aim(
+        df,
+        DOM,
+        all_pairs(DOM),
+        rho,
+        rng=np.random.default_rng(seed),
+        noise=InsecureSeededNoise(seed),
+        settings=AIMSettings(target_share=DEFAULT_TARGET_SHARE),
+        target="y",
+    )
+    assert kept.info["settings"]["target_share"] == DEFAULT_TARGET_SHARE and kept.info["settings"]["target_share_given"]
+    check_target_run(kept, DOM, "y", rho, DEFAULT_TARGET_SHARE)
+    assert len({m.sigma for m in kept.measurements[: len(DOM)]}) == 1
