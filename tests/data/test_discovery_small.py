@@ -14,6 +14,7 @@ import pytest
 from ddssp.data import Schema
 from ddssp.data.discovery import MAX_AUTO_SHARE, discover
 from ddssp.data.discovery.bins import bin_median
+from ddssp.data.discovery.budget import TARGET_WEIGHT
 from ddssp.data.discovery.spans import outer_span, populated_span, populated_windows
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
@@ -350,7 +351,7 @@ def test_declared_bounds_do_not_raise_discoverys_budget():
     bounds = {"year": (2003, 2009), "age": (17, 90), "hours": (1, 98)}
     rho = rho_from_eps_delta(1.0, 1e-6)
 
-    def run(declared):
+    def run(declared, target=None):
         ledger = Ledger(rho, delta_budget=1e-7)
         hints = Codebook(tuple(ColumnHint(c, kind="numeric", bounds=bounds[c], whole=True) for c in declared))
         discover(
@@ -362,6 +363,7 @@ def test_declared_bounds_do_not_raise_discoverys_budget():
             rho_max=rho,
             collect=True,
             hints=hints,
+            target=target,
         )
         return ledger
 
@@ -374,6 +376,10 @@ def test_declared_bounds_do_not_raise_discoverys_budget():
     raised = _entries_by_column(one)
     for c in ("year", "age"):  # the given share only, spent as when every column was declared
         assert math.isclose(raised[c], spent[c], rel_tol=1e-9)
-    assert raised["hours"] > 10 * raised["age"]
+    assert raised["hours"] > 3 * raised["age"]
     none = run([])  # no declared bounds: the raise covers every column, as before
     assert none.spent > one.spent
+    # a declared target keeps its raised part: its bins' values enter every entry of X^T y
+    targeted = _entries_by_column(run(["year", "age", "hours"], target="hours"))
+    assert targeted["hours"] > 0.1 * rho  # more than the whole given budget
+    assert targeted["age"] <= 0.1 * rho / (2 + TARGET_WEIGHT) * (1 + 1e-9)

@@ -48,22 +48,24 @@ def column_shares(columns: list[str], rho: float, target: str | None) -> dict[st
 
 
 def raised_shares(
-    columns: list[str], searched: list[str], given: float, raised: float, target: str | None
+    columns: list[str], kept: list[str], given: float, raised: float, target: str | None
 ) -> dict[str, float]:
     """Each column's budget when discovery's ``given`` budget was ``raised`` for a small table.
 
-    The given budget is split as :func:`column_shares` splits it, the raise over the ``searched``
-    columns only. A column declared with bounds needs no range search, and the count its bins are cut
-    from is recycled and measured again by AIM, so a small table does not need more of the budget for
-    it: on small tables whose columns are all declared, the raise took most of the budget from the
-    regression's measurements. Public.
+    Every column gets its part of the raised budget (as :func:`column_shares` splits it), except the
+    ``kept`` ones: columns with declared bounds other than the target, which keep their part of the
+    given budget. Such a column needs no range search, and the count its bins are cut from is
+    recycled and measured again by AIM, so a small table does not need more of the budget for it: on
+    small tables whose columns were all declared, the raise took most of the budget from the
+    regression's measurements. A declared target keeps its raised part, because its bins' values
+    enter every entry of X^T y. Public.
 
     Parameters
     ----------
     columns : list of str
         Every column discovery spends on.
-    searched : list of str
-        The columns without declared bounds.
+    kept : list of str
+        The columns that keep their part of the given budget.
     given, raised : float
         Discovery's budget before and after the raise (:func:`discovery_budget`).
     target : str or None
@@ -72,13 +74,13 @@ def raised_shares(
     Returns
     -------
     dict
-        ``{column: rho}``, summing to ``raised``.
+        ``{column: rho}``; the sum is at most ``raised``.
     """
-    if len(searched) == len(columns) or raised <= given:
-        return column_shares(columns, raised, target)
-    share = column_shares(columns, given, target)
-    extra = column_shares(searched, raised - given, target if target in searched else None)
-    return {n: share[n] + extra.get(n, 0.0) for n in columns}
+    share = column_shares(columns, raised, target)
+    if raised <= given or not kept:
+        return share
+    base = column_shares(columns, given, target)
+    return {n: base[n] if n in kept else share[n] for n in columns}
 
 
 def discovery_budget(rows: float, columns: int, rho: float, rho_max: float) -> float:
@@ -91,7 +93,7 @@ def discovery_budget(rows: float, columns: int, rho: float, rho_max: float) -> f
     rows : float
         The noisy row count.
     columns : int
-        The columns to search: those without declared bounds (:func:`raised_shares`).
+        The columns to discover.
     rho : float
         The given budget (``--discovery-share`` of the release's).
     rho_max : float

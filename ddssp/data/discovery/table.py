@@ -145,7 +145,8 @@ def discover(
     declared bounds (up to ``MAX_AUTO_SHARE * rho_max`` in all) so that each one's noise sd is about
     ``TARGET_SD_SHARE`` of the rows: the noise of a count does not shrink with the table, so a small
     table needs a larger share of the budget for its schema to hold any information. A column with
-    declared bounds needs no range search and keeps its part of ``rho``.
+    declared bounds other than the target needs no range search and keeps its part of ``rho``
+    (:func:`~ddssp.data.discovery.budget.raised_shares`).
 
     A declared ``target`` gets priority (:func:`~ddssp.data.discovery.budget.column_shares`): ``TARGET_WEIGHT`` times another column's
     share of the budget, and when it is categorical ``TARGET_WEIGHT`` times another categorical
@@ -214,8 +215,9 @@ def discover(
     if rho_max is None:
         share = column_shares(columns, rho, target)
     else:
-        given, raised = _budget_from_rows(len(df), columns, len(scanned), mech, rho, float(rho_max), report)
-        share = raised_shares(columns, scanned, given, raised, target)
+        given, raised = _budget_from_rows(len(df), columns, mech, rho, float(rho_max), report)
+        share = raised_shares(columns, [n for n in bounded if n != target], given, raised, target)
+        report.share = (rho - given + sum(share.values())) / float(rho_max)
     scans, parsed = _scan_columns(df, scanned, kinds, {n: SCAN_FRACTION * share[n] for n in scanned}, mech, report)
     out = {}
     for name, hint in bounded.items():
@@ -492,13 +494,12 @@ def _few_values(scan: ScanResult | None, name: str, target: str | None) -> bool:
 
 
 def _budget_from_rows(
-    rows: int, columns: list[str], searched: int, mech, rho: float, rho_max: float, report: DiscoveryReport
+    rows: int, columns: list[str], mech, rho: float, rho_max: float, report: DiscoveryReport
 ) -> tuple[float, float]:
     """Discovery's budget after a noisy row count: ``ROWS_FRACTION`` of ``rho`` on the count, then
-    :func:`discovery_budget` of that noisy count for the ``searched`` columns (those without
-    declared bounds), each less the count's share: returns (the given budget, the raised budget).
-    Records the noisy count and the share of ``rho_max`` in ``report``; decides from the noisy count
-    only."""
+    :func:`discovery_budget` of that noisy count, each less the count's share: returns (the given
+    budget, the raised budget). Records the noisy count and the share of ``rho_max`` in ``report``;
+    decides from the noisy count only."""
     rho_n = ROWS_FRACTION * rho
     y = mech.counts(
         np.array([rows], dtype=np.int64),
@@ -507,7 +508,7 @@ def _budget_from_rows(
         note="noisy row count (sets discovery's share of the budget)",
     )
     n = max(float(y[0]), 1.0)
-    rho_use = discovery_budget(n, searched, rho, rho_max)
+    rho_use = discovery_budget(n, len(columns), rho, rho_max)
     report.rows = n
     report.rows_sd = noise_sd(rho_n)
     report.share = rho_use / rho_max
