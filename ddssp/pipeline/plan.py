@@ -323,6 +323,13 @@ def plan_schema(
         final.entries = list(ledger.entries)
         ledger = final
     cols = [declared.columns[n] if n in declared.columns else found[n] for n in names if n not in dropped]
+    if dropped and discovery.target is not None and [n for n in names if n not in dropped] == [discovery.target]:
+        raise SchemaError(
+            f"no column besides the target {discovery.target!r} could be kept at this budget, so a regression "
+            "would have no feature; declare what is public about the features (--bounds COL=LO:HI for numbers, "
+            "--levels COL=A,B,... for labels, or --codebook FILE: declared columns cost nothing), or give more "
+            "rows or a larger --eps; the release is refused rather than made without features"
+        )
     return SchemaPlan(
         schema=Schema(cols),
         ledger=ledger,

@@ -201,3 +201,23 @@ def test_target_levels_counts_what_a_fit_can_use():
     assert target_levels(Column.levels("y", [0.0])) == 1
     assert target_levels(Column.categorical("y", ["0.0", "<other>"], missing="<other>")) == 1
     assert target_levels(Column.binned("y", [0.0, 1.0, 2.0])) == 2
+
+
+def test_a_release_for_a_target_whose_features_all_drop_is_refused(tmp_path, capsys):
+    """40 rows at eps 0.3: the declared target is kept, neither feature shows above the noise. A
+    release for a regression with no feature is refused in one line that says what to declare, and
+    writes nothing."""
+    from ddssp.cli import main
+
+    rng = np.random.default_rng(0)
+    csv, out = tmp_path / "t.csv", tmp_path / "t.release"
+    pd.DataFrame(
+        {"x": rng.normal(50, 10, 40).round(1), "z": rng.normal(5, 1, 40).round(2), "y": rng.integers(0, 2, 40)}
+    ).to_csv(csv, index=False)
+    args = ["release", str(csv), "--eps", "0.3", "--levels", "y=0,1", "-o", str(out), "--insecure-seed", "1", "--quiet"]
+    assert main([*args, "--target", "y"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len([line for line in err if "error" in line]) == 1
+    assert "no column besides the target 'y'" in err[-1] and "--bounds COL=LO:HI" in err[-1]
+    assert not out.exists()
+    assert main(args) == 0  # without a target the same table releases (its label column alone)
