@@ -45,6 +45,9 @@ NOISY_FIELDS: dict[str, str] = {
     "recycled": "optional: one-way marginals summed from discovery's noisy grid counts (clique, the "
     "ledger entry that paid for the counts, its sigma, the cells each level sums), fitted with the "
     "measurements at no further charge",
+    "info.settings.target_share": "with a target: the first phase's share of AIM's budget; without a "
+    "given share, the default raised on a small table by the noisy total of the target's one-way "
+    "measurement (post-processing of that measurement, which the file holds)",
     "grade_evidence": "optional: discovery's noisy shares of numeric columns' numbers outside their ranges "
     "with their noise sds, and why discovered columns were left out (post-processing of discovery's "
     "noisy counts, paid for in the ledger; read by the release's grade)",
