@@ -574,8 +574,9 @@ def measure_target_phase(run: _Run, first: list[Clique], rho: float) -> float:
     for c in ones:
         measure_clique(run, c, sigma, 0)
     rows = float(np.mean([m.values.sum() for m in run.measurements[-len(ones) :]]))
-    chosen = share if given is not None else first_phase_share(rows, sigma, share)
-    pair = sigma if chosen == share else pair_sigma(len(first) - len(ones), len(ones), sigma, chosen * rho)
+    pairs = len(first) - len(ones)
+    chosen = share if given is not None or not pairs else first_phase_share(rows, sigma, share)
+    pair = sigma if chosen == share else pair_sigma(pairs, len(ones), sigma, chosen * rho)
     for c in first[len(ones) :]:
         measure_clique(run, c, pair, 0)
     return chosen
