@@ -540,17 +540,22 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                     {f"err_{name}": centres[name] - truth_v, f"err_data_fit_{name}": centres[name] - exact_v}
                 )
                 variants.append((name, other_tab["stderr"].to_numpy(), truth_v, time.process_time() - t2))
+            # the default fit widens its intervals by the floor's estimated pull (conf_int's "pull"):
+            # the analyst's interval is estimate -+ (z se + |pull|)
+            pulled = np.abs(tab["pull"].to_numpy())
+            per_coef["pull"] = tab["pull"].to_numpy()
             for variant, se, ref, s_ in variants:
                 est_v = centres.get(variant, tab["estimate"].to_numpy())
+                w = pulled if variant == "dp+sampling" else 0.0
                 for level, name in ((0.90, "cover90"), (0.95, "cover95")):
                     z = norm.ppf(0.5 + level / 2)
-                    add(f"{model}/{variant}", name, _covers(est_v, est_v - z * se, est_v + z * se, ref), s_)
-                add(f"{model}/{variant}", "width95", np.mean(2 * norm.ppf(0.975) * se), s_)
+                    add(f"{model}/{variant}", name, _covers(est_v, est_v - z * se - w, est_v + z * se + w, ref), s_)
+                add(f"{model}/{variant}", "width95", np.mean(2 * (norm.ppf(0.975) * se + w)), s_)
                 if variant in ("dp+sampling", "boot-dp+sampling", "dp+sampling-vs-penalised") or variant in centres:
                     # coverage by basis, as counts (pooled over trials afterwards): the measured pairs'
                     # intervals and the model-based ones of unmeasured pairs
                     z = norm.ppf(0.975)
-                    hit = (est_v - z * se <= ref) & (ref <= est_v + z * se)
+                    hit = (est_v - z * se - w <= ref) & (ref <= est_v + z * se + w)
                     estimable = np.isfinite(se)  # an empty level's coefficient has no interval
                     for basis, sel in (("measured", ident & estimable), ("model", ~ident & estimable)):
                         add(f"{model}/{variant}/{basis}", "covered95", float(np.sum(hit[sel])), s_)
@@ -558,8 +563,8 @@ def run(spec: dict, ctx: BenchContext) -> pd.DataFrame:
                     # unmeasured pairs flagged: their interval is the whole line (unmeasured="infinite")
                     for level, name in ((0.90, "cover90"), (0.95, "cover95")):
                         z = norm.ppf(0.5 + level / 2)
-                        lo = np.where(ident, est_v - z * se, -np.inf)
-                        hi = np.where(ident, est_v + z * se, np.inf)
+                        lo = np.where(ident, est_v - z * se - w, -np.inf)
+                        hi = np.where(ident, est_v + z * se + w, np.inf)
                         add(f"{model}/{variant}+unmeasured-inf", name, _covers(est_v, lo, hi, ref), s_)
             est_v = tab["estimate"].to_numpy()
             if mreps is None:

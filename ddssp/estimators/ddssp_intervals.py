@@ -28,13 +28,14 @@ import pandas as pd
 from ddssp.errors import DDSSPError
 from ddssp.estimators.ddssp_delta import penalty_used, ridge_used
 from ddssp.estimators.ddssp_math import EIG_TOL, psd_pinv
-from ddssp.estimators.ddssp_ridge import floor_shrinkage, point_copy
+from ddssp.estimators.ddssp_ridge import floor_pull, floor_shrinkage, point_copy
 from ddssp.estimators.mechanism_bootstrap import INTERVALS
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of, validate
 from ddssp.estimators.suffstats import INTERCEPT, Encoding, SuffStats
 
 #: the fitted attributes :func:`fit_intervals` sets (a fit without intervals removes them)
 INTERVAL_ATTRIBUTES = (
+    "ci_pull_",
     "ci_unmeasured_",
     "pair_measured_",
     "ci_basis_",
@@ -276,6 +277,7 @@ def fit_intervals(est: Any, source: Any, level: float, options: IntervalOptions,
     # released model (the bootstrap world's truth, = the point estimate)
     est.ci_bias_ = reps.mean(axis=0) - theta if len(reps) else np.zeros(len(theta))
     est.ci_info_ = info
+    est.ci_pull_ = np.where(empty, 0.0, floor_pull(est))
     est.ci_table_ = interval_table(est, level)
 
 
@@ -504,9 +506,12 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
         model's imputation error in it; ``"none"``: with ``unmeasured="infinite"``, an
         unmeasured pair's interval (-inf, inf); ``"empty"``: the feature holds no rows in the source
         (:func:`empty_coefficients`), so the coefficient is not estimable and its standard errors
-        and interval are NaN), shrinkage (:func:`~.ddssp_ridge.floor_shrinkage`: every part holds the
-        fit's penalty P fixed, so the interval is for the penalised coefficient c (X^T X + P)^-1 X^T y;
-        for the unpenalised one fit with ``ridge=0.0``).
+        and interval are NaN), shrinkage (:func:`~.ddssp_ridge.floor_shrinkage`: every standard
+        error holds the fit's penalty P fixed), pull (:func:`~.ddssp_ridge.floor_pull`: with the
+        default ridge, the release's estimate of how far the noise floor moved the coefficient; each
+        side of the interval is widened by its absolute value, so the interval is for the
+        unpenalised coefficient; 0 with a ridge given explicitly, whose interval is for the
+        coefficient at that penalty, c (X^T X + P)^-1 X^T y).
 
     Raises
     ------
@@ -531,6 +536,8 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
     else:
         mid = est_ - est.ci_bias_ if how == "bc-normal" else est_
         lo, hi = mid - z * se, mid + z * se
+    pull = np.abs(getattr(est, "ci_pull_", np.zeros(len(est_))))
+    lo, hi = lo - pull, hi + pull  # the default floor's estimated pull (floor_pull)
     measured = est.pair_measured_
     if est.ci_unmeasured_ == "infinite":
         lo, hi = np.where(measured, lo, -np.inf), np.where(measured, hi, np.inf)
@@ -552,6 +559,7 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
             "pair_measured": measured,
             "basis": list(basis),
             "shrinkage": floor_shrinkage(est),
+            "pull": getattr(est, "ci_pull_", np.zeros(len(est_))),
         }
     )
 

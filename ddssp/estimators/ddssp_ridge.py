@@ -43,30 +43,62 @@ RIDGE = Constraint(
 
 
 def default_ridge(ridge: Any, ci: Any) -> Any:
-    """The penalty a DD-SSP fit uses: ``ridge`` when given; by default (None) 0 when intervals are
-    asked (``ci``), else ``"floor"``.
+    """The penalty a DD-SSP fit uses: ``ridge`` when given, else (None) ``"floor"``.
 
     The floor (:func:`floor_penalty`) steadies the fit where the release's noise swamps a direction
-    of X^T X, but its pull reaches well-measured coefficients through collinear directions: intervals
-    around a floored fit cover the penalised coefficient, not the population's (on Adult at eps 1,
-    0.90 of the unpenalised coefficients against 0.97 at ridge 0; docs/benchmarks.md, "Coverage on
-    Adult with a declared target, round 3"). A fit made for inference is therefore unpenalised unless
-    a penalty is asked for; a fit made for prediction gets the floor.
+    of X^T X, but its pull reaches well-measured coefficients through collinear directions, so an
+    interval around a floored fit covers the penalised coefficient, not the population's. With the
+    default, intervals are therefore widened by the release's own estimate of that pull
+    (:func:`floor_pull`); a ``ridge`` given explicitly (``"floor"`` included) keeps intervals for the
+    coefficient at that penalty. ``ci`` is accepted for the callers that pass it.
 
     Parameters
     ----------
     ridge : None, str, float or ndarray
         The estimator's ``ridge`` parameter.
     ci : float or None
-        The estimator's ``ci`` parameter.
+        The estimator's ``ci`` parameter (unused).
 
     Returns
     -------
     str, float or ndarray
     """
-    if ridge is not None:
-        return ridge
-    return 0.0 if ci is not None else "floor"
+    return "floor" if ridge is None else ridge
+
+
+def floor_pull(est: Any) -> np.ndarray:
+    """Per coefficient (intercept first): the release's own estimate of how far the default penalty
+    moved it, theta_0 - theta_P, where theta_0 solves the released normal equations without a
+    penalty. Zeros when the penalty was given explicitly, lifted nothing, or the target is flat.
+
+    With A the released X^T X and P the floor, (A + P)(theta_0 - theta_P) = P theta_0: the
+    difference is the pull (A + P)^+ P theta_0 at the released A and theta_0. Intervals widen each
+    side by its absolute value (:func:`~.ddssp_intervals.interval_table`): the pull is a bias of
+    the floored fit against the unpenalised coefficient, and its estimate carries the ridge-0 fit's
+    noise in the lifted directions, so the widened interval is conservative there rather than exact.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
+    enc = est.encoding_
+    p = len(enc.names) + (0 if enc.intercept else 1)
+    P = penalty_used(est)
+    flat = str(getattr(est, "solve_info_", {}).get("action", "")).startswith("flat target")
+    if est.ridge is not None or not np.any(P) or flat:
+        return np.zeros(p)
+    stats = est.suffstats_
+    pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
+    theta0, _ = solve_normal_equations(stats.xtx, stats.xty, 0.0, pen, est.psd)
+    b = getattr(est, "chebyshev_coef_", None)
+    theta0 = theta0 * (1.0 if b is None else float(-b[1] / (2.0 * b[2])))
+    theta0 = theta0 if enc.intercept else np.concatenate([[0.0], theta0])
+    return theta0 - np.concatenate([[est.intercept_], est.coef_])
 
 
 #: draws of the noise matrix behind :func:`xtx_noise_bound` (post-processing randomness, fixed seed)
