@@ -54,9 +54,10 @@ def add_model_arguments(p) -> None:
         "--ridge",
         type=_ridge_arg,
         default=None,
-        help="'floor' (the default without --ci): lift only the directions of X^T X whose eigenvalue is below the "
-        "release's own noise in that direction (from its public sigmas; none on a well-measured release); with "
-        "--ci the default is 0, so intervals cover the unpenalised coefficient; 'auto': one ridge "
+        help="'floor' (the default): lift only the directions of X^T X whose eigenvalue is below the "
+        "release's own noise in that direction (from its public sigmas; none on a well-measured release); by "
+        "default --ci widens each interval by the floor's estimated pull, so it covers the unpenalised "
+        "coefficient (give --ridge floor for intervals at the floor held fixed); 'auto': one ridge "
         "that lifts the smallest eigenvalue to the noise's norm; or a ridge penalty >= 0 added to X^T X, not on "
         "the intercept (0: plain least squares)",
     )
@@ -620,7 +621,12 @@ def _ci_line(info: dict) -> str:
         else:
             parts.append("DP noise: NOT included (--no-dp-noise)")
         parts.append(f"sampling: {info['sampling']} variance at n = model total")
-    if info.get("floor_directions"):
+    if info.get("floor_directions") and info.get("floor_pull"):
+        parts.append(
+            f"around the fit with its noise floor ({info['floor_directions']} direction(s)), each widened by the "
+            "release's estimate of the floor's pull (conf_int's pull), so they cover the unpenalised coefficients"
+        )
+    elif info.get("floor_directions"):
         parts.append(
             f"around the fit with its noise floor ({info['floor_directions']} direction(s)) held fixed: they leave "
             "out its shrinkage toward 0 in those directions (not intervals for the unpenalised coefficients)"

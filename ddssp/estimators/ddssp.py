@@ -106,8 +106,9 @@ class DDSSPEstimator(DPEstimator):
     Parameters
     ----------
     ridge : None, "floor", "auto", float or ndarray
-        None (default: 0 with ``ci``, so intervals cover the unpenalised coefficient, else "floor",
-        :func:`~.ddssp_ridge.floor_penalty`), "auto", an L2 penalty >= 0 off the intercept or a matrix.
+        None (default: "floor", :func:`~.ddssp_ridge.floor_penalty`, with ``ci`` each interval widened
+        by the floor's pull, :func:`~.ddssp_ridge.floor_pull`), "auto", an L2 penalty >= 0 off the
+        intercept or a matrix.
     features : sequence of str or None
         Feature columns (None: every column but the target).
     encoding : Encoding, mapping or None

@@ -278,6 +278,7 @@ def fit_intervals(est: Any, source: Any, level: float, options: IntervalOptions,
     est.ci_bias_ = reps.mean(axis=0) - theta if len(reps) else np.zeros(len(theta))
     est.ci_info_ = info
     est.ci_pull_ = np.where(empty, 0.0, floor_pull(est))
+    info["floor_pull"] = bool(np.any(est.ci_pull_))
     est.ci_table_ = interval_table(est, level)
 
 

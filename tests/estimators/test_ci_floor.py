@@ -79,3 +79,36 @@ def test_penalised_truth_is_the_exact_fit_at_the_release_penalty(small, cls, tar
     pull = scale * np.linalg.solve(stats.xtx + floor.penalty_, floor.penalty_ @ (unpen / scale))
     np.testing.assert_allclose(unpen - pen, pull, rtol=1e-6, atol=1e-10)
     assert np.max(np.abs(pen - unpen)) > 1e-3
+
+
+@pytest.mark.parametrize("cls,target", MODELS)
+def test_default_intervals_are_widened_by_the_floors_pull(small, cls, target):
+    """With the default ridge the fit is floored and each interval is widened on both sides by
+    |theta_0 - theta_P|, the ridge-0 fit of the same release minus the floored fit: (A + P) times
+    it is P theta_0. So every interval holds the unpenalised estimate too; the stated standard errors
+    are the floor's (P held fixed). A floor given explicitly keeps the narrower interval."""
+    from scipy.stats import norm
+
+    rel, _ = small
+    default = _fit(cls, rel, target, ci=0.95, intervals=OPTS)
+    given = _fit(cls, rel, target, ridge="floor", ci=0.95, intervals=OPTS)
+    plain = _fit(cls, rel, target, ridge=0.0, ci=0.95, intervals=OPTS)
+    assert default.ridge_info_["directions"] > 0
+    t, g = default.conf_int(), given.conf_int()
+    np.testing.assert_allclose(t["estimate"], g["estimate"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(t["stderr"], g["stderr"], rtol=0, atol=1e-12)
+    pull = t["pull"].to_numpy()
+    np.testing.assert_allclose(pull, _theta(plain) - _theta(default), atol=1e-8)
+    A, P = default.suffstats_.xtx, default.penalty_
+    scale = 1.0 if target == "y" else float(-default.chebyshev_coef_[1] / (2 * default.chebyshev_coef_[2]))
+    np.testing.assert_allclose(((A + A.T) / 2 + P) @ pull / scale, P @ _theta(plain) / scale, atol=1e-6)
+    assert np.abs(pull).max() > 0 and (g["pull"] == 0).all()
+    z = norm.ppf(0.975)
+    half = z * t["stderr"].to_numpy() + np.abs(pull)
+    ok = np.isfinite(half)
+    np.testing.assert_allclose((t["ci_high"] - t["ci_low"]).to_numpy()[ok], 2 * half[ok], rtol=1e-9)
+    np.testing.assert_allclose(
+        (g["ci_high"] - g["ci_low"]).to_numpy()[ok], 2 * z * g["stderr"].to_numpy()[ok], rtol=1e-9
+    )
+    inside = (t["ci_low"].to_numpy() <= _theta(plain) + 1e-9) & (_theta(plain) - 1e-9 <= t["ci_high"].to_numpy())
+    assert inside[ok].all()

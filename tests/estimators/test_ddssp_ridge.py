@@ -129,13 +129,13 @@ def test_ridge_accepts_a_rule_or_a_number(bad):
         DDSSPLinearRegression(ridge=bad).fit(None)
 
 
-def test_the_default_ridge_is_none_with_intervals_and_the_floor_without():
-    """A fit for inference (``ci``) is unpenalised by default, so its intervals cover the population's
-    coefficient; a fit for prediction gets the noise floor; a given ridge is always used."""
+def test_the_default_ridge_is_the_floor_with_or_without_intervals():
+    """The default (None) fit is floored whether or not intervals are asked (its intervals are widened
+    by the floor's pull instead, tests/estimators/test_ci_floor.py); a given ridge is always used."""
     from ddssp.estimators.ddssp_ridge import default_ridge
 
     assert DDSSPLinearRegression().ridge is None
-    assert default_ridge(None, 0.95) == 0.0 and default_ridge(None, None) == "floor"
+    assert default_ridge(None, 0.95) == "floor" and default_ridge(None, None) == "floor"
     assert default_ridge("floor", 0.95) == "floor" and default_ridge(2.0, None) == 2.0
 
 
