@@ -526,7 +526,7 @@ def floor_shrinkage(est: Any) -> np.ndarray:
     it is collinear with (the off-diagonal entries: a lifted direction that mixes two levels pulls
     both), so a small entry does not mean no pull. The intervals hold P fixed, so they are intervals
     for the penalised coefficient c (X^T X + P)^-1 X^T y at the data's X^T X; against the
-    unpenalised one the pull is a bias that no interval here includes.
+    unpenalised one the pull is a bias, which the default fit's intervals add (:func:`floor_pull`).
 
     Parameters
     ----------
