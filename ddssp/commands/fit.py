@@ -539,6 +539,11 @@ def run(args) -> int:
             "  share: the release's share of the fitted rows at that level; a level that holds almost "
             "none rests on noise, whatever its coefficient"
         )
+    if ci and info.get("floor_pull"):
+        say(
+            "  interval: each side also holds the noise floor's estimated pull on the coefficient "
+            "(conf_int()'s pull), so it can be wider than the std err alone gives"
+        )
     if not all(r["pair_measured"] for r in rows):
         say(
             "  * no released marginal holds this feature together with the target: the model imputed the "

@@ -175,7 +175,9 @@ def test_cli_says_what_the_floor_did(small, large, tmp_path, capsys):
         assert "around the fit with its noise floor (" in ci and "held fixed" in ci
         # intervals asked without a ridge: the floored fit, each interval widened by the floor's pull
         assert main(argv + ["--ci", "0.95", "--seed", "0"]) == 0
-        assert "widened by the release's estimate of the floor's pull" in capsys.readouterr().out
+        printed = capsys.readouterr().out
+        assert "widened by the release's estimate of the floor's pull" in printed
+        assert "each side also holds the noise floor's estimated pull" in printed
         assert main(argv + ["--ci", "0.95", "--seed", "0", "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["ridge"]["rule"] == "floor"
         assert main(argv + ["--ridge", "0", "--json"]) == 0
