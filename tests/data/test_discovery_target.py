@@ -14,7 +14,8 @@ import pytest
 from scipy import stats
 
 from ddssp.data.discovery import discover
-from ddssp.data.discovery.table import TARGET_WEIGHT, target_levels
+from ddssp.data.discovery.budget import TARGET_WEIGHT
+from ddssp.data.discovery.table import target_levels
 from ddssp.dp import Ledger, rho_from_eps_delta
 from ddssp.dp.discovery import ChargedMechanisms
 from ddssp.dp.noise import InsecureSeededNoise

@@ -14,14 +14,7 @@ import pandas as pd
 
 from ddssp.data.codebook import Codebook
 from ddssp.data.dates import hhmm_cells
-from ddssp.data.discovery.budget import (  # noqa: F401 (TARGET_WEIGHT is read from here by tests)
-    MAX_AUTO_SHARE,
-    TARGET_SD_SHARE,
-    TARGET_WEIGHT,
-    column_shares,
-    discovery_budget,
-    raised_shares,
-)
+from ddssp.data.discovery.budget import TARGET_WEIGHT, column_shares, discovery_budget, raised_shares
 from ddssp.data.discovery.labels import (
     KEY_FIRST,
     KEY_POWER,
@@ -498,8 +491,8 @@ def _budget_from_rows(
 ) -> tuple[float, float]:
     """Discovery's budget after a noisy row count: ``ROWS_FRACTION`` of ``rho`` on the count, then
     :func:`discovery_budget` of that noisy count, each less the count's share: returns (the given
-    budget, the raised budget). Records the noisy count and the share of ``rho_max`` in ``report``;
-    decides from the noisy count only."""
+    budget, the raised budget). Records the noisy count in ``report`` (the caller records the share it
+    spends); decides from the noisy count only."""
     rho_n = ROWS_FRACTION * rho
     y = mech.counts(
         np.array([rows], dtype=np.int64),
@@ -511,7 +504,6 @@ def _budget_from_rows(
     rho_use = discovery_budget(n, len(columns), rho, rho_max)
     report.rows = n
     report.rows_sd = noise_sd(rho_n)
-    report.share = rho_use / rho_max
     return rho - rho_n, rho_use - rho_n
 
 
