@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ddssp.estimators.ddssp_math import psd_pinv
+from ddssp.estimators.ddssp_math import coefficient_scale, psd_pinv
 from ddssp.estimators.suffstats import INTERCEPT, Encoding
 
 
@@ -162,8 +162,7 @@ def _z_gradient(est: Any) -> tuple[np.ndarray, np.ndarray]:
     stats = est.suffstats_
     p = len(enc.names)
     M = psd_pinv((stats.xtx + stats.xtx.T) / 2.0 + penalty_used(est))
-    b = getattr(est, "chebyshev_coef_", None)  # logistic: theta = -b1 / (2 b2) * least squares
-    c = 1.0 if b is None else float(-b[1] / (2.0 * b[2]))
+    c = coefficient_scale(est)  # logistic: theta = -b1 / (2 b2) * least squares
     coef = np.asarray(est.coef_, dtype=float)
     theta = np.concatenate([[est.intercept_], coef]) if enc.intercept else coef
     beta = theta / c

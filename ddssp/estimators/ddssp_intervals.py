@@ -27,7 +27,7 @@ import pandas as pd
 
 from ddssp.errors import DDSSPError
 from ddssp.estimators.ddssp_delta import penalty_used, ridge_used
-from ddssp.estimators.ddssp_math import EIG_TOL, psd_pinv
+from ddssp.estimators.ddssp_math import EIG_TOL, coefficient_scale, psd_pinv
 from ddssp.estimators.ddssp_ridge import floor_pull, floor_shrinkage, point_copy
 from ddssp.estimators.mechanism_bootstrap import INTERVALS
 from ddssp.estimators.params import Constraint, InvalidParameterError, instance_of, number, one_of, validate
@@ -565,12 +565,6 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
     )
 
 
-def _scale(est: Any) -> float:
-    """theta = scale * (least-squares coefficients): 1 for linear, -b1 / (2 b2) for logistic."""
-    b = getattr(est, "chebyshev_coef_", None)
-    return 1.0 if b is None else float(-b[1] / (2.0 * b[2]))
-
-
 def sampling_covariance(est: Any, source: Any, how: str, rng: np.random.Generator, rows: int) -> np.ndarray:
     """The sampling covariance of theta (intercept first) from the released moments.
 
@@ -601,7 +595,7 @@ def sampling_covariance(est: Any, source: Any, how: str, rng: np.random.Generato
     pdim = len(enc.names)
     A = (stats.xtx + stats.xtx.T) / 2.0 + penalty_used(est)
     Ainv = psd_pinv(A)
-    c = _scale(est)
+    c = coefficient_scale(est)
     beta = _coefficients(est) / c
     if enc.intercept is False:
         beta = est.coef_ / c

@@ -199,3 +199,20 @@ def psd_pinv(A: np.ndarray) -> np.ndarray:
     w, V = np.linalg.eigh(A)
     keep = w > EIG_TOL * max(float(np.max(np.abs(w))), np.finfo(float).tiny) * len(w)
     return (V[:, keep] / w[keep]) @ V[:, keep].T
+
+
+def coefficient_scale(est: Any) -> float:
+    """c in theta = c * (the least-squares solution): 1 for linear regression, -b1 / (2 b2) of the
+    Chebyshev approximation for logistic.
+
+    Parameters
+    ----------
+    est : DDSSPLinearRegression or DDSSPLogisticRegression
+        Fitted.
+
+    Returns
+    -------
+    float
+    """
+    b = getattr(est, "chebyshev_coef_", None)
+    return 1.0 if b is None else float(-b[1] / (2.0 * b[2]))

@@ -18,7 +18,7 @@ import numpy as np
 
 from ddssp.errors import DDSSPError
 from ddssp.estimators.ddssp_delta import component_precisions, penalty_used, pooled_precisions, refit_ridge
-from ddssp.estimators.ddssp_math import solve_normal_equations
+from ddssp.estimators.ddssp_math import coefficient_scale, solve_normal_equations
 from ddssp.estimators.design import INTERCEPT
 from ddssp.estimators.params import Constraint, number
 from ddssp.estimators.suffstats import Encoding, ObservedTarget, SuffStats
@@ -87,16 +87,10 @@ def floor_pull(est: Any) -> np.ndarray:
     numpy.ndarray
     """
     enc = est.encoding_
-    p = len(enc.names) + (0 if enc.intercept else 1)
-    P = penalty_used(est)
-    flat = str(getattr(est, "solve_info_", {}).get("action", "")).startswith("flat target")
-    if est.ridge is not None or not np.any(P) or flat:
-        return np.zeros(p)
-    stats = est.suffstats_
-    pen = np.array([0.0 if nm == INTERCEPT else 1.0 for nm in enc.names])
-    theta0, _ = solve_normal_equations(stats.xtx, stats.xty, 0.0, pen, est.psd)
-    b = getattr(est, "chebyshev_coef_", None)
-    theta0 = theta0 * (1.0 if b is None else float(-b[1] / (2.0 * b[2])))
+    if est.ridge is not None or not np.any(penalty_used(est)):
+        return np.zeros(len(enc.names) + (0 if enc.intercept else 1))
+    # the fit's own solve at ridge 0 (a flat target gives the floored fit's theta: no pull)
+    theta0 = coefficient_scale(est) * penalised_solve(0.0, est.suffstats_, enc, None, est.psd)[3]
     theta0 = theta0 if enc.intercept else np.concatenate([[0.0], theta0])
     return theta0 - np.concatenate([[est.intercept_], est.coef_])
 
