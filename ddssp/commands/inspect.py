@@ -189,11 +189,11 @@ def run(args) -> int:
         from ddssp.marginals.aim_settings import DEFAULT_TARGET_SHARE
 
         aim = rel.info.get("settings", {})
-        share = aim.get("target_share")
-        how = "" if not isinstance(share, (int, float)) else f" (its pairs first: {100 * share:.0f}% of AIM's budget"
-        if how and aim.get("target_share_given") is False and share > DEFAULT_TARGET_SHARE:
-            how += ", raised for a small table"
-        say(f"target: {s['target']}{how}{')' if how else ''}")
+        share, note = aim.get("target_share"), ""
+        if isinstance(share, (int, float)):
+            raised = aim.get("target_share_given") is False and share > DEFAULT_TARGET_SHARE
+            note = f" (its pairs first: {100 * share:.0f}% of AIM's budget{', raised for a small table' if raised else ''})"
+        say(f"target: {s['target']}{note}")
     say(f"columns ({len(s['columns'])}):")
     for name, c in s["columns"].items():
         d = details[name]

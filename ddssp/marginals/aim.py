@@ -573,9 +573,11 @@ def measure_target_phase(run: _Run, first: list[Clique], rho: float) -> float:
     ones = [c for c in first if len(c) == 1]
     for c in ones:
         measure_clique(run, c, sigma, 0)
-    rows = float(np.mean([m.values.sum() for m in run.measurements[-len(ones) :]]))
     pairs = len(first) - len(ones)
-    chosen = share if given is not None or not pairs else first_phase_share(rows, sigma, share)
+    chosen = share
+    if given is None and pairs:  # the table's size: the noisy total of the one-ways just measured
+        rows = float(np.mean([m.values.sum() for m in run.measurements[-len(ones) :]]))
+        chosen = first_phase_share(rows, sigma, share)
     pair = sigma if chosen == share else pair_sigma(pairs, len(ones), sigma, chosen * rho)
     for c in first[len(ones) :]:
         measure_clique(run, c, pair, 0)
