@@ -28,7 +28,8 @@ It does what an agency would do with the public tools, as a new user would run t
 3. **Scores.** ddssp's k-marginal (:func:`ddssp.evaluation.agency.kmarginal`, grouped by PUMA as
    SDNist's report, its worst PUMA, and without groups) always; rows breaking a declared rule
    (:func:`ddssp.data.rules.broken_rows` on the encoded rows) or a declared dependency (rows away
-   from their group's most common value, :func:`ddssp.data.rules.dependency_violations`); and, when an interpreter with
+   from their group's most common value, :func:`ddssp.data.rules.dependency_violations`) or a declared
+   order (:func:`ddssp.data.orders.order_violations` on the decoded rows); and, when an interpreter with
    ``sdnist`` is given (``sdnist_python`` in the spec, ``DDSSP_SDNIST_PYTHON``, or ``python -m
    ddssp.bench.agency SPEC --sdnist-python PY``), SDNist 2.4's own k-marginal and inconsistency
    counts, run by :mod:`.agency_sdnist` in that interpreter.
@@ -425,7 +426,8 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
     pandas.DataFrame
         One row per measured number.
     """
-    from ddssp.data.rules import broken_rows, compile_rules, dependencies, dependency_violations
+    from ddssp.data.orders import order_violations
+    from ddssp.data.rules import broken_rows, compile_rules, dependencies, dependency_violations, orders
     from ddssp.releasefile import Release
 
     s = parse_spec(spec, ctx)
@@ -526,6 +528,11 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     codes = rel.schema.encode(raw[rel.schema.names].replace({"N": None}))
                     sc["rule_violations"] = float(broken_rows(codes, declared).sum()) if declared else 0.0
                     sc["rule_violations"] += float(sum(d["rows"] for d in dependency_violations(codes, deps)))
+                    declared_orders = orders(rules_for(cfg_rules, cols)) if cfg_rules else []
+                    if declared_orders:
+                        values = pd.read_csv(syn_path, na_values=["N"], keep_default_na=False)
+                        found = order_violations(values, declared_orders, rel.schema)
+                        sc["rule_violations"] += float(sum(d["rows"] for d in found))
                     sc["release_cpu_s"] = res["cpu_s"]
                     sc["release_wall_s"] = res["wall_s"]
                     sc["synth_wall_s"] = synth_s

@@ -18,6 +18,10 @@ NIST dictionary's DENSITY is the "population density among residents of each PUM
 each group's level is read from the release's model (post-processing,
 :func:`ddssp.marginals.rules_model.dependency_zeros`) and every synthetic row of the group gets it.
 
+A line may also declare an order, ``[name:] COLUMN increases with COLUMN`` (the dictionary's
+PINCP_DECILE ranks PINCP: ``decile_of_income: PINCP_DECILE increases with PINCP``), followed the
+same way from the model (:mod:`ddssp.data.orders`).
+
 A rules file holds one rule per line; blank lines and lines starting with ``#`` are skipped.
 
 How a condition reads a column's levels (the schema's levels, never the data):
@@ -54,7 +58,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ddssp.errors import SchemaError
+from ddssp.data.orders import Order, check_order, parse_order
+from ddssp.data.rule_levels import (
+    CompiledRule,
+    RuleError,
+    level_truth,
+    pair_truth,
+    quote,
+)
 
 #: at most this many rules in a file or a release
 MAX_RULES = 500
@@ -68,14 +79,9 @@ MAX_RULE_CELLS = 10_000_000
 MAX_RULES_FILE_BYTES = 1_000_000
 
 OPS = ("==", "!=", "<=", ">=", "<", ">")
-#: the unquoted value naming a column's missing level (when no level is labelled so)
-MISSING = "missing"
 _TOKEN = re.compile(r'\s*(?:(->)|(==|!=|<=|>=|<|>)|"([^"]*)"|([^\s"=!<>]+))')
+_DECLARATION = re.compile(r"\s(depends on|increases with)\s")
 _NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*:(?!=)")
-
-
-class RuleError(SchemaError):
-    """A consistency rule that cannot be read, or does not fit the schema."""
 
 
 @dataclass(frozen=True)
@@ -100,8 +106,8 @@ class Condition:
     literal: bool = False
 
     def __str__(self) -> str:
-        value = f'"{self.value}"' if self.literal else _quote(self.value)
-        return f"{_quote(self.column)} {self.op} {value}"
+        value = f'"{self.value}"' if self.literal else quote(self.value)
+        return f"{quote(self.column)} {self.op} {value}"
 
 
 @dataclass(frozen=True)
@@ -165,58 +171,10 @@ class Dependency:
     @property
     def text(self) -> str:
         """The dependency in its canonical text form (what a release stores)."""
-        return f"{self.name}: {_quote(self.column)} depends on {' and '.join(map(_quote, self.by))}"
+        return f"{self.name}: {quote(self.column)} depends on {' and '.join(map(quote, self.by))}"
 
     def __str__(self) -> str:
         return self.text
-
-
-@dataclass(frozen=True)
-class CompiledRule:
-    """A rule as the cells it forbids, on the codes of a schema.
-
-    Attributes
-    ----------
-    rule : Rule or Dependency
-        The rule (a dependency's table is decided from a model:
-        :func:`ddssp.marginals.rules_model.dependency_zeros`).
-    columns : tuple of str
-        The columns of the forbidden table, in schema order.
-    forbidden : numpy.ndarray
-        Boolean, one axis per column (its levels): True on the cells that break the rule.
-    """
-
-    rule: Rule | Dependency
-    columns: tuple[str, ...]
-    forbidden: np.ndarray
-
-    def broken(self, codes: pd.DataFrame) -> np.ndarray:
-        """For every row of integer codes, whether it breaks the rule.
-
-        Parameters
-        ----------
-        codes : pandas.DataFrame
-            Integer codes under the rule's schema (at least the rule's columns).
-
-        Returns
-        -------
-        numpy.ndarray
-            Boolean, one entry per row.
-        """
-        idx = tuple(np.asarray(codes[c], dtype=np.int64) for c in self.columns)
-        return self.forbidden[idx]
-
-
-def _quote(s: str) -> str:
-    return s if re.fullmatch(r'[^\s"=!<>]+', s) and s not in ("and", "or") and s != "->" else f'"{s}"'
-
-
-def _number(s: Any) -> float | None:
-    try:
-        x = float(s)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
 
 
 def parse_rule(text: str, index: int = 1) -> Rule | Dependency:
@@ -267,6 +225,8 @@ def parse_rule(text: str, index: int = 1) -> Rule | Dependency:
     arrows = [i for i, (k, _) in enumerate(tokens) if k == "arrow"]
     if not arrows and tokens[1:3] == [("word", "depends"), ("word", "on")]:
         return _dependency(tokens, name)
+    if not arrows and tokens[1:3] == [("word", "increases"), ("word", "with")]:
+        return parse_order(tokens, name)
     if len(arrows) != 1:
         raise RuleError(f"rule {name!r} needs exactly one '->' (CONDITION [and ...] -> CONDITION [or ...])")
     when = _conditions(tokens[: arrows[0]], "and", name)
@@ -398,103 +358,16 @@ def as_rules(rules: Any) -> list[Rule | Dependency]:
     if rules is None:
         return []
     if isinstance(rules, Path) or (
-        isinstance(rules, str) and "->" not in rules and "\n" not in rules and " depends on " not in rules
+        isinstance(rules, str) and "->" not in rules and "\n" not in rules and not _DECLARATION.search(rules)
     ):
         return load_rules(rules)
     if isinstance(rules, str):
         return parse_rules(rules)
-    if isinstance(rules, Sequence) and all(isinstance(r, (Rule, Dependency)) for r in rules):
+    if isinstance(rules, Sequence) and all(isinstance(r, (Rule, Dependency, Order)) for r in rules):
         if len(rules) > MAX_RULES:
             raise RuleError(f"{len(rules)} rules; at most {MAX_RULES}")
         return list(rules)
     return parse_rules(rules)
-
-
-def _level_truth(column: Any, cond: Condition, rule: str) -> np.ndarray:
-    """For each level of ``column``: does ``cond`` hold (bool array), refusing a cut bin."""
-    labels = [str(x) for x in column.labels]
-    v, op = cond.value, cond.op
-    num = _number(v)
-    n = len(labels)
-    missing = column.missing_code
-    if op in ("==", "!="):
-        eq = np.array([lab == v or (num is not None and _number(lab) == num) for lab in labels])
-        if column.kind == "numeric" and column.edges is None and num is not None:
-            vals = np.asarray(column.values, dtype=float)
-            eq |= np.isfinite(vals) & (vals == num)
-        if not eq.any() and v == MISSING and not cond.literal and missing is not None:
-            eq[missing] = True  # the column's missing level, whatever its label
-        if not eq.any():
-            shown = ", ".join(labels[:12]) + (" ..." if n > 12 else "")
-            raise RuleError(f"rule {rule!r}: column {column.name!r} has no level {v!r} (its levels: {shown})")
-        return eq if op == "==" else ~eq
-    if num is None:
-        raise RuleError(f"rule {rule!r}: {cond} compares with {v!r}, which is not a number")
-    cmp = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op]
-    out = np.zeros(n, dtype=bool)
-    if column.kind == "numeric" and column.edges is not None:
-        edges = [float(e) for e in column.edges]
-        for i in range(len(edges) - 1):
-            lo, hi, last = edges[i], edges[i + 1], i == len(edges) - 2
-            # the bin holds [lo, hi) (the last one [lo, hi]); does op hold on all of it, none of it?
-            if op == "<":
-                every, none = (hi < num) if last else (hi <= num), lo >= num
-            elif op == "<=":
-                every, none = hi <= num, lo > num
-            elif op == ">":
-                every, none = lo > num, hi <= num
-            else:  # >=
-                every, none = lo >= num, (hi < num) if last else (hi <= num)
-            if not (every or none):
-                raise RuleError(
-                    f"rule {rule!r}: {cond} cuts the bin {labels[i]} of {column.name!r}; "
-                    f"declare an edge at {v} in the schema (rules must follow bin edges)"
-                )
-            out[i] = every
-        return out
-    if column.kind == "numeric":
-        vals = np.asarray(column.values, dtype=float)
-    else:
-        vals = np.array([np.nan if _number(lab) is None else _number(lab) for lab in labels])
-    if missing is not None:
-        vals[missing] = np.nan
-    if not np.isfinite(vals).any():
-        raise RuleError(f"rule {rule!r}: {cond} compares numbers, but {column.name!r} has no numeric level")
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(vals), cmp(vals, num), False)
-
-
-def _level_values(column: Any, rule: str) -> np.ndarray:
-    """The number each level stands for (NaN: not a number, or the missing level); a binned column
-    is refused (its levels are ranges)."""
-    if column.kind == "numeric" and column.edges is not None:
-        raise RuleError(
-            f"rule {rule!r}: {column.name!r} is binned; compare it with a number at a bin edge, not a column"
-        )
-    if column.kind == "numeric":
-        vals = np.asarray(column.values, dtype=float).copy()
-    else:
-        vals = np.array([np.nan if _number(lab) is None else _number(lab) for lab in column.labels])
-    if column.missing_code is not None:
-        vals[column.missing_code] = np.nan
-    return vals
-
-
-def _pair_truth(a: Any, b: Any, cond: Condition, rule: str) -> np.ndarray:
-    """For each pair of levels (a's, b's): does ``a op b`` hold. ``==`` / ``!=`` compare numbers, or
-    labels where a level is not a number; order comparisons need two numbers."""
-    va, vb = _level_values(a, rule), _level_values(b, rule)
-    x, y = va[:, None], vb[None, :]
-    both = np.isfinite(x) & np.isfinite(y)
-    if cond.op in ("==", "!="):
-        la = np.array([str(v) for v in a.labels], dtype=object)[:, None]
-        lb = np.array([str(v) for v in b.labels], dtype=object)[None, :]
-        with np.errstate(invalid="ignore"):
-            eq = np.where(both, x == y, la == lb)
-        return eq if cond.op == "==" else ~eq
-    cmp = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[cond.op]
-    with np.errstate(invalid="ignore"):
-        return np.where(both, cmp(x, y), False)
 
 
 def compile_rule(rule: Rule, schema: Any) -> CompiledRule:
@@ -530,13 +403,13 @@ def compile_rule(rule: Rule, schema: Any) -> CompiledRule:
     def table(cond: Condition) -> np.ndarray:
         if not cond.literal and cond.value in names:  # a comparison of two columns
             a, b = cond.column, cond.value
-            truth = _pair_truth(schema.column(a), schema.column(b), cond, rule.name)
+            truth = pair_truth(schema.column(a), schema.column(b), cond, rule.name)
             if cols.index(a) > cols.index(b):
                 truth, a, b = truth.T, b, a
             shape = [1] * len(cols)
             shape[cols.index(a)], shape[cols.index(b)] = truth.shape
             return truth.reshape(shape)
-        truth = _level_truth(schema.column(cond.column), cond, rule.name)
+        truth = level_truth(schema.column(cond.column), cond, rule.name)
         shape = [1] * len(cols)
         shape[cols.index(cond.column)] = len(truth)
         return truth.reshape(shape)
@@ -580,9 +453,25 @@ def dependencies(rules: Any) -> list[Dependency]:
     return [r for r in as_rules(rules) if isinstance(r, Dependency)]
 
 
+def orders(rules: Any) -> list[Order]:
+    """The orders among rules (see :func:`as_rules`), in order.
+
+    Parameters
+    ----------
+    rules : any
+        What :func:`as_rules` takes.
+
+    Returns
+    -------
+    list of Order
+    """
+    return [r for r in as_rules(rules) if isinstance(r, Order)]
+
+
 def compile_rules(rules: Any, schema: Any) -> list[CompiledRule]:
-    """Rules (see :func:`as_rules`) checked against a schema and compiled; dependencies are checked
-    (:func:`_check_dependency`) and left out (their cells are decided from a model).
+    """Rules (see :func:`as_rules`) checked against a schema and compiled; dependencies and orders are
+    checked (:func:`_check_dependency`, :func:`ddssp.data.orders.check_order`) and left out (their
+    cells are decided from a model).
 
     Parameters
     ----------
@@ -602,8 +491,11 @@ def compile_rules(rules: Any, schema: Any) -> list[CompiledRule]:
     """
     out, total = [], 0
     for r in as_rules(rules):
-        c = None if isinstance(r, Dependency) else compile_rule(r, schema)
-        total += _check_dependency(r, schema) if c is None else c.forbidden.size
+        c = None if isinstance(r, (Dependency, Order)) else compile_rule(r, schema)
+        if c is None:
+            total += check_order(r, schema) if isinstance(r, Order) else _check_dependency(r, schema)
+        else:
+            total += c.forbidden.size
         if total > MAX_RULE_CELLS:
             raise RuleError(f"the rules span more than {MAX_RULE_CELLS} cells in all (at rule {r.name!r})")
         if c is not None:

@@ -184,6 +184,12 @@ def _with_declared_rules(rules: Any, rel: Any, encoded: bool) -> list:
             return comp.broken(cols if encoded else sub.encode(cols))
 
         out.append((f"declared {comp.rule.name}", broken))
+    if not encoded:  # an order holds inside bins too: it is read on the values, not the codes
+        from ddssp.data.orders import broken_by_order
+        from ddssp.data.rules import orders
+
+        for o in orders(rel.rules):
+            out.append((f"declared {o.name}", lambda df, o=o: broken_by_order(df, o, rel.schema)))
     return out
 
 

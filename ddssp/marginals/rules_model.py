@@ -12,7 +12,9 @@ still breaks a rule (numerically empty conditionals fall back to uniform draws i
 :meth:`GraphicalModel.sample`), and, if rows are left after a few redraws, replaces them by rows
 drawn from the consistent ones, so no synthetic row breaks a declared rule.
 
-A declared dependency (``DENSITY depends on PUMA``, :class:`ddssp.data.rules.Dependency`) becomes
+A declared order (``PINCP_DECILE increases with PINCP``) likewise becomes the cells off the
+monotone path the model gives most mass (:func:`order_zeros`). A declared dependency (``DENSITY
+depends on PUMA``, :class:`ddssp.data.rules.Dependency`) becomes
 structural zeros the same way once its values are decided: :func:`dependency_zeros` gives each group
 the level the model holds most of it in and forbids the group's other levels, so the refit or the
 conditioned model, the draws and the redraws all keep one value per group.
@@ -188,6 +190,33 @@ def dependency_zeros(model: Any, deps: Sequence[Any]) -> list[Any]:
         best = np.argmax(moved, axis=-1)  # the first of equal counts
         keep = np.arange(moved.shape[-1]) == best[..., None]
         out.append(CompiledRule(d, cols, np.moveaxis(~keep, -1, axis).copy()))
+    return out
+
+
+def order_zeros(model: Any, declared: Sequence[Any], schema: Any) -> list[Any]:
+    """Declared orders as structural zeros decided from the model (:func:`ddssp.data.orders.staircase`
+    on the model's marginal of each order's two columns; post-processing, the data are never read).
+
+    Parameters
+    ----------
+    model : GraphicalModel
+        The released model (its domain in schema order).
+    declared : sequence of Order
+        The orders (checked against the schema).
+    schema : ddssp.data.Schema
+        The release's schema (which levels are in the order, and how they sort).
+
+    Returns
+    -------
+    list of CompiledRule
+        One per order, its table over the order's columns in the model's order.
+    """
+    from ddssp.data.orders import staircase
+
+    out = []
+    for o in declared:
+        cols = tuple(a for a in model.domain if a in o.columns)
+        out.append(staircase(o, schema, np.asarray(model.marginal(cols), dtype=float), cols))
     return out
 
 

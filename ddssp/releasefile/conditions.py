@@ -40,7 +40,8 @@ def structural_zero_model(schema: Any, model: Any) -> Any:
 def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
     """Codes drawn from the release's model; with rules, from the model fitted again to its noisy
     marginals with the rules' structural zeros (:mod:`ddssp.marginals.rules_model`; a declared
-    dependency's from the model, :func:`~ddssp.marginals.rules_model.dependency_zeros`) when the
+    dependency's and an order's from the model, :func:`~ddssp.marginals.rules_model.dependency_zeros`
+    and :func:`~ddssp.marginals.rules_model.order_zeros`) when the
     model breaks them often, and conditioned on the schema's empty levels either way.
 
     Parameters
@@ -59,13 +60,14 @@ def sample_under_rules(rel: Any, rows: int, rng: Any, method: str) -> Any:
     pandas.DataFrame
         Integer codes, one column per schema column.
     """
-    from ddssp.data.rules import dependencies
+    from ddssp.data.rules import dependencies, orders
     from ddssp.marginals import rules_model
 
     compiled = rel.compiled_rules()
     model = rel.model
-    if rel.rules:  # declared dependencies: one level per group, decided from the model
+    if rel.rules:  # declared dependencies and orders: their cells decided from the model
         compiled = compiled + rules_model.dependency_zeros(model, dependencies(rel.rules))
+        compiled = compiled + rules_model.order_zeros(model, orders(rel.rules), rel.schema)
     workload = [c for c, _ in rel.workload]
     if compiled and rel.measurements and rules_model.forbidden_mass(model, compiled) > rules_model.REFIT_ABOVE:
         # the refit starts from the measurements, which know nothing of the schema's empty levels:

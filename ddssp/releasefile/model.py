@@ -31,7 +31,7 @@ from ddssp.releasefile.signing import (
     load_private_key,
     verify_signature,
 )
-from ddssp.releasefile.tails import drawing_schema
+from ddssp.releasefile.tails import decoded_rows
 from ddssp.releasefile.writer import write_release
 
 if TYPE_CHECKING:
@@ -267,9 +267,9 @@ class Release:
     def synthesize(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         """Synthetic records decoded to the schema's labels and numeric values.
 
-        A binned numeric column with a within-bin distribution gets values drawn inside each bin by it
-        (:func:`~ddssp.releasefile.tails.drawing_schema`), others representative values; the codes are
-        those of :meth:`synthesize_codes` with the same seed, the values drawn after them (no privacy cost).
+        The codes of :meth:`synthesize_codes` with the same seed, decoded after them (no privacy cost):
+        values drawn inside bins, then sorted inside bins by declared orders
+        (:func:`~ddssp.releasefile.tails.decoded_rows`).
 
         Parameters
         ----------
@@ -290,7 +290,7 @@ class Release:
         from ddssp.dp import make_rng
 
         rng = make_rng(seed)
-        return drawing_schema(self).decode(self.synthesize_codes(rows, rng), rng=rng)
+        return decoded_rows(self, self.synthesize_codes(rows, rng), rng)
 
     def sample(self, rows: int, seed: int | np.random.Generator | None = None) -> pd.DataFrame:
         """``rows`` synthetic records as a DataFrame in the data's own labels and values.

@@ -362,3 +362,29 @@ def _spike(
 
     inner = density(float(count[g]), ga, gb)
     return inner <= 0 or density(float(count[j]), na, nb) > SPIKE * inner
+
+
+def decoded_rows(rel: Any, codes: Any, rng: Any) -> Any:
+    """Synthetic codes decoded to values (:func:`drawing_schema`: values
+    drawn inside bins), then each declared order's second column sorted inside its bins by the first
+    (:func:`ddssp.data.orders.arrange`).
+
+    Parameters
+    ----------
+    rel : ddssp.releasefile.model.Release
+        The release.
+    codes : pandas.DataFrame
+        Integer codes drawn from its model.
+    rng : numpy.random.Generator
+        Post-processing randomness.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    from ddssp.data.orders import arrange
+    from ddssp.data.rules import orders
+
+    frame = drawing_schema(rel).decode(codes, rng=rng)
+    declared = orders(rel.rules) if rel.rules else []
+    return arrange(frame, codes, declared, rel.schema, rng) if declared else frame
