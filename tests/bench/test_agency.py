@@ -104,7 +104,7 @@ def test_a_quantiles_recipe_leaves_its_columns_to_the_release_as_codebook_fields
     assert agency.binned_columns(cols, recipes["a"]) == ("PINCP", "POVPIP")  # declared edges as before
     out = agency.review_codebook(codebook, cols, "25-", (), None, agency.quantile_hints(recipes["q"]))
     by = {c["name"]: c for c in out["columns"]}
-    assert by["AGEP"]["bins"] == 20 and by["AGEP"]["cuts"] == [3, 5, 15, 16]  # the ages the rules name
+    assert by["AGEP"]["bins"] == 20 and by["AGEP"]["cuts"] == [3, 5, 15, 16, 18]  # the ages the rules name
     assert by["PINCP"]["step"] == 1000 and by["POVPIP"]["bins"] == 20 and "points" not in by["POVPIP"]
     (tmp_path / "cb.json").write_text(json.dumps(out))
     assert load_codebook(tmp_path / "cb.json").get("PINCP").step == 1000.0  # a codebook the release reads
@@ -274,3 +274,57 @@ def test_the_dependent_workload_asks_for_a_column_fixed_by_the_group_only_with_t
     w = dependent_workload(cols, "PUMA", rules)
     assert w == [["PUMA", "AGEP", "SEX"], ["PUMA", "AGEP", "MSP"], ["PUMA", "SEX", "MSP"], ["PUMA", "DENSITY"]]
     assert len(dependent_workload(cols, "PUMA", "")) == 6  # no dependency: every triple (PUMA, a, b)
+
+
+def _nist_schema(agep_edges: list[float]) -> Schema:
+    """The 21 released columns as the agency recipe declares them, AGEP binned at ``agep_edges``."""
+    from ddssp.data.columns import Column
+
+    def cat(name, levels):
+        return Column.categorical(name, [str(x) for x in levels])
+
+    bins = agency.DEFAULT_BINS
+    return Schema(
+        [
+            cat("PUMA", ["25-00503", "25-00703"]),
+            Column.binned("AGEP", agep_edges),
+            cat("SEX", [1, 2]),
+            cat("MSP", [1, 2, 3, 4, 5, 6, "N"]),
+            cat("HISP", range(5)),
+            cat("RAC1P", range(1, 10)),
+            cat("NOC", [*range(11), "N"]),
+            cat("NPF", [*range(2, 15), "N"]),
+            cat("HOUSING_TYPE", [1, 2, 3]),
+            cat("OWN_RENT", [0, 1, 2]),
+            cat("DENSITY", ["a", "b"]),
+            cat("INDP_CAT", [*range(19), "N"]),
+            cat("EDU", [*range(1, 13), "N"]),
+            Column.binned("PINCP", bins["PINCP"], missing="N"),
+            cat("PINCP_DECILE", [*range(9, -1, -1), "N"]),
+            Column.binned("POVPIP", bins["POVPIP"], missing="N"),
+            *[cat(c, [1, 2, 3, 4, 5, 6, "N"] if c == "DVET" else [1, 2, "N"]) for c in ("DVET", "DREM", "DPHY")],
+            cat("DEYE", [1, 2]),
+            cat("DEAR", [1, 2]),
+        ]
+    )
+
+
+def test_the_round8_rules_add_the_universes_and_the_deciles_order_and_fit_both_recipes_bins():
+    from ddssp.data.orders import Order
+    from ddssp.data.rules import Rule, orders, parse_rules
+
+    spec_dir = Path(__file__).resolve().parents[2] / "workloads"
+    text = (spec_dir / "agency-nist-round8.rules").read_text()
+    round5 = {r.name: r for r in parse_rules((spec_dir / "agency-nist-round5.rules").read_text())}
+    round8 = {r.name: r for r in parse_rules(text)}
+    assert set(round8) == set(round5) | {"institution_POVPIP", "decile_of_income"}
+    changed = {n for n in round5 if round8[n] != round5[n]}
+    assert changed == {"child_DVET", "child_INDP_CAT", "adult_MSP", "adult_PINCP", "adult_PINCP_DECILE"}
+    assert orders(text) == [Order("decile_of_income", "PINCP_DECILE", "PINCP")]
+    rules = [r for r in round8.values() if isinstance(r, Rule)]
+    # the eps-1 recipe's round-number ages, and quantile ages that keep only the hints' cuts
+    cuts = agency.QUANTILE_HINTS["AGEP"]["cuts"]
+    for edges in (agency.DEFAULT_BINS["AGEP"], sorted({0, 100, 9, 24, 41, 63, *cuts})):
+        assert len(compile_rules(text, _nist_schema(edges))) == len(rules)
+    with pytest.raises(DDSSPError, match="18"):  # without an edge at 18 the DVET rule is refused
+        compile_rules(text, _nist_schema([0, 3, 5, 15, 16, 20, 100]))
