@@ -128,13 +128,7 @@ def order_keys(column: Any) -> np.ndarray:
         if column.missing_code is not None:
             keys[column.missing_code] = np.nan
         return keys
-    if column.kind == "numeric":
-        keys = np.asarray(column.values, dtype=float).copy()
-    else:
-        keys = np.array([np.nan if number(lab) is None else number(lab) for lab in column.labels])
-    if column.missing_code is not None:
-        keys[column.missing_code] = np.nan
-    return keys
+    return level_values(column, column.name)
 
 
 def check_order(order: Order, schema: Any) -> int:
