@@ -212,8 +212,9 @@ def _add_aim_arguments(p) -> None:
     g.add_argument(
         "--rules",
         metavar="FILE",
-        help="consistency rules, one a line (`AGEP < 15 -> MSP == N`): public, charged nothing, written "
-        "into the release; no synthetic row breaks one (see the agency guide)",
+        help="consistency rules, one a line (`AGEP < 15 -> MSP == N`, `DENSITY depends on PUMA`, "
+        "`PINCP_DECILE increases with PINCP`): public, charged nothing, written into the release; no "
+        "synthetic row breaks one (see the agency guide)",
     )
     g.add_argument(
         "--max-model-size",
