@@ -427,7 +427,14 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
         One row per measured number.
     """
     from ddssp.data.orders import order_violations
-    from ddssp.data.rules import broken_rows, compile_rules, dependencies, dependency_violations, orders
+    from ddssp.data.rules import (
+        broken_rows,
+        compile_rules,
+        dependencies,
+        dependency_violations,
+        orders,
+        parse_rules,
+    )
     from ddssp.releasefile import Release
 
     s = parse_spec(spec, ctx)
@@ -487,13 +494,15 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                 cfg_rules = rules_text
                 if isinstance(cfg["rules"], str):  # the configuration's own rules file
                     cfg_rules = ctx.data_path(cfg["rules"]).read_text()
+                released_rules = rules_for(cfg_rules, cols) if cfg_rules else ""
+                parsed = parse_rules(released_rules) if cfg_rules else []  # what the violations count
                 if cfg["rules"] and cfg_rules:
                     rule_file = files / f"{cfg_stem}.rules"
-                    rule_file.write_text(rules_for(cfg_rules, cols))
+                    rule_file.write_text(released_rules)
                     args += ["--rules", str(rule_file)]
                 if cfg["dependent"]:  # the grouped pairs, a column fixed by the group measured with it only
                     work = files / f"{cfg_stem}.workload.json"
-                    work.write_text(json.dumps(dependent_workload(cols, cfg["by"], rules_for(cfg_rules, cols))))
+                    work.write_text(json.dumps(dependent_workload(cols, cfg["by"], released_rules)))
                     args += ["--workload", str(work)]
                 elif cfg["by"]:
                     args += ["--by", cfg["by"]]
@@ -522,17 +531,14 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                         raise WorkloadError(f"ddssp synth failed: {proc.stderr.strip().splitlines()[-1:]}")
                     sc = {}
                     rel = Release.load(rel_path)
-                    declared = compile_rules(rules_for(cfg_rules, cols), rel.schema) if cfg_rules else []
-                    deps = dependencies(rules_for(cfg_rules, cols)) if cfg_rules else []
+                    declared = compile_rules(parsed, rel.schema)
                     raw = pd.read_csv(syn_path, dtype=str, keep_default_na=False)
                     codes = rel.schema.encode(raw[rel.schema.names].replace({"N": None}))
                     sc["rule_violations"] = float(broken_rows(codes, declared).sum()) if declared else 0.0
-                    sc["rule_violations"] += float(sum(d["rows"] for d in dependency_violations(codes, deps)))
-                    declared_orders = orders(rules_for(cfg_rules, cols)) if cfg_rules else []
-                    if declared_orders:
-                        values = pd.read_csv(syn_path, na_values=["N"], keep_default_na=False)
-                        found = order_violations(values, declared_orders, rel.schema)
-                        sc["rule_violations"] += float(sum(d["rows"] for d in found))
+                    found = dependency_violations(codes, dependencies(parsed))
+                    # an order holds inside bins too: read on the rows' values (N is outside it)
+                    found += order_violations(raw, orders(parsed), rel.schema)
+                    sc["rule_violations"] += float(sum(d["rows"] for d in found))
                     sc["release_cpu_s"] = res["cpu_s"]
                     sc["release_wall_s"] = res["wall_s"]
                     sc["synth_wall_s"] = synth_s
