@@ -298,7 +298,7 @@ class DDSSPEstimator(DPEstimator):
         return enc, stats
 
     def _solve(self, stats: SuffStats, enc: Encoding) -> np.ndarray:
-        out = penalised_solve(default_ridge(self.ridge, self.ci), stats, enc, self._auto_source, self.psd)
+        out = penalised_solve(default_ridge(self.ridge), stats, enc, self._auto_source, self.psd)
         self.ridge_, self.penalty_, self.ridge_info_, theta, self.solve_info_ = out
         return theta
 

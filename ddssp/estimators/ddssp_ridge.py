@@ -42,7 +42,7 @@ RIDGE = Constraint(
 )
 
 
-def default_ridge(ridge: Any, ci: Any) -> Any:
+def default_ridge(ridge: Any) -> Any:
     """The penalty a DD-SSP fit uses: ``ridge`` when given, else (None) ``"floor"``.
 
     The floor (:func:`floor_penalty`) steadies the fit where the release's noise swamps a direction
@@ -50,14 +50,12 @@ def default_ridge(ridge: Any, ci: Any) -> Any:
     interval around a floored fit covers the penalised coefficient, not the population's. With the
     default, intervals are therefore widened by the release's own estimate of that pull
     (:func:`floor_pull`); a ``ridge`` given explicitly (``"floor"`` included) keeps intervals for the
-    coefficient at that penalty. ``ci`` is accepted for the callers that pass it.
+    coefficient at that penalty.
 
     Parameters
     ----------
     ridge : None, str, float or ndarray
         The estimator's ``ridge`` parameter.
-    ci : float or None
-        The estimator's ``ci`` parameter (unused).
 
     Returns
     -------

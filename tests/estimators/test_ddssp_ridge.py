@@ -129,14 +129,20 @@ def test_ridge_accepts_a_rule_or_a_number(bad):
         DDSSPLinearRegression(ridge=bad).fit(None)
 
 
-def test_the_default_ridge_is_the_floor_with_or_without_intervals():
+def test_the_default_ridge_is_the_floor_with_or_without_intervals(small):
     """The default (None) fit is floored whether or not intervals are asked (its intervals are widened
     by the floor's pull instead, tests/estimators/test_ci_floor.py); a given ridge is always used."""
     from ddssp.estimators.ddssp_ridge import default_ridge
 
     assert DDSSPLinearRegression().ridge is None
-    assert default_ridge(None, 0.95) == "floor" and default_ridge(None, None) == "floor"
-    assert default_ridge("floor", 0.95) == "floor" and default_ridge(2.0, None) == 2.0
+    assert default_ridge(None) == "floor" and default_ridge("floor") == "floor" and default_ridge(2.0) == 2.0
+    rel, _ = small
+    seeded = IntervalOptions(seed=0, sampling_rows=2000, dp_method="delta")
+    floor = _fit(DDSSPLinearRegression, rel, "y", ridge="floor")
+    plain = _fit(DDSSPLinearRegression, rel, "y", ridge=0.0)
+    assert not np.allclose(floor.coef_, plain.coef_)  # the floor lifts something on this release
+    for kw in ({}, {"ci": 0.95, "intervals": seeded}):
+        np.testing.assert_allclose(_fit(DDSSPLinearRegression, rel, "y", **kw).coef_, floor.coef_)
 
 
 def test_cli_ridge_auto(small, tmp_path, capsys):
