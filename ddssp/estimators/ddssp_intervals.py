@@ -537,8 +537,8 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
     else:
         mid = est_ - est.ci_bias_ if how == "bc-normal" else est_
         lo, hi = mid - z * se, mid + z * se
-    pull = np.abs(getattr(est, "ci_pull_", np.zeros(len(est_))))
-    lo, hi = lo - pull, hi + pull  # the default floor's estimated pull (floor_pull)
+    pull = getattr(est, "ci_pull_", np.zeros(len(est_)))
+    lo, hi = lo - np.abs(pull), hi + np.abs(pull)  # the default floor's estimated pull (floor_pull)
     measured = est.pair_measured_
     if est.ci_unmeasured_ == "infinite":
         lo, hi = np.where(measured, lo, -np.inf), np.where(measured, hi, np.inf)
@@ -560,7 +560,7 @@ def interval_table(est: Any, level: float | None = None) -> pd.DataFrame:
             "pair_measured": measured,
             "basis": list(basis),
             "shrinkage": floor_shrinkage(est),
-            "pull": getattr(est, "ci_pull_", np.zeros(len(est_))),
+            "pull": pull,
         }
     )
 

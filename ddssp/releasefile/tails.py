@@ -365,8 +365,8 @@ def _spike(
 
 
 def decoded_rows(rel: Any, codes: Any, rng: Any) -> Any:
-    """Synthetic codes decoded to values (:func:`drawing_schema`: values
-    drawn inside bins), then each declared order's second column sorted inside its bins by the first
+    """Synthetic codes decoded to values (:func:`drawing_schema`: values drawn inside bins), then
+    each declared order's second column sorted inside its bins by the first
     (:func:`ddssp.data.orders.arrange`).
 
     Parameters
