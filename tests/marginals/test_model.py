@@ -467,3 +467,32 @@ def test_batched_grouped_triples_equal_one_at_a_time(seed, groups, per_group):
         for q, m in zip(triples, batched.marginals(triples)):
             np.testing.assert_allclose(m, single.marginal(q), rtol=1e-9, atol=1e-9)
             assert m.sum() == pytest.approx(1000.0)
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_pairs_inside_batched_triples_come_from_them(name, monkeypatch):
+    """A grouped workload's candidates in one marginals() call: the triples (g, a, b), their pairs
+    (a, b) and (g, a), and pairs no triple holds. Each equals the brute-force joint's marginal, and
+    only the pairs outside every triple take the pass up the tree."""
+    import ddssp.marginals.model as model_mod
+
+    pots = random_potentials(DOM, STRUCTURES[name], seed=len(name) + 11)
+    joint = brute_joint(DOM, pots, 80.0)
+    g, rest = "c", [x for x in DOM if x != "c"]
+    triples = [(g, a, b) for a, b in itertools.combinations(rest[:-1], 2)]  # the last column in no triple
+    inside = [(b, a) for _, a, b in triples] + [(a, g) for a in rest[:-1]]
+    outside = [(a, rest[-1]) for a in rest[:-1]]
+    asked: list = []
+    real = model_mod.pair_marginals
+
+    def spy(domain, cliques, edges, beliefs, sep, pairs, keep=None):
+        pairs = list(pairs)
+        if keep is None:
+            asked.extend(pairs)
+        return real(domain, cliques, edges, beliefs, sep, pairs, keep)
+
+    monkeypatch.setattr(model_mod, "pair_marginals", spy)
+    queries = triples + inside + outside
+    for q, m in zip(queries, GraphicalModel(DOM, pots, 80.0).marginals(queries)):
+        np.testing.assert_allclose(m, brute_marginal(joint, DOM, q), rtol=1e-9, atol=1e-9)
+    assert not {tuple(sorted(q)) for q in asked} & {tuple(sorted(q)) for q in inside}
