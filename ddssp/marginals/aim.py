@@ -20,10 +20,10 @@ How a run goes (:func:`run_aim`):
   iterative-proportional-fitting step, :meth:`MirrorDescentNumpy.warm_start`, the exact decomposable
   estimate when the clique joins the junction tree as a leaf); rounds run at most
   ``FAST_ROUND_MAX_ITERS`` accelerated steps with float32 calibrations, and the model that scores
-  candidates reuses the fit's calibrated tables. The final fit is accelerated too (float64), warm-started
-  from the last round's potentials, stopped on ``FINAL_TOL`` or, when the noise is small against
-  the table, once its steps move the measured marginals by far less than their noise
-  (:func:`~ddssp.marginals.aim_settings.final_move_tolerance`).
+  candidates reuses the fit's calibrated tables. The final fit (float32 first where that is far below
+  the noise, then float64: :func:`~ddssp.marginals.aim_settings.fast_final_fit`) is warm-started from
+  the last round's potentials, stopped on ``FINAL_TOL`` or, when the noise is small against the table,
+  once its steps move the measured marginals by far less than their noise (``final_move_tolerance``).
 - Every table inside the loop has its axes in order of increasing column size, so the reductions of
   calibration run over long contiguous stretches (faster than domain order on large trees);
   everything returned is in the caller's order.
@@ -73,6 +73,7 @@ from ddssp.marginals.aim_settings import (
     FINISH_ITERS_FACTOR,
     LOADABLE_ITERS_FACTOR,
     AIMSettings,
+    fast_final_fit,
     final_move_tolerance,
     finish_early_stop,
     fits_for,
@@ -679,10 +680,9 @@ def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:
     s, est = run.settings, run.est
     move_tol = final_move_tolerance(run.measurements, est.total) if s.fast else None
     if s.fast:
-        out = est.fit_accelerated(int(s.final_iters), tol=final_tol, move_tol=move_tol)
+        steps = fast_final_fit(est, run.measurements, int(s.final_iters), final_tol, move_tol)
     else:
-        out = est.fit(int(s.final_iters), tol=final_tol)
-    steps = int(out["iterations"])
+        steps = int(est.fit(int(s.final_iters), tol=final_tol)["iterations"])
     if move_tol is not None:  # an early stop must leave a model that fits its measurements
         extra = (FINISH_ITERS_FACTOR * int(s.final_iters), LOADABLE_ITERS_FACTOR * int(s.final_iters))
         model, more = finish_early_stop(est, run.measurements, run.user_domain, *extra)  # a file must load

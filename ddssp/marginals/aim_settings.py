@@ -17,6 +17,7 @@ import numpy as np
 
 from ddssp.errors import DDSSPError, WorkloadError
 from ddssp.marginals.aim_rounds import STRONG_SIGNAL
+from ddssp.marginals.mirror_descent import TOL_BLOCK
 
 #: Final fit (fast loop): stop once the loss improves by less than ``FINAL_TOL`` (relative) over
 #: ``TOL_BLOCK`` steps, after at most ``final_iters``. The workload error is flat from ~100
@@ -97,6 +98,45 @@ def final_move_tolerance(measurements, total: float) -> float | None:
     """
     strong = bool(measurements) and max(m.sigma for m in measurements) < STRONG_SIGNAL * total
     return FINAL_MOVE_TOL if strong else None
+
+
+#: The fast loop's final fit takes its first steps with float32 calibrations when float32's rounding
+#: of the table's counts (``rows * eps32``) is at most this share of the smallest measurement's noise
+#: scale, then goes on in float64 (:func:`fast_final_fit`).
+F32_NOISE_SHARE = 1e-2
+
+
+def fast_final_fit(est, measurements, iters: int, tol: float | None, move_tol: float | None) -> int:
+    """The fast loop's final fit: accelerated steps until ``tol`` or ``move_tol`` stops them.
+
+    When float32's rounding of the counts is far below every measurement's noise
+    (:data:`F32_NOISE_SHARE`), the steps run first with float32 calibrations (about half the memory
+    traffic of a step on a large tree) until the same rules stop them, then go on in float64 from
+    there, with the step size reached, until the rules stop them again: the float32 steps leave at
+    least one block of ``TOL_BLOCK`` steps of the budget to float64, so the released potentials are
+    always those of a float64 fit and the budget is kept (with neither rule, exactly ``iters``).
+
+    Parameters
+    ----------
+    est : MirrorDescentNumpy
+        The estimator, warm from the rounds.
+    measurements : sequence
+        The run's measurements (objects with a ``sigma``).
+    iters : int
+        At most this many steps in all.
+    tol, move_tol : float or None
+        The stopping rules (:meth:`MirrorDescentNumpy.fit_accelerated`).
+
+    Returns
+    -------
+    int
+        The steps taken.
+    """
+    sigma = min((m.sigma for m in measurements), default=0.0)
+    if iters <= TOL_BLOCK or est.total * float(np.finfo(np.float32).eps) > F32_NOISE_SHARE * sigma:
+        return int(est.fit_accelerated(iters, tol=tol, move_tol=move_tol)["iterations"])
+    low = int(est.fit_accelerated(iters - TOL_BLOCK, tol=tol, move_tol=move_tol, dtype=np.float32)["iterations"])
+    return low + int(est.fit_accelerated(iters - low, tol=tol, move_tol=move_tol, resume=True)["iterations"])
 
 
 def default_model_size(d: int) -> float:

@@ -180,3 +180,51 @@ def test_past_its_budget_the_guard_goes_on_to_the_files_check_or_refuses():
     est, meas = stopped()
     with pytest.raises(DDSSPError, match="did not converge"):
         finish_early_stop(est, meas, None, 0, 1)
+
+
+def _spy_dtypes(est, monkeypatch) -> list:
+    """The calibration dtype of every accelerated fit ``est`` runs from now on."""
+    seen = []
+    real = est.fit_accelerated
+
+    def spy(*args, **kw):
+        seen.append(np.dtype(kw.get("dtype", np.float64)))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(est, "fit_accelerated", spy)
+    return seen
+
+
+@pytest.mark.parametrize("sigma", [2.0, 20.0])
+def test_fast_final_fit_starts_in_float32_where_it_is_far_below_the_noise_and_ends_in_float64(sigma, monkeypatch):
+    """10^4 rows: float32's rounding of the counts (1e4 * 1.2e-7) is far below the noise, so the fit
+    runs float32 steps, then at least one block of float64 steps. The model it ends with fits the
+    measurements as well as a float64-only fit stopped by the same rules: the two differ on the
+    measured marginals by a small share of the noise's own L1 error."""
+    from ddssp.marginals.aim_settings import fast_final_fit
+
+    meas = [SimpleNamespace(sigma=sigma)]
+    est, ref = _estimator(sigma, n=1e4), _estimator(sigma, n=1e4)
+    seen = _spy_dtypes(est, monkeypatch)
+    steps = fast_final_fit(est, meas, 1000, 1e-3, 0.01)
+    assert seen == [np.dtype(np.float32), np.dtype(np.float64)]
+    assert steps >= TOL_BLOCK
+    ref.fit_accelerated(1000, tol=1e-3, move_tol=0.01)
+    got, want = _measured_marginals(est), _measured_marginals(ref)
+    gap = sum(float(np.abs(got[c] - want[c]).sum()) for c in want)
+    assert gap < 0.05 * est.noise_l1()
+    assert abs(est.loss() - ref.loss()) <= 1e-2 * ref.loss()
+
+
+def test_fast_final_fit_stays_in_float64_where_float32_rounding_reaches_the_noise(monkeypatch):
+    """10^9 rows at noise scale 1: float32 rounds counts by ~100, so every step is float64, and the
+    fit is the plain accelerated fit, step for step."""
+    from ddssp.marginals.aim_settings import fast_final_fit
+
+    est, ref = _estimator(1.0, n=1e9), _estimator(1.0, n=1e9)
+    seen = _spy_dtypes(est, monkeypatch)
+    steps = fast_final_fit(est, [SimpleNamespace(sigma=1.0)], 300, 1e-3, 0.01)
+    assert seen == [np.dtype(np.float64)]
+    assert steps == ref.fit_accelerated(300, tol=1e-3, move_tol=0.01)["iterations"]
+    for c in est.theta:
+        np.testing.assert_array_equal(est.theta[c], ref.theta[c])
