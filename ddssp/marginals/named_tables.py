@@ -97,8 +97,20 @@ def sum_to(arr: np.ndarray, attrs: Clique, keep: Clique) -> np.ndarray:
     """
     if keep == attrs:
         return arr
-    axes = tuple(i for i, a in enumerate(attrs) if a not in keep)
-    return arr.sum(axis=axes)
+    return _sum_out(arr, [i for i, a in enumerate(attrs) if a in keep])
+
+
+#: From this many cells on, tables are summed down with ``einsum``: numpy's ``sum`` over the last
+#: (contiguous) axes of a large table runs 2-5 times slower (float32 and float64, 10^5-10^7 cells),
+#: over leading axes about as fast; below it ``sum``'s smaller call overhead wins.
+EINSUM_CELLS = 1 << 14
+
+
+def _sum_out(arr: np.ndarray, kept: list[int]) -> np.ndarray:
+    """``arr`` summed over every axis not in ``kept`` (increasing axis positions)."""
+    if arr.size >= EINSUM_CELLS:
+        return np.einsum(arr, list(range(arr.ndim)), kept)
+    return arr.sum(axis=tuple(i for i in range(arr.ndim) if i not in kept))
 
 
 def contract(parts: list[tuple[tuple[str, ...], np.ndarray]], out: tuple[str, ...]) -> np.ndarray:
@@ -188,7 +200,7 @@ def marginals_from(
     without = [q for q in todo if a not in q]
     within = [q for q in todo if a in q]
     rest = tuple(x for x in attrs if x != a)
-    out.update(marginals_from(table.sum(axis=attrs.index(a)), rest, without, sizes))
+    out.update(marginals_from(_sum_out(table, [i for i, x in enumerate(attrs) if x != a]), rest, without, sizes))
     if within:
         out.update(marginals_from(table, attrs, within, sizes))
     return out
