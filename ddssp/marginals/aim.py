@@ -104,7 +104,7 @@ ROUND_MAX_ITERS = 250
 ROUND_TOL = 1e-4
 #: Fast loop: at most this many accelerated steps per round.
 FAST_ROUND_MAX_ITERS = 10
-#: Fast loop: precision of the per-round calibrations (the final fit is always float64).
+#: Fast loop: precision of the per-round calibrations (the final fit ends in float64: ``fast_final_fit``).
 FAST_ROUND_DTYPE = np.float32
 #: Up to this many candidates every one is sized each round and only the allowed ones are scored
 #: (cheap for narrow tables); beyond it, the selection sizes only the candidates it needs

@@ -346,7 +346,8 @@ class MirrorDescentNumpy:
             As in :meth:`fit`.
         dtype : numpy dtype
             Precision of the junction-tree calibrations (``float32``: half the memory traffic, for
-            the per-round fits whose model only scores candidates); potentials, marginals, loss and
+            the per-round fits whose model only scores candidates and the first steps of the final
+            fit where float32's rounding is far below the noise); potentials, marginals, loss and
             gradient stay float64.
         grow : float, optional
             Step-size factor after every accepted step (default ``ACCEL_GROW`` for the heavy-ball
