@@ -22,10 +22,10 @@ import pandas as pd
 BATCH = 4096
 #: Passes stop when a pass of proposals improves the distance by less than this share of it...
 MIN_GAIN = 1e-5
-#: ...or after this many passes in all. Matching this long (instead of 60 passes to a gain of 1e-3)
-#: raised the NIST excerpts' grouped k-marginal in 16 of 20 seeded releases, by 0.3 at eps 1 and
-#: 0.4-0.8 at eps 10, left Adult's k-marginal unchanged, and at most doubled ``ddssp synth``'s CPU
-#: on Adult (benchmarks page, "Agencies, round 8").
+#: ...or after this many passes in all. Both bounds are loose on purpose: the late passes still
+#: raise the NIST excerpts' grouped k-marginal (0.3 at eps 1, 0.4-0.8 at eps 10, seeded), leave
+#: Adult's unchanged, and cost ``ddssp synth`` at most twice its CPU on Adult (benchmarks page,
+#: "Agencies, round 8").
 MAX_PASSES = 400
 #: Marginals with more cells than this many times the rows are left out (their expected counts are
 #: well under one row a cell: matching them only moves rows between near-empty cells).
