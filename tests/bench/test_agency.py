@@ -276,8 +276,9 @@ def test_the_dependent_workload_asks_for_a_column_fixed_by_the_group_only_with_t
     assert len(dependent_workload(cols, "PUMA", "")) == 6  # no dependency: every triple (PUMA, a, b)
 
 
-def _nist_schema(agep_edges: list[float]) -> Schema:
-    """The 21 released columns as the agency recipe declares them, AGEP binned at ``agep_edges``."""
+def _nist_schema(agep_edges: list[float], povpip_edges: list[float] | None = None) -> Schema:
+    """The 21 released columns as the agency recipe declares them, AGEP binned at ``agep_edges``
+    (and POVPIP at ``povpip_edges``, else the default recipe's)."""
     from ddssp.data.columns import Column
 
     def cat(name, levels):
@@ -301,7 +302,7 @@ def _nist_schema(agep_edges: list[float]) -> Schema:
             cat("EDU", [*range(1, 13), "N"]),
             Column.binned("PINCP", bins["PINCP"], missing="N"),
             cat("PINCP_DECILE", [*range(9, -1, -1), "N"]),
-            Column.binned("POVPIP", bins["POVPIP"], missing="N"),
+            Column.binned("POVPIP", povpip_edges or bins["POVPIP"], missing="N"),
             *[cat(c, [1, 2, 3, 4, 5, 6, "N"] if c == "DVET" else [1, 2, "N"]) for c in ("DVET", "DREM", "DPHY")],
             cat("DEYE", [1, 2]),
             cat("DEAR", [1, 2]),
@@ -328,3 +329,31 @@ def test_the_round8_rules_add_the_universes_and_the_deciles_order_and_fit_both_r
         assert len(compile_rules(text, _nist_schema(edges))) == len(rules)
     with pytest.raises(DDSSPError, match="18"):  # without an edge at 18 the DVET rule is refused
         compile_rules(text, _nist_schema([0, 3, 5, 15, 16, 20, 100]))
+
+
+def test_round10_changes_only_the_eps1_poverty_bins_and_the_rules_still_compile(tmp_path):
+    import tomllib
+
+    spec_dir = Path(__file__).resolve().parents[2] / "workloads"
+    spec = agency.parse_spec(tomllib.loads((spec_dir / "agency-nist-round10.toml").read_text()), _ctx(tmp_path))
+    by_eps = {c["eps"]: spec["bins"][c["bins"]] for c in spec["configs"]}
+    assert sorted(by_eps) == [1.0, 10.0]
+    eps1, builtin = by_eps[1.0], spec["bins"]["topcoded-range"]
+    # round 8's eps-1 recipe (topcoded-range) but for POVPIP, which is cut more coarsely
+    assert {k: v for k, v in eps1.items() if k != "POVPIP"} == {k: v for k, v in builtin.items() if k != "POVPIP"}
+    assert len(eps1["POVPIP"]) < len(builtin["POVPIP"])
+    assert eps1["POVPIP"][-2:] == builtin["POVPIP"][-2:]  # the top-code 501 stays a bin of its own
+    # the eps-10 recipe still leaves POVPIP to the release's quantile bins
+    assert "POVPIP" in agency.quantile_hints(by_eps[10.0])
+    dictionary = {**DICTIONARY, "POVPIP": {"description": "ratio", "values": {"N": "gq", "min": 0, "max": 501}}}
+    col = {c["name"]: c for c in agency.bins_schema(["POVPIP"], eps1, dictionary)["columns"]}["POVPIP"]
+    assert col["missing"] == "N"
+    edges = col["edges"]
+    for (lo, hi), within in zip(zip(edges[:-1], edges[1:]), col["within"]["bins"]):
+        # each bin's values spread evenly over the whole numbers inside it (the top-code is one)
+        cuts = [] if within is None else within["cuts"]
+        assert cuts == [float(x) for x in range(int(lo) + 1, int(hi))]
+        assert within is None or set(within["weights"]) == {1.0}
+    rules = (spec_dir / spec["rules"]).read_text()
+    n_rules = len(compile_rules(rules, _nist_schema(agency.DEFAULT_BINS["AGEP"])))
+    assert len(compile_rules(rules, _nist_schema(agency.DEFAULT_BINS["AGEP"], edges))) == n_rules
