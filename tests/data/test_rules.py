@@ -281,6 +281,33 @@ def test_refit_with_the_zeros_fits_the_measurements_better_than_conditioning(rul
     assert _loss(refit, rel.measurements) < _loss(cond, rel.measurements)
 
 
+def test_the_refit_starts_in_float32_ends_in_float64_and_fits_as_a_float64_refit(ruled, monkeypatch):
+    """The refit under the rules takes AIM's final fit's two precisions (400 rows: float32's rounding
+    of the counts is far below the noise) and fits the measurements as well as a float64-only refit."""
+    from ddssp.marginals import aim_settings
+    from ddssp.marginals.estimation import MirrorDescentNumpy
+    from ddssp.marginals.rules_model import refitted
+
+    rel = ruled[0]
+    comp = rel.compiled_rules()
+    seen = []
+    real = MirrorDescentNumpy.fit_accelerated
+
+    def spy(self, *args, **kw):
+        seen.append(np.dtype(kw.get("dtype", np.float64)))
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(MirrorDescentNumpy, "fit_accelerated", spy)
+    fast = refitted(rel.model, comp, rel.measurements)
+    assert seen == [np.dtype(np.float32), np.dtype(np.float64)]
+    seen.clear()
+    monkeypatch.setattr(aim_settings, "F32_NOISE_SHARE", 0.0)  # no share of the noise: float64 only
+    plain = refitted(rel.model, comp, rel.measurements)
+    assert seen == [np.dtype(np.float64)]
+    assert all(b.dtype == np.float64 for b in fast.beliefs)
+    assert _loss(fast, rel.measurements) <= 1.01 * _loss(plain, rel.measurements)
+
+
 def test_rules_spanning_too_many_cells_in_all_are_refused():
     big = Schema([Column.categorical(c, [str(i) for i in range(100)]) for c in "ABCD"])
     one = "A == 1 and B == 1 and C == 1 -> D == 1"  # 10^8 cells
