@@ -107,7 +107,8 @@ F32_NOISE_SHARE = 1e-2
 
 
 def fast_final_fit(est, measurements, iters: int, tol: float | None, move_tol: float | None) -> int:
-    """The fast loop's final fit: accelerated steps until ``tol`` or ``move_tol`` stops them.
+    """The fast loop's final fit (and ``ddssp synth``'s refit under rules): accelerated steps until
+    ``tol`` or ``move_tol`` stops them.
 
     When float32's rounding of the counts is far below every measurement's noise
     (:data:`F32_NOISE_SHARE`), the steps run first with float32 calibrations (about half the memory
@@ -119,7 +120,8 @@ def fast_final_fit(est, measurements, iters: int, tol: float | None, move_tol: f
     Parameters
     ----------
     est : MirrorDescentNumpy
-        The estimator, warm from the rounds.
+        The estimator: warm from AIM's rounds, or new for the refit
+        (:func:`~ddssp.marginals.rules_model.refitted`).
     measurements : sequence
         The run's measurements (objects with a ``sigma``).
     iters : int

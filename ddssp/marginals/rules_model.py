@@ -159,7 +159,7 @@ def refitted(model: Any, compiled: Sequence[Any], measurements: Sequence[Any], i
             out = est.model()
     except (FloatingPointError, ValueError, np.linalg.LinAlgError):
         return conditioned(model, compiled)
-    # a fit that went non-finite shows in the beliefs (the loss is computed from them)
+    # non-finite potentials show in the calibrated beliefs, from which the fit's loss is computed
     if not all(np.isfinite(b).all() and b.sum() > 0 for b in out.beliefs):
         return conditioned(model, compiled)
     return out
