@@ -1,10 +1,13 @@
 """Declared orders: one column is a non-decreasing function of another (public knowledge).
 
-A rules-file line ``[name:] COLUMN increases with COLUMN`` declares that the first column never
-decreases as the second grows: of two rows, the one with the larger second value never has the
-smaller first value. The NIST dictionary's PINCP_DECILE is the person's "income rank with respect to
-their state, in 10% bins" of PINCP: ``decile_of_income: PINCP_DECILE increases with PINCP``. Only the
-order is declared, never where one level ends and the next begins.
+A rules-file line ``[name:] COLUMN increases with COLUMN [within GROUP]`` declares that the first
+column never decreases as the second grows: of two rows (of the same GROUP level, with ``within``),
+the one with the larger second value never has the smaller first value. The NIST dictionary's
+PINCP_DECILE is the person's "income rank with respect to their state, in 10% bins" of PINCP: in a
+one-state table ``decile_of_income: PINCP_DECILE increases with PINCP``; in a table of several states
+the order holds only inside each state, and ``... increases with PINCP within PUMA`` declares it
+inside each PUMA (every PUMA lies in one state). Only the order is declared, never where one level
+ends and the next begins.
 
 Levels outside the order (the first column's levels that are not numbers, such as ``N``; either
 column's missing level) are not constrained: other rules say when they occur. The first column's
@@ -13,11 +16,13 @@ the second may be binned.
 
 How a release follows it (post-processing; the data are never read):
 
-* :func:`staircase` reads the model's two-way marginal of the pair and keeps the monotone path of
-  cells (each step to the next level of one column or both) that holds the most mass; every other
-  ordered cell becomes a structural zero, so the model's draws follow the order from bin to bin;
-* :func:`arrange` then gives, inside each bin of the second column, the smaller drawn values to the
-  rows with the smaller first value, so the decoded rows follow it inside a bin too.
+* :func:`staircase` reads the model's two-way marginal of the pair (of each GROUP level, with
+  ``within``) and keeps the monotone path of cells (each step to the next level of one column or
+  both) that holds the most mass; every other ordered cell becomes a structural zero, so the model's
+  draws follow the order from bin to bin;
+* :func:`arrange` then gives, inside each bin of the second column (and GROUP level), the smaller
+  drawn values to the rows with the smaller first value, so the decoded rows follow it inside a bin
+  too.
 
 :func:`order_violations` counts the rows that break an order; :func:`ddssp.data.rules.orders` lists
 the orders among rules.
@@ -57,28 +62,32 @@ class Order:
         The column that increases (one number per level).
     by : str
         The column it increases with (may be binned).
+    within : str or None
+        A column inside each level of which the order holds (None: across the whole table).
     """
 
     name: str
     column: str
     by: str
+    within: str | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """The columns named, the increasing one first."""
-        return (self.column, self.by)
+        """The columns named: the increasing one, the one it increases with, then the group's."""
+        return (self.column, self.by) if self.within is None else (self.column, self.by, self.within)
 
     @property
     def text(self) -> str:
         """The declaration in its canonical text form (what a release stores)."""
-        return f"{self.name}: {quote(self.column)} increases with {quote(self.by)}"
+        group = "" if self.within is None else f" within {quote(self.within)}"
+        return f"{self.name}: {quote(self.column)} increases with {quote(self.by)}{group}"
 
     def __str__(self) -> str:
         return self.text
 
 
 def parse_order(tokens: list[tuple[str, str]], name: str) -> Order:
-    """``COLUMN increases with COLUMN`` from a rule's tokens (kind, text).
+    """``COLUMN increases with COLUMN [within COLUMN]`` from a rule's tokens (kind, text).
 
     Parameters
     ----------
@@ -94,14 +103,20 @@ def parse_order(tokens: list[tuple[str, str]], name: str) -> Order:
     Raises
     ------
     RuleError
-        For anything but two different columns around ``increases with``.
+        For anything but two different columns around ``increases with``, optionally followed by
+        ``within`` and a third column.
     """
-    if len(tokens) != 4 or tokens[0][0] not in ("word", "value") or tokens[3][0] not in ("word", "value"):
-        raise RuleError(f"rule {name!r}: write COLUMN increases with COLUMN")
+    words = ("word", "value")
+    grouped = len(tokens) == 6 and tokens[4] == ("word", "within") and tokens[5][0] in words
+    if (len(tokens) != 4 and not grouped) or tokens[0][0] not in words or tokens[3][0] not in words:
+        raise RuleError(f"rule {name!r}: write COLUMN increases with COLUMN [within COLUMN]")
     column, by = tokens[0][1], tokens[3][1]
+    within = tokens[5][1] if grouped else None
     if column == by:
         raise RuleError(f"rule {name!r}: a column cannot increase with itself ({column!r})")
-    return Order(name, column, by)
+    if within in (column, by):
+        raise RuleError(f"rule {name!r}: the group column {within!r} must differ from the order's columns")
+    return Order(name, column, by, within)
 
 
 def order_keys(column: Any) -> np.ndarray:
@@ -132,7 +147,8 @@ def order_keys(column: Any) -> np.ndarray:
 
 
 def check_order(order: Order, schema: Any) -> int:
-    """Check an order against a schema; return the cells of its two-way table.
+    """Check an order against a schema; return the cells of its table (two-way, or three-way with
+    its group column).
 
     Parameters
     ----------
@@ -163,7 +179,7 @@ def check_order(order: Order, schema: Any) -> int:
         raise RuleError(f"rule {order.name!r}: {order.column!r} has fewer than two levels that are numbers")
     if np.isfinite(order_keys(by)).sum() < 2:
         raise RuleError(f"rule {order.name!r}: {order.by!r} has fewer than two levels that are numbers or bins")
-    return col.size * by.size
+    return col.size * by.size * (1 if order.within is None else schema.column(order.within).size)
 
 
 def _path(mass: np.ndarray) -> list[tuple[int, int]]:
@@ -197,12 +213,14 @@ def _path(mass: np.ndarray) -> list[tuple[int, int]]:
 
 
 def staircase(order: Order, schema: Any, table: np.ndarray, columns: tuple[str, ...]) -> CompiledRule:
-    """The order as structural zeros, decided from a model's two-way marginal of its columns.
+    """The order as structural zeros, decided from a model's marginal of its columns.
 
     The ordered levels of both columns are sorted by the numbers they stand for; of every monotone
     path through that grid, the one holding the most of ``table``'s mass is kept (a level of one
     column may meet several consecutive levels of the other, as a bin meets the two deciles it
     straddles) and the grid's other cells are forbidden. Levels outside the order are not touched.
+    With a group column (``order.within``) each of its levels gets its own path, from its own slice
+    of ``table``.
 
     Parameters
     ----------
@@ -213,7 +231,7 @@ def staircase(order: Order, schema: Any, table: np.ndarray, columns: tuple[str, 
     table : numpy.ndarray
         The model's marginal over ``columns``.
     columns : tuple of str
-        The two columns of ``table``, in its axis order.
+        The order's columns (:attr:`Order.columns`), in ``table``'s axis order.
 
     Returns
     -------
@@ -222,26 +240,29 @@ def staircase(order: Order, schema: Any, table: np.ndarray, columns: tuple[str, 
     """
     kx = level_values(schema.column(order.column), order.name)
     ky = order_keys(schema.column(order.by))
-    x = columns.index(order.column)
     ix = [int(i) for i in np.argsort(kx, kind="stable") if np.isfinite(kx[i])]
     iy = [int(i) for i in np.argsort(ky, kind="stable") if np.isfinite(ky[i])]
-    t = np.asarray(table, dtype=float)
-    t = t if x == 0 else t.T
-    grid = np.clip(t[np.ix_(ix, iy)], 0.0, None)
+    axes = [columns.index(c) for c in order.columns]
+    t = np.transpose(np.asarray(table, dtype=float), axes)  # (column, by[, within])
+    t = t[..., None] if order.within is None else t
     forbidden = np.zeros(t.shape, dtype=bool)
-    forbidden[np.ix_(ix, iy)] = True
-    for a, b in _path(grid):
-        forbidden[ix[a], iy[b]] = False
-    return CompiledRule(order, tuple(columns), forbidden if x == 0 else forbidden.T.copy())
+    for g in range(t.shape[2]):
+        grid = np.clip(t[np.ix_(ix, iy, [g])][..., 0], 0.0, None)
+        forbidden[np.ix_(ix, iy, [g])] = True
+        for a, b in _path(grid):
+            forbidden[ix[a], iy[b], g] = False
+    forbidden = forbidden[..., 0] if order.within is None else forbidden
+    return CompiledRule(order, tuple(columns), np.transpose(forbidden, np.argsort(axes)).copy())
 
 
 def arrange(frame: pd.DataFrame, codes: pd.DataFrame, orders: list[Order], schema: Any, rng: Any) -> pd.DataFrame:
     """Decoded rows with each order's second column sorted inside its bins by the first column.
 
-    Inside every bin of a binned ``by`` column, the values drawn for the rows whose ``column`` is in
-    the order are given back in increasing order to those rows sorted by ``column`` (ties in random
-    order): the bin's values and each row's bin are unchanged, so every rule that follows the bin
-    edges still holds, and rows of a larger ``column`` value never get a smaller ``by`` value.
+    Inside every bin of a binned ``by`` column (and level of the group column, with ``within``), the
+    values drawn for the rows whose ``column`` is in the order are given back in increasing order to
+    those rows sorted by ``column`` (ties in random order): the bin's values and each row's bin are
+    unchanged, so every rule that follows the bin edges still holds, and rows of a larger ``column``
+    value never get a smaller ``by`` value.
 
     Parameters
     ----------
@@ -269,9 +290,12 @@ def arrange(frame: pd.DataFrame, codes: pd.DataFrame, orders: list[Order], schem
         inside = np.isfinite(kx) & np.isfinite(order_keys(by)[bins])
         values = frame[o.by].to_numpy(dtype=float, copy=True)
         rows = np.flatnonzero(inside)
-        # one sort does every bin: by bin, then the increasing column, then a random tie-break
-        by_key = rows[np.lexsort((rng.random(len(rows)), kx[rows], bins[rows]))]
-        by_value = rows[np.lexsort((values[rows], bins[rows]))]
+        group = (
+            np.zeros(len(frame), dtype=np.int64) if o.within is None else np.asarray(codes[o.within], dtype=np.int64)
+        )
+        # one sort does every (group, bin): then the increasing column, then a random tie-break
+        by_key = rows[np.lexsort((rng.random(len(rows)), kx[rows], bins[rows], group[rows]))]
+        by_value = rows[np.lexsort((values[rows], bins[rows], group[rows]))]
         values[by_key] = values[by_value]
         frame[o.by] = pd.Series(values, index=frame.index).astype(frame[o.by].dtype)
     return frame
@@ -284,7 +308,8 @@ def _as_number(v: Any) -> float:
 
 def broken_by_order(frame: pd.DataFrame, order: Order, schema: Any) -> np.ndarray:
     """For every row, whether it breaks ``order``: its first value is larger than that of some row
-    whose second value is larger (rows with a value outside the order break nothing).
+    (of the same group, with ``within``) whose second value is larger (rows with a value outside the
+    order break nothing).
 
     Parameters
     ----------
@@ -305,7 +330,18 @@ def broken_by_order(frame: pd.DataFrame, order: Order, schema: Any) -> np.ndarra
     x = np.array([levels.get(str(v), _as_number(v)) for v in frame[order.column]], dtype=float)
     y = pd.to_numeric(frame[order.by], errors="coerce").to_numpy(dtype=float)
     bad = np.zeros(len(frame), dtype=bool)
-    rows = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
+    ok = np.isfinite(x) & np.isfinite(y)
+    if order.within is None:
+        _broken_in(x, y, np.flatnonzero(ok), bad)
+        return bad
+    group = pd.factorize(frame[order.within].astype(str))[0]
+    for g in np.unique(group[ok]):
+        _broken_in(x, y, np.flatnonzero(ok & (group == g)), bad)
+    return bad
+
+
+def _broken_in(x: np.ndarray, y: np.ndarray, rows: np.ndarray, bad: np.ndarray) -> None:
+    """Mark in ``bad`` the ``rows`` whose ``x`` is larger than that of one of them with a larger ``y``."""
     if len(rows):
         # from the largest second value down: the smallest first value among strictly larger ones
         rows = rows[np.lexsort((x[rows], -y[rows]))]
@@ -314,7 +350,6 @@ def broken_by_order(frame: pd.DataFrame, order: Order, schema: Any) -> np.ndarra
         above = np.r_[np.inf, np.minimum.accumulate(np.minimum.reduceat(xs, starts))[:-1]]
         group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(xs)]))
         bad[rows] = xs > above[group]
-    return bad
 
 
 def order_violations(frame: pd.DataFrame, declared: list[Order], schema: Any) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ NIST dictionary's DENSITY is the "population density among residents of each PUM
 each group's level is read from the release's model (post-processing,
 :func:`ddssp.marginals.rules_model.dependency_zeros`) and every synthetic row of the group gets it.
 
-A line may also declare an order, ``[name:] COLUMN increases with COLUMN`` (the dictionary's
+A line may also declare an order, ``[name:] COLUMN increases with COLUMN [within COLUMN]`` (the dictionary's
 PINCP_DECILE ranks PINCP: ``decile_of_income: PINCP_DECILE increases with PINCP``), followed the
 same way from the model (:mod:`ddssp.data.orders`).
 
