@@ -581,7 +581,12 @@ def plan_source(
 
 
 def build_workload(
-    workload: Any, domain: Domain, target: str | None, max_cells: int | None = None, by: str | None = None
+    workload: Any,
+    domain: Domain,
+    target: str | None,
+    max_cells: int | None = None,
+    by: str | None = None,
+    fixed: Any = (),
 ):
     """The release's workload from its specification, validated against the domain.
 
@@ -601,6 +606,9 @@ def build_workload(
         (every marginal (by, a, b), :func:`~ddssp.marginals.workload.grouped_pairs`); 'target' the
         target's marginals within each group; a file or a list of cliques is kept and the pairs
         within each group are added to it.
+    fixed : sequence of str
+        With ``by``: the columns the rules declare to depend on it alone, asked for only with it
+        (:func:`~ddssp.marginals.workload.grouped_pairs`).
 
     Returns
     -------
@@ -621,7 +629,11 @@ def build_workload(
         # one column (declared so, or the only one discovery kept): pairs need two, so its one-way marginal
         w = [((next(iter(domain)),), 1.0)]
     elif isinstance(workload, str) and workload == "all-pairs":
-        w = wl.grouped_pairs(domain, by, max_cells) if by is not None else wl.all_pairs(domain, max_cells=max_cells)
+        w = (
+            wl.grouped_pairs(domain, by, max_cells, fixed=fixed)
+            if by is not None
+            else wl.all_pairs(domain, max_cells=max_cells)
+        )
     elif isinstance(workload, str) and workload == "target":
         if target is None:
             raise WorkloadError("workload 'target' needs a target column (the target parameter)")
@@ -636,9 +648,9 @@ def build_workload(
         if max_cells is not None:
             w = wl.cap_cells(w, domain, max_cells)
         if by is not None:
-            w = w + wl.grouped_pairs(domain, by, max_cells)
+            w = w + wl.grouped_pairs(domain, by, max_cells, fixed=fixed)
     else:
         w = [(tuple(c), float(wt)) for c, wt in workload]
         if by is not None:
-            w = w + wl.grouped_pairs(domain, by, max_cells)
+            w = w + wl.grouped_pairs(domain, by, max_cells, fixed=fixed)
     return wl.validate_workload(w, domain)

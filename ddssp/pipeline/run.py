@@ -6,6 +6,7 @@ This is the only step of ddssp that reads the sensitive data.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import datetime as _dt
 import json
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ddssp._warnings import warnings_once
+from ddssp.data.schema import Schema
 from ddssp.dp import Ledger, check_delta, check_eps, make_rng, rho_from_eps_delta
 from ddssp.dp.noise import make_noise
 from ddssp.errors import DDSSPError, SchemaError
@@ -119,6 +121,8 @@ def release(
     check_options(read, discovery, aim)
     eps, delta = check_eps(eps), check_delta(delta)
     declared_rules = _read_rules(rules)  # a rules file is read (and refused) before the data
+    if isinstance(schema, Schema):  # the release marks levels empty in its own schema, never the caller's
+        schema = copy.deepcopy(schema)
     created = _dt.datetime.now(_dt.UTC).date().isoformat()  # taken before the data is read
     noise = make_noise(insecure_seed)  # the release's one noise source: discovery draws first, then AIM
     context: dict[str, Any] = {}
@@ -132,6 +136,7 @@ def release(
             count_outside,
             empty_from_measurements,
             end_levels_empty_from_measurements,
+            group_levels_empty_from_measurements,
             outside_reserve,
             range_levels_empty_from_measurements,
         )
@@ -139,12 +144,14 @@ def release(
         rule_texts = checked_rules(declared_rules, plan.schema)
 
         held = outside_reserve(plan.schema, plan.discovered, plan.rows, plan.ledger.rho_budget)
-        result, counts, prior = _measure(source, plan, target, aim, make_rng(seed), noise, tell, held)
+        fixed = _fixed_by_group(rule_texts, aim.by)
+        result, counts, prior = _measure(source, plan, target, aim, make_rng(seed), noise, tell, held, fixed)
         mech = ChargedMechanisms(plan.ledger, noise)
         outside = count_outside(counts, plan.schema, result.measurements, plan.discovered, held, mech)
         empty_from_measurements(plan.schema, result.measurements, plan.discovered, outside)
         range_levels_empty_from_measurements(plan.schema, result.measurements, _range_columns(discovery, schema, plan))
         end_levels_empty_from_measurements(plan.schema, result.measurements, _discovered_ranges(discovery, plan))
+        group_levels_empty_from_measurements(plan.schema, result.measurements, aim.by)
         rel = Release(
             schema=plan.schema,
             model=result.model,
@@ -182,6 +189,15 @@ def _range_columns(discovery: DiscoveryOptions, schema: Any, plan: SchemaPlan) -
         if col.kind == "numeric" and col.edges is None:
             out.append(h.name)
     return out
+
+
+def _fixed_by_group(rule_texts: Any, by: str | None) -> list[str]:
+    """The columns the rules declare to depend on the grouping column alone (``DENSITY depends on PUMA``)."""
+    if by is None or not rule_texts:
+        return []
+    from ddssp.data.rules import dependencies
+
+    return [d.column for d in dependencies(rule_texts) if d.by == (by,)]
 
 
 def _discovered_ranges(discovery: DiscoveryOptions, plan: SchemaPlan) -> list[str]:
@@ -274,10 +290,12 @@ def _measure(
     noise: Any,
     tell: Callable[[Any], None],
     held: float = 0.0,
+    fixed: Any = (),
 ) -> tuple[Any, Callable[[list[str]], dict[str, int]], list[Any]]:
     """Run AIM on the table's counts under ``plan.schema`` with what the plan left of the budget,
     less ``held`` (kept for counts after AIM), fitting discovery's recycled one-way marginals with
-    its own measurements. Returns AIM's result, a function giving the exact count of the rows in each
+    its own measurements; ``fixed`` are the columns the rules fix by the grouping column
+    (:func:`~ddssp.pipeline.plan.build_workload`). Returns AIM's result, a function giving the exact count of the rows in each
     named column's catch-all level (``schema.column(c).missing``), and the recycled marginals it fitted."""
     from ddssp.data.counting import count_marginals
     from ddssp.marginals.aim import run_aim
@@ -305,7 +323,7 @@ def _measure(
                 columns=columns,
             )
 
-    w = build_workload(aim.workload, schema.domain, target, aim.max_cells, by=aim.by)
+    w = build_workload(aim.workload, schema.domain, target, aim.max_cells, by=aim.by, fixed=fixed)
     check_release_size(schema.domain, w, aim.rounds, plan.ledger)  # what the reader would refuse, before AIM
     rho_aim = plan.ledger.rho_budget - plan.ledger.spent - held
     if not rho_aim > 0:
