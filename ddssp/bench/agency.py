@@ -18,9 +18,11 @@ It does what an agency would do with the public tools, as a new user would run t
    or ``"none"``, ``ranges = {NOC = [0, 10]}``, ``quantiles = true``: AGEP, PINCP and POVPIP left
    to the release as quantile bins cut from noisy counts, :data:`QUANTILE_HINTS`), which a ``[[configs]]`` entry names with ``bins =
    "NAME"``; its ``rules`` is true (the spec's rules file), false, or a rules file of its own, and
-   ``args`` adds release options; ``dependent = true`` (with ``by``) replaces ``--by`` by a
-   workload file of the triples (by, a, b) over the columns that do not depend on ``by`` and the
-   pair (by, c) for each column declared to (:func:`~ddssp.bench.agency_workload.dependent_workload`).
+   ``args`` adds release options; ``by`` passes ``--by``, with which the release itself asks for a
+   column the rules declare to depend on ``by`` alone only with it (the pair (by, c), not the triples
+   (by, c, a): :func:`~ddssp.marginals.workload.grouped_pairs`) and gives no rows to a group its
+   noisy counts do not show; ``dependent = true`` (with ``by``) is kept for the specs of earlier
+   rounds, which wrote that workload to a file.
 2. **Releases.** Per state and configuration, ``releases`` fresh releases with secure noise:
    ``ddssp release DATA --eps E --codebook codebook.json --schema bins.json --na-values N --columns
    ... [--by PUMA] [--rules FILE]``, then ``ddssp synth REL --rows N`` (as many rows as the data).
@@ -71,7 +73,6 @@ from ddssp.bench.agency_bins import (  # noqa: F401  (the recipes, used here and
     density_edges,
     quantile_hints,
 )
-from ddssp.bench.agency_workload import dependent_workload
 from ddssp.bench.release_process import bench_env, run_release
 from ddssp.errors import WorkloadError
 
@@ -133,8 +134,17 @@ def parse_spec(spec: dict, ctx: Any) -> dict:
         raise WorkloadError("an agency spec needs [[states]] entries (name, source, puma_prefix)")
     for st in states:
         bad = sorted(set(st) - STATE_KEYS) if isinstance(st, dict) else ["(not a table)"]
-        if bad or not all(isinstance(st.get(k), str) for k in STATE_KEYS):
-            raise WorkloadError(f"each [[states]] entry needs exactly {sorted(STATE_KEYS)} (strings)")
+        prefix = st.get("puma_prefix") if isinstance(st, dict) else None
+        prefixes = isinstance(prefix, list) and prefix and all(isinstance(p, str) and p for p in prefix)
+        if (
+            bad
+            or not all(isinstance(st.get(k), str) for k in ("name", "source"))
+            or not (isinstance(prefix, str) or prefixes)
+        ):
+            raise WorkloadError(
+                f"each [[states]] entry needs exactly {sorted(STATE_KEYS)} (strings; puma_prefix may be a list of "
+                "prefixes, as for an excerpt of several states)"
+            )
     feature_sets = spec.get("features", {})
     if not isinstance(feature_sets, dict) or not feature_sets:
         raise WorkloadError("an agency spec needs a [features] table: name = [columns]")
@@ -235,7 +245,7 @@ def make_codebook(dictionary_path: Path, out: Path) -> dict:
 def review_codebook(
     codebook: dict,
     columns: list[str],
-    puma_prefix: str,
+    puma_prefix: str | list[str],
     binned: tuple = (),
     ranges: dict | None = None,
     quantiles: dict | None = None,
@@ -254,8 +264,9 @@ def review_codebook(
         The ``ddssp-codebook/1`` dictionary.
     columns : list of str
         The released columns.
-    puma_prefix : str
-        The state's PUMA code prefix (``25-`` for Massachusetts).
+    puma_prefix : str or list of str
+        The state's PUMA code prefix (``25-`` for Massachusetts), or the prefixes of an excerpt of
+        several states (a PUMA level is kept when it starts with one of them).
     binned : tuple of str
         The columns :func:`bins_schema` declares.
     ranges : dict, optional
@@ -284,7 +295,8 @@ def review_codebook(
             col["bounds"] = [int(x) for x in ranges[name]]
         col.update((quantiles or {}).get(name, {}))
         if name == "PUMA":
-            col["levels"] = [lv for lv in col["levels"] if str(lv).startswith(puma_prefix)]
+            prefixes = (puma_prefix,) if isinstance(puma_prefix, str) else tuple(puma_prefix)
+            col["levels"] = [lv for lv in col["levels"] if str(lv).startswith(prefixes)]
             if not col["levels"]:
                 raise WorkloadError(f"no PUMA level of the dictionary starts with {puma_prefix!r}")
         out.append(col)
@@ -500,11 +512,7 @@ def run(spec: dict, ctx: Any) -> pd.DataFrame:
                     rule_file = files / f"{cfg_stem}.rules"
                     rule_file.write_text(released_rules)
                     args += ["--rules", str(rule_file)]
-                if cfg["dependent"]:  # the grouped pairs, a column fixed by the group measured with it only
-                    work = files / f"{cfg_stem}.workload.json"
-                    work.write_text(json.dumps(dependent_workload(cols, cfg["by"], released_rules)))
-                    args += ["--workload", str(work)]
-                elif cfg["by"]:
+                if cfg["by"]:  # the grouped pairs; a column the rules fix by the group is asked with it only
                     args += ["--by", cfg["by"]]
                 args += cfg["args"]  # further release options (e.g. --rounds)
                 for r in range(s["releases"]):

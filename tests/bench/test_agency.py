@@ -84,6 +84,19 @@ def test_review_keeps_the_states_pumas_and_leaves_declared_bins_to_the_schema():
     assert out["columns"][0]["levels"] == ["25-00001", "25-00002"]
     with pytest.raises(WorkloadError, match="no PUMA level"):
         agency.review_codebook(codebook, ["PUMA"], "99-")
+    # an excerpt of several states lists their prefixes: the other states' PUMAs stay out
+    several = agency.review_codebook(codebook, ["PUMA"], ["48-", "25-"])
+    assert several["columns"][0]["levels"] == ["25-00001", "25-00002", "48-00001"]
+    assert agency.review_codebook(codebook, ["PUMA"], ["48-"])["columns"][0]["levels"] == ["48-00001"]
+
+
+def test_a_state_entry_takes_one_prefix_or_a_list_of_them(tmp_path):
+    ctx = _ctx(tmp_path)
+    us = {"name": "US", "source": "us.csv", "puma_prefix": ["01-", "06-"]}
+    assert agency.parse_spec(_spec(states=[us]), ctx)["states"][0]["puma_prefix"] == ["01-", "06-"]
+    for bad in ([], ["01-", 6], [""], 25):
+        with pytest.raises(WorkloadError, match="puma_prefix"):
+            agency.parse_spec(_spec(states=[{**us, "puma_prefix": bad}]), ctx)
 
 
 def test_a_quantiles_recipe_leaves_its_columns_to_the_release_as_codebook_fields(tmp_path):
@@ -266,14 +279,41 @@ def test_the_round5_rules_are_round4s_and_the_dictionarys_density_dependency():
     assert "DENSITY depends on PUMA" in agency.rules_for(text, ["PUMA", "DENSITY"])
 
 
-def test_the_dependent_workload_asks_for_a_column_fixed_by_the_group_only_with_the_group():
-    from ddssp.bench.agency_workload import dependent_workload
+def test_the_grouped_workload_asks_for_a_column_fixed_by_the_group_only_with_the_group():
+    from ddssp.marginals.workload import grouped_pairs
+    from ddssp.pipeline.plan import build_workload
 
-    cols = ["PUMA", "AGEP", "DENSITY", "SEX", "MSP"]
-    rules = "density_by_puma: DENSITY depends on PUMA\nx: MSP depends on AGEP\nchild: AGEP < 15 -> MSP == N\n"
-    w = dependent_workload(cols, "PUMA", rules)
-    assert w == [["PUMA", "AGEP", "SEX"], ["PUMA", "AGEP", "MSP"], ["PUMA", "SEX", "MSP"], ["PUMA", "DENSITY"]]
-    assert len(dependent_workload(cols, "PUMA", "")) == 6  # no dependency: every triple (PUMA, a, b)
+    domain = {"PUMA": 3, "AGEP": 4, "DENSITY": 3, "SEX": 2, "MSP": 3}
+    w = [c for c, _ in grouped_pairs(domain, "PUMA", fixed=["DENSITY", "NOPE"])]
+    assert w == [("PUMA", "AGEP", "SEX"), ("PUMA", "AGEP", "MSP"), ("PUMA", "SEX", "MSP"), ("PUMA", "DENSITY")]
+    assert len(grouped_pairs(domain, "PUMA")) == 6  # no dependency: every triple (PUMA, a, b)
+    assert [c for c, _ in grouped_pairs({"PUMA": 3, "DENSITY": 2}, "PUMA", fixed=["DENSITY"])] == [("PUMA", "DENSITY")]
+    built = build_workload("all-pairs", domain, None, by="PUMA", fixed=["DENSITY"])
+    assert [tuple(c) for c, _ in built] == w[:3] + [("PUMA", "DENSITY")]
+
+
+def test_a_release_by_group_reads_the_rules_dependency_on_the_group_into_its_workload():
+    from ddssp import release
+    from ddssp.data.columns import Column
+    from ddssp.pipeline.options import AimOptions
+
+    rng = np.random.default_rng(2)
+    puma = rng.choice(["p1", "p2", "p3"], 2000)
+    rows = pd.DataFrame(
+        {
+            "PUMA": puma,
+            "DENSITY": np.select([puma == "p1", puma == "p2"], ["lo", "mid"], "hi"),
+            "SEX": rng.choice(["1", "2"], 2000),
+            "MSP": rng.choice(["1", "2", "3"], 2000),
+        }
+    )
+    schema = Schema([Column.categorical(c, sorted(rows[c].unique())) for c in rows.columns])
+    rules = "density_by_puma: DENSITY depends on PUMA"
+    rel = release(rows, schema, eps=1.0, insecure_seed=1, aim=AimOptions(by="PUMA"), rules=rules, progress=False)
+    cliques = {tuple(sorted(c)) for c, _ in rel.workload}
+    assert cliques == {("MSP", "PUMA", "SEX"), ("DENSITY", "PUMA")}
+    plain = release(rows, schema, eps=1.0, insecure_seed=1, aim=AimOptions(by="PUMA"), progress=False)
+    assert len(plain.workload) == 3  # without the declaration: every triple (PUMA, a, b)
 
 
 def _nist_schema(agep_edges: list[float], povpip_edges: list[float] | None = None) -> Schema:
@@ -357,3 +397,19 @@ def test_round10_changes_only_the_eps1_poverty_bins_and_the_rules_still_compile(
     rules = (spec_dir / spec["rules"]).read_text()
     n_rules = len(compile_rules(rules, _nist_schema(agency.DEFAULT_BINS["AGEP"])))
     assert len(compile_rules(rules, _nist_schema(agency.DEFAULT_BINS["AGEP"], edges))) == n_rules
+
+
+def test_round11_rules_are_round8s_with_the_deciles_order_inside_each_puma():
+    from ddssp.data.orders import Order
+    from ddssp.data.rules import orders, parse_rules
+
+    spec_dir = Path(__file__).resolve().parents[2] / "workloads"
+    round8 = {r.name: r for r in parse_rules((spec_dir / "agency-nist-round8.rules").read_text())}
+    text = (spec_dir / "agency-nist-round11.rules").read_text()
+    round11 = {r.name: r for r in parse_rules(text)}
+    assert set(round11) == set(round8)
+    assert {n for n in round8 if round11[n] != round8[n]} == {"decile_of_income"}
+    assert orders(text) == [Order("decile_of_income", "PINCP_DECILE", "PINCP", "PUMA")]
+    assert len(compile_rules(text, _nist_schema(agency.DEFAULT_BINS["AGEP"]))) == len(
+        compile_rules((spec_dir / "agency-nist-round8.rules").read_text(), _nist_schema(agency.DEFAULT_BINS["AGEP"]))
+    )
