@@ -413,3 +413,16 @@ def test_round11_rules_are_round8s_with_the_deciles_order_inside_each_puma():
     assert len(compile_rules(text, _nist_schema(agency.DEFAULT_BINS["AGEP"]))) == len(
         compile_rules((spec_dir / "agency-nist-round8.rules").read_text(), _nist_schema(agency.DEFAULT_BINS["AGEP"]))
     )
+
+
+def test_round11_spec_is_round10s_with_the_round11_rules_and_by_puma(tmp_path):
+    import tomllib
+
+    spec_dir = Path(__file__).resolve().parents[2] / "workloads"
+    r10 = agency.parse_spec(tomllib.loads((spec_dir / "agency-nist-round10.toml").read_text()), _ctx(tmp_path))
+    r11 = agency.parse_spec(tomllib.loads((spec_dir / "agency-nist-round11.toml").read_text()), _ctx(tmp_path))
+    assert r11["rules"] == "agency-nist-round11.rules" and r10["rules"] == "agency-nist-round8.rules"
+    assert [(c["eps"], c["by"], r11["bins"][c["bins"]]) for c in r11["configs"]] == [
+        (c["eps"], c["by"], r10["bins"][c["bins"]]) for c in r10["configs"]
+    ]
+    assert r11["states"] == r10["states"]
