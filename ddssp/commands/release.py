@@ -206,7 +206,8 @@ def _add_aim_arguments(p) -> None:
         metavar="COLUMN",
         help="a public grouping column (e.g. a geography the tables are published by): the workload "
         "becomes the pairs within each group, every marginal (COLUMN, a, b), plus the cliques of a "
-        "--workload file",
+        "--workload file; a column the --rules declare to depend on COLUMN is asked for with it only, "
+        "and a group whose noisy counts do not show rows gets none",
     )
     g.add_argument("--max-cells", type=int, help="drop workload marginals with more cells than this")
     g.add_argument(
