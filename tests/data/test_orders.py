@@ -242,6 +242,26 @@ def test_violations_and_arrange_within_a_group_compare_rows_of_the_same_group_on
     assert order_violations(out, within, s)[0]["rows"] == 0
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_violations_within_a_group_are_those_of_each_groups_rows_alone(seed):
+    from ddssp.data.orders import broken_by_order
+
+    rng = np.random.default_rng(seed)
+    s = schema()
+    n = 200
+    rows = pd.DataFrame(
+        {
+            "INC": np.where(rng.random(n) < 0.1, np.nan, rng.integers(0, 40, n).astype(float)),
+            "DEC": rng.choice(["N", "0", "1", "2", "3", "4"], n),
+            "G": rng.choice(["a", "b", "c"], n),
+        }
+    )
+    within = broken_by_order(rows, Order("o", "DEC", "INC", "G"), s)
+    for _, part in rows.groupby("G"):
+        assert (within[part.index] == broken_by_order(part, Order("o", "DEC", "INC"), s)).all()
+    assert within.sum() <= broken_by_order(rows, Order("o", "DEC", "INC"), s).sum()
+
+
 def test_synthetic_rows_follow_an_order_within_each_group_where_one_order_across_groups_is_false():
     """The deciles rank incomes within each group (as the NIST deciles within each state): declared
     within the group, every group keeps its own ranking; declared across groups, one ranking is
