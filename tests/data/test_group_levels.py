@@ -9,7 +9,7 @@ import pandas as pd
 
 from ddssp.data import Column, Schema
 from ddssp.marginals.aim import Measurement
-from ddssp.releasefile.conditions import RANGE_LEVEL_SHOW_SDS, group_levels_empty_from_measurements
+from ddssp.releasefile.conditions import GROUP_LEVEL_SHOW_SDS, group_levels_empty_from_measurements
 
 AREAS = ["25-1", "25-2", "48-1", "48-2", "01-1", "06-1"]
 
@@ -20,9 +20,9 @@ def _m(clique, values, sigma):
 
 def test_areas_under_the_noise_are_marked_and_those_that_show_are_kept():
     schema = Schema([Column.categorical("PUMA", AREAS), Column.categorical("sex", ["a", "b"])])
-    # sigma 20: 39 reads 1.95 sds (marked), 41 reads 2.05 (kept); a negative count is marked
-    one = _m(["PUMA"], [500, 800, 39, 41, -12, 3], 20.0)
-    assert RANGE_LEVEL_SHOW_SDS == 2.0
+    # sigma 20: 99 reads 4.95 sds (marked), 101 reads 5.05 (kept); a negative count is marked
+    one = _m(["PUMA"], [500, 800, 99, 101, -12, 3], 20.0)
+    assert GROUP_LEVEL_SHOW_SDS == 5.0
     marked = group_levels_empty_from_measurements(schema, [one], "PUMA")
     assert marked == {"PUMA": ["48-1", "01-1", "06-1"]}
     assert schema.column("PUMA").empty == ("48-1", "01-1", "06-1")
@@ -32,7 +32,7 @@ def test_areas_under_the_noise_are_marked_and_those_that_show_are_kept():
     assert again.column("PUMA").empty == ()
     # when no area shows, the one the counts show most is kept
     weak = Schema([Column.categorical("PUMA", AREAS)])
-    marked = group_levels_empty_from_measurements(weak, [_m(["PUMA"], [5, 30, -4, 1, 0, 2], 20.0)], "PUMA")
+    marked = group_levels_empty_from_measurements(weak, [_m(["PUMA"], [5, 90, -4, 1, 0, 2], 20.0)], "PUMA")
     assert "25-2" not in marked["PUMA"] and len(marked["PUMA"]) == 5
 
 
