@@ -173,7 +173,8 @@ def grouped_pairs(
         )
     if len(domain) < 2:
         raise WorkloadError(f"grouping by {by!r} needs at least one other column")
-    pinned = [c for c in domain if c in set(fixed) and c != by]
+    fixed = set(fixed)
+    pinned = [c for c in domain if c in fixed and c != by]
     others = {a: n for a, n in domain.items() if a != by and a not in pinned}
     if len(others) == 1:
         wl: Workload = [((by, next(iter(others))), 1.0)]

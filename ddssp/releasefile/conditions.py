@@ -369,7 +369,6 @@ def range_levels_empty_from_measurements(schema: Any, measurements: Any, columns
     dict
         ``{column: [labels marked empty]}`` for the columns where some were.
     """
-
     return _mark_weak_levels(
         schema, measurements, columns, lambda col: col.kind == "numeric", _under_the_noise(RANGE_LEVEL_SHOW_SDS)
     )
@@ -403,8 +402,8 @@ def group_levels_empty_from_measurements(schema: Any, measurements: Any, by: str
     grouped k-marginal raises an error on a PUMA the data lack). As for a declared range
     (:func:`range_levels_empty_from_measurements`), an area whose combined count over AIM's
     measurements stays under a number of sds of its noise is marked empty, and at least one is kept;
-    the number is ``GROUP_LEVEL_SHOW_SDS``, not 2: with 20 absent areas, one in three releases kept
-    one at 2 sds, while the grouped workload measures the groups in every marginal and areas of real
+    the number is ``GROUP_LEVEL_SHOW_SDS``, not 2: with 20 absent areas, one fresh release in six
+    kept one at 2 sds (it read 3.1), while the grouped workload measures the groups in every marginal and areas of real
     rows showed 42-78 sds above the noise at eps 1 and 320-590 at eps 10 (the two NIST excerpts
     stacked, 1,200-2,300 rows an area; the absent ones at most 3.1). Only the grouping column is
     decided so: emptying the rare levels of every listed column (a codebook's) cost the NIST excerpts
