@@ -324,6 +324,12 @@ def outer_span(y: np.ndarray, sd: float, sds: float, grow: float | None = None) 
     return a, b
 
 
+#: a rest placed by its strongest pair of decades (no decade shows on its own) must beat every
+#: decade or pair below it by this many sds of their sums, or it is not placed
+#: (:func:`decade_span`): a capital loss of 27 rows in [1e3, 1e4) at 2.6 sds was placed on a pair
+#: of noise at [1e7, 1e9) at 2.9, and its synthetic values reached 1.5e7
+LOCATE_SDS = 1.0
+
 #: the values other than a single one are placed by decade only when some window of decades shows
 #: them at a level that noise alone reaches in this share of columns, over all the windows tested
 REST_ALPHA = 1e-3
@@ -359,7 +365,9 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
     - the span starts from the evidence, not from the windows' extent (a window of eight decades
       that shows marks its empty decades along with the rows): the strongest decade among those
       windows' cells when one reaches :func:`span_sds` (a level for one of the 41 cells), else their
-      strongest window of two decades (largest noisy sum in sds of that sum);
+      strongest window of two decades (largest noisy sum in sds of that sum), placed only when it
+      beats every decade and pair below it by ``LOCATE_SDS`` (else None: noise may have chosen it
+      over the rows, and a rest placed too high draws values orders of magnitude past the data);
     - a run of those cells apart from the span widens it, to its outermost decades that reach
       ``EDGE_SDS``: it reached the level of all the windows on its own;
     - it grows one decade at a time. Downwards the decade right next to it joins when its noisy
@@ -408,6 +416,13 @@ def decade_span(y: np.ndarray, sd: float) -> tuple[int, int] | None:
     else:
         pairs = [(int(i), int(i) + 1) for i in cells if i + 1 < k and pop[i + 1]] or [(int(i), int(i)) for i in cells]
         a, b = max(pairs, key=lambda s: z(*s))
+        # the windows show rows somewhere in them, the pair says where: when a decade or pair
+        # below it comes within LOCATE_SDS of it, noise may have chosen the higher one, and a rest
+        # placed on a pair of noise draws synthetic values orders of magnitude past the data (a
+        # close pair above it, passed over, at worst clips rows into the decades below)
+        below = [z(int(i), int(i)) for i in cells if i < a - 1] + [z(i, j) for i, j in pairs if j < a - 1]
+        if below and z(a, b) - max(below) < LOCATE_SDS:
+            return None
     for run in np.split(cells, np.flatnonzero(np.diff(cells) > 1) + 1):
         if run[0] > b + 1 or run[-1] < a - 1:  # apart from the span
             i, j = _edges(y, (int(run[0]), int(run[-1])), sd)
