@@ -89,6 +89,13 @@ def run(df: pd.DataFrame, seeds, share: float = 0.57, eps: float = 1.0, delta: f
 
 
 def main(argv=None) -> None:
+    """Print the listed seeds and the table of :func:`run`.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments.
+    """
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("file")
     p.add_argument("--seeds", default="0:200", help="first:last (last excluded)")
