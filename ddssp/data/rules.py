@@ -81,7 +81,9 @@ MAX_RULES_FILE_BYTES = 1_000_000
 OPS = ("==", "!=", "<=", ">=", "<", ">")
 _TOKEN = re.compile(r'\s*(?:(->)|(==|!=|<=|>=|<|>)|"([^"]*)"|([^\s"=!<>]+))')
 _DECLARATION = re.compile(r"\s(depends on|increases with)\s")
-_NAME = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*:(?!=)")
+#: a rule's name before its colon; ``rule N`` is the name a rule given without one gets, so the
+#: canonical text a release stores (``rule 3: A == x -> B == y``) reads back as the same rule
+_NAME = re.compile(r"^\s*(rule \d+|[A-Za-z_][A-Za-z0-9_.-]*)\s*:(?!=)")
 
 
 @dataclass(frozen=True)

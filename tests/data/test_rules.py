@@ -435,3 +435,28 @@ def test_a_release_stores_a_dependency_and_every_synthetic_group_holds_the_model
     assert (codes.groupby("H")["NPF"].first().to_numpy() == level[np.unique(codes["H"])]).all()
     assert main(["inspect", str(path)]) == 0
     assert "fam: NPF depends on H" in capsys.readouterr().out
+
+
+def test_an_unnamed_rules_canonical_text_reads_back_and_its_release_synthesizes():
+    """A rule given without a name is stored as ``rule N: ...``; that text reads back as the same
+    rule, so a release with it synthesizes rows that keep it, with a grouping column too (reading
+    it back raised before)."""
+    import numpy as np
+    import pandas as pd
+
+    from ddssp import release
+    from ddssp.data import Column, Schema
+    from ddssp.data.rules import parse_rule, parse_rules
+    from ddssp.pipeline.options import AimOptions
+
+    rule = parse_rule("a == x -> b == u", 3)
+    assert str(rule).startswith("rule 3: ") and parse_rules([str(rule)])[0] == rule
+    rng = np.random.default_rng(1)
+    rows = pd.DataFrame({"a": rng.choice(["x", "y", "z"], 1000), "b": rng.choice(["u", "v"], 1000)})
+    rows.loc[rows.a == "x", "b"] = "u"
+    schema = Schema([Column.categorical("a", ["x", "y", "z"]), Column.categorical("b", ["u", "v"])])
+    rel = release(
+        rows, schema, eps=1.0, insecure_seed=1, rules=["a == x -> b == u"], aim=AimOptions(by="a"), progress=False
+    )
+    syn = rel.synthesize(500, seed=1)
+    assert len(syn) == 500 and not ((syn.a == "x") & (syn.b != "u")).any()
