@@ -135,6 +135,23 @@ class Schema:
         except KeyError:
             raise SchemaError(f"column {name!r} is not in the schema (columns: {first_few(self.names, 20)})") from None
 
+    def replace_column(self, col: Column) -> None:
+        """Put ``col`` in place of the column of the same name (changes the schema in place).
+
+        Parameters
+        ----------
+        col : Column
+            The new column.
+
+        Raises
+        ------
+        SchemaError
+            When the schema has no column of that name.
+        """
+        i = self.names.index(self.column(col.name).name)
+        self.columns[i] = col
+        self._by_name[col.name] = col
+
     def subset(self, names: Iterable[str]) -> Schema:
         """A schema of some of the columns, in the order given (same source, draft stamp and discovery record).
 

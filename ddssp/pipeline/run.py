@@ -145,7 +145,9 @@ def release(
 
         held = outside_reserve(plan.schema, plan.discovered, plan.rows, plan.ledger.rho_budget)
         fixed = _fixed_by_group(rule_texts, aim.by)
-        result, counts, prior = _measure(source, plan, target, aim, make_rng(seed), noise, tell, held, fixed)
+        result, counts, prior = _measure(
+            source, plan, target, aim, make_rng(seed), noise, tell, held, fixed, declared_rules
+        )
         mech = ChargedMechanisms(plan.ledger, noise)
         outside = count_outside(counts, plan.schema, result.measurements, plan.discovered, held, mech)
         empty_from_measurements(plan.schema, result.measurements, plan.discovered, outside)
@@ -291,6 +293,7 @@ def _measure(
     tell: Callable[[Any], None],
     held: float = 0.0,
     fixed: Any = (),
+    rules: Any = (),
 ) -> tuple[Any, Callable[[list[str]], dict[str, int]], list[Any]]:
     """Run AIM on the table's counts under ``plan.schema`` with what the plan left of the budget,
     less ``held`` (kept for counts after AIM), fitting discovery's recycled one-way marginals with
@@ -323,6 +326,9 @@ def _measure(
                 columns=columns,
             )
 
+    areas = None
+    if aim.by is not None and aim.by in schema and aim.by not in plan.discovered:
+        codes, areas = _fold_absent_areas(codes, plan, aim.by, noise, held, rules)
     w = build_workload(aim.workload, schema.domain, target, aim.max_cells, by=aim.by, fixed=fixed)
     check_release_size(schema.domain, w, aim.rounds, plan.ledger)  # what the reader would refuse, before AIM
     rho_aim = plan.ledger.rho_budget - plan.ledger.spent - held
@@ -338,10 +344,73 @@ def _measure(
 
     s = aim.settings
     prior = plan.recycled if s.engine == "numpy" else []  # the JAX engine takes one noise sd per measurement
+    if areas is not None and s.engine == "numpy":
+        prior = [*prior, areas.recycled]
     result = run_aim(
         codes, schema.domain, w, rho_aim, rng=rng, noise=noise, settings=s, callback=tell, target=target, prior=prior
     )
     return result, caught, prior
+
+
+def _fold_absent_areas(
+    codes: Any, plan: SchemaPlan, by: str, noise: Any, held: float, rules: Any = ()
+) -> tuple[Any, Any]:
+    """The declared grouping column's absent areas folded into one empty level before AIM
+    (:func:`ddssp.pipeline.areas.areas_shown`, ``AREA_SHARE`` of AIM's budget); ``plan.schema`` is
+    changed in place, and the codes (a frame of codes, or the counting backend, which encodes with
+    the schema) follow it. A declared rule that names an absent area keeps the column as declared.
+    Returns the codes and what was decided (None: not applied)."""
+    from ddssp.dp.discovery import ChargedMechanisms
+    from ddssp.pipeline.areas import AREA_SHARE, areas_shown
+    from ddssp.releasefile.format import SCHEMA_DECLARED, SCHEMA_DISCOVERED
+
+    schema = plan.schema
+    col = schema.column(by)
+    rho = AREA_SHARE * (plan.ledger.rho_budget - plan.ledger.spent - held)
+    if col.kind != "categorical" or col.size < 3 or not rho > 0:
+        return codes, None
+    if isinstance(codes, pd.DataFrame):
+        exact = np.bincount(codes[by].to_numpy(), minlength=col.size)
+    else:
+        exact = np.asarray(codes([(by,)])[(by,)])
+    found = areas_shown(exact, col, ChargedMechanisms(plan.ledger, noise), rho)
+    if found is None:
+        return codes, found
+    if plan.status == SCHEMA_DECLARED:  # the column's levels now rest on noisy counts too
+        plan.status = SCHEMA_DISCOVERED
+    if found.column is None:
+        return codes, found
+    if not _rules_fit(rules, schema, found.column):
+        return codes, found.unchanged()
+    schema.replace_column(found.column)
+    if isinstance(codes, pd.DataFrame):
+        codes = codes.assign(**{by: found.recode[codes[by].to_numpy()]})
+    import warnings
+
+    from ddssp.pipeline.areas import AreasLeftOutWarning
+
+    warnings.warn(
+        AreasLeftOutWarning(
+            f"--by {by}: {len(found.absent)} of the {col.size} declared areas show no rows in a noisy count; "
+            f"they are released as one empty level {found.column.missing!r}"
+        ),
+        stacklevel=3,
+    )
+    return codes, found
+
+
+def _rules_fit(rules: Any, schema: Schema, col: Any) -> bool:
+    """Whether the declared rules still compile with ``col`` in place of its namesake in ``schema``."""
+    if not rules:
+        return True
+    from ddssp.data.rules import RuleError, compile_rules
+
+    trial = Schema([col if c.name == col.name else c for c in schema.columns])
+    try:
+        compile_rules(rules, trial)
+    except RuleError:
+        return False
+    return True
 
 
 def _whole_ledger(planned: Ledger, measured: Ledger) -> Ledger:
