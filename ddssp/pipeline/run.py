@@ -326,9 +326,8 @@ def _measure(
                 columns=columns,
             )
 
-    areas = None
     if aim.by is not None and aim.by in schema and aim.by not in plan.discovered:
-        codes, areas = _fold_absent_areas(codes, plan, aim.by, noise, held, rules)
+        codes = _fold_absent_areas(codes, plan, aim.by, noise, held, rules)
     w = build_workload(aim.workload, schema.domain, target, aim.max_cells, by=aim.by, fixed=fixed)
     check_release_size(schema.domain, w, aim.rounds, plan.ledger)  # what the reader would refuse, before AIM
     rho_aim = plan.ledger.rho_budget - plan.ledger.spent - held
@@ -344,22 +343,18 @@ def _measure(
 
     s = aim.settings
     prior = plan.recycled if s.engine == "numpy" else []  # the JAX engine takes one noise sd per measurement
-    if areas is not None and s.engine == "numpy":
-        prior = [*prior, areas.recycled]
     result = run_aim(
         codes, schema.domain, w, rho_aim, rng=rng, noise=noise, settings=s, callback=tell, target=target, prior=prior
     )
     return result, caught, prior
 
 
-def _fold_absent_areas(
-    codes: Any, plan: SchemaPlan, by: str, noise: Any, held: float, rules: Any = ()
-) -> tuple[Any, Any]:
+def _fold_absent_areas(codes: Any, plan: SchemaPlan, by: str, noise: Any, held: float, rules: Any = ()) -> Any:
     """The declared grouping column's absent areas folded into one empty level before AIM
     (:func:`ddssp.pipeline.areas.areas_shown`, ``AREA_SHARE`` of AIM's budget); ``plan.schema`` is
     changed in place, and the codes (a frame of codes, or the counting backend, which encodes with
     the schema) follow it. A declared rule that names an absent area keeps the column as declared.
-    Returns the codes and what was decided (None: not applied)."""
+    Returns the codes."""
     from ddssp.dp.discovery import ChargedMechanisms
     from ddssp.pipeline.areas import AREA_SHARE, areas_shown
     from ddssp.releasefile.format import SCHEMA_DECLARED, SCHEMA_DISCOVERED
@@ -368,20 +363,18 @@ def _fold_absent_areas(
     col = schema.column(by)
     rho = AREA_SHARE * (plan.ledger.rho_budget - plan.ledger.spent - held)
     if col.kind != "categorical" or col.size < 3 or not rho > 0:
-        return codes, None
+        return codes
     if isinstance(codes, pd.DataFrame):
         exact = np.bincount(codes[by].to_numpy(), minlength=col.size)
     else:
         exact = np.asarray(codes([(by,)])[(by,)])
     found = areas_shown(exact, col, ChargedMechanisms(plan.ledger, noise), rho)
     if found is None:
-        return codes, found
+        return codes
     if plan.status == SCHEMA_DECLARED:  # the column's levels now rest on noisy counts too
         plan.status = SCHEMA_DISCOVERED
-    if found.column is None:
-        return codes, found
-    if not _rules_fit(rules, schema, found.column):
-        return codes, found.unchanged()
+    if found.column is None or not _rules_fit(rules, schema, found.column):
+        return codes
     schema.replace_column(found.column)
     if isinstance(codes, pd.DataFrame):
         codes = codes.assign(**{by: found.recode[codes[by].to_numpy()]})
@@ -396,7 +389,7 @@ def _fold_absent_areas(
         ),
         stacklevel=3,
     )
-    return codes, found
+    return codes
 
 
 def _rules_fit(rules: Any, schema: Schema, col: Any) -> bool:
