@@ -209,6 +209,13 @@ def _add_aim_arguments(p) -> None:
         "--workload file; a column the --rules declare to depend on COLUMN is asked for with it only, "
         "and a group whose noisy counts do not show rows gets none",
     )
+    g.add_argument(
+        "--absent-areas",
+        action="store_true",
+        help="with --by on a declared column (a codebook's whole list of areas): count its areas first "
+        "(1%% of AIM's budget) and leave out before AIM those the noisy counts show no rows in, as one "
+        "empty level",
+    )
     g.add_argument("--max-cells", type=int, help="drop workload marginals with more cells than this")
     g.add_argument(
         "--rules",
@@ -545,6 +552,7 @@ def aim_options(args):
         engine=args.engine,
         target_share=args.target_share,
         by=args.by,
+        absent_areas=args.absent_areas,
     )
 
 

@@ -8,6 +8,7 @@ areas need (on the NIST excerpts of two states declared with the dictionary's 31
 SDNist's grouped k-marginal at eps 10 and two to three times the CPU, even with the absent areas
 emptied after AIM).
 
+When asked (``--absent-areas``, :attr:`ddssp.pipeline.options.AimOptions.absent_areas`),
 :func:`areas_shown` spends a small share of AIM's budget on one noisy count per area, charged to the
 ledger. When the areas under ``AREA_SHOW_SDS`` sds of that noise together show no rows either (their
 summed count under ``TOGETHER_SDS`` sds of its noise), they become one catch-all level, marked
@@ -15,7 +16,9 @@ empty: AIM, the model and the synthetic rows see only the areas that hold rows. 
 rows together (small areas of a small table, each under the noise), nothing changes. The decision
 reads the noisy counts only (post-processing). The counts are not fitted with AIM's measurements:
 round 0 measures the column's one-way marginal on a larger share, and fitting these too made some
-eps-10 releases' AIM runs much longer (83 against 59 CPU s on one seeded release).
+eps-10 releases' AIM runs much longer (83 against 59 CPU s on one seeded release). It is off by
+default: on tables holding every declared area, seeded eps-10 releases took more CPU with the count
+than without (the benchmarks page, "Agencies, round 12"), for a cause not found yet.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ __all__ = ["AREA_SHARE", "AREA_SHOW_SDS", "TOGETHER_SDS", "AreasLeftOutWarning",
 
 #: share of AIM's budget spent on the noisy count of each area of the grouping column
 AREA_SHARE = 0.01
-#: an area is taken as absent when its noisy count, and the absent areas' summed count, stay under
-#: this many sds of their noise (as :data:`ddssp.releasefile.conditions.GROUP_LEVEL_SHOW_SDS` after AIM)
+#: an area is taken as absent when its noisy count stays under this many sds of its noise (as
+#: :data:`ddssp.releasefile.conditions.GROUP_LEVEL_SHOW_SDS` after AIM), and the absent areas together
+#: under ``TOGETHER_SDS``
 AREA_SHOW_SDS = 5.0
 
 

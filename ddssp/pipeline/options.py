@@ -238,6 +238,10 @@ class AimOptions:
     by : str, optional
         A public grouping column (a geography the tables are published by): the workload becomes the
         pairs within each group, every marginal (by, a, b) (:func:`~ddssp.pipeline.plan.build_workload`).
+    absent_areas : bool
+        With ``by`` declared (a codebook's list of areas): count its areas first, on 1% of AIM's
+        budget, and leave out before AIM those the noisy counts show no rows in
+        (:mod:`ddssp.pipeline.areas`). Off by default.
 
     Attributes
     ----------
@@ -259,6 +263,7 @@ class AimOptions:
     engine: str = "numpy"
     target_share: float | None = None
     by: str | None = None
+    absent_areas: bool = False
     settings: AIMSettings = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -272,6 +277,10 @@ class AimOptions:
             )
         if self.by is not None and (not isinstance(self.by, str) or not self.by):
             raise WorkloadError(f"AimOptions.by must be a column name or None, got {self.by!r}")
+        if not isinstance(self.absent_areas, bool):
+            raise WorkloadError(f"AimOptions.absent_areas must be True or False, got {self.absent_areas!r}")
+        if self.absent_areas and self.by is None:
+            raise WorkloadError("AimOptions.absent_areas needs a grouping column (by)")
         _positive_int_or_none(self.max_cells, "AimOptions.max_cells", WorkloadError)
         _positive_int_or_none(self.rounds, "AimOptions.rounds", WorkloadError)
         _positive_int_or_none(self.iters, "AimOptions.iters", WorkloadError)

@@ -326,7 +326,7 @@ def _measure(
                 columns=columns,
             )
 
-    if aim.by is not None and aim.by in schema and aim.by not in plan.discovered:
+    if aim.absent_areas and aim.by in schema and aim.by not in plan.discovered:
         codes = _fold_absent_areas(codes, plan, aim.by, noise, held, rules)
     w = build_workload(aim.workload, schema.domain, target, aim.max_cells, by=aim.by, fixed=fixed)
     check_release_size(schema.domain, w, aim.rounds, plan.ledger)  # what the reader would refuse, before AIM

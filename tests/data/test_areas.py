@@ -1,6 +1,6 @@
-"""Absent areas of a declared grouping column are folded away before AIM
-(:mod:`ddssp.pipeline.areas`): one noisy count per area, charged to the ledger, decides; areas that
-hold rows together stay."""
+"""Absent areas of a declared grouping column are folded away before AIM when asked
+(``--absent-areas``, :mod:`ddssp.pipeline.areas`): one noisy count per area, charged to the ledger,
+decides; areas that hold rows together stay."""
 
 from __future__ import annotations
 
@@ -63,7 +63,9 @@ def test_a_release_by_area_leaves_out_the_areas_the_table_does_not_hold(tmp_path
         ]
     )
     with pytest.warns(AreasLeftOutWarning, match="5 of the 8 declared areas"):
-        rel = release(rows, schema, eps=1.0, insecure_seed=3, aim=AimOptions(by="PUMA"), progress=False)
+        rel = release(
+            rows, schema, eps=1.0, insecure_seed=3, aim=AimOptions(by="PUMA", absent_areas=True), progress=False
+        )
     assert schema.column("PUMA").labels == AREAS  # the caller's schema is not changed
     assert rel.schema.column("PUMA").labels == [*AREAS[:3], "<other>"]
     assert rel.ledger.spent <= rel.ledger.rho_budget * (1 + 1e-12)
@@ -85,7 +87,15 @@ def test_a_rule_that_names_an_absent_area_keeps_the_column_as_declared():
     rows = pd.DataFrame({"PUMA": rng.choice(AREAS[:2], n), "sex": rng.choice(["a", "b"], n)})
     schema = Schema([Column.categorical("PUMA", AREAS), Column.categorical("sex", ["a", "b"])])
     rules = ['PUMA == "36-1" -> sex == a']
-    rel = release(rows, schema, eps=1.0, insecure_seed=5, aim=AimOptions(by="PUMA"), rules=rules, progress=False)
+    rel = release(
+        rows,
+        schema,
+        eps=1.0,
+        insecure_seed=5,
+        aim=AimOptions(by="PUMA", absent_areas=True),
+        rules=rules,
+        progress=False,
+    )
     assert rel.schema.column("PUMA").labels == AREAS  # declared, emptied after AIM as before
     assert set(rel.schema.column("PUMA").empty) == set(AREAS[2:])
     assert set(rel.synthesize(500, seed=1).PUMA) <= set(AREAS[:2])
@@ -103,7 +113,7 @@ def test_the_counting_backend_folds_the_same_areas_as_the_frame(tmp_path):
     csv = tmp_path / "t.csv"
     rows.to_csv(csv, index=False)
     schema = Schema([Column.categorical("PUMA", AREAS), Column.categorical("sex", ["a", "b"])])
-    kw = dict(eps=1.0, insecure_seed=6, aim=AimOptions(by="PUMA"), progress=False)
+    kw = dict(eps=1.0, insecure_seed=6, aim=AimOptions(by="PUMA", absent_areas=True), progress=False)
     with pytest.warns(AreasLeftOutWarning):
         framed = release(rows, schema, **kw)
     with pytest.warns(AreasLeftOutWarning):
@@ -111,3 +121,26 @@ def test_the_counting_backend_folds_the_same_areas_as_the_frame(tmp_path):
     assert counted.schema.column("PUMA").labels == framed.schema.column("PUMA").labels == [*AREAS[:3], "<other>"]
     assert [e.to_dict() for e in counted.ledger.entries] == [e.to_dict() for e in framed.ledger.entries]
     assert set(counted.synthesize(500, seed=2).PUMA) == set(AREAS[:3])
+
+
+def test_absent_areas_is_asked_for_and_needs_a_grouping_column(tmp_path):
+    import subprocess
+    import sys
+
+    from ddssp.errors import WorkloadError
+    from ddssp.pipeline.options import AimOptions
+
+    with pytest.raises(WorkloadError, match="needs a grouping column"):
+        AimOptions(absent_areas=True)
+    rng = np.random.default_rng(12)
+    pd.DataFrame({"PUMA": rng.choice(AREAS[:2], 2000), "sex": rng.choice(["a", "b"], 2000)}).to_csv(
+        tmp_path / "t.csv", index=False
+    )
+    Schema([Column.categorical("PUMA", AREAS), Column.categorical("sex", ["a", "b"])]).save(tmp_path / "s.json")
+    base = [sys.executable, "-m", "ddssp", "release", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json")]
+    base += ["--eps", "1", "--by", "PUMA", "--insecure-seed", "1"]
+    on = subprocess.run([*base, "--absent-areas", "-o", str(tmp_path / "on.release")], capture_output=True, text=True)
+    off = subprocess.run([*base, "-o", str(tmp_path / "off.release")], capture_output=True, text=True)
+    assert on.returncode == 0 and off.returncode == 0, on.stderr[-300:] + off.stderr[-300:]
+    assert "6 of the 8 declared areas show no rows" in on.stderr
+    assert "declared areas" not in off.stderr
