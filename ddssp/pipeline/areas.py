@@ -31,15 +31,23 @@ import numpy as np
 
 from ddssp.data.discovery.labels import OTHER_LABEL
 from ddssp.data.discovery.shared import noise_sd
+from ddssp.releasefile.conditions import GROUP_LEVEL_SHOW_SDS, under_the_noise, weak_levels
 
-__all__ = ["AREA_SHARE", "AREA_SHOW_SDS", "TOGETHER_SDS", "AreasLeftOutWarning", "AreasShown", "areas_shown"]
+__all__ = [
+    "AREA_SHARE",
+    "AREA_SHOW_SDS",
+    "TOGETHER_SDS",
+    "AreasLeftOutWarning",
+    "AreasShown",
+    "applies",
+    "areas_shown",
+]
 
 #: share of AIM's budget spent on the noisy count of each area of the grouping column
 AREA_SHARE = 0.01
-#: an area is taken as absent when its noisy count stays under this many sds of its noise (as
-#: :data:`ddssp.releasefile.conditions.GROUP_LEVEL_SHOW_SDS` after AIM), and the absent areas together
-#: under ``TOGETHER_SDS``
-AREA_SHOW_SDS = 5.0
+#: an area is taken as absent when its noisy count stays under this many sds of its noise (the level
+#: of the rule that empties areas after AIM), and the absent areas together under ``TOGETHER_SDS``
+AREA_SHOW_SDS = GROUP_LEVEL_SHOW_SDS
 
 
 class AreasLeftOutWarning(UserWarning):
@@ -74,6 +82,21 @@ class AreasShown:
     absent: list[str]
 
 
+def applies(col: Any) -> bool:
+    """Whether :func:`areas_shown` decides a grouping column: a categorical one of three levels or more.
+
+    Parameters
+    ----------
+    col : ddssp.data.Column
+        The grouping column.
+
+    Returns
+    -------
+    bool
+    """
+    return col.kind == "categorical" and col.size >= 3
+
+
 def areas_shown(exact: np.ndarray, col: Any, mech: Any, rho: float) -> AreasShown | None:
     """Charge one noisy count per level of the grouping column ``col`` and fold away the absent ones.
 
@@ -91,19 +114,16 @@ def areas_shown(exact: np.ndarray, col: Any, mech: Any, rho: float) -> AreasShow
     Returns
     -------
     AreasShown or None
-        None for a column this does not apply to (not categorical, or fewer than three levels).
+        None for a column this does not apply to (:func:`applies`).
     """
-    if col.kind != "categorical" or col.size < 3:
+    if not applies(col):
         return None
     sd = noise_sd(rho)
     y = mech.counts(np.asarray(exact, dtype=np.int64), sd, column=col.name, note="areas of the grouping column").astype(
         float
     )
-    special = {c for c in (col.na_code, col.missing_code) if c is not None}
-    areas = [i for i in range(col.size) if i not in special and col.labels[i] not in col.empty]
-    absent = [i for i in areas if y[i] < AREA_SHOW_SDS * sd]
-    if len(absent) == len(areas):  # keep the area the counts show most
-        absent.remove(max(areas, key=lambda i: y[i]))
+    # the areas under the noise, as after AIM (the level of empty cells is no area)
+    absent = weak_levels(col, y, sd, under_the_noise(AREA_SHOW_SDS, skip_na=True))
     shown_together = absent and float(y[absent].sum()) >= TOGETHER_SDS * sd * math.sqrt(len(absent))
     if not absent or shown_together or col.missing is not None:
         # nothing absent; or the areas under the noise hold rows together (small areas); or the

@@ -355,14 +355,16 @@ def _fold_absent_areas(codes: Any, plan: SchemaPlan, by: str, noise: Any, held: 
     changed in place, and the codes (a frame of codes, or the counting backend, which encodes with
     the schema) follow it. A declared rule that names an absent area keeps the column as declared.
     Returns the codes."""
+    import warnings
+
     from ddssp.dp.discovery import ChargedMechanisms
-    from ddssp.pipeline.areas import AREA_SHARE, areas_shown
+    from ddssp.pipeline.areas import AREA_SHARE, AreasLeftOutWarning, applies, areas_shown
     from ddssp.releasefile.format import SCHEMA_DECLARED, SCHEMA_DISCOVERED
 
     schema = plan.schema
     col = schema.column(by)
     rho = AREA_SHARE * (plan.ledger.rho_budget - plan.ledger.spent - held)
-    if col.kind != "categorical" or col.size < 3 or not rho > 0:
+    if not applies(col) or not rho > 0:  # before the count: a scan of the table for nothing
         return codes
     if isinstance(codes, pd.DataFrame):
         exact = np.bincount(codes[by].to_numpy(), minlength=col.size)
@@ -378,10 +380,6 @@ def _fold_absent_areas(codes: Any, plan: SchemaPlan, by: str, noise: Any, held: 
     schema.replace_column(found.column)
     if isinstance(codes, pd.DataFrame):
         codes = codes.assign(**{by: found.recode[codes[by].to_numpy()]})
-    import warnings
-
-    from ddssp.pipeline.areas import AreasLeftOutWarning
-
     warnings.warn(
         AreasLeftOutWarning(
             f"--by {by}: {len(found.absent)} of the {col.size} declared areas show no rows in a noisy count; "

@@ -370,19 +370,60 @@ def range_levels_empty_from_measurements(schema: Any, measurements: Any, columns
         ``{column: [labels marked empty]}`` for the columns where some were.
     """
     return _mark_weak_levels(
-        schema, measurements, columns, lambda col: col.kind == "numeric", _under_the_noise(RANGE_LEVEL_SHOW_SDS)
+        schema, measurements, columns, lambda col: col.kind == "numeric", under_the_noise(RANGE_LEVEL_SHOW_SDS)
     )
 
 
-def _under_the_noise(sds: float) -> Any:
-    """A ``weak`` rule for :func:`_mark_weak_levels`: the levels it may mark are all but the missing
-    one and those already empty, and it marks those whose combined count is under ``sds`` sds."""
+def under_the_noise(sds: float, skip_na: bool = False) -> Any:
+    """A ``weak`` rule (:func:`weak_levels`): the levels it may mark are all but the missing one
+    (with ``skip_na``, the level of empty cells too) and those already empty, and it marks those
+    whose noisy count is under ``sds`` sds of its noise.
+
+    Parameters
+    ----------
+    sds : float
+        The level, in noise sds.
+    skip_na : bool
+        Leave the level of empty cells alone too.
+
+    Returns
+    -------
+    callable
+        ``weak(col, count, sd) -> (candidates, picked)``.
+    """
 
     def weak(col: Any, count: Any, sd: float) -> tuple[list[int], list[int]]:
-        codes = [i for i, lab in enumerate(col.labels) if lab != col.missing and lab not in col.empty]
+        na = col.na_code if skip_na else None
+        codes = [i for i, lab in enumerate(col.labels) if lab != col.missing and lab not in col.empty and i != na]
         return codes, [i for i in codes if count[i] < sds * sd]
 
     return weak
+
+
+def weak_levels(col: Any, count: Any, sd: float, weak: Any) -> list[int]:
+    """The level codes ``weak`` picks from noisy counts, keeping the strongest candidate when it picks
+    them all (a column keeps a level). Post-processing.
+
+    Parameters
+    ----------
+    col : ddssp.data.Column
+        The column.
+    count : numpy.ndarray
+        A noisy count per level.
+    sd : float
+        Their noise sd.
+    weak : callable
+        ``weak(col, count, sd) -> (candidates, picked)`` (e.g. :func:`under_the_noise`).
+
+    Returns
+    -------
+    list of int
+    """
+    codes, low = weak(col, count, sd)
+    if codes and len(low) == len(codes):  # keep the level the counts show most
+        keep = max(codes, key=lambda i: count[i])
+        low = [i for i in low if i != keep]
+    return low
 
 
 #: a level of the grouping column is taken as holding no rows when AIM's combined noisy count of it
@@ -426,7 +467,7 @@ def group_levels_empty_from_measurements(schema: Any, measurements: Any, by: str
     """
     columns = [by] if by is not None else []
     return _mark_weak_levels(
-        schema, measurements, columns, lambda col: col.kind == "categorical", _under_the_noise(GROUP_LEVEL_SHOW_SDS)
+        schema, measurements, columns, lambda col: col.kind == "categorical", under_the_noise(GROUP_LEVEL_SHOW_SDS)
     )
 
 
@@ -487,7 +528,7 @@ def end_levels_empty_from_measurements(schema: Any, measurements: Any, columns: 
 def _mark_weak_levels(schema: Any, measurements: Any, columns: Any, applies: Any, weak: Any) -> dict[str, list[str]]:
     """Mark empty, in each named column that ``applies(col)``, the levels ``weak`` picks from the
     combined noisy counts of AIM's measurements (:func:`level_sums`), keeping the strongest
-    candidate when it picks them all. Post-processing.
+    candidate when it picks them all (:func:`weak_levels`). Post-processing.
 
     Parameters
     ----------
@@ -517,10 +558,7 @@ def _mark_weak_levels(schema: Any, measurements: Any, columns: Any, applies: Any
         if w == 0.0:
             continue
         count, sd = x / w, (1.0 / w) ** 0.5  # sd: the same for every level
-        codes, low = weak(col, count, sd)
-        if codes and len(low) == len(codes):  # keep the level the counts show most
-            keep = max(codes, key=lambda i: count[i])
-            low = [i for i in low if i != keep]
+        low = weak_levels(col, count, sd, weak)
         if low:
             labels = [col.labels[i] for i in low]
             col.with_empty([*col.empty, *labels])
