@@ -23,6 +23,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
+from ddssp.bench.discovery_medians import bin_quality
 from ddssp.data.discovery.table import discover
 from ddssp.data.encoding import decode, encode
 from ddssp.dp import ChargedMechanisms, Ledger, rho_from_eps_delta
@@ -79,7 +80,7 @@ def run(df: pd.DataFrame, seeds, share: float = 0.57, eps: float = 1.0, delta: f
                 t[2] += out
                 t[3] += bad
                 t[4] = max(t[4], float(v.max()))
-                t[5] += float(np.mean((x < c.edges[0]) | (x > c.edges[-1])))
+                t[5] += bin_quality(x, c.edges)[0]
                 if out > 0.02 * len(v):
                     listed.append(
                         f"{s} {name}: {rep.notes[name]}; out {out}, max {v.max():.6g}, real max {x.max():.6g}"

@@ -148,7 +148,8 @@ class Schema:
         SchemaError
             When the schema has no column of that name.
         """
-        i = self.names.index(self.column(col.name).name)
+        self.column(col.name)  # refuses a name the schema lacks
+        i = self.names.index(col.name)
         self.columns[i] = col
         self._by_name[col.name] = col
 
