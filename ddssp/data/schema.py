@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -188,7 +188,13 @@ class Schema:
         """
         return encode(self, df)
 
-    def decode(self, codes: pd.DataFrame | np.ndarray, *, rng: np.random.Generator | None = None) -> pd.DataFrame:
+    def decode(
+        self,
+        codes: pd.DataFrame | np.ndarray,
+        *,
+        rng: np.random.Generator | None = None,
+        strata: Mapping[str, Sequence[str]] | None = None,
+    ) -> pd.DataFrame:
         """Labels and representative values from integer codes; see :func:`ddssp.data.encoding.decode`.
 
         Parameters
@@ -199,12 +205,15 @@ class Schema:
             With a generator, a binned numeric column with a within-bin distribution gets values
             drawn inside each bin by it (synthetic rows); without, every bin decodes to its
             representative value.
+        strata : mapping, optional
+            ``{column: columns}``: that column's within-bin values are drawn balanced over the
+            rows' codes of those columns (see :func:`ddssp.data.encoding.decode`).
 
         Returns
         -------
         pandas.DataFrame
         """
-        return decode(self, codes, rng=rng)
+        return decode(self, codes, rng=rng, strata=strata)
 
     # ----------------------------------------------------------------- JSON
     def to_dict(self) -> dict:

@@ -364,10 +364,44 @@ def _spike(
     return inner <= 0 or density(float(count[j]), na, nb) > SPIKE * inner
 
 
+def balance_strata(schema: Any, workload: Any) -> dict[str, list[str]]:
+    """For each column with a within-bin spread, the columns its synthetic values are balanced over
+    (:func:`ddssp.data.encoding.decode`): those the workload asks for together with it, the most
+    often first (by total weight; ties in schema order). A workload of marginals by a group (``--by``)
+    puts the group first, since every marginal of the column holds it.
+
+    Parameters
+    ----------
+    schema : ddssp.data.Schema
+        The release's schema.
+    workload : sequence of (tuple of str, float)
+        The release's workload.
+
+    Returns
+    -------
+    dict
+        ``{column: [columns]}``; a column the workload pairs with nothing gets ``[]`` (values still
+        spread evenly over its bin's rows, in random order).
+    """
+    position = {n: i for i, n in enumerate(schema.names)}
+    out: dict[str, list[str]] = {}
+    for col in schema.columns:
+        if col.within is None:
+            continue
+        weight: dict[str, float] = {}
+        for clique, w in workload:
+            if col.name in clique:
+                for other in clique:
+                    if other != col.name and other in position:
+                        weight[other] = weight.get(other, 0.0) + float(w)
+        out[col.name] = sorted(weight, key=lambda a: (-weight[a], position[a]))
+    return out
+
+
 def decoded_rows(rel: Any, codes: Any, rng: Any) -> Any:
-    """Synthetic codes decoded to values (:func:`drawing_schema`: values drawn inside bins), then
-    each declared order's second column sorted inside its bins by the first
-    (:func:`ddssp.data.orders.arrange`).
+    """Synthetic codes decoded to values (:func:`drawing_schema`: values drawn inside bins, balanced
+    over the columns the workload pairs them with, :func:`balance_strata`), then each declared
+    order's second column sorted inside its bins by the first (:func:`ddssp.data.orders.arrange`).
 
     Parameters
     ----------
@@ -385,6 +419,6 @@ def decoded_rows(rel: Any, codes: Any, rng: Any) -> Any:
     from ddssp.data.orders import arrange
     from ddssp.data.rules import orders
 
-    frame = drawing_schema(rel).decode(codes, rng=rng)
+    frame = drawing_schema(rel).decode(codes, rng=rng, strata=balance_strata(rel.schema, rel.workload))
     declared = orders(rel.rules) if rel.rules else []
     return arrange(frame, codes, declared, rel.schema, rng) if declared else frame
