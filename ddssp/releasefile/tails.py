@@ -400,8 +400,10 @@ def balance_strata(schema: Any, workload: Any) -> dict[str, list[str]]:
 
 def decoded_rows(rel: Any, codes: Any, rng: Any) -> Any:
     """Synthetic codes decoded to values (:func:`drawing_schema`: values drawn inside bins, balanced
-    over the columns the workload pairs them with, :func:`balance_strata`), then each declared
-    order's second column sorted inside its bins by the first (:func:`ddssp.data.orders.arrange`).
+    over the columns the workload pairs them with, :func:`balance_strata`, then exchanged inside
+    their bins toward an even spread in every stratum, :func:`ddssp.releasefile.balance.balance_values`),
+    then each declared order's second column sorted inside its bins by the first
+    (:func:`ddssp.data.orders.arrange`).
 
     Parameters
     ----------
@@ -418,7 +420,9 @@ def decoded_rows(rel: Any, codes: Any, rng: Any) -> Any:
     """
     from ddssp.data.orders import arrange
     from ddssp.data.rules import orders
+    from ddssp.releasefile.balance import balance_values
 
     frame = drawing_schema(rel).decode(codes, rng=rng, strata=balance_strata(rel.schema, rel.workload))
+    frame = balance_values(frame, codes, rel.schema, rel.workload, rng)
     declared = orders(rel.rules) if rel.rules else []
     return arrange(frame, codes, declared, rel.schema, rng) if declared else frame

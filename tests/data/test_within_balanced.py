@@ -16,8 +16,8 @@ from ddssp.releasefile.tails import balance_strata
 WEIGHTS = (0.2, 0.5, 0.3)
 
 
-def _schema(whole: bool = False) -> Schema:
-    x = Column.binned("x", [0.0, 30.0, 60.0])
+def _schema(whole: bool = False, missing: str | None = None) -> Schema:
+    x = Column.binned("x", [0.0, 30.0, 60.0], missing=missing)
     x.with_within(Within((((10.0, 20.0), WEIGHTS), ((40.0, 50.0), (0.6, 0.3, 0.1))), whole=whole))
     return Schema([x, Column.categorical("g", list("abcd")), Column.categorical("h", list("xyz"))])
 
@@ -82,3 +82,36 @@ def test_a_column_strata_does_not_name_draws_as_before():
     a = sch.decode(codes, rng=np.random.default_rng(4))["x"].to_numpy()
     b = sch.decode(codes, rng=np.random.default_rng(4), strata={"y": ["g"]})["x"].to_numpy()
     assert np.array_equal(a, b)
+
+
+def _spread_distance(v: np.ndarray, codes: pd.DataFrame, by: str) -> float:
+    """L1 over (bin, ``by``) strata between each stratum's counts in the sub-cells and its share."""
+    sub = _subcell(v)
+    total = 0.0
+    for (x, _g), idx in codes.groupby(["x", by]).groups.items():
+        w = np.asarray(WEIGHTS if x == 0 else (0.6, 0.3, 0.1))
+        total += float(np.abs(np.bincount(sub[idx] - 3 * x, minlength=3) - len(idx) * w).sum())
+    return total
+
+
+def test_exchanges_inside_bins_keep_codes_and_values_and_spread_every_stratum_evenly():
+    """balance_values only exchanges values between rows of one bin: every row keeps its code, each
+    bin keeps its values (as a multiset), a missing value stays missing; and the strata of the
+    workload's columns get a far more even spread than independent draws gave them."""
+    from ddssp.releasefile.balance import balance_values
+
+    sch = _schema(missing="<missing>")
+    rng = np.random.default_rng(5)
+    codes = _codes(rng, 6000)
+    codes.loc[:9, "x"] = 2  # the missing level
+    frame = sch.decode(codes, rng=np.random.default_rng(6))  # independent draws
+    before = frame["x"].to_numpy().copy()
+    workload = [(("x", "h"), 1.0), (("x", "g"), 1.0)]
+    out = balance_values(frame.copy(), codes, sch, workload, np.random.default_rng(7))["x"].to_numpy()
+    assert np.isnan(out[:10]).all() and np.isnan(before[:10]).all()
+    for b in (0, 1):
+        idx = np.flatnonzero(codes["x"].to_numpy() == b)
+        assert np.array_equal(np.sort(out[idx]), np.sort(before[idx]))
+    rest = codes.iloc[10:].reset_index(drop=True)
+    for by in ("g", "h"):  # 193 -> 120 for g here
+        assert _spread_distance(out[10:], rest, by) < 0.75 * _spread_distance(before[10:], rest, by)
