@@ -14,7 +14,6 @@ in it is a non-numeric value, to its ``na`` level) and decodes to ISO text.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Protocol
@@ -24,6 +23,7 @@ import pandas as pd
 
 from ddssp.data.columns import INFER_MISSING_LABEL, Column
 from ddssp.data.dates import format_days, is_datetime_dtype, parse_axis
+from ddssp.data.drawing import draw_within, strata_order
 from ddssp.data.values import as_label, first_few, format_number, nearest_level, numeric_label
 from ddssp.errors import SchemaError
 
@@ -476,7 +476,7 @@ def decode(
     Post-processing of public values: the draw uses ``rng``, never DP noise.
 
     With ``strata`` too, a column it names draws its values balanced instead of independently
-    (:func:`_draw_within`): each bin's rows, sorted by the listed columns' codes, get values at
+    (:func:`~ddssp.data.drawing.draw_within`): each bin's rows, sorted by the listed columns' codes, get values at
     evenly spread quantiles of the bin's distribution, so every group of rows that share those
     codes gets its share of each part of the bin within about one row. Each row's value still
     follows the bin's distribution.
@@ -546,12 +546,12 @@ def decode(
             out[n] = labels[ai]
         elif col.unit is not None:  # a time axis: ISO text, drawn inside the bin for synthetic rows
             if rng is not None and col.within is not None:
-                v = _readable(col, ai, _draw_within(col, ai, rng, _strata_order(arrays, strata, n, ai.size, rng)))
+                v = _readable(col, ai, draw_within(col, ai, rng, strata_order(arrays, strata, n, ai.size, rng)))
             else:
                 v = col.values[ai]
             out[n] = format_days(v, col.unit)
         elif rng is not None and col.within is not None:
-            v = _draw_within(col, ai, rng, _strata_order(arrays, strata, n, ai.size, rng))
+            v = draw_within(col, ai, rng, strata_order(arrays, strata, n, ai.size, rng))
             out[n] = v.astype(np.int64) if col.integral_values and col.within.whole else v
         else:
             v = col.values[ai]
@@ -589,106 +589,3 @@ def _readable(col: Column, codes: np.ndarray, v: np.ndarray) -> np.ndarray:
     out = x.copy()
     out[ok] = np.where(first <= last, np.clip(t, first, np.maximum(first, last)) * step, x[ok])
     return out
-
-
-def _round_in_bin(x: np.ndarray, a: float, b: float) -> np.ndarray:
-    """Drawn values of bin [a, b) rounded to three significant digits of its width (a draw carries
-    no information finer than that), kept inside the bin."""
-    width = b - a
-    if not (math.isfinite(width) and width > 0):
-        return x
-    decimals = 2 - math.floor(math.log10(width))
-    step = 10.0**-decimals
-    y = np.round(x, decimals)
-    y = np.where(y >= b, y - step, y)
-    y = np.where(y < a, y + step, y)
-    return np.where((y >= a) & (y <= b), y, x)
-
-
-#: The additive recurrence k * (sqrt(5) - 1) / 2 mod 1 spreads any run of consecutive terms evenly
-#: over [0, 1): the quantiles of a balanced within-bin draw (:func:`_draw_within`).
-_GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
-
-
-def _strata_order(
-    arrays: Mapping[str, np.ndarray],
-    strata: Mapping[str, Sequence[str]] | None,
-    name: str,
-    n: int,
-    rng: np.random.Generator,
-) -> np.ndarray | None:
-    """The row order of a balanced draw of column ``name``: by the codes of its ``strata`` columns
-    (the first most significant; as many as one int64 holds), ties in random order. None when
-    ``strata`` does not name the column (independent draws)."""
-    if strata is None or name not in strata:
-        return None
-    key = np.zeros(n, dtype=np.int64)
-    room = 2**62
-    for other in strata[name]:
-        if other == name or other not in arrays:
-            continue
-        codes = np.asarray(arrays[other], dtype=np.int64)
-        size = int(codes.max()) + 1 if n else 1
-        if size <= 1:
-            continue
-        if size > room:
-            break
-        key = key * size + codes
-        room //= size
-    return np.lexsort((rng.random(n), key))
-
-
-def _draw_within(
-    col: Column, codes: np.ndarray, rng: np.random.Generator, order: np.ndarray | None = None
-) -> np.ndarray:
-    """Values for the codes of a binned column with a within-bin distribution: for each bin, a
-    sub-cell by weight, then a value uniform inside it (a whole number ``lo <= v < hi`` when the
-    distribution says whole). Bins without an entry and the missing level keep their
-    representative value (NaN). Every value stays inside its bin, so inside the column's range.
-
-    Without ``order`` each row's quantile in its bin is drawn independently. With ``order`` (a
-    permutation of the rows, :func:`_strata_order`) a bin's rows, taken in that order, get the
-    quantiles ``u + k * _GOLDEN mod 1`` (one uniform ``u`` per bin): each row's quantile is still
-    uniform, but any run of rows in the order, hence any stratum, gets quantiles spread evenly over
-    the bin instead of a random share (the counts of a finer grid inside the bin then follow the
-    distribution within about one row per stratum, as the sampler's controlled rounding does for
-    the codes)."""
-    v = col.values[codes].astype(float)
-    edges = col.edges
-    m = len(edges) - 1
-    balanced = order is not None
-    if order is None:
-        order = np.argsort(codes, kind="stable")  # rows grouped by code: one pass, whatever the number of bins
-    else:
-        order = order[np.argsort(codes[order], kind="stable")]  # grouped by code, in ``order`` inside each
-    present, starts, counts = np.unique(codes[order], return_index=True, return_counts=True)
-    for i, start, count in zip(present.tolist(), starts.tolist(), counts.tolist()):
-        if i >= m:  # the missing level
-            continue
-        rows = order[start : start + count]
-        sub = col.within.sub_edges(i, edges[i], edges[i + 1])
-        if sub is None:
-            continue
-        w = np.asarray(col.within.bins[i][1], dtype=float)
-        w = w / w.sum()
-        if balanced:
-            q = np.mod(rng.random() + np.arange(rows.size) * _GOLDEN, 1.0)
-        else:
-            q = rng.random(rows.size)
-        cum = np.concatenate([[0.0], np.cumsum(w)])
-        cum[-1] = 1.0
-        cell = np.minimum(np.searchsorted(cum, q, side="right") - 1, len(w) - 1)  # inverse CDF over sub-cells
-        r = np.clip((q - cum[cell]) / np.maximum(w[cell], 1e-300), 0.0, np.nextafter(1.0, 0.0))
-        lo, hi = sub[cell], sub[cell + 1]
-        if col.within.whole:
-            first = np.ceil(lo)
-            k = np.ceil(hi) - first  # the whole numbers first, ..., first + k - 1 lie in [lo, hi)
-            x = first + np.floor(r * k)
-            x = np.minimum(x, first + k - 1)
-        else:
-            x = np.clip(lo * (1 - r) + hi * r, lo, hi)  # no overflow for bins as wide as the floats
-            x = _round_in_bin(x, float(edges[i]), float(edges[i + 1]))
-            if i < m - 1:  # bins are half-open (the last is closed): stay below the next bin
-                x = np.minimum(x, np.nextafter(edges[i + 1], -np.inf))
-        v[rows] = x
-    return v

@@ -56,6 +56,19 @@ def _cell_index(codes: pd.DataFrame, clique: Sequence[str], domain: dict[str, in
     return np.ravel_multi_index([codes[a].to_numpy(np.int64) for a in clique], [domain[a] for a in clique])
 
 
+def _move_change(count: np.ndarray, target: np.ndarray, out: np.ndarray, into: np.ndarray) -> float:
+    """The change of the L1 distance when one row leaves the cells ``out`` and enters ``into``
+    (distinct cells within each)."""
+    return float(
+        (
+            np.abs(count[out] - 1 - target[out])
+            - np.abs(count[out] - target[out])
+            + np.abs(count[into] + 1 - target[into])
+            - np.abs(count[into] - target[into])
+        ).sum()
+    )
+
+
 def match_workload(
     codes: pd.DataFrame,
     pool: pd.DataFrame,
@@ -136,13 +149,7 @@ def match_workload(
             ak, bk = rows[ik], spare[jk]
             diff = ak != bk
             ak, bk = ak[diff], bk[diff]
-            delta = (
-                np.abs(count[ak] - 1 - target[ak])
-                - np.abs(count[ak] - target[ak])
-                + np.abs(count[bk] + 1 - target[bk])
-                - np.abs(count[bk] - target[bk])
-            ).sum()
-            if delta >= 0:
+            if _move_change(count, target, ak, bk) >= 0:
                 continue
             count[ak] -= 1
             count[bk] += 1
@@ -253,12 +260,7 @@ def move_values(
             for r in cand[np.argsort(gain[cand], kind="stable")].tolist():
                 old = rows[r, qi]
                 new = old + (best[r] - X[r, where[a]]) * step
-                delta = (
-                    np.abs(count[new] + 1 - target[new])
-                    - np.abs(count[new] - target[new])
-                    + np.abs(count[old] - 1 - target[old])
-                    - np.abs(count[old] - target[old])
-                ).sum()
+                delta = _move_change(count, target, old, new)
                 if delta >= 0:
                     continue
                 count[old] -= 1

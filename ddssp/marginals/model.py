@@ -650,16 +650,9 @@ def _balanced(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
 def _strata_order(key: np.ndarray, drawn: list[tuple[np.ndarray, int]], rng: np.random.Generator) -> np.ndarray:
     """Row order for a rounded draw: by conditioning group ``key``, then by the columns drawn before
     (``(codes, size)`` in drawing order, as many as one int64 holds), ties in random order."""
-    strata = np.zeros(key.size, dtype=np.int64)
-    room = 2**62
-    for codes, size in drawn:
-        if size <= 1:
-            continue
-        if size > room:
-            break
-        strata = strata * size + codes
-        room //= size
-    return np.lexsort((rng.random(key.size), strata, key))
+    from ddssp.data.drawing import strata_key
+
+    return np.lexsort((rng.random(key.size), strata_key(drawn, key.size), key))
 
 
 def _draw(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

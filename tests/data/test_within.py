@@ -249,12 +249,12 @@ def test_a_release_listing_too_many_within_numbers_is_refused_before_parsing(rel
 def test_drawn_values_keep_three_significant_digits_of_their_bin_width():
     """A drawn value carries no detail finer than the bin allows: rounded to three significant
     digits of its bin's width, and still inside its bin."""
-    from ddssp.data.encoding import _round_in_bin
+    from ddssp.data.drawing import round_in_bin
 
     rng = np.random.default_rng(0)
     for a, b in [(3.16228, 14.7143), (0.001, 0.0042), (1000.0, 98000.0), (-5.5, -5.25)]:
         x = a + (b - a) * rng.random(2000)
-        y = _round_in_bin(x, a, b)
+        y = round_in_bin(x, a, b)
         d = 2 - int(np.floor(np.log10(b - a)))
         assert np.all((y >= a) & (y < b))
         np.testing.assert_allclose(y * 10.0**d, np.round(y * 10.0**d), atol=1e-6)
