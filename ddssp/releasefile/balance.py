@@ -30,6 +30,9 @@ BATCH = 4096
 #: ...until a pass improves the distance by less than this share of its start, or after this many.
 MIN_GAIN = 1e-4
 MAX_PASSES = 200
+#: A column is left as drawn when its rows x strata sets exceed this (each row's cell in every set
+#: is held in memory, 8 bytes each) or its cells (strata x bins x parts) do.
+MAX_ENTRIES = 20_000_000
 
 
 def strata_sets(workload: Sequence[tuple[Sequence[str], float]], name: str, columns: Sequence[str]) -> list[tuple]:
@@ -83,7 +86,7 @@ def balance_values(
         if col.within is None or name not in frame.columns or frame[name].dtype.kind not in "iuf":
             continue
         sets = strata_sets(workload, name, list(codes.columns))
-        if not sets or len(frame) < 2:
+        if not sets or len(frame) < 2 or len(frame) * len(sets) > MAX_ENTRIES:
             continue
         keys = []
         for s in sets:
@@ -120,6 +123,8 @@ def _balanced(v: np.ndarray, bins: np.ndarray, keys: list[np.ndarray], rng: np.r
     part = _parts(v.astype(float), bins, ok)
     nb = int(bins[ok].max()) + 1
     sizes = [(int(k.max()) + 1) * nb * PARTS for k in keys]
+    if sum(sizes) > MAX_ENTRIES:
+        return v
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     base = (np.stack(keys, axis=1) * nb + bins[:, None]) * PARTS + offsets[None, :]  # the cell at part 0
     total = int(sum(sizes))

@@ -115,3 +115,19 @@ def test_exchanges_inside_bins_keep_codes_and_values_and_spread_every_stratum_ev
     rest = codes.iloc[10:].reset_index(drop=True)
     for by in ("g", "h"):  # 193 -> 120 for g here
         assert _spread_distance(out[10:], rest, by) < 0.75 * _spread_distance(before[10:], rest, by)
+
+
+def test_a_column_past_the_memory_bound_is_left_as_drawn(monkeypatch):
+    """Rows x strata sets over ``MAX_ENTRIES``: the values come back unchanged (no large arrays)."""
+    import ddssp.releasefile.balance as balance
+
+    sch = _schema()
+    codes = _codes(np.random.default_rng(8), 3000)
+    frame = sch.decode(codes, rng=np.random.default_rng(9))
+    before = frame["x"].to_numpy().copy()
+    monkeypatch.setattr(balance, "MAX_ENTRIES", 2 * 3000 - 1)
+    out = balance.balance_values(frame, codes, sch, [(("x", "h"), 1.0), (("x", "g"), 1.0)], np.random.default_rng(1))
+    assert np.array_equal(out["x"].to_numpy(), before)
+    monkeypatch.setattr(balance, "MAX_ENTRIES", 2 * 3000)
+    out = balance.balance_values(frame, codes, sch, [(("x", "h"), 1.0), (("x", "g"), 1.0)], np.random.default_rng(1))
+    assert not np.array_equal(out["x"].to_numpy(), before)
