@@ -159,7 +159,7 @@ def match_workload(
         if before - after < MIN_GAIN * start:
             break
     out = both.iloc[keep].reset_index(drop=True).astype(codes.dtypes.to_dict())
-    return move_values(out, model, qs, target, offsets, rows, count, rng, allowed)
+    return move_values(out, model, qs, target, rows, count, rng, allowed)
 
 
 def move_values(
@@ -167,7 +167,6 @@ def move_values(
     model,
     qs: Sequence[tuple[str, ...]],
     target: np.ndarray,
-    offsets: np.ndarray,
     rows: np.ndarray,
     count: np.ndarray,
     rng: np.random.Generator,
@@ -193,11 +192,10 @@ def move_values(
     qs : sequence of tuple of str
         The marginals.
     target : numpy.ndarray
-        Their expected counts, concatenated (cells of ``qs[i]`` from ``offsets[i]``).
-    offsets : numpy.ndarray
-        Where each marginal's cells start.
+        Their expected counts, the marginals' cells concatenated.
     rows : numpy.ndarray
-        ``(len(codes), len(qs))``: each row's cell in each marginal (updated in place).
+        ``(len(codes), len(qs))``: each row's cell (an index into ``target``) in each marginal
+        (updated in place).
     count : numpy.ndarray
         The rows' counts per cell (updated in place).
     rng : numpy.random.Generator

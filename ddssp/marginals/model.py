@@ -25,6 +25,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from ddssp.data.drawing import strata_key
 from ddssp.errors import ReleaseFileError
 from ddssp.marginals.belief_propagation import CalibratedTree  # noqa: F401  (re-exported: the model's public helpers)
 from ddssp.marginals.junction_tree import (  # noqa: F401  (re-exported: the model's public helpers)
@@ -650,8 +651,6 @@ def _balanced(prob: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
 def _strata_order(key: np.ndarray, drawn: list[tuple[np.ndarray, int]], rng: np.random.Generator) -> np.ndarray:
     """Row order for a rounded draw: by conditioning group ``key``, then by the columns drawn before
     (``(codes, size)`` in drawing order, as many as one int64 holds), ties in random order."""
-    from ddssp.data.drawing import strata_key
-
     return np.lexsort((rng.random(key.size), strata_key(drawn, key.size), key))
 
 

@@ -308,11 +308,10 @@ def _matched(codes, model, compiled, rng, method, workload):
 
     extra = POOL_FACTOR * len(codes)
     pool = _consistent(model, compiled, extra, rng, method) if compiled else model.sample(extra, rng, method)
-    if not compiled:
-        return match_workload(codes, pool, model, workload, rng)
     from ddssp.data.rules import broken_rows
 
-    return match_workload(codes, pool, model, workload, rng, allowed=lambda rows: ~broken_rows(rows, compiled))
+    allowed = (lambda rows: ~broken_rows(rows, compiled)) if compiled else None
+    return match_workload(codes, pool, model, workload, rng, allowed=allowed)
 
 
 def _consistent(m, compiled, rows, rng, method):

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ddssp.data.drawing import strata_key
+
 #: Parts of a bin the spread is balanced over (cut at the bin's values' quantiles j / PARTS).
 PARTS = 8
 #: Proposed exchanges per pass (random pairs of rows of one bin), the improving ones applied...
@@ -90,22 +92,18 @@ def balance_values(
             continue
         keys = []
         for s in sets:
-            key = np.zeros(len(codes), dtype=np.int64)
-            for a in s:
-                c = codes[a].to_numpy(np.int64)
-                key = key * (int(c.max()) + 1) + c
+            cols = [codes[a].to_numpy(np.int64) for a in s]
+            key = strata_key(((c, int(c.max()) + 1) for c in cols), len(codes))
             keys.append(np.unique(key, return_inverse=True)[1].astype(np.int64))
         v = frame[name].to_numpy()
         frame[name] = _balanced(v, codes[name].to_numpy(np.int64), keys, rng)
     return frame
 
 
-def _parts(v: np.ndarray, bins: np.ndarray, ok: np.ndarray) -> np.ndarray:
+def _parts(v: np.ndarray, bins: np.ndarray, order: np.ndarray) -> np.ndarray:
     """Each value's part of its bin: cut at the bin's values' quantiles j / PARTS (equal values
-    always share a part)."""
+    always share a part). ``order``: the rows with a value, grouped by bin."""
     part = np.zeros(v.size, dtype=np.int64)
-    rows = np.flatnonzero(ok)
-    order = rows[np.argsort(bins[rows], kind="stable")]
     cuts_at = np.flatnonzero(np.diff(bins[order])) + 1
     for idx in np.split(order, cuts_at):
         cuts = np.unique(np.quantile(v[idx], np.arange(1, PARTS) / PARTS, method="lower"))
@@ -120,7 +118,9 @@ def _balanced(v: np.ndarray, bins: np.ndarray, keys: list[np.ndarray], rng: np.r
     ok = np.isfinite(v.astype(float))
     if ok.sum() < 2:
         return v
-    part = _parts(v.astype(float), bins, ok)
+    rows = np.flatnonzero(ok)
+    order = rows[np.argsort(bins[rows], kind="stable")]  # the rows with a value, grouped by bin
+    part = _parts(v.astype(float), bins, order)
     nb = int(bins[ok].max()) + 1
     sizes = [(int(k.max()) + 1) * nb * PARTS for k in keys]
     if sum(sizes) > MAX_ENTRIES:
@@ -137,8 +137,6 @@ def _balanced(v: np.ndarray, bins: np.ndarray, keys: list[np.ndarray], rng: np.r
     target = np.zeros(total)
     for p in range(PARTS):
         target[at + p] = stratum[at] * share[(at // PARTS) % nb, p]
-    rows = np.flatnonzero(ok)
-    order = rows[np.argsort(bins[rows], kind="stable")]
     lo = np.searchsorted(bins[order], bins[order], side="left")
     width = np.searchsorted(bins[order], bins[order], side="right") - lo
 
@@ -169,7 +167,7 @@ def _balanced(v: np.ndarray, bins: np.ndarray, keys: list[np.ndarray], rng: np.r
             step = np.repeat([-1.0, 1.0, -1.0, 1.0], int(m.sum()))
             old = float(np.abs(count[cells] - target[cells]).sum())
             np.add.at(count, cells, step)
-            if float(np.abs(count[cells] - target[cells]).sum()) >= old:  # cells can repeat: counted after
+            if float(np.abs(count[cells] - target[cells]).sum()) >= old:  # the exact change, on the counts now
                 np.add.at(count, cells, -step)
                 continue
             part[x], part[y] = py, px
