@@ -3,7 +3,7 @@
     python -m ddssp.bench.aim [--data ../shared/data/adult.csv --domain ../shared/data/adult-domain.json]
         [--eps 1] [--delta 1e-9] [--iters N] [--final-iters 1000] [--max-model-size 80] [--seed 0]
         [--engine numpy|mbi] [--rounds T] [--quiet]
-        [--scale K] [--scale-seed 0] [--fit fast|legacy]
+        [--scale K] [--scale-seed 0] [--fit fast|legacy] [--min-rounds-left K] [--noise-seed S]
 
 ``--scale K`` resamples the table to round(K * rows) rows (with replacement, fixed ``--scale-seed``)
 before the run: a high-signal setting (Adult x 20 = 976,840 rows). ``--fit legacy`` runs the
@@ -119,6 +119,13 @@ def main(argv: list[str] | None = None) -> int:
         default="fast",
         help="per-round estimation: fast (default) or legacy (plain mirror descent per round, for comparisons)",
     )
+    p.add_argument(
+        "--min-rounds-left",
+        type=float,
+        default=None,
+        help="anneal only while the budget left pays for this many rounds after it (0: the AIM paper's rule; "
+        "default: ddssp's MIN_ROUNDS_LEFT)",
+    )
     args = p.parse_args(argv)
 
     from ddssp.dp import make_rng, rho_from_eps_delta
@@ -165,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         engine=args.engine,
         fit=args.fit,
         noise=noise,
+        min_rounds_left=args.min_rounds_left,
     )
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
@@ -176,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         f"setting         eps={args.eps} delta={args.delta} seed={args.seed} engine={args.engine} "
         f"iters={'fast' if args.iters is None else args.iters} final_iters={args.final_iters} "
         f"max_model_size={args.max_model_size} MB scale={args.scale:g} fit={args.fit} "
+        f"min_rounds_left={res.info['settings']['min_rounds_left']:g} "
         f"noise={'secure' if args.noise_seed is None else f'INSECURE seeded {args.noise_seed}'}"
     )
     print(

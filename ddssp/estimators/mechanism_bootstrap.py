@@ -49,7 +49,7 @@ import pandas as pd
 from ddssp.errors import DDSSPError
 
 #: AIM settings that :func:`aim_settings` reads from ``release.info["settings"]`` and passes to run_aim.
-_RUN_AIM_KEYS = ("max_model_size", "iters", "final_iters", "final_tol", "engine", "fit")
+_RUN_AIM_KEYS = ("max_model_size", "iters", "final_iters", "final_tol", "engine", "fit", "min_rounds_left")
 
 
 def aim_settings(source: Any) -> dict[str, Any]:
@@ -95,6 +95,8 @@ def aim_settings(source: Any) -> dict[str, Any]:
     for k in _RUN_AIM_KEYS:
         if rec.get(k) is not None:
             out[k] = rec[k]
+    if "rounds_T" in rec and "min_rounds_left" not in rec:
+        out["min_rounds_left"] = 0  # a release made before the rule: AIM annealed whenever it stopped learning
     if out.get("final_tol") is None and "final_tol" in rec:
         out["final_tol"] = None  # recorded as "no early stop" (the reference setting)
     return out

@@ -47,8 +47,7 @@ Privacy: every noisy release is run by one :class:`~ddssp.dp.ChargedMechanisms`,
 run's :class:`~ddssp.dp.Ledger` before it draws from ``noise`` (:class:`~ddssp.dp.noise.SecureNoise`,
 OpenDP's exact samplers, unless a test passes the insecure seeded source): discrete Gaussian noise
 on integer counts, Gumbel noisy max for selection. Each first-phase measurement charges
-1/(2 sigma_Y^2), their sum the target share of the budget; each
-regular round charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement); the last round spends
+1/(2 sigma_Y^2), their sum the target share of the budget; each regular round charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement); the last round spends
 exactly what remains, so the ledger total equals the budget.
 """
 
@@ -67,7 +66,7 @@ from ddssp.dp import ChargedMechanisms, Ledger, check_rho, make_rng
 from ddssp.dp.noise import NoiseSource, SecureNoise
 from ddssp.errors import WorkloadError
 from ddssp.marginals.aim_answers import answers_from_counter, exact_marginal, validate_codes
-from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, plan_round
+from ddssp.marginals.aim_rounds import RoundBudget, RoundPlan, batch_size, may_anneal, plan_round
 from ddssp.marginals.aim_settings import (
     DEFAULT_TARGET_SHARE,
     FINISH_ITERS_FACTOR,
@@ -596,7 +595,8 @@ def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model
     round of its own (its ledger entries and the returned count); ``run.fits`` counts the fits.
 
     After a round whose measurements moved the model's marginals by no more than the noise would
-    (summed over the round's cliques), the regular budget is annealed (:meth:`RoundBudget.annealed`).
+    (summed over the round's cliques), the regular budget is annealed (:meth:`RoundBudget.annealed`)
+    while what remains pays for ``settings.min_rounds_left`` rounds after it (``may_anneal``).
     The last round spends exactly what remains; its measurement is left to the final fit.
 
     Parameters
@@ -646,7 +646,8 @@ def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model
         if not last:  # the last measurement is fitted by the final estimation
             model = estimate_round(run)
             moved = sum(float(np.abs(model.marginal(c) - b).sum()) for c, b, _ in batch)
-            if moved <= sum(bias_factor * sg * b.size for _, b, sg in batch):
+            stalled = moved <= sum(bias_factor * sg * b.size for _, b, sg in batch)
+            if stalled and may_anneal(budget, rho - ledger.spent, run.settings.anneal_floor):
                 budget = budget.annealed()
                 annealed += 1
     return rnd, annealed
@@ -654,9 +655,8 @@ def run_rounds(run: _Run, budget: RoundBudget, one_ways: list[Clique], max_model
 
 def _batch(run: _Run, budget: RoundBudget, remaining: float) -> int:
     """The number of cliques the next round measures (:func:`~ddssp.marginals.aim_rounds.batch_size`)."""
-    per_round = 1 / (2 * budget.sigma**2) + budget.eps_em**2 / 8
     fits_left = run.max_fits - len(run.iters_log)
-    return batch_size(budget.sigma, run.est.total, remaining / per_round, fits_left)
+    return batch_size(budget.sigma, run.est.total, remaining / budget.cost, fits_left)
 
 
 def final_fit(run: _Run, final_tol: float) -> tuple[GraphicalModel, int]:

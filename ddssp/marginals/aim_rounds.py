@@ -5,6 +5,13 @@ round (:func:`plan_round`), the last of which spends exactly what remains.
 A regular round charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement). The model-size limit
 grows with the share of the budget spent, so a round may only select cliques whose model fits that
 share.
+
+AIM anneals when a round's measurement moved the model by no more than its noise would. Each anneal
+quadruples a round's cost, so an anneal late in a run can leave the budget to one or two rounds,
+spent on the largest cliques, while pairs nobody measured stay at the model's guess: on the NIST
+excerpts (21 columns, eps 1) such runs were the heavy lower tail of the k-marginal score. An anneal
+is therefore taken only while what remains pays for at least ``MIN_ROUNDS_LEFT`` rounds at the new
+scale (:func:`may_anneal`); otherwise the run goes on at the current scale.
 """
 
 from __future__ import annotations
@@ -15,6 +22,10 @@ from dataclasses import dataclass
 #: A round measures several cliques (:func:`batch_size`) once the noise scale is below this share
 #: of the number of rows.
 STRONG_SIGNAL = 1e-3
+#: An anneal is taken only while the budget left pays for this many regular rounds after it
+#: (:func:`may_anneal`). Chosen by measurement (seeded releases of the NIST excerpts at eps 1 and
+#: 10, UCI Adult): see the documentation's benchmark page, "AIM's late anneals".
+MIN_ROUNDS_LEFT = 3
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,30 @@ class RoundBudget:
         RoundBudget
         """
         return RoundBudget(self.sigma / 2, self.eps_em * 2)
+
+    @property
+    def cost(self) -> float:
+        """The zCDP a regular round charges: eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement)."""
+        return 1 / (2 * self.sigma**2) + self.eps_em**2 / 8
+
+
+def may_anneal(budget: RoundBudget, remaining: float, min_rounds_left: float) -> bool:
+    """Whether AIM may anneal ``budget``: what remains pays for ``min_rounds_left`` rounds after it.
+
+    Parameters
+    ----------
+    budget : RoundBudget
+        The current regular round's budget.
+    remaining : float
+        zCDP not spent yet.
+    min_rounds_left : float
+        The regular rounds, at the annealed scale, the remaining budget must pay for (0: always).
+
+    Returns
+    -------
+    bool
+    """
+    return remaining >= min_rounds_left * budget.annealed().cost
 
 
 @dataclass(frozen=True)
@@ -86,7 +121,7 @@ def plan_round(budget: RoundBudget, rho: float, spent: float, max_model_size: fl
     """
     remaining = rho - spent
     eps_em, sigma = budget.eps_em, budget.sigma
-    last = remaining < 2 * (1 / (2 * sigma**2) + eps_em**2 / 8)
+    last = remaining < 2 * budget.cost
     if last:
         eps_em = math.sqrt(8 * 0.1 * remaining)
     used_after = spent + (0.1 * remaining if last else eps_em**2 / 8)

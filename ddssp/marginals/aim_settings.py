@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ddssp.errors import DDSSPError, WorkloadError
-from ddssp.marginals.aim_rounds import STRONG_SIGNAL
+from ddssp.marginals.aim_rounds import MIN_ROUNDS_LEFT, STRONG_SIGNAL
 from ddssp.marginals.mirror_descent import TOL_BLOCK
 
 #: Final fit (fast loop): stop once the loss improves by less than ``FINAL_TOL`` (relative) over
@@ -198,6 +198,10 @@ class AIMSettings:
         marginal and its pairs with every other column); unused without a target. None:
         ``DEFAULT_TARGET_SHARE``, raised for a small table
         (:func:`~ddssp.marginals.aim_target.first_phase_share`).
+    min_rounds_left : float or None
+        AIM anneals only while the budget left pays for at least this many regular rounds at the
+        annealed scale (:func:`~ddssp.marginals.aim_rounds.may_anneal`); 0 anneals whenever the model
+        stops learning (the AIM paper's rule). None: ``MIN_ROUNDS_LEFT``.
     """
 
     max_model_size: float | None = None
@@ -208,6 +212,7 @@ class AIMSettings:
     engine: str = "numpy"
     fit: str = "fast"
     target_share: float | None = None
+    min_rounds_left: float | None = None
 
     def __post_init__(self):
         mms = self.max_model_size
@@ -220,6 +225,11 @@ class AIMSettings:
         share = self.target_share
         if share is not None and (isinstance(share, bool) or not (isinstance(share, (int, float)) and 0 < share < 1)):
             raise WorkloadError(f"target_share must be a number in (0, 1) or None, got {share!r}")
+        left = self.min_rounds_left
+        if left is not None and (
+            isinstance(left, bool) or not (isinstance(left, (int, float)) and math.isfinite(left) and left >= 0)
+        ):
+            raise WorkloadError(f"min_rounds_left must be a non-negative number or None, got {left!r}")
         if self.iters is not None and int(self.iters) < 1:
             raise WorkloadError(f"iters must be a positive integer, got {self.iters!r}")
         if int(self.final_iters) < 1:
@@ -237,6 +247,11 @@ class AIMSettings:
     def fast(self) -> bool:
         """True for the fast loop (numpy engine, ``fit="fast"``, no fixed ``iters``)."""
         return self.fit == "fast" and self.engine == "numpy" and self.iters is None
+
+    @property
+    def anneal_floor(self) -> float:
+        """``min_rounds_left`` with None resolved to ``MIN_ROUNDS_LEFT``."""
+        return float(MIN_ROUNDS_LEFT if self.min_rounds_left is None else self.min_rounds_left)
 
     def final_tolerance(self) -> float | None:
         """``final_tol`` with "auto" resolved.
@@ -477,6 +492,7 @@ def public_settings(
         "fit": s.fit,
         "round_max_iters": round_max_iters if s.iters is None else int(s.iters),
         "round_tol": round_tol if s.iters is None else None,
+        "min_rounds_left": s.anneal_floor,
     }
     if first:
         public["target_share"] = float(share)

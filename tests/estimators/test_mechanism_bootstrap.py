@@ -22,6 +22,7 @@ from ddssp.estimators import mechanism_bootstrap as mb
 from ddssp.estimators.ddssp import DDSSPLinearRegression, DDSSPLogisticRegression
 from ddssp.estimators.ddssp_intervals import IntervalOptions
 from ddssp.estimators.suffstats import ExactMarginals
+from ddssp.marginals.aim_rounds import MIN_ROUNDS_LEFT
 from ddssp.pipeline import ReadOptions, release
 
 FEATS = cc.FEATURES
@@ -63,6 +64,10 @@ def test_aim_settings_are_the_releases_own(releases):
     bare = dataclasses.replace(rel, info={})
     assert mb.aim_settings(bare)["rho"] == pytest.approx(rel.ledger.spent, rel=1e-9)
     assert "rounds" not in mb.aim_settings(bare)
+    # the anneal rule: the release's own, and the paper's for a file made before it was recorded
+    assert s["min_rounds_left"] == rec["min_rounds_left"] == MIN_ROUNDS_LEFT
+    older = {k: v for k, v in rec.items() if k != "min_rounds_left"}
+    assert mb.aim_settings(dataclasses.replace(rel, info={"settings": older}))["min_rounds_left"] == 0
 
 
 def test_replicates_reproducible_with_seed(releases):

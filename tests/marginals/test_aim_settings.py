@@ -12,7 +12,7 @@ import pytest
 from ddssp.dp import InsecureSeededNoise
 from ddssp.errors import WorkloadError
 from ddssp.marginals.aim import run_aim
-from ddssp.marginals.aim_rounds import RoundBudget, plan_round
+from ddssp.marginals.aim_rounds import MIN_ROUNDS_LEFT, RoundBudget, may_anneal, plan_round
 from ddssp.marginals.aim_settings import FINAL_TOL, AIMSettings
 from ddssp.marginals.mirror_descent import MirrorDescentOptions
 from ddssp.marginals.workload import all_pairs
@@ -62,6 +62,10 @@ def test_settings_object_and_keywords_give_the_same_run():
         dict(final_iters=0),
         dict(final_tol=-1.0),
         dict(final_tol="never"),
+        dict(min_rounds_left=-1),
+        dict(min_rounds_left=math.nan),
+        dict(min_rounds_left=True),
+        dict(min_rounds_left="6"),
     ],
 )
 def test_bad_settings_are_rejected(kw):
@@ -135,3 +139,76 @@ def test_default_model_size_is_80_mb_up_to_25_columns_then_shrinks_with_width():
         AIMSettings(max_model_size=0)
     with pytest.raises(WorkloadError):
         AIMSettings(max_model_size="big")
+
+
+def _anneals(res) -> list[tuple[float, float]]:
+    """(budget left, cost of a round at the new scale) at every anneal of a run, read off its ledger.
+
+    Regular rounds cost the same until an anneal quadruples the cost (half sigma, twice eps_em). An
+    anneal just before the last round shows as a last round that began with at least two regular
+    rounds' worth left: without it that round would have been last already.
+    """
+    rounds: dict[int, float] = {}
+    for e in res.ledger.entries:
+        if e.round:
+            rounds[e.round] = rounds.get(e.round, 0.0) + e.rho
+    rho = res.ledger.rho_budget
+    spent = math.fsum(e.rho for e in res.ledger.entries if not e.round)
+    order = sorted(rounds)
+    out, cost = [], None
+    for r in order:
+        left = rho - spent
+        if r == order[-1]:
+            if cost is not None and left >= 2 * cost * (1 + 1e-9):
+                out.append((left, 4 * cost))
+        else:
+            if cost is not None and rounds[r] > 2 * cost:
+                assert math.isclose(rounds[r], 4 * cost, rel_tol=1e-9)
+                out.append((left, rounds[r]))
+            cost = rounds[r]
+        spent += rounds[r]
+    return out
+
+
+def _anneal_runs(min_rounds_left):
+    df = _data(n=3000, seed=1)
+    runs = []
+    for seed in range(3):
+        res = run_aim(
+            df,
+            DOM,
+            all_pairs(DOM),
+            1.0,
+            rng=np.random.default_rng(0),
+            noise=InsecureSeededNoise(seed),
+            rounds=40,
+            final_iters=50,
+            min_rounds_left=min_rounds_left,
+        )
+        assert math.isclose(res.ledger.spent, 1.0, rel_tol=1e-9)  # the budget is spent exactly all the same
+        assert len(_anneals(res)) == res.info["annealed"]  # the ledger shows every anneal
+        runs.append(res)
+    return runs
+
+
+def test_an_anneal_leaves_the_rounds_it_must_pay_for():
+    """AIM's rule alone (0) anneals late, leaving less than the default's rounds; the default never does."""
+    late = [a for res in _anneal_runs(0) for a in _anneals(res) if a[0] < MIN_ROUNDS_LEFT * a[1]]
+    assert late  # the setting below is tested where the paper's rule anneals late
+    runs = _anneal_runs(None)
+    assert all(res.info["settings"]["min_rounds_left"] == MIN_ROUNDS_LEFT for res in runs)
+    anneals = [a for res in runs for a in _anneals(res)]
+    assert anneals and all(left >= MIN_ROUNDS_LEFT * cost * (1 - 1e-9) for left, cost in anneals)
+
+
+def test_no_anneal_when_the_budget_can_never_pay_for_it():
+    for res in _anneal_runs(1e9):
+        assert res.info["annealed"] == 0 and _anneals(res) == []
+
+
+def test_may_anneal_counts_rounds_at_the_annealed_scale():
+    b = RoundBudget(sigma=10.0, eps_em=0.1)
+    cost = b.annealed().cost
+    assert math.isclose(cost, 4 * b.cost) and math.isclose(b.cost, 1 / 200 + 0.1**2 / 8)
+    assert may_anneal(b, 6 * cost, 6) and not may_anneal(b, 6 * cost * (1 - 1e-9), 6)
+    assert may_anneal(b, 0.0, 0)
