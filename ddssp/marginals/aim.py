@@ -46,9 +46,9 @@ per round, model recalibrated for scoring; ``python -m ddssp.bench.aim --fit leg
 Privacy: every noisy release is run by one :class:`~ddssp.dp.ChargedMechanisms`, which charges the
 run's :class:`~ddssp.dp.Ledger` before it draws from ``noise`` (:class:`~ddssp.dp.noise.SecureNoise`,
 OpenDP's exact samplers, unless a test passes the insecure seeded source): discrete Gaussian noise
-on integer counts, Gumbel noisy max for selection. Each first-phase measurement charges
-1/(2 sigma_Y^2), their sum the target share of the budget; each regular round charges eps_em^2/8 (selection) + 1/(2 sigma^2) (measurement); the last round spends
-exactly what remains, so the ledger total equals the budget.
+on integer counts, Gumbel noisy max for selection. Each first-phase measurement charges 1/(2 sigma_Y^2),
+their sum the target share of the budget; each regular round eps_em^2/8 (selection) + 1/(2 sigma^2)
+(measurement); the last round spends exactly what remains, so the ledger total equals the budget.
 """
 
 from __future__ import annotations

@@ -120,14 +120,10 @@ def plan_round(budget: RoundBudget, rho: float, spent: float, max_model_size: fl
         with 90% of what remains.
     """
     remaining = rho - spent
-    eps_em, sigma = budget.eps_em, budget.sigma
-    last = remaining < 2 * budget.cost
-    if last:
-        eps_em = math.sqrt(8 * 0.1 * remaining)
-    used_after = spent + (0.1 * remaining if last else eps_em**2 / 8)
-    used_after += (0.9 * remaining) if last else 1 / (2 * sigma**2)
-    sigma_score = sigma if not last else math.sqrt(1 / (2 * 0.9 * remaining))
-    return RoundPlan(eps_em, sigma_score, max_model_size * used_after / rho, last)
+    if remaining >= 2 * budget.cost:
+        return RoundPlan(budget.eps_em, budget.sigma, max_model_size * (spent + budget.cost) / rho, False)
+    eps_em = math.sqrt(8 * 0.1 * remaining)
+    return RoundPlan(eps_em, math.sqrt(1 / (2 * 0.9 * remaining)), max_model_size * (spent + remaining) / rho, True)
 
 
 def batch_size(sigma: float, total: float, rounds_left: float, fits_left: float) -> int:
